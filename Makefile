@@ -1,0 +1,87 @@
+# mcpping: `make demo` pings the bundled demo server; `make test` runs every
+# suite (C, C under ASan+UBSan, C under valgrind, Python, Node). Both install
+# what they need first (`make deps`).
+
+CC ?= cc
+SOURCES := $(shell cat csrc/sources.txt)
+HEADERS := $(wildcard csrc/include/*.h csrc/src/*.h)
+PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
+PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
+WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
+BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Icsrc/include -Icsrc/src $(PKG_CFLAGS) $(WARN)
+CFLAGS ?= -O2 -g
+SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sanitize-recover=undefined
+TEST_SOURCES := tests/c/runner.c $(wildcard tests/c/test_*.c)
+BENCH_SOURCES := $(wildcard bench/engine/*.c)
+PYTHON ?= python3
+
+.PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
+        bench bench-engine clean format
+
+all: build/libmcpping.a build/test-c
+
+build/libmcpping.a: $(SOURCES) $(HEADERS) csrc/sources.txt
+	@mkdir -p build/obj
+	@rm -f $@
+	for s in $(SOURCES); do \
+	  $(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -c $$s -o build/obj/$$(basename $$s .c).o || exit 1; \
+	done
+	ar rcs $@ $(patsubst csrc/src/%.c,build/obj/%.o,$(SOURCES))
+
+build/test-c: $(TEST_SOURCES) tests/c/task.h build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests/c $(TEST_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -o $@
+
+build/test-c-asan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
+	@mkdir -p build
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+
+build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) -O2 -g $(BENCH_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
+
+deps:
+	./scripts/install-deps.sh
+
+test-c: build/test-c
+	MCPP_SOURCE_DIR=$(CURDIR) ./build/test-c
+
+test-asan: build/test-c-asan
+	MCPP_SOURCE_DIR=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./build/test-c-asan
+
+# Forked test children stay under valgrind; a leak or error makes the child
+# exit 99, which the runner counts as a failure.
+test-valgrind: build/test-c
+	MCPP_SOURCE_DIR=$(CURDIR) MCPP_UNDER_VALGRIND=1 valgrind -q --leak-check=full \
+	  --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+	  --error-exitcode=99 --child-silent-after-fork=no ./build/test-c
+
+test-python:
+	$(PYTHON) -m pip install -q --no-build-isolation .
+	cd tests/python && $(PYTHON) -m pytest -q
+
+test-node:
+	npm_config_nodedir=/usr npm install --no-audit --no-fund
+	node --test tests/node/
+
+test: deps
+	$(MAKE) test-c
+	$(MAKE) test-asan
+	$(MAKE) test-valgrind
+	$(MAKE) test-python
+	$(MAKE) test-node
+
+demo: deps
+	$(PYTHON) -m pip install -q --no-build-isolation .
+	mcpping --demo
+
+bench-engine: build/bench-engine
+	./build/bench-engine
+
+bench: deps bench-engine
+	$(PYTHON) bench/run.py
+
+format:
+	clang-format -i csrc/include/*.h csrc/src/*.[ch] tests/c/*.[ch] bench/engine/*.c
+
+clean:
+	rm -rf build python/build *.egg-info python/*.egg-info

@@ -1,0 +1,529 @@
+/*
+ * mcpping: the liveness layer for Model Context Protocol connections.
+ *
+ * This is the one public header. It has three layers:
+ *
+ *   1. The engine (mcpp_engine_*): sans-I/O. It reads no clock, does no I/O
+ *      and allocates through an injectable allocator. Every call takes `now`,
+ *      a monotonic timestamp in microseconds chosen by the caller. It tells the
+ *      caller what to write (callbacks), what happened (events and governance
+ *      records) and when it next wants to be woken (next_deadline/on_timer).
+ *   2. The driver (mcpp_conn_*): binds one engine to a stdio MCP server that it
+ *      spawns on a uv_loop_t it is given. Single-threaded: call it only from
+ *      the loop's thread.
+ *   3. The runtime (mcpp_runtime_*): one native I/O thread with its own loop,
+ *      serving many connections, driven from any thread. The Python and Node
+ *      bindings use this layer.
+ *
+ * Conventions: functions that can fail return 0 or a negative MCPP_ERR_*
+ * code (see mcpp_strerror()). An error return means no callback fires for
+ * that call. Strings passed in are copied unless a comment says otherwise;
+ * pointers passed to callbacks are valid only during the callback.
+ */
+#ifndef MCPPING_H
+#define MCPPING_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MCPP_VERSION "0.1.0"
+
+/* ---------------------------------------------------------------- errors */
+
+#define MCPP_ERR_INVALID_ARGUMENT (-1) /* a NULL, a zero, an out-of-range value */
+#define MCPP_ERR_NOMEM (-2)            /* the allocator returned NULL */
+#define MCPP_ERR_INTERVAL_TOO_SHORT (-3) /* keepalive below the interval floor */
+#define MCPP_ERR_UNSUPPORTED (-4)      /* the peer does not support ping, or the
+                                          protocol version has no ping */
+#define MCPP_ERR_TOO_MANY_PINGS (-5)   /* too many manual pings outstanding */
+#define MCPP_ERR_CLOSED (-6)           /* the connection is closing or closed */
+#define MCPP_ERR_FRAME_TOO_LARGE (-7)  /* a line exceeded max_line_bytes */
+#define MCPP_ERR_FRAME_NEWLINE (-8)    /* an outbound frame holds a newline */
+#define MCPP_ERR_SPAWN (-9)            /* the server command could not start */
+#define MCPP_ERR_FLOODED (-10)         /* the peer floods pings and never reads
+                                          our answers (nghttp2's FLOODED) */
+#define MCPP_ERR_IO (-11)              /* a read or write on the pipes failed */
+#define MCPP_ERR_STALE (-12)           /* closed because the peer went stale */
+#define MCPP_ERR_NOT_FOUND (-13)       /* no such connection or ping */
+#define MCPP_ERR_THREAD (-14)          /* the I/O thread could not start */
+
+/* Returns a static, human-readable English sentence for an MCPP_ERR_* code. */
+const char *mcpp_strerror(int err);
+
+/* Returns the symbolic name ("MCPP_ERR_CLOSED") of an MCPP_ERR_* code. */
+const char *mcpp_errname(int err);
+
+/* ------------------------------------------------------------- allocator */
+
+/* All engine/driver/runtime memory goes through this allocator. Pass NULL
+ * where an allocator is taken to use malloc/realloc/free. */
+typedef struct mcpp_allocator {
+  void *(*malloc)(size_t size, void *user_data);
+  void *(*realloc)(void *ptr, size_t size, void *user_data);
+  void (*free)(void *ptr, void *user_data);
+  void *user_data;
+} mcpp_allocator;
+
+/* Returns the default allocator (malloc/realloc/free). */
+const mcpp_allocator *mcpp_default_allocator(void);
+
+/* --------------------------------------------------------------- settings */
+
+typedef enum mcpp_role {
+  MCPP_ROLE_CLIENT = 0, /* we are the MCP client; the peer is a server */
+  MCPP_ROLE_SERVER = 1  /* we are the MCP server; the peer is a client */
+} mcpp_role;
+
+typedef enum mcpp_transport {
+  MCPP_TRANSPORT_STDIO = 0,
+  MCPP_TRANSPORT_STREAMABLE_HTTP = 1,
+  MCPP_TRANSPORT_CUSTOM = 2
+} mcpp_transport;
+
+/* When the peer goes stale: only report it, or also close the connection
+ * (the driver then kills and reaps the server's process group). */
+typedef enum mcpp_stale_action {
+  MCPP_STALE_CLOSE = 0,
+  MCPP_STALE_REPORT = 1
+} mcpp_stale_action;
+
+/* Keepalive pings are never scheduled closer together than this. */
+#define MCPP_MIN_INTERVAL_FLOOR_MS 10
+
+typedef struct mcpp_settings {
+  mcpp_role role;
+  mcpp_transport transport;
+
+  /* Keepalive: a ping after interval_ms without any inbound byte; 0 turns
+   * keepalive off (manual pings still work). Default 0. */
+  uint32_t interval_ms;
+  /* Each keepalive ping may fire up to jitter_pct percent early, so that
+   * many connections do not ping in lockstep. Default 10. */
+  uint32_t jitter_pct;
+  /* Per-ping timeout for keepalive pings and the default for manual ones.
+   * Default 5000. */
+  uint32_t timeout_ms;
+  /* Consecutive failed keepalive pings that make the peer stale; the first
+   * failure makes it suspect. Default 3. */
+  uint32_t failures;
+  /* The floor on interval_ms: a smaller non-zero interval is refused with
+   * MCPP_ERR_INTERVAL_TOO_SHORT (clamp_interval = 0, the default) or raised
+   * to the floor (clamp_interval = 1). Default 1000; never below
+   * MCPP_MIN_INTERVAL_FLOOR_MS. */
+  uint32_t min_interval_ms;
+  int clamp_interval;
+  /* A wake-up later than its deadline by more than this means the host was
+   * paused (stalled, laptop slept): the engine re-probes instead of counting
+   * a failure. Default 1000. */
+  uint32_t pause_threshold_ms;
+  /* Timeout for the application's own requests; 0 (default) leaves them to
+   * the application. On expiry the engine sends notifications/cancelled
+   * (never for initialize) and delivers a JSON-RPC error to the application. */
+  uint32_t request_timeout_ms;
+  /* What to do when the peer goes stale. Default MCPP_STALE_CLOSE. */
+  mcpp_stale_action on_stale;
+  /* Manual pings outstanding at once. Default 1024. */
+  uint32_t max_outstanding_pings;
+  /* Longest accepted line, newline excluded (driver). Default 64 MiB. */
+  size_t max_line_bytes;
+
+  /* Entropy for ping ids and jitter, provided by the caller since the engine
+   * reads no randomness. 0 is allowed but makes ids predictable. */
+  uint64_t nonce;
+  /* Unix time minus monotonic time, in microseconds: records print
+   * now + clock_offset_us as their RFC 3339 timestamp. */
+  int64_t clock_offset_us;
+  /* The peer's name for records until serverInfo/clientInfo is learned
+   * (the driver passes the program's basename). Copied; may be NULL. */
+  const char *peer_name;
+} mcpp_settings;
+
+/* Fills *settings with the defaults above. */
+void mcpp_settings_default(mcpp_settings *settings);
+
+/* ----------------------------------------------------------------- events */
+
+typedef enum mcpp_state {
+  MCPP_STATE_ALIVE = 0,
+  MCPP_STATE_SUSPECT = 1,
+  MCPP_STATE_STALE = 2,
+  MCPP_STATE_CLOSED = 3
+} mcpp_state;
+
+/* Returns "alive", "suspect", "stale" or "closed". */
+const char *mcpp_state_name(mcpp_state state);
+
+typedef enum mcpp_event_type {
+  MCPP_EV_PING = 0,          /* we sent a ping (keepalive or manual) */
+  MCPP_EV_PONG,              /* our ping was answered; rtt_us is set */
+  MCPP_EV_TIMEOUT,           /* our ping got no answer in time */
+  MCPP_EV_PING_ERROR,        /* our ping got a JSON-RPC error (code set), or
+                                an invalid result (invalid = 1) */
+  MCPP_EV_UNSUPPORTED,       /* the peer answered -32601/-32602, or the
+                                protocol version has no ping */
+  MCPP_EV_PING_ANSWERED,     /* we answered the peer's ping */
+  MCPP_EV_SUSPECT,           /* state alive -> suspect */
+  MCPP_EV_STALE,             /* state -> stale */
+  MCPP_EV_RECOVERED,         /* state suspect/stale -> alive */
+  MCPP_EV_CLOSED,            /* the connection closed (last event) */
+  MCPP_EV_REQUEST_TIMEOUT,   /* an application request hit request_timeout_ms */
+  MCPP_EV_INITIALIZED        /* the handshake finished; protocol_version and
+                                peer name are known */
+} mcpp_event_type;
+
+/* Returns the public event name: "ping", "pong", "timeout", "ping_error",
+ * "unsupported", "ping_answered", "suspect", "stale", "recovered", "closed",
+ * "request_timeout", "initialized". */
+const char *mcpp_event_name(mcpp_event_type type);
+
+typedef enum mcpp_disposition {
+  MCPP_DISPOSITION_CONTINUED = 0, /* in-flight requests keep waiting */
+  MCPP_DISPOSITION_CANCELLED = 1, /* abandoned; none could have side effects */
+  MCPP_DISPOSITION_IN_DOUBT = 2   /* abandoned; some (tools/call, ...) may have
+                                     run on the peer: never replay them */
+} mcpp_disposition;
+
+/* Returns "continued", "cancelled" or "in_doubt". */
+const char *mcpp_disposition_name(mcpp_disposition d);
+
+typedef struct mcpp_event {
+  mcpp_event_type type;
+  mcpp_state state;      /* the state after this event */
+  /* Ping events: our ping's sequence number (as returned by
+   * mcpp_engine_ping; keepalive pings have their own), 0 otherwise. */
+  uint64_t ping_seq;
+  int manual;            /* 1 for a manual ping, 0 for keepalive */
+  uint64_t rtt_us;       /* PONG */
+  uint32_t timeout_ms;   /* ping events: the timeout in force */
+  int64_t error_code;    /* PING_ERROR, UNSUPPORTED: the JSON-RPC code, or an
+                            MCPP_ERR_* code for local errors (CLOSED event) */
+  int invalid;           /* PING_ERROR: the result was missing or not an object */
+  const char *message;   /* PING_ERROR: the peer's message; CLOSED: why;
+                            may be NULL */
+  /* Raw JSON text of the ping id (ours, or the peer's for PING_ANSWERED;
+   * the application request's id for REQUEST_TIMEOUT). Not NUL-terminated. */
+  const char *id;
+  size_t id_len;
+  uint32_t failure_count;   /* consecutive failed keepalive pings */
+  uint32_t in_flight;       /* application requests awaiting an answer */
+  mcpp_disposition disposition;
+} mcpp_event;
+
+/* ------------------------------------------------------------------ engine */
+
+typedef struct mcpp_engine mcpp_engine;
+
+/* What a frame the engine asks to write is, for drivers that account
+ * differently for our own pings, pongs and cancellations. */
+typedef enum mcpp_frame_kind {
+  MCPP_FRAME_PING = 0,    /* our ping request */
+  MCPP_FRAME_PONG = 1,    /* our answer to the peer's ping */
+  MCPP_FRAME_CANCEL = 2   /* notifications/cancelled for a timed-out request */
+} mcpp_frame_kind;
+
+typedef struct mcpp_engine_callbacks {
+  /* Required. Write one frame (no newline included) to the peer. A non-zero
+   * return is an error the engine passes back out of the calling function. */
+  int (*send)(mcpp_engine *engine, mcpp_frame_kind kind, const char *frame,
+              size_t len, void *user_data);
+  /* Optional. Hand a synthetic frame to the application (the JSON-RPC error
+   * for an application request that timed out). No newline. */
+  void (*deliver)(mcpp_engine *engine, const char *frame, size_t len,
+                  void *user_data);
+  /* Optional. Something happened. */
+  void (*on_event)(mcpp_engine *engine, const mcpp_event *event,
+                   void *user_data);
+  /* Optional. One governance record: a JSON object, no newline. */
+  void (*on_record)(mcpp_engine *engine, const char *json, size_t len,
+                    void *user_data);
+} mcpp_engine_callbacks;
+
+/* Creates an engine. `now` starts the keepalive clock. Returns 0 and sets
+ * *out, or MCPP_ERR_INVALID_ARGUMENT, MCPP_ERR_INTERVAL_TOO_SHORT,
+ * MCPP_ERR_NOMEM. settings and callbacks are copied; alloc may be NULL and
+ * must outlive the engine. */
+int mcpp_engine_new(mcpp_engine **out, const mcpp_settings *settings,
+                    const mcpp_engine_callbacks *callbacks, void *user_data,
+                    const mcpp_allocator *alloc, uint64_t now);
+
+/* Frees the engine. Emits nothing; call mcpp_engine_close first for the
+ * closed event and record. NULL is a no-op. */
+void mcpp_engine_free(mcpp_engine *engine);
+
+/* Result of mcpp_engine_recv. */
+#define MCPP_RECV_FORWARD 0  /* hand the frame to the application unchanged */
+#define MCPP_RECV_CONSUMED 1 /* the engine handled it (a ping, or our pong) */
+
+/* Feeds one inbound frame (newline stripped; a trailing \r is the caller's
+ * to strip). Answers pings (via send), matches our pongs, learns the
+ * session, and counts as proof of life. Returns MCPP_RECV_FORWARD,
+ * MCPP_RECV_CONSUMED, or a negative error from the send callback. Frames
+ * that are not JSON are forwarded: the application decides what to do. */
+int mcpp_engine_recv(mcpp_engine *engine, const char *frame, size_t len,
+                     uint64_t now);
+
+/* Tells the engine that bytes arrived before a full frame did (a long line
+ * still streaming in): liveness only, no parse. */
+void mcpp_engine_touch(mcpp_engine *engine, uint64_t now);
+
+/* Tells the engine the application is sending this frame to the peer (the
+ * caller writes it, unchanged). The engine ledgers requests, learns
+ * initialize/initialized, and clears requests the application cancels.
+ * Returns 0, or MCPP_ERR_NOMEM (the frame must still be sent). */
+int mcpp_engine_observe_outbound(mcpp_engine *engine, const char *frame,
+                                 size_t len, uint64_t now);
+
+/* Sends a manual ping now (always allowed, also before the handshake and
+ * beside a keepalive ping). timeout_ms 0 uses settings.timeout_ms. Sets
+ * *seq (may be NULL); the outcome arrives as a PONG, TIMEOUT, PING_ERROR or
+ * UNSUPPORTED event with that ping_seq. Returns 0, MCPP_ERR_UNSUPPORTED,
+ * MCPP_ERR_TOO_MANY_PINGS, MCPP_ERR_CLOSED, MCPP_ERR_NOMEM or the send
+ * callback's error. */
+int mcpp_engine_ping(mcpp_engine *engine, uint32_t timeout_ms, uint64_t now,
+                     uint64_t *seq);
+
+/* Forgets a manual ping: its outcome will not be reported. Returns 0 or
+ * MCPP_ERR_NOT_FOUND. A late pong for it is still consumed. */
+int mcpp_engine_cancel_ping(mcpp_engine *engine, uint64_t seq);
+
+/* Returns the monotonic time (µs) at which mcpp_engine_on_timer must be
+ * called, or UINT64_MAX if nothing is scheduled. Cheap; call after every
+ * engine call and re-arm lazily (only if earlier than the armed timer). */
+uint64_t mcpp_engine_next_deadline(const mcpp_engine *engine);
+
+/* Runs what is due at `now`: ping timeouts, keepalive pings, request
+ * timeouts. Returns 0 or the send callback's error. */
+int mcpp_engine_on_timer(mcpp_engine *engine, uint64_t now);
+
+/* Marks the connection closed: emits the CLOSED event and record with the
+ * in-flight disposition, reports outstanding manual pings as TIMEOUT events
+ * with error_code MCPP_ERR_CLOSED. reason may be NULL; err is 0 or an
+ * MCPP_ERR_* code. Idempotent. */
+void mcpp_engine_close(mcpp_engine *engine, int err, const char *reason,
+                       uint64_t now);
+
+/* Sets the session id (Mcp-Session-Id) printed in records. Copied. */
+int mcpp_engine_set_session_id(mcpp_engine *engine, const char *session_id);
+
+/* Sets the reconnect attempt printed in records (0 = none: null). */
+void mcpp_engine_set_reconnect_attempt(mcpp_engine *engine, uint32_t attempt);
+
+/* Emits a "reconnect" record (for hosts that reconnect). */
+void mcpp_engine_record_reconnect(mcpp_engine *engine, uint64_t now);
+
+typedef struct mcpp_engine_info {
+  mcpp_state state;
+  int unsupported;            /* ping is not available on this session */
+  int initialized;            /* handshake complete */
+  const char *protocol_version; /* NULL until known */
+  const char *peer_name;      /* serverInfo/clientInfo name, else settings */
+  uint32_t failure_count;
+  uint32_t in_flight;         /* application requests awaiting answers */
+  uint64_t oldest_in_flight_us; /* send time of the oldest, 0 if none */
+  uint64_t app_timeouts;      /* application requests that timed out */
+  uint64_t last_rx;           /* time of the last inbound byte */
+  /* Counters. */
+  uint64_t pings_sent, pongs_received, ping_timeouts, ping_errors;
+  uint64_t pings_answered, frames_in, frames_out;
+} mcpp_engine_info;
+
+/* Fills *info. Strings point into the engine and live until it changes
+ * them or is freed. */
+void mcpp_engine_get_info(const mcpp_engine *engine, mcpp_engine_info *info);
+
+/* Returns 1 only if the peer is alive AND no application request has timed
+ * out or waited longer than the ping timeout without progress: pongs alone
+ * never make a connection healthy (liveness laundering). */
+int mcpp_engine_healthy(const mcpp_engine *engine, uint64_t now);
+
+/* Calls fn for every in-flight application request (raw id JSON, method)
+ * with its send time, in send order. */
+void mcpp_engine_foreach_in_flight(
+    const mcpp_engine *engine,
+    void (*fn)(const char *id, size_t id_len, const char *method,
+               uint64_t sent_at, void *arg),
+    void *arg);
+
+/* ------------------------------------------------------------------ records */
+
+/* Writes the governance record of `event` as one JSON object (no newline)
+ * into buf. Returns the length written (excluding the NUL it always adds)
+ * or, if cap is too small, the length needed (snprintf-style). The engine's
+ * on_record callback already gets these; this is for hosts that record
+ * events they synthesize. */
+size_t mcpp_engine_format_record(const mcpp_engine *engine,
+                                 const mcpp_event *event, uint64_t now,
+                                 char *buf, size_t cap);
+
+/* ------------------------------------------------------------------ driver */
+
+/* Forward declarations so this header does not require uv.h unless the
+ * driver is used. */
+typedef struct uv_loop_s uv_loop_t;
+typedef struct mcpp_conn mcpp_conn;
+
+typedef enum mcpp_stderr_mode {
+  MCPP_STDERR_INHERIT = 0,  /* the server writes to our stderr */
+  MCPP_STDERR_CALLBACK = 1, /* delivered to on_stderr */
+  MCPP_STDERR_IGNORE = 2    /* /dev/null */
+} mcpp_stderr_mode;
+
+typedef struct mcpp_spawn_options {
+  const char *file;   /* program, looked up in PATH */
+  char **args;        /* argv, NULL-terminated; args[0] is the program */
+  char **env;         /* NULL: inherit */
+  const char *cwd;    /* NULL: inherit */
+  mcpp_stderr_mode stderr_mode;
+  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000. */
+  uint32_t kill_grace_ms;
+} mcpp_spawn_options;
+
+typedef struct mcpp_close_info {
+  int err;              /* 0 for a requested close, else MCPP_ERR_* */
+  const char *reason;   /* human-readable; never NULL */
+  int64_t exit_status;  /* the server's exit code, -1 if killed by a signal
+                           or unknown */
+  int term_signal;      /* the signal that ended it, 0 if none */
+} mcpp_close_info;
+
+typedef struct mcpp_conn_callbacks {
+  /* An inbound application frame, unchanged, no newline. Required. */
+  void (*on_message)(mcpp_conn *conn, const char *frame, size_t len,
+                     void *user_data);
+  void (*on_event)(mcpp_conn *conn, const mcpp_event *event, void *user_data);
+  void (*on_record)(mcpp_conn *conn, const char *json, size_t len,
+                    void *user_data);
+  void (*on_stderr)(mcpp_conn *conn, const char *data, size_t len,
+                    void *user_data);
+  /* The last callback: the process is reaped, pipes and timer closed. The
+   * conn is freed right after it returns. */
+  void (*on_close)(mcpp_conn *conn, const mcpp_close_info *info,
+                   void *user_data);
+} mcpp_conn_callbacks;
+
+/* Spawns the server in its own process group and starts the engine on it.
+ * Returns 0 and sets *out, or MCPP_ERR_SPAWN (message via
+ * mcpp_conn_spawn_error), MCPP_ERR_INVALID_ARGUMENT, MCPP_ERR_INTERVAL_TOO_SHORT,
+ * MCPP_ERR_NOMEM. On error nothing is left running and no callback fires. */
+int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
+                    const mcpp_settings *settings,
+                    const mcpp_spawn_options *options,
+                    const mcpp_conn_callbacks *callbacks, void *user_data,
+                    const mcpp_allocator *alloc);
+
+/* Sends one application frame (copied; a trailing newline is added). Frames
+ * go out in call order. Returns 0, MCPP_ERR_FRAME_NEWLINE (the frame holds
+ * a \n), MCPP_ERR_CLOSED or MCPP_ERR_NOMEM. */
+int mcpp_conn_send(mcpp_conn *conn, const char *frame, size_t len);
+
+/* As mcpp_engine_ping, on this connection. */
+int mcpp_conn_ping(mcpp_conn *conn, uint32_t timeout_ms, uint64_t *seq);
+
+/* Closes: SIGTERM to the process group, SIGKILL after the grace period,
+ * reap, close pipes and timer, then on_close. Idempotent; returns 0 or
+ * MCPP_ERR_CLOSED if already closing. */
+int mcpp_conn_close(mcpp_conn *conn);
+
+/* The engine inside (for get_info/healthy). Valid until on_close returns. */
+mcpp_engine *mcpp_conn_engine(mcpp_conn *conn);
+
+/* The server's process id (the process group id too). */
+int mcpp_conn_pid(const mcpp_conn *conn);
+
+/* --------------------------------------------------------------- runtime */
+
+/* One I/O thread with its own uv loop serving many connections, driven from
+ * any thread. Results are queued as items and handed over in batches: the
+ * runtime calls `notify` (from the I/O thread) when the queue turns
+ * non-empty; the host then calls mcpp_runtime_drain from its own thread. */
+typedef struct mcpp_runtime mcpp_runtime;
+
+typedef enum mcpp_item_type {
+  MCPP_ITEM_MESSAGE = 0, /* data: an inbound application frame */
+  MCPP_ITEM_EVENT,       /* event: an engine event (strings point into data) */
+  MCPP_ITEM_RECORD,      /* data: a governance record (JSON, no newline) */
+  MCPP_ITEM_STDERR,      /* data: bytes the server wrote to stderr */
+  MCPP_ITEM_CLOSED,      /* close: the connection is gone; last item */
+  MCPP_ITEM_PING_FAILED  /* ping_token, error: a queued ping could not start */
+} mcpp_item_type;
+
+typedef struct mcpp_item {
+  struct mcpp_item *next;
+  mcpp_item_type type;
+  uint64_t conn_id;
+  void *conn_user_data;  /* as given to mcpp_runtime_spawn */
+  char *data;            /* owned by the item */
+  size_t len;
+  mcpp_event event;      /* EVENT */
+  uint64_t ping_token;   /* EVENT (ping outcome of a manual ping) and
+                            PING_FAILED: the token given to mcpp_runtime_ping */
+  int error;             /* PING_FAILED */
+  mcpp_close_info close; /* CLOSED; reason points into data */
+} mcpp_item;
+
+typedef struct mcpp_runtime_options {
+  /* Called on the I/O thread when the item queue turns non-empty. Must not
+   * call back into the runtime; it should only wake the host. */
+  void (*notify)(void *user_data);
+  void *user_data;
+  const mcpp_allocator *alloc; /* NULL: malloc */
+} mcpp_runtime_options;
+
+/* Creates a runtime. The thread starts lazily, on the first spawn.
+ * Returns 0, MCPP_ERR_NOMEM or MCPP_ERR_INVALID_ARGUMENT. */
+int mcpp_runtime_new(mcpp_runtime **out, const mcpp_runtime_options *options);
+
+/* Closes every connection (killing and reaping their servers), stops and
+ * joins the thread, frees everything including undrained items. Must not be
+ * called from the I/O thread. NULL is a no-op. */
+void mcpp_runtime_free(mcpp_runtime *rt);
+
+/* Spawns a server on the I/O thread; waits until the spawn succeeded or
+ * failed. Returns 0 and sets *conn_id, MCPP_ERR_SPAWN (with a one-line
+ * message in errbuf if given), or the errors of mcpp_conn_spawn. All inputs
+ * are copied. on_stderr delivery is MCPP_STDERR_CALLBACK -> STDERR items. */
+int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
+                       const mcpp_spawn_options *options,
+                       void *conn_user_data, uint64_t *conn_id,
+                       char *errbuf, size_t errbuf_len);
+
+/* Queues an application frame (copied). Returns 0, MCPP_ERR_FRAME_NEWLINE,
+ * MCPP_ERR_NOT_FOUND (closed or unknown connection) or MCPP_ERR_NOMEM. */
+int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
+                      size_t len);
+
+/* Queues a manual ping. Its outcome arrives as an EVENT item whose
+ * ping_token is `token`, or as a PING_FAILED item. Returns 0,
+ * MCPP_ERR_NOT_FOUND or MCPP_ERR_NOMEM. */
+int mcpp_runtime_ping(mcpp_runtime *rt, uint64_t conn_id, uint32_t timeout_ms,
+                      uint64_t token);
+
+/* Queues a close; a CLOSED item follows. Returns 0 or MCPP_ERR_NOT_FOUND. */
+int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
+
+/* Copies the engine's info (strings into the caller's buffers is avoided:
+ * protocol_version and peer_name are set to NULL here; they arrive in the
+ * INITIALIZED event). Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
+int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
+                      mcpp_engine_info *info, int *healthy);
+
+/* Takes every queued item, oldest first, as a linked list (NULL if none).
+ * The caller frees it with mcpp_runtime_items_free. Any thread. */
+mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt);
+void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items);
+
+/* Call in a forked child (pthread_atfork) before using the runtime there:
+ * the thread did not survive the fork, so the child's runtime forgets its
+ * connections (without touching the parent's processes) and starts a fresh
+ * thread lazily. */
+void mcpp_runtime_after_fork_child(mcpp_runtime *rt);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCPPING_H */

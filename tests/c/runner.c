@@ -1,0 +1,126 @@
+/*
+ * Runs every registered test in its own forked process with a timeout, as
+ * libuv's runner does, and prints "N passed, N failed". Arguments filter
+ * tests by substring. MCPP_TEST_NOFORK=1 runs them in-process (for gdb).
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "task.h"
+
+typedef struct test_entry {
+  const char *name;
+  const char *file;
+  mcpp_test_fn fn;
+  unsigned timeout_s;
+} test_entry;
+
+enum { MAX_TESTS = 1024 };
+static test_entry tests[MAX_TESTS];
+static int test_count;
+static char source_dir[4096] = ".";
+
+void mcpp_test_register(const char *name, mcpp_test_fn fn, const char *file,
+                        unsigned timeout_s) {
+  if (test_count == MAX_TESTS) {
+    fprintf(stderr, "too many tests\n");
+    exit(2);
+  }
+  tests[test_count++] = (test_entry){name, file, fn, timeout_s};
+}
+
+const char *mcpp_test_source_dir(void) { return source_dir; }
+
+static int compare_entries(const void *a, const void *b) {
+  const test_entry *x = a, *y = b;
+  int c = strcmp(x->file, y->file);
+  return c ? c : strcmp(x->name, y->name);
+}
+
+static int selected(const char *name, int argc, char **argv) {
+  if (argc < 2) return 1;
+  for (int i = 1; i < argc; i++)
+    if (strstr(name, argv[i])) return 1;
+  return 0;
+}
+
+static double seconds_since(const struct timespec *start) {
+  struct timespec now;
+  clock_gettime(CLOCK_MONOTONIC, &now);
+  return (double)(now.tv_sec - start->tv_sec) +
+         (double)(now.tv_nsec - start->tv_nsec) / 1e9;
+}
+
+/* Runs one test in a child; returns 1 if it passed. The child is its own
+ * process group so a timeout kills whatever it spawned too. */
+static int run_forked(const test_entry *t) {
+  fflush(NULL);
+  pid_t pid = fork();
+  if (pid < 0) {
+    perror("fork");
+    return 0;
+  }
+  if (pid == 0) {
+    setpgid(0, 0);
+    t->fn();
+    fflush(NULL);
+    exit(0);
+  }
+  setpgid(pid, pid);
+  struct timespec start;
+  clock_gettime(CLOCK_MONOTONIC, &start);
+  int status = 0;
+  for (;;) {
+    pid_t r = waitpid(pid, &status, WNOHANG);
+    if (r == pid) break;
+    if (seconds_since(&start) > t->timeout_s) {
+      kill(-pid, SIGKILL);
+      waitpid(pid, &status, 0);
+      fprintf(stderr, "  timed out after %u s\n", t->timeout_s);
+      return 0;
+    }
+    usleep(2000);
+  }
+  if (WIFEXITED(status) && WEXITSTATUS(status) == 0) return 1;
+  if (WIFSIGNALED(status))
+    fprintf(stderr, "  died of signal %d\n", WTERMSIG(status));
+  else
+    fprintf(stderr, "  exited with status %d\n", WEXITSTATUS(status));
+  return 0;
+}
+
+int main(int argc, char **argv) {
+  const char *dir = getenv("MCPP_SOURCE_DIR");
+  if (dir) snprintf(source_dir, sizeof source_dir, "%s", dir);
+  signal(SIGPIPE, SIG_IGN);
+  qsort(tests, (size_t)test_count, sizeof tests[0], compare_entries);
+  int nofork = getenv("MCPP_TEST_NOFORK") != NULL;
+  int passed = 0, failed = 0;
+  for (int i = 0; i < test_count; i++) {
+    const test_entry *t = &tests[i];
+    if (!selected(t->name, argc, argv)) continue;
+    struct timespec start;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    int ok;
+    if (nofork) {
+      t->fn();
+      ok = 1;
+    } else {
+      ok = run_forked(t);
+    }
+    printf("%s %s (%.2fs)\n", ok ? "ok  " : "FAIL", t->name,
+           seconds_since(&start));
+    fflush(stdout);
+    if (ok)
+      passed++;
+    else
+      failed++;
+  }
+  printf("%d passed, %d failed\n", passed, failed);
+  return failed ? 1 : 0;
+}
