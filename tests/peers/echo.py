@@ -1,0 +1,64 @@
+#!/usr/bin/env python3
+"""echo.py: a well-behaved MCP stdio server.
+
+Answers initialize, ping, tools/list; `echo` and `tools/call` return their
+params unchanged as the result (compact JSON, so a compact request comes
+back byte for byte). Test helpers:
+  test/ping_me {"count": N}  sends N pings to the client (ids "srv-1"..),
+                             then answers {"sent": N}
+  test/pongs                 answers {"pongs": pongs received from the client}
+  test/stderr {"text": T}    writes T to stderr, answers {}
+  test/spawn_child           starts a grandchild (sleep 1000) in our process
+                             group, answers {"pid": its pid}
+Flags:
+  --stderr TEXT   write TEXT and a newline to stderr at start
+  --name NAME     serverInfo name (default "echo")
+"""
+import argparse
+import subprocess
+import sys
+
+from _common import answer_standard, is_request, messages, result, send
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--stderr")
+ap.add_argument("--name", default="echo")
+args = ap.parse_args()
+if args.stderr:
+    sys.stderr.write(args.stderr + "\n")
+    sys.stderr.flush()
+
+pongs = 0
+children = []
+for raw, msg in messages():
+    if msg is None:
+        continue
+    if "method" not in msg and "result" in msg and str(msg.get("id", "")).startswith("srv-"):
+        pongs += 1
+        continue
+    if answer_standard(msg, args.name):
+        continue
+    if not is_request(msg):
+        continue
+    method, params = msg["method"], msg.get("params")
+    if method in ("echo", "tools/call"):
+        result(msg, params if params is not None else {})
+    elif method == "test/ping_me":
+        n = int((params or {}).get("count", 1))
+        for i in range(1, n + 1):
+            send({"jsonrpc": "2.0", "id": "srv-%d" % i, "method": "ping"})
+        result(msg, {"sent": n})
+    elif method == "test/pongs":
+        result(msg, {"pongs": pongs})
+    elif method == "test/stderr":
+        sys.stderr.write((params or {}).get("text", ""))
+        sys.stderr.flush()
+        result(msg, {})
+    elif method == "test/spawn_child":
+        child = subprocess.Popen(["sleep", "1000"], stdin=subprocess.DEVNULL,
+                                 stdout=subprocess.DEVNULL)
+        children.append(child)
+        result(msg, {"pid": child.pid})
+    else:
+        send({"jsonrpc": "2.0", "id": msg["id"],
+              "error": {"code": -32601, "message": "Method not found"}})
