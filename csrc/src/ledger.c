@@ -1,1 +1,164 @@
-/* Placeholder until this file is written; see csrc/include/mcpping.h. */
+/* The in-flight request ledger (see ledger.h). */
+#include "ledger.h"
+
+#include <string.h>
+
+static uint64_t hash_bytes(const char *p, size_t n) {
+  uint64_t h = 1469598103934665603ULL; /* FNV-1a */
+  for (size_t i = 0; i < n; i++) {
+    h ^= (unsigned char)p[i];
+    h *= 1099511628211ULL;
+  }
+  return h;
+}
+
+void mcpp__ledger_init(mcpp__ledger *l, const mcpp_allocator *alloc) {
+  memset(l, 0, sizeof *l);
+  l->alloc = alloc;
+}
+
+void mcpp__ledger_free(mcpp__ledger *l) {
+  mcpp__entry *e = l->head;
+  while (e) {
+    mcpp__entry *next = e->next;
+    mcpp__free(l->alloc, e);
+    e = next;
+  }
+  mcpp__free(l->alloc, l->slots);
+  mcpp__ledger_init(l, l->alloc);
+}
+
+static void slot_insert(mcpp__entry **slots, size_t nslots, mcpp__entry *e) {
+  size_t mask = nslots - 1, i = (size_t)e->hash & mask;
+  while (slots[i]) i = (i + 1) & mask;
+  slots[i] = e;
+}
+
+/* Keeps the load factor at or below one half. */
+static int reserve(mcpp__ledger *l, size_t want) {
+  if (want * 2 <= l->nslots) return 0;
+  size_t n = l->nslots ? l->nslots * 2 : 16;
+  while (want * 2 > n) n *= 2;
+  mcpp__entry **slots = mcpp__malloc(l->alloc, n * sizeof *slots);
+  if (slots == NULL) return MCPP_ERR_NOMEM;
+  memset(slots, 0, n * sizeof *slots);
+  for (size_t i = 0; i < l->nslots; i++)
+    if (l->slots[i]) slot_insert(slots, n, l->slots[i]);
+  mcpp__free(l->alloc, l->slots);
+  l->slots = slots;
+  l->nslots = n;
+  return 0;
+}
+
+int mcpp__ledger_add(mcpp__ledger *l, const char *id, size_t id_len,
+                     const char *method, size_t method_len, uint64_t now) {
+  if (reserve(l, l->count + 1) != 0) return MCPP_ERR_NOMEM;
+  mcpp__entry *e =
+      mcpp__malloc(l->alloc, sizeof *e + id_len + 1 + method_len + 1);
+  if (e == NULL) return MCPP_ERR_NOMEM;
+  e->id = (char *)(e + 1);
+  e->method = e->id + id_len + 1;
+  memcpy(e->id, id, id_len);
+  e->id[id_len] = '\0';
+  memcpy(e->method, method, method_len);
+  e->method[method_len] = '\0';
+  e->id_len = id_len;
+  e->sent_at = now;
+  e->hash = hash_bytes(id, id_len);
+  e->next = NULL;
+  e->prev = l->tail;
+  if (l->tail)
+    l->tail->next = e;
+  else
+    l->head = e;
+  l->tail = e;
+  slot_insert(l->slots, l->nslots, e);
+  l->count++;
+  return 0;
+}
+
+/* Duplicate ids are an application bug; any one of them may match. */
+static size_t find_slot(const mcpp__ledger *l, const char *id, size_t id_len) {
+  if (l->nslots == 0) return SIZE_MAX;
+  uint64_t h = hash_bytes(id, id_len);
+  size_t mask = l->nslots - 1, i = (size_t)h & mask;
+  while (l->slots[i]) {
+    const mcpp__entry *e = l->slots[i];
+    if (e->hash == h && e->id_len == id_len && memcmp(e->id, id, id_len) == 0)
+      return i;
+    i = (i + 1) & mask;
+  }
+  return SIZE_MAX;
+}
+
+mcpp__entry *mcpp__ledger_find(const mcpp__ledger *l, const char *id,
+                               size_t id_len) {
+  size_t i = find_slot(l, id, id_len);
+  return i == SIZE_MAX ? NULL : l->slots[i];
+}
+
+/* Deletes slot i with backward-shift deletion (no tombstones). */
+static void slot_delete(mcpp__ledger *l, size_t i) {
+  size_t mask = l->nslots - 1, j = i;
+  l->slots[i] = NULL;
+  for (;;) {
+    j = (j + 1) & mask;
+    mcpp__entry *e = l->slots[j];
+    if (e == NULL) return;
+    size_t home = (size_t)e->hash & mask;
+    /* Move e back into the hole if its home is not in (i, j]. */
+    int between = i <= j ? (home > i && home <= j) : (home > i || home <= j);
+    if (!between) {
+      l->slots[i] = e;
+      l->slots[j] = NULL;
+      i = j;
+    }
+  }
+}
+
+void mcpp__ledger_detach(mcpp__ledger *l, mcpp__entry *e) {
+  size_t mask = l->nslots - 1, i = (size_t)e->hash & mask;
+  while (l->slots[i] != e) i = (i + 1) & mask;
+  slot_delete(l, i);
+  if (e->prev)
+    e->prev->next = e->next;
+  else
+    l->head = e->next;
+  if (e->next)
+    e->next->prev = e->prev;
+  else
+    l->tail = e->prev;
+  l->count--;
+  e->prev = e->next = NULL;
+}
+
+void mcpp__ledger_remove(mcpp__ledger *l, mcpp__entry *e) {
+  mcpp__ledger_detach(l, e);
+  mcpp__free(l->alloc, e);
+}
+
+int mcpp__ledger_remove_id(mcpp__ledger *l, const char *id, size_t id_len) {
+  mcpp__entry *e = mcpp__ledger_find(l, id, id_len);
+  if (e == NULL) return 0;
+  mcpp__ledger_remove(l, e);
+  return 1;
+}
+
+int mcpp__method_is_safe(const char *method) {
+  /* Reads and listings only; anything else (tools/call, subscriptions,
+   * sampling, unknown methods) may have acted on the peer. */
+  static const char *const safe[] = {
+      "ping",           "initialize",   "tools/list",
+      "resources/list", "resources/read", "resources/templates/list",
+      "prompts/list",   "prompts/get",  "completion/complete",
+      "roots/list",     NULL};
+  for (size_t i = 0; safe[i]; i++)
+    if (strcmp(method, safe[i]) == 0) return 1;
+  return 0;
+}
+
+int mcpp__ledger_any_unsafe(const mcpp__ledger *l) {
+  for (const mcpp__entry *e = l->head; e; e = e->next)
+    if (!mcpp__method_is_safe(e->method)) return 1;
+  return 0;
+}

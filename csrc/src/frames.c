@@ -1,0 +1,254 @@
+/* Frame handling: classify each inbound frame from its top-level spans,
+ * answer pings, match our pongs, and learn the session from the handshake
+ * in both directions. Only the few frames that matter are parsed. */
+#include <cjson/cJSON.h>
+#include <string.h>
+
+#include "engine.h"
+
+static cJSON *parse(mcpp_engine *e, const char *p, size_t n) {
+  e->json_parses++;
+  return cJSON_ParseWithLength(p, n);
+}
+
+static const char *get_string(const cJSON *obj, const char *key) {
+  const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsString(item) ? item->valuestring : NULL;
+}
+
+/* Our ids are "mcpp-<nonce hex>-<seq>" with a seq we issued. */
+static int is_our_id(const mcpp_engine *e, mcpp__span id, uint64_t *seq) {
+  const size_t prefix = 6 + 16 + 1; /* "mcpp- + nonce + - */
+  if (id.n < prefix + 2 || memcmp(id.p, "\"mcpp-", 6) != 0 ||
+      memcmp(id.p + 6, e->nonce_hex, 16) != 0 || id.p[22] != '-' ||
+      id.p[id.n - 1] != '"')
+    return 0;
+  size_t digits = id.n - prefix - 1;
+  if (digits > 20) return 0;
+  uint64_t v = 0;
+  for (size_t i = 0; i < digits; i++) {
+    char c = id.p[prefix + i];
+    if (c < '0' || c > '9') return 0;
+    uint64_t d = (uint64_t)(c - '0');
+    if (v > (UINT64_MAX - d) / 10) return 0;
+    v = v * 10 + d;
+  }
+  if (v == 0 || v >= e->next_seq) return 0;
+  *seq = v;
+  return 1;
+}
+
+static int answer_ping(mcpp_engine *e, const mcpp__msg *m, const char *frame,
+                       size_t len, uint64_t now) {
+  /* Validate before answering: a frame cJSON rejects is not a ping. Large
+   * pings (huge params) are left to the application. */
+  if (len > MCPP__SMALL_FRAME) return MCPP_RECV_FORWARD;
+  cJSON *root = parse(e, frame, len);
+  const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+  int ok = cJSON_IsObject(root) && (cJSON_IsString(id) || cJSON_IsNumber(id));
+  cJSON_Delete(root);
+  if (!ok) return MCPP_RECV_FORWARD;
+
+  /* The id is echoed byte for byte: big integers and "1" vs 1 survive. */
+  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  static const char tail[] = ",\"result\":{}}";
+  mcpp__piece pieces[] = {
+      {head, sizeof head - 1}, {m->id.p, m->id.n}, {tail, sizeof tail - 1}};
+  int rc = mcpp__output(e, MCPP_FRAME_PONG, pieces, 3);
+  if (rc) return rc;
+  e->pings_answered++;
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_PING_ANSWERED;
+  ev.id = m->id.p;
+  ev.id_len = m->id.n;
+  mcpp__emit(e, &ev, "ping_answered", now);
+  return MCPP_RECV_CONSUMED;
+}
+
+static int64_t code_of(const cJSON *item) {
+  if (!cJSON_IsNumber(item)) return 0;
+  double d = item->valuedouble;
+  if (!(d > -9.2e18 && d < 9.2e18)) return 0;
+  return (int64_t)d;
+}
+
+static int our_response(mcpp_engine *e, const mcpp__msg *m, const char *frame,
+                        size_t len, uint64_t seq, uint64_t now) {
+  cJSON *root = NULL, *err_tree = NULL;
+  const cJSON *err = NULL;
+  if (len <= MCPP__SMALL_FRAME) {
+    root = parse(e, frame, len);
+    /* Not JSON after all: the application decides. */
+    if (root == NULL) return MCPP_RECV_FORWARD;
+    err = cJSON_GetObjectItemCaseSensitive(root, "error");
+  } else if (m->error.p && m->error.n <= MCPP__SMALL_FRAME) {
+    err = err_tree = parse(e, m->error.p, m->error.n);
+  }
+  int kind;
+  int64_t code = 0;
+  const char *message = NULL;
+  if (m->result.p && !m->error.p) {
+    kind = m->result.p[0] == '{' ? 0 : 1;
+  } else if (m->error.p && !m->result.p && cJSON_IsObject(err)) {
+    code = code_of(cJSON_GetObjectItemCaseSensitive(err, "code"));
+    message = get_string(err, "message");
+    kind = code == -32601 || code == -32602 ? 3 : 2;
+  } else {
+    kind = 1;
+  }
+  mcpp__ping_answered_by_peer(e, seq, kind, code, message, now);
+  cJSON_Delete(root);
+  cJSON_Delete(err_tree);
+  return MCPP_RECV_CONSUMED;
+}
+
+static void clear_init_id(mcpp_engine *e) {
+  mcpp__free(e->alloc, e->init_id);
+  e->init_id = NULL;
+  e->init_id_len = 0;
+}
+
+/* The initialize result: its protocolVersion is the session's. Only the
+ * result span is parsed, once. */
+static void learn_from_result(mcpp_engine *e, mcpp__span result,
+                              const char *info_key, uint64_t now) {
+  clear_init_id(e);
+  if (result.p == NULL) return;
+  cJSON *r = parse(e, result.p, result.n);
+  if (r == NULL) return;
+  const char *name =
+      info_key ? get_string(cJSON_GetObjectItemCaseSensitive(r, info_key),
+                            "name")
+               : NULL;
+  if (name) mcpp__learn_peer(e, name);
+  const char *version = get_string(r, "protocolVersion");
+  if (version) mcpp__learn_version(e, version, 1, now);
+  cJSON_Delete(r);
+}
+
+/* A request or notification from the peer (other than ping). */
+static void inbound_request(mcpp_engine *e, const mcpp__msg *m, uint64_t now) {
+  if (e->s.role != MCPP_ROLE_SERVER) return;
+  if (m->id.p && mcpp__span_is(m->method, "\"initialize\"")) {
+    char *id = mcpp__strndup(e->alloc, m->id.p, m->id.n);
+    if (id) {
+      clear_init_id(e);
+      e->init_id = id;
+      e->init_id_len = m->id.n;
+    }
+    if (m->params.p == NULL) return;
+    cJSON *params = parse(e, m->params.p, m->params.n);
+    if (params == NULL) return;
+    const char *name = get_string(
+        cJSON_GetObjectItemCaseSensitive(params, "clientInfo"), "name");
+    if (name) mcpp__learn_peer(e, name);
+    const char *version = get_string(params, "protocolVersion");
+    if (version) mcpp__learn_version(e, version, 0, now);
+    cJSON_Delete(params);
+  } else if (!m->id.p &&
+             mcpp__span_is(m->method, "\"notifications/initialized\"")) {
+    mcpp__set_initialized(e, now);
+  }
+}
+
+/* A response that is not ours: it answers an application request. */
+static void app_response(mcpp_engine *e, const mcpp__msg *m, uint64_t now) {
+  mcpp__ledger_remove_id(&e->ledger, m->id.p, m->id.n);
+  e->app_timed_out = 0;
+  if (e->s.role == MCPP_ROLE_CLIENT && e->init_id &&
+      mcpp__span_eq(m->id, e->init_id, e->init_id_len))
+    learn_from_result(e, m->result, "serverInfo", now);
+}
+
+int mcpp_engine_recv(mcpp_engine *e, const char *frame, size_t len,
+                     uint64_t now) {
+  if (e == NULL || (frame == NULL && len)) return MCPP_ERR_INVALID_ARGUMENT;
+  if (e->state == MCPP_STATE_CLOSED) return MCPP_ERR_CLOSED;
+  e->frames_in++;
+  /* Every frame, even garbage, proves the peer writes. */
+  mcpp__on_rx(e, now);
+  if (e->state == MCPP_STATE_CLOSED) return MCPP_ERR_CLOSED;
+  mcpp__msg m;
+  /* Duplicate keys are ambiguous: never consume what might not be ours. */
+  if (mcpp__scan_message(frame, len, &m) != 0 || m.dup)
+    return MCPP_RECV_FORWARD;
+  if (m.method.p) {
+    if (m.id.p && mcpp__span_is(m.method, "\"ping\""))
+      return answer_ping(e, &m, frame, len, now);
+    inbound_request(e, &m, now);
+    return MCPP_RECV_FORWARD;
+  }
+  if (m.id.p && (m.result.p || m.error.p)) {
+    uint64_t seq;
+    if (is_our_id(e, m.id, &seq))
+      return our_response(e, &m, frame, len, seq, now);
+    app_response(e, &m, now);
+  }
+  return MCPP_RECV_FORWARD;
+}
+
+/* The inner bytes of a JSON string span, or 0 if it is not a string. */
+static int string_body(mcpp__span s, const char **p, size_t *n) {
+  if (s.p == NULL || s.n < 2 || s.p[0] != '"') return 0;
+  *p = s.p + 1;
+  *n = s.n - 2;
+  return 1;
+}
+
+static int outbound_request(mcpp_engine *e, const mcpp__msg *m, uint64_t now) {
+  const char *method;
+  size_t method_len;
+  if (!string_body(m->method, &method, &method_len)) return 0;
+  char *init_id = NULL;
+  int is_init = e->s.role == MCPP_ROLE_CLIENT &&
+                mcpp__span_is(m->method, "\"initialize\"");
+  if (is_init) {
+    init_id = mcpp__strndup(e->alloc, m->id.p, m->id.n);
+    if (init_id == NULL) return MCPP_ERR_NOMEM;
+  }
+  if (mcpp__ledger_add(&e->ledger, m->id.p, m->id.n, method, method_len,
+                       now) != 0) {
+    mcpp__free(e->alloc, init_id);
+    return MCPP_ERR_NOMEM;
+  }
+  if (is_init) {
+    clear_init_id(e);
+    e->init_id = init_id;
+    e->init_id_len = m->id.n;
+  }
+  return 0;
+}
+
+/* notifications/cancelled: the application gave up on a request. */
+static void outbound_cancel(mcpp_engine *e, const mcpp__msg *m) {
+  static const char *const names[] = {"requestId"};
+  mcpp__span id;
+  if (m->params.p == NULL ||
+      mcpp__scan_object(m->params.p, m->params.n, names, 1, &id, NULL) != 0 ||
+      id.p == NULL)
+    return;
+  mcpp__ledger_remove_id(&e->ledger, id.p, id.n);
+}
+
+int mcpp_engine_observe_outbound(mcpp_engine *e, const char *frame,
+                                 size_t len, uint64_t now) {
+  if (e == NULL || (frame == NULL && len)) return MCPP_ERR_INVALID_ARGUMENT;
+  if (e->state == MCPP_STATE_CLOSED) return 0;
+  e->frames_out++;
+  mcpp__msg m;
+  if (mcpp__scan_message(frame, len, &m) != 0 || m.dup) return 0;
+  if (m.method.p && m.id.p) return outbound_request(e, &m, now);
+  if (m.method.p) {
+    if (e->s.role == MCPP_ROLE_CLIENT &&
+        mcpp__span_is(m.method, "\"notifications/initialized\""))
+      mcpp__set_initialized(e, now);
+    else if (mcpp__span_is(m.method, "\"notifications/cancelled\""))
+      outbound_cancel(e, &m);
+    return 0;
+  }
+  if (m.id.p && e->s.role == MCPP_ROLE_SERVER && e->init_id &&
+      mcpp__span_eq(m.id, e->init_id, e->init_id_len))
+    learn_from_result(e, m.result, NULL, now);
+  return 0;
+}

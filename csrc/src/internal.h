@@ -1,0 +1,42 @@
+/*
+ * Internal helpers shared by the engine's files: allocation through the
+ * injectable allocator and a bounded string builder. Never installed.
+ */
+#ifndef MCPP_INTERNAL_H
+#define MCPP_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mcpping.h"
+
+/* Frames up to this size that look like pings or pongs are validated with
+ * cJSON; larger ones are classified from their top-level spans only. */
+#define MCPP__SMALL_FRAME (64 * 1024)
+
+/* Allocation through `a` (never NULL: callers resolve NULL to the default).
+ * mcpp__malloc(a, 0) allocates one byte so NULL always means failure. */
+void *mcpp__malloc(const mcpp_allocator *a, size_t size);
+void *mcpp__realloc(const mcpp_allocator *a, void *ptr, size_t size);
+void mcpp__free(const mcpp_allocator *a, void *ptr);
+/* Copies s[0..n) and adds a NUL; NULL on failure. */
+char *mcpp__strndup(const mcpp_allocator *a, const char *s, size_t n);
+
+/* A string builder with snprintf semantics: writes what fits into buf
+ * (always NUL-terminated if cap > 0) and counts the full length in len. */
+typedef struct mcpp__sb {
+  char *buf;
+  size_t cap;
+  size_t len;
+} mcpp__sb;
+
+void mcpp__sb_init(mcpp__sb *sb, char *buf, size_t cap);
+void mcpp__sb_put(mcpp__sb *sb, const char *s, size_t n);
+void mcpp__sb_puts(mcpp__sb *sb, const char *s);
+void mcpp__sb_putc(mcpp__sb *sb, char c);
+void mcpp__sb_u64(mcpp__sb *sb, uint64_t v);
+/* Appends s[0..n) as a quoted JSON string, escaping quotes, backslashes
+ * and control characters, and replacing invalid UTF-8 with U+FFFD. */
+void mcpp__sb_json_string(mcpp__sb *sb, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,52 @@
+/*
+ * The ledger of in-flight application requests: raw id text, method and
+ * send time, kept in send order (a linked list) and found by id through an
+ * open-addressing hash table, so thousands in flight stay cheap.
+ */
+#ifndef MCPP_LEDGER_H
+#define MCPP_LEDGER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "internal.h"
+
+typedef struct mcpp__entry {
+  struct mcpp__entry *prev, *next; /* send order */
+  uint64_t sent_at;
+  uint64_t hash;
+  size_t id_len;
+  char *id;     /* raw JSON, NUL-terminated, points into this allocation */
+  char *method; /* NUL-terminated, points into this allocation */
+} mcpp__entry;
+
+typedef struct mcpp__ledger {
+  const mcpp_allocator *alloc;
+  mcpp__entry *head, *tail;
+  mcpp__entry **slots; /* hash table, linear probing, power-of-two size */
+  size_t nslots;
+  size_t count;
+} mcpp__ledger;
+
+void mcpp__ledger_init(mcpp__ledger *l, const mcpp_allocator *alloc);
+/* Frees every entry and the table. */
+void mcpp__ledger_free(mcpp__ledger *l);
+/* Appends a request. Returns 0 or MCPP_ERR_NOMEM (the ledger unchanged). */
+int mcpp__ledger_add(mcpp__ledger *l, const char *id, size_t id_len,
+                     const char *method, size_t method_len, uint64_t now);
+/* Finds a request with this raw id, or NULL. */
+mcpp__entry *mcpp__ledger_find(const mcpp__ledger *l, const char *id,
+                               size_t id_len);
+/* Unlinks an entry without freeing it: the caller frees it with
+ * mcpp__free(l->alloc, e) once it is done with its id and method. */
+void mcpp__ledger_detach(mcpp__ledger *l, mcpp__entry *e);
+/* Unlinks and frees an entry. */
+void mcpp__ledger_remove(mcpp__ledger *l, mcpp__entry *e);
+/* Removes the request with this raw id; returns 1 if there was one. */
+int mcpp__ledger_remove_id(mcpp__ledger *l, const char *id, size_t id_len);
+/* 1 if the method is known to have no side effects on the peer. */
+int mcpp__method_is_safe(const char *method);
+/* 1 if any in-flight request may have had side effects. */
+int mcpp__ledger_any_unsafe(const mcpp__ledger *l);
+
+#endif
