@@ -415,6 +415,11 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
                     const mcpp_conn_callbacks *callbacks, void *user_data,
                     const mcpp_allocator *alloc);
 
+/* Returns a one-line reason for the calling thread's last MCPP_ERR_SPAWN
+ * from mcpp_conn_spawn ("cannot start foo: no such file or directory
+ * (ENOENT)"), or "" if none. Valid until the thread's next spawn. */
+const char *mcpp_conn_spawn_error(void);
+
 /* Sends one application frame (copied; a trailing newline is added). Frames
  * go out in call order. Returns 0, MCPP_ERR_FRAME_NEWLINE (the frame holds
  * a \n), MCPP_ERR_CLOSED or MCPP_ERR_NOMEM. */

@@ -1,1 +1,598 @@
-/* Placeholder until this file is written; see csrc/include/mcpping.h. */
+/*
+ * The stdio driver: one engine bound to a spawned MCP server on a uv loop.
+ *
+ * Engine calls are bracketed by enter()/leave(). Anything that must not run
+ * inside the engine (closing, which calls back into it) is recorded as
+ * "pending" and done by leave() once the outermost call returned; leave()
+ * also re-arms the connection's one timer, lazily.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "lines.h"
+#include "mcpping.h"
+
+enum {
+  READ_BUF_SIZE = 64 * 1024,
+  DEFAULT_KILL_GRACE_MS = 2000,
+  /* How long to wait for stdout's EOF after the server exited, so that
+   * what it wrote last is still delivered. */
+  EXIT_EOF_WAIT_MS = 250,
+  /* Answers to the peer's pings that the kernel would not take yet. */
+  MAX_PENDING_PONGS = 1024,
+  MAX_PENDING_PONG_BYTES = 16 * 1024 * 1024
+};
+
+#define DEFAULT_MAX_LINE_BYTES ((size_t)64 * 1024 * 1024)
+
+typedef struct wreq {
+  uv_write_t req;
+  mcpp_conn *conn;
+  int pong;
+  size_t len;
+  char data[];
+} wreq;
+
+struct mcpp_conn {
+  uv_loop_t *loop;
+  const mcpp_allocator *alloc;
+  mcpp_engine *engine;
+  mcpp_conn_callbacks cb;
+  void *user_data;
+  mcpp_stale_action on_stale;
+
+  uv_process_t proc;
+  uv_pipe_t in;  /* the server's stdin: we write */
+  uv_pipe_t out; /* the server's stdout: we read */
+  uv_pipe_t err; /* the server's stderr, in MCPP_STDERR_CALLBACK mode */
+  uv_timer_t timer;
+  int has_err_pipe;
+  int handles; /* initialized handles whose close callback has not run */
+  int failed;  /* spawn failed: free silently once the handles closed */
+
+  mcpp__lines lines;
+  char *rbuf;
+  uint64_t now; /* the time of the read being processed */
+
+  uint64_t armed;     /* deadline (µs) the timer is set for, or UINT64_MAX */
+  uint64_t exit_wait; /* give up waiting for EOF after exit at this time */
+  uint32_t kill_grace_ms;
+  int pid;
+
+  int in_engine;
+  int has_pending;
+  int pending_err;
+  char pending_reason[160];
+
+  int closing, exited, eof, write_broken;
+  int64_t exit_status;
+  int term_signal;
+  int close_err;
+  char reason[200];
+
+  size_t pending_pongs;
+  size_t pending_pong_bytes;
+};
+
+static _Thread_local char spawn_error[256];
+
+const char *mcpp_conn_spawn_error(void) { return spawn_error; }
+
+static uint64_t now_us(void) { return uv_hrtime() / 1000; }
+
+static void start_close(mcpp_conn *c, int err, const char *reason);
+static void rearm(mcpp_conn *c);
+
+/* A dead server must not kill its host through SIGPIPE on our next write:
+ * ignore it unless the host installed its own handler. */
+static void ignore_sigpipe_once(void) {
+  struct sigaction old;
+  if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
+      !(old.sa_flags & SA_SIGINFO))
+    signal(SIGPIPE, SIG_IGN);
+}
+
+static void set_pending(mcpp_conn *c, int err, const char *fmt,
+                        const char *arg) {
+  if (c->has_pending || c->closing) return;
+  c->has_pending = 1;
+  c->pending_err = err;
+  snprintf(c->pending_reason, sizeof c->pending_reason, fmt, arg);
+}
+
+static void enter(mcpp_conn *c) { c->in_engine++; }
+
+static void leave(mcpp_conn *c) {
+  if (--c->in_engine) return;
+  if (c->has_pending && !c->closing) {
+    c->has_pending = 0;
+    start_close(c, c->pending_err, c->pending_reason);
+    return;
+  }
+  rearm(c);
+}
+
+/* ---------------------------------------------------------------- handles */
+
+static void free_conn(mcpp_conn *c) {
+  const mcpp_allocator *a = c->alloc;
+  mcpp_engine_free(c->engine);
+  mcpp__lines_free(&c->lines);
+  if (c->rbuf) a->free(c->rbuf, a->user_data);
+  a->free(c, a->user_data);
+}
+
+static void on_handle_closed(uv_handle_t *h) {
+  mcpp_conn *c = h->data;
+  if (--c->handles) return;
+  if (!c->failed && c->cb.on_close) {
+    mcpp_close_info info = {c->close_err, c->reason, c->exit_status,
+                            c->term_signal};
+    c->cb.on_close(c, &info, c->user_data);
+  }
+  free_conn(c);
+}
+
+static void close_handle(mcpp_conn *c, uv_handle_t *h) {
+  if (h->data == c && !uv_is_closing(h)) uv_close(h, on_handle_closed);
+}
+
+static void init_handle(mcpp_conn *c, uv_handle_t *h) {
+  h->data = c;
+  c->handles++;
+}
+
+/* Once closing and the server is reaped, nothing else needs the timer or
+ * its stderr. */
+static void close_remaining(mcpp_conn *c) {
+  close_handle(c, (uv_handle_t *)&c->in);
+  close_handle(c, (uv_handle_t *)&c->out);
+  close_handle(c, (uv_handle_t *)&c->timer);
+  if (c->has_err_pipe) close_handle(c, (uv_handle_t *)&c->err);
+}
+
+/* ----------------------------------------------------------------- writes */
+
+static void on_write(uv_write_t *req, int status) {
+  wreq *w = (wreq *)req;
+  mcpp_conn *c = w->conn;
+  if (w->pong) {
+    c->pending_pongs--;
+    c->pending_pong_bytes -= w->len;
+  }
+  c->alloc->free(w, c->alloc->user_data);
+  if (status == 0 || status == UV_ECANCELED) return;
+  if (status == UV_EPIPE) {
+    /* The server closed its stdin; EOF or its exit will say why. */
+    c->write_broken = 1;
+    return;
+  }
+  if (!c->closing && !c->in_engine) {
+    char reason[160];
+    snprintf(reason, sizeof reason, "write to server failed: %s",
+             uv_strerror(status));
+    start_close(c, MCPP_ERR_IO, reason);
+  }
+}
+
+/* Writes frame + "\n" in order after everything written before. Tries the
+ * kernel first; only what it refuses is copied and queued. Runs inside
+ * enter()/leave(): failures become a pending close. */
+static int write_frame(mcpp_conn *c, const char *frame, size_t len, int pong) {
+  if (c->write_broken || c->closing) return 0;
+  uv_buf_t bufs[2] = {uv_buf_init((char *)frame, (unsigned)len),
+                      uv_buf_init("\n", 1)};
+  size_t total = len + 1, done = 0;
+  int r = uv_try_write((uv_stream_t *)&c->in, bufs, 2);
+  if (r > 0) {
+    done = (size_t)r;
+  } else if (r == UV_EPIPE) {
+    c->write_broken = 1;
+    return 0;
+  } else if (r != UV_EAGAIN && r != UV_ENOSYS) {
+    set_pending(c, MCPP_ERR_IO, "write to server failed: %s", uv_strerror(r));
+    return 0;
+  }
+  if (done == total) return 0;
+  size_t left = total - done;
+  wreq *w = c->alloc->malloc(sizeof *w + left, c->alloc->user_data);
+  if (!w) {
+    /* A lost frame would desynchronise the stream: give up on it. */
+    set_pending(c, MCPP_ERR_NOMEM, "%s", "out of memory queueing a write");
+    return MCPP_ERR_NOMEM;
+  }
+  w->conn = c;
+  w->pong = pong;
+  w->len = left;
+  if (done < len) {
+    memcpy(w->data, frame + done, len - done);
+    w->data[len - done] = '\n';
+  } else {
+    w->data[0] = '\n';
+  }
+  uv_buf_t buf = uv_buf_init(w->data, (unsigned)left);
+  r = uv_write(&w->req, (uv_stream_t *)&c->in, &buf, 1, on_write);
+  if (r) {
+    c->alloc->free(w, c->alloc->user_data);
+    set_pending(c, MCPP_ERR_IO, "write to server failed: %s", uv_strerror(r));
+    return 0;
+  }
+  if (pong) {
+    c->pending_pongs++;
+    c->pending_pong_bytes += left;
+    if (c->pending_pongs > MAX_PENDING_PONGS ||
+        c->pending_pong_bytes > MAX_PENDING_PONG_BYTES)
+      set_pending(c, MCPP_ERR_FLOODED, "%s",
+                  "the server floods pings and does not read the answers");
+  }
+  return 0;
+}
+
+/* --------------------------------------------------------- engine callbacks */
+
+static int engine_send(mcpp_engine *e, mcpp_frame_kind kind, const char *frame,
+                       size_t len, void *ud) {
+  return write_frame(ud, frame, len, kind == MCPP_FRAME_PONG);
+}
+
+static void engine_deliver(mcpp_engine *e, const char *frame, size_t len,
+                           void *ud) {
+  mcpp_conn *c = ud;
+  c->cb.on_message(c, frame, len, c->user_data);
+}
+
+static void engine_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
+  mcpp_conn *c = ud;
+  if (c->cb.on_event) c->cb.on_event(c, ev, c->user_data);
+  if (ev->type == MCPP_EV_STALE && c->on_stale == MCPP_STALE_CLOSE) {
+    char n[16];
+    snprintf(n, sizeof n, "%u", (unsigned)ev->failure_count);
+    set_pending(c, MCPP_ERR_STALE,
+                "the server went stale: %s keepalive pings failed", n);
+  }
+}
+
+static void engine_record(mcpp_engine *e, const char *json, size_t len,
+                          void *ud) {
+  mcpp_conn *c = ud;
+  if (c->cb.on_record) c->cb.on_record(c, json, len, c->user_data);
+}
+
+/* ------------------------------------------------------------------ timer */
+
+static void on_timer(uv_timer_t *t);
+
+/* Arms the timer only if the engine now wants to wake earlier than the
+ * timer is set for; a timer that fires early just re-arms (lazy). */
+static void rearm(mcpp_conn *c) {
+  if (c->closing) return;
+  uint64_t d = mcpp_engine_next_deadline(c->engine);
+  if (c->exit_wait && c->exit_wait < d) d = c->exit_wait;
+  if (d >= c->armed) return;
+  uint64_t now = now_us();
+  uint64_t ms = d > now ? (d - now + 999) / 1000 : 0;
+  uv_timer_start(&c->timer, on_timer, ms, 0);
+  c->armed = d;
+}
+
+static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
+                        const char *suffix) {
+  if (c->term_signal)
+    snprintf(buf, cap, "server killed by signal %d%s", c->term_signal, suffix);
+  else
+    snprintf(buf, cap, "server exited with status %lld%s",
+             (long long)c->exit_status, suffix);
+}
+
+static void on_timer(uv_timer_t *t) {
+  mcpp_conn *c = t->data;
+  c->armed = UINT64_MAX;
+  if (c->closing) {
+    /* The grace period after SIGTERM is over. */
+    kill(-c->pid, SIGKILL);
+    return;
+  }
+  uint64_t now = now_us();
+  if (c->exit_wait && now >= c->exit_wait) {
+    char reason[160];
+    exit_reason(c, reason, sizeof reason, " (its stdout stayed open)");
+    start_close(c, MCPP_ERR_CLOSED, reason);
+    return;
+  }
+  enter(c);
+  if (now >= mcpp_engine_next_deadline(c->engine)) {
+    int rc = mcpp_engine_on_timer(c->engine, now);
+    if (rc < 0)
+      set_pending(c, rc, "keepalive failed: %s", mcpp_strerror(rc));
+  }
+  leave(c);
+}
+
+/* ------------------------------------------------------------------ reads */
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  mcpp_conn *c = h->data;
+  if (!c->rbuf) c->rbuf = c->alloc->malloc(READ_BUF_SIZE, c->alloc->user_data);
+  *buf = uv_buf_init(c->rbuf, c->rbuf ? READ_BUF_SIZE : 0);
+}
+
+static int on_line(void *arg, const char *line, size_t len) {
+  mcpp_conn *c = arg;
+  if (c->closing || c->has_pending) return 1;
+  int rc = mcpp_engine_recv(c->engine, line, len, c->now);
+  if (rc == MCPP_RECV_FORWARD)
+    c->cb.on_message(c, line, len, c->user_data);
+  else if (rc < 0)
+    set_pending(c, rc, "answering the server failed: %s", mcpp_strerror(rc));
+  return c->closing || c->has_pending;
+}
+
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  mcpp_conn *c = s->data;
+  if (n == 0 || c->closing) return;
+  if (n == UV_ENOBUFS) {
+    start_close(c, MCPP_ERR_NOMEM, "out of memory reading from the server");
+    return;
+  }
+  if (n == UV_EOF) {
+    char reason[160];
+    c->eof = 1;
+    if (c->exited)
+      exit_reason(c, reason, sizeof reason, "");
+    else
+      snprintf(reason, sizeof reason, "server closed stdout");
+    start_close(c, MCPP_ERR_CLOSED, reason);
+    return;
+  }
+  if (n < 0) {
+    char reason[160];
+    snprintf(reason, sizeof reason, "read from server failed: %s",
+             uv_strerror((int)n));
+    start_close(c, MCPP_ERR_IO, reason);
+    return;
+  }
+  c->now = now_us();
+  enter(c);
+  int rc = mcpp__lines_feed(&c->lines, buf->base, (size_t)n, on_line, c);
+  if (rc == 0 && mcpp__lines_pending(&c->lines))
+    mcpp_engine_touch(c->engine, c->now);
+  if (rc == MCPP_ERR_FRAME_TOO_LARGE) {
+    char limit[32];
+    snprintf(limit, sizeof limit, "%zu", c->lines.max);
+    set_pending(c, rc,
+                "the server sent a line longer than max_line_bytes (%s bytes)",
+                limit);
+  } else if (rc == MCPP_ERR_NOMEM) {
+    set_pending(c, rc, "%s", "out of memory buffering a line");
+  }
+  leave(c);
+}
+
+static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  mcpp_conn *c = s->data;
+  if (n > 0) {
+    if (c->cb.on_stderr) c->cb.on_stderr(c, buf->base, (size_t)n, c->user_data);
+  } else if (n < 0) {
+    close_handle(c, (uv_handle_t *)&c->err);
+  }
+}
+
+/* ------------------------------------------------------------ the process */
+
+static void on_exit(uv_process_t *p, int64_t status, int sig) {
+  mcpp_conn *c = p->data;
+  c->exited = 1;
+  c->exit_status = sig ? -1 : status;
+  c->term_signal = sig;
+  close_handle(c, (uv_handle_t *)&c->proc);
+  if (c->closing) {
+    /* The leader is gone; take any straggler in its group with it. */
+    kill(-c->pid, SIGKILL);
+    close_remaining(c);
+    return;
+  }
+  c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
+  rearm(c);
+}
+
+static void start_close(mcpp_conn *c, int err, const char *reason) {
+  if (c->closing) return;
+  c->closing = 1;
+  c->close_err = err;
+  snprintf(c->reason, sizeof c->reason, "%s", reason);
+  c->in_engine++;
+  mcpp_engine_close(c->engine, err, c->reason, now_us());
+  c->in_engine--;
+  uv_read_stop((uv_stream_t *)&c->out);
+  close_handle(c, (uv_handle_t *)&c->out);
+  close_handle(c, (uv_handle_t *)&c->in);
+  uv_timer_stop(&c->timer);
+  c->armed = UINT64_MAX;
+  /* SIGCONT so that a stopped server gets the SIGTERM now. */
+  kill(-c->pid, SIGTERM);
+  kill(-c->pid, SIGCONT);
+  if (c->exited) {
+    kill(-c->pid, SIGKILL);
+    close_remaining(c);
+  } else {
+    uv_timer_start(&c->timer, on_timer, c->kill_grace_ms, 0);
+  }
+}
+
+/* --------------------------------------------------------------- spawning */
+
+static void prepare_settings(mcpp_settings *s, const mcpp_settings *given,
+                             const char *file) {
+  if (given)
+    *s = *given;
+  else
+    mcpp_settings_default(s);
+  if (!s->max_line_bytes) s->max_line_bytes = DEFAULT_MAX_LINE_BYTES;
+  if (!s->nonce) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->nonce = uv_hrtime() ^ ((uint64_t)getpid() << 32) ^
+               (uint64_t)ts.tv_nsec * 0x9E3779B97F4A7C15ull;
+    if (!s->nonce) s->nonce = 1;
+  }
+  if (!s->clock_offset_us) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    s->clock_offset_us = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 -
+                         (int64_t)now_us();
+  }
+  if (!s->peer_name) {
+    const char *slash = strrchr(file, '/');
+    s->peer_name = slash ? slash + 1 : file;
+  }
+}
+
+static void fail_spawn(mcpp_conn *c) {
+  c->failed = 1;
+  mcpp_engine_free(c->engine);
+  c->engine = NULL;
+  close_handle(c, (uv_handle_t *)&c->proc);
+  close_handle(c, (uv_handle_t *)&c->in);
+  close_handle(c, (uv_handle_t *)&c->out);
+  close_handle(c, (uv_handle_t *)&c->timer);
+  if (c->has_err_pipe) close_handle(c, (uv_handle_t *)&c->err);
+}
+
+int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
+                    const mcpp_settings *settings,
+                    const mcpp_spawn_options *options,
+                    const mcpp_conn_callbacks *callbacks, void *user_data,
+                    const mcpp_allocator *alloc) {
+  static pthread_once_t sigpipe_once = PTHREAD_ONCE_INIT;
+  spawn_error[0] = '\0';
+  if (!out || !loop || !options || !options->file || !options->args ||
+      !callbacks || !callbacks->on_message ||
+      (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE)
+    return MCPP_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  pthread_once(&sigpipe_once, ignore_sigpipe_once);
+  if (!alloc) alloc = mcpp_default_allocator();
+
+  mcpp_conn *c = alloc->malloc(sizeof *c, alloc->user_data);
+  if (!c) return MCPP_ERR_NOMEM;
+  memset(c, 0, sizeof *c);
+  c->loop = loop;
+  c->alloc = alloc;
+  c->cb = *callbacks;
+  c->user_data = user_data;
+  c->armed = UINT64_MAX;
+  c->exit_status = -1;
+  c->kill_grace_ms =
+      options->kill_grace_ms ? options->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+
+  mcpp_settings s;
+  prepare_settings(&s, settings, options->file);
+  c->on_stale = s.on_stale;
+  mcpp__lines_init(&c->lines, alloc, s.max_line_bytes);
+  mcpp_engine_callbacks ecb = {engine_send, engine_deliver, engine_event,
+                               engine_record};
+  int rc = mcpp_engine_new(&c->engine, &s, &ecb, c, alloc, now_us());
+  if (rc) {
+    alloc->free(c, alloc->user_data);
+    return rc;
+  }
+
+  uv_pipe_init(loop, &c->in, 0);
+  init_handle(c, (uv_handle_t *)&c->in);
+  uv_pipe_init(loop, &c->out, 0);
+  init_handle(c, (uv_handle_t *)&c->out);
+  uv_timer_init(loop, &c->timer);
+  init_handle(c, (uv_handle_t *)&c->timer);
+  uv_stdio_container_t stdio[3];
+  stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
+  stdio[0].data.stream = (uv_stream_t *)&c->in;
+  stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+  stdio[1].data.stream = (uv_stream_t *)&c->out;
+  switch (options->stderr_mode) {
+  case MCPP_STDERR_CALLBACK:
+    uv_pipe_init(loop, &c->err, 0);
+    init_handle(c, (uv_handle_t *)&c->err);
+    c->has_err_pipe = 1;
+    stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
+    stdio[2].data.stream = (uv_stream_t *)&c->err;
+    break;
+  case MCPP_STDERR_IGNORE:
+    stdio[2].flags = UV_IGNORE; /* libuv opens /dev/null for fds 0-2 */
+    break;
+  default:
+    stdio[2].flags = UV_INHERIT_FD;
+    stdio[2].data.fd = 2;
+  }
+
+  uv_process_options_t po;
+  memset(&po, 0, sizeof po);
+  po.exit_cb = on_exit;
+  po.file = options->file;
+  po.args = options->args;
+  po.env = options->env;
+  po.cwd = options->cwd;
+  po.stdio = stdio;
+  po.stdio_count = 3;
+  /* Detached: setsid(), so the server leads its own process group and
+   * kill(-pid) reaches everything it starts. */
+  po.flags = UV_PROCESS_DETACHED;
+  rc = uv_spawn(loop, &c->proc, &po);
+  init_handle(c, (uv_handle_t *)&c->proc);
+  if (rc) {
+    snprintf(spawn_error, sizeof spawn_error, "cannot start %s: %s (%s)",
+             options->file, uv_strerror(rc), uv_err_name(rc));
+    fail_spawn(c);
+    return MCPP_ERR_SPAWN;
+  }
+  c->pid = c->proc.pid;
+  uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
+  if (c->has_err_pipe)
+    uv_read_start((uv_stream_t *)&c->err, on_alloc, on_stderr_read);
+  rearm(c);
+  *out = c;
+  return 0;
+}
+
+/* ------------------------------------------------------------- public API */
+
+int mcpp_conn_send(mcpp_conn *c, const char *frame, size_t len) {
+  if (!c || (!frame && len)) return MCPP_ERR_INVALID_ARGUMENT;
+  if (c->closing || c->has_pending || c->write_broken) return MCPP_ERR_CLOSED;
+  if (len && memchr(frame, '\n', len)) return MCPP_ERR_FRAME_NEWLINE;
+  enter(c);
+  /* NOMEM here only loses ledger bookkeeping; the frame still goes out. */
+  mcpp_engine_observe_outbound(c->engine, frame, len, now_us());
+  int rc = write_frame(c, frame, len, 0);
+  leave(c);
+  return rc;
+}
+
+int mcpp_conn_ping(mcpp_conn *c, uint32_t timeout_ms, uint64_t *seq) {
+  if (!c) return MCPP_ERR_INVALID_ARGUMENT;
+  if (c->closing || c->has_pending) return MCPP_ERR_CLOSED;
+  enter(c);
+  int rc = mcpp_engine_ping(c->engine, timeout_ms, now_us(), seq);
+  leave(c);
+  return rc;
+}
+
+int mcpp_conn_close(mcpp_conn *c) {
+  if (!c) return MCPP_ERR_INVALID_ARGUMENT;
+  if (c->closing || c->has_pending) return MCPP_ERR_CLOSED;
+  if (c->in_engine) {
+    set_pending(c, 0, "%s", "closed by the application");
+    return 0;
+  }
+  start_close(c, 0, "closed by the application");
+  return 0;
+}
+
+mcpp_engine *mcpp_conn_engine(mcpp_conn *c) { return c ? c->engine : NULL; }
+
+int mcpp_conn_pid(const mcpp_conn *c) { return c ? c->pid : 0; }
