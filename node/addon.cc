@@ -1,0 +1,246 @@
+// The mcpping addon: runtime bindings and module registration.
+#include "addon.h"
+
+#include <string>
+
+#include "convert.h"
+#include "engine_wrap.h"
+
+namespace mcpping_node {
+
+namespace {
+
+uint64_t ConnIdArg(const Napi::CallbackInfo &info, size_t i) {
+  return static_cast<uint64_t>(info[i].As<Napi::Number>().Int64Value());
+}
+
+Napi::Value ItemToJs(Napi::Env env, const mcpp_item *it) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("conn", static_cast<double>(it->conn_id));
+  switch (it->type) {
+    case MCPP_ITEM_MESSAGE:
+      o.Set("kind", "message");
+      o.Set("data", Napi::String::New(env, it->data ? it->data : "", it->len));
+      break;
+    case MCPP_ITEM_EVENT:
+      o.Set("kind", "event");
+      o.Set("event", EventToJs(env, it->event, it->ping_token));
+      break;
+    case MCPP_ITEM_RECORD:
+      o.Set("kind", "record");
+      o.Set("data", Napi::String::New(env, it->data ? it->data : "", it->len));
+      break;
+    case MCPP_ITEM_STDERR:
+      o.Set("kind", "stderr");
+      o.Set("data", Napi::Buffer<char>::Copy(env, it->data ? it->data : "", it->len));
+      break;
+    case MCPP_ITEM_CLOSED:
+      o.Set("kind", "closed");
+      o.Set("error", it->close.err);
+      o.Set("errorName", it->close.err ? mcpp_errname(it->close.err) : "");
+      o.Set("reason", it->close.reason ? it->close.reason : "");
+      o.Set("exitStatus", static_cast<double>(it->close.exit_status));
+      o.Set("termSignal", it->close.term_signal);
+      break;
+    case MCPP_ITEM_PING_FAILED:
+      o.Set("kind", "ping_failed");
+      o.Set("token", static_cast<double>(it->ping_token));
+      o.Set("error", it->error);
+      break;
+    default:
+      o.Set("kind", "unknown");
+  }
+  return o;
+}
+
+// Frees a drained batch whatever happens while it is handed over.
+struct ItemsGuard {
+  mcpp_runtime *rt;
+  mcpp_item *items;
+  ~ItemsGuard() {
+    if (items) mcpp_runtime_items_free(rt, items);
+  }
+};
+
+}  // namespace
+
+void DrainOnJsThread(Napi::Env env, Napi::Function, McppAddon *addon, void *) {
+  if (env == nullptr || addon == nullptr) return;  // being torn down
+  addon->Drain(env);
+}
+
+McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
+  DefineAddon(exports,
+              {
+                  InstanceMethod("setDispatch", &McppAddon::SetDispatch),
+                  InstanceMethod("spawn", &McppAddon::Spawn),
+                  InstanceMethod("send", &McppAddon::Send),
+                  InstanceMethod("ping", &McppAddon::Ping),
+                  InstanceMethod("close", &McppAddon::Close),
+                  InstanceMethod("info", &McppAddon::Info),
+                  InstanceMethod("ref", &McppAddon::Ref),
+                  InstanceMethod("unref", &McppAddon::Unref),
+                  InstanceMethod("strerror", &McppAddon::StrError),
+                  InstanceMethod("errname", &McppAddon::ErrName),
+                  InstanceMethod("defaultSettings", &McppAddon::DefaultSettings),
+                  InstanceMethod("now", &McppAddon::Now),
+                  InstanceValue("version", Napi::String::New(env, MCPP_VERSION)),
+              });
+  exports.Set("Engine", EngineWrap::Init(env));
+}
+
+mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
+  if (rt_) return rt_;
+  if (torn_down_) ThrowMcppError(env, MCPP_ERR_CLOSED);
+  mcpp_runtime_options opts{};
+  opts.notify = &McppAddon::Notify;
+  opts.user_data = this;
+  int rc = mcpp_runtime_new(&rt_, &opts);
+  if (rc < 0) ThrowMcppError(env, rc);
+  // Unreferenced: an idle mcpping never keeps the process alive; the
+  // JavaScript layer refs it while something is awaited (see ref/unref).
+  wake_ = WakeFn::New(env, "mcpping", 0, 1, this);
+  wake_.Unref(env);
+  wake_created_ = true;
+  env.AddCleanupHook(&McppAddon::Cleanup, this);
+  return rt_;
+}
+
+void McppAddon::Cleanup(McppAddon *self) {
+  self->torn_down_ = true;
+  // Joins the I/O thread, so Notify cannot run after this line.
+  mcpp_runtime_free(self->rt_);
+  self->rt_ = nullptr;
+  if (self->wake_created_) {
+    self->wake_.Release();
+    self->wake_created_ = false;
+  }
+}
+
+void McppAddon::Notify(void *user_data) {
+  McppAddon *self = static_cast<McppAddon *>(user_data);
+  // Called on the I/O thread; only wakes the JavaScript thread. napi_closing
+  // during teardown is fine: Cleanup drops what is left.
+  self->wake_.NonBlockingCall();
+}
+
+void McppAddon::Drain(Napi::Env env) {
+  if (!rt_) return;
+  ItemsGuard batch{rt_, mcpp_runtime_drain(rt_)};
+  if (!batch.items || dispatch_.IsEmpty()) return;
+  Napi::HandleScope scope(env);
+  size_t n = 0;
+  for (mcpp_item *it = batch.items; it; it = it->next) n++;
+  Napi::Array arr = Napi::Array::New(env, n);
+  uint32_t i = 0;
+  for (mcpp_item *it = batch.items; it; it = it->next) arr.Set(i++, ItemToJs(env, it));
+  try {
+    dispatch_.Call({arr});
+  } catch (const Napi::Error &e) {
+    // Reported as an uncaught exception once this callback returns.
+    e.ThrowAsJavaScriptException();
+  }
+}
+
+Napi::Value McppAddon::SetDispatch(const Napi::CallbackInfo &info) {
+  dispatch_ = Napi::Persistent(info[0].As<Napi::Function>());
+  return info.Env().Undefined();
+}
+
+Napi::Value McppAddon::Spawn(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  OwnedSettings settings;
+  SettingsFromJs(info[0].As<Napi::Object>(), &settings);
+  OwnedSpawn spawn;
+  SpawnFromJs(info[1].As<Napi::Object>(), &spawn);
+  mcpp_runtime *rt = Runtime(env);
+  uint64_t conn_id = 0;
+  char errbuf[512] = {0};
+  int rc = mcpp_runtime_spawn(rt, &settings.s, &spawn.o, nullptr, &conn_id,
+                              errbuf, sizeof errbuf);
+  if (rc < 0) ThrowMcppError(env, rc, errbuf[0] ? std::string(errbuf) : std::string());
+  return Napi::Number::New(env, static_cast<double>(conn_id));
+}
+
+Napi::Value McppAddon::Send(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
+  std::string frame = info[1].As<Napi::String>().Utf8Value();
+  int rc = mcpp_runtime_send(rt_, ConnIdArg(info, 0), frame.data(), frame.size());
+  return Napi::Number::New(env, rc);
+}
+
+Napi::Value McppAddon::Ping(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
+  uint32_t timeout = info[1].As<Napi::Number>().Uint32Value();
+  uint64_t token = static_cast<uint64_t>(info[2].As<Napi::Number>().Int64Value());
+  int rc = mcpp_runtime_ping(rt_, ConnIdArg(info, 0), timeout, token);
+  return Napi::Number::New(env, rc);
+}
+
+Napi::Value McppAddon::Close(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
+  return Napi::Number::New(env, mcpp_runtime_close(rt_, ConnIdArg(info, 0)));
+}
+
+Napi::Value McppAddon::Info(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!rt_) return env.Null();
+  mcpp_engine_info ei{};
+  int healthy = 0;
+  if (mcpp_runtime_info(rt_, ConnIdArg(info, 0), &ei, &healthy) < 0) return env.Null();
+  Napi::Object o = InfoToJs(env, ei);
+  o.Set("healthy", healthy != 0);
+  return o;
+}
+
+Napi::Value McppAddon::Ref(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Runtime(env);
+  if (!wake_refed_) wake_.Ref(env);
+  wake_refed_ = true;
+  return env.Undefined();
+}
+
+Napi::Value McppAddon::Unref(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (wake_created_ && wake_refed_) wake_.Unref(env);
+  wake_refed_ = false;
+  return env.Undefined();
+}
+
+Napi::Value McppAddon::StrError(const Napi::CallbackInfo &info) {
+  return Napi::String::New(info.Env(), mcpp_strerror(info[0].As<Napi::Number>().Int32Value()));
+}
+
+Napi::Value McppAddon::ErrName(const Napi::CallbackInfo &info) {
+  return Napi::String::New(info.Env(), mcpp_errname(info[0].As<Napi::Number>().Int32Value()));
+}
+
+Napi::Value McppAddon::DefaultSettings(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_settings s;
+  mcpp_settings_default(&s);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("intervalMs", s.interval_ms);
+  o.Set("jitterPct", s.jitter_pct);
+  o.Set("timeoutMs", s.timeout_ms);
+  o.Set("failures", s.failures);
+  o.Set("minIntervalMs", s.min_interval_ms);
+  o.Set("pauseThresholdMs", s.pause_threshold_ms);
+  o.Set("requestTimeoutMs", s.request_timeout_ms);
+  o.Set("maxOutstandingPings", s.max_outstanding_pings);
+  o.Set("maxLineBytes", static_cast<double>(s.max_line_bytes));
+  return o;
+}
+
+Napi::Value McppAddon::Now(const Napi::CallbackInfo &info) {
+  return Napi::Number::New(info.Env(), static_cast<double>(MonotonicUs()));
+}
+
+}  // namespace mcpping_node
+
+using mcpping_node::McppAddon;
+NODE_API_ADDON(McppAddon)

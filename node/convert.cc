@@ -1,0 +1,212 @@
+// Conversions between JavaScript values and the mcpping C structs.
+#include "convert.h"
+
+#include <time.h>
+
+#include <random>
+
+namespace mcpping_node {
+
+namespace {
+
+uint32_t GetU32(const Napi::Object &obj, const char *key, uint32_t dflt) {
+  Napi::Value v = obj.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return dflt;
+  if (!v.IsNumber())
+    throw Napi::TypeError::New(obj.Env(), std::string(key) + " must be a number");
+  double d = v.As<Napi::Number>().DoubleValue();
+  if (!(d >= 0) || d > 4294967295.0)
+    throw Napi::RangeError::New(obj.Env(), std::string(key) + " is out of range");
+  return static_cast<uint32_t>(d);
+}
+
+std::string GetString(const Napi::Object &obj, const char *key) {
+  Napi::Value v = obj.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return std::string();
+  return v.ToString().Utf8Value();
+}
+
+void SetId(Napi::Env env, Napi::Object o, const char *id, size_t len) {
+  if (id && len)
+    o.Set("id", Napi::String::New(env, id, len));
+  else
+    o.Set("id", env.Null());
+}
+
+}  // namespace
+
+uint64_t MonotonicUs() {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<uint64_t>(ts.tv_sec) * 1000000u +
+         static_cast<uint64_t>(ts.tv_nsec) / 1000u;
+}
+
+int64_t ClockOffsetUs() {
+  struct timespec rt;
+  clock_gettime(CLOCK_REALTIME, &rt);
+  int64_t wall = static_cast<int64_t>(rt.tv_sec) * 1000000 + rt.tv_nsec / 1000;
+  return wall - static_cast<int64_t>(MonotonicUs());
+}
+
+uint64_t RandomNonce() {
+  std::random_device rd;
+  return (static_cast<uint64_t>(rd()) << 32) ^ rd();
+}
+
+void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
+  Napi::Env env = obj.Env();
+  mcpp_settings *s = &out->s;
+  mcpp_settings_default(s);
+
+  std::string role = GetString(obj, "role");
+  if (role.empty() || role == "client")
+    s->role = MCPP_ROLE_CLIENT;
+  else if (role == "server")
+    s->role = MCPP_ROLE_SERVER;
+  else
+    throw Napi::TypeError::New(env, "role must be 'client' or 'server'");
+
+  std::string transport = GetString(obj, "transport");
+  if (transport.empty() || transport == "stdio")
+    s->transport = MCPP_TRANSPORT_STDIO;
+  else if (transport == "streamable-http")
+    s->transport = MCPP_TRANSPORT_STREAMABLE_HTTP;
+  else if (transport == "custom")
+    s->transport = MCPP_TRANSPORT_CUSTOM;
+  else
+    throw Napi::TypeError::New(
+        env, "transport must be 'stdio', 'streamable-http' or 'custom'");
+
+  std::string on_stale = GetString(obj, "onStale");
+  if (on_stale.empty() || on_stale == "close")
+    s->on_stale = MCPP_STALE_CLOSE;
+  else if (on_stale == "report")
+    s->on_stale = MCPP_STALE_REPORT;
+  else
+    throw Napi::TypeError::New(env, "onStale must be 'close' or 'report'");
+
+  s->interval_ms = GetU32(obj, "intervalMs", s->interval_ms);
+  s->jitter_pct = GetU32(obj, "jitterPct", s->jitter_pct);
+  s->timeout_ms = GetU32(obj, "timeoutMs", s->timeout_ms);
+  s->failures = GetU32(obj, "failures", s->failures);
+  s->min_interval_ms = GetU32(obj, "minIntervalMs", s->min_interval_ms);
+  s->pause_threshold_ms = GetU32(obj, "pauseThresholdMs", s->pause_threshold_ms);
+  s->request_timeout_ms = GetU32(obj, "requestTimeoutMs", s->request_timeout_ms);
+  s->max_outstanding_pings =
+      GetU32(obj, "maxOutstandingPings", s->max_outstanding_pings);
+  Napi::Value mlb = obj.Get("maxLineBytes");
+  if (mlb.IsNumber())
+    s->max_line_bytes = static_cast<size_t>(mlb.As<Napi::Number>().Int64Value());
+  Napi::Value clamp = obj.Get("clampInterval");
+  if (!clamp.IsUndefined() && !clamp.IsNull()) s->clamp_interval = clamp.ToBoolean() ? 1 : 0;
+
+  out->peer_name = GetString(obj, "peerName");
+  s->peer_name = out->peer_name.empty() ? nullptr : out->peer_name.c_str();
+  s->nonce = RandomNonce();
+  s->clock_offset_us = ClockOffsetUs();
+}
+
+void SpawnFromJs(const Napi::Object &obj, OwnedSpawn *out) {
+  Napi::Env env = obj.Env();
+  mcpp_spawn_options *o = &out->o;
+  *o = mcpp_spawn_options{};
+  out->file = GetString(obj, "file");
+  if (out->file.empty()) throw Napi::TypeError::New(env, "command is required");
+  o->file = out->file.c_str();
+
+  Napi::Value args = obj.Get("args");
+  if (args.IsArray()) {
+    Napi::Array a = args.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++)
+      out->args_s.push_back(a.Get(i).ToString().Utf8Value());
+  }
+  if (out->args_s.empty()) out->args_s.push_back(out->file);
+  for (auto &s : out->args_s) out->args.push_back(&s[0]);
+  out->args.push_back(nullptr);
+  o->args = out->args.data();
+
+  Napi::Value envv = obj.Get("env");
+  if (envv.IsArray()) {
+    Napi::Array a = envv.As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++)
+      out->env_s.push_back(a.Get(i).ToString().Utf8Value());
+    for (auto &s : out->env_s) out->env.push_back(&s[0]);
+    out->env.push_back(nullptr);
+    o->env = out->env.data();
+  }
+
+  out->cwd = GetString(obj, "cwd");
+  o->cwd = out->cwd.empty() ? nullptr : out->cwd.c_str();
+
+  std::string mode = GetString(obj, "stderr");
+  if (mode.empty() || mode == "inherit")
+    o->stderr_mode = MCPP_STDERR_INHERIT;
+  else if (mode == "pipe")
+    o->stderr_mode = MCPP_STDERR_CALLBACK;
+  else if (mode == "ignore")
+    o->stderr_mode = MCPP_STDERR_IGNORE;
+  else
+    throw Napi::TypeError::New(env, "stderr must be 'inherit', 'pipe' or 'ignore'");
+  o->kill_grace_ms = GetU32(obj, "killGraceMs", 0);
+}
+
+Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("type", mcpp_event_name(ev.type));
+  o.Set("state", mcpp_state_name(ev.state));
+  o.Set("pingSeq", static_cast<double>(ev.ping_seq));
+  o.Set("manual", ev.manual != 0);
+  o.Set("token", static_cast<double>(token));
+  o.Set("rttUs", static_cast<double>(ev.rtt_us));
+  o.Set("timeoutMs", static_cast<double>(ev.timeout_ms));
+  o.Set("errorCode", static_cast<double>(ev.error_code));
+  o.Set("invalid", ev.invalid != 0);
+  if (ev.message)
+    o.Set("message", ev.message);
+  else
+    o.Set("message", env.Null());
+  SetId(env, o, ev.id, ev.id_len);
+  o.Set("failureCount", static_cast<double>(ev.failure_count));
+  o.Set("inFlight", static_cast<double>(ev.in_flight));
+  o.Set("disposition", mcpp_disposition_name(ev.disposition));
+  return o;
+}
+
+Napi::Object InfoToJs(Napi::Env env, const mcpp_engine_info &info) {
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("state", mcpp_state_name(info.state));
+  o.Set("unsupported", info.unsupported != 0);
+  o.Set("initialized", info.initialized != 0);
+  if (info.protocol_version)
+    o.Set("protocolVersion", info.protocol_version);
+  else
+    o.Set("protocolVersion", env.Null());
+  if (info.peer_name)
+    o.Set("peerName", info.peer_name);
+  else
+    o.Set("peerName", env.Null());
+  o.Set("failureCount", static_cast<double>(info.failure_count));
+  o.Set("inFlight", static_cast<double>(info.in_flight));
+  o.Set("oldestInFlightUs", static_cast<double>(info.oldest_in_flight_us));
+  o.Set("appTimeouts", static_cast<double>(info.app_timeouts));
+  o.Set("lastRxUs", static_cast<double>(info.last_rx));
+  o.Set("pingsSent", static_cast<double>(info.pings_sent));
+  o.Set("pongsReceived", static_cast<double>(info.pongs_received));
+  o.Set("pingTimeouts", static_cast<double>(info.ping_timeouts));
+  o.Set("pingErrors", static_cast<double>(info.ping_errors));
+  o.Set("pingsAnswered", static_cast<double>(info.pings_answered));
+  o.Set("framesIn", static_cast<double>(info.frames_in));
+  o.Set("framesOut", static_cast<double>(info.frames_out));
+  return o;
+}
+
+void ThrowMcppError(Napi::Env env, int err, const std::string &detail) {
+  Napi::Error e = Napi::Error::New(
+      env, detail.empty() ? std::string(mcpp_strerror(err)) : detail);
+  e.Set("code", mcpp_errname(err));
+  e.Set("errno", Napi::Number::New(env, err));
+  throw e;
+}
+
+}  // namespace mcpping_node

@@ -1,0 +1,232 @@
+'use strict';
+/**
+ * Drives the sans-I/O native Engine on the JavaScript thread: the clock,
+ * the one timer (re-armed lazily, unref'd unless a manual ping is awaited),
+ * the sink that turns engine output into writes, events and records, and
+ * manual pings as promises. Used by guard() and the CLI's HTTP session.
+ */
+const { EventEmitter } = require('node:events');
+const { binding } = require('./runtime');
+const { toNativeSettings } = require('./settings');
+const { outcomeError } = require('./native_conn');
+const { makeRecordSink } = require('./records');
+const { ClosedError } = require('./errors');
+
+const SINK_SEND = 0;
+const SINK_DELIVER = 1;
+const SINK_EVENT = 2;
+const SINK_RECORD = 3;
+const OUTCOMES = new Set(['pong', 'timeout', 'ping_error', 'unsupported']);
+
+/** @returns {number} monotonic µs, the engine's clock (uv_hrtime) */
+function nowUs() {
+  return Number(process.hrtime.bigint() / 1000n);
+}
+
+class EngineDriver extends EventEmitter {
+  /**
+   * @param {object} opts
+   * @param {'client'|'server'} opts.role
+   * @param {'stdio'|'streamable-http'|'custom'} opts.transport
+   * @param {object} [opts.keepalive]
+   * @param {string} [opts.peerName]
+   * @param {string|Function|object} [opts.records]
+   * @param {(frame: string, kind: number) => void} opts.write writes an engine frame
+   * @param {(frame: string) => void} [opts.deliver] a synthetic frame for the app
+   */
+  constructor(opts) {
+    super();
+    this.write = opts.write;
+    this.deliver = opts.deliver || (() => {});
+    this.records = makeRecordSink(opts.records);
+    this._state = 'alive';
+    this.closed = false;
+    /** @type {Map<number, {resolve: Function, reject: Function, timeoutMs: number, signal?: AbortSignal, onAbort?: Function}>} */
+    this.pings = new Map();
+    this.timer = null;
+    this.armedAt = Infinity;
+    this.sink = (kind, a, b) => this.onSink(kind, a, b);
+    const settings = toNativeSettings(opts.keepalive, {
+      role: opts.role,
+      transport: opts.transport,
+      peerName: opts.peerName,
+    });
+    this.timeoutMs = settings.timeoutMs || binding.defaultSettings().timeoutMs;
+    this.engine = new binding.Engine(settings, nowUs(), this.sink);
+    this.arm();
+  }
+
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  get state() {
+    return this._state;
+  }
+
+  /** @returns {object} engine info plus health */
+  get stats() {
+    if (!this.engine) return { state: 'closed', healthy: false };
+    const info = this.engine.info();
+    info.healthy = this.engine.healthy(nowUs());
+    return info;
+  }
+
+  /**
+   * Feeds one inbound frame.
+   * @param {string} frame
+   * @returns {boolean} true if the application should get it
+   */
+  recv(frame) {
+    if (this.closed) return true;
+    const forward = this.engine.recv(frame, nowUs(), this.sink);
+    this.arm();
+    return forward;
+  }
+
+  /**
+   * Tells the engine the application sends this frame.
+   * @param {string} frame
+   */
+  observeOutbound(frame) {
+    if (this.closed) return;
+    this.engine.observeOutbound(frame, nowUs(), this.sink);
+    this.arm();
+  }
+
+  /** @param {string} sessionId */
+  setSessionId(sessionId) {
+    if (!this.closed && sessionId) this.engine.setSessionId(sessionId);
+  }
+
+  /**
+   * A manual ping.
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
+   * @returns {Promise<number>} RTT in ms
+   */
+  ping(opts = {}) {
+    const { signal } = opts;
+    if (signal && signal.aborted) return Promise.reject(signal.reason);
+    if (this.closed) return Promise.reject(new ClosedError());
+    return new Promise((resolve, reject) => {
+      const entry = { resolve, reject, timeoutMs: opts.timeoutMs || this.timeoutMs, signal, onAbort: null };
+      // The pong can arrive inside engine.ping (a synchronous transport), so
+      // the entry is registered under a placeholder until the seq is known.
+      this.pendingEntry = entry;
+      let seq;
+      try {
+        seq = this.engine.ping(opts.timeoutMs || 0, nowUs(), this.sink);
+      } catch (err) {
+        this.pendingEntry = null;
+        reject(err.code === 'MCPP_ERR_UNSUPPORTED' ? outcomeError({ type: 'unsupported', errorCode: 0, message: err.message }, 0) : err);
+        return;
+      } finally {
+        this.arm();
+      }
+      this.pendingEntry = null;
+      if (entry.settled) return;
+      this.pings.set(seq, entry);
+      if (signal) {
+        entry.onAbort = () => {
+          this.engine && this.engine.cancelPing(seq);
+          this.settle(seq, null, signal.reason);
+        };
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      this.arm();
+    });
+  }
+
+  /**
+   * Closes the engine: reports the closed event and record, stops the timer.
+   * @param {string} [reason]
+   * @param {number} [err] MCPP_ERR_* code or 0
+   */
+  close(reason, err = 0) {
+    if (this.closed) return;
+    this.engine.close(err, reason || null, nowUs(), this.sink);
+    this.closed = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    for (const seq of [...this.pings.keys()]) this.settle(seq, null, new ClosedError());
+    this.records.close();
+    this.engine.free();
+    this.engine = null;
+  }
+
+  // ---- internals
+
+  settle(seq, value, error) {
+    const entry = this.pings.get(seq);
+    if (!entry) return;
+    this.pings.delete(seq);
+    if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
+    if (error) entry.reject(error);
+    else entry.resolve(value);
+    this.updateRef();
+  }
+
+  onSink(kind, a, b) {
+    switch (kind) {
+      case SINK_SEND:
+        this.write(b, a);
+        break;
+      case SINK_DELIVER:
+        this.deliver(a);
+        break;
+      case SINK_EVENT:
+        this.onEvent(a);
+        break;
+      case SINK_RECORD:
+        this.records.write(a);
+        if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(a));
+        break;
+      default:
+        break;
+    }
+  }
+
+  onEvent(ev) {
+    this._state = ev.state;
+    if (ev.manual && OUTCOMES.has(ev.type)) {
+      const pending = this.pendingEntry;
+      const value = ev.type === 'pong' ? ev.rttUs / 1000 : null;
+      const error = ev.type === 'pong' ? null : outcomeError(ev, (pending || {}).timeoutMs || this.timeoutMs);
+      if (this.pings.has(ev.pingSeq)) {
+        this.settle(ev.pingSeq, value, error);
+      } else if (pending && !pending.settled) {
+        pending.settled = true;
+        if (error) pending.reject(error);
+        else pending.resolve(value);
+      }
+    }
+    this.emit(ev.type, ev);
+  }
+
+  /** Re-arms the timer if the engine's deadline moved earlier. */
+  arm() {
+    if (this.closed || !this.engine) return;
+    const deadline = this.engine.nextDeadline();
+    if (deadline < 0) return;
+    if (this.timer && deadline >= this.armedAt) return;
+    if (this.timer) clearTimeout(this.timer);
+    const delayMs = Math.max(0, Math.ceil((deadline - nowUs()) / 1000));
+    this.armedAt = deadline;
+    this.timer = setTimeout(() => this.fire(), delayMs);
+    this.updateRef();
+  }
+
+  fire() {
+    this.timer = null;
+    this.armedAt = Infinity;
+    if (this.closed) return;
+    this.engine.onTimer(nowUs(), this.sink);
+    this.arm();
+  }
+
+  /** The timer keeps the process alive only while a manual ping is awaited. */
+  updateRef() {
+    if (!this.timer) return;
+    if (this.pings.size > 0) this.timer.ref();
+    else this.timer.unref();
+  }
+}
+
+module.exports = { EngineDriver, nowUs, SINK_SEND, SINK_DELIVER, SINK_EVENT, SINK_RECORD };

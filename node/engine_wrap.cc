@@ -1,0 +1,275 @@
+// The sans-I/O engine as a JavaScript class (see engine_wrap.h).
+#include "engine_wrap.h"
+
+#include <string>
+
+#include "convert.h"
+
+namespace mcpping_node {
+
+namespace {
+
+uint64_t NowArg(const Napi::CallbackInfo &info, size_t i) {
+  if (info.Length() <= i || !info[i].IsNumber()) return MonotonicUs();
+  double d = info[i].As<Napi::Number>().DoubleValue();
+  return d > 0 ? static_cast<uint64_t>(d) : 0;
+}
+
+}  // namespace
+
+class EngineWrap::SinkScope {
+ public:
+  SinkScope(EngineWrap *self, const Napi::CallbackInfo &info, size_t i)
+      : self_(self) {
+    self_->env_ = info.Env();
+    self_->sink_ = (info.Length() > i && info[i].IsFunction()) ? napi_value(info[i]) : nullptr;
+    self_->sink_threw_ = false;
+  }
+  ~SinkScope() { self_->sink_ = nullptr; }
+  // Rethrows what the sink threw during the C call, if anything.
+  void Rethrow() {
+    if (!self_->sink_threw_) return;
+    self_->sink_threw_ = false;
+    Napi::Value err = self_->sink_error_.Value();
+    self_->sink_error_.Reset();
+    throw Napi::Error(self_->env_, err);
+  }
+
+ private:
+  EngineWrap *self_;
+};
+
+Napi::Function EngineWrap::Init(Napi::Env env) {
+  return DefineClass(
+      env, "Engine",
+      {
+          InstanceMethod("recv", &EngineWrap::Recv),
+          InstanceMethod("touch", &EngineWrap::Touch),
+          InstanceMethod("observeOutbound", &EngineWrap::ObserveOutbound),
+          InstanceMethod("ping", &EngineWrap::Ping),
+          InstanceMethod("cancelPing", &EngineWrap::CancelPing),
+          InstanceMethod("nextDeadline", &EngineWrap::NextDeadline),
+          InstanceMethod("onTimer", &EngineWrap::OnTimer),
+          InstanceMethod("close", &EngineWrap::Close),
+          InstanceMethod("setSessionId", &EngineWrap::SetSessionId),
+          InstanceMethod("setReconnectAttempt", &EngineWrap::SetReconnectAttempt),
+          InstanceMethod("recordReconnect", &EngineWrap::RecordReconnect),
+          InstanceMethod("info", &EngineWrap::Info),
+          InstanceMethod("healthy", &EngineWrap::Healthy),
+          InstanceMethod("inFlight", &EngineWrap::InFlight),
+          InstanceMethod("free", &EngineWrap::Free),
+      });
+}
+
+// new Engine(settings, now, sink): the sink gets what creation emits.
+EngineWrap::EngineWrap(const Napi::CallbackInfo &info)
+    : Napi::ObjectWrap<EngineWrap>(info) {
+  Napi::Env env = info.Env();
+  OwnedSettings settings;
+  SettingsFromJs(info[0].IsObject() ? info[0].As<Napi::Object>()
+                                    : Napi::Object::New(env),
+                 &settings);
+  mcpp_engine_callbacks cbs{};
+  cbs.send = &EngineWrap::OnSend;
+  cbs.deliver = &EngineWrap::OnDeliver;
+  cbs.on_event = &EngineWrap::OnEvent;
+  cbs.on_record = &EngineWrap::OnRecord;
+  SinkScope scope(this, info, 2);
+  int rc = mcpp_engine_new(&engine_, &settings.s, &cbs, this, nullptr, NowArg(info, 1));
+  if (rc < 0) ThrowMcppError(env, rc);
+  scope.Rethrow();
+}
+
+EngineWrap::~EngineWrap() { mcpp_engine_free(engine_); }
+
+bool EngineWrap::CallSink(std::initializer_list<napi_value> args) {
+  if (!sink_ || sink_threw_) return !sink_threw_;
+  napi_value global, result;
+  napi_get_global(env_, &global);
+  napi_status st = napi_call_function(env_, global, sink_, args.size(), args.begin(), &result);
+  if (st == napi_ok) return true;
+  // Keep the exception for SinkScope::Rethrow; never unwind through C.
+  napi_value exc;
+  if (napi_get_and_clear_last_exception(env_, &exc) == napi_ok) {
+    sink_error_ = Napi::Persistent(Napi::Value(env_, exc));
+    sink_threw_ = true;
+  }
+  return false;
+}
+
+int EngineWrap::OnSend(mcpp_engine *, mcpp_frame_kind kind, const char *frame,
+                       size_t len, void *user_data) {
+  EngineWrap *self = static_cast<EngineWrap *>(user_data);
+  Napi::Env env(self->env_);
+  Napi::HandleScope scope(env);
+  bool ok = self->CallSink({Napi::Number::New(env, 0), Napi::Number::New(env, kind),
+                            Napi::String::New(env, frame, len)});
+  return ok ? 0 : MCPP_ERR_IO;
+}
+
+void EngineWrap::OnDeliver(mcpp_engine *, const char *frame, size_t len,
+                           void *user_data) {
+  EngineWrap *self = static_cast<EngineWrap *>(user_data);
+  Napi::Env env(self->env_);
+  Napi::HandleScope scope(env);
+  self->CallSink({Napi::Number::New(env, 1), Napi::String::New(env, frame, len),
+                  env.Undefined()});
+}
+
+void EngineWrap::OnEvent(mcpp_engine *, const mcpp_event *ev, void *user_data) {
+  EngineWrap *self = static_cast<EngineWrap *>(user_data);
+  Napi::Env env(self->env_);
+  Napi::HandleScope scope(env);
+  self->CallSink({Napi::Number::New(env, 2), EventToJs(env, *ev, 0), env.Undefined()});
+}
+
+void EngineWrap::OnRecord(mcpp_engine *, const char *json, size_t len,
+                          void *user_data) {
+  EngineWrap *self = static_cast<EngineWrap *>(user_data);
+  Napi::Env env(self->env_);
+  Napi::HandleScope scope(env);
+  self->CallSink({Napi::Number::New(env, 3), Napi::String::New(env, json, len),
+                  env.Undefined()});
+}
+
+mcpp_engine *EngineWrap::Get(Napi::Env env) {
+  if (!engine_) ThrowMcppError(env, MCPP_ERR_CLOSED, "engine was freed");
+  return engine_;
+}
+
+// recv(frame, now, sink) -> true to forward the frame, false if consumed.
+Napi::Value EngineWrap::Recv(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_engine *e = Get(env);
+  std::string frame = info[0].As<Napi::String>().Utf8Value();
+  SinkScope scope(this, info, 2);
+  int rc = mcpp_engine_recv(e, frame.data(), frame.size(), NowArg(info, 1));
+  scope.Rethrow();
+  if (rc < 0) ThrowMcppError(env, rc);
+  return Napi::Boolean::New(env, rc == MCPP_RECV_FORWARD);
+}
+
+Napi::Value EngineWrap::Touch(const Napi::CallbackInfo &info) {
+  mcpp_engine_touch(Get(info.Env()), NowArg(info, 0));
+  return info.Env().Undefined();
+}
+
+Napi::Value EngineWrap::ObserveOutbound(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_engine *e = Get(env);
+  std::string frame = info[0].As<Napi::String>().Utf8Value();
+  SinkScope scope(this, info, 2);
+  int rc = mcpp_engine_observe_outbound(e, frame.data(), frame.size(), NowArg(info, 1));
+  scope.Rethrow();
+  return Napi::Number::New(env, rc);
+}
+
+// ping(timeoutMs, now, sink) -> the ping's seq; throws on MCPP_ERR_*.
+Napi::Value EngineWrap::Ping(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_engine *e = Get(env);
+  uint32_t timeout = info[0].IsNumber() ? info[0].As<Napi::Number>().Uint32Value() : 0;
+  uint64_t seq = 0;
+  SinkScope scope(this, info, 2);
+  int rc = mcpp_engine_ping(e, timeout, NowArg(info, 1), &seq);
+  scope.Rethrow();
+  if (rc < 0) ThrowMcppError(env, rc);
+  return Napi::Number::New(env, static_cast<double>(seq));
+}
+
+Napi::Value EngineWrap::CancelPing(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint64_t seq = static_cast<uint64_t>(info[0].As<Napi::Number>().Int64Value());
+  return Napi::Boolean::New(env, mcpp_engine_cancel_ping(Get(env), seq) == 0);
+}
+
+// nextDeadline() -> monotonic µs, or -1 when nothing is scheduled.
+Napi::Value EngineWrap::NextDeadline(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint64_t d = mcpp_engine_next_deadline(Get(env));
+  return Napi::Number::New(env, d == UINT64_MAX ? -1.0 : static_cast<double>(d));
+}
+
+Napi::Value EngineWrap::OnTimer(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_engine *e = Get(env);
+  SinkScope scope(this, info, 1);
+  int rc = mcpp_engine_on_timer(e, NowArg(info, 0));
+  scope.Rethrow();
+  return Napi::Number::New(env, rc);
+}
+
+// close(err, reason, now, sink)
+Napi::Value EngineWrap::Close(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_engine *e = Get(env);
+  int err = info[0].IsNumber() ? info[0].As<Napi::Number>().Int32Value() : 0;
+  std::string reason;
+  bool has_reason = info.Length() > 1 && info[1].IsString();
+  if (has_reason) reason = info[1].As<Napi::String>().Utf8Value();
+  SinkScope scope(this, info, 3);
+  mcpp_engine_close(e, err, has_reason ? reason.c_str() : nullptr, NowArg(info, 2));
+  scope.Rethrow();
+  return env.Undefined();
+}
+
+Napi::Value EngineWrap::SetSessionId(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string sid = info[0].ToString().Utf8Value();
+  int rc = mcpp_engine_set_session_id(Get(env), sid.c_str());
+  if (rc < 0) ThrowMcppError(env, rc);
+  return env.Undefined();
+}
+
+Napi::Value EngineWrap::SetReconnectAttempt(const Napi::CallbackInfo &info) {
+  mcpp_engine_set_reconnect_attempt(Get(info.Env()), info[0].As<Napi::Number>().Uint32Value());
+  return info.Env().Undefined();
+}
+
+Napi::Value EngineWrap::RecordReconnect(const Napi::CallbackInfo &info) {
+  mcpp_engine *e = Get(info.Env());
+  SinkScope scope(this, info, 1);
+  mcpp_engine_record_reconnect(e, NowArg(info, 0));
+  scope.Rethrow();
+  return info.Env().Undefined();
+}
+
+Napi::Value EngineWrap::Info(const Napi::CallbackInfo &info) {
+  mcpp_engine_info ei{};
+  mcpp_engine_get_info(Get(info.Env()), &ei);
+  return InfoToJs(info.Env(), ei);
+}
+
+Napi::Value EngineWrap::Healthy(const Napi::CallbackInfo &info) {
+  return Napi::Boolean::New(info.Env(), mcpp_engine_healthy(Get(info.Env()), NowArg(info, 0)) != 0);
+}
+
+// inFlight() -> [{id, method, sentAtUs}] in send order.
+Napi::Value EngineWrap::InFlight(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  struct Ctx {
+    Napi::Env env;
+    Napi::Array arr;
+    uint32_t n;
+  } ctx{env, Napi::Array::New(env), 0};
+  mcpp_engine_foreach_in_flight(
+      Get(env),
+      [](const char *id, size_t id_len, const char *method, uint64_t sent_at, void *arg) {
+        Ctx *c = static_cast<Ctx *>(arg);
+        Napi::Object o = Napi::Object::New(c->env);
+        o.Set("id", Napi::String::New(c->env, id, id_len));
+        o.Set("method", method ? Napi::Value(Napi::String::New(c->env, method)) : c->env.Null());
+        o.Set("sentAtUs", static_cast<double>(sent_at));
+        c->arr.Set(c->n++, o);
+      },
+      &ctx);
+  return ctx.arr;
+}
+
+Napi::Value EngineWrap::Free(const Napi::CallbackInfo &info) {
+  mcpp_engine_free(engine_);
+  engine_ = nullptr;
+  return info.Env().Undefined();
+}
+
+}  // namespace mcpping_node

@@ -1,0 +1,88 @@
+'use strict';
+/**
+ * Typed errors. A ping settles with exactly one of these or its RTT, so
+ * callers can tell "the peer is slow" from "the peer said no" from "the peer
+ * cannot ping" without parsing messages.
+ */
+
+/** Base class of every error mcpping raises. */
+class McppError extends Error {
+  /**
+   * @param {string} message
+   * @param {{code?: string|number, errno?: number, cause?: unknown}} [opts]
+   */
+  constructor(message, opts = {}) {
+    super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
+    this.name = this.constructor.name;
+    if (opts.code !== undefined) this.code = opts.code;
+    if (opts.errno !== undefined) this.errno = opts.errno;
+  }
+}
+
+/** The peer did not answer the ping within its timeout. */
+class PingTimeoutError extends McppError {
+  /** @param {number} timeoutMs */
+  constructor(timeoutMs) {
+    super(`no answer to ping after ${timeoutMs} ms`, { code: 'PING_TIMEOUT' });
+    this.timeoutMs = timeoutMs;
+  }
+}
+
+/** The peer answered the ping with a JSON-RPC error. `code` is its code. */
+class PingError extends McppError {
+  /** @param {number} code @param {string} message */
+  constructor(code, message) {
+    super(message || `ping failed with code ${code}`, { code });
+  }
+}
+
+/** The peer's pong had no `result` object. */
+class PingInvalidError extends McppError {
+  /** @param {string} [message] */
+  constructor(message) {
+    super(message || 'result is not an object', { code: 'PING_INVALID' });
+  }
+}
+
+/**
+ * The peer does not support ping (-32601/-32602, or a protocol version
+ * without ping). The connection stays usable; the peer is not dead.
+ */
+class PingUnsupportedError extends McppError {
+  /** @param {number|null} code @param {string} [message] */
+  constructor(code, message) {
+    super(message || 'ping unsupported', { code: 'PING_UNSUPPORTED' });
+    this.rpcCode = code;
+  }
+}
+
+/** The connection is closed or closing. */
+class ClosedError extends McppError {
+  /** @param {string} [message] */
+  constructor(message) {
+    super(message || 'the connection is closed', { code: 'MCPP_ERR_CLOSED' });
+  }
+}
+
+/**
+ * Builds an McppError for a native MCPP_ERR_* code.
+ * @param {object} binding the addon
+ * @param {number} err negative MCPP_ERR_* code
+ * @param {string} [detail]
+ */
+function fromCode(binding, err, detail) {
+  const name = binding.errname(err);
+  if (name === 'MCPP_ERR_CLOSED' || name === 'MCPP_ERR_NOT_FOUND') return new ClosedError(detail);
+  if (name === 'MCPP_ERR_UNSUPPORTED') return new PingUnsupportedError(null, detail);
+  return new McppError(detail || binding.strerror(err), { code: name, errno: err });
+}
+
+module.exports = {
+  McppError,
+  PingTimeoutError,
+  PingError,
+  PingInvalidError,
+  PingUnsupportedError,
+  ClosedError,
+  fromCode,
+};

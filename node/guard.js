@@ -1,0 +1,170 @@
+'use strict';
+/**
+ * guard(transport, {role, keepalive}): wraps any SDK Transport (stdio,
+ * Streamable HTTP, in-memory, ...) with the mcpping engine as middleware.
+ * The returned object is itself a Transport: give it to Client.connect or
+ * Server.connect instead of the inner one. Pings from the peer are
+ * answered by the engine and never reach the SDK session; keepalive pings
+ * go out through the inner transport; everything else passes unchanged.
+ */
+const { EventEmitter } = require('node:events');
+const { EngineDriver } = require('./engine_driver');
+
+const FRAME_PONG = 1;
+
+class GuardedTransport extends EventEmitter {
+  /**
+   * @param {object} inner an SDK Transport
+   * @param {{role?: 'client'|'server', keepalive?: object, records?: string|Function|object,
+   *          transport?: 'stdio'|'streamable-http'|'custom', peerName?: string}} [options]
+   */
+  constructor(inner, options = {}) {
+    super();
+    if (!inner || typeof inner.send !== 'function' || typeof inner.start !== 'function') {
+      throw new TypeError('guard: expected an SDK Transport (start, send, close)');
+    }
+    this.inner = inner;
+    this.role = options.role || 'client';
+    /** @type {((message: object, extra?: object) => void)|undefined} */
+    this.onmessage = undefined;
+    /** @type {(() => void)|undefined} */
+    this.onclose = undefined;
+    /** @type {((error: Error) => void)|undefined} */
+    this.onerror = undefined;
+    this.driver = new EngineDriver({
+      role: this.role,
+      transport: options.transport || detectTransport(inner),
+      keepalive: options.keepalive,
+      peerName: options.peerName,
+      records: options.records,
+      write: (frame, kind) => this.writeEngineFrame(frame, kind),
+      deliver: (frame) => this.deliverSynthetic(frame),
+    });
+    // Re-emit the engine's events from the transport object.
+    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'record']) {
+      this.driver.on(name, (ev) => this.emit(name, ev));
+    }
+    inner.onmessage = (message, extra) => this.onInnerMessage(message, extra);
+    inner.onclose = () => this.onInnerClose();
+    inner.onerror = (err) => {
+      if (this.onerror) this.onerror(err);
+    };
+  }
+
+  /** @returns {string|undefined} the inner transport's session id */
+  get sessionId() {
+    return this.inner.sessionId;
+  }
+
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  get state() {
+    return this.driver.state;
+  }
+
+  /** @returns {object} engine counters, state and health */
+  get stats() {
+    return this.driver.stats;
+  }
+
+  /** Starts the inner transport. */
+  async start() {
+    await this.inner.start();
+  }
+
+  /**
+   * Sends an application message through the inner transport.
+   * @param {object} message
+   * @param {object} [options] TransportSendOptions, passed through
+   */
+  async send(message, options) {
+    this.driver.observeOutbound(JSON.stringify(message));
+    this.syncSession();
+    await this.inner.send(message, options);
+    this.syncSession();
+  }
+
+  /** Closes the inner transport (onclose follows from it). */
+  async close() {
+    await this.inner.close();
+    if (!this.driver.closed) this.onInnerClose();
+  }
+
+  /** @param {string} version */
+  setProtocolVersion(version) {
+    if (typeof this.inner.setProtocolVersion === 'function') this.inner.setProtocolVersion(version);
+  }
+
+  /**
+   * Pings the peer through the inner transport.
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
+   * @returns {Promise<number>} RTT in ms
+   */
+  ping(opts) {
+    return this.driver.ping(opts);
+  }
+
+  // ---- internals
+
+  onInnerMessage(message, extra) {
+    this.syncSession();
+    if (!this.driver.recv(JSON.stringify(message))) return;
+    if (this.onmessage) this.onmessage(message, extra);
+  }
+
+  onInnerClose() {
+    if (!this.driver.closed) this.driver.close('transport closed');
+    if (this.onclose) {
+      const cb = this.onclose;
+      this.onclose = undefined;
+      cb();
+    }
+  }
+
+  /**
+   * Writes a frame the engine produced (our ping, our pong, a cancel).
+   * @param {string} frame
+   * @param {number} kind
+   */
+  writeEngineFrame(frame, kind) {
+    const message = JSON.parse(frame);
+    // A pong answers a request: on HTTP servers it must go back on the
+    // stream of that request.
+    const options = kind === FRAME_PONG ? { relatedRequestId: message.id } : undefined;
+    this.inner.send(message, options).catch((err) => {
+      if (this.onerror) this.onerror(err);
+    });
+  }
+
+  /** @param {string} frame a synthetic error for a timed-out app request */
+  deliverSynthetic(frame) {
+    if (this.onmessage) this.onmessage(JSON.parse(frame));
+  }
+
+  syncSession() {
+    const sid = this.inner.sessionId;
+    if (sid && sid !== this.lastSessionId) {
+      this.lastSessionId = sid;
+      this.driver.setSessionId(sid);
+    }
+  }
+}
+
+/** @returns {'stdio'|'streamable-http'|'custom'} a guess from the class name */
+function detectTransport(inner) {
+  const name = inner && inner.constructor ? inner.constructor.name : '';
+  if (/StreamableHTTP/i.test(name)) return 'streamable-http';
+  if (/Stdio/i.test(name)) return 'stdio';
+  return 'custom';
+}
+
+/**
+ * Wraps an SDK Transport with the mcpping engine.
+ * @param {object} transport
+ * @param {{role?: 'client'|'server', keepalive?: object, records?: string|Function|object}} [options]
+ * @returns {GuardedTransport}
+ */
+function guard(transport, options) {
+  return new GuardedTransport(transport, options);
+}
+
+module.exports = { guard, GuardedTransport };

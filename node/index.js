@@ -1,0 +1,25 @@
+'use strict';
+/**
+ * mcpping: the liveness layer for Model Context Protocol connections.
+ */
+const { binding } = require('./runtime');
+const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
+const { StdioClientTransport } = require('./transport');
+const { guard, GuardedTransport } = require('./guard');
+const errors = require('./errors');
+
+module.exports = {
+  version: binding.version,
+  PROTOCOL_VERSION,
+  connect,
+  Peer,
+  StdioClientTransport,
+  guard,
+  GuardedTransport,
+  McppError: errors.McppError,
+  PingTimeoutError: errors.PingTimeoutError,
+  PingError: errors.PingError,
+  PingInvalidError: errors.PingInvalidError,
+  PingUnsupportedError: errors.PingUnsupportedError,
+  ClosedError: errors.ClosedError,
+};

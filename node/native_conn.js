@@ -1,0 +1,209 @@
+'use strict';
+/**
+ * One stdio connection served by the native runtime: spawn, send, ping,
+ * close, and the routing of its items to an owner (Peer or
+ * StdioClientTransport). Ping outcomes are matched to their promises here.
+ */
+const path = require('node:path');
+const { binding, Hold, register, newToken } = require('./runtime');
+const { toNativeSettings } = require('./settings');
+const errors = require('./errors');
+
+const OUTCOMES = new Set(['pong', 'timeout', 'ping_error', 'unsupported']);
+
+/**
+ * @typedef {object} ConnOwner
+ * @property {(text: string) => void} onMessage an inbound application frame
+ * @property {(event: object) => void} onEvent an engine event
+ * @property {(json: string) => void} onRecord a governance record
+ * @property {(chunk: Buffer) => void} onStderr server stderr (stderr: 'pipe')
+ * @property {(info: object) => void} onClosed the last call
+ */
+
+class NativeConn {
+  /**
+   * Spawns the server. Throws McppError (code MCPP_ERR_SPAWN, ...) on failure.
+   * @param {{command: string, args?: string[], env: string[]|null, cwd?: string,
+   *          stderr?: string, killGraceMs?: number}} params
+   * @param {object} settings public keepalive options plus role/transport
+   * @param {ConnOwner} owner
+   */
+  constructor(params, settings, owner) {
+    this.owner = owner;
+    this.closed = false;
+    this.closeInfo = null;
+    /** @type {Map<number, {resolve: Function, reject: Function, hold: Hold, timeoutMs: number}>} */
+    this.pings = new Map();
+    this.closeWaiters = [];
+    this.closeHold = new Hold();
+    const native = toNativeSettings(settings, {
+      role: 'client',
+      transport: 'stdio',
+      peerName: path.basename(params.command),
+    });
+    this.timeoutMs = native.timeoutMs || binding.defaultSettings().timeoutMs;
+    try {
+      this.id = binding.spawn(native, {
+        file: params.command,
+        args: [params.command, ...(params.args || [])],
+        env: params.env,
+        cwd: params.cwd,
+        stderr: params.stderr || 'inherit',
+        killGraceMs: params.killGraceMs,
+      });
+    } catch (err) {
+      throw new errors.McppError(err.message, { code: err.code, errno: err.errno, cause: err });
+    }
+    register(this.id, this);
+  }
+
+  /** @returns {object|null} engine counters and state, null once closed */
+  info() {
+    return this.closed ? null : binding.info(this.id);
+  }
+
+  /**
+   * Queues one application frame.
+   * @param {string} text one JSON-RPC message without newline
+   */
+  send(text) {
+    if (this.closed) throw new errors.ClosedError();
+    const rc = binding.send(this.id, text);
+    if (rc < 0) throw errors.fromCode(binding, rc);
+  }
+
+  /**
+   * Sends a manual ping.
+   * @param {number} [timeoutMs]
+   * @param {AbortSignal} [signal]
+   * @returns {Promise<object>} the pong event (rttUs set)
+   */
+  ping(timeoutMs, signal) {
+    if (signal && signal.aborted) return Promise.reject(signal.reason);
+    if (this.closed) return Promise.reject(new errors.ClosedError());
+    const token = newToken();
+    const rc = binding.ping(this.id, timeoutMs || 0, token);
+    if (rc < 0) return Promise.reject(errors.fromCode(binding, rc));
+    const hold = new Hold();
+    hold.take();
+    return new Promise((resolve, reject) => {
+      const entry = { resolve, reject, hold, timeoutMs: timeoutMs || this.timeoutMs, signal, onAbort: null };
+      if (signal) {
+        // The runtime has no cancel; the late outcome is dropped by token.
+        entry.onAbort = () => this.settlePing(token, null, signal.reason);
+        signal.addEventListener('abort', entry.onAbort, { once: true });
+      }
+      this.pings.set(token, entry);
+    });
+  }
+
+  /**
+   * Settles one pending ping (no-op if already settled).
+   * @param {number} token
+   * @param {object|null} value
+   * @param {Error} [error]
+   */
+  settlePing(token, value, error) {
+    const entry = this.pings.get(token);
+    if (!entry) return;
+    this.pings.delete(token);
+    entry.hold.release();
+    if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
+    if (error) entry.reject(error);
+    else entry.resolve(value);
+  }
+
+  /**
+   * Closes: SIGTERM to the server's process group, SIGKILL after the grace,
+   * reap. Resolves with the close info once everything is gone.
+   * @returns {Promise<object>}
+   */
+  close() {
+    if (this.closeInfo) return Promise.resolve(this.closeInfo);
+    return new Promise((resolve) => {
+      this.closeWaiters.push(resolve);
+      if (this.closeWaiters.length === 1) {
+        this.closeHold.take();
+        // An error here means it is already closing: its closed item is on the way.
+        binding.close(this.id);
+      }
+    });
+  }
+
+  /** Routes one native item (called by the runtime dispatcher). */
+  onItem(item) {
+    switch (item.kind) {
+      case 'message':
+        this.owner.onMessage(item.data);
+        break;
+      case 'event':
+        this.onEvent(item.event);
+        break;
+      case 'record':
+        this.owner.onRecord(item.data);
+        break;
+      case 'stderr':
+        this.owner.onStderr(item.data);
+        break;
+      case 'ping_failed':
+        this.settlePing(item.token, null, errors.fromCode(binding, item.error));
+        break;
+      case 'closed':
+        this.onClosed(item);
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** @param {object} ev */
+  onEvent(ev) {
+    if (ev.type === 'closed') this.closedEvent = ev;
+    this.owner.onEvent(ev);
+    if (!ev.manual || !ev.token || !OUTCOMES.has(ev.type)) return;
+    const entry = this.pings.get(ev.token);
+    if (!entry) return;
+    if (ev.type === 'pong') this.settlePing(ev.token, ev);
+    else this.settlePing(ev.token, null, outcomeError(ev, entry.timeoutMs));
+  }
+
+  /** @param {object} item the CLOSED item */
+  onClosed(item) {
+    this.closed = true;
+    const ev = this.closedEvent;
+    this.closeInfo = {
+      error: item.errorName || null,
+      reason: item.reason,
+      exitStatus: item.exitStatus,
+      termSignal: item.termSignal,
+      inFlight: ev ? ev.inFlight : 0,
+      disposition: ev ? ev.disposition : 'continued',
+    };
+    for (const token of [...this.pings.keys()]) {
+      this.settlePing(token, null, new errors.ClosedError(`connection closed: ${item.reason}`));
+    }
+    this.closeHold.release();
+    const waiters = this.closeWaiters.splice(0);
+    this.owner.onClosed(this.closeInfo);
+    for (const resolve of waiters) resolve(this.closeInfo);
+  }
+}
+
+/**
+ * The error a failed ping outcome rejects with.
+ * @param {object} ev a timeout, ping_error or unsupported event
+ * @param {number} timeoutMs
+ */
+function outcomeError(ev, timeoutMs) {
+  if (ev.type === 'unsupported') return new errors.PingUnsupportedError(ev.errorCode || null, ev.message || undefined);
+  if (ev.type === 'ping_error') {
+    if (ev.invalid) return new errors.PingInvalidError(ev.message || undefined);
+    return new errors.PingError(ev.errorCode, ev.message || '');
+  }
+  if (ev.errorCode && binding.errname(ev.errorCode) === 'MCPP_ERR_CLOSED') {
+    return new errors.ClosedError('connection closed before the pong');
+  }
+  return new errors.PingTimeoutError(ev.timeoutMs || timeoutMs);
+}
+
+module.exports = { NativeConn, outcomeError };

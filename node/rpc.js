@@ -1,0 +1,79 @@
+'use strict';
+/**
+ * A minimal JSON-RPC requester: ids, pending promises, timeouts. Shared by
+ * Peer (stdio) and the CLI's HTTP session.
+ */
+const { McppError } = require('./errors');
+
+/** A JSON-RPC error answer, as an exception. */
+class RpcError extends McppError {
+  /** @param {{code: number, message: string, data?: unknown}} error */
+  constructor(error) {
+    super(error && error.message ? error.message : 'JSON-RPC error', { code: error ? error.code : undefined });
+    this.data = error ? error.data : undefined;
+  }
+}
+
+class RpcRequester {
+  /** @param {string} prefix id prefix, so ours never collide with the engine's */
+  constructor(prefix) {
+    this.prefix = prefix;
+    this.next = 1;
+    /** @type {Map<string|number, {resolve: Function, reject: Function, timer: NodeJS.Timeout|null}>} */
+    this.pending = new Map();
+  }
+
+  /**
+   * Builds a request and registers its promise.
+   * @param {string} method
+   * @param {object|undefined} params
+   * @param {number} timeoutMs 0 for none
+   * @returns {{message: object, promise: Promise<object>}}
+   */
+  create(method, params, timeoutMs) {
+    const id = `${this.prefix}${this.next++}`;
+    const message = { jsonrpc: '2.0', id, method };
+    if (params !== undefined) message.params = params;
+    const promise = new Promise((resolve, reject) => {
+      const entry = { resolve, reject, timer: null };
+      if (timeoutMs > 0) {
+        entry.timer = setTimeout(() => {
+          this.pending.delete(id);
+          reject(new McppError(`${method}: no answer after ${timeoutMs} ms`, { code: 'REQUEST_TIMEOUT' }));
+        }, timeoutMs);
+      }
+      this.pending.set(id, entry);
+    });
+    return { message, promise };
+  }
+
+  /**
+   * Settles the request this message answers.
+   * @param {object} msg a parsed inbound message
+   * @returns {boolean} true if it was an answer to one of ours
+   */
+  handle(msg) {
+    if (!msg || typeof msg !== 'object' || msg.method !== undefined || msg.id === undefined) return false;
+    const entry = this.pending.get(msg.id);
+    if (!entry) return false;
+    this.pending.delete(msg.id);
+    if (entry.timer) clearTimeout(entry.timer);
+    if (msg.error !== undefined) entry.reject(new RpcError(msg.error));
+    else entry.resolve(msg.result);
+    return true;
+  }
+
+  /**
+   * Rejects every pending request.
+   * @param {Error} err
+   */
+  failAll(err) {
+    for (const [id, entry] of this.pending) {
+      this.pending.delete(id);
+      if (entry.timer) clearTimeout(entry.timer);
+      entry.reject(err);
+    }
+  }
+}
+
+module.exports = { RpcRequester, RpcError };

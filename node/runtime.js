@@ -1,0 +1,82 @@
+'use strict';
+/**
+ * The JavaScript side of the per-environment runtime: routes each batch of
+ * native items to its connection, and decides when mcpping keeps the
+ * process alive.
+ *
+ * Liveness policy: the native wake-up function is unreferenced by default,
+ * so an idle mcpping never keeps a process alive. It is referenced while at
+ * least one Hold is taken: a ping, request or close being awaited, a peer
+ * running keepalive (unless `peer.unref()`), or an open
+ * StdioClientTransport (as the SDK's child-process transport would).
+ */
+const binding = require('./binding');
+
+/** @type {Map<number, {onItem: (item: object) => void}>} */
+const conns = new Map();
+let holds = 0;
+let nextToken = 1;
+
+/**
+ * Delivers one batch, in order. A throwing handler does not stop the rest
+ * of the batch; its error is rethrown asynchronously as uncaught.
+ * @param {object[]} items
+ */
+function dispatch(items) {
+  for (const item of items) {
+    const handler = conns.get(item.conn);
+    if (item.kind === 'closed') conns.delete(item.conn);
+    if (!handler) continue;
+    try {
+      handler.onItem(item);
+    } catch (err) {
+      process.nextTick(() => {
+        throw err;
+      });
+    }
+  }
+}
+
+binding.setDispatch(dispatch);
+
+/** A reason to keep the process alive; release() is idempotent. */
+class Hold {
+  constructor() {
+    this.held = false;
+  }
+
+  /** Takes the hold (no-op if already taken). */
+  take() {
+    if (this.held) return;
+    this.held = true;
+    if (holds++ === 0) binding.ref();
+  }
+
+  /** Releases the hold (no-op if not taken). */
+  release() {
+    if (!this.held) return;
+    this.held = false;
+    if (--holds === 0) binding.unref();
+  }
+}
+
+/**
+ * Registers a handler for a connection's items.
+ * @param {number} connId
+ * @param {{onItem: (item: object) => void}} handler
+ */
+function register(connId, handler) {
+  conns.set(connId, handler);
+}
+
+/** @returns {number} a fresh token for a manual ping */
+function newToken() {
+  return nextToken++;
+}
+
+/** @returns {number} holds currently taken (for tests) */
+function holdCount() {
+  return holds;
+}
+
+module.exports = { binding, Hold, register, newToken, holdCount };

@@ -1,0 +1,177 @@
+'use strict';
+/**
+ * StdioClientTransport: the official SDK's Transport interface over the
+ * native runtime, so `client.connect(transport)` works unchanged while pings
+ * (the server's and ours) are answered and timed in C, even while the
+ * JavaScript thread is busy.
+ */
+const { EventEmitter } = require('node:events');
+const { PassThrough } = require('node:stream');
+const { NativeConn } = require('./native_conn');
+const { Hold } = require('./runtime');
+const { makeRecordSink } = require('./records');
+const { childEnvironment } = require('./settings');
+const { McppError, ClosedError } = require('./errors');
+
+class StdioClientTransport extends EventEmitter {
+  /**
+   * @param {{command: string, args?: string[], env?: Record<string,string>,
+   *          cwd?: string, stderr?: 'inherit'|'pipe'|'ignore'}} params as the SDK's
+   *   StdioServerParameters; env is added to the SDK's safe default subset
+   * @param {{keepalive?: object, records?: string|Function|object}} [options]
+   */
+  constructor(params, options = {}) {
+    super();
+    if (!params || typeof params.command !== 'string') {
+      throw new TypeError('StdioClientTransport: params.command must be a string');
+    }
+    this.params = params;
+    this.options = options;
+    this.records = makeRecordSink(options.records);
+    this.conn = null;
+    this._state = 'alive';
+    this._stderr = params.stderr === 'pipe' ? new PassThrough() : null;
+    // Like the SDK's child-process transport, an open transport keeps the
+    // process alive; unref() opts out.
+    this.openHold = new Hold();
+    this.wantRef = true;
+    /** @type {((message: object, extra?: object) => void)|undefined} */
+    this.onmessage = undefined;
+    /** @type {(() => void)|undefined} */
+    this.onclose = undefined;
+    /** @type {((error: Error) => void)|undefined} */
+    this.onerror = undefined;
+    this.sessionId = undefined;
+  }
+
+  /** Spawns the server. Call once (Client.connect calls it). */
+  async start() {
+    if (this.conn) {
+      throw new Error('StdioClientTransport already started! If using Client class, note that connect() calls start() automatically.');
+    }
+    const env = childEnvironment(this.params.env, false);
+    try {
+      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env }, this.options.keepalive, this);
+    } catch (err) {
+      if (this.onerror) this.onerror(err);
+      throw err;
+    }
+    if (this.wantRef) this.openHold.take();
+  }
+
+  /**
+   * Sends one JSON-RPC message.
+   * @param {object} message
+   */
+  async send(message) {
+    if (!this.conn || this.conn.closed) throw new ClosedError('Not connected');
+    this.conn.send(JSON.stringify(message));
+  }
+
+  /** Closes the connection; resolves once the server is reaped. */
+  async close() {
+    if (!this.conn) return;
+    await this.conn.close();
+  }
+
+  /** Protocol version negotiated by the SDK (the engine learns it itself). */
+  setProtocolVersion(version) {
+    this.protocolVersion = version;
+  }
+
+  /** @returns {number|null} the server's pid (also its process group id) */
+  get pid() {
+    if (!this.conn || this.conn.closed) return null;
+    const info = this.conn.info();
+    return info && info.pid ? info.pid : this.conn.pid || null;
+  }
+
+  /** @returns {import('node:stream').PassThrough|null} server stderr when stderr: 'pipe' */
+  get stderr() {
+    return this._stderr;
+  }
+
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  get state() {
+    return this._state;
+  }
+
+  /** @returns {object} engine counters and state */
+  get stats() {
+    const info = this.conn ? this.conn.info() : null;
+    return info || { state: this._state, healthy: false };
+  }
+
+  /**
+   * Pings the server from mcpping (the SDK's client.ping() works too).
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
+   * @returns {Promise<number>} RTT in ms
+   */
+  async ping(opts = {}) {
+    if (!this.conn) throw new ClosedError('Not connected');
+    const ev = await this.conn.ping(opts.timeoutMs, opts.signal);
+    return ev.rttUs / 1000;
+  }
+
+  /** Keeps the process alive while the transport is open (default). */
+  ref() {
+    this.wantRef = true;
+    if (this.conn && !this.conn.closed) this.openHold.take();
+    return this;
+  }
+
+  /** Lets the process exit while the transport is open. */
+  unref() {
+    this.wantRef = false;
+    this.openHold.release();
+    return this;
+  }
+
+  // ---- ConnOwner
+
+  /** @param {string} text */
+  onMessage(text) {
+    let message;
+    try {
+      message = JSON.parse(text);
+    } catch (err) {
+      if (this.onerror) this.onerror(new McppError(`invalid JSON from server: ${err.message}`, { code: 'PARSE' }));
+      return;
+    }
+    if (!message || typeof message !== 'object' || message.jsonrpc !== '2.0') {
+      if (this.onerror) this.onerror(new McppError('not a JSON-RPC 2.0 message', { code: 'PARSE' }));
+      return;
+    }
+    if (this.onmessage) this.onmessage(message);
+  }
+
+  /** @param {object} ev */
+  onEvent(ev) {
+    this._state = ev.state;
+    if (ev.type === 'closed') return;
+    this.emit(ev.type, ev);
+  }
+
+  /** @param {string} json */
+  onRecord(json) {
+    this.records.write(json);
+    if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(json));
+  }
+
+  /** @param {Buffer} chunk */
+  onStderr(chunk) {
+    if (this._stderr) this._stderr.write(chunk);
+  }
+
+  /** @param {object} info */
+  onClosed(info) {
+    this._state = 'closed';
+    this.openHold.release();
+    this.records.close();
+    if (this._stderr) this._stderr.end();
+    this.emit('closed', info);
+    if (this.onclose) this.onclose();
+  }
+}
+
+module.exports = { StdioClientTransport };
