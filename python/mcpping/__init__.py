@@ -1,0 +1,34 @@
+"""mcpping: the liveness layer for Model Context Protocol connections.
+
+Quick start::
+
+    import mcpping
+
+    async with mcpping.connect(["python", "-m", "mcpping.demo"],
+                               keepalive=mcpping.KeepAlive(interval=10)) as peer:
+        rtt = await peer.ping(timeout=2)
+        peer.on("stale", lambda ev: print("server is gone", ev))
+        print(peer.stats)
+
+Pings are sent, answered and timed by a native I/O thread, so they work
+while the asyncio loop or the GIL is busy. ``mcpping.sdk.stdio_client`` is a
+drop-in for the official SDK's stdio transport; ``mcpping.guard`` wraps any
+transport's streams, in the client or the server role.
+"""
+
+from ._native import VERSION as __version__
+from .errors import (
+    MCPPingError, PeerClosed, PingError, PingFailure, PingInvalid, PingTimeout, PingUnsupported,
+    SpawnError,
+)
+from .events import EVENT_NAMES, Event
+from .guard import Guard, guard
+from .keepalive import KeepAlive
+from .peer import CloseInfo, HandshakeError, Peer, connect
+from .stats import Stats
+
+__all__ = [
+    "__version__", "connect", "guard", "Peer", "Guard", "KeepAlive", "Event", "EVENT_NAMES",
+    "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
+    "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError",
+]

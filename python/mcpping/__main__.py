@@ -1,0 +1,5 @@
+"""``python -m mcpping``: the mcpping command."""
+
+from .cli import main
+
+raise SystemExit(main())

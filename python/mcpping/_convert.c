@@ -1,0 +1,160 @@
+/*
+ * Conversions between mcpping's C structs and Python objects, shared by the
+ * runtime binding and the engine binding.
+ */
+#include "_native.h"
+
+/* Reads an optional unsigned field; returns 0 (absent or read) or -1. */
+static int get_u64(PyObject *dict, const char *key, unsigned long long *out,
+                   unsigned long long max) {
+  PyObject *v = PyDict_GetItemString(dict, key); /* borrowed */
+  if (v == NULL || v == Py_None) return 0;
+  unsigned long long x = PyLong_AsUnsignedLongLong(v);
+  if (x == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+  if (x > max) {
+    PyErr_Format(PyExc_ValueError, "setting %s is out of range", key);
+    return -1;
+  }
+  *out = x;
+  return 0;
+}
+
+#define U32(key, field)                                              \
+  do {                                                               \
+    unsigned long long x_ = s->field;                                \
+    if (get_u64(dict, key, &x_, UINT32_MAX) < 0) return -1;          \
+    s->field = (uint32_t)x_;                                         \
+  } while (0)
+
+int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
+                               PyObject **name_holder) {
+  *name_holder = NULL;
+  mcpp_settings_default(s);
+  if (dict == NULL || dict == Py_None) return 0;
+  if (!PyDict_Check(dict)) {
+    PyErr_SetString(PyExc_TypeError, "settings must be a dict");
+    return -1;
+  }
+  unsigned long long x;
+  x = (unsigned long long)s->role;
+  if (get_u64(dict, "role", &x, 1) < 0) return -1;
+  s->role = (mcpp_role)x;
+  x = (unsigned long long)s->transport;
+  if (get_u64(dict, "transport", &x, 2) < 0) return -1;
+  s->transport = (mcpp_transport)x;
+  x = (unsigned long long)s->on_stale;
+  if (get_u64(dict, "on_stale", &x, 1) < 0) return -1;
+  s->on_stale = (mcpp_stale_action)x;
+  U32("interval_ms", interval_ms);
+  U32("jitter_pct", jitter_pct);
+  U32("timeout_ms", timeout_ms);
+  U32("failures", failures);
+  U32("min_interval_ms", min_interval_ms);
+  U32("pause_threshold_ms", pause_threshold_ms);
+  U32("request_timeout_ms", request_timeout_ms);
+  U32("max_outstanding_pings", max_outstanding_pings);
+  x = s->clamp_interval;
+  if (get_u64(dict, "clamp_interval", &x, 1) < 0) return -1;
+  s->clamp_interval = (int)x;
+  x = s->max_line_bytes;
+  if (get_u64(dict, "max_line_bytes", &x, SIZE_MAX) < 0) return -1;
+  s->max_line_bytes = (size_t)x;
+  x = s->nonce;
+  if (get_u64(dict, "nonce", &x, UINT64_MAX) < 0) return -1;
+  s->nonce = (uint64_t)x;
+
+  PyObject *off = PyDict_GetItemString(dict, "clock_offset_us");
+  if (off != NULL && off != Py_None) {
+    long long o = PyLong_AsLongLong(off);
+    if (o == -1 && PyErr_Occurred()) return -1;
+    s->clock_offset_us = (int64_t)o;
+  }
+  PyObject *name = PyDict_GetItemString(dict, "peer_name");
+  if (name != NULL && name != Py_None) {
+    if (!PyUnicode_Check(name)) {
+      PyErr_SetString(PyExc_TypeError, "peer_name must be a str");
+      return -1;
+    }
+    *name_holder = PyUnicode_AsUTF8String(name);
+    if (*name_holder == NULL) return -1;
+    s->peer_name = PyBytes_AS_STRING(*name_holder);
+  }
+  return 0;
+}
+
+/* Sets dict[key] = value and drops the reference to value; -1 on error. */
+static int put(PyObject *dict, const char *key, PyObject *value) {
+  if (value == NULL) return -1;
+  int rc = PyDict_SetItemString(dict, key, value);
+  Py_DECREF(value);
+  return rc;
+}
+
+static PyObject *str_or_none(const char *s, Py_ssize_t len) {
+  if (s == NULL) Py_RETURN_NONE;
+  if (len < 0) len = (Py_ssize_t)strlen(s);
+  return PyUnicode_DecodeUTF8(s, len, "replace");
+}
+
+PyObject *mcpping_event_to_dict(const mcpp_event *ev) {
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+  if (put(d, "type", PyUnicode_FromString(mcpp_event_name(ev->type))) < 0 ||
+      put(d, "state", PyUnicode_FromString(mcpp_state_name(ev->state))) < 0 ||
+      put(d, "ping_seq", PyLong_FromUnsignedLongLong(ev->ping_seq)) < 0 ||
+      put(d, "manual", PyBool_FromLong(ev->manual)) < 0 ||
+      put(d, "rtt_us", PyLong_FromUnsignedLongLong(ev->rtt_us)) < 0 ||
+      put(d, "timeout_ms", PyLong_FromUnsignedLong(ev->timeout_ms)) < 0 ||
+      put(d, "error_code", PyLong_FromLongLong(ev->error_code)) < 0 ||
+      put(d, "invalid", PyBool_FromLong(ev->invalid)) < 0 ||
+      put(d, "message", str_or_none(ev->message, -1)) < 0 ||
+      put(d, "id", ev->id ? str_or_none(ev->id, (Py_ssize_t)ev->id_len)
+                          : str_or_none(NULL, 0)) < 0 ||
+      put(d, "failure_count", PyLong_FromUnsignedLong(ev->failure_count)) <
+          0 ||
+      put(d, "in_flight", PyLong_FromUnsignedLong(ev->in_flight)) < 0 ||
+      put(d, "disposition",
+          PyUnicode_FromString(mcpp_disposition_name(ev->disposition))) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}
+
+PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy) {
+  PyObject *d = PyDict_New();
+  if (d == NULL) return NULL;
+  if (put(d, "state", PyUnicode_FromString(mcpp_state_name(info->state))) <
+          0 ||
+      put(d, "unsupported", PyBool_FromLong(info->unsupported)) < 0 ||
+      put(d, "initialized", PyBool_FromLong(info->initialized)) < 0 ||
+      put(d, "protocol_version", str_or_none(info->protocol_version, -1)) <
+          0 ||
+      put(d, "peer_name", str_or_none(info->peer_name, -1)) < 0 ||
+      put(d, "failure_count", PyLong_FromUnsignedLong(info->failure_count)) <
+          0 ||
+      put(d, "in_flight", PyLong_FromUnsignedLong(info->in_flight)) < 0 ||
+      put(d, "oldest_in_flight_us",
+          PyLong_FromUnsignedLongLong(info->oldest_in_flight_us)) < 0 ||
+      put(d, "app_timeouts", PyLong_FromUnsignedLongLong(info->app_timeouts)) <
+          0 ||
+      put(d, "last_rx", PyLong_FromUnsignedLongLong(info->last_rx)) < 0 ||
+      put(d, "pings_sent", PyLong_FromUnsignedLongLong(info->pings_sent)) <
+          0 ||
+      put(d, "pongs_received",
+          PyLong_FromUnsignedLongLong(info->pongs_received)) < 0 ||
+      put(d, "ping_timeouts",
+          PyLong_FromUnsignedLongLong(info->ping_timeouts)) < 0 ||
+      put(d, "ping_errors", PyLong_FromUnsignedLongLong(info->ping_errors)) <
+          0 ||
+      put(d, "pings_answered",
+          PyLong_FromUnsignedLongLong(info->pings_answered)) < 0 ||
+      put(d, "frames_in", PyLong_FromUnsignedLongLong(info->frames_in)) < 0 ||
+      put(d, "frames_out", PyLong_FromUnsignedLongLong(info->frames_out)) <
+          0 ||
+      put(d, "healthy", PyBool_FromLong(healthy)) < 0) {
+    Py_DECREF(d);
+    return NULL;
+  }
+  return d;
+}

@@ -1,0 +1,177 @@
+"""The sans-I/O engine driven on an asyncio loop (guard and HTTP pinging).
+
+The engine reads no clock and arms no timer: this driver feeds it
+``time.monotonic_ns() // 1000`` and re-arms one ``loop.call_at`` whenever the
+engine's next deadline moves earlier, the lazy re-arm the C driver uses.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from typing import Any
+
+from . import _native
+from .errors import PeerClosed
+from .events import Event, EventHub, Listener
+from .keepalive import KeepAlive, now_us, settings as make_settings
+from .peer import _ping_outcome
+from .records import RecordSink, RecordTarget
+from .stats import Stats
+
+__all__ = ["EngineDriver"]
+
+
+class EngineDriver:
+    """An Engine plus its timer, events, stats, records and pending pings."""
+
+    def __init__(
+        self,
+        send: Callable[[int, bytes], None],
+        *,
+        keepalive: KeepAlive | None,
+        role: str = "client",
+        transport: str = "custom",
+        ping_timeout: float = 5.0,
+        request_timeout: float | None = None,
+        peer_name: str | None = None,
+        record: RecordTarget = None,
+        deliver: Callable[[bytes], None] | None = None,
+        on_stale: Callable[[], None] | None = None,
+    ) -> None:
+        self.loop = asyncio.get_running_loop()
+        self._ping_timeout = ping_timeout
+        self._events = EventHub()
+        self._stats = Stats()
+        self._state = "alive"
+        self._records = RecordSink(record)
+        self._pings: dict[int, asyncio.Future[float]] = {}
+        self._timer: asyncio.TimerHandle | None = None
+        self._timer_at: int | None = None
+        self._on_stale = on_stale
+        s = make_settings(keepalive, role=role, transport=transport, ping_timeout=ping_timeout,
+                          request_timeout=request_timeout, peer_name=peer_name)
+        self.engine = _native.Engine(s, send, self._event, self._records.write, deliver, now_us())
+        self._arm()
+
+    # ------------------------------------------------------------ public
+
+    @property
+    def state(self) -> str:
+        """``alive``, ``suspect``, ``stale`` or ``closed``."""
+        return self._state
+
+    @property
+    def stats(self) -> Stats:
+        """Ping counts and RTT figures."""
+        return self._stats
+
+    def on(self, event: str, callback: Listener) -> Callable[[], None]:
+        """Calls ``callback(Event)`` for each ``event`` ("*": all); returns a remover."""
+        return self._events.on(event, callback)
+
+    def events(self, *names: str) -> AsyncIterator[Event]:
+        """Async iterator over events, ending at ``closed``."""
+        return self._events.events(*names)
+
+    def info(self) -> dict[str, Any]:
+        """The engine's counters and flags, ``healthy`` included."""
+        return self.engine.info(now_us())
+
+    def recv(self, frame: bytes) -> bool:
+        """Feeds an inbound frame; True if the application should get it."""
+        try:
+            return self.engine.recv(frame, now_us()) == 0
+        finally:
+            self._arm()
+
+    def observe_outbound(self, frame: bytes) -> None:
+        """Tells the engine the application sends ``frame``."""
+        self.engine.observe_outbound(frame, now_us())
+        self._arm()
+
+    def set_session_id(self, session_id: str) -> None:
+        """Sets the session id printed in records."""
+        self.engine.set_session_id(session_id)
+
+    async def ping(self, timeout: float | None = None) -> float:
+        """Pings the peer; returns the RTT in seconds or raises a PingFailure."""
+        t = self._ping_timeout if timeout is None else timeout
+        try:
+            seq = self.engine.ping(max(1, int(round(t * 1000))), now_us())
+        except _native.NativeError as e:
+            from .errors import PingUnsupported
+            if e.args[0] == _native.MCPP_ERR_UNSUPPORTED:
+                raise PingUnsupported(None, "ping unsupported on this session") from None
+            raise PeerClosed(e.args[1]) from None
+        finally:
+            self._arm()
+        fut = self._pings.get(seq)
+        if fut is None:
+            # The outcome may already be known (a synchronous send error).
+            fut = self._pings[seq] = self.loop.create_future()
+        try:
+            return await fut
+        finally:
+            self._pings.pop(seq, None)
+
+    def close(self, reason: str | None = None, err: int = 0) -> None:
+        """Marks the connection closed; emits ``closed`` once."""
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None
+        self.engine.close(err, reason, now_us())
+        for fut in self._pings.values():
+            if not fut.done():
+                fut.set_exception(PeerClosed(reason or "closed"))
+        self._events.finish()
+        self._records.close()
+
+    # ------------------------------------------------------------ internals
+
+    def _event(self, d: dict[str, Any]) -> None:
+        ev = Event.from_native(d)
+        self._state = ev.state
+        if ev.name == "ping":
+            self._stats.count += 1
+            if ev.manual:
+                self._pings.setdefault(ev.ping_seq, self.loop.create_future())
+        elif ev.name == "pong" and ev.rtt is not None:
+            self._stats.add_rtt(ev.rtt)
+        elif ev.name in ("timeout", "ping_error") and ev.code != _native.MCPP_ERR_CLOSED:
+            self._stats.lost += 1
+        if ev.manual and ev.name in ("pong", "timeout", "ping_error", "unsupported"):
+            fut = self._pings.get(ev.ping_seq)
+            if fut is None:
+                fut = self._pings[ev.ping_seq] = self.loop.create_future()
+            if not fut.done():
+                out = _ping_outcome(ev)
+                if isinstance(out, BaseException):
+                    fut.set_exception(out)
+                else:
+                    fut.set_result(out)
+        self._events.emit(ev)
+        if ev.name == "stale" and self._on_stale is not None:
+            self.loop.call_soon(self._on_stale)
+
+    def _arm(self) -> None:
+        """Re-arms the timer only when the deadline moved earlier (or none is armed)."""
+        d = self.engine.next_deadline()
+        if d is None or self._state == "closed":
+            return
+        if self._timer is not None and self._timer_at is not None and self._timer_at <= d:
+            return
+        if self._timer is not None:
+            self._timer.cancel()
+        self._timer_at = d
+        # loop.time() is time.monotonic(), the engine's clock in seconds.
+        self._timer = self.loop.call_at(d / 1e6, self._fire)
+
+    def _fire(self) -> None:
+        self._timer = None
+        self._timer_at = None
+        try:
+            self.engine.on_timer(now_us())
+        except _native.NativeError:
+            pass  # a failed send; the transport reports its own errors
+        self._arm()

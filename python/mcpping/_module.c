@@ -1,0 +1,501 @@
+/*
+ * mcpping._native: the module object and its binding of mcpp_runtime, the
+ * process-wide native I/O thread that spawns MCP servers, answers and times
+ * pings in C, and queues what the host must see.
+ *
+ * The I/O thread never touches Python: its notify callback only writes one
+ * byte to a non-blocking pipe whose read end the asyncio side watches with
+ * loop.add_reader. That keeps the thread out of the GIL (no stall while
+ * Python is busy, no crash or hang at interpreter shutdown) and batches
+ * wake-ups: the runtime notifies once per empty -> non-empty transition and
+ * the host drains every queued item per wake.
+ */
+#include "_native.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+
+/* Item kinds as seen by Python (the second field of each drained tuple). */
+enum { K_MESSAGE = 0, K_EVENT, K_RECORD, K_STDERR, K_CLOSED, K_PING_FAILED };
+
+PyObject *mcpping_raise(mcpping_state *st, int code, const char *message) {
+  PyObject *args = Py_BuildValue(
+      "(iss)", code, message ? message : mcpp_strerror(code),
+      mcpp_errname(code));
+  if (args != NULL) {
+    PyErr_SetObject(st->error, args);
+    Py_DECREF(args);
+  }
+  return NULL;
+}
+
+/* ------------------------------------------------------------ wake pipe */
+
+static int make_pipe(mcpping_wake *w) {
+  int fds[2];
+  if (pipe(fds) != 0) return -1;
+  for (int i = 0; i < 2; i++) {
+    fcntl(fds[i], F_SETFL, fcntl(fds[i], F_GETFL) | O_NONBLOCK);
+    fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+  }
+  w->rfd = fds[0];
+  w->wfd = fds[1];
+  return 0;
+}
+
+/* Runs on the I/O thread, without the GIL. A full pipe already means
+ * "wake pending", so EAGAIN is fine. */
+static void notify_cb(void *user_data) {
+  mcpping_wake *w = user_data;
+  int saved = errno;
+  ssize_t n;
+  do {
+    n = write(w->wfd, "!", 1);
+  } while (n < 0 && errno == EINTR);
+  errno = saved;
+}
+
+/* Empties the pipe so the next transition wakes the reader again. */
+static void clear_pipe(mcpping_wake *w) {
+  char buf[256];
+  for (;;) {
+    ssize_t n = read(w->rfd, buf, sizeof buf);
+    if (n > 0) continue;
+    if (n < 0 && errno == EINTR) continue;
+    break;
+  }
+}
+
+/* Creates the runtime on first use. Returns 0 or -1 with an exception. */
+static int ensure_runtime(mcpping_state *st) {
+  if (st->rt != NULL) return 0;
+  mcpping_wake *w = PyMem_RawMalloc(sizeof *w);
+  if (w == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  if (make_pipe(w) != 0) {
+    PyMem_RawFree(w);
+    PyErr_SetFromErrno(PyExc_OSError);
+    return -1;
+  }
+  mcpp_runtime_options opts = {notify_cb, w, NULL};
+  int rc = mcpp_runtime_new(&st->rt, &opts);
+  if (rc != 0) {
+    close(w->rfd);
+    close(w->wfd);
+    PyMem_RawFree(w);
+    st->rt = NULL;
+    mcpping_raise(st, rc, NULL);
+    return -1;
+  }
+  st->wake = w;
+  return 0;
+}
+
+/* Frees the runtime (kills and reaps every server, joins the thread). */
+static void free_runtime(mcpping_state *st, int release_gil) {
+  mcpp_runtime *rt = st->rt;
+  mcpping_wake *w = st->wake;
+  st->rt = NULL;
+  st->wake = NULL;
+  if (rt != NULL) {
+    if (release_gil) {
+      Py_BEGIN_ALLOW_THREADS mcpp_runtime_free(rt);
+      Py_END_ALLOW_THREADS
+    } else {
+      mcpp_runtime_free(rt);
+    }
+  }
+  if (w != NULL) {
+    close(w->rfd);
+    close(w->wfd);
+    PyMem_RawFree(w);
+  }
+}
+
+/* ------------------------------------------------------------ helpers */
+
+/* Converts a sequence of str/bytes to a NULL-terminated char* array of
+ * filesystem-encoded copies; *holder keeps the bytes alive. */
+static char **to_argv(PyObject *seq, PyObject **holder, const char *what) {
+  *holder = NULL;
+  PyObject *fast = PySequence_Fast(seq, what);
+  if (fast == NULL) return NULL;
+  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  PyObject *list = PyList_New(n);
+  char **argv = PyMem_Calloc((size_t)n + 1, sizeof(char *));
+  if (list == NULL || argv == NULL) {
+    Py_XDECREF(list);
+    PyMem_Free(argv);
+    Py_DECREF(fast);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *b = NULL;
+    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, i), &b)) {
+      Py_DECREF(list);
+      PyMem_Free(argv);
+      Py_DECREF(fast);
+      return NULL;
+    }
+    PyList_SET_ITEM(list, i, b);
+    argv[i] = PyBytes_AS_STRING(b);
+  }
+  Py_DECREF(fast);
+  *holder = list;
+  return argv;
+}
+
+static int get_conn_id(PyObject *o, uint64_t *id) {
+  unsigned long long v = PyLong_AsUnsignedLongLong(o);
+  if (v == (unsigned long long)-1 && PyErr_Occurred()) return -1;
+  *id = (uint64_t)v;
+  return 0;
+}
+
+/* ------------------------------------------------------------ functions */
+
+PyDoc_STRVAR(spawn_doc,
+             "spawn(handle, argv, env, cwd, settings, stderr_mode, "
+             "kill_grace_ms) -> int\n\n"
+             "Spawn a stdio MCP server on the I/O thread; return its conn id.\n"
+             "`handle` is returned with every drained item of the connection.");
+
+static PyObject *py_spawn(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *handle, *argv_obj, *env_obj, *cwd_obj, *settings_obj;
+  int stderr_mode;
+  unsigned int kill_grace_ms;
+  if (!PyArg_ParseTuple(args, "OOOOOiI:spawn", &handle, &argv_obj, &env_obj,
+                        &cwd_obj, &settings_obj, &stderr_mode,
+                        &kill_grace_ms))
+    return NULL;
+  if (stderr_mode < 0 || stderr_mode > 2) {
+    PyErr_SetString(PyExc_ValueError, "bad stderr_mode");
+    return NULL;
+  }
+  mcpp_settings settings;
+  PyObject *name_holder = NULL, *argv_holder = NULL, *env_holder = NULL,
+           *cwd_bytes = NULL, *result = NULL;
+  char **argv = NULL, **env = NULL;
+  if (mcpping_settings_from_dict(settings_obj, &settings, &name_holder) < 0)
+    goto done;
+  argv = to_argv(argv_obj, &argv_holder, "argv must be a sequence");
+  if (argv == NULL) goto done;
+  if (argv[0] == NULL) {
+    PyErr_SetString(PyExc_ValueError, "argv must not be empty");
+    goto done;
+  }
+  if (env_obj != Py_None) {
+    env = to_argv(env_obj, &env_holder, "env must be a sequence");
+    if (env == NULL) goto done;
+  }
+  if (cwd_obj != Py_None && !PyUnicode_FSConverter(cwd_obj, &cwd_bytes))
+    goto done;
+  if (ensure_runtime(st) < 0) goto done;
+
+  mcpp_spawn_options opts = {0};
+  opts.file = argv[0];
+  opts.args = argv;
+  opts.env = env;
+  opts.cwd = cwd_bytes ? PyBytes_AS_STRING(cwd_bytes) : NULL;
+  opts.stderr_mode = (mcpp_stderr_mode)stderr_mode;
+  opts.kill_grace_ms = kill_grace_ms;
+
+  char errbuf[512] = {0};
+  uint64_t conn_id = 0;
+  int rc;
+  /* The runtime holds a strong reference to handle until the CLOSED item. */
+  Py_INCREF(handle);
+  mcpp_runtime *rt = st->rt;
+  Py_BEGIN_ALLOW_THREADS rc = mcpp_runtime_spawn(
+      rt, &settings, &opts, handle, &conn_id, errbuf, sizeof errbuf);
+  Py_END_ALLOW_THREADS if (rc != 0) {
+    Py_DECREF(handle);
+    mcpping_raise(st, rc, errbuf[0] ? errbuf : NULL);
+    goto done;
+  }
+  result = PyLong_FromUnsignedLongLong(conn_id);
+
+done:
+  PyMem_Free(argv);
+  PyMem_Free(env);
+  Py_XDECREF(argv_holder);
+  Py_XDECREF(env_holder);
+  Py_XDECREF(cwd_bytes);
+  Py_XDECREF(name_holder);
+  return result;
+}
+
+PyDoc_STRVAR(send_doc, "send(conn_id, frame: bytes) -> None\n\n"
+                       "Queue one application frame (no newline).");
+
+static PyObject *py_send(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj;
+  Py_buffer frame;
+  uint64_t id;
+  if (!PyArg_ParseTuple(args, "Oy*:send", &id_obj, &frame)) return NULL;
+  if (get_conn_id(id_obj, &id) < 0) {
+    PyBuffer_Release(&frame);
+    return NULL;
+  }
+  int rc = st->rt ? mcpp_runtime_send(st->rt, id, frame.buf, (size_t)frame.len)
+                  : MCPP_ERR_NOT_FOUND;
+  PyBuffer_Release(&frame);
+  if (rc != 0) return mcpping_raise(st, rc, NULL);
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(ping_doc, "ping(conn_id, timeout_ms, token) -> None\n\n"
+                       "Queue a manual ping; its outcome is drained as an "
+                       "event carrying `token`.");
+
+static PyObject *py_ping(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj;
+  unsigned int timeout_ms;
+  unsigned long long token;
+  uint64_t id;
+  if (!PyArg_ParseTuple(args, "OIK:ping", &id_obj, &timeout_ms, &token))
+    return NULL;
+  if (get_conn_id(id_obj, &id) < 0) return NULL;
+  int rc = st->rt ? mcpp_runtime_ping(st->rt, id, timeout_ms, token)
+                  : MCPP_ERR_NOT_FOUND;
+  if (rc != 0) return mcpping_raise(st, rc, NULL);
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(close_doc, "close(conn_id) -> bool\n\n"
+                        "Queue a close; False if the connection is gone.");
+
+static PyObject *py_close(PyObject *module, PyObject *arg) {
+  mcpping_state *st = mcpping_get_state(module);
+  uint64_t id;
+  if (get_conn_id(arg, &id) < 0) return NULL;
+  int rc = st->rt ? mcpp_runtime_close(st->rt, id) : MCPP_ERR_NOT_FOUND;
+  return PyBool_FromLong(rc == 0);
+}
+
+PyDoc_STRVAR(info_doc, "info(conn_id) -> dict | None\n\n"
+                       "The engine's counters and state, None if gone.");
+
+static PyObject *py_info(PyObject *module, PyObject *arg) {
+  mcpping_state *st = mcpping_get_state(module);
+  uint64_t id;
+  if (get_conn_id(arg, &id) < 0) return NULL;
+  mcpp_engine_info info;
+  int healthy = 0;
+  memset(&info, 0, sizeof info);
+  if (st->rt == NULL || mcpp_runtime_info(st->rt, id, &info, &healthy) != 0)
+    Py_RETURN_NONE;
+  return mcpping_info_to_dict(&info, healthy);
+}
+
+/* Builds the Python tuple of one item; NULL with an exception on error. */
+static PyObject *item_to_tuple(const mcpp_item *it) {
+  PyObject *h = (PyObject *)it->conn_user_data;
+  switch (it->type) {
+    case MCPP_ITEM_MESSAGE:
+      return Py_BuildValue("(Oiy#)", h, K_MESSAGE, it->data,
+                           (Py_ssize_t)it->len);
+    case MCPP_ITEM_EVENT: {
+      PyObject *ev = mcpping_event_to_dict(&it->event);
+      if (ev == NULL) return NULL;
+      return Py_BuildValue("(OiNK)", h, K_EVENT, ev,
+                           (unsigned long long)it->ping_token);
+    }
+    case MCPP_ITEM_RECORD:
+      return Py_BuildValue("(Ois#)", h, K_RECORD, it->data,
+                           (Py_ssize_t)it->len);
+    case MCPP_ITEM_STDERR:
+      return Py_BuildValue("(Oiy#)", h, K_STDERR, it->data,
+                           (Py_ssize_t)it->len);
+    case MCPP_ITEM_CLOSED:
+      return Py_BuildValue("(Oi(isLi))", h, K_CLOSED, it->close.err,
+                           it->close.reason ? it->close.reason : "closed",
+                           (long long)it->close.exit_status,
+                           it->close.term_signal);
+    case MCPP_ITEM_PING_FAILED:
+      return Py_BuildValue("(OiKi)", h, K_PING_FAILED,
+                           (unsigned long long)it->ping_token, it->error);
+  }
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(drain_doc,
+             "drain() -> list[tuple]\n\n"
+             "Clear the wake pipe and take every queued item, oldest first,\n"
+             "as (handle, kind, ...) tuples.");
+
+static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *list = PyList_New(0);
+  if (list == NULL || st->rt == NULL) return list;
+  /* Clear first, then drain: an item queued after the drain wakes us again. */
+  clear_pipe(st->wake);
+  mcpp_item *items = mcpp_runtime_drain(st->rt);
+  int failed = 0;
+  for (mcpp_item *it = items; it != NULL; it = it->next) {
+    if (!failed) {
+      PyObject *t = item_to_tuple(it);
+      if (t == NULL || PyList_Append(list, t) < 0) failed = 1;
+      Py_XDECREF(t);
+    }
+    /* The runtime's reference to the handle ends with the CLOSED item. */
+    if (it->type == MCPP_ITEM_CLOSED) Py_XDECREF((PyObject *)it->conn_user_data);
+  }
+  mcpp_runtime_items_free(st->rt, items);
+  if (failed) {
+    Py_DECREF(list);
+    return NULL;
+  }
+  return list;
+}
+
+PyDoc_STRVAR(wake_fd_doc,
+             "wake_fd() -> int\n\n"
+             "The read end of the wake pipe (creates the runtime if needed).");
+
+static PyObject *py_wake_fd(PyObject *module, PyObject *Py_UNUSED(ignored)) {
+  mcpping_state *st = mcpping_get_state(module);
+  if (ensure_runtime(st) < 0) return NULL;
+  return PyLong_FromLong(st->wake->rfd);
+}
+
+PyDoc_STRVAR(after_fork_doc,
+             "after_fork_child() -> None\n\n"
+             "In a forked child: forget the parent's connections and give\n"
+             "the child its own wake pipe. Registered with os.register_at_fork.");
+
+static PyObject *py_after_fork_child(PyObject *module,
+                                     PyObject *Py_UNUSED(ignored)) {
+  mcpping_state *st = mcpping_get_state(module);
+  if (st->rt == NULL) Py_RETURN_NONE;
+  /* The pipe is shared with the parent: a child's wake must not reach it. */
+  mcpping_wake fresh;
+  if (make_pipe(&fresh) == 0) {
+    close(st->wake->rfd);
+    close(st->wake->wfd);
+    *st->wake = fresh;
+  }
+  mcpp_runtime_after_fork_child(st->rt);
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(shutdown_doc,
+             "shutdown() -> None\n\n"
+             "Close every connection (killing and reaping servers), stop the\n"
+             "I/O thread. A later spawn starts a fresh runtime.");
+
+static PyObject *py_shutdown(PyObject *module, PyObject *Py_UNUSED(ignored)) {
+  free_runtime(mcpping_get_state(module), 1);
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(strerror_doc, "strerror(code) -> str");
+static PyObject *py_strerror(PyObject *module, PyObject *arg) {
+  int code = PyLong_AsLong(arg);
+  if (code == -1 && PyErr_Occurred()) return NULL;
+  return PyUnicode_FromString(mcpp_strerror(code));
+}
+
+PyDoc_STRVAR(errname_doc, "errname(code) -> str");
+static PyObject *py_errname(PyObject *module, PyObject *arg) {
+  int code = PyLong_AsLong(arg);
+  if (code == -1 && PyErr_Occurred()) return NULL;
+  return PyUnicode_FromString(mcpp_errname(code));
+}
+
+static PyMethodDef module_methods[] = {
+    {"spawn", py_spawn, METH_VARARGS, spawn_doc},
+    {"send", py_send, METH_VARARGS, send_doc},
+    {"ping", py_ping, METH_VARARGS, ping_doc},
+    {"close", py_close, METH_O, close_doc},
+    {"info", py_info, METH_O, info_doc},
+    {"drain", py_drain, METH_NOARGS, drain_doc},
+    {"wake_fd", py_wake_fd, METH_NOARGS, wake_fd_doc},
+    {"after_fork_child", py_after_fork_child, METH_NOARGS, after_fork_doc},
+    {"shutdown", py_shutdown, METH_NOARGS, shutdown_doc},
+    {"strerror", py_strerror, METH_O, strerror_doc},
+    {"errname", py_errname, METH_O, errname_doc},
+    {NULL, NULL, 0, NULL}};
+
+/* ------------------------------------------------------------ module */
+
+static int module_exec(PyObject *m) {
+  mcpping_state *st = mcpping_get_state(m);
+  st->rt = NULL;
+  st->wake = NULL;
+  st->error = PyErr_NewExceptionWithDoc(
+      "mcpping._native.NativeError",
+      "An MCPP_ERR_* code from the C layer: args are (code, message, name).",
+      NULL, NULL);
+  if (st->error == NULL) return -1;
+  if (PyModule_AddObjectRef(m, "NativeError", st->error) < 0) return -1;
+  if (mcpping_engine_add_type(m, st) < 0) return -1;
+  if (PyModule_AddStringConstant(m, "VERSION", MCPP_VERSION) < 0) return -1;
+#define C(name) \
+  if (PyModule_AddIntConstant(m, #name, name) < 0) return -1
+  C(MCPP_ERR_INVALID_ARGUMENT);
+  C(MCPP_ERR_NOMEM);
+  C(MCPP_ERR_INTERVAL_TOO_SHORT);
+  C(MCPP_ERR_UNSUPPORTED);
+  C(MCPP_ERR_TOO_MANY_PINGS);
+  C(MCPP_ERR_CLOSED);
+  C(MCPP_ERR_FRAME_TOO_LARGE);
+  C(MCPP_ERR_FRAME_NEWLINE);
+  C(MCPP_ERR_SPAWN);
+  C(MCPP_ERR_FLOODED);
+  C(MCPP_ERR_IO);
+  C(MCPP_ERR_STALE);
+  C(MCPP_ERR_NOT_FOUND);
+  C(MCPP_ERR_THREAD);
+  C(MCPP_MIN_INTERVAL_FLOOR_MS);
+#undef C
+  return 0;
+}
+
+static int module_traverse(PyObject *m, visitproc visit, void *arg) {
+  mcpping_state *st = mcpping_get_state(m);
+  Py_VISIT(st->engine_type);
+  Py_VISIT(st->error);
+  return 0;
+}
+
+static int module_clear(PyObject *m) {
+  mcpping_state *st = mcpping_get_state(m);
+  Py_CLEAR(st->engine_type);
+  Py_CLEAR(st->error);
+  return 0;
+}
+
+static void module_free(void *m) {
+  /* The I/O thread never takes the GIL, so freeing here cannot deadlock. */
+  free_runtime(mcpping_get_state((PyObject *)m), 0);
+  module_clear((PyObject *)m);
+}
+
+static PyModuleDef_Slot module_slots[] = {{Py_mod_exec, module_exec},
+                                          {0, NULL}};
+
+PyDoc_STRVAR(module_doc,
+             "Native core of mcpping: the process-wide I/O runtime and the "
+             "sans-I/O engine.");
+
+static struct PyModuleDef module_def = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "mcpping._native",
+    .m_doc = module_doc,
+    .m_size = sizeof(mcpping_state),
+    .m_methods = module_methods,
+    .m_slots = module_slots,
+    .m_traverse = module_traverse,
+    .m_clear = module_clear,
+    .m_free = module_free,
+};
+
+PyMODINIT_FUNC PyInit__native(void) { return PyModuleDef_Init(&module_def); }

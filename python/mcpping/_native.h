@@ -1,0 +1,52 @@
+/*
+ * Shared declarations of the mcpping._native extension module: the module
+ * state and the converters used by both the runtime binding (_module.c) and
+ * the engine binding (_engine.c).
+ */
+#ifndef MCPPING_PY_NATIVE_H
+#define MCPPING_PY_NATIVE_H
+
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+
+#include "mcpping.h"
+
+/* The wake pipe lives outside the module state: the I/O thread writes to it
+ * from notify() without the GIL, and after fork the child swaps its fds. */
+typedef struct mcpping_wake {
+  int rfd;
+  int wfd;
+} mcpping_wake;
+
+typedef struct mcpping_state {
+  PyTypeObject *engine_type; /* mcpping._native.Engine */
+  PyObject *error;           /* mcpping._native.NativeError */
+  mcpp_runtime *rt;          /* created lazily by the first spawn */
+  mcpping_wake *wake;        /* allocated with rt */
+} mcpping_state;
+
+/* Returns the state of the module object m. */
+static inline mcpping_state *mcpping_get_state(PyObject *m) {
+  return (mcpping_state *)PyModule_GetState(m);
+}
+
+/* Raises NativeError(code, strerror) (or with the given message) and returns
+ * NULL. */
+PyObject *mcpping_raise(mcpping_state *st, int code, const char *message);
+
+/* Fills *s from a dict of settings (missing keys keep their defaults). The
+ * peer_name string points into `name_holder`, a new reference the caller
+ * releases after use. Returns 0, or -1 with an exception set. */
+int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
+                               PyObject **name_holder);
+
+/* Returns a new dict describing an engine event, or NULL. */
+PyObject *mcpping_event_to_dict(const mcpp_event *ev);
+
+/* Returns a new dict of an engine info struct, or NULL. */
+PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy);
+
+/* Adds the Engine type to the module; used by the exec slot. */
+int mcpping_engine_add_type(PyObject *module, mcpping_state *st);
+
+#endif

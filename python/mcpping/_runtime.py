@@ -1,0 +1,96 @@
+"""Hands items from the native I/O thread to the asyncio loops that own them.
+
+The native runtime writes a byte to a pipe when its queue turns non-empty.
+Every asyncio loop with a live connection watches that pipe with
+``add_reader``; whichever wakes first drains the whole batch and routes each
+connection's items to its own loop (directly, or ``call_soon_threadsafe``
+when the connection lives on another loop). A closed loop just loses its
+items; nothing here can block the I/O thread, which never takes the GIL.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import atexit
+import os
+import threading
+from typing import Any, Protocol
+
+from . import _native
+
+__all__ = ["Handle", "attach", "detach", "shutdown"]
+
+
+class Handle(Protocol):
+    """What a connection object offers to the dispatcher."""
+
+    loop: asyncio.AbstractEventLoop
+
+    def _feed(self, batch: list[tuple[Any, ...]]) -> None:
+        """Processes this connection's items, oldest first, on its loop."""
+
+
+_lock = threading.Lock()
+_loops: dict[asyncio.AbstractEventLoop, int] = {}
+
+
+def attach(loop: asyncio.AbstractEventLoop) -> None:
+    """Makes ``loop`` watch the wake pipe (counted per connection)."""
+    with _lock:
+        n = _loops.get(loop, 0)
+        if n == 0:
+            loop.add_reader(_native.wake_fd(), _on_wake, loop)
+        _loops[loop] = n + 1
+
+
+def detach(loop: asyncio.AbstractEventLoop) -> None:
+    """Drops one connection's interest; the last one unregisters the loop."""
+    with _lock:
+        n = _loops.get(loop, 0) - 1
+        if n > 0:
+            _loops[loop] = n
+            return
+        _loops.pop(loop, None)
+    if not loop.is_closed():
+        try:
+            loop.remove_reader(_native.wake_fd())
+        except (RuntimeError, ValueError, OSError):
+            pass
+
+
+def _on_wake(loop: asyncio.AbstractEventLoop) -> None:
+    """Drains every queued item and routes it by connection."""
+    batches: dict[int, tuple[Handle, list[tuple[Any, ...]]]] = {}
+    for item in _native.drain():
+        handle = item[0]
+        entry = batches.get(id(handle))
+        if entry is None:
+            batches[id(handle)] = (handle, [item])
+        else:
+            entry[1].append(item)
+    for handle, batch in batches.values():
+        if handle.loop is loop:
+            handle._feed(batch)
+        else:
+            try:
+                handle.loop.call_soon_threadsafe(handle._feed, batch)
+            except RuntimeError:
+                # Its loop is closed: nobody is left to tell.
+                pass
+
+
+def shutdown() -> None:
+    """Closes every connection (killing their servers) and stops the thread."""
+    _native.shutdown()
+
+
+def _after_fork_child() -> None:
+    # The parent's loops and connections are not ours; start from scratch.
+    global _lock
+    _lock = threading.Lock()
+    _loops.clear()
+    _native.after_fork_child()
+
+
+os.register_at_fork(after_in_child=_after_fork_child)
+atexit.register(shutdown)

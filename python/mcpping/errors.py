@@ -1,0 +1,71 @@
+"""Exceptions raised by mcpping."""
+
+from __future__ import annotations
+
+__all__ = [
+    "MCPPingError",
+    "PingFailure",
+    "PingTimeout",
+    "PingError",
+    "PingInvalid",
+    "PingUnsupported",
+    "PeerClosed",
+    "SpawnError",
+]
+
+
+class MCPPingError(Exception):
+    """Base class of every mcpping error."""
+
+
+class PingFailure(MCPPingError):
+    """A ping did not get a valid pong."""
+
+
+class PingTimeout(PingFailure, TimeoutError):
+    """No answer to a ping within its timeout."""
+
+    def __init__(self, timeout: float) -> None:
+        super().__init__(f"no answer after {timeout * 1000:.0f} ms")
+        #: The timeout in force, in seconds.
+        self.timeout = timeout
+
+
+class PingError(PingFailure):
+    """The peer answered the ping with a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str) -> None:
+        super().__init__(f"code={code} {message}")
+        #: The JSON-RPC error code.
+        self.code = code
+        #: The peer's error message.
+        self.message = message
+
+
+class PingInvalid(PingFailure):
+    """The pong's result was missing or not an object."""
+
+    def __init__(self, message: str = "result is not an object") -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class PingUnsupported(PingFailure):
+    """The peer does not support ping (-32601/-32602, or a protocol without ping).
+
+    The connection stays up; mcpping stops pinging it and relies on passive
+    liveness instead.
+    """
+
+    def __init__(self, code: int | None = None, message: str = "ping unsupported") -> None:
+        super().__init__(message if code is None else f"code={code} {message}")
+        self.code = code
+        self.message = message
+
+
+class PeerClosed(MCPPingError, ConnectionError):
+    """The connection is closed (or closed while the call was waiting)."""
+
+
+class SpawnError(MCPPingError, OSError):
+    """The server command could not be started."""

@@ -1,0 +1,200 @@
+"""mcpping.guard: liveness as middleware over any transport's streams.
+
+``guard`` sits between a transport (stdio, Streamable HTTP, in-memory, ...)
+and an MCP session, in either role. It answers the peer's pings, pings the
+peer on keepalive, forwards every other message untouched and in order, and
+when the peer goes stale (``on_stale="close"``) it ends the session's
+streams so a server drops a dead client's session.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, Literal
+
+import asyncio
+
+from ._driver import EngineDriver
+from .events import Event, Listener
+from .keepalive import KeepAlive
+from .records import RecordTarget
+from .stats import Stats
+
+__all__ = ["guard", "Guard"]
+
+
+class _Codec:
+    """Converts stream items to JSON frames and back.
+
+    ``sdk`` streams carry mcp's SessionMessage (or Exception on the read
+    side); ``json`` streams carry dicts.
+    """
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
+        if kind == "sdk":
+            import mcp_types
+            from mcp.shared.message import SessionMessage
+
+            self._adapter = mcp_types.jsonrpc_message_adapter
+            self._session_message = SessionMessage
+        elif kind != "json":
+            raise ValueError("codec must be 'sdk' or 'json'")
+
+    def encode(self, item: Any) -> bytes:
+        if self.kind == "sdk":
+            return item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+        return json.dumps(item, separators=(",", ":")).encode()
+
+    def decode(self, frame: bytes) -> Any:
+        if self.kind == "sdk":
+            return self._session_message(self._adapter.validate_json(frame, by_name=False))
+        return json.loads(frame)
+
+
+class Guard:
+    """The running middleware: state, stats, events and manual pings."""
+
+    def __init__(self, driver: EngineDriver) -> None:
+        self._driver = driver
+
+    @property
+    def state(self) -> str:
+        """``alive``, ``suspect``, ``stale`` or ``closed``."""
+        return self._driver.state
+
+    @property
+    def stats(self) -> Stats:
+        """Ping counts and RTT figures."""
+        return self._driver.stats
+
+    def info(self) -> dict[str, Any]:
+        """The engine's counters and flags, ``healthy`` included."""
+        return self._driver.info()
+
+    def on(self, event: str, callback: Listener) -> Callable[[], None]:
+        """Calls ``callback(Event)`` for each ``event`` ("*": all)."""
+        return self._driver.on(event, callback)
+
+    def events(self, *names: str) -> AsyncIterator[Event]:
+        """Async iterator over events, ending at ``closed``."""
+        return self._driver.events(*names)
+
+    async def ping(self, timeout: float | None = None) -> float:
+        """Pings the peer now; returns the RTT in seconds."""
+        return await self._driver.ping(timeout)
+
+    def set_session_id(self, session_id: str) -> None:
+        """Sets the session id (Mcp-Session-Id) printed in records."""
+        self._driver.set_session_id(session_id)
+
+
+@asynccontextmanager
+async def guard(
+    read_stream: Any,
+    write_stream: Any,
+    *,
+    role: Literal["client", "server"] = "client",
+    keepalive: KeepAlive | None = KeepAlive(),
+    transport: Literal["stdio", "streamable-http", "custom"] = "custom",
+    codec: Literal["sdk", "json"] = "sdk",
+    ping_timeout: float = 5.0,
+    request_timeout: float | None = None,
+    peer_name: str | None = None,
+    record: RecordTarget = None,
+) -> AsyncIterator[tuple[Any, Any, Guard]]:
+    """Wraps a transport's (read_stream, write_stream) for a session.
+
+    Yields ``(read_stream, write_stream, guard)``: give the two streams to the
+    session (``ClientSession`` or a server session) in place of the
+    transport's. Pings are answered and sent underneath; all other messages
+    pass through in order. The streams are anyio memory object streams.
+    """
+    import anyio
+
+    c = _Codec(codec)
+    to_session, session_read = anyio.create_memory_object_stream[Any](math.inf)
+    session_write, from_session = anyio.create_memory_object_stream[Any](0)
+    outbound: asyncio.Queue[Any] = asyncio.Queue()
+    done = anyio.Event()
+
+    def engine_send(kind: int, frame: bytes) -> None:
+        outbound.put_nowait(c.decode(frame))
+
+    def deliver(frame: bytes) -> None:
+        # A synthetic error answer for an application request that timed out.
+        try:
+            to_session.send_nowait(c.decode(frame))
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    def stale() -> None:
+        if keepalive is not None and keepalive.on_stale == "close":
+            done.set()
+
+    driver = EngineDriver(engine_send, keepalive=keepalive, role=role, transport=transport,
+                          ping_timeout=ping_timeout, request_timeout=request_timeout,
+                          peer_name=peer_name, record=record, deliver=deliver, on_stale=stale)
+
+    async def pump_in() -> None:
+        try:
+            async for item in read_stream:
+                if isinstance(item, Exception):
+                    await to_session.send(item)
+                    continue
+                if driver.recv(c.encode(item)):
+                    await to_session.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            pass
+        finally:
+            done.set()
+
+    async def pump_session() -> None:
+        try:
+            async for item in from_session:
+                driver.observe_outbound(c.encode(item))
+                outbound.put_nowait(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+        finally:
+            done.set()
+
+    async def pump_out() -> None:
+        # One writer keeps engine frames and session frames in one order.
+        try:
+            while True:
+                item = await outbound.get()
+                await write_stream.send(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            done.set()
+
+    async def pumps() -> None:
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(pump_in)
+            inner.start_soon(pump_session)
+            inner.start_soon(pump_out)
+            await done.wait()
+            inner.cancel_scope.cancel()
+        # The peer is gone (stale or EOF): end the session's read stream so
+        # the session finishes on its own, and let the transport go.
+        to_session.close()
+        if driver.state == "stale":
+            driver.close("stale")
+            with anyio.CancelScope(shield=True):
+                try:
+                    await write_stream.aclose()
+                except Exception:
+                    pass
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(pumps)
+        try:
+            yield session_read, session_write, Guard(driver)
+        finally:
+            done.set()
+            driver.close("stale" if driver.state == "stale" else "closed")
+            to_session.close()
+            from_session.close()

@@ -1,0 +1,83 @@
+"""Keepalive policy and its translation to the engine's settings."""
+
+from __future__ import annotations
+
+import os
+import time
+from dataclasses import dataclass
+from typing import Any, Literal
+
+__all__ = ["KeepAlive"]
+
+ROLE = {"client": 0, "server": 1}
+TRANSPORT = {"stdio": 0, "streamable-http": 1, "custom": 2}
+
+
+@dataclass(frozen=True)
+class KeepAlive:
+    """When to ping and when to give up on a peer.
+
+    A keepalive ping goes out after ``interval`` seconds without any inbound
+    byte; each may take ``timeout`` seconds. The first failure makes the peer
+    ``suspect``; ``failures`` consecutive ones make it ``stale``, after which
+    the connection is closed (``on_stale="close"``, killing a spawned
+    server's process group) or only reported (``"report"``). A peer that does
+    not support ping is never convicted for it.
+    """
+
+    interval: float = 15.0
+    timeout: float = 5.0
+    failures: int = 3
+    jitter_pct: int = 10
+    on_stale: Literal["close", "report"] = "close"
+    #: The floor on ``interval``; lower it deliberately for fast tests.
+    min_interval: float = 1.0
+
+    def __post_init__(self) -> None:
+        if self.interval < 0 or self.timeout <= 0 or self.failures < 1:
+            raise ValueError("KeepAlive needs interval >= 0, timeout > 0, failures >= 1")
+        if self.on_stale not in ("close", "report"):
+            raise ValueError("on_stale must be 'close' or 'report'")
+
+
+def clock_offset_us() -> int:
+    """Unix time minus monotonic time, in µs, for record timestamps."""
+    return time.time_ns() // 1000 - time.monotonic_ns() // 1000
+
+
+def now_us() -> int:
+    """The monotonic clock the engine runs on, in µs."""
+    return time.monotonic_ns() // 1000
+
+
+def settings(
+    keepalive: KeepAlive | None,
+    *,
+    role: str = "client",
+    transport: str = "stdio",
+    ping_timeout: float | None = None,
+    request_timeout: float | None = None,
+    peer_name: str | None = None,
+) -> dict[str, Any]:
+    """Builds the settings dict the native layer takes."""
+    if role not in ROLE:
+        raise ValueError("role must be 'client' or 'server'")
+    ka = keepalive
+    timeout = ka.timeout if ka else (ping_timeout if ping_timeout is not None else 5.0)
+    out: dict[str, Any] = {
+        "role": ROLE[role],
+        "transport": TRANSPORT[transport],
+        "interval_ms": int(round(ka.interval * 1000)) if ka else 0,
+        "timeout_ms": max(1, int(round(timeout * 1000))),
+        "nonce": int.from_bytes(os.urandom(8), "little"),
+        "clock_offset_us": clock_offset_us(),
+        "peer_name": peer_name,
+    }
+    if ka:
+        out["failures"] = ka.failures
+        out["jitter_pct"] = ka.jitter_pct
+        out["on_stale"] = 0 if ka.on_stale == "close" else 1
+        out["min_interval_ms"] = max(10, int(round(ka.min_interval * 1000)))
+    if request_timeout:
+        out["request_timeout_ms"] = int(round(request_timeout * 1000))
+    return out

@@ -1,0 +1,431 @@
+"""A spawned stdio MCP server, kept alive by the native I/O thread."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+import os
+from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
+from typing import IO, Any, Literal, Union
+
+from . import _native, _runtime
+from .errors import (
+    MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError,
+)
+from .events import Event, EventHub, Listener
+from .keepalive import KeepAlive, settings as make_settings
+from .records import RecordSink, RecordTarget
+from .stats import Stats
+
+__all__ = ["Peer", "connect", "CloseInfo", "HandshakeError", "PROTOCOL_VERSION", "CLIENT_INFO"]
+
+#: The protocol version mcpping asks for in initialize.
+PROTOCOL_VERSION = "2025-11-25"
+CLIENT_INFO = {"name": "mcpping", "version": _native.VERSION}
+
+_MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED = range(6)
+_STDERR_MODES = {"inherit": 0, "ignore": 2}
+_tokens = itertools.count(1)
+
+#: "inherit" (the server writes to our stderr), "ignore", a text stream, or a
+#: callable taking each chunk as str.
+StderrTarget = Union[Literal["inherit", "ignore"], IO[str], Callable[[str], Any]]
+
+
+class HandshakeError(MCPPingError):
+    """The initialize handshake failed (error answer, timeout or close)."""
+
+
+class CloseInfo:
+    """Why a connection closed, and how its server process ended."""
+
+    def __init__(self, err: int, reason: str, exit_status: int, term_signal: int) -> None:
+        self.err = err
+        self.reason = reason
+        self.exit_status = exit_status
+        self.term_signal = term_signal
+        #: True when the engine closed it because the peer went stale.
+        self.stale = err == _native.MCPP_ERR_STALE
+
+    def __repr__(self) -> str:
+        return (f"CloseInfo(err={self.err}, reason={self.reason!r}, "
+                f"exit_status={self.exit_status}, term_signal={self.term_signal})")
+
+
+def _ping_outcome(ev: Event) -> BaseException | float:
+    """Maps a manual ping's final event to its RTT or the exception to raise."""
+    if ev.name == "pong":
+        return ev.rtt or 0.0
+    if ev.name == "timeout":
+        if ev.code == _native.MCPP_ERR_CLOSED:
+            return PeerClosed("connection closed before the pong")
+        return PingTimeout(ev.timeout or 0.0)
+    if ev.name == "ping_error":
+        if ev.invalid:
+            return PingInvalid(ev.message or "result is not an object")
+        return PingError(ev.code or 0, ev.message or "")
+    return PingUnsupported(ev.code or None, ev.message or "ping unsupported")
+
+
+class Peer:
+    """One MCP server spawned over stdio and watched by mcpping.
+
+    Create it with :func:`connect`. Pings to and from the server are sent,
+    answered and timed on the native I/O thread, so they keep working while
+    this thread is busy. Everything else the server sends is forwarded, in
+    order, to :meth:`messages` (or to the ``on_message`` callback).
+    """
+
+    def __init__(
+        self,
+        command: Sequence[str],
+        *,
+        keepalive: KeepAlive | None,
+        env: Mapping[str, str] | None,
+        cwd: str | os.PathLike[str] | None,
+        stderr: StderrTarget,
+        record: RecordTarget,
+        ping_timeout: float,
+        request_timeout: float | None,
+        kill_grace: float,
+        on_message: Callable[[bytes], Any] | None,
+        on_close: Callable[[CloseInfo], Any] | None,
+    ) -> None:
+        if isinstance(command, (str, bytes)) or not command:
+            raise ValueError("command must be a non-empty list: [program, arg, ...]")
+        self.loop = asyncio.get_running_loop()
+        self._command = [os.fspath(c) for c in command]
+        #: serverInfo.name once known, else the program's basename.
+        self.name: str = os.path.basename(self._command[0])
+        #: The initialize result's serverInfo, once the handshake ran.
+        self.server_info: dict[str, Any] | None = None
+        #: The negotiated protocol version, once the handshake ran.
+        self.protocol_version: str | None = None
+        self.keepalive = keepalive
+        self._ping_timeout = ping_timeout
+        self._events = EventHub()
+        self._stats = Stats()
+        self._state = "alive"
+        self._records = RecordSink(record)
+        self._pings: dict[int, asyncio.Future[float]] = {}
+        self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._req_ids = itertools.count(1)
+        self._inbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        self._on_message = on_message
+        self._on_close = on_close
+        self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()
+        self._stderr_fn: Callable[[str], Any] | None = None
+        if isinstance(stderr, str):
+            mode = _STDERR_MODES[stderr]
+        else:
+            mode = 1
+            self._stderr_fn = stderr if callable(stderr) else stderr.write
+        s = make_settings(keepalive, transport="stdio", ping_timeout=ping_timeout,
+                          request_timeout=request_timeout, peer_name=self.name)
+        full_env = None if env is None else [f"{k}={v}" for k, v in env.items()]
+        _runtime.attach(self.loop)
+        try:
+            self._id: int = _native.spawn(self, self._command, full_env,
+                                          None if cwd is None else os.fspath(cwd), s, mode,
+                                          int(kill_grace * 1000))
+        except _native.NativeError as e:
+            _runtime.detach(self.loop)
+            self._records.close()
+            code, message = e.args[0], e.args[1]
+            if code == _native.MCPP_ERR_SPAWN:
+                raise SpawnError(message) from None
+            raise MCPPingError(message) from None
+
+    # ------------------------------------------------------------ public
+
+    @property
+    def state(self) -> str:
+        """``alive``, ``suspect``, ``stale`` or ``closed``."""
+        return self._state
+
+    @property
+    def stats(self) -> Stats:
+        """Ping counts and RTT figures (keepalive and manual pings)."""
+        return self._stats
+
+    @property
+    def closed(self) -> bool:
+        """True once the server is reaped and the pipes are closed."""
+        return self._closed.done()
+
+    @property
+    def close_info(self) -> CloseInfo | None:
+        """How the connection ended, once it has."""
+        return self._closed.result() if self._closed.done() else None
+
+    def info(self) -> dict[str, Any] | None:
+        """The engine's live counters and flags (``healthy`` included), None once closed."""
+        return _native.info(self._id)
+
+    def on(self, event: str, callback: Listener) -> Callable[[], None]:
+        """Calls ``callback(Event)`` for each ``event`` ("*": all); returns a remover."""
+        return self._events.on(event, callback)
+
+    def events(self, *names: str) -> AsyncIterator[Event]:
+        """Async iterator over events (optionally only ``names``), ending at ``closed``."""
+        return self._events.events(*names)
+
+    async def ping(self, timeout: float | None = None) -> float:
+        """Pings the server; returns the round-trip time in seconds.
+
+        Raises PingTimeout, PingError (``code``, ``message``), PingInvalid,
+        PingUnsupported, or PeerClosed.
+        """
+        if self._closed.done():
+            raise PeerClosed("connection is closed")
+        t = self._ping_timeout if timeout is None else timeout
+        token = next(_tokens)
+        fut: asyncio.Future[float] = self.loop.create_future()
+        self._pings[token] = fut
+        try:
+            _native.ping(self._id, max(1, int(round(t * 1000))), token)
+            # The engine always reports an outcome; the margin only guards
+            # against a runtime that died underneath.
+            return await asyncio.wait_for(fut, t + 5.0)
+        except _native.NativeError as e:
+            raise PeerClosed(e.args[1]) from None
+        except asyncio.TimeoutError:
+            raise PingTimeout(t) from None
+        finally:
+            self._pings.pop(token, None)
+
+    def send(self, message: Mapping[str, Any] | str | bytes) -> None:
+        """Sends one JSON-RPC message (a dict, or its JSON text without newline)."""
+        if isinstance(message, Mapping):
+            data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        elif isinstance(message, str):
+            data = message.encode()
+        else:
+            data = bytes(message)
+        try:
+            _native.send(self._id, data)
+        except _native.NativeError as e:
+            if e.args[0] == _native.MCPP_ERR_FRAME_NEWLINE:
+                raise ValueError(e.args[1]) from None
+            raise PeerClosed(e.args[1]) from None
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Sends a JSON-RPC notification."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        self.send(msg)
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None,
+                      timeout: float = 30.0) -> dict[str, Any]:
+        """Sends a request and returns the whole response message (result or error)."""
+        rid = f"mcpping-{next(self._req_ids)}"
+        fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        self._requests[rid] = fut
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        try:
+            self.send(msg)
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._requests.pop(rid, None)
+
+    async def initialize(self, timeout: float = 30.0) -> dict[str, Any]:
+        """Runs the MCP handshake; returns the initialize result."""
+        try:
+            resp = await self.request("initialize", {
+                "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                "clientInfo": CLIENT_INFO}, timeout=timeout)
+        except asyncio.TimeoutError:
+            raise HandshakeError(f"no initialize result after {timeout:g} s") from None
+        except PeerClosed as e:
+            raise HandshakeError(f"server closed during initialize ({e})") from None
+        if "error" in resp or not isinstance(resp.get("result"), dict):
+            err = resp.get("error") or {}
+            raise HandshakeError(f"initialize failed: {err.get('code')} {err.get('message')}")
+        result: dict[str, Any] = resp["result"]
+        self.protocol_version = result.get("protocolVersion")
+        info = result.get("serverInfo")
+        if isinstance(info, dict):
+            self.server_info = info
+            if isinstance(info.get("name"), str) and info["name"]:
+                self.name = info["name"]
+        self.notify("notifications/initialized")
+        return result
+
+    async def messages(self) -> AsyncIterator[dict[str, Any]]:
+        """Yields what the server sends besides pings and answers to our requests."""
+        while True:
+            msg = await self._inbox.get()
+            if msg is None:
+                self._inbox.put_nowait(None)
+                return
+            yield msg
+
+    async def close(self) -> CloseInfo:
+        """Stops the server (SIGTERM, SIGKILL after the grace), reaps it, closes pipes."""
+        if not self._closed.done():
+            _native.close(self._id)
+        return await asyncio.shield(self._closed)
+
+    async def wait_closed(self) -> CloseInfo:
+        """Waits until the connection closes (for any reason)."""
+        return await asyncio.shield(self._closed)
+
+    async def __aenter__(self) -> "Peer":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<mcpping.Peer {self.name!r} state={self._state}>"
+
+    # ------------------------------------------------------------ native items
+
+    def _feed(self, batch: list[tuple[Any, ...]]) -> None:
+        """Processes one batch of items from the I/O thread, in order."""
+        for item in batch:
+            kind = item[1]
+            if kind == _MESSAGE:
+                self._message(item[2])
+            elif kind == _EVENT:
+                self._event(Event.from_native(item[2]), item[3])
+            elif kind == _RECORD:
+                self._records.write(item[2])
+            elif kind == _STDERR:
+                if self._stderr_fn is not None:
+                    self._stderr_fn(item[2].decode("utf-8", "replace"))
+            elif kind == _CLOSED:
+                self._close_done(CloseInfo(*item[2]))
+            elif kind == _PING_FAILED:
+                self._ping_failed(item[2], item[3])
+
+    def _message(self, frame: bytes) -> None:
+        if self._requests and b'"mcpping-' in frame:
+            try:
+                msg = json.loads(frame)
+            except ValueError:
+                msg = None
+            if isinstance(msg, dict) and "method" not in msg:
+                fut = self._requests.get(msg.get("id"))  # type: ignore[arg-type]
+                if fut is not None:
+                    if not fut.done():
+                        fut.set_result(msg)
+                    return
+        if self._on_message is not None:
+            self._on_message(frame)
+            return
+        try:
+            self._inbox.put_nowait(json.loads(frame))
+        except ValueError:
+            self._inbox.put_nowait({"_unparsed": frame.decode("utf-8", "replace")})
+
+    def _event(self, ev: Event, token: int) -> None:
+        self._state = ev.state
+        if ev.name == "ping":
+            self._stats.count += 1
+        elif ev.name == "pong" and ev.rtt is not None:
+            self._stats.add_rtt(ev.rtt)
+        elif ev.name in ("timeout", "ping_error") and ev.code != _native.MCPP_ERR_CLOSED:
+            self._stats.lost += 1
+        if token and ev.name in ("pong", "timeout", "ping_error", "unsupported"):
+            fut = self._pings.get(token)
+            if fut is not None and not fut.done():
+                out = _ping_outcome(ev)
+                if isinstance(out, BaseException):
+                    fut.set_exception(out)
+                else:
+                    fut.set_result(out)
+        self._events.emit(ev)
+
+    def _ping_failed(self, token: int, err: int) -> None:
+        fut = self._pings.get(token)
+        if fut is None or fut.done():
+            return
+        if err == _native.MCPP_ERR_UNSUPPORTED:
+            fut.set_exception(PingUnsupported(None, "ping unsupported on this session"))
+        elif err in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
+            fut.set_exception(PeerClosed("connection is closed"))
+        else:
+            fut.set_exception(MCPPingError(_native.strerror(err)))
+
+    def _close_done(self, info: CloseInfo) -> None:
+        self._state = "closed"
+        for fut in [*self._pings.values(), *self._requests.values()]:
+            if not fut.done():
+                fut.set_exception(PeerClosed(info.reason))
+        self._inbox.put_nowait(None)
+        self._events.finish()
+        self._records.close()
+        if not self._closed.done():
+            self._closed.set_result(info)
+        _runtime.detach(self.loop)
+        if self._on_close is not None:
+            self._on_close(info)
+
+
+class _Connect:
+    """``connect(...)``: awaitable, or an async context manager closing the peer."""
+
+    def __init__(self, kwargs: dict[str, Any], initialize: bool, init_timeout: float) -> None:
+        self._kwargs = kwargs
+        self._initialize = initialize
+        self._init_timeout = init_timeout
+        self._peer: Peer | None = None
+
+    async def _open(self) -> Peer:
+        peer = Peer(**self._kwargs)
+        if self._initialize:
+            try:
+                await peer.initialize(self._init_timeout)
+            except BaseException:
+                await peer.close()
+                raise
+        return peer
+
+    def __await__(self) -> Generator[Any, None, Peer]:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> Peer:
+        self._peer = await self._open()
+        return self._peer
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._peer is not None:
+            await self._peer.close()
+
+
+def connect(
+    command: Sequence[str],
+    *,
+    keepalive: KeepAlive | None = KeepAlive(),
+    initialize: bool = True,
+    init_timeout: float = 30.0,
+    ping_timeout: float = 5.0,
+    request_timeout: float | None = None,
+    env: Mapping[str, str] | None = None,
+    cwd: str | os.PathLike[str] | None = None,
+    stderr: StderrTarget = "inherit",
+    record: RecordTarget = None,
+    kill_grace: float = 2.0,
+    on_message: Callable[[bytes], Any] | None = None,
+    on_close: Callable[[CloseInfo], Any] | None = None,
+) -> _Connect:
+    """Spawns ``command`` (an MCP stdio server) and watches its liveness.
+
+    Use as ``async with mcpping.connect([...]) as peer:`` (closes the server
+    at the end) or ``peer = await mcpping.connect([...])``. Unless
+    ``initialize=False`` the MCP handshake runs first. ``keepalive=None``
+    turns keepalive off (manual pings still work). ``env`` replaces the
+    environment (None inherits it). ``record`` takes governance records: a
+    path (JSONL), a callable (dict), or None for the ``mcpping`` logger.
+    """
+    kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
+                  record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
+                  kill_grace=kill_grace, on_message=on_message, on_close=on_close)
+    return _Connect(kwargs, initialize, init_timeout)
+
+

@@ -1,0 +1,48 @@
+"""Where governance records go: a JSONL file, a callback, or logging."""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+from collections.abc import Callable
+from typing import IO, Any, Union
+
+__all__ = ["RecordTarget", "RecordSink"]
+
+logger = logging.getLogger("mcpping")
+
+#: A path (JSONL, appended), a callable taking the record as a dict, or None
+#: for the ``mcpping`` logger (INFO, one JSON line per record).
+RecordTarget = Union[str, "os.PathLike[str]", Callable[[dict[str, Any]], Any], None]
+
+
+class RecordSink:
+    """Writes each governance record (a JSON object, one line) to its target."""
+
+    def __init__(self, target: RecordTarget) -> None:
+        self._fn: Callable[[dict[str, Any]], Any] | None = None
+        self._file: IO[str] | None = None
+        if callable(target):
+            self._fn = target
+        elif target is not None:
+            # Line-buffered so records survive a crash of the host.
+            self._file = open(os.fspath(target), "a", buffering=1, encoding="utf-8")
+
+    def write(self, line: str) -> None:
+        """Delivers one record given as its JSON text."""
+        if self._file is not None:
+            self._file.write(line + "\n")
+        elif self._fn is not None:
+            try:
+                self._fn(json.loads(line))
+            except Exception:
+                logger.exception("mcpping record callback failed")
+        elif logger.isEnabledFor(logging.INFO):
+            logger.info("%s", line)
+
+    def close(self) -> None:
+        """Closes the file, if any."""
+        if self._file is not None:
+            self._file.close()
+            self._file = None

@@ -1,0 +1,129 @@
+"""Drop-in transports for the official ``mcp`` SDK (``pip install mcpping[sdk]``).
+
+``mcpping.sdk.stdio_client`` replaces ``mcp.client.stdio.stdio_client``: it
+yields the ``(read_stream, write_stream)`` pair ``mcp.ClientSession`` takes,
+but the server's pipes belong to mcpping's native I/O thread. The server's
+pings are answered there (also while this asyncio loop is blocked), keepalive
+runs underneath, and everything else passes through untouched and in order.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from typing import Any, TextIO
+
+import anyio
+import mcp_types as types
+from mcp.client.stdio import StdioServerParameters, get_default_environment
+from mcp.shared.message import SessionMessage
+
+from .events import Event
+from .keepalive import KeepAlive
+from .peer import Peer, StderrTarget
+from .records import RecordTarget
+
+__all__ = ["stdio_client", "stdio_peer", "StdioServerParameters"]
+
+
+def _stderr_target(errlog: TextIO) -> StderrTarget:
+    """Lets the server write straight to fd 2 when that is where errlog goes."""
+    try:
+        if errlog.fileno() == 2:
+            return "inherit"
+    except (AttributeError, OSError, ValueError):
+        pass
+    return errlog
+
+
+@asynccontextmanager
+async def stdio_peer(
+    server: StdioServerParameters,
+    errlog: TextIO = sys.stderr,
+    *,
+    keepalive: KeepAlive | None = KeepAlive(),
+    record: RecordTarget = None,
+    on_event: Callable[[Event], Any] | None = None,
+    kill_grace: float = 2.0,
+) -> AsyncIterator[tuple[Any, Any, Peer]]:
+    """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`."""
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
+    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+    encoding, errors = server.encoding, server.encoding_error_handler
+
+    def on_message(frame: bytes) -> None:
+        # Runs on the loop, in arrival order; the buffer is unbounded so
+        # order holds without awaiting here.
+        item: SessionMessage | Exception
+        try:
+            text = frame.decode(encoding, errors)
+            item = SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+        except ValueError as exc:
+            item = exc
+        try:
+            read_writer.send_nowait(item)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    peer = Peer(
+        [server.command, *server.args],
+        keepalive=keepalive,
+        env=get_default_environment() | (server.env or {}),
+        cwd=server.cwd,
+        stderr=_stderr_target(errlog),
+        record=record,
+        ping_timeout=keepalive.timeout if keepalive else 5.0,
+        request_timeout=None,
+        kill_grace=kill_grace,
+        on_message=on_message,
+        on_close=lambda info: read_writer.close(),
+    )
+    if on_event is not None:
+        peer.on("*", on_event)
+
+    async def stdin_writer() -> None:
+        async with write_reader:
+            async for msg in write_reader:
+                data = msg.message.model_dump_json(by_alias=True, exclude_unset=True)
+                try:
+                    peer.send(data.encode(encoding, errors))
+                except Exception:
+                    # The server is gone: end the session's read side too.
+                    read_writer.close()
+                    return
+
+    try:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(stdin_writer)
+            try:
+                yield read_stream, write_stream, peer
+            finally:
+                tg.cancel_scope.cancel()
+    finally:
+        with anyio.CancelScope(shield=True):
+            await peer.close()
+            read_writer.close()
+            write_stream.close()
+
+
+@asynccontextmanager
+async def stdio_client(
+    server: StdioServerParameters,
+    errlog: TextIO = sys.stderr,
+    *,
+    keepalive: KeepAlive | None = KeepAlive(),
+    record: RecordTarget = None,
+    on_event: Callable[[Event], Any] | None = None,
+) -> AsyncIterator[tuple[Any, Any]]:
+    """Spawns an MCP server and yields the streams ``mcp.ClientSession`` takes.
+
+    Same parameters and streams as ``mcp.client.stdio.stdio_client``, plus
+    ``keepalive`` (None: off), ``record`` (governance records: path, callable
+    or None for the ``mcpping`` logger) and ``on_event`` (every Event).
+    Raises :class:`mcpping.SpawnError` (an OSError) if the server cannot start.
+    """
+    async with stdio_peer(server, errlog, keepalive=keepalive, record=record,
+                          on_event=on_event) as (read_stream, write_stream, _peer):
+        yield read_stream, write_stream
