@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "driver.h"
 #include "lines.h"
 #include "mcpping.h"
 
@@ -385,7 +386,7 @@ static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
 
 /* ------------------------------------------------------------ the process */
 
-static void on_exit(uv_process_t *p, int64_t status, int sig) {
+static void on_proc_exit(uv_process_t *p, int64_t status, int sig) {
   mcpp_conn *c = p->data;
   c->exited = 1;
   c->exit_status = sig ? -1 : status;
@@ -532,7 +533,7 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
 
   uv_process_options_t po;
   memset(&po, 0, sizeof po);
-  po.exit_cb = on_exit;
+  po.exit_cb = on_proc_exit;
   po.file = options->file;
   po.args = options->args;
   po.env = options->env;
@@ -596,3 +597,15 @@ int mcpp_conn_close(mcpp_conn *c) {
 mcpp_engine *mcpp_conn_engine(mcpp_conn *c) { return c ? c->engine : NULL; }
 
 int mcpp_conn_pid(const mcpp_conn *c) { return c ? c->pid : 0; }
+
+static void close_fd_of(uv_pipe_t *p) {
+  uv_os_fd_t fd;
+  if (((uv_handle_t *)p)->data && uv_fileno((uv_handle_t *)p, &fd) == 0)
+    close(fd);
+}
+
+void mcpp__conn_after_fork(mcpp_conn *c) {
+  close_fd_of(&c->in);
+  close_fd_of(&c->out);
+  if (c->has_err_pipe) close_fd_of(&c->err);
+}

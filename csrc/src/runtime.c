@@ -1,1 +1,582 @@
-/* Placeholder until this file is written; see csrc/include/mcpping.h. */
+/*
+ * The runtime: one I/O thread with its own uv loop serving every
+ * connection of the process. Host threads queue commands under the mutex
+ * and wake the loop with a uv_async_t; the I/O thread turns driver
+ * callbacks into items, queued under the same mutex, and calls notify when
+ * the queue turns non-empty so the host drains a whole batch at once.
+ */
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "driver.h"
+#include "mcpping.h"
+
+int mcpp__runtime_loop_close_rc;
+
+typedef enum cmd_type { CMD_SPAWN, CMD_SEND, CMD_PING, CMD_CLOSE } cmd_type;
+
+typedef struct cmd {
+  struct cmd *next;
+  cmd_type type;
+  uint64_t conn_id;
+  /* CMD_SPAWN: lives on the waiting caller's stack. */
+  const mcpp_settings *settings;
+  const mcpp_spawn_options *options;
+  void *conn_user_data;
+  char *errbuf;
+  size_t errbuf_len;
+  int result;
+  int done;
+  /* CMD_PING */
+  uint32_t timeout_ms;
+  uint64_t token;
+  /* CMD_SEND */
+  size_t len;
+  char data[];
+} cmd;
+
+typedef struct token_pair {
+  uint64_t seq, token;
+} token_pair;
+
+typedef struct rconn {
+  struct rconn *next;
+  struct mcpp_runtime *rt;
+  uint64_t id;
+  void *user_data;
+  /* Guarded by the mutex. */
+  int closing;
+  mcpp_engine_info info;
+  int healthy;
+  /* I/O thread only. */
+  mcpp_conn *conn;
+  int pinging; /* inside mcpp_conn_ping for ping_token */
+  uint64_t ping_token;
+  token_pair *tokens;
+  size_t n_tokens, cap_tokens;
+} rconn;
+
+struct mcpp_runtime {
+  mcpp_allocator alloc;
+  void (*notify)(void *);
+  void *notify_data;
+  pthread_mutex_t mu;
+  pthread_cond_t cv;
+  int started;
+  int stop_requested; /* guarded by the mutex */
+  int stopping;       /* I/O thread: closing everything before exiting */
+  pthread_t thread;
+  uv_loop_t *loop;
+  uv_async_t async;
+  cmd *cmd_head, *cmd_tail;
+  mcpp_item *item_head, *item_tail;
+  rconn *conns;
+  uint64_t next_id;
+};
+
+static void *rt_malloc(mcpp_runtime *rt, size_t n) {
+  return rt->alloc.malloc(n, rt->alloc.user_data);
+}
+
+static void rt_free(mcpp_runtime *rt, void *p) {
+  if (p) rt->alloc.free(p, rt->alloc.user_data);
+}
+
+static rconn *find_conn(mcpp_runtime *rt, uint64_t id) {
+  for (rconn *r = rt->conns; r; r = r->next)
+    if (r->id == id) return r;
+  return NULL;
+}
+
+/* ------------------------------------------------------------------ items */
+
+static mcpp_item *new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
+                           size_t data_len) {
+  mcpp_item *it = rt_malloc(rt, sizeof *it + data_len + 1);
+  if (!it) return NULL;
+  memset(it, 0, sizeof *it);
+  it->type = type;
+  it->conn_id = r->id;
+  it->conn_user_data = r->user_data;
+  it->data = (char *)(it + 1);
+  it->data[data_len] = '\0';
+  it->len = data_len;
+  return it;
+}
+
+/* Queues an item (NULL: none, out of memory) and refreshes the
+ * connection's info snapshot under the same lock. */
+static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
+  mcpp_engine_info info;
+  int healthy = 0;
+  mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
+  if (e) {
+    mcpp_engine_get_info(e, &info);
+    info.protocol_version = NULL;
+    info.peer_name = NULL;
+    healthy = mcpp_engine_healthy(e, uv_hrtime() / 1000);
+  }
+  pthread_mutex_lock(&rt->mu);
+  if (e) {
+    r->info = info;
+    r->healthy = healthy;
+  }
+  int was_empty = rt->item_head == NULL;
+  if (it) {
+    if (rt->item_tail)
+      rt->item_tail->next = it;
+    else
+      rt->item_head = it;
+    rt->item_tail = it;
+  }
+  pthread_mutex_unlock(&rt->mu);
+  if (it && was_empty && rt->notify) rt->notify(rt->notify_data);
+}
+
+static void push_data(rconn *r, mcpp_item_type type, const char *data,
+                      size_t len) {
+  mcpp_item *it = new_item(r->rt, r, type, len);
+  if (it) memcpy(it->data, data, len);
+  push(r->rt, r, it);
+}
+
+static void push_ping_failed(rconn *r, uint64_t token, int err) {
+  mcpp_item *it = new_item(r->rt, r, MCPP_ITEM_PING_FAILED, 0);
+  if (it) {
+    it->ping_token = token;
+    it->error = err;
+  }
+  push(r->rt, r, it);
+}
+
+/* ------------------------------------------------------ driver callbacks */
+
+static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
+  push_data(ud, MCPP_ITEM_MESSAGE, frame, len);
+}
+
+static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
+  push_data(ud, MCPP_ITEM_RECORD, json, len);
+}
+
+static void on_stderr(mcpp_conn *c, const char *data, size_t len, void *ud) {
+  push_data(ud, MCPP_ITEM_STDERR, data, len);
+}
+
+static int is_outcome(mcpp_event_type t) {
+  return t == MCPP_EV_PONG || t == MCPP_EV_TIMEOUT || t == MCPP_EV_PING_ERROR ||
+         t == MCPP_EV_UNSUPPORTED;
+}
+
+/* Maps a manual ping's engine seq to the host's token: learned from the
+ * PING event (fired inside mcpp_conn_ping), dropped with the outcome. */
+static uint64_t token_for(rconn *r, const mcpp_event *ev) {
+  if (!ev->manual || !ev->ping_seq) return 0;
+  if (ev->type == MCPP_EV_PING && r->pinging) {
+    if (r->n_tokens == r->cap_tokens) {
+      size_t cap = r->cap_tokens ? r->cap_tokens * 2 : 8;
+      token_pair *p = r->rt->alloc.realloc(r->tokens, cap * sizeof *p,
+                                           r->rt->alloc.user_data);
+      if (!p) return r->ping_token;
+      r->tokens = p;
+      r->cap_tokens = cap;
+    }
+    r->tokens[r->n_tokens++] = (token_pair){ev->ping_seq, r->ping_token};
+    return r->ping_token;
+  }
+  for (size_t i = 0; i < r->n_tokens; i++) {
+    if (r->tokens[i].seq != ev->ping_seq) continue;
+    uint64_t token = r->tokens[i].token;
+    if (is_outcome(ev->type)) r->tokens[i] = r->tokens[--r->n_tokens];
+    return token;
+  }
+  return 0;
+}
+
+static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
+  rconn *r = ud;
+  mcpp_runtime *rt = r->rt;
+  size_t mlen = ev->message ? strlen(ev->message) : 0;
+  size_t ilen = ev->id ? ev->id_len : 0;
+  if (ev->type == MCPP_EV_CLOSED) {
+    pthread_mutex_lock(&rt->mu);
+    r->closing = 1;
+    pthread_mutex_unlock(&rt->mu);
+  }
+  uint64_t token = token_for(r, ev);
+  /* data holds "message\0id\0" so both strings outlive the callback. */
+  mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen);
+  if (it) {
+    it->event = *ev;
+    it->ping_token = token;
+    if (ev->message) memcpy(it->data, ev->message, mlen);
+    it->data[mlen] = '\0';
+    it->event.message = ev->message ? it->data : NULL;
+    if (ev->id) memcpy(it->data + mlen + 1, ev->id, ilen);
+    it->event.id = ev->id ? it->data + mlen + 1 : NULL;
+    it->len = mlen;
+  }
+  push(rt, r, it);
+}
+
+static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
+                          void *ud) {
+  rconn *r = ud;
+  mcpp_runtime *rt = r->rt;
+  size_t len = strlen(info->reason);
+  mcpp_item *it = new_item(rt, r, MCPP_ITEM_CLOSED, len);
+  if (it) {
+    memcpy(it->data, info->reason, len);
+    it->close = *info;
+    it->close.reason = it->data;
+  }
+  r->conn = NULL;
+  push(rt, r, it);
+  pthread_mutex_lock(&rt->mu);
+  for (rconn **p = &rt->conns; *p; p = &(*p)->next) {
+    if (*p == r) {
+      *p = r->next;
+      break;
+    }
+  }
+  int last = rt->conns == NULL;
+  pthread_mutex_unlock(&rt->mu);
+  rt_free(rt, r->tokens);
+  rt_free(rt, r);
+  if (rt->stopping && last) uv_close((uv_handle_t *)&rt->async, NULL);
+}
+
+static const mcpp_conn_callbacks conn_callbacks = {
+    on_message, on_event, on_record, on_stderr, on_conn_close};
+
+/* -------------------------------------------------------------- commands */
+
+static void run_spawn(mcpp_runtime *rt, cmd *k) {
+  rconn *r = rt_malloc(rt, sizeof *r);
+  int rc = MCPP_ERR_NOMEM;
+  if (r) {
+    memset(r, 0, sizeof *r);
+    r->rt = rt;
+    r->user_data = k->conn_user_data;
+    pthread_mutex_lock(&rt->mu);
+    r->id = ++rt->next_id;
+    pthread_mutex_unlock(&rt->mu);
+    rc = mcpp_conn_spawn(&r->conn, rt->loop, k->settings, k->options,
+                         &conn_callbacks, r, &rt->alloc);
+    if (rc && k->errbuf && k->errbuf_len)
+      snprintf(k->errbuf, k->errbuf_len, "%s",
+               rc == MCPP_ERR_SPAWN ? mcpp_conn_spawn_error()
+                                    : mcpp_strerror(rc));
+  }
+  if (rc == 0) push(rt, r, NULL);
+  pthread_mutex_lock(&rt->mu);
+  if (rc == 0) {
+    r->next = rt->conns;
+    rt->conns = r;
+    k->conn_id = r->id;
+  } else {
+    rt_free(rt, r);
+  }
+  k->result = rc;
+  k->done = 1;
+  pthread_cond_broadcast(&rt->cv);
+  pthread_mutex_unlock(&rt->mu);
+}
+
+static void run_ping(mcpp_runtime *rt, cmd *k) {
+  rconn *r = find_conn(rt, k->conn_id);
+  if (!r || !r->conn) return;
+  uint64_t seq = 0;
+  r->pinging = 1;
+  r->ping_token = k->token;
+  int rc = mcpp_conn_ping(r->conn, k->timeout_ms, &seq);
+  r->pinging = 0;
+  if (rc < 0) push_ping_failed(r, k->token, rc);
+}
+
+static void stop_all(mcpp_runtime *rt) {
+  rt->stopping = 1;
+  if (!rt->conns) {
+    uv_close((uv_handle_t *)&rt->async, NULL);
+    return;
+  }
+  for (rconn *r = rt->conns; r; r = r->next)
+    if (r->conn) mcpp_conn_close(r->conn);
+}
+
+static void on_async(uv_async_t *a) {
+  mcpp_runtime *rt = a->data;
+  pthread_mutex_lock(&rt->mu);
+  cmd *k = rt->cmd_head;
+  rt->cmd_head = rt->cmd_tail = NULL;
+  int stop = rt->stop_requested;
+  pthread_mutex_unlock(&rt->mu);
+  while (k) {
+    cmd *next = k->next;
+    rconn *r;
+    switch (k->type) {
+    case CMD_SPAWN:
+      run_spawn(rt, k); /* k belongs to the waiting caller */
+      k = next;
+      continue;
+    case CMD_SEND:
+      if ((r = find_conn(rt, k->conn_id)) && r->conn)
+        mcpp_conn_send(r->conn, k->data, k->len);
+      break;
+    case CMD_PING:
+      run_ping(rt, k);
+      break;
+    case CMD_CLOSE:
+      if ((r = find_conn(rt, k->conn_id)) && r->conn) mcpp_conn_close(r->conn);
+      break;
+    }
+    rt_free(rt, k);
+    k = next;
+  }
+  /* After the commands queued before it, as the host issued them. */
+  if (stop && !rt->stopping) stop_all(rt);
+}
+
+static void enqueue_locked(mcpp_runtime *rt, cmd *k) {
+  k->next = NULL;
+  if (rt->cmd_tail)
+    rt->cmd_tail->next = k;
+  else
+    rt->cmd_head = k;
+  rt->cmd_tail = k;
+  uv_async_send(&rt->async);
+}
+
+static cmd *new_cmd(mcpp_runtime *rt, cmd_type type, uint64_t id, size_t len) {
+  cmd *k = rt_malloc(rt, sizeof *k + len);
+  if (!k) return NULL;
+  memset(k, 0, sizeof *k);
+  k->type = type;
+  k->conn_id = id;
+  k->len = len;
+  return k;
+}
+
+/* -------------------------------------------------------------- the thread */
+
+static void *io_main(void *arg) {
+  mcpp_runtime *rt = arg;
+  uv_run(rt->loop, UV_RUN_DEFAULT);
+  return NULL;
+}
+
+/* Starts the I/O thread with every asynchronous signal blocked, so the
+ * host's handlers (Python's SIGINT, Node's) keep running on its threads.
+ * Called with the mutex held. */
+static int start_locked(mcpp_runtime *rt) {
+  rt->loop = rt_malloc(rt, sizeof *rt->loop);
+  if (!rt->loop) return MCPP_ERR_NOMEM;
+  if (uv_loop_init(rt->loop)) {
+    rt_free(rt, rt->loop);
+    rt->loop = NULL;
+    return MCPP_ERR_THREAD;
+  }
+  uv_async_init(rt->loop, &rt->async, on_async);
+  rt->async.data = rt;
+  sigset_t all, old;
+  sigfillset(&all);
+  static const int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
+                                     SIGTRAP};
+  for (size_t i = 0; i < sizeof sync_signals / sizeof *sync_signals; i++)
+    sigdelset(&all, sync_signals[i]);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = pthread_create(&rt->thread, NULL, io_main, rt);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  if (rc) {
+    uv_close((uv_handle_t *)&rt->async, NULL);
+    uv_run(rt->loop, UV_RUN_DEFAULT);
+    uv_loop_close(rt->loop);
+    rt_free(rt, rt->loop);
+    rt->loop = NULL;
+    return MCPP_ERR_THREAD;
+  }
+  rt->started = 1;
+  return 0;
+}
+
+/* ------------------------------------------------------------- public API */
+
+int mcpp_runtime_new(mcpp_runtime **out, const mcpp_runtime_options *options) {
+  if (!out) return MCPP_ERR_INVALID_ARGUMENT;
+  *out = NULL;
+  const mcpp_allocator *a =
+      options && options->alloc ? options->alloc : mcpp_default_allocator();
+  mcpp_runtime *rt = a->malloc(sizeof *rt, a->user_data);
+  if (!rt) return MCPP_ERR_NOMEM;
+  memset(rt, 0, sizeof *rt);
+  rt->alloc = *a;
+  if (options) {
+    rt->notify = options->notify;
+    rt->notify_data = options->user_data;
+  }
+  pthread_mutex_init(&rt->mu, NULL);
+  pthread_cond_init(&rt->cv, NULL);
+  *out = rt;
+  return 0;
+}
+
+void mcpp_runtime_free(mcpp_runtime *rt) {
+  if (!rt) return;
+  if (rt->started) {
+    pthread_mutex_lock(&rt->mu);
+    rt->stop_requested = 1;
+    uv_async_send(&rt->async);
+    pthread_mutex_unlock(&rt->mu);
+    pthread_join(rt->thread, NULL);
+    mcpp__runtime_loop_close_rc = uv_loop_close(rt->loop);
+    rt_free(rt, rt->loop);
+  }
+  for (cmd *k = rt->cmd_head, *next; k; k = next) {
+    next = k->next;
+    if (k->type != CMD_SPAWN) rt_free(rt, k);
+  }
+  mcpp_runtime_items_free(rt, rt->item_head);
+  pthread_mutex_destroy(&rt->mu);
+  pthread_cond_destroy(&rt->cv);
+  rt->alloc.free(rt, rt->alloc.user_data);
+}
+
+int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
+                       const mcpp_spawn_options *options,
+                       void *conn_user_data, uint64_t *conn_id,
+                       char *errbuf, size_t errbuf_len) {
+  if (!rt || !options || !options->file || !options->args)
+    return MCPP_ERR_INVALID_ARGUMENT;
+  if (errbuf && errbuf_len) errbuf[0] = '\0';
+  cmd k;
+  memset(&k, 0, sizeof k);
+  k.type = CMD_SPAWN;
+  k.settings = settings;
+  k.options = options;
+  k.conn_user_data = conn_user_data;
+  k.errbuf = errbuf;
+  k.errbuf_len = errbuf_len;
+  pthread_mutex_lock(&rt->mu);
+  if (!rt->started) {
+    int rc = start_locked(rt);
+    if (rc) {
+      pthread_mutex_unlock(&rt->mu);
+      if (errbuf && errbuf_len)
+        snprintf(errbuf, errbuf_len, "%s", mcpp_strerror(rc));
+      return rc;
+    }
+  }
+  enqueue_locked(rt, &k);
+  while (!k.done) pthread_cond_wait(&rt->cv, &rt->mu);
+  pthread_mutex_unlock(&rt->mu);
+  if (k.result == 0 && conn_id) *conn_id = k.conn_id;
+  return k.result;
+}
+
+/* Queues a command for an open connection; returns NOT_FOUND otherwise.
+ * close marks the connection so later commands are refused. */
+static int submit(mcpp_runtime *rt, cmd *k, int closing) {
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, k->conn_id);
+  if (!r || r->closing) {
+    pthread_mutex_unlock(&rt->mu);
+    rt_free(rt, k);
+    return MCPP_ERR_NOT_FOUND;
+  }
+  if (closing) r->closing = 1;
+  enqueue_locked(rt, k);
+  pthread_mutex_unlock(&rt->mu);
+  return 0;
+}
+
+int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
+                      size_t len) {
+  if (!rt || (!frame && len)) return MCPP_ERR_INVALID_ARGUMENT;
+  if (len && memchr(frame, '\n', len)) return MCPP_ERR_FRAME_NEWLINE;
+  cmd *k = new_cmd(rt, CMD_SEND, conn_id, len);
+  if (!k) return MCPP_ERR_NOMEM;
+  if (len) memcpy(k->data, frame, len);
+  return submit(rt, k, 0);
+}
+
+int mcpp_runtime_ping(mcpp_runtime *rt, uint64_t conn_id, uint32_t timeout_ms,
+                      uint64_t token) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  cmd *k = new_cmd(rt, CMD_PING, conn_id, 0);
+  if (!k) return MCPP_ERR_NOMEM;
+  k->timeout_ms = timeout_ms;
+  k->token = token;
+  return submit(rt, k, 0);
+}
+
+int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  cmd *k = new_cmd(rt, CMD_CLOSE, conn_id, 0);
+  if (!k) return MCPP_ERR_NOMEM;
+  return submit(rt, k, 1);
+}
+
+int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
+                      mcpp_engine_info *info, int *healthy) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  if (r) {
+    if (info) *info = r->info;
+    if (healthy) *healthy = r->healthy;
+  }
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
+}
+
+mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt) {
+  if (!rt) return NULL;
+  pthread_mutex_lock(&rt->mu);
+  mcpp_item *items = rt->item_head;
+  rt->item_head = rt->item_tail = NULL;
+  pthread_mutex_unlock(&rt->mu);
+  return items;
+}
+
+void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items) {
+  while (items) {
+    mcpp_item *next = items->next;
+    rt_free(rt, items);
+    items = next;
+  }
+}
+
+void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
+  if (!rt) return;
+  /* Another thread may have held these at fork time. */
+  pthread_mutex_init(&rt->mu, NULL);
+  pthread_cond_init(&rt->cv, NULL);
+  if (!rt->started) return;
+  /* The parent's servers stay the parent's: close our copies of their
+   * pipes, never signal them. The old loop cannot be closed without its
+   * thread, so its memory is left behind and its epoll fd closed. */
+  for (rconn *r = rt->conns, *next; r; r = next) {
+    next = r->next;
+    if (r->conn) mcpp__conn_after_fork(r->conn);
+    rt_free(rt, r->tokens);
+    rt_free(rt, r);
+  }
+  rt->conns = NULL;
+  for (cmd *k = rt->cmd_head, *next; k; k = next) {
+    next = k->next;
+    if (k->type != CMD_SPAWN) rt_free(rt, k);
+  }
+  rt->cmd_head = rt->cmd_tail = NULL;
+  mcpp_runtime_items_free(rt, rt->item_head);
+  rt->item_head = rt->item_tail = NULL;
+  int fd = uv_backend_fd(rt->loop);
+  if (fd >= 0) close(fd);
+  rt->loop = NULL;
+  rt->started = 0;
+  rt->stopping = 0;
+  rt->stop_requested = 0;
+}
