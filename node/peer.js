@@ -54,8 +54,11 @@ class Peer extends EventEmitter {
   /** @returns {object} counters, state and health from the engine */
   get stats() {
     const info = this.conn.info();
-    if (info) return info;
-    return { state: 'closed', healthy: false };
+    if (!info) return { state: 'closed', healthy: false };
+    // The runtime leaves strings out of its info; they are known here.
+    if (info.protocolVersion === null) info.protocolVersion = this.protocolVersion;
+    if (info.peerName === null) info.peerName = this.name;
+    return info;
   }
 
   /** @returns {number} the connection's id in the runtime */
