@@ -1,0 +1,221 @@
+#!/usr/bin/env node
+/**
+ * The `mcpping` command (docs/cli.md): ping a stdio server, a Streamable
+ * HTTP server or the bundled demo, ping(8) style.
+ */
+'use strict';
+const path = require('node:path');
+const { parseArgs, UsageError, USAGE } = require('./cli_args');
+const { Reporter } = require('./cli_report');
+const { HttpSession, describe } = require('./http_session');
+const { connect, PROTOCOL_VERSION } = require('./peer');
+const errors = require('./errors');
+const { version } = require('../package.json');
+
+const FIRST_VERSION_WITHOUT_PING = '2026-07-28';
+
+/** Ends the run with exit 2 and a one-line reason. */
+class Fatal extends Error {}
+
+/**
+ * Opens the target and performs the handshake.
+ * @returns {Promise<{peer: string, transport: string, protocolVersion: string|null,
+ *   sessionId: string|null, ping: Function, close: Function}>}
+ */
+async function open(opts, handshakeMs) {
+  const keepalive = { timeoutMs: Math.max(1, Math.round(opts.timeoutS * 1000)) };
+  const records = opts.log || undefined;
+  if (opts.mode === 'http') return openHttp(opts, keepalive, records, handshakeMs);
+  const params = opts.mode === 'demo'
+    ? { command: process.execPath, args: [path.join(__dirname, 'demo-server.js')] }
+    : { command: opts.command[0], args: opts.command.slice(1) };
+  const fallbackName = opts.mode === 'demo' ? 'mcpping-demo' : path.basename(params.command);
+  let peer;
+  try {
+    peer = await connect(params, { keepalive, records, initialize: false });
+  } catch (err) {
+    throw new Fatal(err.code === 'MCPP_ERR_SPAWN' ? err.message : `cannot start ${params.command}: ${err.message}`);
+  }
+  if (opts.init) {
+    try {
+      await peer.initialize({ timeoutMs: handshakeMs });
+    } catch (err) {
+      await peer.close();
+      const why = peer.closeInfo && err.code === 'MCPP_ERR_CLOSED' ? `server exited (${exitText(peer.closeInfo)})` : err.message;
+      throw new Fatal(`handshake failed: ${why}`);
+    }
+  }
+  return {
+    peer: peer.name || fallbackName,
+    transport: 'stdio',
+    protocolVersion: peer.protocolVersion,
+    sessionId: null,
+    ping: (o) => peer.ping(o),
+    close: () => peer.close(),
+  };
+}
+
+async function openHttp(opts, keepalive, records, handshakeMs) {
+  const session = new HttpSession(opts.url, { keepalive, records });
+  const host = new URL(opts.url).host;
+  if (opts.init) {
+    try {
+      await session.initialize(
+        { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcpping', version } },
+        handshakeMs,
+      );
+    } catch (err) {
+      session.driver.close('handshake failed');
+      if (session.connectError) throw new Fatal(`cannot connect to ${opts.url}: ${describe(session.connectError)}`);
+      throw new Fatal(`handshake failed: ${err.message}`);
+    }
+  }
+  return {
+    peer: (session.serverInfo && session.serverInfo.name) || host,
+    transport: 'streamable-http',
+    protocolVersion: session.protocolVersion,
+    sessionId: session.sessionId,
+    ping: (o) => session.ping(o),
+    close: () => session.close(),
+    connectError: () => session.connectError,
+  };
+}
+
+/** @param {object} info close info @returns {string} */
+function exitText(info) {
+  if (info.termSignal) return `signal ${info.termSignal}`;
+  return `status ${info.exitStatus}`;
+}
+
+/**
+ * Resolves after ms, or early when signal aborts.
+ * @param {number} ms
+ * @param {AbortSignal} signal
+ */
+function pause(ms, signal) {
+  return new Promise((resolve) => {
+    if (signal.aborted || ms <= 0) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal.removeEventListener('abort', done);
+      resolve();
+    }
+    signal.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** @returns {Promise<number>} the exit status */
+async function run(argv) {
+  let opts;
+  try {
+    opts = parseArgs(argv);
+  } catch (err) {
+    if (err instanceof UsageError) {
+      process.stderr.write(`mcpping: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+  if (opts.mode === 'help') {
+    process.stdout.write(USAGE);
+    return 0;
+  }
+  if (opts.mode === 'version') {
+    process.stdout.write(`mcpping ${version}\n`);
+    return 0;
+  }
+
+  const started = Date.now();
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.on('SIGINT', onSigint);
+  let deadlineTimer = null;
+  if (opts.deadlineS !== null) deadlineTimer = setTimeout(() => stop.abort(), opts.deadlineS * 1000);
+  const handshakeMs = Math.max(1, Math.min(30000, opts.deadlineS !== null ? opts.deadlineS * 1000 : 30000));
+
+  const report = new Reporter({ json: opts.json, quiet: opts.quiet });
+  let target;
+  try {
+    target = await open(opts, handshakeMs);
+    if (target.protocolVersion && target.protocolVersion >= FIRST_VERSION_WITHOUT_PING) {
+      await target.close();
+      throw new Fatal(`ping unsupported: protocol ${target.protocolVersion} has no ping`);
+    }
+  } catch (err) {
+    if (deadlineTimer) clearTimeout(deadlineTimer);
+    process.off('SIGINT', onSigint);
+    if (err instanceof Fatal) {
+      process.stderr.write(`mcpping: ${err.message}\n`);
+      return 2;
+    }
+    throw err;
+  }
+
+  const timeoutMs = Math.round(opts.timeoutS * 1000);
+  const intervalMs = Math.round(opts.intervalS * 1000);
+  report.connected({ peer: target.peer, transport: target.transport, protocolVersion: target.protocolVersion, sessionId: target.sessionId, timeoutMs, intervalMs });
+
+  const stats = { sent: 0, received: 0, rtts: [], failed: 0 };
+  let unsupported = null;
+  const first = Date.now();
+  void started;
+  while (!stop.signal.aborted && (opts.count === null || stats.sent < opts.count)) {
+    const seq = stats.sent + 1;
+    const t0 = Date.now();
+    stats.sent++;
+    try {
+      const rtt = await target.ping({ timeoutMs, signal: stop.signal });
+      stats.received++;
+      stats.rtts.push(rtt);
+      report.pong(seq, rtt);
+    } catch (err) {
+      if (stop.signal.aborted && !(err instanceof errors.McppError)) break; // Ctrl-C or -w mid-ping
+      stats.failed++;
+      if (err instanceof errors.PingUnsupportedError) {
+        unsupported = err;
+        report.unsupported(seq, err.rpcCode, err.message);
+        break;
+      } else if (err instanceof errors.PingTimeoutError) {
+        report.timeout(seq, timeoutMs);
+      } else if (err instanceof errors.PingInvalidError) {
+        report.invalid(seq, err.message);
+      } else if (err instanceof errors.PingError) {
+        report.pingError(seq, err.code, err.message);
+      } else if (err instanceof errors.ClosedError) {
+        report.pingError(seq, null, err.message);
+        break;
+      } else {
+        throw err;
+      }
+    }
+    if (opts.count !== null && stats.sent >= opts.count) break;
+    await pause(t0 + intervalMs - Date.now(), stop.signal);
+  }
+  const timeMs = Date.now() - first;
+  if (deadlineTimer) clearTimeout(deadlineTimer);
+  process.off('SIGINT', onSigint);
+  await target.close();
+
+  if (unsupported) {
+    const code = unsupported.rpcCode !== null ? `${unsupported.rpcCode} ` : '';
+    process.stderr.write(`mcpping: ping unsupported: ${code}${unsupported.message}\n`);
+    return 2;
+  }
+  report.summary({ sent: stats.sent, received: stats.received, timeMs, rtts: stats.rtts });
+  return stats.received === stats.sent && stats.sent > 0 ? 0 : 1;
+}
+
+if (require.main === module) {
+  run(process.argv.slice(2)).then(
+    (status) => {
+      process.stdout.write('', () => process.exit(status));
+    },
+    (err) => {
+      process.stderr.write(`mcpping: ${err && err.message ? err.message : err}\n`);
+      process.exit(2);
+    },
+  );
+}
+
+module.exports = { run };

@@ -1,0 +1,214 @@
+'use strict';
+/**
+ * A minimal Streamable HTTP MCP client for the CLI, built on fetch and the
+ * sans-I/O engine: every message is a POST accepting JSON or SSE, the
+ * Mcp-Session-Id is kept, MCP-Protocol-Version is sent after initialize.
+ * Server pings arriving on a POST's SSE stream are answered by the engine.
+ */
+const { EngineDriver } = require('./engine_driver');
+const { RpcRequester } = require('./rpc');
+const { McppError } = require('./errors');
+
+class HttpSession {
+  /**
+   * @param {string} url
+   * @param {{keepalive?: object, records?: string|Function|object}} [options]
+   */
+  constructor(url, options = {}) {
+    this.url = url;
+    this.sessionId = null;
+    this.protocolVersion = null;
+    this.serverInfo = null;
+    this.rpc = new RpcRequester('mcpping-');
+    /** Set when a POST could not reach the server at all. */
+    this.connectError = null;
+    this.driver = new EngineDriver({
+      role: 'client',
+      transport: 'streamable-http',
+      keepalive: options.keepalive,
+      peerName: new URL(url).host,
+      records: options.records,
+      write: (frame) => this.post(frame),
+    });
+  }
+
+  /** @returns {Record<string,string>} the headers of every POST */
+  headers() {
+    const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    if (this.sessionId) h['mcp-session-id'] = this.sessionId;
+    if (this.protocolVersion) h['mcp-protocol-version'] = this.protocolVersion;
+    return h;
+  }
+
+  /**
+   * POSTs one frame and feeds every message of the answer to the engine.
+   * Never rejects: failures become synthetic JSON-RPC errors for the
+   * request, so the waiting side settles.
+   * @param {string} frame
+   */
+  async post(frame) {
+    let msg;
+    try {
+      msg = JSON.parse(frame);
+    } catch {
+      return;
+    }
+    const isRequest = msg && msg.method !== undefined && msg.id !== undefined;
+    let res;
+    try {
+      res = await fetch(this.url, { method: 'POST', headers: this.headers(), body: frame });
+    } catch (err) {
+      this.connectError = err;
+      if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
+      return;
+    }
+    const sid = res.headers.get('mcp-session-id');
+    if (sid) {
+      this.sessionId = sid;
+      this.driver.setSessionId(sid);
+    }
+    if (res.status === 404) {
+      // No such endpoint or method: for a ping this is "unsupported".
+      await this.readBody(res, isRequest ? msg.id : null, -32601, 'Method not found');
+      return;
+    }
+    if (!res.ok) {
+      await this.readBody(res, isRequest ? msg.id : null, -32000, `HTTP ${res.status}`);
+      return;
+    }
+    await this.readBody(res, null, 0, '');
+  }
+
+  /**
+   * Reads a JSON or SSE answer; when it carries nothing for `failId`, fails
+   * that request with (code, message).
+   */
+  async readBody(res, failId, code, message) {
+    const type = res.headers.get('content-type') || '';
+    let answered = false;
+    const feed = (text) => {
+      let parsed;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return;
+      }
+      for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+        if (failId !== null && m && m.error && (m.id === null || m.id === undefined)) m.id = failId;
+        if (m && m.id === failId) answered = true;
+        this.receive(JSON.stringify(m));
+      }
+    };
+    try {
+      if (type.includes('text/event-stream')) await readSse(res.body, feed);
+      else if (res.status !== 202) feed(await res.text());
+      else await res.arrayBuffer();
+    } catch {
+      // A broken stream: whatever was not answered times out in the engine.
+    }
+    if (failId !== null && !answered) this.fail(failId, code, message);
+  }
+
+  /** Feeds one inbound message: the engine first, then our requests. */
+  receive(text) {
+    if (!this.driver.recv(text)) return;
+    let msg;
+    try {
+      msg = JSON.parse(text);
+    } catch {
+      return;
+    }
+    this.rpc.handle(msg);
+  }
+
+  fail(id, code, message) {
+    this.receive(JSON.stringify({ jsonrpc: '2.0', id, error: { code, message } }));
+  }
+
+  /**
+   * Sends a request through the engine and resolves with its result.
+   * @param {string} method
+   * @param {object} [params]
+   * @param {number} [timeoutMs]
+   */
+  request(method, params, timeoutMs = 30000) {
+    const { message, promise } = this.rpc.create(method, params, timeoutMs);
+    const frame = JSON.stringify(message);
+    this.driver.observeOutbound(frame);
+    this.post(frame);
+    return promise;
+  }
+
+  /** @param {string} method */
+  notify(method) {
+    const frame = JSON.stringify({ jsonrpc: '2.0', method });
+    this.driver.observeOutbound(frame);
+    return this.post(frame);
+  }
+
+  /**
+   * The MCP handshake.
+   * @param {object} params initialize params
+   * @param {number} timeoutMs
+   */
+  async initialize(params, timeoutMs) {
+    const result = await this.request('initialize', params, timeoutMs);
+    this.serverInfo = result && result.serverInfo ? result.serverInfo : null;
+    this.protocolVersion = result && result.protocolVersion ? result.protocolVersion : null;
+    await this.notify('notifications/initialized');
+    return result;
+  }
+
+  /** @param {{timeoutMs?: number, signal?: AbortSignal}} opts */
+  ping(opts) {
+    return this.driver.ping(opts);
+  }
+
+  /** Ends the session (DELETE, best effort) and closes the engine. */
+  async close() {
+    if (this.sessionId) {
+      try {
+        const res = await fetch(this.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(2000) });
+        await res.arrayBuffer();
+      } catch {
+        // The server may be gone; nothing to clean up then.
+      }
+    }
+    this.driver.close('closed by the application');
+  }
+}
+
+/**
+ * Reads an SSE body and calls onData with each event's data.
+ * @param {ReadableStream<Uint8Array>} body
+ * @param {(data: string) => void} onData
+ */
+async function readSse(body, onData) {
+  const decoder = new TextDecoder();
+  let buf = '';
+  let data = [];
+  for await (const chunk of body) {
+    buf += decoder.decode(chunk, { stream: true });
+    let nl;
+    while ((nl = buf.indexOf('\n')) >= 0) {
+      const line = buf.slice(0, nl).replace(/\r$/, '');
+      buf = buf.slice(nl + 1);
+      if (line === '') {
+        if (data.length) onData(data.join('\n'));
+        data = [];
+      } else if (line.startsWith('data:')) {
+        data.push(line.slice(5).replace(/^ /, ''));
+      }
+    }
+  }
+  if (data.length) onData(data.join('\n'));
+}
+
+/** @param {Error} err @returns {string} the root cause, e.g. "ECONNREFUSED" */
+function describe(err) {
+  let e = err;
+  while (e && e.cause) e = e.cause;
+  return (e && (e.code || e.message)) || String(err);
+}
+
+module.exports = { HttpSession, readSse, describe, McppError };
