@@ -1,0 +1,174 @@
+"""A Streamable HTTP MCP client for pinging, stdlib only (urllib in threads).
+
+Each message is a POST with ``Accept: application/json, text/event-stream``;
+the answer is one JSON message or an SSE stream of them. Every inbound
+message goes through the engine on the loop thread, which times the pings.
+A 404 to a ping is reported as "unsupported" (-32601), as the design says.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from ._driver import EngineDriver
+from .errors import PeerClosed
+from .peer import CLIENT_INFO, PROTOCOL_VERSION, HandshakeError
+from .records import RecordTarget
+
+__all__ = ["HttpPeer"]
+
+
+class HttpPeer:
+    """One Streamable HTTP MCP endpoint, pinged through the engine."""
+
+    def __init__(self, url: str, *, ping_timeout: float, record: RecordTarget = None) -> None:
+        self.url = url
+        u = urllib.parse.urlsplit(url)
+        default_port = 443 if u.scheme == "https" else 80
+        self.name = f"{u.hostname}:{u.port or default_port}"
+        self.protocol_version: str | None = None
+        self.session_id: str | None = None
+        self.loop = asyncio.get_running_loop()
+        self._requests: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._tasks: set[asyncio.Future[Any]] = set()
+        #: Set when the server could not be reached at all.
+        self.fatal: BaseException | None = None
+        self.driver = EngineDriver(self._engine_send, keepalive=None, transport="streamable-http",
+                                   ping_timeout=ping_timeout, peer_name=self.name, record=record)
+
+    # ------------------------------------------------------------ HTTP
+
+    def _post_blocking(self, frame: bytes, frame_id: Any) -> None:
+        """Runs in a worker thread: one POST, handing each answer to the loop."""
+        headers = {"Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream"}
+        if self.session_id:
+            headers["Mcp-Session-Id"] = self.session_id
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        req = urllib.request.Request(self.url, data=frame, headers=headers, method="POST")
+        try:
+            resp = urllib.request.urlopen(req, timeout=60)
+        except urllib.error.HTTPError as e:
+            body = e.read()
+            if e.code == 404 and frame_id is not None:
+                err = {"jsonrpc": "2.0", "id": frame_id,
+                       "error": {"code": -32601, "message": "Method not found"}}
+                try:
+                    got = json.loads(body)
+                    if isinstance(got, dict) and "error" in got:
+                        err["error"] = got["error"]
+                except ValueError:
+                    pass
+                self._to_loop(json.dumps(err).encode())
+            elif body[:1] == b"{":
+                self._to_loop(body)
+            return
+        except OSError as e:
+            self.loop.call_soon_threadsafe(self._fail, e)
+            return
+        with resp:
+            sid = resp.headers.get("Mcp-Session-Id")
+            if sid and not self.session_id:
+                self.loop.call_soon_threadsafe(self._set_session, sid)
+            ctype = resp.headers.get("Content-Type", "")
+            if ctype.startswith("text/event-stream"):
+                data: list[str] = []
+                for raw in resp:
+                    line = raw.decode("utf-8", "replace").rstrip("\r\n")
+                    if line.startswith("data:"):
+                        data.append(line[5:].lstrip(" "))
+                    elif not line and data:
+                        self._to_loop("\n".join(data).encode())
+                        data = []
+                if data:
+                    self._to_loop("\n".join(data).encode())
+            else:
+                body = resp.read()
+                if body.strip():
+                    self._to_loop(body.strip())
+
+    def _to_loop(self, frame: bytes) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self._inbound, frame)
+        except RuntimeError:
+            pass  # the loop is closed: the run is over
+
+    def _set_session(self, sid: str) -> None:
+        self.session_id = sid
+        self.driver.set_session_id(sid)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.fatal is None:
+            self.fatal = exc
+        for fut in self._requests.values():
+            if not fut.done():
+                fut.set_exception(PeerClosed(str(exc)))
+        self.driver.close(f"cannot reach {self.url}: {exc}")
+
+    def _post(self, frame: bytes) -> None:
+        try:
+            frame_id = json.loads(frame).get("id")
+        except ValueError:
+            frame_id = None
+        fut = self.loop.run_in_executor(None, self._post_blocking, frame, frame_id)
+        self._tasks.add(fut)
+        fut.add_done_callback(self._tasks.discard)
+
+    def _engine_send(self, kind: int, frame: bytes) -> None:
+        self._post(frame)
+
+    def _inbound(self, frame: bytes) -> None:
+        if not self.driver.recv(frame):
+            return
+        try:
+            msg = json.loads(frame)
+        except ValueError:
+            return
+        if isinstance(msg, dict) and "method" not in msg:
+            fut = self._requests.get(msg.get("id"))
+            if fut is not None and not fut.done():
+                fut.set_result(msg)
+
+    # ------------------------------------------------------------ API
+
+    async def initialize(self, timeout: float) -> None:
+        """Runs the handshake; raises HandshakeError or PeerClosed."""
+        msg = {"jsonrpc": "2.0", "id": "mcpping-init", "method": "initialize",
+               "params": {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+                          "clientInfo": CLIENT_INFO}}
+        frame = json.dumps(msg, separators=(",", ":")).encode()
+        fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        self._requests["mcpping-init"] = fut
+        self.driver.observe_outbound(frame)
+        self._post(frame)
+        try:
+            resp = await asyncio.wait_for(fut, timeout)
+        except asyncio.TimeoutError:
+            raise HandshakeError(f"no initialize result after {timeout:g} s") from None
+        result = resp.get("result")
+        if not isinstance(result, dict):
+            err = resp.get("error") or {}
+            raise HandshakeError(f"initialize failed: {err.get('code')} {err.get('message')}")
+        self.protocol_version = result.get("protocolVersion")
+        info = result.get("serverInfo") or {}
+        if isinstance(info.get("name"), str) and info["name"]:
+            self.name = info["name"]
+        note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
+        self.driver.observe_outbound(note)
+        self._post(note)
+
+    async def ping(self, timeout: float) -> float:
+        """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""
+        if self.fatal is not None:
+            raise PeerClosed(str(self.fatal))
+        return await self.driver.ping(timeout)
+
+    async def close(self) -> None:
+        """Stops the engine; POSTs still running finish in their threads."""
+        self.driver.close("closed")
