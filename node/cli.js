@@ -32,7 +32,9 @@ async function open(opts, handshakeMs) {
   const fallbackName = opts.mode === 'demo' ? 'mcpping-demo' : path.basename(params.command);
   let peer;
   try {
-    peer = await connect(params, { keepalive, records, initialize: false });
+    // Server stderr is dropped so that the output stays ping(8)'s (as in
+    // the Python command).
+    peer = await connect({ ...params, stderr: 'ignore' }, { keepalive, records, initialize: false });
   } catch (err) {
     throw new Fatal(err.code === 'MCPP_ERR_SPAWN' ? err.message : `cannot start ${params.command}: ${err.message}`);
   }
@@ -126,7 +128,6 @@ async function run(argv) {
     return 0;
   }
 
-  const started = Date.now();
   const stop = new AbortController();
   const onSigint = () => stop.abort();
   process.on('SIGINT', onSigint);
@@ -158,11 +159,10 @@ async function run(argv) {
 
   const stats = { sent: 0, received: 0, rtts: [], failed: 0 };
   let unsupported = null;
+  let lost = null;
   const first = Date.now();
-  void started;
   while (!stop.signal.aborted && (opts.count === null || stats.sent < opts.count)) {
     const seq = stats.sent + 1;
-    const t0 = Date.now();
     stats.sent++;
     try {
       const rtt = await target.ping({ timeoutMs, signal: stop.signal });
@@ -183,14 +183,21 @@ async function run(argv) {
       } else if (err instanceof errors.PingError) {
         report.pingError(seq, err.code, err.message);
       } else if (err instanceof errors.ClosedError) {
-        report.pingError(seq, null, err.message);
+        // The connection went away: that ping was never really sent.
+        stats.sent--;
+        if (stats.received === 0) {
+          lost = target.connectError && target.connectError()
+            ? `cannot connect to ${opts.url}: ${describe(target.connectError())}`
+            : `connection closed: ${err.message}`;
+        }
         break;
       } else {
         throw err;
       }
     }
     if (opts.count !== null && stats.sent >= opts.count) break;
-    await pause(t0 + intervalMs - Date.now(), stop.signal);
+    // Pings keep to a grid from the first one, as ping(8) does.
+    await pause(first + stats.sent * intervalMs - Date.now(), stop.signal);
   }
   const timeMs = Date.now() - first;
   if (deadlineTimer) clearTimeout(deadlineTimer);
@@ -198,8 +205,12 @@ async function run(argv) {
   await target.close();
 
   if (unsupported) {
-    const code = unsupported.rpcCode !== null ? `${unsupported.rpcCode} ` : '';
+    const code = unsupported.rpcCode !== null ? `code=${unsupported.rpcCode} ` : '';
     process.stderr.write(`mcpping: ping unsupported: ${code}${unsupported.message}\n`);
+    return 2;
+  }
+  if (lost) {
+    process.stderr.write(`mcpping: ${lost}\n`);
     return 2;
   }
   report.summary({ sent: stats.sent, received: stats.received, timeMs, rtts: stats.rtts });
