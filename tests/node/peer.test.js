@@ -1,0 +1,187 @@
+'use strict';
+// mcpping.connect() / Peer: pings, keepalive, typed errors, AbortSignal,
+// against the SDK's McpServer, server-everything and the fault peers.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const mcpping = require('../../node');
+const h = require('./helpers');
+
+test('pings the SDK McpServer over stdio and reports RTTs in ms', async () => {
+  const peer = await mcpping.connect(h.sdkServer());
+  try {
+    assert.equal(peer.name, 'sdk-fixture');
+    assert.equal(peer.protocolVersion, '2025-11-25');
+    const rtts = [];
+    for (let i = 0; i < 20; i++) rtts.push(await peer.ping());
+    for (const rtt of rtts) {
+      assert.equal(typeof rtt, 'number');
+      assert.ok(rtt > 0 && rtt < 1000, `rtt ${rtt}`);
+    }
+    const stats = peer.stats;
+    assert.equal(stats.pingsSent, 20);
+    assert.equal(stats.pongsReceived, 20);
+    assert.equal(stats.state, 'alive');
+    assert.equal(stats.healthy, true);
+  } finally {
+    await peer.close();
+  }
+  assert.equal(peer.state, 'closed');
+});
+
+test('pings server-everything from npm over stdio', async () => {
+  const peer = await mcpping.connect({ command: process.execPath, args: [h.EVERYTHING, 'stdio'], stderr: 'ignore' });
+  try {
+    assert.match(peer.name, /everything/i);
+    const rtt = await peer.ping({ timeoutMs: 2000 });
+    assert.ok(rtt > 0 && rtt < 2000);
+    const tools = await peer.request('tools/list', {});
+    assert.ok(tools.tools.some((t) => t.name === 'echo'));
+  } finally {
+    await peer.close();
+  }
+});
+
+test('keepalive pings an idle server on its own and emits ping/pong', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'), {
+    keepalive: { intervalMs: 50, minIntervalMs: 10, timeoutMs: 1000 },
+  });
+  try {
+    const pongs = [];
+    peer.on('pong', (ev) => pongs.push(ev));
+    const ping = h.nextEvent(peer, 'ping', 3000);
+    const first = await ping;
+    assert.equal(first.manual, false);
+    while (pongs.length < 3) await h.nextEvent(peer, 'pong', 3000);
+    assert.ok(pongs.every((ev) => !ev.manual && ev.rttUs > 0));
+    assert.ok(peer.stats.pingsSent >= 3);
+  } finally {
+    await peer.close();
+  }
+});
+
+test('a ping that gets no answer rejects with PingTimeoutError on time', async () => {
+  const peer = await mcpping.connect(h.peer('drop_pings.py'));
+  try {
+    const t0 = performance.now();
+    const timeoutEvent = h.nextEvent(peer, 'timeout', 3000);
+    await assert.rejects(peer.ping({ timeoutMs: 200 }), (err) => {
+      assert.ok(err instanceof mcpping.PingTimeoutError);
+      assert.equal(err.timeoutMs, 200);
+      return true;
+    });
+    const elapsed = performance.now() - t0;
+    assert.ok(elapsed >= 190 && elapsed < 1500, `elapsed ${elapsed}`);
+    assert.equal((await timeoutEvent).timeoutMs, 200);
+  } finally {
+    await peer.close();
+  }
+});
+
+test('a JSON-RPC error pong rejects with PingError carrying the code', async () => {
+  const peer = await mcpping.connect(h.badPong('error'));
+  try {
+    await assert.rejects(peer.ping(), (err) => {
+      assert.ok(err instanceof mcpping.PingError);
+      assert.equal(err.code, -32603);
+      assert.equal(err.message, 'Internal error');
+      return true;
+    });
+  } finally {
+    await peer.close();
+  }
+});
+
+test('a pong whose result is not an object rejects with PingInvalidError', async () => {
+  const peer = await mcpping.connect(h.badPong('invalid'));
+  try {
+    await assert.rejects(peer.ping(), mcpping.PingInvalidError);
+  } finally {
+    await peer.close();
+  }
+});
+
+test('-32601 rejects with PingUnsupportedError and keeps the connection', async () => {
+  const peer = await mcpping.connect(h.peer('unsupported.py'));
+  try {
+    const unsupported = h.nextEvent(peer, 'unsupported', 3000);
+    await assert.rejects(peer.ping(), mcpping.PingUnsupportedError);
+    assert.equal((await unsupported).errorCode, -32601);
+    // Never convicted as dead: still alive and still serving requests.
+    assert.equal(peer.state, 'alive');
+    const answer = await peer.request('echo', { x: 1 });
+    assert.deepEqual(answer, { x: 1 });
+    // And no more pings go out.
+    await assert.rejects(peer.ping(), mcpping.PingUnsupportedError);
+    const counted = await peer.request('test/pings', {});
+    assert.equal(counted.pings, 1);
+  } finally {
+    await peer.close();
+  }
+});
+
+test('an AbortSignal cancels a pending ping', async () => {
+  const peer = await mcpping.connect(h.peer('drop_pings.py'));
+  try {
+    const ac = new AbortController();
+    const t0 = performance.now();
+    const pending = peer.ping({ timeoutMs: 10000, signal: ac.signal });
+    queueMicrotask(() => ac.abort());
+    await assert.rejects(pending, (err) => err.name === 'AbortError');
+    assert.ok(performance.now() - t0 < 1000);
+    // An already aborted signal rejects at once, with its reason.
+    const reason = new Error('stop');
+    await assert.rejects(peer.ping({ signal: AbortSignal.abort(reason) }), (err) => err === reason);
+  } finally {
+    await peer.close();
+  }
+});
+
+test('a slow pong still resolves with an RTT close to the delay', async () => {
+  const peer = await mcpping.connect(h.badPong('slow', ['--delay-ms', '150']));
+  try {
+    const rtt = await peer.ping({ timeoutMs: 2000 });
+    assert.ok(rtt >= 140 && rtt < 1500, `rtt ${rtt}`);
+  } finally {
+    await peer.close();
+  }
+});
+
+test('a spawn failure rejects with MCPP_ERR_SPAWN', async () => {
+  await assert.rejects(mcpping.connect({ command: 'mcpping-no-such-program' }), (err) => {
+    assert.ok(err instanceof mcpping.McppError);
+    assert.equal(err.code, 'MCPP_ERR_SPAWN');
+    return true;
+  });
+});
+
+test('a server that exits during the handshake fails connect()', async () => {
+  await assert.rejects(mcpping.connect(h.peer('dies.py', ['--after', '0', '--code', '3'])), (err) => {
+    assert.equal(err.code, 'HANDSHAKE');
+    return true;
+  });
+});
+
+test('pinging a closed peer rejects with ClosedError', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'));
+  const info = await peer.close();
+  assert.equal(typeof info.reason, 'string');
+  await assert.rejects(peer.ping(), mcpping.ClosedError);
+  // close() is idempotent.
+  assert.deepEqual(await peer.close(), info);
+});
+
+test('a server ping to the client is answered in C and counted', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'));
+  try {
+    const answered = [];
+    peer.on('ping_answered', (ev) => answered.push(ev));
+    const sent = await peer.request('test/ping_me', { count: 3 });
+    assert.equal(sent.sent, 3);
+    const pongs = await peer.request('test/pongs', {});
+    assert.equal(pongs.pongs, 3);
+    while (answered.length < 3) await h.nextEvent(peer, 'ping_answered', 3000);
+    assert.deepEqual(answered.map((ev) => ev.id), ['"srv-1"', '"srv-2"', '"srv-3"']);
+  } finally {
+    await peer.close();
+  }
+});
