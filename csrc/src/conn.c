@@ -27,7 +27,9 @@ enum {
   EXIT_EOF_WAIT_MS = 250,
   /* Answers to the peer's pings that the kernel would not take yet. */
   MAX_PENDING_PONGS = 1024,
-  MAX_PENDING_PONG_BYTES = 16 * 1024 * 1024
+  MAX_PENDING_PONG_BYTES = 16 * 1024 * 1024,
+  /* Frames this large skip the cork; cork buffers this large are freed. */
+  CORK_KEEP = 64 * 1024
 };
 
 #define DEFAULT_MAX_LINE_BYTES ((size_t)64 * 1024 * 1024)
@@ -35,8 +37,8 @@ enum {
 typedef struct wreq {
   uv_write_t req;
   mcpp_conn *conn;
-  int pong;
-  size_t len;
+  size_t pongs;      /* our pongs (partly) in data, for the flood guard */
+  size_t pong_bytes;
   char data[];
 } wreq;
 
@@ -79,6 +81,11 @@ struct mcpp_conn {
 
   size_t pending_pongs;
   size_t pending_pong_bytes;
+
+  char *cork; /* frames waiting for the engine call to return */
+  size_t cork_len, cork_cap;
+  size_t *cork_pongs; /* [start, end) pairs of pongs in cork */
+  size_t n_cork_pongs, cork_pongs_cap;
 };
 
 static _Thread_local char spawn_error[256];
@@ -109,8 +116,11 @@ static void set_pending(mcpp_conn *c, int err, const char *fmt,
 
 static void enter(mcpp_conn *c) { c->in_engine++; }
 
+static void flush_cork(mcpp_conn *c);
+
 static void leave(mcpp_conn *c) {
   if (--c->in_engine) return;
+  flush_cork(c);
   if (c->has_pending && !c->closing) {
     c->has_pending = 0;
     start_close(c, c->pending_err, c->pending_reason);
@@ -126,6 +136,8 @@ static void free_conn(mcpp_conn *c) {
   mcpp_engine_free(c->engine);
   mcpp__lines_free(&c->lines);
   if (c->rbuf) a->free(c->rbuf, a->user_data);
+  if (c->cork) a->free(c->cork, a->user_data);
+  if (c->cork_pongs) a->free(c->cork_pongs, a->user_data);
   a->free(c, a->user_data);
 }
 
@@ -160,13 +172,15 @@ static void close_remaining(mcpp_conn *c) {
 
 /* ----------------------------------------------------------------- writes */
 
+/* Frames produced during one engine call (say, the pongs for a read full
+ * of pings) are corked into one buffer and written with one syscall when
+ * the call returns: fewer syscalls, and a pipe holds far more of them. */
+
 static void on_write(uv_write_t *req, int status) {
   wreq *w = (wreq *)req;
   mcpp_conn *c = w->conn;
-  if (w->pong) {
-    c->pending_pongs--;
-    c->pending_pong_bytes -= w->len;
-  }
+  c->pending_pongs -= w->pongs;
+  c->pending_pong_bytes -= w->pong_bytes;
   c->alloc->free(w, c->alloc->user_data);
   if (status == 0 || status == UV_ECANCELED) return;
   if (status == UV_EPIPE) {
@@ -174,7 +188,7 @@ static void on_write(uv_write_t *req, int status) {
     c->write_broken = 1;
     return;
   }
-  if (!c->closing && !c->in_engine) {
+  if (!c->closing) {
     char reason[160];
     snprintf(reason, sizeof reason, "write to server failed: %s",
              uv_strerror(status));
@@ -182,56 +196,113 @@ static void on_write(uv_write_t *req, int status) {
   }
 }
 
-/* Writes frame + "\n" in order after everything written before. Tries the
- * kernel first; only what it refuses is copied and queued. Runs inside
- * enter()/leave(): failures become a pending close. */
-static int write_frame(mcpp_conn *c, const char *frame, size_t len, int pong) {
-  if (c->write_broken || c->closing) return 0;
-  uv_buf_t bufs[2] = {uv_buf_init((char *)frame, (unsigned)len),
-                      uv_buf_init("\n", 1)};
-  size_t total = len + 1, done = 0;
-  int r = uv_try_write((uv_stream_t *)&c->in, bufs, 2);
+/* Writes bytes after everything written before: the kernel takes what it
+ * can now; the rest is copied and queued. `pongs` lists the [start, end)
+ * byte ranges of our pongs in data, for the flood guard. Failures become
+ * a pending close. */
+static void write_bytes(mcpp_conn *c, const char *data, size_t len,
+                        const size_t *pongs, size_t n_pongs) {
+  if (c->write_broken || c->closing || len == 0) return;
+  uv_buf_t buf = uv_buf_init((char *)data, (unsigned)len);
+  size_t done = 0;
+  int r = uv_try_write((uv_stream_t *)&c->in, &buf, 1);
   if (r > 0) {
     done = (size_t)r;
   } else if (r == UV_EPIPE) {
     c->write_broken = 1;
-    return 0;
+    return;
   } else if (r != UV_EAGAIN && r != UV_ENOSYS) {
     set_pending(c, MCPP_ERR_IO, "write to server failed: %s", uv_strerror(r));
-    return 0;
+    return;
   }
-  if (done == total) return 0;
-  size_t left = total - done;
+  if (done == len) return;
+  size_t left = len - done;
   wreq *w = c->alloc->malloc(sizeof *w + left, c->alloc->user_data);
   if (!w) {
     /* A lost frame would desynchronise the stream: give up on it. */
     set_pending(c, MCPP_ERR_NOMEM, "%s", "out of memory queueing a write");
-    return MCPP_ERR_NOMEM;
+    return;
   }
   w->conn = c;
-  w->pong = pong;
-  w->len = left;
-  if (done < len) {
-    memcpy(w->data, frame + done, len - done);
-    w->data[len - done] = '\n';
-  } else {
-    w->data[0] = '\n';
+  w->pongs = 0;
+  w->pong_bytes = 0;
+  for (size_t i = 0; i < n_pongs; i++) {
+    size_t from = pongs[2 * i], to = pongs[2 * i + 1];
+    if (to <= done) continue;
+    w->pongs++;
+    w->pong_bytes += to - (from > done ? from : done);
   }
-  uv_buf_t buf = uv_buf_init(w->data, (unsigned)left);
+  memcpy(w->data, data + done, left);
+  buf = uv_buf_init(w->data, (unsigned)left);
   r = uv_write(&w->req, (uv_stream_t *)&c->in, &buf, 1, on_write);
   if (r) {
     c->alloc->free(w, c->alloc->user_data);
     set_pending(c, MCPP_ERR_IO, "write to server failed: %s", uv_strerror(r));
+    return;
+  }
+  c->pending_pongs += w->pongs;
+  c->pending_pong_bytes += w->pong_bytes;
+  if (c->pending_pongs > MAX_PENDING_PONGS ||
+      c->pending_pong_bytes > MAX_PENDING_PONG_BYTES)
+    set_pending(c, MCPP_ERR_FLOODED, "%s",
+                "the server floods pings and does not read the answers");
+}
+
+static void flush_cork(mcpp_conn *c) {
+  if (c->cork_len)
+    write_bytes(c, c->cork, c->cork_len, c->cork_pongs, c->n_cork_pongs);
+  c->cork_len = 0;
+  c->n_cork_pongs = 0;
+  /* A burst's buffers are not kept: idle connections stay small. */
+  if (c->cork_cap > CORK_KEEP) {
+    c->alloc->free(c->cork, c->alloc->user_data);
+    c->cork = NULL;
+    c->cork_cap = 0;
+  }
+  if (c->cork_pongs_cap > CORK_KEEP / 64) {
+    c->alloc->free(c->cork_pongs, c->alloc->user_data);
+    c->cork_pongs = NULL;
+    c->cork_pongs_cap = 0;
+  }
+}
+
+static int grow(mcpp_conn *c, void **p, size_t *cap, size_t need,
+                size_t unit) {
+  if (need <= *cap) return 0;
+  size_t n = *cap ? *cap : 64;
+  while (n < need) n *= 2;
+  void *q = c->alloc->realloc(*p, n * unit, c->alloc->user_data);
+  if (!q) return MCPP_ERR_NOMEM;
+  *p = q;
+  *cap = n;
+  return 0;
+}
+
+/* Queues frame + "\n" behind everything before it. Runs inside
+ * enter()/leave(), which flushes. Large frames skip the cork. */
+static int write_frame(mcpp_conn *c, const char *frame, size_t len, int pong) {
+  if (c->write_broken || c->closing) return 0;
+  if (len >= CORK_KEEP) {
+    flush_cork(c);
+    write_bytes(c, frame, len, NULL, 0);
+    write_bytes(c, "\n", 1, NULL, 0);
     return 0;
   }
-  if (pong) {
-    c->pending_pongs++;
-    c->pending_pong_bytes += left;
-    if (c->pending_pongs > MAX_PENDING_PONGS ||
-        c->pending_pong_bytes > MAX_PENDING_PONG_BYTES)
-      set_pending(c, MCPP_ERR_FLOODED, "%s",
-                  "the server floods pings and does not read the answers");
+  size_t end = c->cork_len + len + 1;
+  if (grow(c, (void **)&c->cork, &c->cork_cap, end, 1) ||
+      (pong && grow(c, (void **)&c->cork_pongs, &c->cork_pongs_cap,
+                    2 * (c->n_cork_pongs + 1), sizeof(size_t)))) {
+    set_pending(c, MCPP_ERR_NOMEM, "%s", "out of memory queueing a write");
+    return MCPP_ERR_NOMEM;
   }
+  if (pong) {
+    c->cork_pongs[2 * c->n_cork_pongs] = c->cork_len;
+    c->cork_pongs[2 * c->n_cork_pongs + 1] = end;
+    c->n_cork_pongs++;
+  }
+  memcpy(c->cork + c->cork_len, frame, len);
+  c->cork[end - 1] = '\n';
+  c->cork_len = end;
   return 0;
 }
 

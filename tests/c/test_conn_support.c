@@ -1,0 +1,218 @@
+/* Helpers for the driver and runtime tests (see test_conn_support.h). */
+#include "test_conn_support.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+
+#include "task.h"
+
+int under_valgrind(void) { return getenv("MCPP_UNDER_VALGRIND") != NULL; }
+
+uint32_t margin_ms(uint32_t ms) { return under_valgrind() ? ms * 10 : ms; }
+
+const char *peer_path(const char *name) {
+  static char path[4096];
+  snprintf(path, sizeof path, "%s/tests/peers/%s", mcpp_test_source_dir(),
+           name);
+  return path;
+}
+
+int count_fds(void) {
+  DIR *d = opendir("/proc/self/fd");
+  ASSERT(d != NULL);
+  int n = 0;
+  struct dirent *e;
+  while ((e = readdir(d)))
+    if (e->d_name[0] != '.') n++;
+  closedir(d);
+  return n - 1; /* the DIR's own fd */
+}
+
+int fd_baseline(void) {
+  /* Orphaned grandchildren reparent to this test process, which reaps them
+   * in finish(): the container's init may not. */
+  ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+  uv_loop_t warm;
+  ASSERT_EQ(0, uv_loop_init(&warm));
+  ASSERT_EQ(0, uv_loop_close(&warm));
+  return count_fds();
+}
+
+void test_settings(mcpp_settings *s) {
+  mcpp_settings_default(s);
+  s->min_interval_ms = MCPP_MIN_INTERVAL_FLOOR_MS;
+  s->timeout_ms = margin_ms(5000);
+  s->nonce = 42;
+}
+
+static void rec_message(mcpp_conn *c, const char *frame, size_t len,
+                        void *ud) {
+  rec *r = ud;
+  ASSERT(!r->closed);
+  if (r->n_frames == r->cap_frames) {
+    r->cap_frames = r->cap_frames ? r->cap_frames * 2 : 64;
+    r->frames = realloc(r->frames, r->cap_frames * sizeof *r->frames);
+    ASSERT(r->frames != NULL);
+  }
+  char *copy = malloc(len + 1);
+  ASSERT(copy != NULL);
+  memcpy(copy, frame, len);
+  copy[len] = '\0';
+  r->frames[r->n_frames++] = (rec_frame){copy, len};
+  if (r->on_frame) r->on_frame(r, frame, len);
+}
+
+static void rec_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
+  rec *r = ud;
+  ASSERT(!r->closed);
+  if (r->n_events < REC_MAX_EVENTS) {
+    r->events[r->n_events] = ev->type;
+    r->event_seq[r->n_events++] = ev->ping_seq;
+  }
+  if (ev->type == MCPP_EV_PONG) r->last_rtt_us = ev->rtt_us;
+  if (ev->type == MCPP_EV_UNSUPPORTED || ev->type == MCPP_EV_PING_ERROR)
+    r->last_error_code = ev->error_code;
+}
+
+static void rec_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
+  rec *r = ud;
+  ASSERT(len > 2 && json[0] == '{' && json[len - 1] == '}');
+  r->n_records++;
+}
+
+static void rec_stderr(mcpp_conn *c, const char *data, size_t len, void *ud) {
+  rec *r = ud;
+  size_t room = sizeof r->stderr_buf - 1 - r->stderr_len;
+  if (len > room) len = room;
+  memcpy(r->stderr_buf + r->stderr_len, data, len);
+  r->stderr_len += len;
+  r->stderr_buf[r->stderr_len] = '\0';
+}
+
+static void rec_close(mcpp_conn *c, const mcpp_close_info *info, void *ud) {
+  rec *r = ud;
+  r->close_calls++;
+  r->closed = 1;
+  r->close = *info;
+  snprintf(r->close_reason, sizeof r->close_reason, "%s", info->reason);
+  r->close.reason = r->close_reason;
+  r->conn = NULL;
+}
+
+static const mcpp_conn_callbacks rec_callbacks = {
+    rec_message, rec_event, rec_record, rec_stderr, rec_close};
+
+const mcpp_conn_callbacks *test_rec_callbacks(void) { return &rec_callbacks; }
+
+int spawn_peer(uv_loop_t *loop, rec *r, const mcpp_settings *s,
+               mcpp_stderr_mode mode, const char *peer, ...) {
+  char *args[32];
+  int n = 0;
+  args[n++] = "python3";
+  args[n++] = (char *)peer_path(peer);
+  va_list ap;
+  va_start(ap, peer);
+  const char *a;
+  while ((a = va_arg(ap, const char *)) && n < 31) args[n++] = (char *)a;
+  va_end(ap);
+  args[n] = NULL;
+  mcpp_spawn_options o = {0};
+  o.file = "python3";
+  o.args = args;
+  o.stderr_mode = mode;
+  int rc = mcpp_conn_spawn(&r->conn, loop, s, &o, &rec_callbacks, r, NULL);
+  if (rc == 0) r->pid = mcpp_conn_pid(r->conn);
+  return rc;
+}
+
+void run_until(uv_loop_t *loop, const int *flag) {
+  while (!*flag) ASSERT(uv_run(loop, UV_RUN_ONCE) || *flag);
+}
+
+void run_until_frames(uv_loop_t *loop, rec *r, size_t n) {
+  while (r->n_frames < n) {
+    ASSERT(!r->closed);
+    uv_run(loop, UV_RUN_ONCE);
+  }
+}
+
+size_t run_until_event(uv_loop_t *loop, rec *r, mcpp_event_type type) {
+  size_t i;
+  while ((i = find_event(r, type)) == SIZE_MAX) {
+    ASSERT(!r->closed);
+    uv_run(loop, UV_RUN_ONCE);
+  }
+  return i;
+}
+
+static void timer_done(uv_timer_t *t) { *(int *)t->data = 1; }
+
+void run_for(uv_loop_t *loop, uint32_t ms) {
+  uv_timer_t t;
+  int done = 0;
+  uv_timer_init(loop, &t);
+  t.data = &done;
+  uv_timer_start(&t, timer_done, ms, 0);
+  run_until(loop, &done);
+  uv_close((uv_handle_t *)&t, NULL);
+  uv_run(loop, UV_RUN_NOWAIT);
+}
+
+size_t count_events(const rec *r, mcpp_event_type type) {
+  size_t n = 0;
+  for (size_t i = 0; i < r->n_events; i++) n += r->events[i] == type;
+  return n;
+}
+
+size_t find_event(const rec *r, mcpp_event_type type) {
+  for (size_t i = 0; i < r->n_events; i++)
+    if (r->events[i] == type) return i;
+  return SIZE_MAX;
+}
+
+int frame_is(const rec *r, size_t i, const char *s) {
+  return i < r->n_frames && r->frames[i].len == strlen(s) &&
+         memcmp(r->frames[i].data, s, r->frames[i].len) == 0;
+}
+
+size_t find_frame(const rec *r, const char *s) {
+  for (size_t i = 0; i < r->n_frames; i++)
+    if (strstr(r->frames[i].data, s)) return i;
+  return SIZE_MAX;
+}
+
+void reap_orphans(void) {
+  while (waitpid(-1, NULL, 0) > 0) {
+  }
+}
+
+void assert_gone(int pid) {
+  ASSERT(pid > 0);
+  errno = 0;
+  ASSERT_EQ(-1, kill(pid, 0));
+  ASSERT_EQ(ESRCH, errno);
+  errno = 0;
+  ASSERT_EQ(-1, kill(-pid, 0));
+  ASSERT_EQ(ESRCH, errno);
+}
+
+void finish(uv_loop_t *loop, rec *r, int fds) {
+  run_until(loop, &r->closed);
+  ASSERT_EQ(1, r->close_calls);
+  ASSERT_EQ(0, uv_run(loop, UV_RUN_DEFAULT));
+  ASSERT_EQ(0, uv_loop_close(loop));
+  ASSERT_EQ(1, r->close_calls);
+  reap_orphans();
+  assert_gone(r->pid);
+  ASSERT_EQ(fds, count_fds());
+  for (size_t i = 0; i < r->n_frames; i++) free(r->frames[i].data);
+  free(r->frames);
+  r->frames = NULL;
+}
