@@ -1,0 +1,107 @@
+/* Out-of-memory: fail the Nth allocation for every N a scenario makes;
+ * each call must fail cleanly with MCPP_ERR_NOMEM (or carry on without the
+ * optional thing it could not allocate), leak nothing and not crash. */
+#include "engine_fixture.h"
+
+#define OK_OR_NOMEM(expr, ok)                              \
+  do {                                                     \
+    int rc_ = (expr);                                      \
+    if (rc_ != (ok) && rc_ != MCPP_ERR_NOMEM)              \
+      MCPP_FAIL("%s returned %d (%s)", #expr, rc_, mcpp_errname(rc_)); \
+  } while (0)
+
+/* Runs the scenario with the Nth allocation failing; returns 1 if some
+ * allocation actually failed. */
+static int scenario(long fail_at) {
+  fx *f = fx_new();
+  f->alloc.fail_at = fail_at;
+  f->s.interval_ms = 1000;
+  f->s.request_timeout_ms = 2000;
+  f->s.jitter_pct = 0;
+  int rc = fx_try_start(f, T0);
+  if (rc != 0) {
+    ASSERT_EQ(rc, MCPP_ERR_NOMEM);
+    ASSERT(f->e == NULL);
+    ASSERT_EQ(f->alloc.live, 0);
+    free(f);
+    return 1;
+  }
+  OK_OR_NOMEM(mcpp_engine_set_session_id(f->e, "session"), 0);
+  OK_OR_NOMEM(fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\"}", T0), 0);
+  ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\","
+                       "\"serverInfo\":{\"name\":\"srv\"}}}", T0), MCPP_RECV_FORWARD);
+  OK_OR_NOMEM(fx_out(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", T0), 0);
+  char frame[2048], id[1200];
+  memset(id, 'i', sizeof id - 1);
+  id[sizeof id - 1] = '\0';
+  for (int i = 0; i < 40; i++) {
+    snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":\"%s-%d\",\"method\":\"tools/call\"}",
+             i % 8 ? "r" : id, i);
+    OK_OR_NOMEM(fx_out(f, frame, T0 + (uint64_t)i), 0);
+  }
+  for (int i = 0; i < 12; i++) OK_OR_NOMEM(mcpp_engine_ping(f->e, 500, T0, NULL), 0);
+  snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":\"%s\",\"method\":\"ping\"}", id);
+  OK_OR_NOMEM(fx_recv(f, frame, T0 + MS), MCPP_RECV_CONSUMED);
+  ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"r-1\",\"result\":{}}", T0 + MS), MCPP_RECV_FORWARD);
+  for (uint64_t t = T0; t <= T0 + 10 * SEC; t += 250 * MS)
+    OK_OR_NOMEM(mcpp_engine_on_timer(f->e, t), 0);
+  mcpp_engine_close(f->e, 0, "done", T0 + 11 * SEC);
+  int failed = f->alloc.failed;
+  fx_done(f); /* asserts nothing is left allocated */
+  return failed;
+}
+
+TEST(out_of_memory_at_every_allocation_fails_cleanly) {
+  long n = 1;
+  while (scenario(n)) n++;
+  ASSERT_GT(n, 20); /* the scenario really allocates */
+}
+
+TEST(null_allocator_uses_malloc) {
+  mcpp_settings s;
+  mcpp_settings_default(&s);
+  s.peer_name = "p";
+  static const mcpp_engine_callbacks cb = {fx_send, NULL, NULL, NULL};
+  fx *f = fx_new();
+  mcpp_engine *e = NULL;
+  ASSERT_EQ(mcpp_engine_new(&e, &s, &cb, f, NULL, T0), 0);
+  ASSERT_EQ(mcpp_engine_recv(e, "{\"id\":1,\"method\":\"ping\"}", 24, T0), MCPP_RECV_CONSUMED);
+  mcpp_engine_close(e, 0, NULL, T0);
+  mcpp_engine_free(e);
+  mcpp_engine_free(NULL);
+  free(f);
+}
+
+TEST(answering_a_ping_allocates_nothing) {
+  fx *f = fx_new();
+  fx_start(f, T0);
+  long before = f->alloc.count;
+  for (int i = 0; i < 100; i++)
+    ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"abc\",\"method\":\"ping\"}", T0), MCPP_RECV_CONSUMED);
+  ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+  ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + 1), MCPP_RECV_CONSUMED);
+  long first = f->alloc.count - before; /* the manual ping array, once */
+  for (int i = 0; i < 100; i++) {
+    ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+    ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + 1), MCPP_RECV_CONSUMED);
+  }
+  ASSERT_EQ(f->alloc.count - before, first);
+  ASSERT_LE(first, 1);
+  fx_done(f);
+}
+
+TEST(invalid_arguments_refused) {
+  fx *f = fx_new();
+  mcpp_engine *e = NULL;
+  static const mcpp_engine_callbacks no_send = {NULL, NULL, NULL, NULL};
+  ASSERT_EQ(mcpp_engine_new(&e, &f->s, &no_send, f, NULL, T0), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(mcpp_engine_new(NULL, &f->s, &no_send, f, NULL, T0), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(mcpp_engine_recv(NULL, "x", 1, T0), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(mcpp_engine_ping(NULL, 0, T0, NULL), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_UINT_EQ(mcpp_engine_next_deadline(NULL), UINT64_MAX);
+  ASSERT_EQ(mcpp_engine_healthy(NULL, T0), 0);
+  fx_start(f, T0);
+  ASSERT_EQ(mcpp_engine_recv(f->e, NULL, 3, T0), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(mcpp_engine_recv(f->e, NULL, 0, T0), MCPP_RECV_FORWARD);
+  fx_done(f);
+}
