@@ -108,6 +108,19 @@ static mcpp_item *new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
   return it;
 }
 
+/* Appends an item (NULL: none); returns 1 if the queue was empty. */
+static int append_locked(mcpp_runtime *rt, mcpp_item *it) {
+  int was_empty = rt->item_head == NULL;
+  if (it) {
+    if (rt->item_tail)
+      rt->item_tail->next = it;
+    else
+      rt->item_head = it;
+    rt->item_tail = it;
+  }
+  return was_empty;
+}
+
 /* Queues an item (NULL: none, out of memory) and refreshes the
  * connection's info snapshot under the same lock. */
 static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
@@ -125,14 +138,7 @@ static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
     r->info = info;
     r->healthy = healthy;
   }
-  int was_empty = rt->item_head == NULL;
-  if (it) {
-    if (rt->item_tail)
-      rt->item_tail->next = it;
-    else
-      rt->item_head = it;
-    rt->item_tail = it;
-  }
+  int was_empty = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
   if (it && was_empty && rt->notify) rt->notify(rt->notify_data);
 }
@@ -235,7 +241,8 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
     it->close.reason = it->data;
   }
   r->conn = NULL;
-  push(rt, r, it);
+  /* Unlinked under the same lock that queues CLOSED: once the host sees
+   * it, the connection id is unknown. */
   pthread_mutex_lock(&rt->mu);
   for (rconn **p = &rt->conns; *p; p = &(*p)->next) {
     if (*p == r) {
@@ -244,7 +251,9 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
     }
   }
   int last = rt->conns == NULL;
+  int was_empty = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
+  if (it && was_empty && rt->notify) rt->notify(rt->notify_data);
   rt_free(rt, r->tokens);
   rt_free(rt, r);
   if (rt->stopping && last) uv_close((uv_handle_t *)&rt->async, NULL);

@@ -1,0 +1,306 @@
+/*
+ * The runtime driven from the test's thread while its I/O thread runs the
+ * connections: items arrive in batches, notify fires once per batch, and
+ * free() leaves nothing behind.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "task.h"
+#include "test_conn_support.h"
+
+typedef struct host {
+  mcpp_runtime *rt;
+  int efd;
+  atomic_int notified;
+  pthread_t io_thread_seen;
+  /* Everything drained so far, in order. */
+  mcpp_item *items[4096];
+  size_t n_items;
+} host;
+
+static void host_notify(void *ud) {
+  host *h = ud;
+  h->io_thread_seen = pthread_self();
+  atomic_fetch_add(&h->notified, 1);
+  uint64_t one = 1;
+  ASSERT_EQ(8, write(h->efd, &one, 8));
+}
+
+static void host_init(host *h) {
+  memset(h, 0, sizeof *h);
+  h->efd = eventfd(0, EFD_CLOEXEC);
+  ASSERT(h->efd >= 0);
+  mcpp_runtime_options o = {host_notify, h, NULL};
+  ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
+}
+
+/* Waits for a notify (no sleeping: blocks on the eventfd), then drains. */
+static size_t host_wait_drain(host *h) {
+  struct pollfd p = {h->efd, POLLIN, 0};
+  int r;
+  /* libuv's SIGCHLD handler runs on this thread: poll may see EINTR. */
+  while ((r = poll(&p, 1, (int)margin_ms(10000))) < 0 && errno == EINTR) {
+  }
+  ASSERT_EQ(1, r);
+  uint64_t n;
+  ASSERT_EQ(8, read(h->efd, &n, 8));
+  size_t got = 0;
+  for (mcpp_item *it = mcpp_runtime_drain(h->rt), *next; it; it = next) {
+    next = it->next;
+    it->next = NULL;
+    ASSERT_LT(h->n_items, 4096);
+    h->items[h->n_items++] = it;
+    got++;
+  }
+  return got;
+}
+
+static mcpp_item *find_item(host *h, mcpp_item_type type, size_t from) {
+  for (size_t i = from; i < h->n_items; i++)
+    if (h->items[i]->type == type) return h->items[i];
+  return NULL;
+}
+
+static mcpp_item *wait_item(host *h, mcpp_item_type type) {
+  mcpp_item *it;
+  while (!(it = find_item(h, type, 0))) host_wait_drain(h);
+  return it;
+}
+
+static mcpp_item *find_event_item(host *h, mcpp_event_type type) {
+  for (size_t i = 0; i < h->n_items; i++)
+    if (h->items[i]->type == MCPP_ITEM_EVENT &&
+        h->items[i]->event.type == type)
+      return h->items[i];
+  return NULL;
+}
+
+static void free_items(host *h, mcpp_runtime *rt) {
+  for (size_t i = 0; i < h->n_items; i++) mcpp_runtime_items_free(rt, h->items[i]);
+  h->n_items = 0;
+}
+
+static int spawn_echo(host *h, uint64_t *id, void *ud, char *errbuf,
+                      size_t cap) {
+  char *args[] = {"python3", (char *)peer_path("echo.py"), "--stderr",
+                  "runtime hello", NULL};
+  mcpp_spawn_options o = {0};
+  o.file = "python3";
+  o.args = args;
+  o.stderr_mode = MCPP_STDERR_CALLBACK;
+  mcpp_settings s;
+  test_settings(&s);
+  return mcpp_runtime_spawn(h->rt, &s, &o, ud, id, errbuf, cap);
+}
+
+static const char echo_req[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"echo\",\"params\":{\"x\":1}}";
+
+TEST(runtime_spawn_send_ping_close_from_host_thread) {
+  int fds = fd_baseline();
+  host h;
+  host_init(&h);
+  int marker;
+  uint64_t id = 0;
+  char err[128];
+  ASSERT_EQ(0, spawn_echo(&h, &id, &marker, err, sizeof err));
+  ASSERT_GT(id, 0);
+  mcpp_engine_info info;
+  int healthy = -1;
+  ASSERT_EQ(0, mcpp_runtime_info(h.rt, id, &info, &healthy));
+  ASSERT_EQ(MCPP_STATE_ALIVE, info.state);
+  ASSERT(info.peer_name == NULL);
+
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 4242));
+  mcpp_item *msg = wait_item(&h, MCPP_ITEM_MESSAGE);
+  ASSERT_MEM_EQ(msg->data, msg->len,
+                "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"x\":1}}");
+  ASSERT(msg->conn_user_data == &marker);
+  ASSERT_UINT_EQ(id, msg->conn_id);
+  while (!find_event_item(&h, MCPP_EV_PONG)) host_wait_drain(&h);
+  mcpp_item *ping = find_event_item(&h, MCPP_EV_PING);
+  mcpp_item *pong = find_event_item(&h, MCPP_EV_PONG);
+  ASSERT(ping && pong);
+  ASSERT_UINT_EQ(4242, ping->ping_token);
+  ASSERT_UINT_EQ(4242, pong->ping_token);
+  ASSERT_UINT_EQ(ping->event.ping_seq, pong->event.ping_seq);
+  /* The event's strings were copied into the item. */
+  ASSERT(pong->event.id != NULL && pong->event.id_len > 0);
+  ASSERT(pong->event.id >= pong->data);
+  wait_item(&h, MCPP_ITEM_RECORD);
+  while (!find_item(&h, MCPP_ITEM_STDERR, 0)) host_wait_drain(&h);
+  ASSERT(strstr(find_item(&h, MCPP_ITEM_STDERR, 0)->data, "runtime hello"));
+  ASSERT(!pthread_equal(h.io_thread_seen, pthread_self()));
+
+  ASSERT_EQ(0, mcpp_runtime_info(h.rt, id, &info, &healthy));
+  ASSERT_UINT_EQ(1, info.pongs_received);
+
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_close(h.rt, id));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_send(h.rt, id, "{}", 2));
+  mcpp_item *closed = wait_item(&h, MCPP_ITEM_CLOSED);
+  ASSERT_EQ(0, closed->close.err);
+  ASSERT_STR_EQ("closed by the application", closed->close.reason);
+  /* CLOSED is the connection's last item. */
+  ASSERT(h.items[h.n_items - 1] == closed);
+  ASSERT(find_event_item(&h, MCPP_EV_CLOSED) != NULL);
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_info(h.rt, id, &info, NULL));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_ping(h.rt, id, 0, 1));
+
+  free_items(&h, h.rt);
+  mcpp_runtime_free(h.rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h.efd);
+  reap_orphans();
+  ASSERT_EQ(fds, count_fds());
+}
+
+/* notify fires when the queue turns non-empty, not per item. */
+TEST(runtime_items_batched_notify_once_per_batch) {
+  int fds = fd_baseline();
+  host h;
+  host_init(&h);
+  uint64_t id;
+  ASSERT_EQ(0, spawn_echo(&h, &id, NULL, NULL, 0));
+  enum { N = 50 };
+  char buf[128];
+  for (int i = 0; i < N; i++) {
+    snprintf(buf, sizeof buf,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\"}", i);
+    ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, buf, strlen(buf)));
+  }
+  /* Wait, without draining, until all N answers are queued. */
+  mcpp_engine_info info;
+  do {
+    struct pollfd p = {h.efd, POLLIN, 0};
+    poll(&p, 1, 5); /* bounded wait between snapshot checks */
+    ASSERT_EQ(0, mcpp_runtime_info(h.rt, id, &info, NULL));
+  } while (info.frames_in < N);
+  ASSERT_EQ(1, atomic_load(&h.notified));
+  host_wait_drain(&h);
+  size_t messages = 0;
+  for (size_t i = 0; i < h.n_items; i++)
+    if (h.items[i]->type == MCPP_ITEM_MESSAGE) {
+      snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"result\":{}}",
+               messages);
+      ASSERT_MEM_EQ(h.items[i]->data, h.items[i]->len, buf);
+      messages++;
+    }
+  ASSERT_UINT_EQ(N, messages);
+  ASSERT_EQ(1, atomic_load(&h.notified));
+  /* The next item starts a new batch. */
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
+  host_wait_drain(&h);
+  ASSERT_EQ(2, atomic_load(&h.notified));
+  free_items(&h, h.rt);
+  mcpp_runtime_free(h.rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h.efd);
+  reap_orphans();
+  ASSERT_EQ(fds, count_fds());
+}
+
+TEST(runtime_spawn_failure_reports_reason) {
+  int fds = fd_baseline();
+  host h;
+  host_init(&h);
+  char *args[] = {"/nonexistent/server", NULL};
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  char err[256];
+  uint64_t id = 99;
+  ASSERT_EQ(MCPP_ERR_SPAWN,
+            mcpp_runtime_spawn(h.rt, NULL, &o, NULL, &id, err, sizeof err));
+  ASSERT_UINT_EQ(99, id);
+  ASSERT(strstr(err, "/nonexistent/server") != NULL);
+  ASSERT(strstr(err, "no such file") != NULL);
+  ASSERT(mcpp_runtime_drain(h.rt) == NULL);
+  ASSERT_EQ(0, atomic_load(&h.notified));
+  mcpp_runtime_free(h.rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h.efd);
+  ASSERT_EQ(fds, count_fds());
+}
+
+/* free() with connections open and items undrained: everything killed,
+ * reaped and freed, the thread joined. */
+TEST(runtime_free_closes_everything) {
+  int fds = fd_baseline();
+  host h;
+  host_init(&h);
+  uint64_t ids[3];
+  for (int i = 0; i < 3; i++) {
+    ASSERT_EQ(0, spawn_echo(&h, &ids[i], NULL, NULL, 0));
+    ASSERT_EQ(0, mcpp_runtime_send(h.rt, ids[i], echo_req, strlen(echo_req)));
+  }
+  while (h.n_items < 3 || !find_item(&h, MCPP_ITEM_MESSAGE, 0))
+    host_wait_drain(&h);
+  free_items(&h, h.rt);
+  mcpp_runtime_free(h.rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h.efd);
+  /* No child of ours is left, not even a zombie. */
+  errno = 0;
+  ASSERT_EQ(-1, waitpid(-1, NULL, WNOHANG));
+  ASSERT_EQ(ECHILD, errno);
+  ASSERT_EQ(fds, count_fds());
+}
+
+TEST(runtime_free_without_spawn_starts_no_thread) {
+  int fds = fd_baseline();
+  mcpp_runtime *rt;
+  ASSERT_EQ(0, mcpp_runtime_new(&rt, NULL));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_send(rt, 1, "{}", 2));
+  ASSERT_EQ(MCPP_ERR_FRAME_NEWLINE, mcpp_runtime_send(rt, 1, "{}\n", 3));
+  ASSERT(mcpp_runtime_drain(rt) == NULL);
+  mcpp_runtime_free(rt);
+  mcpp_runtime_free(NULL);
+  ASSERT_EQ(fds, count_fds());
+}
+
+/* A forked child forgets the parent's connections without touching them
+ * and can start its own. */
+TEST_TIMEOUT(runtime_after_fork_child_starts_fresh, 40) {
+  int fds = fd_baseline();
+  host h;
+  host_init(&h);
+  uint64_t id;
+  ASSERT_EQ(0, spawn_echo(&h, &id, NULL, NULL, 0));
+  pid_t child = fork();
+  ASSERT(child >= 0);
+  if (child == 0) {
+    mcpp_runtime_after_fork_child(h.rt);
+    ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_send(h.rt, id, "{}", 2));
+    uint64_t cid;
+    ASSERT_EQ(0, spawn_echo(&h, &cid, NULL, NULL, 0));
+    ASSERT_EQ(0, mcpp_runtime_send(h.rt, cid, echo_req, strlen(echo_req)));
+    wait_item(&h, MCPP_ITEM_MESSAGE);
+    mcpp_runtime_free(h.rt);
+    ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+    _exit(0);
+  }
+  int status;
+  ASSERT_EQ(child, waitpid(child, &status, 0));
+  ASSERT(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  /* The parent's connection is untouched. */
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
+  wait_item(&h, MCPP_ITEM_MESSAGE);
+  free_items(&h, h.rt);
+  mcpp_runtime_free(h.rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h.efd);
+  reap_orphans();
+  ASSERT_EQ(fds, count_fds());
+}
