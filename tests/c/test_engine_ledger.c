@@ -1,6 +1,7 @@
 /* The ledger of in-flight application requests, request timeouts, and
  * healthy(): pongs alone never make a connection healthy. */
 #include "engine_fixture.h"
+#include "ledger.h"
 
 typedef struct listing {
   char ids[16][64];
@@ -206,4 +207,42 @@ TEST(request_timeout_send_error_is_returned) {
   ASSERT_EQ(f->n_delivered, 1); /* the application still hears of it */
   ASSERT_EQ(in_flight(f), 0);
   fx_done(f);
+}
+
+/* The hash table against a plain model: random adds and removals over a
+ * few ids, so probe chains wrap and deletions shift entries back. */
+TEST(ledger_table_matches_model_under_churn) {
+  fx_alloc a = {{fx_malloc, fx_realloc, fx_free_block, NULL}, 0, 0, 0, 0};
+  a.a.user_data = &a;
+  mcpp__ledger l;
+  mcpp__ledger_init(&l, &a.a);
+  int model[64] = {0};
+  size_t total = 0;
+  uint64_t rng = 42;
+  for (int step = 0; step < 200000; step++) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    int id = (int)((rng >> 33) % 64);
+    int add = (rng >> 20) % 3 != 0 || total < 8;
+    char text[16];
+    int n = snprintf(text, sizeof text, "%d", id);
+    if (add && total < 40) {
+      ASSERT_EQ(mcpp__ledger_add(&l, text, (size_t)n, "m", 1, (uint64_t)step), 0);
+      model[id]++;
+      total++;
+    } else {
+      int removed = mcpp__ledger_remove_id(&l, text, (size_t)n);
+      ASSERT_EQ(removed, model[id] > 0);
+      if (removed) model[id]--, total--;
+    }
+    ASSERT_UINT_EQ(l.count, total);
+  }
+  for (int id = 0; id < 64; id++) {
+    char text[16];
+    int n = snprintf(text, sizeof text, "%d", id);
+    while (model[id]--) ASSERT_EQ(mcpp__ledger_remove_id(&l, text, (size_t)n), 1);
+    ASSERT(mcpp__ledger_find(&l, text, (size_t)n) == NULL);
+  }
+  ASSERT(l.head == NULL && l.tail == NULL);
+  mcpp__ledger_free(&l);
+  ASSERT_EQ(a.live, 0);
 }
