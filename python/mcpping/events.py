@@ -9,7 +9,7 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Event", "EVENT_NAMES", "EventHub"]
+__all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
 
 logger = logging.getLogger("mcpping")
 
@@ -94,22 +94,13 @@ class EventHub:
 
         return off
 
-    async def events(self, *names: str) -> AsyncIterator[Event]:
-        """Yields events (all, or only those named) until the ``closed`` event."""
-        q: asyncio.Queue[Event | None] = asyncio.Queue()
-        entry = (q, frozenset(names))
-        if self._closed:
-            return
-        self._queues.append(entry)
-        try:
-            while True:
-                ev = await q.get()
-                if ev is None:
-                    return
-                yield ev
-        finally:
-            if entry in self._queues:
-                self._queues.remove(entry)
+    def events(self, *names: str) -> "EventStream":
+        """An async iterator over events (all, or only those named) until ``closed``.
+
+        It subscribes when created, so events emitted before the first
+        ``__anext__`` are not lost.
+        """
+        return EventStream(self, frozenset(names))
 
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
@@ -134,3 +125,32 @@ class EventHub:
         self._closed = True
         for q, _ in self._queues:
             q.put_nowait(None)
+
+
+class EventStream:
+    """Async iterator over one hub's events; ends after ``closed``."""
+
+    def __init__(self, hub: EventHub, names: frozenset[str]) -> None:
+        self._hub = hub
+        self._q: asyncio.Queue[Event | None] = asyncio.Queue()
+        self._entry = (self._q, names)
+        if hub._closed:
+            self._q.put_nowait(None)
+        else:
+            hub._queues.append(self._entry)
+
+    def __aiter__(self) -> "EventStream":
+        return self
+
+    async def __anext__(self) -> Event:
+        ev = await self._q.get()
+        if ev is None:
+            self._q.put_nowait(None)
+            await self.aclose()
+            raise StopAsyncIteration
+        return ev
+
+    async def aclose(self) -> None:
+        """Unsubscribes."""
+        if self._entry in self._hub._queues:
+            self._hub._queues.remove(self._entry)

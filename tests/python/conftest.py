@@ -1,0 +1,79 @@
+"""Shared fixtures: paths to the peers, free ports, process checks."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+PEERS = ROOT / "tests" / "peers"
+HERE = Path(__file__).resolve().parent
+PY = sys.executable
+
+
+def peer(name: str, *args: str) -> list[str]:
+    """The command line of a fault peer from tests/peers."""
+    return [PY, str(PEERS / f"{name}.py"), *args]
+
+
+def sdk_server(*args: str) -> list[str]:
+    """The command line of the MCPServer-based test server."""
+    return [PY, str(HERE / "servers" / "sdk_server.py"), *args]
+
+
+DEMO = [PY, "-m", "mcpping.demo"]
+
+
+def process_alive(pid: int) -> bool:
+    """True if pid exists and is not a zombie."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            state = f.read().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return False
+    return state not in ("Z", "X")
+
+
+def free_port() -> int:
+    """A TCP port free on 127.0.0.1 right now."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def wait_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
+    """Polls until something accepts on port (or the process died)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"server exited with {proc.returncode}")
+        try:
+            with socket.create_connection(("127.0.0.1", port), timeout=0.2):
+                return
+        except OSError:
+            time.sleep(0.05)  # readiness polling of a foreign process, not test sync
+    raise TimeoutError(f"nothing listening on {port}")
+
+
+@pytest.fixture
+def http_server():
+    """A real MCPServer over Streamable HTTP on a free port; yields its URL."""
+    port = free_port()
+    proc = subprocess.Popen(sdk_server("http", str(port)), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_port(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

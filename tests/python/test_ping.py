@@ -1,0 +1,134 @@
+"""peer.ping(): RTT on success and each error type, against real processes."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+
+import pytest
+
+import mcpping
+from conftest import DEMO, HERE, PY, peer
+
+BAD = lambda mode: [PY, str(HERE / "servers" / "bad_pongs.py"), mode]  # noqa: E731
+
+
+async def test_ping_returns_rtt_in_seconds_and_counts_stats():
+    async with mcpping.connect(DEMO, keepalive=None) as p:
+        assert p.name == "mcpping-demo"
+        assert p.protocol_version == "2025-11-25"
+        rtts = [await p.ping(timeout=2) for _ in range(20)]
+        assert all(0 < r < 1 for r in rtts)
+        st = p.stats
+        assert (st.count, st.received, st.lost) == (20, 20, 0)
+        assert st.loss == 0.0
+        assert st.min <= st.p50 <= st.p99 <= st.max
+        assert "<table" in st._repr_html_()
+        assert p.state == "alive"
+        assert p.info()["pongs_received"] == 20
+
+
+async def test_ping_before_handshake_is_answered():
+    async with mcpping.connect(peer("echo"), keepalive=None, initialize=False) as p:
+        assert p.protocol_version is None
+        assert await p.ping(timeout=2) > 0
+
+
+async def test_ping_timeout_when_server_drops_pings():
+    async with mcpping.connect(peer("drop_pings"), keepalive=None) as p:
+        with pytest.raises(mcpping.PingTimeout) as ei:
+            await p.ping(timeout=0.2)
+        assert ei.value.timeout == pytest.approx(0.2)
+        assert p.stats.lost == 1
+
+
+async def test_ping_error_carries_code_and_message():
+    async with mcpping.connect(BAD("error"), keepalive=None) as p:
+        with pytest.raises(mcpping.PingError) as ei:
+            await p.ping(timeout=2)
+        assert ei.value.code == -32603
+        assert ei.value.message == "Internal error"
+
+
+async def test_ping_invalid_when_result_is_not_an_object():
+    async with mcpping.connect(BAD("invalid"), keepalive=None) as p:
+        with pytest.raises(mcpping.PingInvalid):
+            await p.ping(timeout=2)
+
+
+async def test_ping_unsupported_keeps_the_connection():
+    async with mcpping.connect(peer("unsupported"), keepalive=None) as p:
+        with pytest.raises(mcpping.PingUnsupported) as ei:
+            await p.ping(timeout=2)
+        assert ei.value.code == -32601
+        # The connection is kept: application traffic still flows.
+        resp = await p.request("echo", {"x": 1}, timeout=2)
+        assert resp["result"] == {"x": 1}
+        assert not p.closed
+
+
+async def test_peer_closed_when_server_exits():
+    async with mcpping.connect(peer("dies", "--after", "1", "--code", "3"), keepalive=None) as p:
+        info = await asyncio.wait_for(p.wait_closed(), 10)
+        assert info.exit_status == 3
+        assert p.state == "closed"
+        with pytest.raises(mcpping.PeerClosed):
+            await p.ping(timeout=1)
+
+
+async def test_spawn_failure_raises_spawn_error():
+    with pytest.raises(mcpping.SpawnError) as ei:
+        await mcpping.connect(["/nonexistent/mcp-server"])
+    assert isinstance(ei.value, OSError)
+
+
+async def test_events_and_callbacks_see_ping_and_pong():
+    async with mcpping.connect(DEMO, keepalive=None) as p:
+        seen: list[str] = []
+        off = p.on("pong", lambda ev: seen.append(ev.name))
+        it = p.events("ping", "pong")
+        rtt = await p.ping()
+        names = [ (await it.__anext__()).name for _ in range(2)]
+        assert names == ["ping", "pong"]
+        assert seen == ["pong"]
+        off()
+        await p.ping()
+        assert seen == ["pong"]
+        with pytest.raises(ValueError):
+            p.on("no-such-event", print)
+        assert rtt > 0
+
+
+async def test_governance_records_to_file_callback_and_logger(tmp_path, caplog):
+    path = tmp_path / "records.jsonl"
+    got: list[dict] = []
+    async with mcpping.connect(DEMO, keepalive=None, record=path) as p:
+        await p.ping()
+    async with mcpping.connect(DEMO, keepalive=None, record=got.append) as p:
+        await p.ping()
+    with caplog.at_level("INFO", logger="mcpping"):
+        async with mcpping.connect(DEMO, keepalive=None) as p:
+            await p.ping()
+    lines = [json.loads(l) for l in path.read_text().splitlines()]
+    for recs in (lines, got, [json.loads(r.getMessage()) for r in caplog.records]):
+        ok = [r for r in recs if r["event"] == "ping_ok"]
+        assert len(ok) == 1, recs
+        r = ok[0]
+        assert r["direction"] == "outbound" and r["transport"] == "stdio"
+        assert r["peer"] == "mcpping-demo"
+        assert r["latency_ms"] is not None and r["ts"].endswith("Z")
+        assert any(x["event"] == "closed" for x in recs)
+    # No arguments or environment leak into records.
+    assert "-m" not in path.read_text()
+
+
+async def test_messages_are_forwarded_in_order():
+    async with mcpping.connect(peer("echo"), keepalive=None) as p:
+        for i in range(200):
+            p.send({"jsonrpc": "2.0", "id": i, "method": "echo", "params": {"i": i}})
+        got = []
+        async for msg in p.messages():
+            got.append(msg["result"]["i"])
+            if len(got) == 200:
+                break
+        assert got == list(range(200))
