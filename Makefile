@@ -35,8 +35,13 @@ build/test-c-asan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
 
-build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a
+build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a build/responder
 	$(CC) $(BASE_CFLAGS) -O2 -g $(BENCH_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
+
+# The fastest peer we can write, for the RTT benchmarks.
+build/responder: tests/peers/responder.c
+	@mkdir -p build
+	$(CC) -O2 -Wall -Wextra $< -o $@
 
 deps:
 	./scripts/install-deps.sh
@@ -75,7 +80,7 @@ demo: deps
 	mcpping --demo
 
 bench-engine: build/bench-engine
-	./build/bench-engine
+	./build/bench-engine $(BENCH_ARGS)
 
 bench: deps bench-engine
 	$(PYTHON) bench/run.py

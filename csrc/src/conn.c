@@ -333,7 +333,7 @@ static void engine_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
 static void engine_record(mcpp_engine *e, const char *json, size_t len,
                           void *ud) {
   mcpp_conn *c = ud;
-  if (c->cb.on_record) c->cb.on_record(c, json, len, c->user_data);
+  c->cb.on_record(c, json, len, c->user_data);
 }
 
 /* ------------------------------------------------------------------ timer */
@@ -567,8 +567,9 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   prepare_settings(&s, settings, options->file);
   c->on_stale = s.on_stale;
   mcpp__lines_init(&c->lines, alloc, s.max_line_bytes);
+  /* Without on_record the engine skips formatting records altogether. */
   mcpp_engine_callbacks ecb = {engine_send, engine_deliver, engine_event,
-                               engine_record};
+                               callbacks->on_record ? engine_record : NULL};
   int rc = mcpp_engine_new(&c->engine, &s, &ecb, c, alloc, now_us());
   if (rc) {
     alloc->free(c, alloc->user_data);
