@@ -1,0 +1,87 @@
+"""Keepalive: pings on idle, stale detection and kill/reap, unsupported peers."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import time
+
+import mcpping
+from conftest import peer, process_alive, sdk_server
+
+FAST = dict(min_interval=0.01, jitter_pct=0)
+
+
+async def test_keepalive_pings_an_idle_server():
+    ka = mcpping.KeepAlive(interval=0.05, timeout=1, failures=3, **FAST)
+    async with mcpping.connect(peer("echo"), keepalive=ka) as p:
+        it = p.events("pong")
+        for _ in range(3):
+            ev = await asyncio.wait_for(it.__anext__(), 5)
+            assert not ev.manual and ev.rtt is not None and ev.rtt > 0
+        assert p.stats.received >= 3 and p.state == "alive"
+
+
+async def test_frozen_server_goes_stale_in_time_and_its_group_is_killed():
+    # The timeout covers the SDK server's ~1 s start-up (imports) before it answers.
+    interval, timeout, failures = 0.3, 2.0, 1
+    ka = mcpping.KeepAlive(interval=interval, timeout=timeout, failures=failures, **FAST)
+    p = await mcpping.connect(sdk_server(), keepalive=ka, stderr="ignore")
+    try:
+        resp = await p.request("tools/call", {"name": "pid", "arguments": {}}, timeout=10)
+        pid = int(resp["result"]["content"][0]["text"])
+        stale = p.events("stale")
+        os.kill(pid, signal.SIGSTOP)
+        frozen_at = time.monotonic()
+        ev = await asyncio.wait_for(stale.__anext__(), 10)
+        took = time.monotonic() - frozen_at
+        # Detection bound: interval + timeout x failures, plus a small margin.
+        assert took <= interval + timeout * failures + 0.3, took
+        assert ev.state == "stale" and ev.failure_count == failures
+        info = await asyncio.wait_for(p.wait_closed(), 10)
+        assert info.stale and info.term_signal in (signal.SIGTERM, signal.SIGKILL)
+        assert not process_alive(pid)
+        assert p.state == "closed"
+    finally:
+        await p.close()
+
+
+async def test_close_kills_and_reaps_grandchildren_too():
+    ka = mcpping.KeepAlive(interval=0.1, timeout=0.2, failures=1, **FAST)
+    async with mcpping.connect(peer("echo"), keepalive=ka) as p:
+        child = (await p.request("test/spawn_child", timeout=5))["result"]["pid"]
+        assert process_alive(child)
+        await p.close()
+        # Reaped with the whole process group.
+        deadline = time.monotonic() + 5
+        while process_alive(child) and time.monotonic() < deadline:
+            await asyncio.sleep(0.02)
+        assert not process_alive(child)
+
+
+async def test_unsupported_peer_is_never_convicted():
+    ka = mcpping.KeepAlive(interval=0.05, timeout=0.5, failures=1, **FAST)
+    async with mcpping.connect(peer("unsupported"), keepalive=ka) as p:
+        ev = await asyncio.wait_for(p.events("unsupported").__anext__(), 5)
+        assert ev.code == -32601
+        # It stops pinging: the server saw exactly one ping, and stays alive.
+        again = await p.request("echo", {"k": 1}, timeout=2)
+        assert again["result"] == {"k": 1}
+        pings = (await p.request("test/pings", timeout=2))["result"]["pings"]
+        assert pings == 1
+        assert p.state == "alive" and not p.closed
+
+
+async def test_report_only_keeps_a_stale_connection(tmp_path):
+    log = tmp_path / "gov.jsonl"
+    ka = mcpping.KeepAlive(interval=0.05, timeout=0.1, failures=2, on_stale="report", **FAST)
+    async with mcpping.connect(peer("drop_pings"), keepalive=ka, record=log) as p:
+        await asyncio.wait_for(p.events("stale").__anext__(), 5)
+        assert not p.closed and p.state == "stale"
+    recs = [json.loads(l) for l in log.read_text().splitlines()]
+    kinds = [r["event"] for r in recs]
+    assert "ping_timeout" in kinds and "suspect" in kinds and "stale" in kinds
+    stale = next(r for r in recs if r["event"] == "stale")
+    assert stale["failure_count"] >= 2 and stale["in_flight"]["count"] == 0

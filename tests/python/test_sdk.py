@@ -1,0 +1,81 @@
+"""mcpping.sdk.stdio_client under the official SDK's ClientSession."""
+
+from __future__ import annotations
+
+import asyncio
+import time
+
+import mcp_types as types
+import pytest
+from mcp import ClientSession, StdioServerParameters
+
+import mcpping
+from mcpping.sdk import stdio_client, stdio_peer
+from conftest import PY, HERE
+
+PARAMS = StdioServerParameters(command=PY, args=[str(HERE / "servers" / "sdk_server.py")])
+FAST = mcpping.KeepAlive(interval=0.02, timeout=2, failures=3, min_interval=0.01, jitter_pct=0)
+
+
+async def test_session_initializes_lists_and_calls_tools_while_keepalive_runs():
+    events: list[mcpping.Event] = []
+    async with stdio_client(PARAMS, keepalive=FAST, on_event=events.append) as (r, w):
+        async with ClientSession(r, w) as session:
+            init = await session.initialize()
+            assert init.server_info.name == "sdk-server"
+            tools = await session.list_tools()
+            assert {t.name for t in tools.tools} >= {"echo", "add", "pid", "ping_client"}
+            # Sequential and concurrent calls: nothing lost or reordered.
+            for i in range(30):
+                res = await session.call_tool("echo", {"text": f"m{i}"})
+                assert res.content[0].text == f"m{i}"
+            results = await asyncio.gather(
+                *(session.call_tool("add", {"a": i, "b": 1000}) for i in range(40)))
+            assert [int(r.content[0].text) for r in results] == [i + 1000 for i in range(40)]
+            assert (await session.send_ping()) is not None
+    pongs = [e for e in events if e.name == "pong" and not e.manual]
+    assert pongs, "keepalive never ran"
+    assert events[-1].name == "closed"
+
+
+async def test_server_pings_are_answered_while_the_client_loop_is_blocked():
+    """The headline: the asyncio loop sleeps 2 s, the C thread answers anyway."""
+    window: list[float] = []
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        # Block the client's event loop (and hold the GIL) with synchronous code.
+        window.append(time.monotonic())
+        time.sleep(2.0)
+        window.append(time.monotonic())
+
+    async with stdio_peer(PARAMS, keepalive=None) as (r, w, peer):
+        async with ClientSession(r, w, logging_callback=on_log) as session:
+            await session.initialize()
+            res = await session.call_tool("ping_client", {"count": 5, "delay": 0.2})
+            assert not res.is_error, res
+            times = res.structured_content["result"]
+    assert len(window) == 2 and len(times) == 5
+    t0, t1 = window
+    for sent, answered in times:
+        # Every ping went out and came back while the loop was blocked.
+        assert t0 < sent < answered < t1
+        assert answered - sent < 0.25
+    assert peer.closed and peer.state == "closed"
+
+
+async def test_server_pings_without_block_are_counted_as_answered():
+    async with stdio_peer(PARAMS, keepalive=None) as (r, w, peer):
+        seen = peer.events("ping_answered")
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            await session.call_tool("ping_client", {"count": 3, "delay": 0})
+            for _ in range(3):
+                ev = await asyncio.wait_for(seen.__anext__(), 5)
+                assert ev.name == "ping_answered"
+
+
+async def test_spawn_failure_is_an_oserror():
+    bad = StdioServerParameters(command="/nonexistent/server")
+    with pytest.raises(OSError):
+        async with stdio_client(bad):
+            pass
