@@ -12,6 +12,103 @@ static uint64_t hash_bytes(const char *p, size_t n) {
   return h;
 }
 
+/* String ids up to this long are compared decoded; longer ids (and ids
+ * with escapes this decoder rejects) by their raw text. */
+#define KEY_MAX 256
+
+static size_t put_utf8(char *out, uint32_t cp) {
+  if (cp < 0x80) {
+    out[0] = (char)cp;
+    return 1;
+  }
+  if (cp < 0x800) {
+    out[0] = (char)(0xc0 | (cp >> 6));
+    out[1] = (char)(0x80 | (cp & 0x3f));
+    return 2;
+  }
+  if (cp < 0x10000) {
+    out[0] = (char)(0xe0 | (cp >> 12));
+    out[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+    out[2] = (char)(0x80 | (cp & 0x3f));
+    return 3;
+  }
+  out[0] = (char)(0xf0 | (cp >> 18));
+  out[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+  out[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+  out[3] = (char)(0x80 | (cp & 0x3f));
+  return 4;
+}
+
+static int hex4(const char *p, uint32_t *v) {
+  *v = 0;
+  for (int i = 0; i < 4; i++) {
+    char c = p[i];
+    uint32_t d;
+    if (c >= '0' && c <= '9')
+      d = (uint32_t)(c - '0');
+    else if (c >= 'a' && c <= 'f')
+      d = (uint32_t)(c - 'a' + 10);
+    else if (c >= 'A' && c <= 'F')
+      d = (uint32_t)(c - 'A' + 10);
+    else
+      return 0;
+    *v = *v << 4 | d;
+  }
+  return 1;
+}
+
+/* Decodes the JSON string s[0..n) (quotes excluded) after an 's' tag, so
+ * no number's text can equal it. The key is never longer than the raw id.
+ * Returns 0 if an escape is malformed. */
+static size_t decode_string(const char *s, size_t n, char *out) {
+  size_t o = 0;
+  out[o++] = 's';
+  for (size_t i = 0; i < n;) {
+    if (s[i] != '\\') {
+      out[o++] = s[i++];
+      continue;
+    }
+    if (i + 1 >= n) return 0;
+    char c = s[i + 1];
+    const char *simple = strchr("\"\\/bfnrt", c);
+    if (c != '\0' && simple) {
+      static const char map[] = "\"\\/\b\f\n\r\t";
+      out[o++] = map[simple - "\"\\/bfnrt"];
+      i += 2;
+      continue;
+    }
+    uint32_t cp, lo;
+    if (c != 'u' || i + 6 > n || !hex4(s + i + 2, &cp)) return 0;
+    i += 6;
+    if (cp >= 0xd800 && cp <= 0xdbff) {
+      if (i + 6 > n || s[i] != '\\' || s[i + 1] != 'u' ||
+          !hex4(s + i + 2, &lo) || lo < 0xdc00 || lo > 0xdfff)
+        return 0;
+      cp = 0x10000 + ((cp - 0xd800) << 10) + (lo - 0xdc00);
+      i += 6;
+    } else if (cp >= 0xdc00 && cp <= 0xdfff) {
+      return 0;
+    }
+    o += put_utf8(out + o, cp);
+  }
+  return o;
+}
+
+/* The id as compared: a string decoded, anything else as written. Points
+ * at buf or at raw. */
+static const char *key_of(const char *raw, size_t n, char buf[KEY_MAX],
+                          size_t *key_len) {
+  if (n >= 2 && n <= KEY_MAX && raw[0] == '"' && raw[n - 1] == '"') {
+    size_t k = decode_string(raw + 1, n - 2, buf);
+    if (k) {
+      *key_len = k;
+      return buf;
+    }
+  }
+  *key_len = n;
+  return raw;
+}
+
 void mcpp__ledger_init(mcpp__ledger *l, const mcpp_allocator *alloc) {
   memset(l, 0, sizeof *l);
   l->alloc = alloc;
@@ -53,18 +150,24 @@ static int reserve(mcpp__ledger *l, size_t want) {
 int mcpp__ledger_add(mcpp__ledger *l, const char *id, size_t id_len,
                      const char *method, size_t method_len, uint64_t now) {
   if (reserve(l, l->count + 1) != 0) return MCPP_ERR_NOMEM;
-  mcpp__entry *e =
-      mcpp__malloc(l->alloc, sizeof *e + id_len + 1 + method_len + 1);
+  char buf[KEY_MAX];
+  size_t key_len;
+  const char *key = key_of(id, id_len, buf, &key_len);
+  mcpp__entry *e = mcpp__malloc(
+      l->alloc, sizeof *e + id_len + 1 + method_len + 1 + key_len);
   if (e == NULL) return MCPP_ERR_NOMEM;
   e->id = (char *)(e + 1);
   e->method = e->id + id_len + 1;
+  e->key = e->method + method_len + 1;
+  e->key_len = key_len;
+  memcpy(e->key, key, key_len);
   memcpy(e->id, id, id_len);
   e->id[id_len] = '\0';
   memcpy(e->method, method, method_len);
   e->method[method_len] = '\0';
   e->id_len = id_len;
   e->sent_at = now;
-  e->hash = hash_bytes(id, id_len);
+  e->hash = hash_bytes(key, key_len);
   e->next = NULL;
   e->prev = l->tail;
   if (l->tail)
@@ -80,11 +183,15 @@ int mcpp__ledger_add(mcpp__ledger *l, const char *id, size_t id_len,
 /* Duplicate ids are an application bug; any one of them may match. */
 static size_t find_slot(const mcpp__ledger *l, const char *id, size_t id_len) {
   if (l->nslots == 0) return SIZE_MAX;
-  uint64_t h = hash_bytes(id, id_len);
+  char buf[KEY_MAX];
+  size_t key_len;
+  const char *key = key_of(id, id_len, buf, &key_len);
+  uint64_t h = hash_bytes(key, key_len);
   size_t mask = l->nslots - 1, i = (size_t)h & mask;
   while (l->slots[i]) {
     const mcpp__entry *e = l->slots[i];
-    if (e->hash == h && e->id_len == id_len && memcmp(e->id, id, id_len) == 0)
+    if (e->hash == h && e->key_len == key_len &&
+        memcmp(e->key, key, key_len) == 0)
       return i;
     i = (i + 1) & mask;
   }

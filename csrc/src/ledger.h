@@ -1,7 +1,9 @@
 /*
  * The ledger of in-flight application requests: raw id text, method and
  * send time, kept in send order (a linked list) and found by id through an
- * open-addressing hash table, so thousands in flight stay cheap.
+ * open-addressing hash table, so thousands in flight stay cheap. Ids match
+ * by value, not spelling: a peer that re-encodes "a/b" as "a\/b" still
+ * clears the request, while "1" and 1 stay distinct.
  */
 #ifndef MCPP_LEDGER_H
 #define MCPP_LEDGER_H
@@ -18,6 +20,8 @@ typedef struct mcpp__entry {
   size_t id_len;
   char *id;     /* raw JSON, NUL-terminated, points into this allocation */
   char *method; /* NUL-terminated, points into this allocation */
+  char *key;    /* the id as compared (see ledger.c), in this allocation */
+  size_t key_len;
 } mcpp__entry;
 
 typedef struct mcpp__ledger {

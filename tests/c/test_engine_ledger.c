@@ -246,3 +246,26 @@ TEST(ledger_table_matches_model_under_churn) {
   mcpp__ledger_free(&l);
   ASSERT_EQ(a.live, 0);
 }
+
+TEST(ledger_matches_ids_by_value_not_spelling) {
+  fx *f = fx_new();
+  fx_start(f, T0);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":\"a/b\",\"method\":\"tools/call\"}", T0);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":\"\xc3\xa9\xf0\x9f\x98\x80\",\"method\":\"tools/call\"}", T0);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", T0);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":\"q\\\"\",\"method\":\"tools/call\"}", T0);
+  ASSERT_EQ(in_flight(f), 4);
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"1\",\"result\":{}}", T0); /* not 1 */
+  ASSERT_EQ(in_flight(f), 4);
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"a\\/b\",\"result\":{}}", T0);
+  ASSERT_EQ(in_flight(f), 3);
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"\\u00E9\\ud83d\\ude00\",\"result\":{}}", T0);
+  ASSERT_EQ(in_flight(f), 2);
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"\\ud83d\",\"result\":{}}", T0); /* lone surrogate */
+  ASSERT_EQ(in_flight(f), 2);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\",\"params\":{\"requestId\":\"q\\u0022\"}}", T0);
+  ASSERT_EQ(in_flight(f), 1);
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", T0);
+  ASSERT_EQ(in_flight(f), 0);
+  fx_done(f);
+}
