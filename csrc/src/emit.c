@@ -70,9 +70,8 @@ void mcpp__record_of(const mcpp_engine *e, const mcpp_event *ev,
   }
   /* Any answer to our ping has a latency; a timeout or a protocol-level
    * "unsupported" has none. */
-  if (ev->id && ev->error_code != MCPP_ERR_CLOSED &&
-      (ev->type == MCPP_EV_PONG || ev->type == MCPP_EV_PING_ERROR ||
-       ev->type == MCPP_EV_UNSUPPORTED)) {
+  if (ev->id && (ev->type == MCPP_EV_PONG || ev->type == MCPP_EV_PING_ERROR ||
+                 ev->type == MCPP_EV_UNSUPPORTED)) {
     r->has_latency = 1;
     r->latency_us = ev->rtt_us;
   }

@@ -277,7 +277,7 @@ void mcpp__ping_answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
   mcpp_event ev;
   char idbuf[64];
   ping_event(e, &ev, MCPP_EV_PONG, &p, manual, idbuf);
-  ev.rtt_us = now - p.sent_at;
+  ev.rtt_us = now > p.sent_at ? now - p.sent_at : 0;
   const char *record = "ping_ok";
   switch (kind) {
     case 0:
