@@ -511,3 +511,67 @@ TEST(conn_sigkill_after_grace) {
   ASSERT_EQ(SIGKILL, r.close.term_signal);
   ASSERT_GE((uv_hrtime() - t0) / 1000000, 90);
 }
+
+/* Keepalive pings go out only while the peer is quiet: traffic counts as
+ * proof of life and moves the (lazily re-armed) deadline. */
+static void keep_talking(rec *r, const char *frame, size_t len) {
+  if (r->arg) return;
+  static const char req[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"echo\",\"params\":{}}";
+  ASSERT_EQ(0, mcpp_conn_send(r->conn, req, sizeof req - 1));
+}
+
+TEST(conn_keepalive_pings_only_a_quiet_peer) {
+  int fds = fd_baseline();
+  uv_loop_t loop;
+  rec r = {0};
+  mcpp_settings s;
+  ASSERT_EQ(0, uv_loop_init(&loop));
+  test_settings(&s);
+  s.interval_ms = margin_ms(100);
+  s.jitter_pct = 0;
+  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "echo.py", NULL));
+  /* Busy: an echo ping-pong of app frames for three intervals. */
+  r.on_frame = keep_talking;
+  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"echo\",\"params\":{}}");
+  run_until_frames(&loop, &r, 1); /* the server is up */
+  size_t started = r.n_frames;
+  /* Pings sent while python started up are fine; count from here. */
+  size_t pings_before = count_events(&r, MCPP_EV_PING);
+  run_for(&loop, margin_ms(300));
+  r.arg = &r; /* stop talking */
+  ASSERT_GT(r.n_frames - started, 10);
+  ASSERT_UINT_EQ(pings_before, count_events(&r, MCPP_EV_PING));
+  /* Quiet: keepalive pings start, and are answered. */
+  size_t pongs_before = count_events(&r, MCPP_EV_PONG);
+  while (count_events(&r, MCPP_EV_PONG) < pongs_before + 2)
+    uv_run(&loop, UV_RUN_ONCE);
+  mcpp_engine_info info;
+  mcpp_engine_get_info(mcpp_conn_engine(r.conn), &info);
+  ASSERT_GE(info.pings_sent, pings_before + 2);
+  ASSERT_EQ(MCPP_STATE_ALIVE, info.state);
+  ASSERT_EQ(0, mcpp_conn_close(r.conn));
+  finish(&loop, &r, fds);
+}
+
+TEST_TIMEOUT(conn_stale_report_only_keeps_the_connection, 60) {
+  int fds = fd_baseline();
+  uv_loop_t loop;
+  rec r = {0};
+  mcpp_settings s;
+  ASSERT_EQ(0, uv_loop_init(&loop));
+  test_settings(&s);
+  s.interval_ms = 50;
+  s.timeout_ms = 100;
+  s.failures = 2;
+  s.on_stale = MCPP_STALE_REPORT;
+  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "drop_pings.py",
+                          NULL));
+  run_until_event(&loop, &r, MCPP_EV_STALE);
+  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"echo\",\"params\":{}}");
+  run_until_frames(&loop, &r, 1);
+  ASSERT(!r.closed);
+  ASSERT_EQ(0, mcpp_conn_close(r.conn));
+  finish(&loop, &r, fds);
+  ASSERT_EQ(0, r.close.err);
+}
