@@ -56,18 +56,19 @@ class HttpPeer:
             resp = urllib.request.urlopen(req, timeout=60)
         except urllib.error.HTTPError as e:
             body = e.read()
-            if e.code == 404 and frame_id is not None:
-                err = {"jsonrpc": "2.0", "id": frame_id,
-                       "error": {"code": -32601, "message": "Method not found"}}
-                try:
-                    got = json.loads(body)
-                    if isinstance(got, dict) and "error" in got:
-                        err["error"] = got["error"]
-                except ValueError:
-                    pass
-                self._to_loop(json.dumps(err).encode())
-            elif body[:1] == b"{":
-                self._to_loop(body)
+            if frame_id is None:
+                return
+            # An HTTP error answers this request: give the engine a JSON-RPC
+            # error with our id (404: no ping here, i.e. -32601).
+            error = {"code": -32601 if e.code == 404 else -32000,
+                     "message": "Method not found" if e.code == 404 else f"HTTP {e.code} {e.reason}"}
+            try:
+                got = json.loads(body)
+                if isinstance(got, dict) and isinstance(got.get("error"), dict):
+                    error = got["error"]
+            except ValueError:
+                pass
+            self._to_loop(json.dumps({"jsonrpc": "2.0", "id": frame_id, "error": error}).encode())
             return
         except OSError as e:
             self.loop.call_soon_threadsafe(self._fail, e)
