@@ -261,8 +261,10 @@ void mcpp_engine_free(mcpp_engine *engine);
 /* Feeds one inbound frame (newline stripped; a trailing \r is the caller's
  * to strip). Answers pings (via send), matches our pongs, learns the
  * session, and counts as proof of life. Returns MCPP_RECV_FORWARD,
- * MCPP_RECV_CONSUMED, or a negative error from the send callback. Frames
- * that are not JSON are forwarded: the application decides what to do. */
+ * MCPP_RECV_CONSUMED, or a negative error: the send callback's,
+ * MCPP_ERR_CLOSED after mcpp_engine_close, MCPP_ERR_NOMEM (answering a ping
+ * with a very long id), MCPP_ERR_INVALID_ARGUMENT. Frames that are not JSON
+ * are forwarded: the application decides what to do. */
 int mcpp_engine_recv(mcpp_engine *engine, const char *frame, size_t len,
                      uint64_t now);
 
