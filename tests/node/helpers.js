@@ -155,3 +155,29 @@ module.exports = {
   jsonLines,
   startEverythingHttp,
 };
+
+/**
+ * Live (not zombie) processes of a process group, read from /proc: a dead
+ * grandchild may wait as a zombie for its new parent, which is not ours.
+ * @param {number} pgid
+ * @returns {number[]}
+ */
+function groupMembers(pgid) {
+  const fs = require('node:fs');
+  const out = [];
+  for (const entry of fs.readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    let stat;
+    try {
+      stat = fs.readFileSync(`/proc/${entry}/stat`, 'utf8');
+    } catch {
+      continue;
+    }
+    // pid (comm) state ppid pgrp ...; comm may hold spaces and parens.
+    const rest = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    if (Number(rest[2]) === pgid && rest[0] !== 'Z') out.push(Number(entry));
+  }
+  return out;
+}
+
+module.exports.groupMembers = groupMembers;
