@@ -61,6 +61,7 @@ test-valgrind: build/test-c
 	  --error-exitcode=99 --child-silent-after-fork=no ./build/test-c
 
 test-python:
+	$(PYTHON) -m pip install -q -r requirements-dev.txt
 	$(PYTHON) -m pip install -q --no-build-isolation .
 	cd tests/python && $(PYTHON) -m pytest -q
 

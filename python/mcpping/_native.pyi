@@ -1,0 +1,74 @@
+"""Type stubs of mcpping._native, the C extension (CPython C API)."""
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+VERSION: str
+MCPP_ERR_INVALID_ARGUMENT: int
+MCPP_ERR_NOMEM: int
+MCPP_ERR_INTERVAL_TOO_SHORT: int
+MCPP_ERR_UNSUPPORTED: int
+MCPP_ERR_TOO_MANY_PINGS: int
+MCPP_ERR_CLOSED: int
+MCPP_ERR_FRAME_TOO_LARGE: int
+MCPP_ERR_FRAME_NEWLINE: int
+MCPP_ERR_SPAWN: int
+MCPP_ERR_FLOODED: int
+MCPP_ERR_IO: int
+MCPP_ERR_STALE: int
+MCPP_ERR_NOT_FOUND: int
+MCPP_ERR_THREAD: int
+MCPP_MIN_INTERVAL_FLOOR_MS: int
+
+class NativeError(Exception):
+    """An MCPP_ERR_* code: args are (code, message, name)."""
+
+#: One drained item: (handle, kind, ...). Kinds: 0 message (bytes),
+#: 1 event (dict, ping_token), 2 record (str), 3 stderr (bytes),
+#: 4 closed ((err, reason, exit_status, term_signal)), 5 ping failed (token, err).
+Item = tuple[Any, ...]
+
+def spawn(handle: object, argv: Sequence[str], env: Sequence[str] | None, cwd: str | None,
+          settings: dict[str, Any], stderr_mode: int, kill_grace_ms: int) -> int:
+    """Spawns a stdio server on the I/O thread; returns its connection id."""
+def send(conn_id: int, frame: bytes) -> None:
+    """Queues one application frame (no newline)."""
+def ping(conn_id: int, timeout_ms: int, token: int) -> None:
+    """Queues a manual ping whose outcome is drained with ``token``."""
+def close(conn_id: int) -> bool:
+    """Queues a close; False if the connection is already gone."""
+def info(conn_id: int) -> dict[str, Any] | None:
+    """The engine's state and counters, None once closed."""
+def drain() -> list[Item]:
+    """Clears the wake pipe and returns every queued item, oldest first."""
+def wake_fd() -> int:
+    """The wake pipe's read end (creates the runtime)."""
+def after_fork_child() -> None:
+    """Resets the runtime in a forked child."""
+def shutdown() -> None:
+    """Closes every connection, kills and reaps servers, joins the I/O thread."""
+def strerror(code: int) -> str:
+    """A sentence for an MCPP_ERR_* code."""
+def errname(code: int) -> str:
+    """The symbolic name of an MCPP_ERR_* code."""
+
+class Engine:
+    """The sans-I/O engine. Times are monotonic microseconds."""
+
+    def __init__(self, settings: dict[str, Any], send: Callable[[int, bytes], object],
+                 on_event: Callable[[dict[str, Any]], object] | None = None,
+                 on_record: Callable[[str], object] | None = None,
+                 deliver: Callable[[bytes], object] | None = None, now: int = 0) -> None: ...
+    def recv(self, frame: bytes, now: int) -> int:
+        """0: forward to the application; 1: consumed."""
+    def touch(self, now: int) -> None: ...
+    def observe_outbound(self, frame: bytes, now: int) -> None: ...
+    def ping(self, timeout_ms: int, now: int) -> int:
+        """Sends a manual ping; returns its sequence number."""
+    def cancel_ping(self, seq: int) -> bool: ...
+    def next_deadline(self) -> int | None: ...
+    def on_timer(self, now: int) -> None: ...
+    def close(self, err: int, reason: str | None, now: int) -> None: ...
+    def set_session_id(self, session_id: str) -> None: ...
+    def info(self, now: int) -> dict[str, Any]: ...
+    def in_flight(self) -> list[tuple[str, str | None, int]]: ...
