@@ -25,7 +25,10 @@ static void flush_out(void) {
   size_t off = 0;
   while (off < out_len) {
     ssize_t n = write(1, out + off, out_len - off);
-    if (n <= 0) exit(0);
+    if (n <= 0) {
+      if (n < 0) perror("bench-responder: write");
+      exit(0);
+    }
     off += (size_t)n;
   }
   out_len = 0;
