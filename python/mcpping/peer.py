@@ -91,6 +91,7 @@ class Peer:
         kill_grace: float,
         on_message: Callable[[bytes], Any] | None,
         on_close: Callable[[CloseInfo], Any] | None,
+        on_event: Listener | None = None,
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
             raise ValueError("command must be a non-empty list: [program, arg, ...]")
@@ -105,6 +106,9 @@ class Peer:
         self.keepalive = keepalive
         self._ping_timeout = ping_timeout
         self._events = EventHub()
+        if on_event is not None:
+            # Subscribed before the spawn, so no early event is missed.
+            self._events.on("*", on_event)
         self._stats = Stats()
         self._state = "alive"
         self._records = RecordSink(record)
@@ -252,7 +256,10 @@ class Peer:
             self.server_info = info
             if isinstance(info.get("name"), str) and info["name"]:
                 self.name = info["name"]
-        self.notify("notifications/initialized")
+        try:
+            self.notify("notifications/initialized")
+        except PeerClosed:
+            pass  # it answered, then left: the close is reported on its own
         return result
 
     async def messages(self) -> AsyncIterator[dict[str, Any]]:
@@ -413,6 +420,7 @@ def connect(
     kill_grace: float = 2.0,
     on_message: Callable[[bytes], Any] | None = None,
     on_close: Callable[[CloseInfo], Any] | None = None,
+    on_event: Listener | None = None,
 ) -> _Connect:
     """Spawns ``command`` (an MCP stdio server) and watches its liveness.
 
@@ -422,10 +430,12 @@ def connect(
     turns keepalive off (manual pings still work). ``env`` replaces the
     environment (None inherits it). ``record`` takes governance records: a
     path (JSONL), a callable (dict), or None for the ``mcpping`` logger.
+    ``on_event`` gets every Event from the start, handshake included.
     """
     kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
                   record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
-                  kill_grace=kill_grace, on_message=on_message, on_close=on_close)
+                  kill_grace=kill_grace, on_message=on_message, on_close=on_close,
+                  on_event=on_event)
     return _Connect(kwargs, initialize, init_timeout)
 
 

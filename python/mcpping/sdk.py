@@ -79,9 +79,8 @@ async def stdio_peer(
         kill_grace=kill_grace,
         on_message=on_message,
         on_close=lambda info: read_writer.close(),
+        on_event=on_event,
     )
-    if on_event is not None:
-        peer.on("*", on_event)
 
     async def stdin_writer() -> None:
         async with write_reader:

@@ -63,8 +63,10 @@ async def test_close_kills_and_reaps_grandchildren_too():
 
 async def test_unsupported_peer_is_never_convicted():
     ka = mcpping.KeepAlive(interval=0.05, timeout=0.5, failures=1, **FAST)
-    async with mcpping.connect(peer("unsupported"), keepalive=ka) as p:
-        ev = await asyncio.wait_for(p.events("unsupported").__anext__(), 5)
+    got = asyncio.get_running_loop().create_future()
+    on_event = lambda ev: ev.name == "unsupported" and not got.done() and got.set_result(ev)  # noqa: E731
+    async with mcpping.connect(peer("unsupported"), keepalive=ka, on_event=on_event) as p:
+        ev = await asyncio.wait_for(got, 5)
         assert ev.code == -32601
         # It stops pinging: the server saw exactly one ping, and stays alive.
         again = await p.request("echo", {"k": 1}, timeout=2)
@@ -77,8 +79,11 @@ async def test_unsupported_peer_is_never_convicted():
 async def test_report_only_keeps_a_stale_connection(tmp_path):
     log = tmp_path / "gov.jsonl"
     ka = mcpping.KeepAlive(interval=0.05, timeout=0.1, failures=2, on_stale="report", **FAST)
-    async with mcpping.connect(peer("drop_pings"), keepalive=ka, record=log) as p:
-        await asyncio.wait_for(p.events("stale").__anext__(), 5)
+    stale = asyncio.get_running_loop().create_future()
+    on_event = lambda ev: ev.name == "stale" and not stale.done() and stale.set_result(ev)  # noqa: E731
+    async with mcpping.connect(peer("drop_pings"), keepalive=ka, record=log,
+                               on_event=on_event) as p:
+        await asyncio.wait_for(stale, 5)
         assert not p.closed and p.state == "stale"
     recs = [json.loads(l) for l in log.read_text().splitlines()]
     kinds = [r["event"] for r in recs]
