@@ -86,3 +86,24 @@ async def test_client_role_over_the_official_stdio_transport():
                     ev = await pongs.__anext__()
                 assert ev.name == "pong"
                 assert g.info()["initialized"]
+
+
+async def test_client_role_over_streamable_http(http_server):
+    from mcp.client.streamable_http import streamable_http_client
+
+    ka = mcpping.KeepAlive(interval=0.1, timeout=3, min_interval=0.01, jitter_pct=0)
+    records: list[dict] = []
+    async with streamable_http_client(http_server) as (r0, w0):
+        async with mcpping.guard(r0, w0, role="client", keepalive=ka, transport="streamable-http",
+                                 record=records.append) as (r, w, g):
+            async with ClientSession(r, w) as session:
+                await session.initialize()
+                assert (await session.call_tool("echo", {"text": "over http"})).content[0].text \
+                    == "over http"
+                assert await g.ping(timeout=3) > 0
+                pongs = g.events("pong")
+                with anyio.fail_after(5):
+                    await pongs.__anext__()  # a keepalive pong over HTTP
+    ok = [x for x in records if x["event"] == "ping_ok"]
+    assert ok and all(x["transport"] == "streamable-http" for x in ok)
+    assert ok[0]["peer"] == "sdk-server"
