@@ -154,6 +154,15 @@ class Peer:
         return self._stats
 
     @property
+    def healthy(self) -> bool:
+        """Alive AND no application request timed out or stalls past the ping timeout.
+
+        Pongs alone never make a connection healthy (no liveness laundering).
+        """
+        info = _native.info(self._id)
+        return bool(info and info["healthy"])
+
+    @property
     def closed(self) -> bool:
         """True once the server is reaped and the pipes are closed."""
         return self._closed.done()

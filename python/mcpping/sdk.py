@@ -15,10 +15,13 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
-import anyio
-import mcp_types as types
-from mcp.client.stdio import StdioServerParameters, get_default_environment
-from mcp.shared.message import SessionMessage
+try:
+    import anyio
+    import mcp_types as types
+    from mcp.client.stdio import StdioServerParameters, get_default_environment
+    from mcp.shared.message import SessionMessage
+except ImportError as exc:  # pragma: no cover - depends on the environment
+    raise ImportError("mcpping.sdk needs the official MCP SDK: pip install 'mcpping[sdk]'") from exc
 
 from .events import Event
 from .keepalive import KeepAlive

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import time
 
 import pytest
 
@@ -11,6 +12,7 @@ import mcpping
 from conftest import DEMO, HERE, PY, peer
 
 BAD = lambda mode: [PY, str(HERE / "servers" / "bad_pongs.py"), mode]  # noqa: E731
+STALL = [PY, str(HERE / "servers" / "stall.py")]
 
 
 async def test_ping_returns_rtt_in_seconds_and_counts_stats():
@@ -132,3 +134,18 @@ async def test_messages_are_forwarded_in_order():
             if len(got) == 200:
                 break
         assert got == list(range(200))
+
+
+async def test_healthy_needs_answers_to_application_requests_not_just_pongs():
+    """Liveness laundering: pongs keep coming, a request stalls: not healthy."""
+    async with mcpping.connect(STALL, keepalive=None, ping_timeout=0.2) as p:
+        assert p.healthy
+        p.send({"jsonrpc": "2.0", "id": 41, "method": "tools/call",
+                "params": {"name": "slow", "arguments": {}}})
+        start = time.monotonic()
+        # Keep pinging past the ping timeout: every ping succeeds...
+        while time.monotonic() - start < 0.5:
+            assert await p.ping() > 0
+        # ...yet the stalled request means the connection is not healthy.
+        assert p.state == "alive" and not p.healthy
+        assert p.info()["in_flight"] == 1
