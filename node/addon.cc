@@ -84,6 +84,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("errname", &McppAddon::ErrName),
                   InstanceMethod("defaultSettings", &McppAddon::DefaultSettings),
                   InstanceMethod("now", &McppAddon::Now),
+                  InstanceMethod("shutdown", &McppAddon::Shutdown),
                   InstanceValue("version", Napi::String::New(env, MCPP_VERSION)),
               });
   exports.Set("Engine", EngineWrap::Init(env));
@@ -107,6 +108,7 @@ mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
 }
 
 void McppAddon::Cleanup(McppAddon *self) {
+  if (self->torn_down_) return;
   self->torn_down_ = true;
   // Joins the I/O thread, so Notify cannot run after this line.
   mcpp_runtime_free(self->rt_);
@@ -234,6 +236,14 @@ Napi::Value McppAddon::DefaultSettings(const Napi::CallbackInfo &info) {
   o.Set("maxOutstandingPings", s.max_outstanding_pings);
   o.Set("maxLineBytes", static_cast<double>(s.max_line_bytes));
   return o;
+}
+
+// process.exit() does not run environment cleanup hooks on the main
+// thread, so the JavaScript layer calls this from process.on('exit').
+Napi::Value McppAddon::Shutdown(const Napi::CallbackInfo &info) {
+  if (rt_) Cleanup(this);
+  torn_down_ = true;
+  return info.Env().Undefined();
 }
 
 Napi::Value McppAddon::Now(const Napi::CallbackInfo &info) {

@@ -46,6 +46,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value ErrName(const Napi::CallbackInfo &info);
   Napi::Value DefaultSettings(const Napi::CallbackInfo &info);
   Napi::Value Now(const Napi::CallbackInfo &info);
+  Napi::Value Shutdown(const Napi::CallbackInfo &info);
 
   mcpp_runtime *rt_ = nullptr;
   WakeFn wake_;

@@ -38,6 +38,9 @@ function dispatch(items) {
 }
 
 binding.setDispatch(dispatch);
+// process.exit() skips the addon's environment cleanup hook on the main
+// thread: free the runtime here too, so every server is killed and reaped.
+process.on('exit', () => binding.shutdown());
 
 /** A reason to keep the process alive; release() is idempotent. */
 class Hold {
