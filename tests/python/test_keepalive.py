@@ -90,3 +90,22 @@ async def test_report_only_keeps_a_stale_connection(tmp_path):
     assert "ping_timeout" in kinds and "suspect" in kinds and "stale" in kinds
     stale = next(r for r in recs if r["event"] == "stale")
     assert stale["failure_count"] >= 2 and stale["in_flight"]["count"] == 0
+
+
+async def test_stale_reports_in_flight_tool_calls_as_in_doubt_and_never_replays():
+    ka = mcpping.KeepAlive(interval=0.05, timeout=0.1, failures=2, **FAST)
+    closed = asyncio.get_running_loop().create_future()
+    on_event = lambda ev: ev.name == "closed" and not closed.done() and closed.set_result(ev)  # noqa: E731
+    async with mcpping.connect(peer("freeze"), keepalive=ka, on_event=on_event) as p:
+        await p.request("test/freeze", timeout=5)  # answered, then the server freezes
+        call = asyncio.ensure_future(
+            p.request("tools/call", {"name": "x", "arguments": {}}, timeout=30))
+        ev = await asyncio.wait_for(closed, 10)
+        assert ev.in_flight == 1 and ev.disposition == "in_doubt"
+        try:
+            await call
+        except mcpping.PeerClosed:
+            pass
+        else:
+            raise AssertionError("a stuck tool call must fail, not be replayed")
+        assert (await p.wait_closed()).stale
