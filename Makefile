@@ -83,8 +83,24 @@ demo: deps
 bench-engine: build/bench-engine
 	./build/bench-engine $(BENCH_ARGS)
 
-bench: deps bench-engine
-	$(PYTHON) bench/run.py
+# Side-by-side benchmarks (bench/run.py): mcpping next to the official SDKs
+# and a bare pipe; writes bench/RESULTS.md and bench/latency_cdf.png.
+# `make bench BENCH_OPTS="--quick --rows 1,3"` for a short partial run.
+BENCH_PROGRAMS := build/bench-responder build/bench-c-ping build/bench-idle-cost build/bench-engine
+
+build/bench-responder: bench/rows/bench_responder.c
+	@mkdir -p build
+	$(CC) -O2 -Wall -Wextra $< -o $@
+
+build/bench-c-ping: bench/rows/c_ping.c build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
+
+build/bench-idle-cost: bench/rows/idle_cost.c build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
+
+bench: deps $(BENCH_PROGRAMS)
+	$(PYTHON) -m pip install -q --no-build-isolation .
+	$(PYTHON) bench/run.py $(BENCH_OPTS)
 
 format:
 	clang-format -i csrc/include/*.h csrc/src/*.[ch] tests/c/*.[ch] bench/engine/*.c
