@@ -104,18 +104,23 @@ function jsonLines(stdout) {
   return stdout.split('\n').filter((l) => l.trim()).map((l) => JSON.parse(l));
 }
 
-/**
- * Starts server-everything over Streamable HTTP on a free port; resolves
- * {url, stop}.
- */
-async function startEverythingHttp() {
+/** @returns {Promise<number>} a loopback port nothing listens on (now) */
+function freePort() {
   const net = require('node:net');
-  const port = await new Promise((resolve) => {
+  return new Promise((resolve) => {
     const srv = net.createServer().listen(0, '127.0.0.1', () => {
       const p = srv.address().port;
       srv.close(() => resolve(p));
     });
   });
+}
+
+/**
+ * Starts server-everything over Streamable HTTP on a free port; resolves
+ * {url, stop}.
+ */
+async function startEverythingHttp() {
+  const port = await freePort();
   const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],
@@ -154,6 +159,7 @@ module.exports = {
   run,
   jsonLines,
   startEverythingHttp,
+  freePort,
 };
 
 /**

@@ -1,0 +1,155 @@
+'use strict';
+// The Node `mcpping` command against the demo, the fault peers and a
+// Streamable HTTP server: output lines, JSON keys and exit codes
+// (docs/cli.md).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const h = require('./helpers');
+
+const cli = (args, opts) => h.run(process.execPath, [h.CLI, ...args], opts);
+const peerArgs = (name, extra = []) => ['--', 'python3', path.join(h.PEERS, name), ...extra];
+
+test('the default target is the bundled demo: 5 pings, ping(8) output, exit 0', async () => {
+  const res = await cli(['-i', '0.05']);
+  assert.equal(res.status, 0, res.stderr);
+  const lines = res.stdout.trimEnd().split('\n');
+  assert.match(lines[0], /^MCPPING mcpping-demo \(stdio, protocol 2025-11-25\): timeout 5\.0 s, interval 0\.1 s$/);
+  for (let i = 1; i <= 5; i++) assert.match(lines[i], new RegExp(`^pong from mcpping-demo: seq=${i} time=\\d+\\.\\d{3} ms$`));
+  assert.equal(lines[6], '');
+  assert.equal(lines[7], '--- mcpping-demo mcpping statistics ---');
+  assert.match(lines[8], /^5 pings sent, 5 pongs received, 0% loss, time \d+ ms$/);
+  assert.match(lines[9], /^rtt min\/avg\/max\/mdev = \d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3} ms$/);
+  assert.equal(lines.length, 10);
+});
+
+test('--json prints connected, pong events and a summary with fixed keys', async () => {
+  const res = await cli(['--json', '-c', '3', '-i', '0', ...peerArgs('echo.py')]);
+  assert.equal(res.status, 0, res.stderr);
+  const events = h.jsonLines(res.stdout);
+  assert.deepEqual(events[0], { event: 'connected', peer: 'echo', transport: 'stdio', protocol_version: '2025-11-25', session_id: null });
+  assert.deepEqual(events.slice(1, 4).map((e) => [e.event, e.seq]), [['pong', 1], ['pong', 2], ['pong', 3]]);
+  const summary = events[4];
+  assert.deepEqual(Object.keys(summary), ['event', 'sent', 'received', 'loss_pct', 'time_ms', 'rtt_ms']);
+  assert.deepEqual(Object.keys(summary.rtt_ms), ['min', 'avg', 'max', 'mdev', 'p50', 'p99']);
+  assert.equal(summary.sent, 3);
+  assert.equal(summary.received, 3);
+  assert.equal(summary.loss_pct, 0);
+  assert.match(res.stdout, /"loss_pct":0\.0,/);
+  assert.ok(summary.rtt_ms.min <= summary.rtt_ms.p50 && summary.rtt_ms.p50 <= summary.rtt_ms.max);
+});
+
+test('-q prints only the header and the summary', async () => {
+  const res = await cli(['-q', '-c', '2', '-i', '0', ...peerArgs('echo.py')]);
+  assert.equal(res.status, 0);
+  assert.doesNotMatch(res.stdout, /pong from/);
+  assert.match(res.stdout, /^MCPPING echo /);
+  assert.match(res.stdout, /2 pings sent, 2 pongs received, 0% loss/);
+});
+
+test('unanswered pings: timeout lines, 100% loss, no rtt line, exit 1', async () => {
+  const res = await cli(['-c', '2', '-i', '0', '-W', '0.2', ...peerArgs('drop_pings.py')]);
+  assert.equal(res.status, 1);
+  assert.match(res.stdout, /timeout from drop_pings: seq=1 no answer after 200 ms/);
+  assert.match(res.stdout, /2 pings sent, 0 pongs received, 100% loss/);
+  assert.doesNotMatch(res.stdout, /rtt min/);
+});
+
+test('error and invalid pongs are reported and exit 1', async () => {
+  const err = await cli(['--json', '-c', '1', '--', process.execPath, path.join(h.FIXTURES, 'bad_pong_server.js'), '--mode', 'error']);
+  assert.equal(err.status, 1);
+  assert.deepEqual(h.jsonLines(err.stdout)[1], { event: 'ping_error', seq: 1, code: -32603, message: 'Internal error' });
+  const inv = await cli(['-c', '1', '--', process.execPath, path.join(h.FIXTURES, 'bad_pong_server.js'), '--mode', 'invalid']);
+  assert.equal(inv.status, 1);
+  assert.match(inv.stdout, /invalid pong from bad-pong-invalid: seq=1 /);
+});
+
+test('ping unsupported exits 2 with a one-line reason', async () => {
+  const res = await cli(['--json', '-c', '3', ...peerArgs('unsupported.py')]);
+  assert.equal(res.status, 2);
+  assert.equal(res.stderr, 'mcpping: ping unsupported: code=-32601 Method not found\n');
+  const events = h.jsonLines(res.stdout);
+  assert.deepEqual(events.at(-1), { event: 'unsupported', seq: 1, code: -32601, message: 'Method not found' });
+});
+
+test('spawn failure, handshake failure and bad usage exit 2 with one line on stderr', async () => {
+  const spawnFail = await cli(['--', 'mcpping-no-such-program']);
+  assert.equal(spawnFail.status, 2);
+  assert.match(spawnFail.stderr, /^mcpping: cannot start mcpping-no-such-program: .+\n$/);
+  assert.equal(spawnFail.stdout, '');
+  const dies = await cli(peerArgs('dies.py', ['--after', '0']));
+  assert.equal(dies.status, 2);
+  assert.match(dies.stderr, /^mcpping: handshake failed: .+\n$/);
+  for (const bad of [['-c', 'x'], ['--bogus'], ['-W', '0'], ['--'], ['not-a-url']]) {
+    const res = await cli(bad);
+    assert.equal(res.status, 2, bad.join(' '));
+    assert.match(res.stderr, /^mcpping: .+\n$/);
+  }
+});
+
+test('--no-init pings before any handshake', async () => {
+  const res = await cli(['--json', '--no-init', '-c', '1', ...peerArgs('echo.py')]);
+  assert.equal(res.status, 0, res.stderr);
+  const events = h.jsonLines(res.stdout);
+  assert.equal(events[0].protocol_version, null);
+  assert.equal(events[0].peer, 'python3');
+  assert.equal(events[1].event, 'pong');
+});
+
+test('-w stops a run at the deadline with a summary', async () => {
+  const t0 = Date.now();
+  const res = await cli(['--json', '-i', '0.1', '-w', '0.5', ...peerArgs('echo.py')]);
+  const elapsed = Date.now() - t0;
+  assert.equal(res.status, 0, res.stderr);
+  const summary = h.jsonLines(res.stdout).at(-1);
+  assert.equal(summary.event, 'summary');
+  assert.ok(summary.sent >= 3 && summary.sent <= 7, `sent ${summary.sent}`);
+  assert.ok(elapsed < 5000);
+});
+
+test('--log appends governance records without arguments or payloads', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-'));
+  const log = path.join(dir, 'records.jsonl');
+  const res = await cli(['--log', log, '-c', '2', '-i', '0', ...peerArgs('echo.py', ['--name', 'named-echo'])]);
+  assert.equal(res.status, 0, res.stderr);
+  const records = h.jsonLines(fs.readFileSync(log, 'utf8'));
+  const keys = ['ts', 'event', 'direction', 'sender', 'receiver', 'peer', 'session_id', 'protocol_version', 'transport', 'ping_id', 'timeout_ms', 'latency_ms', 'failure_count', 'reconnect_attempt', 'in_flight'];
+  const pings = records.filter((r) => r.event === 'ping_ok');
+  assert.equal(pings.length, 2);
+  for (const r of records) assert.deepEqual(Object.keys(r).sort(), [...keys].sort());
+  assert.equal(pings[0].peer, 'named-echo');
+  assert.match(pings[0].ts, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/);
+  assert.ok(!fs.readFileSync(log, 'utf8').includes('--name'));
+  assert.equal(records.at(-1).event, 'closed');
+});
+
+test('Streamable HTTP: pings server-everything by URL, exit 0; refused connection exits 2', async () => {
+  const server = await h.startEverythingHttp();
+  try {
+    const res = await cli(['--json', '-c', '3', '-i', '0', server.url]);
+    assert.equal(res.status, 0, res.stderr);
+    const events = h.jsonLines(res.stdout);
+    assert.equal(events[0].transport, 'streamable-http');
+    assert.equal(events[0].protocol_version, '2025-11-25');
+    assert.ok(events[0].session_id, 'session id kept');
+    assert.equal(events.at(-1).received, 3);
+  } finally {
+    await server.stop();
+  }
+  const url = `http://127.0.0.1:${await h.freePort()}/mcp`;
+  const refused = await cli(['-c', '1', url]);
+  assert.equal(refused.status, 2);
+  assert.equal(refused.stderr, `mcpping: cannot connect to ${url}: ECONNREFUSED\n`);
+  assert.equal(refused.stdout, '');
+});
+
+test('-h and -V exit 0', async () => {
+  const help = await cli(['-h']);
+  assert.equal(help.status, 0);
+  assert.match(help.stdout, /^usage: mcpping/);
+  const ver = await cli(['-V']);
+  assert.equal(ver.status, 0);
+  assert.equal(ver.stdout, `mcpping ${require('../../package.json').version}\n`);
+});
