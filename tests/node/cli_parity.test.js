@@ -1,0 +1,105 @@
+'use strict';
+// The Node and Python `mcpping` commands against the same servers: the
+// same JSON keys, the same events, the same exit codes, and the same human
+// lines once numbers are masked. The Python command is installed by
+// `make test-python`, which runs before this suite.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const h = require('./helpers');
+
+const node = (args) => h.run(process.execPath, [h.CLI, ...args], { timeoutMs: 60000 });
+const python = (args) => h.run('python3', ['-m', 'mcpping', ...args], { timeoutMs: 60000 });
+
+/** @returns {Array<[string, string[]]>} each JSON line as [event, keys], nested keys included */
+function shape(stdout) {
+  return h.jsonLines(stdout).map((o) => {
+    const keys = Object.keys(o).flatMap((k) => (o[k] && typeof o[k] === 'object' ? [k, ...Object.keys(o[k]).map((s) => `${k}.${s}`)] : [k]));
+    return [o.event, keys];
+  });
+}
+
+/** Masks numbers (RTTs, times) so that two runs' lines compare. */
+function mask(text) {
+  return text.replace(/\d+(\.\d+)?/g, 'N');
+}
+
+/**
+ * Runs both commands with the same arguments and compares them.
+ * @param {string[]} args
+ * @param {{status: number, human?: boolean}} expect
+ */
+async function same(args, expect) {
+  const [js, py] = await Promise.all([node(args), python(args)]);
+  assert.equal(py.status, expect.status, `python: ${py.stderr}`);
+  assert.equal(js.status, expect.status, `node: ${js.stderr}`);
+  if (args.includes('--json')) assert.deepEqual(shape(js.stdout), shape(py.stdout));
+  else assert.equal(mask(js.stdout), mask(py.stdout));
+  // One reason line on stderr for exit 2, nothing otherwise.
+  assert.equal(js.stderr.split('\n').filter(Boolean).length, py.stderr.split('\n').filter(Boolean).length, `${js.stderr} | ${py.stderr}`);
+  return { js, py };
+}
+
+const peerArgs = (name, extra = []) => ['--', 'python3', path.join(h.PEERS, name), ...extra];
+
+test('the Python command is installed for the parity tests', async () => {
+  const res = await python(['-V']);
+  assert.equal(res.status, 0, `python3 -m mcpping is not installed (run make test-python first): ${res.stderr}`);
+  assert.match(res.stdout, /^mcpping \d+\.\d+\.\d+/);
+});
+
+test('parity: all pings answered (--json): same keys, exit 0', async () => {
+  const { js, py } = await same(['--json', '-c', '3', '-i', '0', ...peerArgs('echo.py')], { status: 0 });
+  const [jsSummary, pySummary] = [h.jsonLines(js.stdout).at(-1), h.jsonLines(py.stdout).at(-1)];
+  assert.deepEqual(Object.keys(jsSummary), Object.keys(pySummary));
+  assert.deepEqual(Object.keys(jsSummary.rtt_ms), Object.keys(pySummary.rtt_ms));
+  assert.equal(jsSummary.sent, pySummary.sent);
+  assert.equal(jsSummary.received, pySummary.received);
+});
+
+test('parity: human output lines match once numbers are masked', async () => {
+  await same(['-c', '3', '-i', '0', ...peerArgs('echo.py')], { status: 0 });
+  await same(['-q', '-c', '2', '-i', '0', ...peerArgs('echo.py')], { status: 0 });
+});
+
+test('parity: the demo servers report the same name and the same lines', async () => {
+  const { js, py } = await same(['--json', '-c', '2', '-i', '0'], { status: 0 });
+  assert.equal(h.jsonLines(js.stdout)[0].peer, 'mcpping-demo');
+  assert.deepEqual(h.jsonLines(js.stdout)[0], h.jsonLines(py.stdout)[0]);
+});
+
+test('parity: unanswered pings exit 1 with timeout events', async () => {
+  await same(['--json', '-c', '2', '-i', '0', '-W', '0.2', ...peerArgs('drop_pings.py')], { status: 1 });
+  await same(['-c', '1', '-W', '0.2', ...peerArgs('drop_pings.py')], { status: 1 });
+});
+
+test('parity: ping unsupported exits 2', async () => {
+  const { js, py } = await same(['--json', '-c', '2', ...peerArgs('unsupported.py')], { status: 2 });
+  assert.equal(js.stderr, py.stderr);
+});
+
+test('parity: spawn failure, handshake failure and bad usage exit 2', async () => {
+  await same(['--json', '--', 'mcpping-no-such-program'], { status: 2 });
+  await same(['--json', ...peerArgs('dies.py', ['--after', '0'])], { status: 2 });
+  await same(['-c', 'x'], { status: 2 });
+  await same(['--bogus'], { status: 2 });
+});
+
+test('parity: --no-init', async () => {
+  const { js, py } = await same(['--json', '--no-init', '-c', '1', ...peerArgs('echo.py')], { status: 0 });
+  assert.deepEqual(h.jsonLines(js.stdout)[0], h.jsonLines(py.stdout)[0]);
+});
+
+test('parity: Streamable HTTP against server-everything', async () => {
+  const server = await h.startEverythingHttp();
+  try {
+    const args = ['--json', '-c', '2', '-i', '0', server.url];
+    const js = await node(args);
+    const py = await python(args);
+    assert.equal(js.status, 0, js.stderr);
+    assert.equal(py.status, 0, py.stderr);
+    assert.deepEqual(shape(js.stdout), shape(py.stdout));
+  } finally {
+    await server.stop();
+  }
+});
