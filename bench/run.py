@@ -113,7 +113,9 @@ def fmt(x: float | None, digits: int = 1) -> str:
 
 
 def fmt_ratio(x: float | None) -> str:
-    return "–" if x is None else f"{x:.2f}×"
+    if x is None:
+        return "–"
+    return f"{x:.3f}×" if x < 0.1 else f"{x:.2f}×"
 
 
 def goal(ok: bool | None) -> str:
@@ -589,8 +591,8 @@ def report(res: dict[str, Any]) -> str:
             x = s[api]["p50_vs_floor"]
             a(f"| {lang} API p50 ≤ 2× floor | {fmt_ratio(x)} | {goal(x <= 2.0)} |")
             sp = s[api]["sdk_p50_speedup"]
-            a(f"| {lang} API p50 ≥ 5× faster than its official SDK | {fmt_ratio(sp)} | "
-              f"{goal(sp >= 5.0)} |")
+            a(f"| {lang} API p50 ≥ 5× faster than its official SDK (SDK p50 ÷ API p50) | "
+              f"{sp:.2f} | {goal(sp >= 5.0)} |")
         a("")
 
     if "row2" in res:
@@ -618,7 +620,7 @@ def report(res: dict[str, Any]) -> str:
           "blocks its event loop for 2 s (Python: `time.sleep(2)` inside an asyncio callback; "
           "Node: a busy loop). Measured from the server side on CLOCK_MONOTONIC: pings sent "
           "during the block, how many were answered before the block ended, and the latency "
-          f"of the pings sent during the block. Medians of {r['reps']} runs.")
+          f"of the pings sent during the block. Medians of {r['reps']} run(s).")
         a("")
         a("| client | sent during block | answered during block | answered eventually | "
           "latency p50 (ms) | latency max (ms) |")
@@ -691,7 +693,7 @@ def report(res: dict[str, Any]) -> str:
         a(f"`tools/call` returning one text content of 1 MiB and 16 MiB from the same "
           f"responder, through the official SDK's client session; only the transport "
           f"differs. Median of {r['k']} calls per process (after one warm-up call), median "
-          f"over {r['reps']} interleaved runs; ratio = mcpping time / SDK transport time in "
+          f"over {r['reps']} interleaved run(s); ratio = mcpping time / SDK transport time in "
           f"the same run (below 1 is faster).")
         a("")
         a("| transport | 1 MiB (ms) | 16 MiB (ms) | 1 MiB vs SDK | 16 MiB vs SDK |")
@@ -748,14 +750,17 @@ def headline(res: dict[str, Any]) -> list[str]:
         h.append(f"Sequential ping p50: C driver {fmt_ratio(s['c-driver']['p50_vs_floor'])} the "
                  f"bare pipe; Python API {fmt_ratio(s['py-api']['p50_vs_floor'])}, Node API "
                  f"{fmt_ratio(s['node-api']['p50_vs_floor'])} the bare pipe.")
-        h.append(f"Against the official SDKs at p50: Python API "
-                 f"{fmt_ratio(s['py-api']['sdk_p50_speedup'])} faster than `send_ping()`, "
-                 f"Node API {fmt_ratio(s['node-api']['sdk_p50_speedup'])} faster than the "
-                 f"TS SDK's `client.ping()` (below 1× means slower).")
+        h.append(f"Official SDK p50 ÷ mcpping p50 (goal ≥ 5): Python "
+                 f"{s['py-api']['sdk_p50_speedup']:.2f} (`send_ping()` vs `peer.ping()`), "
+                 f"Node {s['node-api']['sdk_p50_speedup']:.2f} (`client.ping()` vs "
+                 f"`peer.ping()`; below 1 means mcpping is slower).")
     if "row2" in res:
         s = res["row2"]["series"]
         h.append(f"Pipelined (64 in flight): C driver {fmt_ratio(s['c-driver']['vs_floor'])} "
-                 f"the bare pipe's rate.")
+                 f"the bare pipe's rate (Python API {fmt_ratio(s['py-api']['vs_floor'])}, "
+                 f"Node API {fmt_ratio(s['node-api']['vs_floor'])}); against their own SDK: "
+                 f"Python {fmt_ratio(s['py-api']['vs_sdk'])}, Node "
+                 f"{fmt_ratio(s['node-api']['vs_sdk'])} the rate.")
     if "row3" in res:
         s = res["row3"]["series"]
         h.append("With the client's loop blocked 2 s, server pings answered during the block: "
@@ -786,11 +791,23 @@ def headline(res: dict[str, Any]) -> list[str]:
 
 # ------------------------------------------------------------------ main
 
-def check_built() -> None:
-    missing = [p for p in (RESPONDER, C_PING, IDLE_COST) if not os.path.exists(p)]
-    if missing:
-        sys.exit("bench: missing " + ", ".join(os.path.relpath(p, ROOT) for p in missing)
-                 + " (run `make bench`, which builds them)")
+def prepare_programs() -> str:
+    """Builds the C programs if needed and copies them to a private directory,
+    so that a `make clean` elsewhere during the run cannot pull them away."""
+    global RESPONDER, C_PING, IDLE_COST
+    progs = [RESPONDER, C_PING, IDLE_COST]
+    if not all(os.path.exists(p) for p in progs):
+        log("building the benchmark programs")
+        subprocess.run(["make", "-s", *(os.path.relpath(p, ROOT) for p in progs)], cwd=ROOT,
+                       check=True)
+    private = tempfile.mkdtemp(prefix="mcpping-bench-bin-")
+    copies = []
+    for p in progs:
+        dst = os.path.join(private, os.path.basename(p))
+        shutil.copy2(p, dst)
+        copies.append(dst)
+    RESPONDER, C_PING, IDLE_COST = copies
+    return private
 
 
 def main() -> None:
@@ -803,7 +820,7 @@ def main() -> None:
     o = ap.parse_args()
     rows = set((o.rows or ("1,2,3,4,5,6" if o.quick else "1,2,3,4,5,6,e")).split(","))
     reps = o.reps or (2 if o.quick else 5)
-    check_built()
+    private = prepare_programs()
     t0 = time.monotonic()
     res: dict[str, Any] = {"quick": o.quick, "machine": machine(), "versions": versions()}
     steps = [("1", "row1", lambda: row1(reps, o.quick)),
@@ -822,6 +839,7 @@ def main() -> None:
             log(f"{name} failed: {e}")
             res.setdefault("failed", {})[name] = str(e).strip()[-1500:]
     res["elapsed_s"] = time.monotonic() - t0
+    shutil.rmtree(private, ignore_errors=True)
 
     os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
     raw = {k: v for k, v in res.items()}
