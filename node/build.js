@@ -32,11 +32,22 @@ function nodeGypCommand() {
 const root = path.resolve(__dirname, '..');
 const nodedir = findNodeDir();
 const [cmd, ...pre] = nodeGypCommand();
-const args = [...pre, 'rebuild'];
-if (nodedir) args.push(`--nodedir=${nodedir}`);
-const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
-if (res.error) {
-  console.error(`mcpping: cannot run node-gyp: ${res.error.message}`);
-  process.exit(1);
+
+/** Runs one node-gyp step; exits on failure. @param {string} step */
+function gyp(step) {
+  const args = [...pre, step];
+  if (nodedir) args.push(`--nodedir=${nodedir}`);
+  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  if (res.error) {
+    console.error(`mcpping: cannot run node-gyp: ${res.error.message}`);
+    process.exit(1);
+  }
+  if (res.status !== 0) process.exit(res.status === null ? 1 : res.status);
 }
-process.exit(res.status === null ? 1 : res.status);
+
+// configure + build, never `rebuild`: rebuild deletes build/, which the C
+// Makefile and the Python build share with us.
+gyp('configure');
+gyp('build');
+// A copy beside the JavaScript survives `make clean` (rm -rf build).
+fs.copyFileSync(path.join(root, 'build', 'Release', 'mcpping.node'), path.join(__dirname, 'mcpping.node'));

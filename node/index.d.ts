@@ -1,0 +1,306 @@
+// Type declarations for mcpping, the liveness layer for Model Context
+// Protocol connections. The Transport shapes below match the official
+// @modelcontextprotocol/sdk `Transport` interface structurally, so the SDK
+// is not needed to use these types.
+
+import { EventEmitter } from 'node:events';
+import { PassThrough } from 'node:stream';
+
+export const version: string;
+/** The protocol version mcpping offers in `initialize`. */
+export const PROTOCOL_VERSION: string;
+
+/** Liveness state of a connection. */
+export type State = 'alive' | 'suspect' | 'stale' | 'closed';
+
+/** Keepalive and timing settings (all optional). */
+export interface KeepaliveOptions {
+  /** A ping after this long without any inbound byte; 0 (default) turns keepalive off. */
+  intervalMs?: number;
+  /** Per-ping timeout for keepalive pings and the default for manual ones. Default 5000. */
+  timeoutMs?: number;
+  /** Consecutive failed keepalive pings that make the peer stale. Default 3. */
+  failures?: number;
+  /** Each keepalive ping may fire up to this percent early. Default 10. */
+  jitterPct?: number;
+  /** Floor on intervalMs (default 1000, never below 10); see clampInterval. */
+  minIntervalMs?: number;
+  /** Raise a too-short interval to the floor instead of failing. */
+  clampInterval?: boolean;
+  /** A wake-up later than this past its deadline means the host was paused. Default 1000. */
+  pauseThresholdMs?: number;
+  /** Timeout for the application's own requests; 0 (default) leaves them alone. */
+  requestTimeoutMs?: number;
+  /** What to do when the peer goes stale: close it (default, killing the server) or only report. */
+  onStale?: 'close' | 'report';
+  /** Manual pings outstanding at once. Default 1024. */
+  maxOutstandingPings?: number;
+  /** Longest accepted stdio line. Default 64 MiB. */
+  maxLineBytes?: number;
+}
+
+/** One governance record (DESIGN.md); unknown values are null. */
+export interface GovernanceRecord {
+  ts: string;
+  event:
+    | 'ping_ok' | 'ping_timeout' | 'ping_error' | 'ping_invalid' | 'ping_unsupported'
+    | 'ping_answered' | 'suspect' | 'stale' | 'recovered' | 'reconnect' | 'closed';
+  direction: 'outbound' | 'inbound' | null;
+  sender: 'client' | 'server' | null;
+  receiver: 'client' | 'server' | null;
+  peer: string | null;
+  session_id: string | null;
+  protocol_version: string | null;
+  transport: 'stdio' | 'streamable-http' | 'custom' | null;
+  ping_id: string | null;
+  timeout_ms: number | null;
+  latency_ms: number | null;
+  failure_count: number | null;
+  reconnect_attempt: number | null;
+  in_flight: { count: number; disposition: Disposition } | null;
+}
+
+/** Where governance records go: a JSONL file path (appended), a callback, or a writable stream. */
+export type RecordTarget = string | ((record: GovernanceRecord) => void) | { write(chunk: string): unknown };
+
+export type Disposition = 'continued' | 'cancelled' | 'in_doubt';
+
+/** An engine event, as emitted under its `type`. */
+export interface LivenessEvent {
+  type:
+    | 'ping' | 'pong' | 'timeout' | 'ping_error' | 'unsupported' | 'ping_answered'
+    | 'suspect' | 'stale' | 'recovered' | 'closed' | 'request_timeout' | 'initialized';
+  /** The state after this event. */
+  state: State;
+  pingSeq: number;
+  /** True for a manual ping, false for keepalive. */
+  manual: boolean;
+  /** Pong round-trip time in µs, measured on the native side. */
+  rttUs: number;
+  timeoutMs: number;
+  /** JSON-RPC code (ping_error, unsupported) or a negative MCPP_ERR_* code. */
+  errorCode: number;
+  invalid: boolean;
+  message: string | null;
+  /** Raw JSON text of the ping's (or request's) id. */
+  id: string | null;
+  failureCount: number;
+  inFlight: number;
+  disposition: Disposition;
+}
+
+/** Why and how a stdio connection ended. */
+export interface CloseInfo {
+  /** MCPP_ERR_* name (e.g. "MCPP_ERR_STALE"), null for a requested close. */
+  error: string | null;
+  reason: string;
+  /** The server's exit status, -1 if killed by a signal or unknown. */
+  exitStatus: number;
+  termSignal: number;
+  /** Application requests that were awaiting answers, and what became of them. */
+  inFlight: number;
+  disposition: Disposition;
+}
+
+/** Counters and state from the engine. */
+export interface Stats {
+  state: State;
+  healthy: boolean;
+  unsupported?: boolean;
+  initialized?: boolean;
+  protocolVersion?: string | null;
+  peerName?: string | null;
+  failureCount?: number;
+  inFlight?: number;
+  oldestInFlightUs?: number;
+  appTimeouts?: number;
+  lastRxUs?: number;
+  pingsSent?: number;
+  pongsReceived?: number;
+  pingTimeouts?: number;
+  pingErrors?: number;
+  pingsAnswered?: number;
+  framesIn?: number;
+  framesOut?: number;
+}
+
+export interface PingOptions {
+  /** Default: keepalive.timeoutMs, else 5000. */
+  timeoutMs?: number;
+  /** Aborting rejects the ping with the signal's reason. */
+  signal?: AbortSignal;
+}
+
+export interface ServerParams {
+  /** Program, looked up in PATH. */
+  command: string;
+  args?: string[];
+  /** Added to the inherited environment. */
+  env?: Record<string, string>;
+  cwd?: string;
+  /** The server's stderr: ours (default), delivered as 'stderr' events / a stream, or dropped. */
+  stderr?: 'inherit' | 'pipe' | 'ignore';
+  /** SIGTERM-to-SIGKILL grace on close, ms (default 2000). */
+  killGraceMs?: number;
+}
+
+export interface ConnectOptions {
+  keepalive?: KeepaliveOptions;
+  records?: RecordTarget;
+  /** Perform the MCP handshake (default true). */
+  initialize?: boolean;
+  /** Default 30000. */
+  initializeTimeoutMs?: number;
+  /** Pass our whole environment (default true); false passes the SDK's safe subset. */
+  inheritEnv?: boolean;
+}
+
+interface LivenessEvents {
+  ping: [LivenessEvent];
+  pong: [LivenessEvent];
+  timeout: [LivenessEvent];
+  ping_error: [LivenessEvent];
+  unsupported: [LivenessEvent];
+  ping_answered: [LivenessEvent];
+  suspect: [LivenessEvent];
+  stale: [LivenessEvent];
+  recovered: [LivenessEvent];
+  request_timeout: [LivenessEvent];
+  initialized: [LivenessEvent];
+  record: [GovernanceRecord];
+}
+
+/** An MCP server over stdio, watched by mcpping. Create with connect(). */
+export class Peer extends EventEmitter {
+  constructor(params: ServerParams, options?: ConnectOptions);
+  readonly state: State;
+  readonly stats: Stats;
+  readonly id: number;
+  /** serverInfo.name once the handshake is done. */
+  readonly name: string | null;
+  serverInfo: { name: string; version?: string; [k: string]: unknown } | null;
+  protocolVersion: string | null;
+  capabilities: Record<string, unknown> | null;
+  closeInfo: CloseInfo | null;
+  /** Resolves with the RTT in ms. */
+  ping(options?: PingOptions): Promise<number>;
+  request(method: string, params?: object, options?: { timeoutMs?: number }): Promise<unknown>;
+  notify(method: string, params?: object): void;
+  initialize(options?: { timeoutMs?: number }): Promise<unknown>;
+  /** Terminates and reaps the server's process group. */
+  close(): Promise<CloseInfo>;
+  /** Keep the process alive while keepalive runs (the default with keepalive). */
+  ref(): this;
+  /** Let the process exit although keepalive runs. */
+  unref(): this;
+
+  on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
+  on(event: 'closed', listener: (info: CloseInfo) => void): this;
+  on(event: 'message', listener: (message: JsonRpcMessage) => void): this;
+  on(event: 'request', listener: (request: JsonRpcMessage) => void): this;
+  on(event: 'stderr', listener: (chunk: Buffer) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+  once<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
+  once(event: 'closed', listener: (info: CloseInfo) => void): this;
+  once(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+/** Spawns a stdio MCP server, performs the handshake, starts keepalive if asked. */
+export function connect(params: ServerParams, options?: ConnectOptions): Promise<Peer>;
+
+/** A JSON-RPC 2.0 message, as the SDK's JSONRPCMessage. */
+export type JsonRpcMessage = { jsonrpc: '2.0'; [key: string]: unknown };
+
+/** The SDK's Transport interface, structurally. */
+export interface Transport {
+  start(): Promise<void>;
+  send(message: JsonRpcMessage, options?: { relatedRequestId?: string | number; [k: string]: unknown }): Promise<void>;
+  close(): Promise<void>;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: any, extra?: any) => void) | undefined;
+  sessionId?: string | undefined;
+  setProtocolVersion?: ((version: string) => void) | undefined;
+}
+
+/**
+ * The SDK's StdioClientTransport, with pings answered and timed in C.
+ * `client.connect(new StdioClientTransport(params))` works unchanged. An
+ * open transport keeps the process alive, as the SDK's does; unref() opts out.
+ */
+export class StdioClientTransport extends EventEmitter implements Transport {
+  constructor(params: ServerParams, options?: { keepalive?: KeepaliveOptions; records?: RecordTarget });
+  start(): Promise<void>;
+  send(message: JsonRpcMessage): Promise<void>;
+  close(): Promise<void>;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: any, extra?: any) => void) | undefined;
+  sessionId?: string | undefined;
+  setProtocolVersion(version: string): void;
+  /** The server's stderr when params.stderr is 'pipe'. */
+  readonly stderr: PassThrough | null;
+  readonly state: State;
+  readonly stats: Stats;
+  ping(options?: PingOptions): Promise<number>;
+  ref(): this;
+  unref(): this;
+  on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
+  on(event: 'closed', listener: (info: CloseInfo) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+/** Any SDK Transport wrapped with the mcpping engine; itself a Transport. */
+export class GuardedTransport extends EventEmitter implements Transport {
+  constructor(inner: Transport, options?: GuardOptions);
+  readonly inner: Transport;
+  start(): Promise<void>;
+  send(message: JsonRpcMessage, options?: { relatedRequestId?: string | number; [k: string]: unknown }): Promise<void>;
+  close(): Promise<void>;
+  onclose?: (() => void) | undefined;
+  onerror?: ((error: Error) => void) | undefined;
+  onmessage?: ((message: any, extra?: any) => void) | undefined;
+  readonly sessionId: string | undefined;
+  setProtocolVersion(version: string): void;
+  readonly state: State;
+  readonly stats: Stats;
+  ping(options?: PingOptions): Promise<number>;
+  on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
+  on(event: 'closed', listener: (event: LivenessEvent) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+export interface GuardOptions {
+  /** Our role on this transport (default 'client'). */
+  role?: 'client' | 'server';
+  keepalive?: KeepaliveOptions;
+  records?: RecordTarget;
+  /** Printed in records; guessed from the inner transport's class by default. */
+  transport?: 'stdio' | 'streamable-http' | 'custom';
+  /** The peer's name for records until serverInfo/clientInfo is learned. */
+  peerName?: string;
+}
+
+/** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. */
+export function guard(transport: Transport, options?: GuardOptions): GuardedTransport;
+
+export class McppError extends Error {
+  code?: string | number;
+  errno?: number;
+}
+/** No answer within the ping's timeout. */
+export class PingTimeoutError extends McppError {
+  timeoutMs: number;
+}
+/** The peer answered with a JSON-RPC error; `code` is its code. */
+export class PingError extends McppError {
+  code: number;
+}
+/** The pong's result was missing or not an object. */
+export class PingInvalidError extends McppError {}
+/** The peer does not support ping; the connection stays usable. */
+export class PingUnsupportedError extends McppError {
+  rpcCode: number | null;
+}
+/** The connection is closed or closing. */
+export class ClosedError extends McppError {}
