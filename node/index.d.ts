@@ -211,10 +211,10 @@ export function connect(params: ServerParams, options?: ConnectOptions): Promise
 /** A JSON-RPC 2.0 message, as the SDK's JSONRPCMessage. */
 export type JsonRpcMessage = { jsonrpc: '2.0'; [key: string]: unknown };
 
-/** The SDK's Transport interface, structurally. */
+/** The SDK's Transport interface, structurally (loose, so every SDK transport fits). */
 export interface Transport {
   start(): Promise<void>;
-  send(message: JsonRpcMessage, options?: { relatedRequestId?: string | number; [k: string]: unknown }): Promise<void>;
+  send(message: any, options?: any): Promise<void>;
   close(): Promise<void>;
   onclose?: (() => void) | undefined;
   onerror?: ((error: Error) => void) | undefined;

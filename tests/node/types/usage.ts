@@ -1,0 +1,57 @@
+// Compiled (not run) by types.test.js: the declarations in node/index.d.ts
+// describe the API as documented, and mcpping's transports satisfy the
+// official SDK's Transport interface.
+import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import * as mcpping from '../../../node/index.js';
+
+export async function usage(): Promise<void> {
+  const peer: mcpping.Peer = await mcpping.connect(
+    { command: 'python3', args: ['server.py'], env: { A: '1' }, cwd: '/tmp' },
+    { keepalive: { intervalMs: 1000, timeoutMs: 500, failures: 3 }, records: 'records.jsonl' },
+  );
+  const rtt: number = await peer.ping({ timeoutMs: 100, signal: AbortSignal.timeout(1000) });
+  peer.on('stale', (ev) => {
+    const n: number = ev.failureCount;
+    void n;
+  });
+  peer.on('closed', (info) => {
+    const reason: string = info.reason;
+    void reason;
+  });
+  const state: mcpping.State = peer.state;
+  const sent: number | undefined = peer.stats.pingsSent;
+  void rtt;
+  void state;
+  void sent;
+  try {
+    await peer.ping();
+  } catch (err) {
+    if (err instanceof mcpping.PingError) {
+      const code: number = err.code;
+      void code;
+    } else if (err instanceof mcpping.PingUnsupportedError || err instanceof mcpping.PingTimeoutError) {
+      // typed
+    }
+  }
+  await peer.close();
+
+  const stdio = new mcpping.StdioClientTransport({ command: 'node', args: ['server.js'] }, { keepalive: { intervalMs: 1000 } });
+  const asTransport: Transport = stdio;
+  const client = new Client({ name: 'c', version: '1' });
+  await client.connect(stdio);
+
+  const guarded = mcpping.guard(new StreamableHTTPClientTransport(new URL('http://127.0.0.1:1/mcp')), {
+    role: 'client',
+    keepalive: { intervalMs: 1000 },
+    records: (r) => {
+      const e: string = r.event;
+      void e;
+    },
+  });
+  const asTransport2: Transport = guarded;
+  await client.connect(guarded);
+  void asTransport;
+  void asTransport2;
+}
