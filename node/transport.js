@@ -79,11 +79,13 @@ class StdioClientTransport extends EventEmitter {
     this.protocolVersion = version;
   }
 
-  /** @returns {number|null} the server's pid (also its process group id) */
+  /**
+   * The SDK's transport exposes the child's pid; the runtime API has no
+   * accessor for it yet (mcpp_conn_pid exists only on the driver layer).
+   * @returns {null}
+   */
   get pid() {
-    if (!this.conn || this.conn.closed) return null;
-    const info = this.conn.info();
-    return info && info.pid ? info.pid : this.conn.pid || null;
+    return null;
   }
 
   /** @returns {import('node:stream').PassThrough|null} server stderr when stderr: 'pipe' */

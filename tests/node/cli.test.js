@@ -153,3 +153,24 @@ test('-h and -V exit 0', async () => {
   assert.equal(ver.status, 0);
   assert.equal(ver.stdout, `mcpping ${require('../../package.json').version}\n`);
 });
+
+test('Ctrl-C (SIGINT) stops pinging, prints the summary and exits by the answers so far', async () => {
+  const { spawn } = require('node:child_process');
+  const child = spawn(process.execPath, [h.CLI, '-i', '0.05', ...peerArgs('echo.py')], { stdio: ['ignore', 'pipe', 'pipe'] });
+  let out = '';
+  const twoPongs = new Promise((resolve) => {
+    child.stdout.on('data', (d) => {
+      out += d;
+      if ((out.match(/^pong from/gm) || []).length >= 2) resolve();
+    });
+  });
+  await h.within(twoPongs, 10000, 'two pongs');
+  const exited = h.within(new Promise((resolve) => child.on('close', (code) => resolve(code))), 10000, 'exit after SIGINT');
+  child.kill('SIGINT');
+  const status = await exited;
+  const m = /--- echo mcpping statistics ---\n(\d+) pings sent, (\d+) pongs received, \d+(\.\d)?% loss, time \d+ ms\nrtt min/.exec(out);
+  assert.ok(m, out);
+  assert.ok(Number(m[2]) >= 2);
+  // A ping cut short by Ctrl-C counts as unanswered, as in ping(8).
+  assert.equal(status, m[1] === m[2] ? 0 : 1);
+});
