@@ -185,3 +185,25 @@ test('a server ping to the client is answered in C and counted', async () => {
     await peer.close();
   }
 });
+
+test('many peers at once: every batch item reaches its own peer', async () => {
+  const peers = await Promise.all(Array.from({ length: 12 }, (_, i) => mcpping.connect(h.peer('echo.py', ['--name', `echo-${i}`]))));
+  try {
+    const counts = peers.map((_, i) => 5 + i);
+    const pongs = peers.map(() => 0);
+    peers.forEach((p, i) => p.on('pong', () => pongs[i]++));
+    await Promise.all(peers.map(async (p, i) => {
+      const all = [];
+      for (let k = 0; k < counts[i]; k++) all.push(p.ping());
+      const rtts = await Promise.all(all);
+      assert.equal(rtts.length, counts[i]);
+    }));
+    peers.forEach((p, i) => {
+      assert.equal(p.name, `echo-${i}`);
+      assert.equal(p.stats.pingsSent, counts[i]);
+      assert.equal(pongs[i], counts[i]);
+    });
+  } finally {
+    await Promise.all(peers.map((p) => p.close()));
+  }
+});
