@@ -174,3 +174,45 @@ test('Ctrl-C (SIGINT) stops pinging, prints the summary and exits by the answers
   // A ping cut short by Ctrl-C counts as unanswered, as in ping(8).
   assert.equal(status, m[1] === m[2] ? 0 : 1);
 });
+
+test('Streamable HTTP: a 404 answer to ping means unsupported (exit 2); session headers are sent', async () => {
+  const http = require('node:http');
+  const seen = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      if (req.method !== 'POST') {
+        res.writeHead(405).end();
+        return;
+      }
+      const msg = JSON.parse(body);
+      seen.push({ method: msg.method, session: req.headers['mcp-session-id'] || null, version: req.headers['mcp-protocol-version'] || null, accept: req.headers.accept });
+      if (msg.method === 'initialize') {
+        res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-42' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'http-404', version: '1' } } }));
+      } else if (msg.method === 'ping') {
+        res.writeHead(404, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ jsonrpc: '2.0', id: null, error: { code: -32601, message: 'Method not found' } }));
+      } else {
+        res.writeHead(202).end();
+      }
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const url = `http://127.0.0.1:${server.address().port}/mcp`;
+    const res = await cli(['--json', '-c', '3', url]);
+    assert.equal(res.status, 2, res.stderr);
+    assert.equal(res.stderr, 'mcpping: ping unsupported: code=-32601 Method not found\n');
+    const events = h.jsonLines(res.stdout);
+    assert.deepEqual(events[0], { event: 'connected', peer: 'http-404', transport: 'streamable-http', protocol_version: '2025-11-25', session_id: 'sess-42' });
+    assert.equal(events.at(-1).event, 'unsupported');
+    assert.deepEqual(seen.map((s) => s.method), ['initialize', 'notifications/initialized', 'ping']);
+    assert.equal(seen[0].session, null);
+    assert.deepEqual(seen.slice(1).map((s) => [s.session, s.version]), [['sess-42', '2025-11-25'], ['sess-42', '2025-11-25']]);
+    assert.ok(seen.every((s) => s.accept === 'application/json, text/event-stream'));
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
+});
