@@ -160,3 +160,29 @@ test('stderr: "pipe" exposes the server\'s stderr as a stream', async () => {
     await transport.close();
   }
 });
+
+test('large frames pass through whole and in order (4 MiB each way)', async () => {
+  const transport = new mcpping.StdioClientTransport(h.peer('echo.py'));
+  const received = [];
+  const got = new Promise((resolve) => {
+    transport.onmessage = (m) => {
+      received.push(m);
+      if (received.length === 3) resolve();
+    };
+  });
+  await transport.start();
+  try {
+    const big = 'x'.repeat(4 << 20);
+    await transport.send({ jsonrpc: '2.0', id: 1, method: 'echo', params: { big, n: 1 } });
+    await transport.send({ jsonrpc: '2.0', id: 2, method: 'echo', params: { small: '\u00e9\u2028' } });
+    await transport.send({ jsonrpc: '2.0', id: 3, method: 'echo', params: { big, n: 3 } });
+    await h.within(got, 20000, 'three echoes');
+    assert.deepEqual(received.map((m) => m.id), [1, 2, 3]);
+    assert.equal(received[0].result.big.length, big.length);
+    assert.equal(received[0].result.big, big);
+    assert.equal(received[1].result.small, '\u00e9\u2028');
+    assert.equal(received[2].result.n, 3);
+  } finally {
+    await transport.close();
+  }
+});
