@@ -186,3 +186,27 @@ test('large frames pass through whole and in order (4 MiB each way)', async () =
     await transport.close();
   }
 });
+
+test('awkward server output: JSON-RPC lines arrive in order, the rest goes to onerror, pings still work', async () => {
+  const transport = new mcpping.StdioClientTransport(h.peer('garbage.py', ['--long', String(3 << 20), '--delay-ms', '10']));
+  const messages = [];
+  const errs = [];
+  const done = new Promise((resolve) => {
+    transport.onmessage = (m) => {
+      messages.push(m);
+      if (m.method === 'notifications/done') resolve();
+    };
+  });
+  transport.onerror = (err) => errs.push(err);
+  await transport.start();
+  try {
+    await h.within(done, 20000, 'notifications/done');
+    assert.deepEqual(messages.map((m) => m.method), ['notifications/message', 'notifications/crlf', 'notifications/done']);
+    assert.equal(messages[0].params.data, 'split');
+    // "not json at all", the non-UTF-8 line, {"a":N} x3 and the long line.
+    assert.equal(errs.length, 6, errs.map((e) => e.message).join('; '));
+    assert.ok((await transport.ping()) > 0);
+  } finally {
+    await transport.close();
+  }
+});
