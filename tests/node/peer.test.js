@@ -207,3 +207,26 @@ test('many peers at once: every batch item reaches its own peer', async () => {
     await Promise.all(peers.map((p) => p.close()));
   }
 });
+
+test('a ping flood is answered in full in C, and a flooder that never reads is cut off', async () => {
+  const peer = await mcpping.connect(h.peer('ping_flood.py', ['--count', '5000']), { initialize: false });
+  try {
+    let answered = 0;
+    peer.on('ping_answered', () => answered++);
+    let done = null;
+    while (!done) {
+      const msg = await h.nextEvent(peer, 'message', 20000);
+      if (msg.method === 'notifications/flood_done') done = msg;
+    }
+    assert.equal(done.params.answered, 5000);
+    assert.equal(answered, 5000);
+    assert.equal(peer.stats.pingsAnswered, 5000);
+  } finally {
+    await peer.close();
+  }
+
+  const flooder = await mcpping.connect(h.peer('ping_flood.py', ['--count', '1000000', '--no-read']), { initialize: false });
+  const info = await h.nextEvent(flooder, 'closed', 30000);
+  assert.equal(info.error, 'MCPP_ERR_FLOODED');
+  assert.ok(info.termSignal === 15 || info.termSignal === 9);
+});
