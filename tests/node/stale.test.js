@@ -97,3 +97,23 @@ test('pending requests are failed, never replayed, when the server goes stale', 
   assert.equal(info.inFlight, 1);
   assert.equal(info.disposition, 'in_doubt');
 });
+
+test('requestTimeoutMs: an unanswered request fails on time and health is not laundered by pongs', async () => {
+  // Answers the handshake, then freezes: nothing more is answered.
+  const peer = await mcpping.connect(h.peer('freeze.py', ['--after', '2']), { keepalive: { requestTimeoutMs: 200 } });
+  try {
+    const timedOut = h.nextEvent(peer, 'request_timeout', 3000);
+    const t0 = performance.now();
+    await assert.rejects(peer.request('tools/call', { name: 'x', arguments: {} }, { timeoutMs: 0 }), (err) => {
+      assert.equal(err.code, -32001);
+      return true;
+    });
+    const elapsed = performance.now() - t0;
+    assert.ok(elapsed >= 190 && elapsed < 1500, `failed after ${elapsed} ms`);
+    assert.equal((await timedOut).id, '"mcpping-2"');
+    assert.equal(peer.stats.appTimeouts, 1);
+    assert.equal(peer.stats.healthy, false);
+  } finally {
+    await peer.close();
+  }
+});
