@@ -99,7 +99,9 @@ typedef struct mcpp_settings {
   mcpp_transport transport;
 
   /* Keepalive: a ping after interval_ms without any inbound byte; 0 turns
-   * keepalive off (manual pings still work). Default 0. */
+   * keepalive off (manual pings still work). Keepalive starts once the peer
+   * has sent its first byte: until then a slow-starting server is the
+   * handshake's concern, not a failure. Default 0. */
   uint32_t interval_ms;
   /* Each keepalive ping may fire up to jitter_pct percent early, so that
    * many connections do not ping in lockstep. Default 10. */

@@ -104,7 +104,11 @@ uint64_t mcpp__engine_json_parses(const mcpp_engine *e) {
 /* ------------------------------------------------------------ scheduling */
 
 static int ka_enabled(const mcpp_engine *e) {
-  if (e->s.interval_ms == 0 || e->unsupported) return 0;
+  /* A ping written before the peer has said anything sits in its stdin
+   * while it starts up (an SDK server can take seconds): timing it out
+   * would convict a slow starter. Startup is the handshake's business. */
+  if (e->s.interval_ms == 0 || e->unsupported || !e->heard_from_peer)
+    return 0;
   if (e->state == MCPP_STATE_CLOSED) return 0;
   if (e->state == MCPP_STATE_STALE && e->s.on_stale == MCPP_STALE_CLOSE)
     return 0;
@@ -311,6 +315,7 @@ void mcpp__ping_answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
 
 void mcpp__on_rx(mcpp_engine *e, uint64_t now) {
   if (now > e->last_rx) e->last_rx = now;
+  e->heard_from_peer = 1;
   e->ka_probe_now = 0;
   if (e->state != MCPP_STATE_SUSPECT && e->state != MCPP_STATE_STALE) {
     e->failure_count = 0;

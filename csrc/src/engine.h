@@ -44,6 +44,7 @@ struct mcpp_engine {
   /* Keepalive. The next ping is due at max(last_rx, ka_base) + interval -
    * ka_jitter_us, or at ka_probe_at right after a failed probe. */
   uint64_t last_rx;
+  int heard_from_peer; /* keepalive waits for the peer's first byte */
   uint64_t ka_base;
   uint64_t ka_jitter_us;
   int ka_probe_now;

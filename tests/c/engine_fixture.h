@@ -167,8 +167,11 @@ static inline fx *fx_new(void) {
   return f;
 }
 
+/* Starts the engine with a peer that has already spoken: keepalive waits
+ * for the peer's first byte (test_engine_keepalive.c proves that). */
 static inline void fx_start(fx *f, uint64_t now) {
   ASSERT_EQ(fx_try_start(f, now), 0);
+  mcpp_engine_touch(f->e, now);
 }
 
 /* Frees the engine and checks that nothing it allocated is left. */

@@ -42,6 +42,27 @@ TEST(keepalive_ping_sent_after_interval_of_silence) {
   fx_done(f);
 }
 
+TEST(keepalive_waits_for_the_peers_first_byte) {
+  fx *f = fx_new();
+  f->s.interval_ms = 1000;
+  f->s.timeout_ms = 1000;
+  f->s.jitter_pct = 0;
+  ASSERT_EQ(fx_try_start(f, T0), 0);
+  /* A server still starting up is not pinged, so it cannot be convicted. */
+  ASSERT_UINT_EQ(mcpp_engine_next_deadline(f->e), UINT64_MAX);
+  fx_run_until(f, T0 + 60 * SEC);
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 0);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
+  /* Manual pings are still allowed before it speaks. */
+  ASSERT_EQ(mcpp_engine_ping(f->e, 30000, T0 + 60 * SEC, NULL), 0);
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 1);
+  /* Its first line starts the keepalive clock. */
+  ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}",
+                    T0 + 61 * SEC), MCPP_RECV_FORWARD);
+  ASSERT_UINT_EQ(mcpp_engine_next_deadline(f->e), T0 + 62 * SEC);
+  fx_done(f);
+}
+
 TEST(at_most_one_keepalive_ping_in_flight) {
   fx *f = keepalive(1000, 5000, 0);
   fx_run_until(f, T0 + 5 * SEC + 900 * MS);

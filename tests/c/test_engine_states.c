@@ -211,6 +211,7 @@ TEST(close_from_inside_stale_callback_is_safe) {
   static const mcpp_engine_callbacks cb = {fx_send, fx_deliver, close_on_stale,
                                            fx_on_record};
   ASSERT_EQ(mcpp_engine_new(&f->e, &f->s, &cb, f, &f->alloc.a, T0), 0);
+  mcpp_engine_touch(f->e, T0);
   fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}", T0);
   fx_run_until(f, T0 + 60 * SEC);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_CLOSED), 1);
