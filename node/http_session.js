@@ -7,7 +7,6 @@
  */
 const { EngineDriver } = require('./engine_driver');
 const { RpcRequester } = require('./rpc');
-const { McppError } = require('./errors');
 
 class HttpSession {
   /**
@@ -211,4 +210,4 @@ function describe(err) {
   return (e && (e.code || e.message)) || String(err);
 }
 
-module.exports = { HttpSession, readSse, describe, McppError };
+module.exports = { HttpSession, readSse, describe };
