@@ -19,7 +19,14 @@ FAST = mcpping.KeepAlive(interval=0.02, timeout=2, failures=3, min_interval=0.01
 
 async def test_session_initializes_lists_and_calls_tools_while_keepalive_runs():
     events: list[mcpping.Event] = []
-    async with stdio_client(PARAMS, keepalive=FAST, on_event=events.append) as (r, w):
+    keepalive_pong = asyncio.Event()
+
+    def on_event(ev: mcpping.Event) -> None:
+        events.append(ev)
+        if ev.name == "pong" and not ev.manual:
+            keepalive_pong.set()
+
+    async with stdio_client(PARAMS, keepalive=FAST, on_event=on_event) as (r, w):
         async with ClientSession(r, w) as session:
             init = await session.initialize()
             assert init.server_info.name == "sdk-server"
@@ -33,6 +40,10 @@ async def test_session_initializes_lists_and_calls_tools_while_keepalive_runs():
                 *(session.call_tool("add", {"a": i, "b": 1000}) for i in range(40)))
             assert [int(r.content[0].text) for r in results] == [i + 1000 for i in range(40)]
             assert (await session.send_ping()) is not None
+            # The session goes quiet: keepalive pings now, underneath it.
+            await asyncio.wait_for(keepalive_pong.wait(), 5)
+            res = await session.call_tool("echo", {"text": "after"})
+            assert res.content[0].text == "after"
     pongs = [e for e in events if e.name == "pong" and not e.manual]
     assert pongs, "keepalive never ran"
     assert events[-1].name == "closed"
