@@ -45,6 +45,8 @@ class EngineDriver extends EventEmitter {
     this.pings = new Map();
     this.timer = null;
     this.armedAt = Infinity;
+    /** The entry of a ping being started, for a pong that arrives synchronously. */
+    this.pendingEntry = null;
     this.sink = (kind, a, b) => this.onSink(kind, a, b);
     const settings = toNativeSettings(opts.keepalive, {
       role: opts.role,
