@@ -1,20 +1,29 @@
 #!/usr/bin/env node
 /**
  * Builds the addon with node-gyp against the running Node's own headers, so
- * nothing is downloaded: npm_config_nodedir if set, else the prefix of this
- * node binary when it ships include/node/node.h (e.g. /usr for /usr/bin/node).
+ * nothing is downloaded (see findNodeDir).
  */
 'use strict';
 const { spawnSync } = require('node:child_process');
 const fs = require('node:fs');
 const path = require('node:path');
 
-/** @returns {string|undefined} a directory whose include/node has node.h */
+/** @param {string} dir @returns {boolean} whether dir/include/node has node.h and uv.h */
+function hasHeaders(dir) {
+  return ['node.h', 'uv.h'].every((f) => fs.existsSync(path.join(dir, 'include', 'node', f)));
+}
+
+/**
+ * @returns {string|undefined} a directory whose include/node has Node's
+ * headers: npm_config_nodedir (the repo's .npmrc says /usr) if it has them,
+ * else the prefix of the running node; undefined lets node-gyp fetch them.
+ */
 function findNodeDir() {
   const configured = process.env.npm_config_nodedir;
-  if (configured) return configured;
+  if (configured && hasHeaders(configured)) return configured;
   const prefix = path.resolve(path.dirname(process.execPath), '..');
-  if (fs.existsSync(path.join(prefix, 'include', 'node', 'node.h'))) return prefix;
+  if (hasHeaders(prefix)) return prefix;
+  if (configured) console.warn(`mcpping: no Node headers under ${configured}; node-gyp will look for them`);
   return undefined;
 }
 
@@ -37,7 +46,11 @@ const [cmd, ...pre] = nodeGypCommand();
 function gyp(step) {
   const args = [...pre, step];
   if (nodedir) args.push(`--nodedir=${nodedir}`);
-  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit' });
+  // node-gyp also reads npm_config_nodedir itself: make it agree.
+  const env = { ...process.env };
+  if (nodedir) env.npm_config_nodedir = nodedir;
+  else delete env.npm_config_nodedir;
+  const res = spawnSync(cmd, args, { cwd: root, stdio: 'inherit', env });
   if (res.error) {
     console.error(`mcpping: cannot run node-gyp: ${res.error.message}`);
     process.exit(1);
