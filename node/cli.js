@@ -4,6 +4,7 @@
  * HTTP server or the bundled demo, ping(8) style.
  */
 'use strict';
+const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs, UsageError, USAGE } = require('./cli_args');
 const { Reporter } = require('./cli_report');
@@ -23,6 +24,13 @@ class Fatal extends Error {}
  *   sessionId: string|null, ping: Function, close: Function}>}
  */
 async function open(opts, handshakeMs) {
+  if (opts.log) {
+    try {
+      fs.closeSync(fs.openSync(opts.log, 'a'));
+    } catch (err) {
+      throw new Fatal(`cannot open log: ${err.message}`);
+    }
+  }
   const keepalive = { timeoutMs: Math.max(1, Math.round(opts.timeoutS * 1000)) };
   const records = opts.log || undefined;
   if (opts.mode === 'http') return openHttp(opts, keepalive, records, handshakeMs);

@@ -83,6 +83,7 @@ test('parity: spawn failure, handshake failure and bad usage exit 2', async () =
   await same(['--json', ...peerArgs('dies.py', ['--after', '0'])], { status: 2 });
   await same(['-c', 'x'], { status: 2 });
   await same(['--bogus'], { status: 2 });
+  await same(['--log', '/nonexistent-dir/records.jsonl', '-c', '1', ...peerArgs('echo.py')], { status: 2 });
 });
 
 test('parity: --no-init', async () => {
