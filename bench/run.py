@@ -227,31 +227,42 @@ def summarize_samples(samples: list[float]) -> dict[str, float]:
 
 
 def row1(reps: int, quick: bool) -> dict[str, Any]:
+    """Each series runs right after its own floor run, so its ratio compares
+    two measurements taken seconds apart under the same machine load."""
     n_fast = 2000 if quick else 10000
-    n = {"floor": n_fast, "c-driver": n_fast, "py-api": n_fast // 2, "py-sdk": n_fast // 4,
-         "node-api": n_fast // 2, "ts-sdk": n_fast // 2, "cli-py": n_fast // 2,
-         "cli-node": n_fast // 2}
+    n = {"floor": n_fast // 2, "c-driver": n_fast, "py-api": n_fast // 2,
+         "py-sdk": n_fast // 4, "node-api": n_fast // 2, "ts-sdk": n_fast // 2,
+         "cli-py": n_fast // 2, "cli-node": n_fast // 2}
     names = list(ping_series())
     runs: dict[str, list[dict[str, Any]]] = {k: [] for k in names}
+    floors: dict[str, list[dict[str, Any]]] = {k: [] for k in names if k != "floor"}
     samples: dict[str, list[float]] = {k: [] for k in names}
+
+    def one(name: str) -> dict[str, Any]:
+        r = run_ping(name, n[name], 1)
+        st = summarize_samples(r["samples_us"])
+        st["rate"] = r["rate"]
+        samples[name].extend(r["samples_us"])
+        return st
+
     for rep in range(reps):
         log(f"row 1: run {rep + 1}/{reps}")
-        for name in names:
-            r = run_ping(name, n[name], 1)
-            s = summarize_samples(r["samples_us"])
-            s["rate"] = r["rate"]
-            runs[name].append(s)
-            samples[name].extend(r["samples_us"])
-    # Ratios per run, then the median over runs.
+        for name in names[1:]:
+            f = one("floor")
+            runs["floor"].append(f)
+            floors[name].append(f)
+            runs[name].append(one(name))
     out: dict[str, Any] = {"n": n, "reps": reps, "series": {}}
     for name in names:
         rs = runs[name]
+        fl = floors.get(name, rs)
         entry = {k: med([r[k] for r in rs]) for k in ("p50", "p90", "p99", "max", "rate")}
-        entry["p50_vs_floor"] = med([r["p50"] / f["p50"] for r, f in zip(rs, runs["floor"])])
-        entry["p99_vs_floor"] = med([r["p99"] / f["p99"] for r, f in zip(rs, runs["floor"])])
-        entry["rate_vs_floor"] = med([r["rate"] / f["rate"] for r, f in zip(rs, runs["floor"])])
+        entry["p50_vs_floor"] = med([r["p50"] / f["p50"] for r, f in zip(rs, fl)])
+        entry["p99_vs_floor"] = med([r["p99"] / f["p99"] for r, f in zip(rs, fl)])
+        entry["rate_vs_floor"] = med([r["rate"] / f["rate"] for r, f in zip(rs, fl)])
         entry["runs"] = rs
         out["series"][name] = entry
+    # mcpping vs its own SDK: the two runs of the same rep, back to back-ish.
     for api, sdk in (("py-api", "py-sdk"), ("node-api", "ts-sdk")):
         out["series"][api]["sdk_p50_speedup"] = med(
             [s["p50"] / a["p50"] for a, s in zip(runs[api], runs[sdk])])
@@ -262,20 +273,26 @@ def row1(reps: int, quick: bool) -> dict[str, Any]:
 
 
 def row2(reps: int, quick: bool) -> dict[str, Any]:
+    """As row 1: each series right after its own floor run."""
     scale = 1 if quick else 4
     n = {"floor": 50000 * scale, "c-driver": 50000 * scale, "py-api": 5000 * scale,
          "py-sdk": 2000 * scale, "node-api": 5000 * scale, "ts-sdk": 5000 * scale}
     names = list(n)
     runs: dict[str, list[float]] = {k: [] for k in names}
+    floors: dict[str, list[float]] = {k: [] for k in names[1:]}
     for rep in range(reps):
         log(f"row 2: run {rep + 1}/{reps}")
-        for name in names:
+        for name in names[1:]:
+            f = run_json(ping_cmd("floor", n["floor"], 64), 300)["rate"]
+            runs["floor"].append(f)
+            floors[name].append(f)
             runs[name].append(run_json(ping_cmd(name, n[name], 64), 300)["rate"])
     out: dict[str, Any] = {"n": n, "depth": 64, "reps": reps, "series": {}}
     for name in names:
+        fl = floors.get(name, runs[name])
         out["series"][name] = {
             "rate": med(runs[name]),
-            "vs_floor": med([r / f for r, f in zip(runs[name], runs["floor"])]),
+            "vs_floor": med([r / f for r, f in zip(runs[name], fl)]),
             "runs": runs[name]}
     for api, sdk in (("py-api", "py-sdk"), ("node-api", "ts-sdk")):
         out["series"][api]["vs_sdk"] = med([a / s for a, s in zip(runs[api], runs[sdk])])
@@ -509,7 +526,10 @@ def chart(r1: dict[str, Any], path: str) -> None:
         if not xs:
             continue
         xs = sorted(xs)
-        ys = [(i + 1) / len(xs) for i in range(len(xs))]
+        k = min(len(xs), 4000)
+        idx = [min(len(xs) - 1, int(i * len(xs) / k)) for i in range(k)] + [len(xs) - 1]
+        ys = [(i + 1) / len(xs) for i in idx]
+        xs = [xs[i] for i in idx]
         color, ls, lw = styles.get(name, ("gray", "-", 1))
         s = r1["series"][name]
         ax.plot(xs, ys, color=color, linestyle=ls, linewidth=lw,
@@ -572,7 +592,9 @@ def report(res: dict[str, Any]) -> str:
           "the write and the pong; Python/Node: around the awaited call), except the CLI "
           "rows, which print the engine's own RTT (measured in C on the I/O thread). "
           "The floor writes the same ping bytes over a bare libuv pipe and reads one line "
-          "back, parsing nothing.")
+          "back, parsing nothing. Each series runs right after a floor run of its own; "
+          "its ratio is against that floor run (median over runs), and the floor row shows "
+          "all floor runs.")
         a("")
         a("| series | p50 | p90 | p99 | max | pings/s | p50 vs floor | p99 vs floor |")
         a("|---|---:|---:|---:|---:|---:|---:|---:|")
@@ -599,8 +621,8 @@ def report(res: dict[str, Any]) -> str:
         r = res["row2"]
         a("## 2. Pipelined throughput (64 pings in flight)")
         a("")
-        a(f"{r['reps']} interleaved runs, median pings/s; ratio against the floor of the same "
-          "run (the floor writes each batch of ping lines in one write, as a pipelining "
+        a(f"{r['reps']} interleaved runs, median pings/s; ratio against the floor run made "
+          "just before each measurement (the floor writes each batch of ping lines in one write, as a pipelining "
           "client would). Pings per run: "
           + ", ".join(f"{labels[k][0]} {n}" for k, n in r["n"].items()) + ".")
         a("")
@@ -651,6 +673,12 @@ def report(res: dict[str, Any]) -> str:
               f"{e['rss_end_kib'] - e['rss_base_kib']:,} | {fmt(e['rss_per_conn_bytes'])} | "
               f"{fmt(e['alloc_per_conn_bytes'])} | {fmt(e['pongs_per_s'])} |")
         a("")
+        idle = [n for n, e in r["series"].items() if e["pongs_per_s"] < 0.5 * int(n)]
+        if idle:
+            a(f"**Warning:** keepalive did not run as expected for N = {', '.join(idle)} "
+              f"(far fewer than one pong per connection per second): those figures do not "
+              f"measure keepalive.")
+            a("")
         big = r["series"].get("1000")
         if big:
             a("| goal at 1000 connections | measured | |")

@@ -4,7 +4,9 @@
  * uv loop (as the runtime's I/O thread does), keepalive every 1 s, lets them
  * settle, then measures for DURATION seconds: CPU seconds of this process
  * (getrusage: user + system), its RSS growth over the baseline taken before
- * the first spawn, and the bytes live in the engine/driver allocator.
+ * the first spawn, and the bytes live in the engine/driver allocator. Each
+ * connection runs the MCP handshake first, as a client would (keepalive
+ * starts once the server has said something).
  *
  *   idle_cost N DURATION_S RESPONDER
  *
@@ -146,6 +148,14 @@ int main(int argc, char **argv) {
       break;
     }
     n_open++;
+    static const char init[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+        "\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+        "\"clientInfo\":{\"name\":\"idle-cost\",\"version\":\"0.1.0\"}}}";
+    static const char inited[] =
+        "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+    mcpp_conn_send(conns[i], init, sizeof init - 1);
+    mcpp_conn_send(conns[i], inited, sizeof inited - 1);
   }
   /* Settle: every connection has pinged at least once. */
   run_for(2.5);
