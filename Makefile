@@ -14,6 +14,8 @@ SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sa
 TEST_SOURCES := tests/c/runner.c $(wildcard tests/c/test_*.c)
 BENCH_SOURCES := $(wildcard bench/engine/*.c)
 PYTHON ?= python3
+export PIP_ROOT_USER_ACTION := ignore
+export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
         bench bench-engine clean format
@@ -80,7 +82,7 @@ test: deps
 
 demo: deps
 	$(PYTHON) -m pip install -q --no-build-isolation .
-	mcpping --demo
+	$(PYTHON) -m mcpping --demo
 
 bench-engine: build/bench-engine
 	./build/bench-engine $(BENCH_ARGS)
