@@ -447,8 +447,10 @@ int mcpp_conn_pid(const mcpp_conn *conn);
 
 /* One I/O thread with its own uv loop serving many connections, driven from
  * any thread. Results are queued as items and handed over in batches: the
- * runtime calls `notify` (from the I/O thread) when the queue turns
- * non-empty; the host then calls mcpp_runtime_drain from its own thread. */
+ * runtime calls `notify` (from the I/O thread) once when items are waiting,
+ * and not again until the host has called mcpp_runtime_drain from its own
+ * thread. A PING event (we sent a ping) never wakes the host by itself: it
+ * is delivered with the next batch, at the latest with that ping's outcome. */
 typedef struct mcpp_runtime mcpp_runtime;
 
 typedef enum mcpp_item_type {

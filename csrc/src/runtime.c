@@ -74,6 +74,7 @@ struct mcpp_runtime {
   uv_async_t async;
   cmd *cmd_head, *cmd_tail;
   mcpp_item *item_head, *item_tail;
+  int notified; /* notify was called for the items queued now */
   rconn *conns;
   uint64_t next_id;
 };
@@ -108,17 +109,25 @@ static mcpp_item *new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
   return it;
 }
 
-/* Appends an item (NULL: none); returns 1 if the queue was empty. */
+/* A ping we just sent is news to nobody waiting: its event rides along
+ * with the next batch (the pong, at the latest the timeout) instead of
+ * waking the host, which would cost a second wake-up per ping. */
+static int wakes_host(const mcpp_item *it) {
+  return !(it->type == MCPP_ITEM_EVENT && it->event.type == MCPP_EV_PING);
+}
+
+/* Appends an item (NULL: none); returns 1 if the host must be notified:
+ * the item wakes and no notify is outstanding since the last drain. */
 static int append_locked(mcpp_runtime *rt, mcpp_item *it) {
-  int was_empty = rt->item_head == NULL;
-  if (it) {
-    if (rt->item_tail)
-      rt->item_tail->next = it;
-    else
-      rt->item_head = it;
-    rt->item_tail = it;
-  }
-  return was_empty;
+  if (!it) return 0;
+  if (rt->item_tail)
+    rt->item_tail->next = it;
+  else
+    rt->item_head = it;
+  rt->item_tail = it;
+  if (rt->notified || !wakes_host(it)) return 0;
+  rt->notified = 1;
+  return 1;
 }
 
 /* Queues an item (NULL: none, out of memory) and refreshes the
@@ -138,9 +147,9 @@ static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
     r->info = info;
     r->healthy = healthy;
   }
-  int was_empty = append_locked(rt, it);
+  int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
-  if (it && was_empty && rt->notify) rt->notify(rt->notify_data);
+  if (wake && rt->notify) rt->notify(rt->notify_data);
 }
 
 static void push_data(rconn *r, mcpp_item_type type, const char *data,
@@ -251,9 +260,9 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
     }
   }
   int last = rt->conns == NULL;
-  int was_empty = append_locked(rt, it);
+  int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
-  if (it && was_empty && rt->notify) rt->notify(rt->notify_data);
+  if (wake && rt->notify) rt->notify(rt->notify_data);
   rt_free(rt, r->tokens);
   rt_free(rt, r);
   if (rt->stopping && last) uv_close((uv_handle_t *)&rt->async, NULL);
@@ -547,6 +556,7 @@ mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt) {
   pthread_mutex_lock(&rt->mu);
   mcpp_item *items = rt->item_head;
   rt->item_head = rt->item_tail = NULL;
+  rt->notified = 0;
   pthread_mutex_unlock(&rt->mu);
   return items;
 }
@@ -582,6 +592,7 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   rt->cmd_head = rt->cmd_tail = NULL;
   mcpp_runtime_items_free(rt, rt->item_head);
   rt->item_head = rt->item_tail = NULL;
+  rt->notified = 0;
   int fd = uv_backend_fd(rt->loop);
   if (fd >= 0) close(fd);
   rt->loop = NULL;

@@ -211,6 +211,39 @@ TEST(runtime_items_batched_notify_once_per_batch) {
   ASSERT_EQ(fds, count_fds());
 }
 
+/* A sent ping wakes nobody: its PING event waits for the next batch (here
+ * the timeout, 300 ms later), so a manual ping costs the host one wake-up,
+ * not two. Were the PING to wake the host, the first batch would hold it
+ * alone. */
+TEST(runtime_ping_event_rides_with_its_outcome) {
+  int fds = fd_baseline();
+  host h;
+  host_init(&h);
+  char *args[] = {"python3", (char *)peer_path("drop_pings.py"), NULL};
+  mcpp_spawn_options o = {0};
+  o.file = "python3";
+  o.args = args;
+  mcpp_settings s;
+  test_settings(&s);
+  uint64_t id;
+  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 300, 77));
+  host_wait_drain(&h);
+  ASSERT_GE(h.n_items, 2);
+  ASSERT_EQ(MCPP_ITEM_EVENT, h.items[0]->type);
+  ASSERT_EQ(MCPP_EV_PING, h.items[0]->event.type);
+  ASSERT_EQ(MCPP_ITEM_EVENT, h.items[1]->type);
+  ASSERT_EQ(MCPP_EV_TIMEOUT, h.items[1]->event.type);
+  ASSERT_UINT_EQ(77, h.items[0]->ping_token);
+  ASSERT_UINT_EQ(77, h.items[1]->ping_token);
+  free_items(&h, h.rt);
+  mcpp_runtime_free(h.rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h.efd);
+  reap_orphans();
+  ASSERT_EQ(fds, count_fds());
+}
+
 TEST(runtime_spawn_failure_reports_reason) {
   int fds = fd_baseline();
   host h;
