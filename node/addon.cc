@@ -76,6 +76,8 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("spawn", &McppAddon::Spawn),
                   InstanceMethod("send", &McppAddon::Send),
                   InstanceMethod("ping", &McppAddon::Ping),
+                  InstanceMethod("cancelPing", &McppAddon::CancelPing),
+                  InstanceMethod("pid", &McppAddon::Pid),
                   InstanceMethod("close", &McppAddon::Close),
                   InstanceMethod("info", &McppAddon::Info),
                   InstanceMethod("ref", &McppAddon::Ref),
@@ -179,6 +181,20 @@ Napi::Value McppAddon::Ping(const Napi::CallbackInfo &info) {
   uint64_t token = static_cast<uint64_t>(info[2].As<Napi::Number>().Int64Value());
   int rc = mcpp_runtime_ping(rt_, ConnIdArg(info, 0), timeout, token);
   return Napi::Number::New(env, rc);
+}
+
+Napi::Value McppAddon::CancelPing(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
+  uint64_t token = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
+  return Napi::Number::New(env, mcpp_runtime_cancel_ping(rt_, ConnIdArg(info, 0), token));
+}
+
+Napi::Value McppAddon::Pid(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  int pid = rt_ ? mcpp_runtime_pid(rt_, ConnIdArg(info, 0)) : MCPP_ERR_NOT_FOUND;
+  if (pid < 0) return env.Null();
+  return Napi::Number::New(env, pid);
 }
 
 Napi::Value McppAddon::Close(const Napi::CallbackInfo &info) {

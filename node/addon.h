@@ -38,6 +38,8 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value Spawn(const Napi::CallbackInfo &info);
   Napi::Value Send(const Napi::CallbackInfo &info);
   Napi::Value Ping(const Napi::CallbackInfo &info);
+  Napi::Value CancelPing(const Napi::CallbackInfo &info);
+  Napi::Value Pid(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);
   Napi::Value Ref(const Napi::CallbackInfo &info);

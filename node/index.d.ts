@@ -176,6 +176,8 @@ export class Peer extends EventEmitter {
   readonly state: State;
   readonly stats: Stats;
   readonly id: number;
+  /** The server's process id (its process group id too); null once closed. */
+  readonly pid: number | null;
   /** serverInfo.name once the handshake is done. */
   readonly name: string | null;
   serverInfo: { name: string; version?: string; [k: string]: unknown } | null;
@@ -240,6 +242,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   setProtocolVersion(version: string): void;
   /** The server's stderr when params.stderr is 'pipe'. */
   readonly stderr: PassThrough | null;
+  /** The server's process id; null before start and once closed. */
+  readonly pid: number | null;
   readonly state: State;
   readonly stats: Stats;
   ping(options?: PingOptions): Promise<number>;

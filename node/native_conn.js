@@ -57,6 +57,11 @@ class NativeConn {
     register(this.id, this);
   }
 
+  /** @returns {number|null} the server's process id, null once closed */
+  pid() {
+    return this.closed ? null : binding.pid(this.id);
+  }
+
   /** @returns {object|null} engine counters and state, null once closed */
   info() {
     return this.closed ? null : binding.info(this.id);
@@ -89,8 +94,11 @@ class NativeConn {
     return new Promise((resolve, reject) => {
       const entry = { resolve, reject, hold, timeoutMs: timeoutMs || this.timeoutMs, signal, onAbort: null };
       if (signal) {
-        // The runtime has no cancel; the late outcome is dropped by token.
-        entry.onAbort = () => this.settlePing(token, null, signal.reason);
+        // The engine stops timing the ping and reports nothing more for it.
+        entry.onAbort = () => {
+          binding.cancelPing(this.id, token);
+          this.settlePing(token, null, signal.reason);
+        };
         signal.addEventListener('abort', entry.onAbort, { once: true });
       }
       this.pings.set(token, entry);

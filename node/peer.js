@@ -61,6 +61,11 @@ class Peer extends EventEmitter {
     return info;
   }
 
+  /** @returns {number|null} the server's process id, null once closed */
+  get pid() {
+    return this.conn.pid();
+  }
+
   /** @returns {number} the connection's id in the runtime */
   get id() {
     return this.conn.id;

@@ -80,12 +80,12 @@ class StdioClientTransport extends EventEmitter {
   }
 
   /**
-   * The SDK's transport exposes the child's pid; the runtime API has no
-   * accessor for it yet (mcpp_conn_pid exists only on the driver layer).
-   * @returns {null}
+   * The server's process id (its process group id too), as the SDK's
+   * transport exposes it; null before start and once closed.
+   * @returns {number|null}
    */
   get pid() {
-    return null;
+    return this.conn ? this.conn.pid() : null;
   }
 
   /** @returns {import('node:stream').PassThrough|null} server stderr when stderr: 'pipe' */

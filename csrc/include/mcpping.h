@@ -513,6 +513,17 @@ int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
 int mcpp_runtime_ping(mcpp_runtime *rt, uint64_t conn_id, uint32_t timeout_ms,
                       uint64_t token);
 
+/* Queues the cancellation of the manual ping queued with `token` (an
+ * aborted wait): the engine stops timing it and no outcome item follows,
+ * unless the outcome was queued already. Returns 0, MCPP_ERR_NOT_FOUND or
+ * MCPP_ERR_NOMEM. */
+int mcpp_runtime_cancel_ping(mcpp_runtime *rt, uint64_t conn_id,
+                             uint64_t token);
+
+/* Returns the server's process id (also its process group id), or
+ * MCPP_ERR_NOT_FOUND once the connection is closed. Thread-safe. */
+int mcpp_runtime_pid(mcpp_runtime *rt, uint64_t conn_id);
+
 /* Queues a close; a CLOSED item follows. Returns 0 or MCPP_ERR_NOT_FOUND. */
 int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
 

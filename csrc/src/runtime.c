@@ -17,7 +17,13 @@
 
 int mcpp__runtime_loop_close_rc;
 
-typedef enum cmd_type { CMD_SPAWN, CMD_SEND, CMD_PING, CMD_CLOSE } cmd_type;
+typedef enum cmd_type {
+  CMD_SPAWN,
+  CMD_SEND,
+  CMD_PING,
+  CMD_CANCEL_PING,
+  CMD_CLOSE
+} cmd_type;
 
 typedef struct cmd {
   struct cmd *next;
@@ -31,7 +37,7 @@ typedef struct cmd {
   size_t errbuf_len;
   int result;
   int done;
-  /* CMD_PING */
+  /* CMD_PING, CMD_CANCEL_PING */
   uint32_t timeout_ms;
   uint64_t token;
   /* CMD_SEND */
@@ -50,6 +56,7 @@ typedef struct rconn {
   void *user_data;
   /* Guarded by the mutex. */
   int closing;
+  int pid;
   mcpp_engine_info info;
   int healthy;
   /* I/O thread only. */
@@ -293,6 +300,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
   if (rc == 0) push(rt, r, NULL);
   pthread_mutex_lock(&rt->mu);
   if (rc == 0) {
+    r->pid = mcpp_conn_pid(r->conn);
     r->next = rt->conns;
     rt->conns = r;
     k->conn_id = r->id;
@@ -314,6 +322,19 @@ static void run_ping(mcpp_runtime *rt, cmd *k) {
   int rc = mcpp_conn_ping(r->conn, k->timeout_ms, &seq);
   r->pinging = 0;
   if (rc < 0) push_ping_failed(r, k->token, rc);
+}
+
+/* Forgets the manual ping the host knows as k->token: the engine stops
+ * timing it and reports nothing more (its late pong is still consumed). */
+static void run_cancel_ping(mcpp_runtime *rt, cmd *k) {
+  rconn *r = find_conn(rt, k->conn_id);
+  if (!r || !r->conn) return;
+  for (size_t i = 0; i < r->n_tokens; i++) {
+    if (r->tokens[i].token != k->token) continue;
+    mcpp_engine_cancel_ping(mcpp_conn_engine(r->conn), r->tokens[i].seq);
+    r->tokens[i] = r->tokens[--r->n_tokens];
+    return;
+  }
 }
 
 static void stop_all(mcpp_runtime *rt) {
@@ -347,6 +368,9 @@ static void on_async(uv_async_t *a) {
       break;
     case CMD_PING:
       run_ping(rt, k);
+      break;
+    case CMD_CANCEL_PING:
+      run_cancel_ping(rt, k);
       break;
     case CMD_CLOSE:
       if ((r = find_conn(rt, k->conn_id)) && r->conn) mcpp_conn_close(r->conn);
@@ -529,6 +553,24 @@ int mcpp_runtime_ping(mcpp_runtime *rt, uint64_t conn_id, uint32_t timeout_ms,
   k->timeout_ms = timeout_ms;
   k->token = token;
   return submit(rt, k, 0);
+}
+
+int mcpp_runtime_cancel_ping(mcpp_runtime *rt, uint64_t conn_id,
+                             uint64_t token) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  cmd *k = new_cmd(rt, CMD_CANCEL_PING, conn_id, 0);
+  if (!k) return MCPP_ERR_NOMEM;
+  k->token = token;
+  return submit(rt, k, 0);
+}
+
+int mcpp_runtime_pid(mcpp_runtime *rt, uint64_t conn_id) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  int pid = r ? r->pid : MCPP_ERR_NOT_FOUND;
+  pthread_mutex_unlock(&rt->mu);
+  return pid;
 }
 
 int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id) {

@@ -269,6 +269,34 @@ static PyObject *py_ping(PyObject *module, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(cancel_ping_doc,
+             "cancel_ping(conn_id, token) -> None\n\n"
+             "Forget the manual ping queued with token: no outcome follows.");
+
+static PyObject *py_cancel_ping(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj;
+  unsigned long long token;
+  uint64_t id;
+  if (!PyArg_ParseTuple(args, "OK:cancel_ping", &id_obj, &token)) return NULL;
+  if (get_conn_id(id_obj, &id) < 0) return NULL;
+  /* A connection already gone has nothing left to cancel. */
+  if (st->rt) mcpp_runtime_cancel_ping(st->rt, id, token);
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(pid_doc, "pid(conn_id) -> int | None\n\n"
+                      "The server's process id, None once closed.");
+
+static PyObject *py_pid(PyObject *module, PyObject *arg) {
+  mcpping_state *st = mcpping_get_state(module);
+  uint64_t id;
+  if (get_conn_id(arg, &id) < 0) return NULL;
+  int pid = st->rt ? mcpp_runtime_pid(st->rt, id) : MCPP_ERR_NOT_FOUND;
+  if (pid < 0) Py_RETURN_NONE;
+  return PyLong_FromLong(pid);
+}
+
 PyDoc_STRVAR(close_doc, "close(conn_id) -> bool\n\n"
                         "Queue a close; False if the connection is gone.");
 
@@ -414,6 +442,8 @@ static PyMethodDef module_methods[] = {
     {"spawn", py_spawn, METH_VARARGS, spawn_doc},
     {"send", py_send, METH_VARARGS, send_doc},
     {"ping", py_ping, METH_VARARGS, ping_doc},
+    {"cancel_ping", py_cancel_ping, METH_VARARGS, cancel_ping_doc},
+    {"pid", py_pid, METH_O, pid_doc},
     {"close", py_close, METH_O, close_doc},
     {"info", py_info, METH_O, info_doc},
     {"drain", py_drain, METH_NOARGS, drain_doc},

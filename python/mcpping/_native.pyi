@@ -35,6 +35,10 @@ def send(conn_id: int, frame: bytes) -> None:
     """Queues one application frame (no newline)."""
 def ping(conn_id: int, timeout_ms: int, token: int) -> None:
     """Queues a manual ping whose outcome is drained with ``token``."""
+def cancel_ping(conn_id: int, token: int) -> None:
+    """Forgets the manual ping queued with ``token``: no outcome follows."""
+def pid(conn_id: int) -> int | None:
+    """The server's process id, None once closed."""
 def close(conn_id: int) -> bool:
     """Queues a close; False if the connection is already gone."""
 def info(conn_id: int) -> dict[str, Any] | None:

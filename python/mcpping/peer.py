@@ -168,6 +168,11 @@ class Peer:
         return self._closed.done()
 
     @property
+    def pid(self) -> int | None:
+        """The server's process id (its process group id too), None once closed."""
+        return _native.pid(self._id)
+
+    @property
     def close_info(self) -> CloseInfo | None:
         """How the connection ended, once it has."""
         return self._closed.result() if self._closed.done() else None
@@ -203,6 +208,11 @@ class Peer:
             return await fut
         except _native.NativeError as e:
             raise PeerClosed(e.args[1]) from None
+        except asyncio.CancelledError:
+            # The caller gave up (a cancelled task, an outer timeout): the
+            # engine stops timing this ping and reports nothing for it.
+            _native.cancel_ping(self._id, token)
+            raise
         finally:
             self._pings.pop(token, None)
 

@@ -244,6 +244,45 @@ TEST(runtime_ping_event_rides_with_its_outcome) {
   ASSERT_EQ(fds, count_fds());
 }
 
+/* A cancelled ping reports nothing: the ping sent after it, with the same
+ * timeout, times out first. The pid is known until the CLOSED item. */
+TEST(runtime_cancel_ping_and_pid) {
+  int fds = fd_baseline();
+  host h;
+  host_init(&h);
+  char *args[] = {"python3", (char *)peer_path("drop_pings.py"), NULL};
+  mcpp_spawn_options o = {0};
+  o.file = "python3";
+  o.args = args;
+  mcpp_settings s;
+  test_settings(&s);
+  uint64_t id;
+  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  int pid = mcpp_runtime_pid(h.rt, id);
+  ASSERT_GT(pid, 0);
+  ASSERT_EQ(0, kill(pid, 0));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_pid(h.rt, id + 1));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 300, 5));
+  ASSERT_EQ(0, mcpp_runtime_cancel_ping(h.rt, id, 5));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 300, 6));
+  mcpp_item *it;
+  while (!(it = find_event_item(&h, MCPP_EV_TIMEOUT))) host_wait_drain(&h);
+  ASSERT_UINT_EQ(6, it->ping_token);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  wait_item(&h, MCPP_ITEM_CLOSED);
+  for (size_t i = 0; i < h.n_items; i++)
+    if (h.items[i]->type == MCPP_ITEM_EVENT &&
+        h.items[i]->event.type == MCPP_EV_TIMEOUT)
+      ASSERT_UINT_EQ(6, h.items[i]->ping_token);
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_pid(h.rt, id));
+  free_items(&h, h.rt);
+  mcpp_runtime_free(h.rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h.efd);
+  reap_orphans();
+  ASSERT_EQ(fds, count_fds());
+}
+
 TEST(runtime_spawn_failure_reports_reason) {
   int fds = fd_baseline();
   host h;

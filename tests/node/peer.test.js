@@ -121,6 +121,8 @@ test('-32601 rejects with PingUnsupportedError and keeps the connection', async 
 
 test('an AbortSignal cancels a pending ping', async () => {
   const peer = await mcpping.connect(h.peer('drop_pings.py'));
+  const timeouts = [];
+  peer.on('timeout', (ev) => timeouts.push(ev));
   try {
     const ac = new AbortController();
     const t0 = performance.now();
@@ -128,12 +130,27 @@ test('an AbortSignal cancels a pending ping', async () => {
     queueMicrotask(() => ac.abort());
     await assert.rejects(pending, (err) => err.name === 'AbortError');
     assert.ok(performance.now() - t0 < 1000);
+    // The engine stopped timing it: a ping sent later with a short timeout
+    // is the only one ever reported as timed out, also once closed.
+    await assert.rejects(peer.ping({ timeoutMs: 200 }), mcpping.PingTimeoutError);
+    assert.equal(timeouts.length, 1);
     // An already aborted signal rejects at once, with its reason.
     const reason = new Error('stop');
     await assert.rejects(peer.ping({ signal: AbortSignal.abort(reason) }), (err) => err === reason);
   } finally {
     await peer.close();
   }
+  assert.equal(timeouts.length, 1);
+});
+
+test('peer.pid is the live server until close', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'), { initialize: false });
+  const pid = peer.pid;
+  assert.equal(typeof pid, 'number');
+  process.kill(pid, 0);
+  await peer.close();
+  assert.equal(peer.pid, null);
+  assert.throws(() => process.kill(pid, 0), { code: 'ESRCH' });
 });
 
 test('a slow pong still resolves with an RTT close to the delay', async () => {

@@ -9,7 +9,7 @@ import time
 import pytest
 
 import mcpping
-from conftest import DEMO, HERE, PY, peer
+from conftest import DEMO, HERE, PY, peer, process_alive
 
 BAD = lambda mode: [PY, str(HERE / "servers" / "bad_pongs.py"), mode]  # noqa: E731
 STALL = [PY, str(HERE / "servers" / "stall.py")]
@@ -42,6 +42,30 @@ async def test_ping_timeout_when_server_drops_pings():
             await p.ping(timeout=0.2)
         assert ei.value.timeout == pytest.approx(0.2)
         assert p.stats.lost == 1
+
+
+async def test_cancelled_ping_reports_nothing():
+    events: list[mcpping.Event] = []
+    async with mcpping.connect(peer("drop_pings"), keepalive=None,
+                               on_event=events.append) as p:
+        with pytest.raises(asyncio.TimeoutError):
+            await asyncio.wait_for(p.ping(timeout=0.3), 0.05)
+        # Sent later with the same timeout, it times out first: the
+        # cancelled ping is no longer timed by the engine.
+        with pytest.raises(mcpping.PingTimeout):
+            await p.ping(timeout=0.3)
+        timeouts = [e for e in events if e.name == "timeout"]
+        assert len(timeouts) == 1
+        assert timeouts[0].ping_seq == max(e.ping_seq for e in events if e.name == "ping")
+
+
+async def test_pid_is_the_live_server_until_close():
+    p = await mcpping.connect(peer("echo"), keepalive=None, initialize=False)
+    pid = p.pid
+    assert isinstance(pid, int) and process_alive(pid)
+    await p.close()
+    assert p.pid is None
+    assert not process_alive(pid)
 
 
 async def test_ping_error_carries_code_and_message():
