@@ -149,6 +149,15 @@ def versions() -> dict[str, str]:
     return v
 
 
+def cpu_times() -> list[int]:
+    """The aggregate line of /proc/stat: user nice system idle iowait irq softirq steal."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(x) for x in f.readline().split()[1:9]]
+    except (OSError, ValueError):
+        return []
+
+
 def machine() -> dict[str, str]:
     cpu = ""
     try:
@@ -568,6 +577,14 @@ def report(res: dict[str, Any]) -> str:
     a("## Machine and versions")
     a("")
     a(f"- machine: {m['nproc']} CPUs, {m['cpu']}, {m['kernel']}")
+    if "load_start" in res:
+        a("- load average (1/5/15 min) at the start: "
+          + " / ".join(f"{x:.2f}" for x in res["load_start"]) + "; at the end: "
+          + " / ".join(f"{x:.2f}" for x in res.get("load_end", ())))
+    if "cpu_share" in res:
+        c = res["cpu_share"]
+        a(f"- CPU time over the run (all CPUs, /proc/stat): {c['busy_pct']:.1f}% busy, "
+          f"{c['steal_pct']:.1f}% stolen by the hypervisor")
     for k, val in v.items():
         a(f"- {k}: {val or 'unknown'}")
     a("")
@@ -599,9 +616,22 @@ def report(res: dict[str, Any]) -> str:
         a("| series | p50 | p90 | p99 | max | pings/s | p50 vs floor | p99 vs floor |")
         a("|---|---:|---:|---:|---:|---:|---:|---:|")
         for k, e in s.items():
+            d = "†" if k.startswith("cli-") else ""
             a(f"| {labels[k][0]} | {fmt(e['p50'])} | {fmt(e['p90'])} | {fmt(e['p99'])} | "
-              f"{fmt(e['max'])} | {fmt(e['rate'])} | {fmt_ratio(e['p50_vs_floor'])} | "
-              f"{fmt_ratio(e['p99_vs_floor'])} |")
+              f"{fmt(e['max'])} | {fmt(e['rate'])} | {fmt_ratio(e['p50_vs_floor'])}{d} | "
+              f"{fmt_ratio(e['p99_vs_floor'])}{d} |")
+        a("")
+        fl = [x["p50"] for x in s["floor"]["runs"]]
+        a(f"† The CLI prints the engine's RTT, timed in C on the I/O thread without the "
+          f"host's event loop, so its ratios are not like for like with the rows above it. "
+          f"The CLI's pings/s includes its own pacing between pings.")
+        a("")
+        a(f"The floor's p50 ranged from {min(fl):.1f} to {max(fl):.1f} µs over its "
+          f"{len(fl)} runs in this session. On a busy or throttled machine every series "
+          f"pays the same scheduler wake-ups, which inflates the floor and pulls every "
+          f"ratio towards 1; on a quiet machine the floor is lower and the ratios of the "
+          f"Python and Node rows are larger. Compare ratios between runs only with that "
+          f"in mind.")
         a("")
         a("![Latency CDF of every row-1 series](latency_cdf.png)")
         a("")
@@ -666,12 +696,13 @@ def report(res: dict[str, Any]) -> str:
           f"allocator).")
         a("")
         a("| connections | CPU s | CPU % of one core | RSS growth (KiB) | RSS bytes / conn | "
-          "allocator bytes / conn | keepalive pongs/s |")
-        a("|---:|---:|---:|---:|---:|---:|---:|")
+          "allocator bytes / conn | keepalive pongs/s | CPU µs per keepalive ping |")
+        a("|---:|---:|---:|---:|---:|---:|---:|---:|")
         for n, e in r["series"].items():
+            per = e["cpu_s"] * 1e6 / e["pongs"] if e["pongs"] else None
             a(f"| {n} | {e['cpu_s']:.3f} | {e['cpu_pct']:.2f}% | "
               f"{e['rss_end_kib'] - e['rss_base_kib']:,} | {fmt(e['rss_per_conn_bytes'])} | "
-              f"{fmt(e['alloc_per_conn_bytes'])} | {fmt(e['pongs_per_s'])} |")
+              f"{fmt(e['alloc_per_conn_bytes'])} | {fmt(e['pongs_per_s'])} | {fmt(per)} |")
         a("")
         idle = [n for n, e in r["series"].items() if e["pongs_per_s"] < 0.5 * int(n)]
         if idle:
@@ -850,7 +881,9 @@ def main() -> None:
     reps = o.reps or (2 if o.quick else 5)
     private = prepare_programs()
     t0 = time.monotonic()
-    res: dict[str, Any] = {"quick": o.quick, "machine": machine(), "versions": versions()}
+    res: dict[str, Any] = {"quick": o.quick, "machine": machine(), "versions": versions(),
+                           "load_start": os.getloadavg()}
+    stat0 = cpu_times()
     steps = [("1", "row1", lambda: row1(reps, o.quick)),
              ("2", "row2", lambda: row2(reps, o.quick)),
              ("3", "row3", lambda: row3(1 if o.quick else min(reps, 3), o.quick)),
@@ -867,6 +900,13 @@ def main() -> None:
             log(f"{name} failed: {e}")
             res.setdefault("failed", {})[name] = str(e).strip()[-1500:]
     res["elapsed_s"] = time.monotonic() - t0
+    res["load_end"] = os.getloadavg()
+    stat1 = cpu_times()
+    if stat0 and stat1:
+        d = [b - a for a, b in zip(stat0, stat1)]
+        total = sum(d) or 1
+        res["cpu_share"] = {"busy_pct": 100.0 * (total - d[3] - d[4]) / total,
+                            "steal_pct": 100.0 * d[7] / total}
     shutil.rmtree(private, ignore_errors=True)
 
     os.makedirs(os.path.join(HERE, "out"), exist_ok=True)
