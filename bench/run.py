@@ -673,7 +673,8 @@ def report(res: dict[str, Any]) -> str:
         a("The server (`bench/rows/ping_server.py`) pings the client every 100 ms; the client "
           "blocks its event loop for 2 s (Python: `time.sleep(2)` inside an asyncio callback; "
           "Node: a busy loop). Measured from the server side on CLOCK_MONOTONIC: pings sent "
-          "during the block (up to 50 ms before its end), how many were answered before the block ended, and the latency "
+          "during the block (up to 50 ms before its end), how many were answered before the "
+          "block ended, and the latency "
           f"of the pings sent during the block. Medians of {r['reps']} run(s).")
         a("")
         a("| client | sent during block | answered during block | answered eventually | "
