@@ -18,7 +18,7 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
-        bench bench-engine clean format
+        bench bench-engine clean format examples
 
 all: build/libmcpping.a build/test-c
 
@@ -44,6 +44,12 @@ build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a build/responder
 build/responder: tests/peers/responder.c
 	@mkdir -p build
 	$(CC) -O2 -Wall -Wextra $< -o $@
+
+# The C example (examples/c_ping.c); `make examples` builds it.
+build/example-c-ping: examples/c_ping.c build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $< build/libmcpping.a $(PKG_LIBS) -lpthread -o $@
+
+examples: build/example-c-ping
 
 deps:
 	./scripts/install-deps.sh
