@@ -17,20 +17,22 @@
 #include "mcpping.h"
 
 typedef struct app {
-  int count, sent, answered, initialized;
+  int count, sent, answered, initialized, stop;
 } app;
 
 static void ping_next(mcpp_conn *conn, app *a) {
-  if (a->sent == a->count) {
+  if (a->sent == a->count || a->stop) {
     mcpp_conn_close(conn); /* SIGTERM the group, reap, then on_close */
     return;
   }
-  a->sent++;
-  int rc = mcpp_conn_ping(conn, 2000, NULL);
-  if (rc) {
-    fprintf(stderr, "c_ping: %s\n", mcpp_strerror(rc));
-    mcpp_conn_close(conn);
+  int rc = mcpp_conn_ping(conn, 2000, NULL); /* 2 s timeout for this ping */
+  if (rc == 0) {
+    a->sent++;
+    return;
   }
+  if (rc != MCPP_ERR_CLOSED) /* closed: on_close says why */
+    fprintf(stderr, "c_ping: %s\n", mcpp_strerror(rc));
+  mcpp_conn_close(conn);
 }
 
 /* Everything the server sends except pings and our pongs lands here. The
@@ -62,8 +64,11 @@ static void on_event(mcpp_conn *conn, const mcpp_event *ev, void *ud) {
   case MCPP_EV_TIMEOUT:
   case MCPP_EV_PING_ERROR:
   case MCPP_EV_UNSUPPORTED:
-    printf("%s seq=%d\n", mcpp_event_name(ev->type), a->sent);
-    if (ev->type == MCPP_EV_UNSUPPORTED) a->sent = a->count; /* stop pinging */
+    /* A close reports the ping still out as a TIMEOUT with MCPP_ERR_CLOSED. */
+    printf("%s seq=%d\n", ev->error_code == MCPP_ERR_CLOSED ? "closed before pong"
+                                                           : mcpp_event_name(ev->type),
+           a->sent);
+    if (ev->type == MCPP_EV_UNSUPPORTED) a->stop = 1; /* further pings would fail */
     break;
   default:
     return;
