@@ -9,7 +9,7 @@
 // server cannot keep the loop waiting past it.
 const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
-const mcpping = require('..'); // in your project: require('mcpping')
+const mcpping = require('mcpping');
 
 const DEADLINE_MS = 10000;
 const INTERVAL_MS = 100; // the pause between pings (ping(8)'s -i)

@@ -11,7 +11,7 @@
 const path = require('node:path');
 const { once } = require('node:events');
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
-const mcpping = require('..'); // in your project: require('mcpping')
+const mcpping = require('mcpping');
 
 // The bundled demo server (no dependencies): tools `echo` and `add`.
 const DEMO = path.join(__dirname, '..', 'node', 'demo-server.js');

@@ -13,7 +13,10 @@ __all__ = ["RecordTarget", "RecordSink"]
 logger = logging.getLogger("mcpping")
 
 #: A path (JSONL, appended), a callable taking the record as a dict, or None
-#: for the ``mcpping`` logger (INFO, one JSON line per record).
+#: for the ``mcpping`` logger: one JSON line per record, at DEBUG for the
+#: routine ones (a ping answered either way) and at INFO for everything else
+#: (failures, state changes, close), so an application logging at INFO sees
+#: what matters without a line per keepalive ping.
 RecordTarget = Union[str, "os.PathLike[str]", Callable[[dict[str, Any]], Any], None]
 
 
@@ -38,11 +41,18 @@ class RecordSink:
                 self._fn(json.loads(line))
             except Exception:
                 logger.exception("mcpping record callback failed")
-        elif logger.isEnabledFor(logging.INFO):
-            logger.info("%s", line)
+        else:
+            level = logging.DEBUG if _is_routine(line) else logging.INFO
+            if logger.isEnabledFor(level):
+                logger.log(level, "%s", line)
 
     def close(self) -> None:
         """Closes the file, if any."""
         if self._file is not None:
             self._file.close()
             self._file = None
+
+
+def _is_routine(line: str) -> bool:
+    """True for ping_ok and ping_answered records (the engine writes compact JSON)."""
+    return '"event":"ping_ok"' in line or '"event":"ping_answered"' in line

@@ -132,9 +132,12 @@ async def test_governance_records_to_file_callback_and_logger(tmp_path, caplog):
         await p.ping()
     async with mcpping.connect(DEMO, keepalive=None, record=got.append) as p:
         await p.ping()
-    with caplog.at_level("INFO", logger="mcpping"):
+    with caplog.at_level("DEBUG", logger="mcpping"):
         async with mcpping.connect(DEMO, keepalive=None) as p:
             await p.ping()
+    # Routine records log at DEBUG, the rest at INFO.
+    levels = {json.loads(r.getMessage())["event"]: r.levelname for r in caplog.records}
+    assert levels["ping_ok"] == "DEBUG" and levels["closed"] == "INFO"
     lines = [json.loads(l) for l in path.read_text().splitlines()]
     for recs in (lines, got, [json.loads(r.getMessage()) for r in caplog.records]):
         ok = [r for r in recs if r["event"] == "ping_ok"]
