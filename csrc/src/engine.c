@@ -347,7 +347,10 @@ static void keepalive_timed_out(mcpp_engine *e, uint64_t now) {
   /* Traffic that arrived after the ping was sent proves the peer's loop
    * runs (as gRPC's keepalive does), so only silence is a failure. */
   int failed = e->last_rx <= p.sent_at;
-  if (failed) e->failure_count++;
+  /* Saturates at settings.failures: a stale peer that is still probed
+   * (on_stale = report) stays "failures" failures deep, the documented
+   * bound, instead of counting up forever. */
+  if (failed && e->failure_count < e->s.failures) e->failure_count++;
   mcpp_event ev;
   char idbuf[64];
   ping_event(e, &ev, MCPP_EV_TIMEOUT, &p, 0, idbuf);

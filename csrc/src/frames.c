@@ -24,6 +24,8 @@ static int is_our_id(const mcpp_engine *e, mcpp__span id, uint64_t *seq) {
       id.p[id.n - 1] != '"')
     return 0;
   size_t digits = id.n - prefix - 1;
+  /* We never write a leading zero: "-01" is someone else's id. */
+  if (id.p[prefix] == '0') return 0;
   if (digits > 20) return 0;
   uint64_t v = 0;
   for (size_t i = 0; i < digits; i++) {
@@ -43,6 +45,10 @@ static int answer_ping(mcpp_engine *e, const mcpp__msg *m, const char *frame,
   /* Validate before answering: a frame cJSON rejects is not a ping. Large
    * pings (huge params) are left to the application. */
   if (len > MCPP__SMALL_FRAME) return MCPP_RECV_FORWARD;
+  /* cJSON is lax (invalid UTF-8, "01", "1." pass), and the id is echoed
+   * byte for byte: only strict JSON is answered, so our pong is always
+   * valid JSON and nothing malformed is swallowed. */
+  if (!mcpp__json_strict(frame, len)) return MCPP_RECV_FORWARD;
   cJSON *root = parse(e, frame, len);
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
   int ok = cJSON_IsObject(root) && (cJSON_IsString(id) || cJSON_IsNumber(id));

@@ -60,6 +60,45 @@ static const char *skip_nested(const char *p, const char *end) {
   return NULL;
 }
 
+/* Compares a raw key with an ASCII name by value: every JSON parser reads
+ * "\u0069d" as "id", so a frame that spells a key with escapes must not
+ * hide it (or a duplicate of it) from the classifier. */
+static int key_is(const char *k, size_t n, const char *name) {
+  static const char from[] = "\"\\/bfnrt", to[] = "\"\\/\b\f\n\r\t";
+  size_t i = 0;
+  for (; *name; name++) {
+    if (i >= n) return 0;
+    unsigned c = (unsigned char)k[i];
+    if (c == '\\') {
+      if (i + 1 >= n) return 0;
+      char x = k[i + 1];
+      if (x == 'u') {
+        if (n - i < 6) return 0;
+        c = 0;
+        for (size_t j = i + 2; j < i + 6; j++) {
+          char h = k[j];
+          unsigned d = h >= '0' && h <= '9'   ? (unsigned)(h - '0')
+                       : h >= 'a' && h <= 'f' ? (unsigned)(h - 'a' + 10)
+                       : h >= 'A' && h <= 'F' ? (unsigned)(h - 'A' + 10)
+                                              : 16u;
+          if (d == 16) return 0;
+          c = c << 4 | d;
+        }
+        i += 6;
+      } else {
+        const char *s = x ? strchr(from, x) : NULL;
+        if (s == NULL) return 0;
+        c = (unsigned char)to[s - from];
+        i += 2;
+      }
+    } else {
+      i++;
+    }
+    if (c != (unsigned char)*name) return 0;
+  }
+  return i == n;
+}
+
 static const char *skip_value(const char *p, const char *end) {
   if (p >= end) return NULL;
   if (*p == '"') return skip_string(p, end);
@@ -90,8 +129,7 @@ int mcpp__scan_object(const char *buf, size_t len, const char *const *names,
     p = skip_value(p, end);
     if (p == NULL) return -1;
     for (size_t i = 0; i < count; i++) {
-      if (strlen(names[i]) != key_len || memcmp(names[i], key, key_len) != 0)
-        continue;
+      if (!key_is(key, key_len, names[i])) continue;
       if (spans[i].p) {
         if (dup) *dup = 1;
       } else {
@@ -105,6 +143,142 @@ int mcpp__scan_object(const char *buf, size_t len, const char *const *names,
     if (*p == '}') return skip_ws(p + 1, end) == end ? 0 : -1;
     if (*p != ',') return -1;
     p = skip_ws(p + 1, end);
+  }
+}
+
+/* ------------------------------------------------ strict validation */
+
+/* Length of the valid UTF-8 sequence at p (RFC 3629: no overlongs, no
+ * surrogates, nothing past U+10FFFF), or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end) {
+  unsigned c = p[0], lo = 0x80, hi = 0xbf;
+  size_t n;
+  if (c < 0x80) return 1;
+  if (c >= 0xc2 && c <= 0xdf) n = 2;
+  else if (c == 0xe0) n = 3, lo = 0xa0;
+  else if (c == 0xed) n = 3, hi = 0x9f;
+  else if (c >= 0xe1 && c <= 0xef) n = 3;
+  else if (c == 0xf0) n = 4, lo = 0x90;
+  else if (c >= 0xf1 && c <= 0xf3) n = 4;
+  else if (c == 0xf4) n = 4, hi = 0x8f;
+  else return 0;
+  if ((size_t)(end - p) < n || p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < n; i++)
+    if (p[i] < 0x80 || p[i] > 0xbf) return 0;
+  return n;
+}
+
+static int is_hex(char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') ||
+         (c >= 'A' && c <= 'F');
+}
+
+static const char *strict_string(const char *p, const char *end) {
+  for (p++; p < end;) {
+    unsigned char c = (unsigned char)*p;
+    if (c == '"') return p + 1;
+    if (c < 0x20) return NULL;
+    if (c == '\\') {
+      if (end - p < 2) return NULL;
+      if (p[1] == 'u') {
+        if (end - p < 6 || !is_hex(p[2]) || !is_hex(p[3]) || !is_hex(p[4]) ||
+            !is_hex(p[5]))
+          return NULL;
+        p += 6;
+      } else if (p[1] && strchr("\"\\/bfnrt", p[1])) {
+        p += 2;
+      } else {
+        return NULL;
+      }
+      continue;
+    }
+    size_t k = utf8_len((const unsigned char *)p, (const unsigned char *)end);
+    if (k == 0) return NULL;
+    p += k;
+  }
+  return NULL;
+}
+
+static int is_digit_at(const char *p, const char *end) {
+  return p < end && *p >= '0' && *p <= '9';
+}
+
+static const char *strict_number(const char *p, const char *end) {
+  if (p < end && *p == '-') p++;
+  if (!is_digit_at(p, end)) return NULL;
+  if (*p == '0') p++;
+  else while (is_digit_at(p, end)) p++;
+  if (p < end && *p == '.') {
+    if (!is_digit_at(++p, end)) return NULL;
+    while (is_digit_at(p, end)) p++;
+  }
+  if (p < end && (*p == 'e' || *p == 'E')) {
+    p++;
+    if (p < end && (*p == '+' || *p == '-')) p++;
+    if (!is_digit_at(p, end)) return NULL;
+    while (is_digit_at(p, end)) p++;
+  }
+  return p;
+}
+
+static const char *strict_scalar(const char *p, const char *end) {
+  static const char *const lits[] = {"true", "false", "null"};
+  if (*p == '"') return strict_string(p, end);
+  if (*p == '-' || (*p >= '0' && *p <= '9')) return strict_number(p, end);
+  for (int i = 0; i < 3; i++) {
+    size_t k = strlen(lits[i]);
+    if ((size_t)(end - p) >= k && memcmp(p, lits[i], k) == 0) return p + k;
+  }
+  return NULL;
+}
+
+/* A key and its colon; returns the byte after the colon's whitespace. */
+static const char *strict_key(const char *p, const char *end) {
+  if (p == end || *p != '"') return NULL;
+  p = strict_string(p, end);
+  if (p == NULL) return NULL;
+  p = skip_ws(p, end);
+  if (p == end || *p != ':') return NULL;
+  return skip_ws(p + 1, end);
+}
+
+int mcpp__json_strict(const char *buf, size_t len) {
+  const char *p = skip_ws(buf, buf + len), *end = buf + len;
+  char stack[MAX_DEPTH];
+  size_t depth = 0;
+  for (;;) {
+    if (p == end) return 0;
+    if (*p == '{' || *p == '[') {
+      if (depth == MAX_DEPTH) return 0;
+      char close = *p == '{' ? '}' : ']';
+      stack[depth++] = close;
+      p = skip_ws(p + 1, end);
+      if (p < end && *p == close) {
+        depth--;
+        p++;
+      } else {
+        if (close == '}' && (p = strict_key(p, end)) == NULL) return 0;
+        continue;
+      }
+    } else if ((p = strict_scalar(p, end)) == NULL) {
+      return 0;
+    }
+    /* A value ended: close containers or move to the next member. */
+    for (;;) {
+      p = skip_ws(p, end);
+      if (depth == 0) return p == end;
+      if (p == end) return 0;
+      if (*p == stack[depth - 1]) {
+        depth--;
+        p++;
+        continue;
+      }
+      if (*p != ',') return 0;
+      p = skip_ws(p + 1, end);
+      if (stack[depth - 1] == '}' && (p = strict_key(p, end)) == NULL)
+        return 0;
+      break;
+    }
   }
 }
 

@@ -18,7 +18,7 @@ typedef struct mcpp__span {
 
 /* Scans the object in buf[0..len) (surrounding whitespace allowed). For
  * each names[i], spans[i] gets the raw value of its first occurrence (keys
- * are compared byte for byte; a key written with escapes never matches).
+ * are compared by value: "\u0069d" is "id", as every JSON parser reads it).
  * Sets *dup (may be NULL) if a wanted key occurs twice. Returns 0, or -1 if
  * the text is not one well-formed object at the top level. */
 int mcpp__scan_object(const char *buf, size_t len, const char *const *names,
@@ -32,6 +32,11 @@ typedef struct mcpp__msg {
 
 /* Scans a JSON-RPC message. Returns 0 or -1 (not an object). */
 int mcpp__scan_message(const char *buf, size_t len, mcpp__msg *msg);
+
+/* 1 if buf[0..len) is strict RFC 8259 JSON text (valid UTF-8, no control
+ * characters in strings, numbers as the grammar writes them), nested at
+ * most as deep as the scanner goes. Iterative; no allocation. */
+int mcpp__json_strict(const char *buf, size_t len);
 
 /* 1 if the span is exactly the JSON string literal `lit` (given with its
  * quotes, e.g. "\"ping\""), else 0. */

@@ -46,9 +46,15 @@ TEST(scan_empty_object_and_literals) {
   ASSERT_SPAN(m.result, "true");
 }
 
-TEST(scan_escaped_key_never_matches) {
+/* Keys match by value, as every JSON parser reads them: an escaped
+ * spelling can neither hide a member nor smuggle in a duplicate. */
+TEST(scan_escaped_key_matches_by_value) {
   mcpp__msg m;
   ASSERT_EQ(scan("{\"\\u0069d\":1,\"method\":\"ping\"}", &m), 0);
+  ASSERT_SPAN(m.id, "1");
+  ASSERT_EQ(scan("{\"id\":1,\"\\u0069\\u0064\":2}", &m), 0);
+  ASSERT_EQ(m.dup, 1);
+  ASSERT_EQ(scan("{\"i\\u0000d\":1,\"\\u0069\":2,\"id\\u0020\":3}", &m), 0);
   ASSERT(m.id.p == NULL);
 }
 
