@@ -5,6 +5,13 @@ and an MCP session, in either role. It answers the peer's pings, pings the
 peer on keepalive, forwards every other message untouched and in order, and
 when the peer goes stale (``on_stale="close"``) it ends the session's
 streams so a server drops a dead client's session.
+
+The server role needs the session's own streams: wrap them where you create
+the session (``server.run(read, write, ...)`` over stdio, an in-memory pair,
+or your own transport). The SDK's Streamable HTTP session manager creates
+each session's streams internally and offers no hook to wrap them. Over
+Streamable HTTP the ``Mcp-Session-Id`` travels in headers the streams do not
+carry: pass it with ``Guard.set_session_id()`` to have records name it.
 """
 
 from __future__ import annotations
