@@ -892,6 +892,7 @@ def main() -> None:
                     help="only rewrite RESULTS.md from bench/out/results.json (no measuring)")
     o = ap.parse_args()
     if o.render:
+        os.makedirs(o.out, exist_ok=True)
         with open(os.path.join(HERE, "out", "results.json")) as f:
             res = json.load(f)
         md = report(res) + f"\nTotal time of this run: {res['elapsed_s'] / 60:.1f} min.\n"
@@ -900,6 +901,7 @@ def main() -> None:
         return
     rows = set((o.rows or ("1,2,3,4,5,6" if o.quick else "1,2,3,4,5,6,e")).split(","))
     reps = o.reps or (2 if o.quick else 5)
+    os.makedirs(o.out, exist_ok=True)
     private = prepare_programs()
     t0 = time.monotonic()
     res: dict[str, Any] = {"quick": o.quick, "machine": machine(), "versions": versions(),
