@@ -3,6 +3,7 @@
  * The CLI's output, human (ping(8) style) or --json, and its statistics.
  * docs/cli.md is the contract; the Python command prints the same.
  */
+const { percentile } = require('./rtt_stats');
 
 /**
  * A number as Python's json.dumps prints a float (20 -> "20.0").
@@ -19,16 +20,9 @@ function round3(x) {
 }
 
 /**
- * Nearest-rank percentile of sorted values.
- * @param {number[]} sorted ascending
- * @param {number} p 0..100
- */
-function percentile(sorted, p) {
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1];
-}
-
-/**
+ * The summary's figures over every RTT of the run, exact: p50/p99 cover the
+ * whole run, as docs/cli.md says, not the recent window of RttStats, and
+ * the arithmetic is the Python CLI's so both print the same bytes.
  * @param {number[]} rtts ms
  * @returns {{min: number, avg: number, max: number, mdev: number, p50: number, p99: number}|null}
  */
@@ -49,7 +43,10 @@ function rttStats(rtts) {
   };
 }
 
-/** @param {number} sent @param {number} received @returns {number} loss in percent */
+/**
+ * ping(8)'s loss: unanswered of sent (stats.lossPct counts finished pings only).
+ * @param {number} sent @param {number} received @returns {number} loss in percent
+ */
 function lossPct(sent, received) {
   if (sent === 0) return 0;
   return ((sent - received) / sent) * 100;

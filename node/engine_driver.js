@@ -11,6 +11,7 @@ const { toNativeSettings } = require('./settings');
 const { outcomeError } = require('./native_conn');
 const { makeRecordSink } = require('./records');
 const { ClosedError } = require('./errors');
+const { RttStats } = require('./rtt_stats');
 
 const SINK_SEND = 0;
 const SINK_DELIVER = 1;
@@ -43,6 +44,7 @@ class EngineDriver extends EventEmitter {
     this.closed = false;
     /** @type {Map<number, {resolve: Function, reject: Function, timeoutMs: number, signal?: AbortSignal, onAbort?: Function}>} */
     this.pings = new Map();
+    this.rttStats = new RttStats();
     this.timer = null;
     this.armedAt = Infinity;
     /** The entry of a ping being started, for a pong that arrives synchronously. */
@@ -63,12 +65,12 @@ class EngineDriver extends EventEmitter {
     return this._state;
   }
 
-  /** @returns {object} engine info plus health */
+  /** @returns {object} engine info plus health, RTT figures (rtt) and lossPct */
   get stats() {
-    if (!this.engine) return { state: 'closed', healthy: false };
+    if (!this.engine) return { state: 'closed', healthy: false, ...this.rttStats.fields() };
     const info = this.engine.info();
     info.healthy = this.engine.healthy(nowUs());
-    return info;
+    return Object.assign(info, this.rttStats.fields());
   }
 
   /**
@@ -187,6 +189,7 @@ class EngineDriver extends EventEmitter {
 
   onEvent(ev) {
     this._state = ev.state;
+    this.rttStats.observe(ev);
     if (ev.manual && OUTCOMES.has(ev.type)) {
       const pending = this.pendingEntry;
       const value = ev.type === 'pong' ? ev.rttUs / 1000 : null;

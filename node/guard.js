@@ -61,7 +61,7 @@ class GuardedTransport extends EventEmitter {
     return this.driver.state;
   }
 
-  /** @returns {object} engine counters, state and health */
+  /** @returns {object} engine counters, state and health, plus RTT figures (rtt) and lossPct */
   get stats() {
     return this.driver.stats;
   }

@@ -102,7 +102,7 @@ export interface CloseInfo {
   disposition: Disposition;
 }
 
-/** Counters and state from the engine. */
+/** Counters and state from the engine, plus RTT figures. */
 export interface Stats {
   state: State;
   healthy: boolean;
@@ -122,6 +122,26 @@ export interface Stats {
   pingsAnswered?: number;
   framesIn?: number;
   framesOut?: number;
+  /** RTT figures over this connection's pongs, manual and keepalive. */
+  rtt: RttSummary;
+  /** Lost (timeouts and errors) of the pings that finished, in percent; 0 before any. */
+  lossPct: number;
+}
+
+/**
+ * Round-trip times in ms; null before the first pong. min/avg/max/mdev cover
+ * every pong; p50/p99 (nearest rank) cover the most recent 10,000.
+ */
+export interface RttSummary {
+  /** Pongs received. */
+  count: number;
+  minMs: number | null;
+  avgMs: number | null;
+  maxMs: number | null;
+  /** Standard deviation, as ping(8) prints it. */
+  mdevMs: number | null;
+  p50Ms: number | null;
+  p99Ms: number | null;
 }
 
 export interface PingOptions {

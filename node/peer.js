@@ -9,6 +9,7 @@ const { NativeConn } = require('./native_conn');
 const { Hold } = require('./runtime');
 const { RpcRequester } = require('./rpc');
 const { makeRecordSink } = require('./records');
+const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
 const { version } = require('../package.json');
@@ -41,6 +42,7 @@ class Peer extends EventEmitter {
     this.capabilities = null;
     this.closeInfo = null;
     this.keepaliveHold = new Hold();
+    this.rttStats = new RttStats();
     const env = childEnvironment(params.env, options.inheritEnv !== false);
     this.conn = new NativeConn({ ...params, env }, this.keepalive, this);
     if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
@@ -51,14 +53,17 @@ class Peer extends EventEmitter {
     return this._state;
   }
 
-  /** @returns {object} counters, state and health from the engine */
+  /**
+   * @returns {object} counters, state and health from the engine, plus RTT
+   *   figures (rtt) and lossPct over this peer's pings, manual and keepalive
+   */
   get stats() {
     const info = this.conn.info();
-    if (!info) return { state: 'closed', healthy: false };
+    if (!info) return { state: 'closed', healthy: false, ...this.rttStats.fields() };
     // The runtime leaves strings out of its info; they are known here.
     if (info.protocolVersion === null) info.protocolVersion = this.protocolVersion;
     if (info.peerName === null) info.peerName = this.name;
-    return info;
+    return Object.assign(info, this.rttStats.fields());
   }
 
   /** @returns {number|null} the server's process id, null once closed */
@@ -192,6 +197,7 @@ class Peer extends EventEmitter {
   /** @param {object} ev */
   onEvent(ev) {
     this._state = ev.state;
+    this.rttStats.observe(ev);
     if (ev.type === 'closed') return; // emitted with the close info, last
     this.emit(ev.type, ev);
   }

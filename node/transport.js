@@ -10,6 +10,7 @@ const { PassThrough } = require('node:stream');
 const { NativeConn } = require('./native_conn');
 const { Hold } = require('./runtime');
 const { makeRecordSink } = require('./records');
+const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
 
@@ -29,6 +30,7 @@ class StdioClientTransport extends EventEmitter {
     this.options = options;
     this.records = makeRecordSink(options.records);
     this.conn = null;
+    this.rttStats = new RttStats();
     this._state = 'alive';
     this._stderr = params.stderr === 'pipe' ? new PassThrough() : null;
     // Like the SDK's child-process transport, an open transport keeps the
@@ -98,10 +100,10 @@ class StdioClientTransport extends EventEmitter {
     return this._state;
   }
 
-  /** @returns {object} engine counters and state */
+  /** @returns {object} engine counters and state, plus RTT figures (rtt) and lossPct */
   get stats() {
     const info = this.conn ? this.conn.info() : null;
-    return info || { state: this._state, healthy: false };
+    return Object.assign(info || { state: this._state, healthy: false }, this.rttStats.fields());
   }
 
   /**
@@ -150,6 +152,7 @@ class StdioClientTransport extends EventEmitter {
   /** @param {object} ev */
   onEvent(ev) {
     this._state = ev.state;
+    this.rttStats.observe(ev);
     if (ev.type === 'closed') return;
     this.emit(ev.type, ev);
   }

@@ -1,0 +1,246 @@
+'use strict';
+// RttStats (node/rtt_stats.js): exact running min/max/avg/mdev, nearest-rank
+// p50/p99 over a bounded window of recent RTTs; and peer.stats.rtt/lossPct
+// fed from real pings.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const mcpping = require('../../node');
+const { RttStats, percentile, WINDOW } = require('../../node/rtt_stats');
+const h = require('./helpers');
+
+/** A deterministic PRNG (mulberry32). */
+function rng(seed) {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
+  };
+}
+
+/** Latency-like samples in ms: ~1 ms, a long tail, the odd 50 ms outlier. */
+function samples(n, seed = 1) {
+  const r = rng(seed);
+  const out = [];
+  for (let i = 0; i < n; i++) out.push(1 + -Math.log(1 - r()) * 0.5 + (r() < 0.01 ? 50 : 0));
+  return out;
+}
+
+/** min/avg/max/mdev from the full list, two-pass. */
+function reference(values) {
+  const n = values.length;
+  const avg = values.reduce((s, x) => s + x, 0) / n;
+  const variance = values.reduce((s, x) => s + (x - avg) ** 2, 0) / n;
+  return { min: Math.min(...values), avg, max: Math.max(...values), mdev: Math.sqrt(variance) };
+}
+
+function close(actual, expected, rel, what) {
+  assert.ok(Math.abs(actual - expected) <= rel * Math.abs(expected), `${what}: ${actual} vs ${expected}`);
+}
+
+const sortNum = (xs) => [...xs].sort((a, b) => a - b);
+
+test('empty: null figures, count 0, no loss', () => {
+  const s = new RttStats();
+  assert.equal(s.window, WINDOW);
+  assert.deepEqual(s.summary(), { count: 0, minMs: null, avgMs: null, maxMs: null, mdevMs: null, p50Ms: null, p99Ms: null });
+  assert.equal(s.lossPct, 0);
+  assert.deepEqual(s.recent(), []);
+});
+
+test('min/max/avg/mdev are exact over the whole life, past the window', () => {
+  const values = samples(50000);
+  const s = new RttStats({ window: 1000 });
+  for (const v of values) s.add(v);
+  const ref = reference(values);
+  const got = s.summary();
+  assert.equal(got.count, values.length);
+  assert.equal(got.minMs, ref.min);
+  assert.equal(got.maxMs, ref.max);
+  // The extremes fell out of the window, so a window-only implementation fails.
+  assert.ok(Math.min(...values.slice(-1000)) > ref.min);
+  assert.ok(Math.max(...values.slice(-1000)) < ref.max);
+  close(got.avgMs, ref.avg, 1e-12, 'avg');
+  close(got.mdevMs, ref.mdev, 1e-9, 'mdev');
+});
+
+test('mdev: constant samples give 0; a large offset does not cancel away', () => {
+  const c = new RttStats();
+  for (let i = 0; i < 1000; i++) c.add(0.1);
+  assert.equal(c.summary().mdevMs, 0);
+  const s = new RttStats();
+  for (let i = 0; i < 10000; i++) s.add(1e4 + (i % 2) * 1e-3);
+  close(s.summary().mdevMs, 0.5e-3, 1e-6, 'mdev');
+});
+
+test('p50/p99 are nearest rank over the most recent window', () => {
+  const values = samples(30000, 7);
+  const window = 5000;
+  const s = new RttStats({ window });
+  for (const v of values) s.add(v);
+  const recent = values.slice(-window);
+  assert.deepEqual(s.recent(), recent);
+  const sorted = sortNum(recent);
+  const got = s.summary();
+  assert.equal(got.p50Ms, percentile(sorted, 50));
+  assert.equal(got.p99Ms, percentile(sorted, 99));
+  // Old slow RTTs no longer count for the percentiles, still for max.
+  const t = new RttStats({ window });
+  for (let i = 0; i < 20000; i++) t.add(10000);
+  for (let i = 0; i < window; i++) t.add(1);
+  assert.equal(t.summary().p50Ms, 1);
+  assert.equal(t.summary().p99Ms, 1);
+  assert.equal(t.summary().maxMs, 10000);
+});
+
+test('percentiles before the window fills, and after each add', () => {
+  const s = new RttStats();
+  for (const v of [5, 1, 3, 2, 4]) s.add(v);
+  assert.equal(s.summary().p50Ms, 3);
+  assert.equal(s.summary().p99Ms, 5);
+  s.add(0.5); // the cached sort is refreshed
+  assert.equal(s.summary().p50Ms, 2);
+  assert.equal(s.summary().minMs, 0.5);
+});
+
+test('percentile is nearest rank', () => {
+  assert.equal(percentile([1], 50), 1);
+  assert.equal(percentile([1, 2], 50), 1);
+  assert.equal(percentile([1, 2, 3], 50), 2);
+  const hundred = Array.from({ length: 100 }, (_, i) => i + 1);
+  assert.equal(percentile(hundred, 99), 99);
+  assert.equal(percentile(hundred, 0), 1);
+});
+
+test('memory stays constant after 100k adds', () => {
+  const s = new RttStats();
+  for (const v of samples(WINDOW)) s.add(v);
+  const ring = s.ring;
+  for (const v of samples(100000, 3)) s.add(v);
+  s.summary();
+  assert.equal(s.ring, ring, 'the ring is never reallocated');
+  assert.equal(s.ring.length, WINDOW);
+  assert.equal(s.recent().length, WINDOW);
+  assert.equal(s.sorted.length, WINDOW);
+  assert.equal(s.summary().count, WINDOW + 100000);
+});
+
+test('window must be a positive integer', () => {
+  assert.throws(() => new RttStats({ window: 0 }), RangeError);
+  assert.throws(() => new RttStats({ window: 1.5 }), RangeError);
+});
+
+test('observe: ping counts sent, pong an RTT, timeout and ping_error lost (not closing errors)', () => {
+  const s = new RttStats({ isClosedError: (code) => code === -6 });
+  s.observe({ type: 'ping' });
+  s.observe({ type: 'ping' });
+  s.observe({ type: 'ping' });
+  s.observe({ type: 'ping' });
+  s.observe({ type: 'pong', rttUs: 1500 });
+  s.observe({ type: 'pong', rttUs: 2500 });
+  s.observe({ type: 'pong', rttUs: 3500 });
+  s.observe({ type: 'timeout', timeoutMs: 200 });
+  s.observe({ type: 'ping_error', errorCode: -6 });
+  s.observe({ type: 'suspect' });
+  assert.equal(s.sent, 4);
+  assert.equal(s.received, 3);
+  assert.equal(s.lost, 1);
+  assert.equal(s.lossPct, 25);
+  const got = s.summary();
+  assert.equal(got.count, 3);
+  assert.equal(got.minMs, 1.5);
+  assert.equal(got.avgMs, 2.5);
+  assert.equal(got.maxMs, 3.5);
+  close(got.mdevMs, Math.sqrt(2 / 3), 1e-12, 'mdev');
+  s.observe({ type: 'ping_error', errorCode: -32603 });
+  assert.equal(s.lost, 2);
+  // By default the closing error is the addon's MCPP_ERR_CLOSED.
+  const d = new RttStats();
+  d.observe({ type: 'ping_error', errorCode: -6 });
+  assert.equal(d.lost, 0);
+  d.observe({ type: 'ping_error', errorCode: -32603 });
+  assert.equal(d.lost, 1);
+});
+
+test('peer.stats.rtt after 20 pings to the demo server', async () => {
+  const peer = await mcpping.connect({ command: process.execPath, args: [path.join(h.ROOT, 'node', 'demo-server.js')] });
+  try {
+    const before = peer.stats;
+    assert.equal(before.rtt.count, 0);
+    assert.equal(before.rtt.p50Ms, null);
+    assert.equal(before.lossPct, 0);
+    const rtts = [];
+    for (let i = 0; i < 20; i++) rtts.push(await peer.ping({ timeoutMs: 2000 }));
+    const { rtt, lossPct, pingsSent } = peer.stats;
+    assert.equal(pingsSent, 20);
+    assert.equal(rtt.count, 20);
+    assert.equal(lossPct, 0);
+    assert.ok(rtt.minMs > 0, `min ${rtt.minMs}`);
+    assert.ok(rtt.minMs <= rtt.p50Ms && rtt.p50Ms <= rtt.p99Ms && rtt.p99Ms <= rtt.maxMs, JSON.stringify(rtt));
+    assert.ok(rtt.minMs <= rtt.avgMs && rtt.avgMs <= rtt.maxMs, JSON.stringify(rtt));
+    assert.ok(rtt.mdevMs >= 0);
+    // The figures are the RTTs ping() resolved with.
+    const sorted = sortNum(rtts);
+    assert.equal(rtt.minMs, sorted[0]);
+    assert.equal(rtt.maxMs, sorted[19]);
+    assert.equal(rtt.p50Ms, percentile(sorted, 50));
+  } finally {
+    await peer.close();
+  }
+  // The figures outlive the connection, as in Python.
+  assert.equal(peer.stats.state, 'closed');
+  assert.equal(peer.stats.rtt.count, 20);
+});
+
+test('keepalive pongs and timeouts feed peer.stats too', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'), {
+    keepalive: { intervalMs: 50, minIntervalMs: 10, timeoutMs: 1000 },
+  });
+  try {
+    while (peer.stats.rtt.count < 3) await h.nextEvent(peer, 'pong', 3000);
+    assert.ok(peer.stats.rtt.minMs > 0);
+  } finally {
+    await peer.close();
+  }
+  const lossy = await mcpping.connect(h.peer('drop_pings.py'));
+  try {
+    await assert.rejects(lossy.ping({ timeoutMs: 100 }), mcpping.PingTimeoutError);
+    assert.equal(lossy.stats.lossPct, 100);
+    assert.equal(lossy.stats.rtt.count, 0);
+    assert.equal(lossy.stats.rtt.minMs, null);
+  } finally {
+    await lossy.close();
+  }
+});
+
+test('StdioClientTransport and guard() report rtt figures', async () => {
+  const transport = new mcpping.StdioClientTransport({ command: process.execPath, args: [path.join(h.ROOT, 'node', 'demo-server.js')] });
+  assert.equal(transport.stats.rtt.count, 0);
+  await transport.start();
+  try {
+    await transport.send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-11-25', capabilities: {}, clientInfo: { name: 't', version: '0' } } });
+    for (let i = 0; i < 3; i++) await transport.ping({ timeoutMs: 2000 });
+    assert.equal(transport.stats.rtt.count, 3);
+    assert.ok(transport.stats.rtt.p50Ms > 0);
+  } finally {
+    await transport.close();
+  }
+  const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+  const sdkStdio = require('@modelcontextprotocol/sdk/client/stdio.js');
+  const guarded = mcpping.guard(new sdkStdio.StdioClientTransport(h.sdkServer()), { role: 'client' });
+  const client = new Client({ name: 'mcpping-test', version: '1.0.0' });
+  await client.connect(guarded);
+  try {
+    for (let i = 0; i < 3; i++) await guarded.ping({ timeoutMs: 2000 });
+    const { rtt, lossPct } = guarded.stats;
+    assert.equal(rtt.count, 3);
+    assert.equal(lossPct, 0);
+    assert.ok(rtt.minMs <= rtt.p50Ms && rtt.p50Ms <= rtt.maxMs, JSON.stringify(rtt));
+  } finally {
+    await client.close();
+  }
+  assert.equal(guarded.stats.rtt.count, 3);
+});
