@@ -244,3 +244,25 @@ test('StdioClientTransport and guard() report rtt figures', async () => {
   }
   assert.equal(guarded.stats.rtt.count, 3);
 });
+
+test('the same RTTs give bit-identical figures in Python\'s Stats', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const values = samples(25000, 11);
+  const file = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-stats-')), 'rtts.json');
+  fs.writeFileSync(file, JSON.stringify(values));
+  const script = [
+    'import json, sys',
+    'from mcpping.stats import Stats',
+    's = Stats(window=4000)',
+    'for v in json.load(open(sys.argv[1])): s.add_rtt(v)',
+    'print(json.dumps([s.received, s.min, s.avg, s.max, s.mdev, s.p50, s.p99]))',
+  ].join('\n');
+  const res = await h.run('python3', ['-c', script, file], { timeoutMs: 60000 });
+  fs.rmSync(path.dirname(file), { recursive: true, force: true });
+  assert.equal(res.status, 0, res.stderr);
+  const s = new RttStats({ window: 4000 });
+  for (const v of values) s.add(v);
+  const got = s.summary();
+  assert.deepEqual(JSON.parse(res.stdout), [got.count, got.minMs, got.avgMs, got.maxMs, got.mdevMs, got.p50Ms, got.p99Ms]);
+});
