@@ -649,6 +649,16 @@ def report(res: dict[str, Any]) -> str:
             a(f"| {lang} API p50 ≥ 5× faster than its official SDK (SDK p50 ÷ API p50) | "
               f"{sp:.2f} | {goal(sp >= 5.0)} |")
         a("")
+        fast = min(fl)
+        slow = [x for x in fl if x > 2.5 * fast]
+        if slow:
+            a(f"{len(slow)} of {len(fl)} floor runs ran in a slow mode (p50 more than 2.5× "
+              f"the session's best, {fast:.1f} µs).")
+            if s["floor"]["p50"] > 2.5 * fast:
+                a("That was most of them. In that mode a round trip is dominated by the "
+                  "wake-up cost that every series pays, which pulls the ratios above towards "
+                  "1: read the ratio verdicts of this session as weak evidence.")
+            a("")
         for api, sdk, lang in (("py-api", "py-sdk", "Python"), ("node-api", "ts-sdk", "Node")):
             target = s[sdk]["p50"] / 5
             best_floor = min(x["p50"] for x in s["floor"]["runs"])
