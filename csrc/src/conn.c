@@ -4,9 +4,9 @@
  * Engine calls are bracketed by enter()/leave(). Anything that must not run
  * inside the engine (closing, which calls back into it) is recorded as
  * "pending" and done by leave() once the outermost call returned; leave()
- * also re-arms the connection's one timer, lazily.
+ * also re-arms the connection's one timer, lazily. The server's process
+ * (spawn, signals, exit status) is proc.c's.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -18,10 +18,10 @@
 #include "driver.h"
 #include "lines.h"
 #include "mcpping.h"
+#include "proc.h"
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
-  DEFAULT_KILL_GRACE_MS = 2000,
   /* How long to wait for stdout's EOF after the server exited, so that
    * what it wrote last is still delivered. */
   EXIT_EOF_WAIT_MS = 250,
@@ -50,7 +50,7 @@ struct mcpp_conn {
   void *user_data;
   mcpp_stale_action on_stale;
 
-  uv_process_t proc;
+  mcpp__proc proc;
   uv_pipe_t in;  /* the server's stdin: we write */
   uv_pipe_t out; /* the server's stdout: we read */
   uv_pipe_t err; /* the server's stderr, in MCPP_STDERR_CALLBACK mode */
@@ -65,17 +65,13 @@ struct mcpp_conn {
 
   uint64_t armed;     /* deadline (µs) the timer is set for, or UINT64_MAX */
   uint64_t exit_wait; /* give up waiting for EOF after exit at this time */
-  uint32_t kill_grace_ms;
-  int pid;
 
   int in_engine;
   int has_pending;
   int pending_err;
   char pending_reason[160];
 
-  int closing, exited, eof, write_broken;
-  int64_t exit_status;
-  int term_signal;
+  int closing, eof, write_broken;
   int close_err;
   char reason[200];
 
@@ -145,8 +141,8 @@ static void on_handle_closed(uv_handle_t *h) {
   mcpp_conn *c = h->data;
   if (--c->handles) return;
   if (!c->failed && c->cb.on_close) {
-    mcpp_close_info info = {c->close_err, c->reason, c->exit_status,
-                            c->term_signal};
+    mcpp_close_info info = {c->close_err, c->reason, c->proc.exit_status,
+                            c->proc.term_signal};
     c->cb.on_close(c, &info, c->user_data);
   }
   free_conn(c);
@@ -353,27 +349,19 @@ static void rearm(mcpp_conn *c) {
   c->armed = d;
 }
 
-static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
-                        const char *suffix) {
-  if (c->term_signal)
-    snprintf(buf, cap, "server killed by signal %d%s", c->term_signal, suffix);
-  else
-    snprintf(buf, cap, "server exited with status %lld%s",
-             (long long)c->exit_status, suffix);
-}
-
 static void on_timer(uv_timer_t *t) {
   mcpp_conn *c = t->data;
   c->armed = UINT64_MAX;
   if (c->closing) {
     /* The grace period after SIGTERM is over. */
-    kill(-c->pid, SIGKILL);
+    mcpp__proc_kill(&c->proc);
     return;
   }
   uint64_t now = now_us();
   if (c->exit_wait && now >= c->exit_wait) {
     char reason[160];
-    exit_reason(c, reason, sizeof reason, " (its stdout stayed open)");
+    mcpp__proc_exit_reason(&c->proc, reason, sizeof reason,
+                           " (its stdout stayed open)");
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
   }
@@ -415,8 +403,8 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   if (n == UV_EOF) {
     char reason[160];
     c->eof = 1;
-    if (c->exited)
-      exit_reason(c, reason, sizeof reason, "");
+    if (c->proc.exited)
+      mcpp__proc_exit_reason(&c->proc, reason, sizeof reason, "");
     else
       snprintf(reason, sizeof reason, "server closed stdout");
     start_close(c, MCPP_ERR_CLOSED, reason);
@@ -455,17 +443,14 @@ static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   }
 }
 
-/* ------------------------------------------------------------ the process */
+/* ------------------------------------------------------ exit and closing */
 
-static void on_proc_exit(uv_process_t *p, int64_t status, int sig) {
-  mcpp_conn *c = p->data;
-  c->exited = 1;
-  c->exit_status = sig ? -1 : status;
-  c->term_signal = sig;
-  close_handle(c, (uv_handle_t *)&c->proc);
+static void on_proc_exit(mcpp__proc *p) {
+  mcpp_conn *c = p->handle.data;
+  close_handle(c, (uv_handle_t *)&c->proc.handle);
   if (c->closing) {
     /* The leader is gone; take any straggler in its group with it. */
-    kill(-c->pid, SIGKILL);
+    mcpp__proc_kill(&c->proc);
     close_remaining(c);
     return;
   }
@@ -486,15 +471,11 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
   close_handle(c, (uv_handle_t *)&c->in);
   uv_timer_stop(&c->timer);
   c->armed = UINT64_MAX;
-  /* SIGCONT so that a stopped server gets the SIGTERM now. */
-  kill(-c->pid, SIGTERM);
-  kill(-c->pid, SIGCONT);
-  if (c->exited) {
-    kill(-c->pid, SIGKILL);
+  mcpp__proc_terminate(&c->proc);
+  if (c->proc.exited)
     close_remaining(c);
-  } else {
-    uv_timer_start(&c->timer, on_timer, c->kill_grace_ms, 0);
-  }
+  else
+    uv_timer_start(&c->timer, on_timer, c->proc.kill_grace_ms, 0);
 }
 
 /* --------------------------------------------------------------- spawning */
@@ -529,7 +510,7 @@ static void fail_spawn(mcpp_conn *c) {
   c->failed = 1;
   mcpp_engine_free(c->engine);
   c->engine = NULL;
-  close_handle(c, (uv_handle_t *)&c->proc);
+  close_handle(c, (uv_handle_t *)&c->proc.handle);
   close_handle(c, (uv_handle_t *)&c->in);
   close_handle(c, (uv_handle_t *)&c->out);
   close_handle(c, (uv_handle_t *)&c->timer);
@@ -559,9 +540,7 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   c->cb = *callbacks;
   c->user_data = user_data;
   c->armed = UINT64_MAX;
-  c->exit_status = -1;
-  c->kill_grace_ms =
-      options->kill_grace_ms ? options->kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+  mcpp__proc_init(&c->proc, options->kill_grace_ms);
 
   mcpp_settings s;
   prepare_settings(&s, settings, options->file);
@@ -603,27 +582,14 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
     stdio[2].data.fd = 2;
   }
 
-  uv_process_options_t po;
-  memset(&po, 0, sizeof po);
-  po.exit_cb = on_proc_exit;
-  po.file = options->file;
-  po.args = options->args;
-  po.env = options->env;
-  po.cwd = options->cwd;
-  po.stdio = stdio;
-  po.stdio_count = 3;
-  /* Detached: setsid(), so the server leads its own process group and
-   * kill(-pid) reaches everything it starts. */
-  po.flags = UV_PROCESS_DETACHED;
-  rc = uv_spawn(loop, &c->proc, &po);
-  init_handle(c, (uv_handle_t *)&c->proc);
+  rc = mcpp__proc_spawn(&c->proc, loop, options, stdio, on_proc_exit);
+  init_handle(c, (uv_handle_t *)&c->proc.handle);
   if (rc) {
     snprintf(spawn_error, sizeof spawn_error, "cannot start %s: %s (%s)",
              options->file, uv_strerror(rc), uv_err_name(rc));
     fail_spawn(c);
     return MCPP_ERR_SPAWN;
   }
-  c->pid = c->proc.pid;
   uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
   if (c->has_err_pipe)
     uv_read_start((uv_stream_t *)&c->err, on_alloc, on_stderr_read);
@@ -668,7 +634,7 @@ int mcpp_conn_close(mcpp_conn *c) {
 
 mcpp_engine *mcpp_conn_engine(mcpp_conn *c) { return c ? c->engine : NULL; }
 
-int mcpp_conn_pid(const mcpp_conn *c) { return c ? c->pid : 0; }
+int mcpp_conn_pid(const mcpp_conn *c) { return c ? c->proc.pid : 0; }
 
 static void close_fd_of(uv_pipe_t *p) {
   uv_os_fd_t fd;
