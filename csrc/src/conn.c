@@ -22,6 +22,10 @@
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
+  /* Timers fire on a shared grid of this many ms, so that the keepalive
+   * pings of many connections go out, and their pongs come back, in one
+   * loop wake-up instead of one each (Linux's round_jiffies, in spirit). */
+  TIMER_GRID_MS = 16,
   /* How long to wait for stdout's EOF after the server exited, so that
    * what it wrote last is still delivered. */
   EXIT_EOF_WAIT_MS = 250,
@@ -345,7 +349,9 @@ static void rearm(mcpp_conn *c) {
   if (d >= c->armed) return;
   uint64_t now = now_us();
   uint64_t ms = d > now ? (d - now + 999) / 1000 : 0;
-  uv_timer_start(&c->timer, on_timer, ms, 0);
+  uint64_t loop_now = uv_now(c->timer.loop);
+  uint64_t fire = (loop_now + ms + TIMER_GRID_MS - 1) / TIMER_GRID_MS * TIMER_GRID_MS;
+  uv_timer_start(&c->timer, on_timer, fire - loop_now, 0);
   c->armed = d;
 }
 
@@ -382,6 +388,15 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
   *buf = uv_buf_init(c->rbuf, c->rbuf ? READ_BUF_SIZE : 0);
 }
 
+/* An idle connection holds no read buffer: it is freed after every read
+ * that did not fill it (lines_feed has copied any partial line), and kept
+ * only while a large frame is streaming in. */
+static void release_rbuf(mcpp_conn *c, ssize_t n) {
+  if (!c->rbuf || n == READ_BUF_SIZE) return;
+  c->alloc->free(c->rbuf, c->alloc->user_data);
+  c->rbuf = NULL;
+}
+
 static int on_line(void *arg, const char *line, size_t len) {
   mcpp_conn *c = arg;
   if (c->closing || c->has_pending) return 1;
@@ -393,8 +408,15 @@ static int on_line(void *arg, const char *line, size_t len) {
   return c->closing || c->has_pending;
 }
 
+static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf);
+
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   mcpp_conn *c = s->data;
+  handle_read(c, n, buf);
+  release_rbuf(c, n);
+}
+
+static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
   if (n == 0 || c->closing) return;
   if (n == UV_ENOBUFS) {
     start_close(c, MCPP_ERR_NOMEM, "out of memory reading from the server");
@@ -441,6 +463,7 @@ static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   } else if (n < 0) {
     close_handle(c, (uv_handle_t *)&c->err);
   }
+  release_rbuf(c, n);
 }
 
 /* ------------------------------------------------------ exit and closing */
