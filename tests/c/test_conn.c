@@ -28,50 +28,42 @@ static void send_str(rec *r, const char *s) {
 
 /* Keepalive starts once the server has spoken, so tests of keepalive
  * begin, as a real client does, with the initialize exchange. */
-static void handshake(uv_loop_t *loop, rec *r) {
-  send_str(r, init_req);
-  run_until_frames(loop, r, 1);
-  ASSERT(strstr(r->frames[0].data, "\"protocolVersion\"") != NULL);
+static void handshake(conn_fixture *f) {
+  send_str(&f->r, init_req);
+  run_until_frames(&f->loop, &f->r, 1);
+  ASSERT(strstr(f->r.frames[0].data, "\"protocolVersion\"") != NULL);
 }
 
 TEST(conn_ping_rtt_against_echo) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "echo.py", NULL));
-  ASSERT_GT(r.pid, 0);
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "echo.py", NULL);
+  ASSERT_GT(f.r.pid, 0);
   uint64_t seq = 0;
-  ASSERT_EQ(0, mcpp_conn_ping(r.conn, 0, &seq));
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, &seq));
   ASSERT_GT(seq, 0);
-  size_t i = run_until_event(&loop, &r, MCPP_EV_PONG);
-  ASSERT_UINT_EQ(seq, r.event_seq[i]);
-  ASSERT_GT(r.last_rtt_us, 0);
-  ASSERT_LT(r.last_rtt_us, margin_ms(5000) * 1000);
+  size_t i = run_until_event(&f.loop, &f.r, MCPP_EV_PONG);
+  ASSERT_UINT_EQ(seq, f.r.event_seq[i]);
+  ASSERT_GT(f.r.last_rtt_us, 0);
+  ASSERT_LT(f.r.last_rtt_us, margin_ms(5000) * 1000);
   mcpp_engine_info info;
-  mcpp_engine_get_info(mcpp_conn_engine(r.conn), &info);
+  mcpp_engine_get_info(mcpp_conn_engine(f.r.conn), &info);
   ASSERT_UINT_EQ(1, info.pongs_received);
-  ASSERT_EQ(0, r.n_frames); /* the pong is consumed, not forwarded */
-  ASSERT_GT(r.n_records, 0);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
-  ASSERT_EQ(0, r.close.err);
-  ASSERT_EQ(SIGTERM, r.close.term_signal);
-  ASSERT_EQ(-1, r.close.exit_status);
-  ASSERT_UINT_EQ(1, count_events(&r, MCPP_EV_CLOSED));
+  ASSERT_EQ(0, f.r.n_frames); /* the pong is consumed, not forwarded */
+  ASSERT_GT(f.r.n_records, 0);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+  ASSERT_EQ(0, f.r.close.err);
+  ASSERT_EQ(SIGTERM, f.r.close.term_signal);
+  ASSERT_EQ(-1, f.r.close.exit_status);
+  ASSERT_UINT_EQ(1, count_events(&f.r, MCPP_EV_CLOSED));
 }
 
 TEST(conn_frames_forwarded_byte_exact_and_in_order) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "echo.py", NULL));
-  send_str(&r, init_req);
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "echo.py", NULL);
+  send_str(&f.r, init_req);
   /* Many frames interleaved with our pings. */
   enum { N = 300 };
   char buf[256];
@@ -80,8 +72,8 @@ TEST(conn_frames_forwarded_byte_exact_and_in_order) {
              "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\",\"params\":"
              "{\"n\":%d,\"s\":\"\\u00e9\\n\\\"x\"}}",
              100 + i, i);
-    send_str(&r, buf);
-    if (i % 10 == 0) ASSERT_EQ(0, mcpp_conn_ping(r.conn, 0, NULL));
+    send_str(&f.r, buf);
+    if (i % 10 == 0) ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, NULL));
   }
   /* A multi-MiB frame, both ways. */
   size_t big = 3 * 1024 * 1024;
@@ -91,146 +83,121 @@ TEST(conn_frames_forwarded_byte_exact_and_in_order) {
                        "\"echo\",\"params\":{\"data\":\"");
   memset(req + h, 'a', big);
   strcpy(req + h + big, "\"}}");
-  ASSERT_EQ(0, mcpp_conn_send(r.conn, req, strlen(req)));
-  run_until_frames(&loop, &r, N + 2);
-  ASSERT(frame_is(&r, 0, init_resp));
+  ASSERT_EQ(0, mcpp_conn_send(f.r.conn, req, strlen(req)));
+  run_until_frames(&f.loop, &f.r, N + 2);
+  ASSERT(frame_is(&f.r, 0, init_resp));
   for (int i = 0; i < N; i++) {
     snprintf(buf, sizeof buf,
              "{\"jsonrpc\":\"2.0\",\"id\":%d,\"result\":{\"n\":%d,\"s\":"
              "\"\xc3\xa9\\n\\\"x\"}}",
              100 + i, i);
-    if (!frame_is(&r, (size_t)i + 1, buf))
-      MCPP_FAIL("frame %d: %s", i + 1, r.frames[i + 1].data);
+    if (!frame_is(&f.r, (size_t)i + 1, buf))
+      MCPP_FAIL("frame %d: %s", i + 1, f.r.frames[i + 1].data);
   }
   h = sprintf(resp, "{\"jsonrpc\":\"2.0\",\"id\":\"big\",\"result\":{"
                     "\"data\":\"");
   memset(resp + h, 'a', big);
   strcpy(resp + h + big, "\"}}");
-  ASSERT(frame_is(&r, N + 1, resp));
+  ASSERT(frame_is(&f.r, N + 1, resp));
   free(req);
   free(resp);
-  run_until_event(&loop, &r, MCPP_EV_PONG);
-  while (count_events(&r, MCPP_EV_PONG) < N / 10) uv_run(&loop, UV_RUN_ONCE);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
+  run_until_event(&f.loop, &f.r, MCPP_EV_PONG);
+  while (count_events(&f.r, MCPP_EV_PONG) < N / 10)
+    uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
 }
 
 TEST(conn_send_rejects_newline_and_after_close) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "echo.py", NULL));
-  ASSERT_EQ(MCPP_ERR_FRAME_NEWLINE, mcpp_conn_send(r.conn, "{}\n{}", 5));
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  ASSERT_EQ(MCPP_ERR_CLOSED, mcpp_conn_send(r.conn, "{}", 2));
-  ASSERT_EQ(MCPP_ERR_CLOSED, mcpp_conn_ping(r.conn, 0, NULL));
-  finish(&loop, &r, fds);
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "echo.py", NULL);
+  ASSERT_EQ(MCPP_ERR_FRAME_NEWLINE, mcpp_conn_send(f.r.conn, "{}\n{}", 5));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  ASSERT_EQ(MCPP_ERR_CLOSED, mcpp_conn_send(f.r.conn, "{}", 2));
+  ASSERT_EQ(MCPP_ERR_CLOSED, mcpp_conn_ping(f.r.conn, 0, NULL));
+  cf_finish(&f);
 }
 
 TEST(conn_answers_peer_pings) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "echo.py", NULL));
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "echo.py", NULL);
   /* Before the handshake too. */
-  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"test/ping_me\","
+  send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"test/ping_me\","
                "\"params\":{\"count\":50}}");
-  run_until_frames(&loop, &r, 1);
-  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"test/pongs\"}");
-  run_until_frames(&loop, &r, 2);
-  ASSERT(frame_is(&r, 0, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"sent\":50}}"));
-  ASSERT(frame_is(&r, 1, "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"pongs\":50}}"));
-  ASSERT_UINT_EQ(50, count_events(&r, MCPP_EV_PING_ANSWERED));
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
+  run_until_frames(&f.loop, &f.r, 1);
+  send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"test/pongs\"}");
+  run_until_frames(&f.loop, &f.r, 2);
+  ASSERT(frame_is(&f.r, 0, "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"sent\":50}}"));
+  ASSERT(frame_is(&f.r, 1, "{\"jsonrpc\":\"2.0\",\"id\":8,\"result\":{\"pongs\":50}}"));
+  ASSERT_UINT_EQ(50, count_events(&f.r, MCPP_EV_PING_ANSWERED));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
 }
 
 TEST(conn_garbage_forwarded_intact) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "garbage.py",
-                          NULL));
-  run_until_frames(&loop, &r, 8);
-  ASSERT(frame_is(&r, 0, "not json at all"));
-  ASSERT(frame_is(&r, 1, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "garbage.py", NULL);
+  run_until_frames(&f.loop, &f.r, 8);
+  ASSERT(frame_is(&f.r, 0, "not json at all"));
+  ASSERT(frame_is(&f.r, 1, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                          "message\",\"params\":{\"level\":\"info\",\"data\":"
                          "\"split\"}}"));
-  ASSERT(frame_is(&r, 2, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/crlf\"}"));
-  ASSERT(frame_is(&r, 3, "\xff\xfe \xc3\x28"));
-  ASSERT(frame_is(&r, 4, "{\"a\":1}"));
-  ASSERT(frame_is(&r, 5, "{\"a\":2}"));
-  ASSERT(frame_is(&r, 6, "{\"a\":3}"));
-  ASSERT(frame_is(&r, 7, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/done\"}"));
+  ASSERT(frame_is(&f.r, 2, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/crlf\"}"));
+  ASSERT(frame_is(&f.r, 3, "\xff\xfe \xc3\x28"));
+  ASSERT(frame_is(&f.r, 4, "{\"a\":1}"));
+  ASSERT(frame_is(&f.r, 5, "{\"a\":2}"));
+  ASSERT(frame_is(&f.r, 6, "{\"a\":3}"));
+  ASSERT(frame_is(&f.r, 7, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/done\"}"));
   /* It still answers pings after all that. */
-  ASSERT_EQ(0, mcpp_conn_ping(r.conn, 0, NULL));
-  run_until_event(&loop, &r, MCPP_EV_PONG);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, NULL));
+  run_until_event(&f.loop, &f.r, MCPP_EV_PONG);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
 }
 
 TEST(conn_long_line_under_limit_is_delivered_whole) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.max_line_bytes = 300000;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "garbage.py",
-                          "--long", "300000", "--delay-ms", "1", NULL));
-  run_until_frames(&loop, &r, 9);
-  ASSERT_UINT_EQ(300000, r.frames[7].len);
-  ASSERT_EQ('L', r.frames[7].data[299999]);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
+  conn_fixture f;
+  cf_init(&f);
+  f.s.max_line_bytes = 300000;
+  cf_start(&f, "garbage.py", "--long", "300000", "--delay-ms", "1", NULL);
+  run_until_frames(&f.loop, &f.r, 9);
+  ASSERT_UINT_EQ(300000, f.r.frames[7].len);
+  ASSERT_EQ('L', f.r.frames[7].data[299999]);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
 }
 
 TEST(conn_oversized_line_closes_with_frame_too_large) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.max_line_bytes = 100000;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "garbage.py",
-                          "--long", "300000", "--delay-ms", "1", NULL));
-  run_until(&loop, &r.closed);
-  ASSERT_EQ(MCPP_ERR_FRAME_TOO_LARGE, r.close.err);
-  ASSERT(strstr(r.close_reason, "max_line_bytes") != NULL);
-  ASSERT(strstr(r.close_reason, "100000") != NULL);
+  conn_fixture f;
+  cf_init(&f);
+  f.s.max_line_bytes = 100000;
+  cf_start(&f, "garbage.py", "--long", "300000", "--delay-ms", "1", NULL);
+  run_until(&f.loop, &f.r.closed);
+  ASSERT_EQ(MCPP_ERR_FRAME_TOO_LARGE, f.r.close.err);
+  ASSERT(strstr(f.r.close_reason, "max_line_bytes") != NULL);
+  ASSERT(strstr(f.r.close_reason, "100000") != NULL);
   /* What came before it was delivered; nothing of it, truncated or not. */
-  ASSERT_EQ(7, r.n_frames);
-  finish(&loop, &r, fds);
+  ASSERT_EQ(7, f.r.n_frames);
+  cf_finish(&f);
 }
 
 TEST(conn_stderr_callback_and_ignore) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0}, q = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_CALLBACK, "echo.py",
-                          "--stderr", "hello from the server", NULL));
-  ASSERT_EQ(0, spawn_peer(&loop, &q, &s, MCPP_STDERR_IGNORE, "echo.py",
+  conn_fixture f;
+  rec q = {0};
+  cf_init(&f);
+  f.stderr_mode = MCPP_STDERR_CALLBACK;
+  cf_start(&f, "echo.py", "--stderr", "hello from the server", NULL);
+  ASSERT_EQ(0, spawn_peer(&f.loop, &q, &f.s, MCPP_STDERR_IGNORE, "echo.py",
                           "--stderr", "nobody hears this", NULL));
-  while (!strstr(r.stderr_buf, "hello from the server\n"))
-    uv_run(&loop, UV_RUN_ONCE);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
+  while (!strstr(f.r.stderr_buf, "hello from the server\n"))
+    uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
   ASSERT_EQ(0, mcpp_conn_close(q.conn));
-  run_until(&loop, &q.closed);
-  finish(&loop, &r, fds);
+  run_until(&f.loop, &q.closed);
+  cf_finish(&f);
   ASSERT_EQ(0, q.stderr_len);
   assert_gone(q.pid);
 }
@@ -238,183 +205,145 @@ TEST(conn_stderr_callback_and_ignore) {
 /* A frozen server with a grandchild: stale in time, then the whole group
  * is killed and reaped. */
 TEST_TIMEOUT(conn_frozen_peer_goes_stale_and_group_is_killed, 60) {
-  int fds = fd_baseline();
+  conn_fixture f;
+  cf_init(&f);
   /* Orphans reparent to us, so the grandchild's end can be checked. */
   ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.interval_ms = 100;
-  s.timeout_ms = 100;
-  s.failures = 3;
-  s.jitter_pct = 0;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "echo.py", NULL));
-  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/spawn_child\"}");
-  run_until_frames(&loop, &r, 1);
-  const char *p = strstr(r.frames[0].data, "\"pid\":");
+  f.s.interval_ms = 100;
+  f.s.timeout_ms = 100;
+  f.s.failures = 3;
+  f.s.jitter_pct = 0;
+  cf_start(&f, "echo.py", NULL);
+  send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/spawn_child\"}");
+  run_until_frames(&f.loop, &f.r, 1);
+  const char *p = strstr(f.r.frames[0].data, "\"pid\":");
   ASSERT(p != NULL);
   int grandchild = atoi(p + 6);
   ASSERT_GT(grandchild, 0);
-  ASSERT_EQ(getpgid(r.pid), getpgid(grandchild));
-  ASSERT_EQ(r.pid, getpgid(r.pid));
-  ASSERT_EQ(0, kill(r.pid, SIGSTOP));
+  ASSERT_EQ(getpgid(f.r.pid), getpgid(grandchild));
+  ASSERT_EQ(f.r.pid, getpgid(f.r.pid));
+  ASSERT_EQ(0, kill(f.r.pid, SIGSTOP));
   uint64_t stopped = uv_hrtime();
-  run_until_event(&loop, &r, MCPP_EV_SUSPECT);
-  run_until(&loop, &r.closed);
+  run_until_event(&f.loop, &f.r, MCPP_EV_SUSPECT);
+  run_until(&f.loop, &f.r.closed);
   uint64_t took_ms = (uv_hrtime() - stopped) / 1000000;
   /* interval + timeout x failures, plus margin. */
   ASSERT_LE(took_ms, 100 + 100 * 3 + margin_ms(1500));
   ASSERT_GE(took_ms, 100 * 3);
-  ASSERT(find_event(&r, MCPP_EV_STALE) != SIZE_MAX);
-  ASSERT_LT(find_event(&r, MCPP_EV_SUSPECT), find_event(&r, MCPP_EV_STALE));
-  ASSERT_EQ(MCPP_ERR_STALE, r.close.err);
-  ASSERT_NE(0, r.close.term_signal);
+  ASSERT(find_event(&f.r, MCPP_EV_STALE) != SIZE_MAX);
+  ASSERT_LT(find_event(&f.r, MCPP_EV_SUSPECT), find_event(&f.r, MCPP_EV_STALE));
+  ASSERT_EQ(MCPP_ERR_STALE, f.r.close.err);
+  ASSERT_NE(0, f.r.close.term_signal);
   int status = 0;
   ASSERT_EQ(grandchild, waitpid(grandchild, &status, 0));
   ASSERT(WIFSIGNALED(status));
-  finish(&loop, &r, fds);
+  cf_finish(&f);
 }
 
 TEST_TIMEOUT(conn_freeze_peer_goes_stale, 60) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.interval_ms = 50;
-  s.timeout_ms = 100;
-  s.failures = 2;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "freeze.py",
-                          NULL));
-  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/freeze\"}");
-  run_until(&loop, &r.closed);
-  ASSERT_EQ(MCPP_ERR_STALE, r.close.err);
-  ASSERT_EQ(SIGTERM, r.close.term_signal);
-  ASSERT_UINT_EQ(1, count_events(&r, MCPP_EV_STALE));
-  finish(&loop, &r, fds);
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 50;
+  f.s.timeout_ms = 100;
+  f.s.failures = 2;
+  cf_start(&f, "freeze.py", NULL);
+  send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/freeze\"}");
+  run_until(&f.loop, &f.r.closed);
+  ASSERT_EQ(MCPP_ERR_STALE, f.r.close.err);
+  ASSERT_EQ(SIGTERM, f.r.close.term_signal);
+  ASSERT_UINT_EQ(1, count_events(&f.r, MCPP_EV_STALE));
+  cf_finish(&f);
 }
 
 TEST(conn_dying_peer_reports_exit_status) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "dies.py",
-                          "--after", "1", "--code", "7", NULL));
-  send_str(&r, init_req);
-  run_until(&loop, &r.closed);
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "dies.py", "--after", "1", "--code", "7", NULL);
+  send_str(&f.r, init_req);
+  run_until(&f.loop, &f.r.closed);
   /* Its last answer still arrived. */
-  ASSERT_EQ(1, r.n_frames);
-  ASSERT(strstr(r.frames[0].data, "\"serverInfo\":{\"name\":\"dies\"") != NULL);
-  ASSERT_EQ(MCPP_ERR_CLOSED, r.close.err);
-  ASSERT_EQ(7, r.close.exit_status);
-  ASSERT_EQ(0, r.close.term_signal);
-  finish(&loop, &r, fds);
+  ASSERT_EQ(1, f.r.n_frames);
+  ASSERT(strstr(f.r.frames[0].data, "\"serverInfo\":{\"name\":\"dies\"") !=
+         NULL);
+  ASSERT_EQ(MCPP_ERR_CLOSED, f.r.close.err);
+  ASSERT_EQ(7, f.r.close.exit_status);
+  ASSERT_EQ(0, f.r.close.term_signal);
+  cf_finish(&f);
 }
 
 TEST(conn_half_open_peer_closed_on_eof_and_killed) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "half_open.py",
-                          NULL));
-  run_until(&loop, &r.closed);
-  ASSERT_EQ(MCPP_ERR_CLOSED, r.close.err);
-  ASSERT_STR_EQ("server closed stdout", r.close_reason);
-  ASSERT_EQ(SIGTERM, r.close.term_signal);
-  ASSERT_EQ(-1, r.close.exit_status);
-  finish(&loop, &r, fds);
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "half_open.py", NULL);
+  run_until(&f.loop, &f.r.closed);
+  ASSERT_EQ(MCPP_ERR_CLOSED, f.r.close.err);
+  ASSERT_STR_EQ("server closed stdout", f.r.close_reason);
+  ASSERT_EQ(SIGTERM, f.r.close.term_signal);
+  ASSERT_EQ(-1, f.r.close.exit_status);
+  cf_finish(&f);
 }
 
 TEST(conn_unsupported_peer_stops_pinging_and_stays_open) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.interval_ms = 20;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "unsupported.py",
-                          NULL));
-  handshake(&loop, &r);
-  run_until_event(&loop, &r, MCPP_EV_UNSUPPORTED);
-  ASSERT_EQ(-32601, r.last_error_code);
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 20;
+  cf_start(&f, "unsupported.py", NULL);
+  handshake(&f);
+  run_until_event(&f.loop, &f.r, MCPP_EV_UNSUPPORTED);
+  ASSERT_EQ(-32601, f.r.last_error_code);
   /* Ten keepalive intervals later: still exactly one ping sent. */
-  run_for(&loop, 200);
-  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test/pings\"}");
-  run_until_frames(&loop, &r, 2);
-  ASSERT(frame_is(&r, 1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"pings\":1}}"));
-  ASSERT_EQ(MCPP_ERR_UNSUPPORTED, mcpp_conn_ping(r.conn, 0, NULL));
-  ASSERT(!r.closed);
-  ASSERT_UINT_EQ(0, count_events(&r, MCPP_EV_STALE));
-  ASSERT_UINT_EQ(0, count_events(&r, MCPP_EV_SUSPECT));
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
-  ASSERT_EQ(0, r.close.err);
+  run_for(&f.loop, 200);
+  send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test/pings\"}");
+  run_until_frames(&f.loop, &f.r, 2);
+  ASSERT(frame_is(&f.r, 1, "{\"jsonrpc\":\"2.0\",\"id\":2,\"result\":{\"pings\":1}}"));
+  ASSERT_EQ(MCPP_ERR_UNSUPPORTED, mcpp_conn_ping(f.r.conn, 0, NULL));
+  ASSERT(!f.r.closed);
+  ASSERT_UINT_EQ(0, count_events(&f.r, MCPP_EV_STALE));
+  ASSERT_UINT_EQ(0, count_events(&f.r, MCPP_EV_SUSPECT));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+  ASSERT_EQ(0, f.r.close.err);
 }
 
 TEST_TIMEOUT(conn_drop_pings_goes_stale, 60) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.interval_ms = 50;
-  s.timeout_ms = 100;
-  s.failures = 2;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "drop_pings.py",
-                          NULL));
-  handshake(&loop, &r);
-  run_until(&loop, &r.closed);
-  ASSERT_EQ(MCPP_ERR_STALE, r.close.err);
-  ASSERT(strstr(r.close_reason, "stale") != NULL);
-  ASSERT_GE(count_events(&r, MCPP_EV_TIMEOUT), 2);
-  ASSERT_LT(find_event(&r, MCPP_EV_SUSPECT), find_event(&r, MCPP_EV_STALE));
-  finish(&loop, &r, fds);
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 50;
+  f.s.timeout_ms = 100;
+  f.s.failures = 2;
+  cf_start(&f, "drop_pings.py", NULL);
+  handshake(&f);
+  run_until(&f.loop, &f.r.closed);
+  ASSERT_EQ(MCPP_ERR_STALE, f.r.close.err);
+  ASSERT(strstr(f.r.close_reason, "stale") != NULL);
+  ASSERT_GE(count_events(&f.r, MCPP_EV_TIMEOUT), 2);
+  ASSERT_LT(find_event(&f.r, MCPP_EV_SUSPECT), find_event(&f.r, MCPP_EV_STALE));
+  cf_finish(&f);
 }
 
 TEST_TIMEOUT(conn_ping_flood_from_non_reader_is_flooded, 60) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "ping_flood.py",
-                          "--no-read", "--count", "100000", NULL));
-  run_until(&loop, &r.closed);
-  ASSERT_EQ(MCPP_ERR_FLOODED, r.close.err);
-  ASSERT(strstr(r.close_reason, "floods") != NULL);
-  finish(&loop, &r, fds);
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "ping_flood.py", "--no-read", "--count", "100000", NULL);
+  run_until(&f.loop, &f.r.closed);
+  ASSERT_EQ(MCPP_ERR_FLOODED, f.r.close.err);
+  ASSERT(strstr(f.r.close_reason, "floods") != NULL);
+  cf_finish(&f);
 }
 
 TEST_TIMEOUT(conn_ping_flood_from_reader_is_all_answered, 60) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "ping_flood.py",
-                          "--count", "20000", NULL));
-  run_until_frames(&loop, &r, 1);
-  ASSERT(frame_is(&r, 0, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "ping_flood.py", "--count", "20000", NULL);
+  run_until_frames(&f.loop, &f.r, 1);
+  ASSERT(frame_is(&f.r, 0, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                          "flood_done\",\"params\":{\"answered\":20000}}"));
-  ASSERT(!r.closed);
+  ASSERT(!f.r.closed);
   mcpp_engine_info info;
-  mcpp_engine_get_info(mcpp_conn_engine(r.conn), &info);
+  mcpp_engine_get_info(mcpp_conn_engine(f.r.conn), &info);
   ASSERT_UINT_EQ(20000, info.pings_answered);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
 }
 
 static int callbacks_fired;
@@ -428,11 +357,8 @@ static void never_close(mcpp_conn *c, const mcpp_close_info *i, void *u) {
 }
 
 TEST(conn_spawn_failure_leaves_nothing) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
+  conn_fixture f;
+  cf_init(&f);
   char *args[] = {"/nonexistent/mcp-server", NULL};
   mcpp_spawn_options o = {0};
   o.file = args[0];
@@ -441,40 +367,38 @@ TEST(conn_spawn_failure_leaves_nothing) {
   mcpp_conn_callbacks cb = {0};
   cb.on_message = never_message;
   cb.on_close = never_close;
-  mcpp_conn *c = (mcpp_conn *)&s; /* must be reset to NULL */
-  ASSERT_EQ(MCPP_ERR_SPAWN, mcpp_conn_spawn(&c, &loop, &s, &o, &cb, NULL, NULL));
+  mcpp_conn *c = (mcpp_conn *)&f.s; /* must be reset to NULL */
+  ASSERT_EQ(MCPP_ERR_SPAWN,
+            mcpp_conn_spawn(&c, &f.loop, &f.s, &o, &cb, NULL, NULL));
   ASSERT(c == NULL);
   ASSERT(strstr(mcpp_conn_spawn_error(), "/nonexistent/mcp-server") != NULL);
   ASSERT(strstr(mcpp_conn_spawn_error(), "ENOENT") != NULL);
-  ASSERT_EQ(0, uv_run(&loop, UV_RUN_DEFAULT));
-  ASSERT_EQ(0, uv_loop_close(&loop));
+  ASSERT_EQ(0, uv_run(&f.loop, UV_RUN_DEFAULT));
+  ASSERT_EQ(0, uv_loop_close(&f.loop));
   ASSERT_EQ(0, callbacks_fired);
-  ASSERT_EQ(fds, count_fds());
+  ASSERT_EQ(f.fds, count_fds());
   /* A bad setting fails before anything starts. */
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  s.min_interval_ms = 1000;
-  s.interval_ms = 50;
+  ASSERT_EQ(0, uv_loop_init(&f.loop));
+  f.s.min_interval_ms = 1000;
+  f.s.interval_ms = 50;
   ASSERT_EQ(MCPP_ERR_INTERVAL_TOO_SHORT,
-            mcpp_conn_spawn(&c, &loop, &s, &o, &cb, NULL, NULL));
-  ASSERT_EQ(0, uv_run(&loop, UV_RUN_DEFAULT));
-  ASSERT_EQ(0, uv_loop_close(&loop));
-  ASSERT_EQ(fds, count_fds());
+            mcpp_conn_spawn(&c, &f.loop, &f.s, &o, &cb, NULL, NULL));
+  ASSERT_EQ(0, uv_run(&f.loop, UV_RUN_DEFAULT));
+  ASSERT_EQ(0, uv_loop_close(&f.loop));
+  ASSERT_EQ(f.fds, count_fds());
 }
 
 TEST(conn_close_is_idempotent) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_CALLBACK, "echo.py", NULL));
-  mcpp_conn *c = r.conn;
+  conn_fixture f;
+  cf_init(&f);
+  f.stderr_mode = MCPP_STDERR_CALLBACK;
+  cf_start(&f, "echo.py", NULL);
+  mcpp_conn *c = f.r.conn;
   ASSERT_EQ(0, mcpp_conn_close(c));
   ASSERT_EQ(MCPP_ERR_CLOSED, mcpp_conn_close(c));
   ASSERT_EQ(MCPP_ERR_CLOSED, mcpp_conn_close(c));
-  finish(&loop, &r, fds);
-  ASSERT_UINT_EQ(1, count_events(&r, MCPP_EV_CLOSED));
+  cf_finish(&f);
+  ASSERT_UINT_EQ(1, count_events(&f.r, MCPP_EV_CLOSED));
 }
 
 /* Closing from inside on_message must stop delivery at once. */
@@ -484,41 +408,32 @@ static void close_on_first(rec *r, const char *frame, size_t len) {
 }
 
 TEST(conn_close_from_callback_stops_delivery) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  r.on_frame = close_on_first;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "garbage.py",
-                          "--delay-ms", "0", NULL));
-  finish(&loop, &r, fds);
-  ASSERT_EQ(1, r.n_frames);
-  ASSERT_EQ(0, r.close.err);
+  conn_fixture f;
+  cf_init(&f);
+  f.r.on_frame = close_on_first;
+  cf_start(&f, "garbage.py", "--delay-ms", "0", NULL);
+  cf_finish(&f);
+  ASSERT_EQ(1, f.r.n_frames);
+  ASSERT_EQ(0, f.r.close.err);
 }
 
 /* A server ignoring SIGTERM is killed after the grace period. */
 TEST(conn_sigkill_after_grace) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
+  conn_fixture f;
+  cf_init(&f);
   char *args[] = {"sh", "-c", "trap '' TERM; while :; do sleep 1; done", NULL};
   mcpp_spawn_options o = {0};
   o.file = "sh";
   o.args = args;
   o.kill_grace_ms = 100;
-  ASSERT_EQ(0, mcpp_conn_spawn(&r.conn, &loop, &s, &o, test_rec_callbacks(),
-                               &r, NULL));
-  r.pid = mcpp_conn_pid(r.conn);
-  run_for(&loop, 100); /* let the shell install its trap */
+  ASSERT_EQ(0, mcpp_conn_spawn(&f.r.conn, &f.loop, &f.s, &o,
+                               test_rec_callbacks(), &f.r, NULL));
+  f.r.pid = mcpp_conn_pid(f.r.conn);
+  run_for(&f.loop, 100); /* let the shell install its trap */
   uint64_t t0 = uv_hrtime();
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
-  ASSERT_EQ(SIGKILL, r.close.term_signal);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+  ASSERT_EQ(SIGKILL, f.r.close.term_signal);
   ASSERT_GE((uv_hrtime() - t0) / 1000000, 90);
 }
 
@@ -532,57 +447,48 @@ static void keep_talking(rec *r, const char *frame, size_t len) {
 }
 
 TEST(conn_keepalive_pings_only_a_quiet_peer) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.interval_ms = margin_ms(100);
-  s.jitter_pct = 0;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "echo.py", NULL));
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = margin_ms(100);
+  f.s.jitter_pct = 0;
+  cf_start(&f, "echo.py", NULL);
   /* Busy: an echo ping-pong of app frames for three intervals. */
-  r.on_frame = keep_talking;
-  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"echo\",\"params\":{}}");
-  run_until_frames(&loop, &r, 1); /* the server is up */
-  size_t started = r.n_frames;
+  f.r.on_frame = keep_talking;
+  send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"echo\",\"params\":{}}");
+  run_until_frames(&f.loop, &f.r, 1); /* the server is up */
+  size_t started = f.r.n_frames;
   /* Pings sent while python started up are fine; count from here. */
-  size_t pings_before = count_events(&r, MCPP_EV_PING);
-  run_for(&loop, margin_ms(300));
-  r.arg = &r; /* stop talking */
-  ASSERT_GT(r.n_frames - started, 10);
-  ASSERT_UINT_EQ(pings_before, count_events(&r, MCPP_EV_PING));
+  size_t pings_before = count_events(&f.r, MCPP_EV_PING);
+  run_for(&f.loop, margin_ms(300));
+  f.r.arg = &f.r; /* stop talking */
+  ASSERT_GT(f.r.n_frames - started, 10);
+  ASSERT_UINT_EQ(pings_before, count_events(&f.r, MCPP_EV_PING));
   /* Quiet: keepalive pings start, and are answered. */
-  size_t pongs_before = count_events(&r, MCPP_EV_PONG);
-  while (count_events(&r, MCPP_EV_PONG) < pongs_before + 2)
-    uv_run(&loop, UV_RUN_ONCE);
+  size_t pongs_before = count_events(&f.r, MCPP_EV_PONG);
+  while (count_events(&f.r, MCPP_EV_PONG) < pongs_before + 2)
+    uv_run(&f.loop, UV_RUN_ONCE);
   mcpp_engine_info info;
-  mcpp_engine_get_info(mcpp_conn_engine(r.conn), &info);
+  mcpp_engine_get_info(mcpp_conn_engine(f.r.conn), &info);
   ASSERT_GE(info.pings_sent, pings_before + 2);
   ASSERT_EQ(MCPP_STATE_ALIVE, info.state);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
 }
 
 TEST_TIMEOUT(conn_stale_report_only_keeps_the_connection, 60) {
-  int fds = fd_baseline();
-  uv_loop_t loop;
-  rec r = {0};
-  mcpp_settings s;
-  ASSERT_EQ(0, uv_loop_init(&loop));
-  test_settings(&s);
-  s.interval_ms = 50;
-  s.timeout_ms = 100;
-  s.failures = 2;
-  s.on_stale = MCPP_STALE_REPORT;
-  ASSERT_EQ(0, spawn_peer(&loop, &r, &s, MCPP_STDERR_INHERIT, "drop_pings.py",
-                          NULL));
-  handshake(&loop, &r);
-  run_until_event(&loop, &r, MCPP_EV_STALE);
-  send_str(&r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"echo\",\"params\":{}}");
-  run_until_frames(&loop, &r, 2);
-  ASSERT(!r.closed);
-  ASSERT_EQ(0, mcpp_conn_close(r.conn));
-  finish(&loop, &r, fds);
-  ASSERT_EQ(0, r.close.err);
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 50;
+  f.s.timeout_ms = 100;
+  f.s.failures = 2;
+  f.s.on_stale = MCPP_STALE_REPORT;
+  cf_start(&f, "drop_pings.py", NULL);
+  handshake(&f);
+  run_until_event(&f.loop, &f.r, MCPP_EV_STALE);
+  send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":4,\"method\":\"echo\",\"params\":{}}");
+  run_until_frames(&f.loop, &f.r, 2);
+  ASSERT(!f.r.closed);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+  ASSERT_EQ(0, f.r.close.err);
 }

@@ -37,7 +37,7 @@ int count_fds(void) {
 
 int fd_baseline(void) {
   /* Orphaned grandchildren reparent to this test process, which reaps them
-   * in finish(): the container's init may not. */
+   * in cf_finish(): the container's init may not. */
   ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
   uv_loop_t warm;
   ASSERT_EQ(0, uv_loop_init(&warm));
@@ -111,17 +111,14 @@ static const mcpp_conn_callbacks rec_callbacks = {
 
 const mcpp_conn_callbacks *test_rec_callbacks(void) { return &rec_callbacks; }
 
-int spawn_peer(uv_loop_t *loop, rec *r, const mcpp_settings *s,
-               mcpp_stderr_mode mode, const char *peer, ...) {
+static int vspawn_peer(uv_loop_t *loop, rec *r, const mcpp_settings *s,
+                       mcpp_stderr_mode mode, const char *peer, va_list ap) {
   char *args[32];
   int n = 0;
   args[n++] = "python3";
   args[n++] = (char *)peer_path(peer);
-  va_list ap;
-  va_start(ap, peer);
   const char *a;
   while ((a = va_arg(ap, const char *)) && n < 31) args[n++] = (char *)a;
-  va_end(ap);
   args[n] = NULL;
   mcpp_spawn_options o = {0};
   o.file = "python3";
@@ -129,6 +126,15 @@ int spawn_peer(uv_loop_t *loop, rec *r, const mcpp_settings *s,
   o.stderr_mode = mode;
   int rc = mcpp_conn_spawn(&r->conn, loop, s, &o, &rec_callbacks, r, NULL);
   if (rc == 0) r->pid = mcpp_conn_pid(r->conn);
+  return rc;
+}
+
+int spawn_peer(uv_loop_t *loop, rec *r, const mcpp_settings *s,
+               mcpp_stderr_mode mode, const char *peer, ...) {
+  va_list ap;
+  va_start(ap, peer);
+  int rc = vspawn_peer(loop, r, s, mode, peer, ap);
+  va_end(ap);
   return rc;
 }
 
@@ -203,15 +209,32 @@ void assert_gone(int pid) {
   ASSERT_EQ(ESRCH, errno);
 }
 
-void finish(uv_loop_t *loop, rec *r, int fds) {
-  run_until(loop, &r->closed);
+void cf_init(conn_fixture *f) {
+  memset(f, 0, sizeof *f);
+  f->fds = fd_baseline();
+  ASSERT_EQ(0, uv_loop_init(&f->loop));
+  test_settings(&f->s);
+  f->stderr_mode = MCPP_STDERR_INHERIT;
+}
+
+void cf_start(conn_fixture *f, const char *peer, ...) {
+  va_list ap;
+  va_start(ap, peer);
+  int rc = vspawn_peer(&f->loop, &f->r, &f->s, f->stderr_mode, peer, ap);
+  va_end(ap);
+  ASSERT_EQ(0, rc);
+}
+
+void cf_finish(conn_fixture *f) {
+  rec *r = &f->r;
+  run_until(&f->loop, &r->closed);
   ASSERT_EQ(1, r->close_calls);
-  ASSERT_EQ(0, uv_run(loop, UV_RUN_DEFAULT));
-  ASSERT_EQ(0, uv_loop_close(loop));
+  ASSERT_EQ(0, uv_run(&f->loop, UV_RUN_DEFAULT));
+  ASSERT_EQ(0, uv_loop_close(&f->loop));
   ASSERT_EQ(1, r->close_calls);
   reap_orphans();
   assert_gone(r->pid);
-  ASSERT_EQ(fds, count_fds());
+  ASSERT_EQ(f->fds, count_fds());
   for (size_t i = 0; i < r->n_frames; i++) free(r->frames[i].data);
   free(r->frames);
   r->frames = NULL;

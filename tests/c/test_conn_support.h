@@ -1,7 +1,7 @@
 /*
  * Helpers for the driver and runtime tests: peers by name, fd counting,
- * a recording connection, and the end-of-test checks (loop closed, no fd,
- * no process left).
+ * a recording connection, the driver tests' fixture, and the end-of-test
+ * checks (loop closed, no fd, no process left).
  */
 #ifndef MCPP_TEST_CONN_SUPPORT_H
 #define MCPP_TEST_CONN_SUPPORT_H
@@ -59,7 +59,8 @@ void test_settings(mcpp_settings *s);
 
 /* Spawns python3 tests/peers/<peer> args... (NULL-terminated) into r. */
 int spawn_peer(uv_loop_t *loop, rec *r, const mcpp_settings *s,
-               mcpp_stderr_mode mode, const char *peer, ...);
+               mcpp_stderr_mode mode, const char *peer, ...)
+    __attribute__((sentinel));
 
 /* The callbacks that record into a rec (user_data). */
 const mcpp_conn_callbacks *test_rec_callbacks(void);
@@ -82,10 +83,26 @@ int frame_is(const rec *r, size_t i, const char *s);
 /* Index of the first frame containing s, or SIZE_MAX. */
 size_t find_frame(const rec *r, const char *s);
 
-/* After on_close: frees the recording, runs the loop dry, and checks the
- * loop closes, the process and its group are gone and fds are back to
- * `fds`. */
-void finish(uv_loop_t *loop, rec *r, int fds);
+/* One driver test: a loop and one recorded connection to a peer, with
+ * the checks every such test ends with. */
+typedef struct conn_fixture {
+  int fds; /* open fds before the test */
+  uv_loop_t loop;
+  mcpp_settings s;              /* test_settings(); adjust before cf_start */
+  mcpp_stderr_mode stderr_mode; /* for cf_start; INHERIT unless set */
+  rec r;
+} conn_fixture;
+
+/* Takes the fd baseline, initializes the loop and the settings. */
+void cf_init(conn_fixture *f);
+/* Spawns python3 tests/peers/<peer> args... (NULL-terminated) into f->r
+ * with f->s and f->stderr_mode, and asserts it started. */
+void cf_start(conn_fixture *f, const char *peer, ...) __attribute__((sentinel));
+/* Once f->r is closed (runs the loop until then): frees the recording,
+ * runs the loop dry, and checks on_close ran once, the loop closes, the
+ * process and its group are gone and fds are back to the baseline. */
+void cf_finish(conn_fixture *f);
+
 /* Waits for every child left (orphans reparented to us); call only when
  * no libuv process handle is live. */
 void reap_orphans(void);

@@ -19,6 +19,7 @@
 #include "test_conn_support.h"
 
 typedef struct host {
+  int fds; /* open fds before the test */
   mcpp_runtime *rt;
   int efd;
   atomic_int notified;
@@ -36,8 +37,10 @@ static void host_notify(void *ud) {
   ASSERT_EQ(8, write(h->efd, &one, 8));
 }
 
+/* Takes the fd baseline, then starts a runtime that notifies an eventfd. */
 static void host_init(host *h) {
   memset(h, 0, sizeof *h);
+  h->fds = fd_baseline();
   h->efd = eventfd(0, EFD_CLOEXEC);
   ASSERT(h->efd >= 0);
   mcpp_runtime_options o = {host_notify, h, NULL};
@@ -85,29 +88,52 @@ static mcpp_item *find_event_item(host *h, mcpp_event_type type) {
   return NULL;
 }
 
-static void free_items(host *h, mcpp_runtime *rt) {
-  for (size_t i = 0; i < h->n_items; i++) mcpp_runtime_items_free(rt, h->items[i]);
+/* Frees the drained items and the runtime, which must close its loop. */
+static void host_free(host *h) {
+  for (size_t i = 0; i < h->n_items; i++)
+    mcpp_runtime_items_free(h->rt, h->items[i]);
   h->n_items = 0;
+  mcpp_runtime_free(h->rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h->efd);
+}
+
+/* host_free, then no child and no fd of the test is left. */
+static void host_finish(host *h) {
+  host_free(h);
+  reap_orphans();
+  ASSERT_EQ(h->fds, count_fds());
+}
+
+/* Spawns args (args[0] is the program) with the test settings. */
+static int spawn_args(host *h, char **args, mcpp_stderr_mode mode, void *ud,
+                      uint64_t *id, char *errbuf, size_t cap) {
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  o.stderr_mode = mode;
+  mcpp_settings s;
+  test_settings(&s);
+  return mcpp_runtime_spawn(h->rt, &s, &o, ud, id, errbuf, cap);
 }
 
 static int spawn_echo(host *h, uint64_t *id, void *ud, char *errbuf,
                       size_t cap) {
   char *args[] = {"python3", (char *)peer_path("echo.py"), "--stderr",
                   "runtime hello", NULL};
-  mcpp_spawn_options o = {0};
-  o.file = "python3";
-  o.args = args;
-  o.stderr_mode = MCPP_STDERR_CALLBACK;
-  mcpp_settings s;
-  test_settings(&s);
-  return mcpp_runtime_spawn(h->rt, &s, &o, ud, id, errbuf, cap);
+  return spawn_args(h, args, MCPP_STDERR_CALLBACK, ud, id, errbuf, cap);
+}
+
+/* A server that never answers our pings. */
+static int spawn_drop_pings(host *h, uint64_t *id) {
+  char *args[] = {"python3", (char *)peer_path("drop_pings.py"), NULL};
+  return spawn_args(h, args, MCPP_STDERR_INHERIT, NULL, id, NULL, 0);
 }
 
 static const char echo_req[] =
     "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"echo\",\"params\":{\"x\":1}}";
 
 TEST(runtime_spawn_send_ping_close_from_host_thread) {
-  int fds = fd_baseline();
   host h;
   host_init(&h);
   int marker;
@@ -158,17 +184,11 @@ TEST(runtime_spawn_send_ping_close_from_host_thread) {
   ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_info(h.rt, id, &info, NULL));
   ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_ping(h.rt, id, 0, 1));
 
-  free_items(&h, h.rt);
-  mcpp_runtime_free(h.rt);
-  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
-  close(h.efd);
-  reap_orphans();
-  ASSERT_EQ(fds, count_fds());
+  host_finish(&h);
 }
 
 /* notify fires when the queue turns non-empty, not per item. */
 TEST(runtime_items_batched_notify_once_per_batch) {
-  int fds = fd_baseline();
   host h;
   host_init(&h);
   uint64_t id;
@@ -203,12 +223,7 @@ TEST(runtime_items_batched_notify_once_per_batch) {
   ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
   host_wait_drain(&h);
   ASSERT_EQ(2, atomic_load(&h.notified));
-  free_items(&h, h.rt);
-  mcpp_runtime_free(h.rt);
-  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
-  close(h.efd);
-  reap_orphans();
-  ASSERT_EQ(fds, count_fds());
+  host_finish(&h);
 }
 
 /* A sent ping wakes nobody: its PING event waits for the next batch (here
@@ -216,17 +231,10 @@ TEST(runtime_items_batched_notify_once_per_batch) {
  * not two. Were the PING to wake the host, the first batch would hold it
  * alone. */
 TEST(runtime_ping_event_rides_with_its_outcome) {
-  int fds = fd_baseline();
   host h;
   host_init(&h);
-  char *args[] = {"python3", (char *)peer_path("drop_pings.py"), NULL};
-  mcpp_spawn_options o = {0};
-  o.file = "python3";
-  o.args = args;
-  mcpp_settings s;
-  test_settings(&s);
   uint64_t id;
-  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  ASSERT_EQ(0, spawn_drop_pings(&h, &id));
   ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 300, 77));
   host_wait_drain(&h);
   ASSERT_GE(h.n_items, 2);
@@ -236,28 +244,16 @@ TEST(runtime_ping_event_rides_with_its_outcome) {
   ASSERT_EQ(MCPP_EV_TIMEOUT, h.items[1]->event.type);
   ASSERT_UINT_EQ(77, h.items[0]->ping_token);
   ASSERT_UINT_EQ(77, h.items[1]->ping_token);
-  free_items(&h, h.rt);
-  mcpp_runtime_free(h.rt);
-  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
-  close(h.efd);
-  reap_orphans();
-  ASSERT_EQ(fds, count_fds());
+  host_finish(&h);
 }
 
 /* A cancelled ping reports nothing: the ping sent after it, with the same
  * timeout, times out first. The pid is known until the CLOSED item. */
 TEST(runtime_cancel_ping_and_pid) {
-  int fds = fd_baseline();
   host h;
   host_init(&h);
-  char *args[] = {"python3", (char *)peer_path("drop_pings.py"), NULL};
-  mcpp_spawn_options o = {0};
-  o.file = "python3";
-  o.args = args;
-  mcpp_settings s;
-  test_settings(&s);
   uint64_t id;
-  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  ASSERT_EQ(0, spawn_drop_pings(&h, &id));
   int pid = mcpp_runtime_pid(h.rt, id);
   ASSERT_GT(pid, 0);
   ASSERT_EQ(0, kill(pid, 0));
@@ -275,16 +271,10 @@ TEST(runtime_cancel_ping_and_pid) {
         h.items[i]->event.type == MCPP_EV_TIMEOUT)
       ASSERT_UINT_EQ(6, h.items[i]->ping_token);
   ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_pid(h.rt, id));
-  free_items(&h, h.rt);
-  mcpp_runtime_free(h.rt);
-  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
-  close(h.efd);
-  reap_orphans();
-  ASSERT_EQ(fds, count_fds());
+  host_finish(&h);
 }
 
 TEST(runtime_spawn_failure_reports_reason) {
-  int fds = fd_baseline();
   host h;
   host_init(&h);
   char *args[] = {"/nonexistent/server", NULL};
@@ -300,16 +290,12 @@ TEST(runtime_spawn_failure_reports_reason) {
   ASSERT(strstr(err, "no such file") != NULL);
   ASSERT(mcpp_runtime_drain(h.rt) == NULL);
   ASSERT_EQ(0, atomic_load(&h.notified));
-  mcpp_runtime_free(h.rt);
-  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
-  close(h.efd);
-  ASSERT_EQ(fds, count_fds());
+  host_finish(&h);
 }
 
 /* free() with connections open and items undrained: everything killed,
  * reaped and freed, the thread joined. */
 TEST(runtime_free_closes_everything) {
-  int fds = fd_baseline();
   host h;
   host_init(&h);
   uint64_t ids[3];
@@ -319,15 +305,12 @@ TEST(runtime_free_closes_everything) {
   }
   while (h.n_items < 3 || !find_item(&h, MCPP_ITEM_MESSAGE, 0))
     host_wait_drain(&h);
-  free_items(&h, h.rt);
-  mcpp_runtime_free(h.rt);
-  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
-  close(h.efd);
+  host_free(&h);
   /* No child of ours is left, not even a zombie. */
   errno = 0;
   ASSERT_EQ(-1, waitpid(-1, NULL, WNOHANG));
   ASSERT_EQ(ECHILD, errno);
-  ASSERT_EQ(fds, count_fds());
+  ASSERT_EQ(h.fds, count_fds());
 }
 
 TEST(runtime_free_without_spawn_starts_no_thread) {
@@ -345,7 +328,6 @@ TEST(runtime_free_without_spawn_starts_no_thread) {
 /* A forked child forgets the parent's connections without touching them
  * and can start its own. */
 TEST_TIMEOUT(runtime_after_fork_child_starts_fresh, 40) {
-  int fds = fd_baseline();
   host h;
   host_init(&h);
   uint64_t id;
@@ -369,10 +351,5 @@ TEST_TIMEOUT(runtime_after_fork_child_starts_fresh, 40) {
   /* The parent's connection is untouched. */
   ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
   wait_item(&h, MCPP_ITEM_MESSAGE);
-  free_items(&h, h.rt);
-  mcpp_runtime_free(h.rt);
-  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
-  close(h.efd);
-  reap_orphans();
-  ASSERT_EQ(fds, count_fds());
+  host_finish(&h);
 }
