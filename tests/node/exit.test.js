@@ -4,6 +4,7 @@
 // scenario runs in its own child process with a bound.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const fs = require('node:fs');
 const path = require('node:path');
 const { Worker } = require('node:worker_threads');
 const mcpping = require('../../node');
@@ -20,16 +21,38 @@ async function scenario(name) {
   return lines[0] || {};
 }
 
+/** @returns {string|null} /proc/PID/stat, null once the process is gone */
+function procStat(pid) {
+  try {
+    return fs.readFileSync(`/proc/${pid}/stat`, 'utf8');
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Waits up to `ms` for a process that is not our child to be gone or a
+ * zombie. The SIGKILL sent to its group takes effect once the kernel runs
+ * it, and a foreign process's death has no event to await, so this polls.
+ */
+async function gone(pid, ms) {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const stat = procStat(pid);
+    if (stat === null || /\) Z /.test(stat)) return null;
+    if (Date.now() > deadline) return stat;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
 for (const name of ['closed', 'idleOpen', 'keepaliveUnref', 'processExit']) {
   test(`the process exits on its own and leaves no server behind: ${name}`, async () => {
     const { grandchild } = await scenario(name);
     assert.ok(Number.isInteger(grandchild) && grandchild > 0);
     // The server's group was killed at close or at exit: its grandchild is
     // gone (at most a zombie awaiting its new parent).
-    const stat = require('node:fs').existsSync(`/proc/${grandchild}/stat`)
-      ? require('node:fs').readFileSync(`/proc/${grandchild}/stat`, 'utf8')
-      : null;
-    assert.ok(stat === null || /\) Z /.test(stat), `grandchild ${grandchild} still runs: ${stat}`);
+    const stat = await gone(grandchild, 2000);
+    assert.equal(stat, null, `grandchild ${grandchild} still runs: ${stat}`);
   });
 }
 
@@ -75,8 +98,7 @@ test('worker threads each get their own runtime; terminating one reaps its serve
   for (const m of msgs) assert.ok(m.rtt > 0);
   await Promise.all(workers.map((w) => w.terminate()));
   for (const m of msgs) {
-    const fs = require('node:fs');
-    const stat = fs.existsSync(`/proc/${m.grandchild}/stat`) ? fs.readFileSync(`/proc/${m.grandchild}/stat`, 'utf8') : null;
-    assert.ok(stat === null || /\) Z /.test(stat), `grandchild ${m.grandchild} still runs`);
+    const stat = await gone(m.grandchild, 2000);
+    assert.equal(stat, null, `grandchild ${m.grandchild} still runs: ${stat}`);
   }
 });
