@@ -59,6 +59,7 @@ struct mcpp_conn {
   uv_pipe_t out; /* the server's stdout: we read */
   uv_pipe_t err; /* the server's stderr, in MCPP_STDERR_CALLBACK mode */
   uv_timer_t timer;
+  uv_prepare_t flusher; /* writes the cork out before the loop blocks */
   int has_err_pipe;
   int handles; /* initialized handles whose close callback has not run */
   int failed;  /* spawn failed: free silently once the handles closed */
@@ -118,9 +119,11 @@ static void enter(mcpp_conn *c) { c->in_engine++; }
 
 static void flush_cork(mcpp_conn *c);
 
+static void on_flush(uv_prepare_t *p);
+
 static void leave(mcpp_conn *c) {
   if (--c->in_engine) return;
-  flush_cork(c);
+  if (c->cork_len && !c->closing) uv_prepare_start(&c->flusher, on_flush);
   if (c->has_pending && !c->closing) {
     c->has_pending = 0;
     start_close(c, c->pending_err, c->pending_reason);
@@ -167,14 +170,17 @@ static void close_remaining(mcpp_conn *c) {
   close_handle(c, (uv_handle_t *)&c->in);
   close_handle(c, (uv_handle_t *)&c->out);
   close_handle(c, (uv_handle_t *)&c->timer);
+  close_handle(c, (uv_handle_t *)&c->flusher);
   if (c->has_err_pipe) close_handle(c, (uv_handle_t *)&c->err);
 }
 
 /* ----------------------------------------------------------------- writes */
 
-/* Frames produced during one engine call (say, the pongs for a read full
- * of pings) are corked into one buffer and written with one syscall when
- * the call returns: fewer syscalls, and a pipe holds far more of them. */
+/* Frames produced during one loop iteration (the pongs for a read full of
+ * pings, the 64 pings a caller pipelines, a burst of application sends)
+ * are corked into one buffer and written with one syscall just before the
+ * loop next blocks, in the prepare phase: fewer syscalls, and a pipe holds
+ * far more of them. Nothing waits longer than that iteration. */
 
 static void on_write(uv_write_t *req, int status) {
   wreq *w = (wreq *)req;
@@ -266,6 +272,14 @@ static void flush_cork(mcpp_conn *c) {
   }
 }
 
+static void on_flush(uv_prepare_t *p) {
+  mcpp_conn *c = p->data;
+  uv_prepare_stop(p);
+  enter(c);
+  flush_cork(c);
+  leave(c);
+}
+
 static int grow(mcpp_conn *c, void **p, size_t *cap, size_t need,
                 size_t unit) {
   if (need <= *cap) return 0;
@@ -279,7 +293,7 @@ static int grow(mcpp_conn *c, void **p, size_t *cap, size_t need,
 }
 
 /* Queues frame + "\n" behind everything before it. Runs inside
- * enter()/leave(), which flushes. Large frames skip the cork. */
+ * enter()/leave(), which arms the flush. Large frames skip the cork. */
 static int write_frame(mcpp_conn *c, const char *frame, size_t len, int pong) {
   if (c->write_broken || c->closing) return 0;
   if (len >= CORK_KEEP) {
@@ -483,6 +497,8 @@ static void on_proc_exit(mcpp__proc *p) {
 
 static void start_close(mcpp_conn *c, int err, const char *reason) {
   if (c->closing) return;
+  /* What the application sent before closing still goes out. */
+  flush_cork(c);
   c->closing = 1;
   c->close_err = err;
   snprintf(c->reason, sizeof c->reason, "%s", reason);
@@ -534,10 +550,7 @@ static void fail_spawn(mcpp_conn *c) {
   mcpp_engine_free(c->engine);
   c->engine = NULL;
   close_handle(c, (uv_handle_t *)&c->proc.handle);
-  close_handle(c, (uv_handle_t *)&c->in);
-  close_handle(c, (uv_handle_t *)&c->out);
-  close_handle(c, (uv_handle_t *)&c->timer);
-  if (c->has_err_pipe) close_handle(c, (uv_handle_t *)&c->err);
+  close_remaining(c);
 }
 
 int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
@@ -584,6 +597,8 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   init_handle(c, (uv_handle_t *)&c->out);
   uv_timer_init(loop, &c->timer);
   init_handle(c, (uv_handle_t *)&c->timer);
+  uv_prepare_init(loop, &c->flusher);
+  init_handle(c, (uv_handle_t *)&c->flusher);
   uv_stdio_container_t stdio[3];
   stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
   stdio[0].data.stream = (uv_stream_t *)&c->in;
