@@ -165,7 +165,7 @@ async function run(argv) {
   const intervalMs = Math.round(opts.intervalS * 1000);
   report.connected({ peer: target.peer, transport: target.transport, protocolVersion: target.protocolVersion, sessionId: target.sessionId, timeoutMs, intervalMs });
 
-  const stats = { sent: 0, received: 0, rtts: [], failed: 0 };
+  const stats = { sent: 0, received: 0, failed: 0 };
   let unsupported = null;
   let lost = null;
   const first = Date.now();
@@ -175,7 +175,6 @@ async function run(argv) {
     try {
       const rtt = await target.ping({ timeoutMs, signal: stop.signal });
       stats.received++;
-      stats.rtts.push(rtt);
       report.pong(seq, rtt);
     } catch (err) {
       if (stop.signal.aborted && !(err instanceof errors.McppError)) break; // Ctrl-C or -w mid-ping
@@ -221,7 +220,7 @@ async function run(argv) {
     process.stderr.write(`mcpping: ${lost}\n`);
     return 2;
   }
-  report.summary({ sent: stats.sent, received: stats.received, timeMs, rtts: stats.rtts });
+  report.summary({ sent: stats.sent, received: stats.received, timeMs });
   return stats.received === stats.sent && stats.sent > 0 ? 0 : 1;
 }
 

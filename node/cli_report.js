@@ -3,7 +3,7 @@
  * The CLI's output, human (ping(8) style) or --json, and its statistics.
  * docs/cli.md is the contract; the Python command prints the same.
  */
-const { percentile } = require('./rtt_stats');
+const { RttStats } = require('./rtt_stats');
 
 /**
  * A number as Python's json.dumps prints a float (20 -> "20.0").
@@ -17,30 +17,6 @@ function pyFloat(x) {
 /** @param {number} x @returns {number} x rounded to 3 decimals */
 function round3(x) {
   return Math.round(x * 1000) / 1000;
-}
-
-/**
- * The summary's figures over every RTT of the run, exact: p50/p99 cover the
- * whole run, as docs/cli.md says, not the recent window of RttStats, and
- * the arithmetic is the Python CLI's so both print the same bytes.
- * @param {number[]} rtts ms
- * @returns {{min: number, avg: number, max: number, mdev: number, p50: number, p99: number}|null}
- */
-function rttStats(rtts) {
-  if (rtts.length === 0) return null;
-  const sorted = [...rtts].sort((a, b) => a - b);
-  const n = sorted.length;
-  const avg = sorted.reduce((s, x) => s + x, 0) / n;
-  const sq = sorted.reduce((s, x) => s + x * x, 0) / n;
-  const mdev = Math.sqrt(Math.max(0, sq - avg * avg));
-  return {
-    min: sorted[0],
-    avg,
-    max: sorted[n - 1],
-    mdev,
-    p50: percentile(sorted, 50),
-    p99: percentile(sorted, 99),
-  };
 }
 
 /**
@@ -72,6 +48,10 @@ function jsonLine(pairs) {
 
 class Reporter {
   /**
+   * The summary's RTT figures come from RttStats, fed by pong(), so memory
+   * stays bounded however long the run: min/avg/max/mdev cover every pong,
+   * p50/p99 the most recent 10,000 pongs. Python's command uses Stats, which
+   * gives bit-identical figures.
    * @param {{json: boolean, quiet: boolean, out?: NodeJS.WritableStream}} opts
    */
   constructor(opts) {
@@ -79,6 +59,7 @@ class Reporter {
     this.quiet = opts.quiet;
     this.out = opts.out || process.stdout;
     this.name = '';
+    this.stats = new RttStats();
   }
 
   line(text) {
@@ -103,6 +84,7 @@ class Reporter {
   }
 
   pong(seq, rttMs) {
+    this.stats.add(rttMs); // counted for the summary even with -q
     if (this.quiet) return;
     if (this.json) this.line(jsonLine([['event', 'pong'], ['seq', seq], ['rtt_ms', round3(rttMs), 'float']]));
     else this.line(`pong from ${this.name}: seq=${seq} time=${rttMs.toFixed(3)} ms`);
@@ -133,11 +115,14 @@ class Reporter {
   }
 
   /**
-   * @param {{sent: number, received: number, timeMs: number, rtts: number[]}} s
+   * @param {{sent: number, received: number, timeMs: number}} s
    */
   summary(s) {
+    // ping(8)'s loss from the counts, not RttStats.lossPct (lost of finished).
     const loss = lossPct(s.sent, s.received);
-    const st = rttStats(s.rtts);
+    const r = this.stats.summary();
+    const st = r.count === 0 ? null
+      : { min: r.minMs, avg: r.avgMs, max: r.maxMs, mdev: r.mdevMs, p50: r.p50Ms, p99: r.p99Ms };
     if (this.json) {
       const rtt = st
         ? jsonLine(['min', 'avg', 'max', 'mdev', 'p50', 'p99'].map((k) => [k, round3(st[k]), 'float']))
@@ -161,4 +146,4 @@ class Reporter {
   }
 }
 
-module.exports = { Reporter, rttStats, lossPct, formatLoss, percentile, pyFloat, jsonLine };
+module.exports = { Reporter, lossPct, formatLoss, pyFloat, jsonLine };

@@ -10,7 +10,7 @@ import json
 import sys
 from typing import IO, Any
 
-from .stats import nearest_rank
+from .stats import Stats
 
 __all__ = ["Reporter", "format_loss"]
 
@@ -26,13 +26,21 @@ def format_loss(pct: float) -> str:
 
 
 class Reporter:
-    """Prints a run's header, per-ping lines and summary."""
+    """Prints a run's header, per-ping lines and summary.
+
+    The summary's RTT figures come from :class:`~mcpping.stats.Stats`, fed in
+    ms by :meth:`pong`, so memory stays bounded however long the run:
+    min/avg/max/mdev cover every pong, p50/p99 the most recent
+    :data:`~mcpping.stats.WINDOW` (10,000) pongs. Node's command uses
+    RttStats, which gives bit-identical figures.
+    """
 
     def __init__(self, json_mode: bool, quiet: bool, out: IO[str] | None = None) -> None:
         self.json = json_mode
         self.quiet = quiet
         self.out = out or sys.stdout
         self.name = ""
+        self.stats = Stats()  # RTTs in ms here (its arithmetic is unit-free)
 
     def _line(self, text: str) -> None:
         self.out.write(text + "\n")
@@ -49,6 +57,7 @@ class Reporter:
                        f"timeout {timeout_ms / 1000:.1f} s, interval {interval_ms / 1000:.1f} s")
 
     def pong(self, seq: int, rtt_ms: float) -> None:
+        self.stats.add_rtt(rtt_ms)  # counted for the summary even with -q
         if self.quiet:
             return
         if self.json:
@@ -84,16 +93,13 @@ class Reporter:
         if self.json and not self.quiet:
             self._line(_j({"event": "unsupported", "seq": seq, "code": code, "message": message}))
 
-    def summary(self, sent: int, received: int, time_ms: float, rtts_ms: list[float]) -> None:
+    def summary(self, sent: int, received: int, time_ms: float) -> None:
+        # ping(8)'s loss, unanswered of sent; not Stats.loss (lost of finished).
         loss = (sent - received) / sent * 100 if sent else 0.0
         keys = ("min", "avg", "max", "mdev", "p50", "p99")
         st: dict[str, float] | None = None
-        if rtts_ms:
-            s = sorted(rtts_ms)
-            avg = sum(s) / len(s)
-            mdev = max(0.0, sum(x * x for x in s) / len(s) - avg * avg) ** 0.5
-            st = {"min": s[0], "avg": avg, "max": s[-1], "mdev": mdev,
-                  "p50": nearest_rank(s, 50), "p99": nearest_rank(s, 99)}
+        if self.stats.received:
+            st = {k: getattr(self.stats, k) for k in keys}
         if self.json:
             rtt = {k: (float(round(st[k], 3)) if st else None) for k in keys}
             self._line(_j({"event": "summary", "sent": sent, "received": received,

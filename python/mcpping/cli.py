@@ -183,7 +183,6 @@ def _reason(exc: BaseException) -> str:
 async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
                      end: float) -> int:
     sent = received = 0
-    rtts: list[float] = []
     first = time.monotonic()
     seq = 0
     while (o.count is None or seq < o.count) and not stop.is_set() and time.monotonic() < end:
@@ -218,7 +217,6 @@ async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
             break
         else:
             received += 1
-            rtts.append(rtt * 1000)
             rep.pong(seq, rtt * 1000)
         if o.count is not None and seq >= o.count:
             break
@@ -229,7 +227,7 @@ async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
                 await asyncio.wait_for(stop.wait(), delay)
             except asyncio.TimeoutError:
                 pass
-    rep.summary(sent, received, (time.monotonic() - first) * 1000, rtts)
+    rep.summary(sent, received, (time.monotonic() - first) * 1000)
     return 0 if sent and received == sent else 1
 
 

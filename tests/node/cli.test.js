@@ -216,3 +216,59 @@ test('Streamable HTTP: a 404 answer to ping means unsupported (exit 2); session 
     await new Promise((resolve) => server.close(resolve));
   }
 });
+
+// The summary's statistics, unit level: the Reporter keeps them in a bounded
+// RttStats, not an array of every RTT (docs/cli.md).
+const { Reporter } = require('../../node/cli_report');
+const { RttStats } = require('../../node/rtt_stats');
+
+/** Feeds RTTs (ms) to a quiet --json Reporter; returns it and its summary object. */
+function reportSummary(rtts, sent = rtts.length) {
+  let text = '';
+  const report = new Reporter({ json: true, quiet: true, out: { write: (s) => { text += s; } } });
+  rtts.forEach((rtt, i) => report.pong(i + 1, rtt));
+  report.summary({ sent, received: rtts.length, timeMs: 1000 });
+  const lines = text.trimEnd().split('\n');
+  assert.equal(lines.length, 1); // -q: the pongs printed nothing
+  return { report, summary: JSON.parse(lines[0]) };
+}
+
+test('the report keeps a bounded RttStats: p50/p99 over the last 10,000 pongs, the rest over the run', () => {
+  const rtts = Array.from({ length: 20000 }, (_, i) => i + 1); // 1 .. 20000 ms
+  const { report, summary } = reportSummary(rtts);
+  assert.ok(report.stats instanceof RttStats);
+  assert.equal(report.stats.recent().length, 10000); // only the window is kept
+  assert.ok(!Object.values(report).some((v) => Array.isArray(v) && v.length > 10000));
+  const r = summary.rtt_ms;
+  // p50/p99 over the last 10,000 (10001..20000); the whole run would give 10000/19800.
+  assert.equal(r.p50, 15000);
+  assert.equal(r.p99, 19900);
+  // min/avg/max/mdev over the whole run; the window alone would give min 10001.
+  assert.equal(r.min, 1);
+  assert.equal(r.max, 20000);
+  assert.equal(r.avg, 10000.5);
+  assert.equal(r.mdev, Math.round(Math.sqrt((20000 ** 2 - 1) / 12) * 1000) / 1000);
+  assert.deepEqual([summary.sent, summary.received], [20000, 20000]);
+});
+
+test('the report\'s mdev is the population standard deviation', () => {
+  const { summary } = reportSummary([1, 3]);
+  assert.equal(summary.rtt_ms.mdev, 1); // the sample deviation would be 1.414
+  assert.equal(summary.rtt_ms.avg, 2);
+});
+
+test('the report\'s loss is unanswered of sent, from the counts', () => {
+  // 3 pongs of 4 sent, one still unanswered at the end: RttStats.lossPct would say 0.
+  const { report, summary } = reportSummary([1, 2, 3], 4);
+  assert.equal(report.stats.lossPct, 0);
+  assert.equal(summary.loss_pct, 25);
+});
+
+test('the report without pongs has null figures and no rtt line', () => {
+  let text = '';
+  const report = new Reporter({ json: false, quiet: false, out: { write: (s) => { text += s; } } });
+  report.summary({ sent: 2, received: 0, timeMs: 10 });
+  assert.equal(text.trimEnd().split('\n').at(-1), '2 pings sent, 0 pongs received, 100% loss, time 10 ms');
+  const { summary } = reportSummary([], 2);
+  assert.deepEqual(summary.rtt_ms, { min: null, avg: null, max: null, mdev: null, p50: null, p99: null });
+});

@@ -104,3 +104,46 @@ test('parity: Streamable HTTP against server-everything', async () => {
     await server.stop();
   }
 });
+
+test('parity: both reporters print the same summary bytes for the same 25,000 RTTs', async () => {
+  const fs = require('node:fs');
+  const os = require('node:os');
+  const { Reporter } = require('../../node/cli_report');
+  // µs-resolution RTTs as the engine reports them, drifting upward so that
+  // the last 10,000 differ from the run (p50/p99 cover only those).
+  let seed = 12345;
+  const rtts = Array.from({ length: 25000 }, (_, i) => {
+    seed = (seed * 48271) % 2147483647; // Park-Miller, exact in doubles
+    return Math.round((seed % 2000) + i / 10) / 1000;
+  });
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-parity-'));
+  const file = path.join(dir, 'rtts.json');
+  fs.writeFileSync(file, JSON.stringify(rtts));
+  const summaries = (json) => {
+    let text = '';
+    const report = new Reporter({ json, quiet: true, out: { write: (s) => { text += s; } } });
+    report.name = 'peer';
+    rtts.forEach((rtt, i) => report.pong(i + 1, rtt));
+    report.summary({ sent: rtts.length + 3, received: rtts.length, timeMs: 1234.4 });
+    return text;
+  };
+  const script = [
+    'import io, json, sys',
+    'from mcpping._report import Reporter',
+    'rtts = json.load(open(sys.argv[1]))',
+    'for mode in (True, False):',
+    '    out = io.StringIO(); rep = Reporter(mode, True, out); rep.name = "peer"',
+    '    for i, r in enumerate(rtts, 1): rep.pong(i, r)',
+    '    rep.summary(len(rtts) + 3, len(rtts), 1234.4)',
+    '    sys.stdout.write(out.getvalue())',
+  ].join('\n');
+  const res = await h.run('python3', ['-c', script, file], { timeoutMs: 60000 });
+  fs.rmSync(dir, { recursive: true, force: true });
+  assert.equal(res.status, 0, res.stderr);
+  const js = summaries(true) + summaries(false);
+  assert.equal(res.stdout, js);
+  // The p50 is the window's, not the run's, in both.
+  const p50 = JSON.parse(js.split('\n')[0]).rtt_ms.p50;
+  const whole = [...rtts].sort((a, b) => a - b)[12499];
+  assert.notEqual(p50, Math.round(whole * 1000) / 1000);
+});

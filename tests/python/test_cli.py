@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import io
 import json
+import math
 import re
 import shutil
 import subprocess
@@ -13,6 +15,8 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 import pytest
 
 from conftest import HERE, PY, peer
+from mcpping import Stats
+from mcpping._report import Reporter
 
 EXE = shutil.which("mcpping")
 
@@ -174,3 +178,58 @@ def test_http_404_is_unsupported_exit_2():
         srv.shutdown()
     assert r.returncode == 2
     assert r.stderr.startswith("mcpping: ping unsupported")
+
+
+# The summary's statistics, unit level: the Reporter keeps them in a bounded
+# Stats, not a list of every RTT (docs/cli.md).
+
+def _summary(rtts_ms: list[float], sent: int | None = None) -> tuple[Reporter, dict]:
+    out = io.StringIO()
+    rep = Reporter(json_mode=True, quiet=True, out=out)
+    for i, rtt in enumerate(rtts_ms, 1):
+        rep.pong(i, rtt)
+    n = len(rtts_ms) if sent is None else sent
+    rep.summary(n, len(rtts_ms), 1000.0)
+    lines = out.getvalue().splitlines()
+    assert len(lines) == 1  # -q: the pongs printed nothing
+    return rep, json.loads(lines[0])
+
+
+def test_report_keeps_a_bounded_stats_p50_p99_over_the_last_10000():
+    rtts = [float(i) for i in range(1, 20_001)]  # 1 .. 20000 ms
+    rep, s = _summary(rtts)
+    assert isinstance(rep.stats, Stats)
+    assert len(rep.stats.rtts) == 10_000  # only the window is kept
+    assert not any(isinstance(v, list) and len(v) > 10_000 for v in vars(rep).values())
+    r = s["rtt_ms"]
+    # p50/p99 over the last 10,000 (10001..20000); the whole run would give 10000/19800.
+    assert r["p50"] == 15_000.0
+    assert r["p99"] == 19_900.0
+    # min/avg/max/mdev over the whole run; the window alone would give min 10001.
+    assert r["min"] == 1.0
+    assert r["max"] == 20_000.0
+    assert r["avg"] == 10_000.5
+    assert r["mdev"] == round(math.sqrt((20_000 ** 2 - 1) / 12), 3)
+    assert (s["sent"], s["received"]) == (20_000, 20_000)
+
+
+def test_report_mdev_is_the_population_standard_deviation():
+    _, s = _summary([1.0, 3.0])
+    assert s["rtt_ms"]["mdev"] == 1.0  # the sample deviation would be 1.414
+    assert s["rtt_ms"]["avg"] == 2.0
+
+
+def test_report_loss_is_unanswered_of_sent_from_the_counts():
+    # 3 pongs of 4 sent, one still unanswered at the end: Stats.loss would say 0.
+    rep, s = _summary([1.0, 2.0, 3.0], sent=4)
+    assert rep.stats.loss == 0.0
+    assert s["loss_pct"] == 25.0
+
+
+def test_report_without_pongs_has_null_figures_and_no_rtt_line():
+    out = io.StringIO()
+    rep = Reporter(json_mode=False, quiet=False, out=out)
+    rep.summary(2, 0, 10.0)
+    assert out.getvalue().splitlines()[-1] == "2 pings sent, 0 pongs received, 100% loss, time 10 ms"
+    _, s = _summary([], sent=2)
+    assert s["rtt_ms"] == {k: None for k in ("min", "avg", "max", "mdev", "p50", "p99")}
