@@ -40,7 +40,7 @@ build/test-c-asan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
 build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a build/responder
 	$(CC) $(BASE_CFLAGS) -O2 -g $(BENCH_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
-# The fastest peer we can write, for the RTT benchmarks.
+# The fastest MCP server we can write, for every benchmark.
 build/responder: tests/peers/responder.c
 	@mkdir -p build
 	$(CC) -O2 -Wall -Wextra $< -o $@
@@ -96,11 +96,7 @@ bench-engine: build/bench-engine
 # Side-by-side benchmarks (bench/run.py): mcpping next to the official SDKs
 # and a bare pipe; writes bench/RESULTS.md and bench/latency_cdf.png.
 # `make bench BENCH_OPTS="--quick --rows 1,3"` for a short partial run.
-BENCH_PROGRAMS := build/bench-responder build/bench-c-ping build/bench-idle-cost build/bench-engine
-
-build/bench-responder: bench/rows/bench_responder.c
-	@mkdir -p build
-	$(CC) -O2 -Wall -Wextra $< -o $@
+BENCH_PROGRAMS := build/responder build/bench-c-ping build/bench-idle-cost build/bench-engine
 
 build/bench-c-ping: bench/rows/c_ping.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@

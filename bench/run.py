@@ -4,7 +4,7 @@
     python3 bench/run.py [--quick] [--rows 1,2,3,4,5,6,e] [--reps R]
 
 `make bench` builds what this needs and runs it. Every row runs real
-subprocesses over stdio pipes against build/bench-responder (or, for row 3,
+subprocesses over stdio pipes against build/responder (or, for row 3,
 bench/rows/ping_server.py). Rows 1, 2, 3 and 6 run each measurement R times,
 interleaved, and report medians over the runs; ratios are taken against the
 baseline of the same run (then the median of those ratios). Writes
@@ -38,7 +38,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 ROWS = os.path.join(HERE, "rows")
 BUILD = os.path.join(ROOT, "build")
-RESPONDER = os.path.join(BUILD, "bench-responder")
+RESPONDER = os.path.join(BUILD, "responder")
 C_PING = os.path.join(BUILD, "bench-c-ping")
 IDLE_COST = os.path.join(BUILD, "bench-idle-cost")
 PY = sys.executable
@@ -392,7 +392,7 @@ FROZEN_SERIES = {
 def pid_alive_responder(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"bench-responder" in f.read()
+            return os.path.basename(f.read().split(b"\0")[0]) == b"responder"
     except OSError:
         return False
 
@@ -571,7 +571,7 @@ def report(res: dict[str, Any]) -> str:
     a("")
     a("Every figure below comes from one run of the command on one machine: real "
       "subprocesses talking JSON-RPC over stdio pipes to the same C responder "
-      "(`bench/rows/bench_responder.c`, which answers `ping`, `initialize`, `tools/list` "
+      "(`tests/peers/responder.c`, which answers `ping`, `initialize`, `tools/list` "
       "and `tools/call`). The machine is shared and noisy, so repeated measurements are "
       "interleaved and reported as medians; ratios are computed against the baseline of "
       "the same run and then the median is taken. Absolute times are only indicative.")
@@ -711,7 +711,7 @@ def report(res: dict[str, Any]) -> str:
         a("")
         a(f"`bench/rows/idle_cost.c`: one process runs N connections through mcpping's C "
           f"driver on one uv loop (what the runtime's I/O thread does) to N "
-          f"`bench-responder` processes, keepalive every 1 s (jitter 10%). After 2.5 s to "
+          f"`responder` processes, keepalive every 1 s (jitter 10%). After 2.5 s to "
           f"settle it measures {r['duration_s']} s: CPU seconds of the monitoring process "
           f"(getrusage, user + system), its RSS growth over the baseline taken before the "
           f"first spawn, and the bytes live in mcpping's allocator (counted by an injected "

@@ -1,5 +1,5 @@
 /*
- * c_ping: ping RTT and pipelined throughput over stdio to bench-responder,
+ * c_ping: ping RTT and pipelined throughput over stdio to tests/peers/responder,
  * either through a bare libuv pipe (the floor: the same ping bytes written
  * and one line read back, nothing parsed) or through mcpping's C driver
  * (mcpp_conn_spawn + mcpp_conn_ping). RTTs are taken with uv_hrtime() around

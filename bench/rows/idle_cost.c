@@ -1,6 +1,6 @@
 /*
  * idle_cost: what watching N idle stdio connections costs the monitoring
- * process. Spawns N bench-responder servers through mcpping's C driver on one
+ * process. Spawns N responder servers through mcpping's C driver on one
  * uv loop (as the runtime's I/O thread does), keepalive every 1 s, lets them
  * settle, then measures for DURATION seconds: CPU seconds of this process
  * (getrusage: user + system), its RSS growth over the baseline taken before
