@@ -32,12 +32,21 @@ class KeepAlive:
     on_stale: Literal["close", "report"] = "close"
     #: The floor on ``interval``; lower it deliberately for fast tests.
     min_interval: float = 1.0
+    #: Raise an ``interval`` below ``min_interval`` to the floor instead of
+    #: refusing it.
+    clamp: bool = False
 
     def __post_init__(self) -> None:
         if self.interval < 0 or self.timeout <= 0 or self.failures < 1:
             raise ValueError("KeepAlive needs interval >= 0, timeout > 0, failures >= 1")
         if self.on_stale not in ("close", "report"):
             raise ValueError("on_stale must be 'close' or 'report'")
+        if 0 < self.interval < self.min_interval and not self.clamp:
+            # Refused here, where the caller wrote it, not at connect time.
+            raise ValueError(
+                f"keepalive interval {self.interval:g} s is below the floor of "
+                f"{self.min_interval:g} s (excessive pinging); raise interval, "
+                "lower min_interval deliberately, or pass clamp=True")
 
 
 def clock_offset_us() -> int:
@@ -78,6 +87,7 @@ def settings(
         out["jitter_pct"] = ka.jitter_pct
         out["on_stale"] = 0 if ka.on_stale == "close" else 1
         out["min_interval_ms"] = max(10, int(round(ka.min_interval * 1000)))
+        out["clamp_interval"] = int(ka.clamp)
     if request_timeout:
         out["request_timeout_ms"] = int(round(request_timeout * 1000))
     return out

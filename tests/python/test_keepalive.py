@@ -8,10 +8,27 @@ import os
 import signal
 import time
 
+import pytest
+
 import mcpping
 from conftest import peer, process_alive, sdk_server
 
 FAST = dict(min_interval=0.01, jitter_pct=0)
+
+
+def test_interval_below_the_floor_is_refused_where_it_is_written():
+    with pytest.raises(ValueError, match="below the floor of 1 s"):
+        mcpping.KeepAlive(interval=0.5)
+    assert mcpping.KeepAlive(interval=0).interval == 0  # keepalive off
+
+
+async def test_clamped_interval_is_raised_to_the_floor():
+    ka = mcpping.KeepAlive(interval=0.01, timeout=1, min_interval=0.2, clamp=True, jitter_pct=0)
+    async with mcpping.connect(peer("echo"), keepalive=ka) as p:
+        pong = await asyncio.wait_for(p.events("pong").__anext__(), 5)
+        assert not pong.manual
+        # The engine pings every 0.2 s, not every 0.01 s.
+        assert p.stats.count <= 2
 
 
 async def test_keepalive_pings_an_idle_server():
