@@ -39,7 +39,7 @@ export interface KeepaliveOptions {
   maxLineBytes?: number;
 }
 
-/** One governance record (DESIGN.md); unknown values are null. */
+/** One governance record (docs/design.md); unknown values are null. */
 export interface GovernanceRecord {
   ts: string;
   event:

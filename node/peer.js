@@ -2,7 +2,7 @@
 /**
  * Peer: an MCP server spawned over stdio and watched by mcpping. Pings are
  * answered and timed on the native I/O thread; this object reports what
- * happened as EventEmitter events named as in DESIGN.md.
+ * happened as EventEmitter events named as in docs/design.md.
  */
 const { EventEmitter } = require('node:events');
 const { NativeConn } = require('./native_conn');

@@ -1,6 +1,6 @@
 /*
  * Governance records: one JSON object per line with the fields of
- * DESIGN.md, in that order. Records carry identities and timings only,
+ * docs/design.md, in that order. Records carry identities and timings only,
  * never payloads, params or arguments.
  */
 #ifndef MCPP_RECORD_H

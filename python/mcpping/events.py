@@ -13,7 +13,7 @@ __all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
 
 logger = logging.getLogger("mcpping")
 
-#: The public event names (DESIGN.md), plus the two extra engine events.
+#: The public event names (docs/design.md), plus the two extra engine events.
 EVENT_NAMES = (
     "ping", "pong", "timeout", "ping_error", "unsupported", "ping_answered",
     "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
