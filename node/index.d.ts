@@ -220,6 +220,8 @@ export class Peer extends EventEmitter {
   on(event: 'closed', listener: (info: CloseInfo) => void): this;
   on(event: 'message', listener: (message: JsonRpcMessage) => void): this;
   on(event: 'request', listener: (request: JsonRpcMessage) => void): this;
+  /** A server line that is not JSON, as received. */
+  on(event: 'invalid_message', listener: (text: string) => void): this;
   on(event: 'stderr', listener: (chunk: Buffer) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   once<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
@@ -308,9 +310,21 @@ export interface GuardOptions {
 /** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. */
 export function guard(transport: Transport, options?: GuardOptions): GuardedTransport;
 
+/**
+ * Every mcpping error. `code` names what failed: 'HANDSHAKE' (connect's
+ * initialize), 'REQUEST_TIMEOUT' (peer.request), 'PARSE' (a server line
+ * that is not JSON-RPC, reported through onerror), 'PING_TIMEOUT',
+ * 'PING_INVALID', 'PING_UNSUPPORTED', an MCPP_ERR_* name, or, on the
+ * subclasses below, a JSON-RPC error code.
+ */
 export class McppError extends Error {
   code?: string | number;
   errno?: number;
+}
+/** The peer answered peer.request() with a JSON-RPC error. */
+export class RpcError extends McppError {
+  code: number;
+  data?: unknown;
 }
 /** No answer within the ping's timeout. */
 export class PingTimeoutError extends McppError {

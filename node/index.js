@@ -7,6 +7,7 @@ const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
 const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
 const errors = require('./errors');
+const { RpcError } = require('./rpc');
 
 module.exports = {
   version: binding.version,
@@ -22,4 +23,5 @@ module.exports = {
   PingInvalidError: errors.PingInvalidError,
   PingUnsupportedError: errors.PingUnsupportedError,
   ClosedError: errors.ClosedError,
+  RpcError,
 };

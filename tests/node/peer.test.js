@@ -110,6 +110,12 @@ test('-32601 rejects with PingUnsupportedError and keeps the connection', async 
     assert.equal(peer.state, 'alive');
     const answer = await peer.request('echo', { x: 1 });
     assert.deepEqual(answer, { x: 1 });
+    // A JSON-RPC error answer rejects with the exported RpcError.
+    await assert.rejects(peer.request('no/such/method', {}), (err) => {
+      assert.ok(err instanceof mcpping.RpcError);
+      assert.equal(err.code, -32601);
+      return true;
+    });
     // And no more pings go out.
     await assert.rejects(peer.ping(), mcpping.PingUnsupportedError);
     const counted = await peer.request('test/pings', {});

@@ -54,4 +54,18 @@ export async function usage(): Promise<void> {
   await client.connect(guarded);
   void asTransport;
   void asTransport2;
+
+  const other = await mcpping.connect({ command: 'node', args: ['server.js'] });
+  other.on('invalid_message', (text) => {
+    const t: string = text;
+    void t;
+  });
+  try {
+    await other.request('tools/call', {});
+  } catch (err) {
+    if (err instanceof mcpping.RpcError) {
+      const code: number = err.code;
+      void code;
+    }
+  }
 }
