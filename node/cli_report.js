@@ -79,8 +79,8 @@ class Reporter {
       ]));
       return;
     }
-    const proto = c.protocolVersion || 'none';
-    this.line(`MCPPING ${c.peer} (${c.transport}, protocol ${proto}): timeout ${(c.timeoutMs / 1000).toFixed(1)} s, interval ${(c.intervalMs / 1000).toFixed(1)} s`);
+    const proto = c.protocolVersion ? `protocol ${c.protocolVersion}` : 'no handshake';
+    this.line(`MCPPING ${c.peer} (${c.transport}, ${proto}): timeout ${(c.timeoutMs / 1000).toFixed(1)} s, interval ${(c.intervalMs / 1000).toFixed(1)} s`);
   }
 
   pong(seq, rttMs) {

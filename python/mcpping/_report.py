@@ -53,7 +53,8 @@ class Reporter:
             self._line(_j({"event": "connected", "peer": peer, "transport": transport,
                            "protocol_version": protocol, "session_id": session_id}))
         else:
-            self._line(f"MCPPING {peer} ({transport}, protocol {protocol or 'none'}): "
+            proto = f"protocol {protocol}" if protocol else "no handshake"
+            self._line(f"MCPPING {peer} ({transport}, {proto}): "
                        f"timeout {timeout_ms / 1000:.1f} s, interval {interval_ms / 1000:.1f} s")
 
     def pong(self, seq: int, rtt_ms: float) -> None:

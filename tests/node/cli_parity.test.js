@@ -89,6 +89,9 @@ test('parity: spawn failure, handshake failure and bad usage exit 2', async () =
 test('parity: --no-init', async () => {
   const { js, py } = await same(['--json', '--no-init', '-c', '1', ...peerArgs('echo.py')], { status: 0 });
   assert.deepEqual(h.jsonLines(js.stdout)[0], h.jsonLines(py.stdout)[0]);
+  // The header says no protocol was negotiated, in both.
+  const human = await same(['--no-init', '-c', '1', ...peerArgs('echo.py')], { status: 0, human: true });
+  assert.match(human.js.stdout.split('\n')[0], /^MCPPING python3 \(stdio, no handshake\): timeout 5\.0 s, interval 1\.0 s$/);
 });
 
 test('parity: Streamable HTTP against server-everything', async () => {
