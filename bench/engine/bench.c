@@ -177,7 +177,7 @@ static mcpp_engine *new_engine(size_t *sent, const mcpp_allocator *a) {
   mcpp_settings s;
   mcpp_settings_default(&s);
   s.nonce = 7;
-  mcpp_engine_callbacks cb = {null_send, NULL, NULL, NULL};
+  mcpp_engine_callbacks cb = {.send = null_send};
   mcpp_engine *e;
   if (mcpp_engine_new(&e, &s, &cb, sent, a, 1)) exit(1);
   return e;

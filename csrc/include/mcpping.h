@@ -50,6 +50,9 @@ extern "C" {
 #define MCPP_ERR_STALE (-12)           /* closed because the peer went stale */
 #define MCPP_ERR_NOT_FOUND (-13)       /* no such connection or ping */
 #define MCPP_ERR_THREAD (-14)          /* the I/O thread could not start */
+#define MCPP_ERR_WOULD_BLOCK (-15)     /* the connection's outbound queue is
+                                          full (max_pending_bytes): retry
+                                          after a WRITABLE item */
 
 /* Returns a static, human-readable English sentence for an MCPP_ERR_* code. */
 const char *mcpp_strerror(int err);
@@ -132,6 +135,17 @@ typedef struct mcpp_settings {
   uint32_t max_outstanding_pings;
   /* Longest accepted line, newline excluded (driver). Default 64 MiB. */
   size_t max_line_bytes;
+  /* Backpressure (runtime): bytes of inbound application frames the host
+   * has not drained yet, and of outbound frames not yet written, allowed
+   * per connection before the runtime stops reading the server (inbound)
+   * or refuses sends with MCPP_ERR_WOULD_BLOCK (outbound). 0: the default,
+   * 16 MiB. */
+  size_t max_pending_bytes;
+  /* The idle probe for sessions without ping: a side-effect-free request
+   * sent with our own id whose answer the application never sees. NULL
+   * (default): automatic, "server/discover" on 2026-07-28 and later,
+   * "tools/list" on legacy peers that refuse ping. "": no probe. Copied. */
+  const char *probe_method;
 
   /* Entropy for ping ids and jitter, provided by the caller since the engine
    * reads no randomness. 0 is allowed but makes ids predictable. */
@@ -213,6 +227,10 @@ typedef struct mcpp_event {
   uint32_t failure_count;   /* consecutive failed keepalive pings */
   uint32_t in_flight;       /* application requests awaiting an answer */
   mcpp_disposition disposition;
+  /* State changes (SUSPECT, STALE, RECOVERED, CLOSED): the proof of life,
+   * or the missing one, that decided it: "traffic", "ping",
+   * "probe:<method>", "process"; NULL if none applies. Static string. */
+  const char *proof;
 } mcpp_event;
 
 /* ------------------------------------------------------------------ engine */
@@ -226,6 +244,14 @@ typedef enum mcpp_frame_kind {
   MCPP_FRAME_PONG = 1,    /* our answer to the peer's ping */
   MCPP_FRAME_CANCEL = 2   /* notifications/cancelled for a timed-out request */
 } mcpp_frame_kind;
+
+/* What the driver can observe of a stdio server's process. */
+typedef enum mcpp_process_state {
+  MCPP_PROCESS_UNKNOWN = 0, /* not observable (no process, no /proc) */
+  MCPP_PROCESS_RUNNING = 1, /* running or sleeping: its loop may run */
+  MCPP_PROCESS_STOPPED = 2, /* stopped (SIGSTOP, SIGTSTP) or traced */
+  MCPP_PROCESS_EXITED = 3   /* exited or a zombie */
+} mcpp_process_state;
 
 typedef struct mcpp_engine_callbacks {
   /* Required. Write one frame (no newline included) to the peer. A non-zero
@@ -242,6 +268,10 @@ typedef struct mcpp_engine_callbacks {
   /* Optional. One governance record: a JSON object, no newline. */
   void (*on_record)(mcpp_engine *engine, const char *json, size_t len,
                     void *user_data);
+  /* Optional. Returns the peer process's mcpp_process_state. The engine
+   * calls it only when a deadline needs it (never on a fixed fast timer);
+   * NULL means the process is not observable (HTTP, custom transports). */
+  int (*process_state)(mcpp_engine *engine, void *user_data);
 } mcpp_engine_callbacks;
 
 /* Creates an engine. `now` starts the keepalive clock. Returns 0 and sets
@@ -280,6 +310,30 @@ void mcpp_engine_touch(mcpp_engine *engine, uint64_t now);
  * Returns 0, or MCPP_ERR_NOMEM (the frame must still be sent). */
 int mcpp_engine_observe_outbound(mcpp_engine *engine, const char *frame,
                                  size_t len, uint64_t now);
+
+/* Request timeouts for mcpp_engine_observe_outbound_timed and friends. */
+#define MCPP_TIMEOUT_DEFAULT 0u         /* settings.request_timeout_ms */
+#define MCPP_TIMEOUT_NONE UINT32_MAX    /* this request never times out */
+
+/* As mcpp_engine_observe_outbound, with this request's own timeout (a
+ * frame that is not a request ignores it). On expiry the engine sends
+ * notifications/cancelled (never for initialize), delivers a JSON-RPC
+ * error for the request to the application and clears its ledger entry. */
+int mcpp_engine_observe_outbound_timed(mcpp_engine *engine, const char *frame,
+                                       size_t len, uint32_t timeout_ms,
+                                       uint64_t now);
+
+/* Abandons the in-flight application request with this raw id (an abort):
+ * as an expiry, but now. Returns 0, MCPP_ERR_NOT_FOUND or the send
+ * callback's error. */
+int mcpp_engine_cancel_request(mcpp_engine *engine, const char *id,
+                               size_t id_len, uint64_t now);
+
+/* Tells the engine whether the driver is reading the peer (0 while it has
+ * stopped for backpressure). While not reading, silence is ours, not the
+ * peer's: no ping, probe or request is convicted for it, and deadlines get
+ * a grace period after reading resumes. */
+void mcpp_engine_set_reading(mcpp_engine *engine, int reading, uint64_t now);
 
 /* Sends a manual ping now (always allowed, also before the handshake and
  * beside a keepalive ping). timeout_ms 0 uses settings.timeout_ms. Sets
@@ -343,6 +397,12 @@ void mcpp_engine_get_info(const mcpp_engine *engine, mcpp_engine_info *info);
  * out or waited longer than the ping timeout without progress: pongs alone
  * never make a connection healthy (liveness laundering). */
 int mcpp_engine_healthy(const mcpp_engine *engine, uint64_t now);
+
+/* Returns the time (µs) at which mcpp_engine_healthy turns 0 if nothing
+ * else happens (the oldest request passing its limit), UINT64_MAX if
+ * never, or a time <= now if it is 0 already. Lets another thread read
+ * healthy live from a snapshot. */
+uint64_t mcpp_engine_healthy_until(const mcpp_engine *engine, uint64_t now);
 
 /* Calls fn for every in-flight application request (raw id JSON, method)
  * with its send time, in send order. */
@@ -429,6 +489,14 @@ const char *mcpp_conn_spawn_error(void);
  * a \n), MCPP_ERR_CLOSED or MCPP_ERR_NOMEM. */
 int mcpp_conn_send(mcpp_conn *conn, const char *frame, size_t len);
 
+/* As mcpp_conn_send, with this request's timeout (see
+ * mcpp_engine_observe_outbound_timed). */
+int mcpp_conn_send_timed(mcpp_conn *conn, const char *frame, size_t len,
+                         uint32_t timeout_ms);
+
+/* As mcpp_engine_cancel_request, on this connection. */
+int mcpp_conn_cancel_request(mcpp_conn *conn, const char *id, size_t id_len);
+
 /* As mcpp_engine_ping, on this connection. */
 int mcpp_conn_ping(mcpp_conn *conn, uint32_t timeout_ms, uint64_t *seq);
 
@@ -459,7 +527,9 @@ typedef enum mcpp_item_type {
   MCPP_ITEM_RECORD,      /* data: a governance record (JSON, no newline) */
   MCPP_ITEM_STDERR,      /* data: bytes the server wrote to stderr */
   MCPP_ITEM_CLOSED,      /* close: the connection is gone; last item */
-  MCPP_ITEM_PING_FAILED  /* ping_token, error: a queued ping could not start */
+  MCPP_ITEM_PING_FAILED, /* ping_token, error: a queued ping could not start */
+  MCPP_ITEM_WRITABLE     /* sends refused with MCPP_ERR_WOULD_BLOCK may
+                            be retried now */
 } mcpp_item_type;
 
 typedef struct mcpp_item {
@@ -506,6 +576,18 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
  * MCPP_ERR_NOT_FOUND (closed or unknown connection) or MCPP_ERR_NOMEM. */
 int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
                       size_t len);
+
+/* As mcpp_runtime_send, with this request's timeout (see
+ * mcpp_engine_observe_outbound_timed). */
+int mcpp_runtime_send_timed(mcpp_runtime *rt, uint64_t conn_id,
+                            const char *frame, size_t len,
+                            uint32_t timeout_ms);
+
+/* Queues the abandonment of an in-flight application request (raw id JSON,
+ * copied): see mcpp_engine_cancel_request. Returns 0, MCPP_ERR_NOT_FOUND
+ * (no such connection) or MCPP_ERR_NOMEM. */
+int mcpp_runtime_cancel_request(mcpp_runtime *rt, uint64_t conn_id,
+                                const char *id, size_t id_len);
 
 /* Queues a manual ping. Its outcome arrives as an EVENT item whose
  * ping_token is `token`, or as a PING_FAILED item. Returns 0,

@@ -583,8 +583,11 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   c->on_stale = s.on_stale;
   mcpp__lines_init(&c->lines, alloc, s.max_line_bytes);
   /* Without on_record the engine skips formatting records altogether. */
-  mcpp_engine_callbacks ecb = {engine_send, engine_deliver, engine_event,
-                               callbacks->on_record ? engine_record : NULL};
+  mcpp_engine_callbacks ecb = {
+      .send = engine_send,
+      .deliver = engine_deliver,
+      .on_event = engine_event,
+      .on_record = callbacks->on_record ? engine_record : NULL};
   int rc = mcpp_engine_new(&c->engine, &s, &ecb, c, alloc, now_us());
   if (rc) {
     alloc->free(c, alloc->user_data);
@@ -646,6 +649,21 @@ int mcpp_conn_send(mcpp_conn *c, const char *frame, size_t len) {
   /* NOMEM here only loses ledger bookkeeping; the frame still goes out. */
   mcpp_engine_observe_outbound(c->engine, frame, len, now_us());
   int rc = write_frame(c, frame, len, 0);
+  leave(c);
+  return rc;
+}
+
+int mcpp_conn_send_timed(mcpp_conn *c, const char *frame, size_t len,
+                         uint32_t timeout_ms) {
+  (void)timeout_ms; /* contract: per-request deadlines land with the engine */
+  return mcpp_conn_send(c, frame, len);
+}
+
+int mcpp_conn_cancel_request(mcpp_conn *c, const char *id, size_t id_len) {
+  if (!c || !id || !id_len) return MCPP_ERR_INVALID_ARGUMENT;
+  if (c->closing || c->has_pending) return MCPP_ERR_CLOSED;
+  enter(c);
+  int rc = mcpp_engine_cancel_request(c->engine, id, id_len, now_us());
   leave(c);
   return rc;
 }

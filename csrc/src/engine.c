@@ -616,3 +616,32 @@ void mcpp_engine_foreach_in_flight(
   for (const mcpp__entry *r = e->ledger.head; r; r = r->next)
     fn(r->id, r->id_len, r->method, r->sent_at, arg);
 }
+
+/* ------------------------------------------------- contract (to be filled)
+ * Per-request deadlines, aborts, read backpressure and live health: the
+ * API is fixed in mcpping.h; these first versions keep today's behaviour. */
+
+int mcpp_engine_observe_outbound_timed(mcpp_engine *e, const char *frame,
+                                       size_t len, uint32_t timeout_ms,
+                                       uint64_t now) {
+  (void)timeout_ms;
+  return mcpp_engine_observe_outbound(e, frame, len, now);
+}
+
+int mcpp_engine_cancel_request(mcpp_engine *e, const char *id, size_t id_len,
+                               uint64_t now) {
+  (void)id;
+  (void)id_len;
+  (void)now;
+  return e ? MCPP_ERR_NOT_FOUND : MCPP_ERR_INVALID_ARGUMENT;
+}
+
+void mcpp_engine_set_reading(mcpp_engine *e, int reading, uint64_t now) {
+  (void)e;
+  (void)reading;
+  (void)now;
+}
+
+uint64_t mcpp_engine_healthy_until(const mcpp_engine *e, uint64_t now) {
+  return mcpp_engine_healthy(e, now) ? UINT64_MAX : now;
+}

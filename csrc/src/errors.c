@@ -36,6 +36,8 @@ static const error_entry errors[] = {
     {MCPP_ERR_NOT_FOUND, "MCPP_ERR_NOT_FOUND",
      "No such connection or ping."},
     {MCPP_ERR_THREAD, "MCPP_ERR_THREAD", "The I/O thread could not start."},
+    {MCPP_ERR_WOULD_BLOCK, "MCPP_ERR_WOULD_BLOCK",
+     "The connection's outbound queue is full; retry once it drains."},
 };
 
 static const error_entry *find_error(int err) {

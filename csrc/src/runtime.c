@@ -545,6 +545,21 @@ int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
   return submit(rt, k, 0);
 }
 
+int mcpp_runtime_send_timed(mcpp_runtime *rt, uint64_t conn_id,
+                            const char *frame, size_t len,
+                            uint32_t timeout_ms) {
+  (void)timeout_ms; /* contract: per-request deadlines land with the engine */
+  return mcpp_runtime_send(rt, conn_id, frame, len);
+}
+
+int mcpp_runtime_cancel_request(mcpp_runtime *rt, uint64_t conn_id,
+                                const char *id, size_t id_len) {
+  (void)id;
+  (void)id_len;
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  return mcpp_runtime_pid(rt, conn_id) < 0 ? MCPP_ERR_NOT_FOUND : 0;
+}
+
 int mcpp_runtime_ping(mcpp_runtime *rt, uint64_t conn_id, uint32_t timeout_ms,
                       uint64_t token) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;

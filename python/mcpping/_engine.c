@@ -143,7 +143,11 @@ static PyObject *Engine_new(PyTypeObject *type, PyObject *args,
   self->on_event = Py_NewRef(on_event);
   self->on_record = Py_NewRef(on_record);
   self->deliver = Py_NewRef(deliver);
-  mcpp_engine_callbacks cbs = {cb_send, cb_deliver, cb_event, cb_record};
+  mcpp_engine_callbacks cbs = {
+      .send = cb_send,
+      .deliver = cb_deliver,
+      .on_event = cb_event,
+      .on_record = cb_record};
   int rc = mcpp_engine_new(&self->engine, &settings, &cbs, self, NULL,
                            (uint64_t)now);
   Py_XDECREF(name_holder);

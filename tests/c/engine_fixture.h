@@ -151,8 +151,11 @@ static inline void fx_settings(fx *f) {
 }
 
 static inline int fx_try_start(fx *f, uint64_t now) {
-  static const mcpp_engine_callbacks cb = {fx_send, fx_deliver, fx_on_event,
-                                           fx_on_record};
+  static const mcpp_engine_callbacks cb = {
+      .send = fx_send,
+      .deliver = fx_deliver,
+      .on_event = fx_on_event,
+      .on_record = fx_on_record};
   f->alloc.a.malloc = fx_malloc;
   f->alloc.a.realloc = fx_realloc;
   f->alloc.a.free = fx_free_block;

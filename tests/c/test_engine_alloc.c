@@ -61,7 +61,7 @@ TEST(null_allocator_uses_malloc) {
   mcpp_settings s;
   mcpp_settings_default(&s);
   s.peer_name = "p";
-  static const mcpp_engine_callbacks cb = {fx_send, NULL, NULL, NULL};
+  static const mcpp_engine_callbacks cb = {.send = fx_send};
   fx *f = fx_new();
   mcpp_engine *e = NULL;
   ASSERT_EQ(mcpp_engine_new(&e, &s, &cb, f, NULL, T0), 0);
@@ -93,7 +93,7 @@ TEST(answering_a_ping_allocates_nothing) {
 TEST(invalid_arguments_refused) {
   fx *f = fx_new();
   mcpp_engine *e = NULL;
-  static const mcpp_engine_callbacks no_send = {NULL, NULL, NULL, NULL};
+  static const mcpp_engine_callbacks no_send = {.send = NULL};
   ASSERT_EQ(mcpp_engine_new(&e, &f->s, &no_send, f, NULL, T0), MCPP_ERR_INVALID_ARGUMENT);
   ASSERT_EQ(mcpp_engine_new(NULL, &f->s, &no_send, f, NULL, T0), MCPP_ERR_INVALID_ARGUMENT);
   ASSERT_EQ(mcpp_engine_recv(NULL, "x", 1, T0), MCPP_ERR_INVALID_ARGUMENT);

@@ -464,8 +464,11 @@ static host *host_new(uint64_t seed, void (*tweak)(mcpp_settings *),
   h->s.nonce = 0x0123456789abcdefULL;
   h->s.peer_name = "hostile";
   if (tweak) tweak(&h->s);
-  static const mcpp_engine_callbacks cb = {host_send, host_deliver,
-                                           host_on_event, host_on_record};
+  static const mcpp_engine_callbacks cb = {
+      .send = host_send,
+      .deliver = host_deliver,
+      .on_event = host_on_event,
+      .on_record = host_on_record};
   h->alloc.a.malloc = fx_malloc;
   h->alloc.a.realloc = fx_realloc;
   h->alloc.a.free = fx_free_block;
@@ -979,8 +982,11 @@ static void run_ledger(uint64_t seed, long iterations) {
   if (seed & 1) { /* half the runs time requests out too */
     mcpp_engine_free(h->e);
     h->s.request_timeout_ms = 50;
-    static const mcpp_engine_callbacks cb = {host_send, host_deliver,
-                                             host_on_event, host_on_record};
+    static const mcpp_engine_callbacks cb = {
+        .send = host_send,
+        .deliver = host_deliver,
+        .on_event = host_on_event,
+        .on_record = host_on_record};
     ASSERT_EQ(mcpp_engine_new(&h->e, &h->s, &cb, h, &h->alloc.a, now), 0);
   }
   grng r = {seed};
@@ -1077,8 +1083,11 @@ static void run_timeline(uint64_t seed, long iterations, int close_on_stale) {
   if (close_on_stale) {
     mcpp_engine_free(h->e);
     h->s.on_stale = MCPP_STALE_CLOSE;
-    static const mcpp_engine_callbacks cb = {host_send, host_deliver,
-                                             host_on_event, host_on_record};
+    static const mcpp_engine_callbacks cb = {
+        .send = host_send,
+        .deliver = host_deliver,
+        .on_event = host_on_event,
+        .on_record = host_on_record};
     ASSERT_EQ(mcpp_engine_new(&h->e, &h->s, &cb, h, &h->alloc.a, now), 0);
   }
   mcpp_engine_touch(h->e, now);

@@ -208,8 +208,11 @@ static void close_on_stale(mcpp_engine *e, const mcpp_event *ev, void *ud) {
 TEST(close_from_inside_stale_callback_is_safe) {
   fx *f = frozen_peer(MCPP_STALE_CLOSE);
   mcpp_engine_free(f->e);
-  static const mcpp_engine_callbacks cb = {fx_send, fx_deliver, close_on_stale,
-                                           fx_on_record};
+  static const mcpp_engine_callbacks cb = {
+      .send = fx_send,
+      .deliver = fx_deliver,
+      .on_event = close_on_stale,
+      .on_record = fx_on_record};
   ASSERT_EQ(mcpp_engine_new(&f->e, &f->s, &cb, f, &f->alloc.a, T0), 0);
   mcpp_engine_touch(f->e, T0);
   fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}", T0);
