@@ -97,41 +97,58 @@ typedef enum mcpp_stale_action {
 /* Keepalive pings are never scheduled closer together than this. */
 #define MCPP_MIN_INTERVAL_FLOOR_MS 10
 
+/* The largest value of any *_ms setting or per-request timeout (about 24.8
+ * days): it fits a signed 32-bit integer in every binding, and no deadline
+ * computed from it can wrap. */
+#define MCPP_MAX_MS 2147483647u
+/* The largest settings.failures and settings.max_outstanding_pings. */
+#define MCPP_MAX_FAILURES 1000u
+#define MCPP_MAX_OUTSTANDING_PINGS 1048576u
+/* The longest settings.probe_method, in bytes. */
+#define MCPP_MAX_PROBE_METHOD 128u
+
 typedef struct mcpp_settings {
   mcpp_role role;
   mcpp_transport transport;
 
-  /* Keepalive: a ping after interval_ms without any inbound byte; 0 turns
-   * keepalive off (manual pings still work). Keepalive starts once the peer
-   * has sent its first byte: until then a slow-starting server is the
-   * handshake's concern, not a failure. Default 0. */
+  /* Keepalive: a ping (or, where there is no ping, the idle probe) after
+   * interval_ms without any inbound byte; 0 turns keepalive off (manual
+   * pings still work). Keepalive starts once the peer has sent its first
+   * byte: until then a slow-starting server is the handshake's concern,
+   * not a failure. 0 or min_interval_ms..MCPP_MAX_MS. Default 0. */
   uint32_t interval_ms;
   /* Each keepalive ping may fire up to jitter_pct percent early, so that
-   * many connections do not ping in lockstep. Default 10. */
+   * many connections do not ping in lockstep. 0..100. Default 10. */
   uint32_t jitter_pct;
-  /* Per-ping timeout for keepalive pings and the default for manual ones.
-   * Default 5000. */
+  /* Per-ping timeout for keepalive pings and probes and the default for
+   * manual pings. 1..MCPP_MAX_MS. Default 5000. */
   uint32_t timeout_ms;
-  /* Consecutive failed keepalive pings that make the peer stale; the first
-   * failure makes it suspect. Default 3. */
+  /* Consecutive failed keepalive pings (or probes) that make the peer
+   * stale; the first failure makes it suspect. 1..MCPP_MAX_FAILURES.
+   * Default 3. */
   uint32_t failures;
   /* The floor on interval_ms: a smaller non-zero interval is refused with
    * MCPP_ERR_INTERVAL_TOO_SHORT (clamp_interval = 0, the default) or raised
-   * to the floor (clamp_interval = 1). Default 1000; never below
-   * MCPP_MIN_INTERVAL_FLOOR_MS. */
+   * to the floor (clamp_interval = 1, 0 or 1). Default 1000, at most
+   * MCPP_MAX_MS; a smaller value than MCPP_MIN_INTERVAL_FLOOR_MS means the
+   * floor. */
   uint32_t min_interval_ms;
   int clamp_interval;
   /* A wake-up later than its deadline by more than this means the host was
    * paused (stalled, laptop slept): the engine re-probes instead of counting
-   * a failure. Default 1000. */
+   * a failure, and gives pending deadlines this long a grace period (as
+   * after the driver resumes reading). 1..MCPP_MAX_MS. Default 1000. */
   uint32_t pause_threshold_ms;
-  /* Timeout for the application's own requests; 0 (default) leaves them to
-   * the application. On expiry the engine sends notifications/cancelled
-   * (never for initialize) and delivers a JSON-RPC error to the application. */
+  /* The default timeout for the application's own requests (each request
+   * may carry its own: mcpp_engine_observe_outbound_timed); 0 (default)
+   * leaves them to the application, else 1..MCPP_MAX_MS. On expiry the
+   * engine sends notifications/cancelled (never for initialize or
+   * server/discover) and delivers a JSON-RPC error to the application. */
   uint32_t request_timeout_ms;
   /* What to do when the peer goes stale. Default MCPP_STALE_CLOSE. */
   mcpp_stale_action on_stale;
-  /* Manual pings outstanding at once. Default 1024. */
+  /* Manual pings outstanding at once. 1..MCPP_MAX_OUTSTANDING_PINGS.
+   * Default 1024. */
   uint32_t max_outstanding_pings;
   /* Longest accepted line, newline excluded (driver). Default 64 MiB. */
   size_t max_line_bytes;
@@ -144,7 +161,10 @@ typedef struct mcpp_settings {
   /* The idle probe for sessions without ping: a side-effect-free request
    * sent with our own id whose answer the application never sees. NULL
    * (default): automatic, "server/discover" on 2026-07-28 and later,
-   * "tools/list" on legacy peers that refuse ping. "": no probe. Copied. */
+   * "tools/list" on legacy peers that refuse ping (role client only: a
+   * server has no side-effect-free request to send its client). "": no
+   * probe. Any other method name (at most MCPP_MAX_PROBE_METHOD bytes, no
+   * control characters) is used in both roles. Copied. */
   const char *probe_method;
 
   /* Entropy for ping ids and jitter, provided by the caller since the engine
@@ -160,6 +180,12 @@ typedef struct mcpp_settings {
 
 /* Fills *settings with the defaults above. */
 void mcpp_settings_default(mcpp_settings *settings);
+
+/* Returns NULL if every field of *settings is in range, else a static
+ * English sentence that names the first bad field and its allowed range
+ * ("timeout_ms must be between 1 and 2147483647 ms"), for errors that name
+ * the parameter. mcpp_engine_new refuses exactly these settings. */
+const char *mcpp_settings_problem(const mcpp_settings *settings);
 
 /* ----------------------------------------------------------------- events */
 
@@ -186,14 +212,23 @@ typedef enum mcpp_event_type {
   MCPP_EV_STALE,             /* state -> stale */
   MCPP_EV_RECOVERED,         /* state suspect/stale -> alive */
   MCPP_EV_CLOSED,            /* the connection closed (last event) */
-  MCPP_EV_REQUEST_TIMEOUT,   /* an application request hit request_timeout_ms */
-  MCPP_EV_INITIALIZED        /* the handshake finished; protocol_version and
+  MCPP_EV_REQUEST_TIMEOUT,   /* an application request passed its deadline
+                                (timeout_ms: its timeout) */
+  MCPP_EV_INITIALIZED,       /* the handshake finished; protocol_version and
                                 peer name are known */
+  MCPP_EV_PROBE,             /* we sent an idle probe (proof names it) */
+  MCPP_EV_PROBE_OK,          /* our probe was answered (rtt_us); an answer
+                                that is a JSON-RPC error (error_code,
+                                message) still proves the peer's loop ran */
+  MCPP_EV_PROBE_TIMEOUT,     /* our probe got no answer in time */
+  MCPP_EV_REQUEST_CANCELLED  /* the application abandoned a request
+                                (mcpp_engine_cancel_request) */
 } mcpp_event_type;
 
 /* Returns the public event name: "ping", "pong", "timeout", "ping_error",
  * "unsupported", "ping_answered", "suspect", "stale", "recovered", "closed",
- * "request_timeout", "initialized". */
+ * "request_timeout", "initialized", "probe", "probe_ok", "probe_timeout",
+ * "request_cancelled". */
 const char *mcpp_event_name(mcpp_event_type type);
 
 typedef enum mcpp_disposition {
@@ -227,11 +262,27 @@ typedef struct mcpp_event {
   uint32_t failure_count;   /* consecutive failed keepalive pings */
   uint32_t in_flight;       /* application requests awaiting an answer */
   mcpp_disposition disposition;
-  /* State changes (SUSPECT, STALE, RECOVERED, CLOSED): the proof of life,
-   * or the missing one, that decided it: "traffic", "ping",
-   * "probe:<method>", "process"; NULL if none applies. Static string. */
+  /* The proof of life, or the missing one, that decided a state change
+   * (SUSPECT, STALE, RECOVERED): "traffic" (any inbound message or byte),
+   * "ping" (a pong, or a ping that went unanswered), "probe:<method>" (an
+   * answer to our probe, or its absence), "process" (the server process
+   * observed stopped or exited). Ping and probe outcomes carry theirs too;
+   * NULL where none applies. Static, or owned by the engine until it is
+   * freed. */
   const char *proof;
 } mcpp_event;
+
+/* The kinds of proof of life, for mcpp_engine_info. */
+typedef enum mcpp_proof {
+  MCPP_PROOF_NONE = 0,
+  MCPP_PROOF_TRAFFIC = 1, /* any inbound message or byte */
+  MCPP_PROOF_PING = 2,    /* a pong to our ping */
+  MCPP_PROOF_PROBE = 3,   /* an answer to our idle probe */
+  MCPP_PROOF_PROCESS = 4  /* the server process observed running */
+} mcpp_proof;
+
+/* Returns "traffic", "ping", "probe", "process", or NULL for NONE. */
+const char *mcpp_proof_name(mcpp_proof proof);
 
 /* ------------------------------------------------------------------ engine */
 
@@ -242,7 +293,9 @@ typedef struct mcpp_engine mcpp_engine;
 typedef enum mcpp_frame_kind {
   MCPP_FRAME_PING = 0,    /* our ping request */
   MCPP_FRAME_PONG = 1,    /* our answer to the peer's ping */
-  MCPP_FRAME_CANCEL = 2   /* notifications/cancelled for a timed-out request */
+  MCPP_FRAME_CANCEL = 2,  /* notifications/cancelled for a timed-out or
+                             abandoned request */
+  MCPP_FRAME_PROBE = 3    /* our idle probe (a request with our own id) */
 } mcpp_frame_kind;
 
 /* What the driver can observe of a stdio server's process. */
@@ -269,13 +322,18 @@ typedef struct mcpp_engine_callbacks {
   void (*on_record)(mcpp_engine *engine, const char *json, size_t len,
                     void *user_data);
   /* Optional. Returns the peer process's mcpp_process_state. The engine
-   * calls it only when a deadline needs it (never on a fixed fast timer);
-   * NULL means the process is not observable (HTTP, custom transports). */
+   * calls it only when a deadline needs it (never on a fixed fast timer):
+   * when keepalive is due, halfway through a keepalive ping's or probe's
+   * timeout, and a timeout after it saw the process stopped. NULL means the
+   * process is not observable (HTTP, custom transports). STOPPED makes the
+   * peer suspect at once and stale if it is still stopped a timeout later;
+   * EXITED makes it stale for good (the driver also sees the exit itself). */
   int (*process_state)(mcpp_engine *engine, void *user_data);
 } mcpp_engine_callbacks;
 
 /* Creates an engine. `now` starts the keepalive clock. Returns 0 and sets
- * *out, or MCPP_ERR_INVALID_ARGUMENT, MCPP_ERR_INTERVAL_TOO_SHORT,
+ * *out, or MCPP_ERR_INVALID_ARGUMENT (a setting out of range:
+ * mcpp_settings_problem names it), MCPP_ERR_INTERVAL_TOO_SHORT,
  * MCPP_ERR_NOMEM. settings and callbacks are copied; alloc may be NULL and
  * must outlive the engine. */
 int mcpp_engine_new(mcpp_engine **out, const mcpp_settings *settings,
@@ -305,9 +363,11 @@ int mcpp_engine_recv(mcpp_engine *engine, const char *frame, size_t len,
 void mcpp_engine_touch(mcpp_engine *engine, uint64_t now);
 
 /* Tells the engine the application is sending this frame to the peer (the
- * caller writes it, unchanged). The engine ledgers requests, learns
- * initialize/initialized, and clears requests the application cancels.
- * Returns 0, or MCPP_ERR_NOMEM (the frame must still be sent). */
+ * caller writes it, unchanged). The engine ledgers requests (with the
+ * default timeout, settings.request_timeout_ms), learns the session from
+ * the handshake (initialize, server/discover, or a first request carrying
+ * the 2026-07-28 _meta envelope), and clears requests the application
+ * cancels. Returns 0, or MCPP_ERR_NOMEM (the frame must still be sent). */
 int mcpp_engine_observe_outbound(mcpp_engine *engine, const char *frame,
                                  size_t len, uint64_t now);
 
@@ -315,24 +375,41 @@ int mcpp_engine_observe_outbound(mcpp_engine *engine, const char *frame,
 #define MCPP_TIMEOUT_DEFAULT 0u         /* settings.request_timeout_ms */
 #define MCPP_TIMEOUT_NONE UINT32_MAX    /* this request never times out */
 
-/* As mcpp_engine_observe_outbound, with this request's own timeout (a
- * frame that is not a request ignores it). On expiry the engine sends
- * notifications/cancelled (never for initialize), delivers a JSON-RPC
- * error for the request to the application and clears its ledger entry. */
+/* As mcpp_engine_observe_outbound, with this request's own timeout in ms
+ * (1..MCPP_MAX_MS, MCPP_TIMEOUT_DEFAULT or MCPP_TIMEOUT_NONE; a frame that
+ * is not a request ignores it). Requests expire in deadline order. On
+ * expiry the engine sends notifications/cancelled (never for initialize or
+ * server/discover), delivers a JSON-RPC error for the request to the
+ * application (code -32001, "Request timed out (mcpping: no answer after N
+ * ms)"), clears its ledger entry and emits REQUEST_TIMEOUT. Returns 0,
+ * MCPP_ERR_INVALID_ARGUMENT (timeout_ms out of range: nothing was
+ * observed, do not send) or MCPP_ERR_NOMEM (the frame must still be
+ * sent). */
 int mcpp_engine_observe_outbound_timed(mcpp_engine *engine, const char *frame,
                                        size_t len, uint32_t timeout_ms,
                                        uint64_t now);
 
-/* Abandons the in-flight application request with this raw id (an abort):
- * as an expiry, but now. Returns 0, MCPP_ERR_NOT_FOUND or the send
- * callback's error. */
+/* Abandons the in-flight application request with this raw id (an abort;
+ * ids match by value, as answers do): as an expiry, but now and with its
+ * own words: notifications/cancelled (never for initialize or
+ * server/discover) with reason "mcpping: request abandoned by the
+ * application", a JSON-RPC error delivered to the application (code
+ * -32800, "Request cancelled (mcpping: abandoned by the application)"),
+ * the entry cleared, a REQUEST_CANCELLED event. An abort is the
+ * application's choice, so it does not make the connection unhealthy.
+ * Returns 0, MCPP_ERR_NOT_FOUND (no such request in flight),
+ * MCPP_ERR_CLOSED, MCPP_ERR_INVALID_ARGUMENT or the send callback's error
+ * (the request is abandoned all the same). */
 int mcpp_engine_cancel_request(mcpp_engine *engine, const char *id,
                                size_t id_len, uint64_t now);
 
 /* Tells the engine whether the driver is reading the peer (0 while it has
  * stopped for backpressure). While not reading, silence is ours, not the
- * peer's: no ping, probe or request is convicted for it, and deadlines get
- * a grace period after reading resumes. */
+ * peer's: no keepalive ping or probe goes out, no ping, probe or request
+ * times out, and no process check runs. When reading resumes, pending
+ * deadlines get the same grace period as after a host pause
+ * (pause_threshold_ms), a keepalive ping still out is abandoned and
+ * re-sent, and the keepalive interval starts over. */
 void mcpp_engine_set_reading(mcpp_engine *engine, int reading, uint64_t now);
 
 /* Sends a manual ping now (always allowed, also before the handshake and
@@ -353,8 +430,9 @@ int mcpp_engine_cancel_ping(mcpp_engine *engine, uint64_t seq);
  * engine call and re-arm lazily (only if earlier than the armed timer). */
 uint64_t mcpp_engine_next_deadline(const mcpp_engine *engine);
 
-/* Runs what is due at `now`: ping timeouts, keepalive pings, request
- * timeouts. Returns 0 or the send callback's error. */
+/* Runs what is due at `now`: ping and probe timeouts, process checks,
+ * keepalive pings or probes, request timeouts. Returns 0 or the send
+ * callback's error. */
 int mcpp_engine_on_timer(mcpp_engine *engine, uint64_t now);
 
 /* Marks the connection closed: emits the CLOSED event and record with the
@@ -387,6 +465,18 @@ typedef struct mcpp_engine_info {
   /* Counters. */
   uint64_t pings_sent, pongs_received, ping_timeouts, ping_errors;
   uint64_t pings_answered, frames_in, frames_out;
+  /* Proof of life: when the engine last had each kind (0: never). Traffic
+   * includes pongs and probe answers; process is the last time the process
+   * was observed running. */
+  uint64_t last_traffic_us, last_ping_us, last_probe_us, last_process_us;
+  mcpp_proof freshest_proof; /* the latest of them (a pong over the traffic
+                                it also is); NONE before any */
+  const char *probe_method;  /* the idle probe keepalive sends now, NULL if
+                                it pings or has no probe */
+  mcpp_process_state process_state; /* as last observed; UNKNOWN if never */
+  int reading;               /* 0 while the driver has stopped reading */
+  uint64_t probes_sent, probes_answered, probe_timeouts;
+  uint64_t app_cancels;      /* requests abandoned by the application */
 } mcpp_engine_info;
 
 /* Fills *info. Strings point into the engine and live until it changes
@@ -394,14 +484,17 @@ typedef struct mcpp_engine_info {
 void mcpp_engine_get_info(const mcpp_engine *engine, mcpp_engine_info *info);
 
 /* Returns 1 only if the peer is alive AND no application request has timed
- * out or waited longer than the ping timeout without progress: pongs alone
- * never make a connection healthy (liveness laundering). */
+ * out since the last answer AND none has waited past its limit: its own
+ * deadline if it has one, else the ping timeout (settings.timeout_ms).
+ * Pongs alone never make a connection healthy (liveness laundering). A
+ * pure function of the engine's state and `now`. */
 int mcpp_engine_healthy(const mcpp_engine *engine, uint64_t now);
 
 /* Returns the time (µs) at which mcpp_engine_healthy turns 0 if nothing
- * else happens (the oldest request passing its limit), UINT64_MAX if
- * never, or a time <= now if it is 0 already. Lets another thread read
- * healthy live from a snapshot. */
+ * else happens (the first request passing its limit), UINT64_MAX if
+ * never, or `now` if it is 0 already: healthy(e, t) == 1 exactly for
+ * now <= t < healthy_until(e, now) until the next engine call. Lets
+ * another thread read healthy live from a snapshot. */
 uint64_t mcpp_engine_healthy_until(const mcpp_engine *engine, uint64_t now);
 
 /* Calls fn for every in-flight application request (raw id JSON, method)

@@ -14,6 +14,9 @@ static int direction_of(const mcpp_event *ev) {
     case MCPP_EV_TIMEOUT:
     case MCPP_EV_PING_ERROR:
     case MCPP_EV_UNSUPPORTED:
+    case MCPP_EV_PROBE:
+    case MCPP_EV_PROBE_OK:
+    case MCPP_EV_PROBE_TIMEOUT:
     case MCPP_EV_SUSPECT:
     case MCPP_EV_STALE:
       return MCPP__DIR_OUTBOUND;
@@ -25,9 +28,13 @@ static int direction_of(const mcpp_event *ev) {
   }
 }
 
+/* Our pings and probes, sent or with an outcome: records name their id and
+ * timeout. */
 static int is_ping_outcome(mcpp_event_type t) {
   return t == MCPP_EV_PING || t == MCPP_EV_PONG || t == MCPP_EV_TIMEOUT ||
-         t == MCPP_EV_PING_ERROR || t == MCPP_EV_UNSUPPORTED;
+         t == MCPP_EV_PING_ERROR || t == MCPP_EV_UNSUPPORTED ||
+         t == MCPP_EV_PROBE || t == MCPP_EV_PROBE_OK ||
+         t == MCPP_EV_PROBE_TIMEOUT;
 }
 
 /* The record name for an event the host formats itself. */
@@ -37,6 +44,7 @@ static const char *record_name(const mcpp_event *ev) {
     case MCPP_EV_TIMEOUT: return "ping_timeout";
     case MCPP_EV_PING_ERROR: return ev->invalid ? "ping_invalid" : "ping_error";
     case MCPP_EV_UNSUPPORTED: return "ping_unsupported";
+    case MCPP_EV_PROBE_OK: return ev->error_code ? "probe_error" : "probe_ok";
     default: return mcpp_event_name(ev->type);
   }
 }
@@ -59,6 +67,7 @@ void mcpp__record_of(const mcpp_engine *e, const mcpp_event *ev,
   r->failure_count = ev->failure_count;
   r->in_flight = ev->in_flight;
   r->disposition = ev->disposition;
+  r->proof = ev->proof;
   if (ev->id && (is_ping_outcome(ev->type) ||
                  ev->type == MCPP_EV_PING_ANSWERED)) {
     r->ping_id = ev->id;
@@ -71,7 +80,8 @@ void mcpp__record_of(const mcpp_engine *e, const mcpp_event *ev,
   /* Any answer to our ping has a latency; a timeout or a protocol-level
    * "unsupported" has none. */
   if (ev->id && (ev->type == MCPP_EV_PONG || ev->type == MCPP_EV_PING_ERROR ||
-                 ev->type == MCPP_EV_UNSUPPORTED)) {
+                 ev->type == MCPP_EV_UNSUPPORTED ||
+                 ev->type == MCPP_EV_PROBE_OK)) {
     r->has_latency = 1;
     r->latency_us = ev->rtt_us;
   }

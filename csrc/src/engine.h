@@ -1,7 +1,10 @@
 /*
- * The engine's state, shared by engine.c (scheduling, pings, state
- * changes, close), frames.c (inbound/outbound frame handling) and
- * emit.c (events and records). Internal.
+ * The engine's state, shared by its files: engine.c (creation, info,
+ * health, close, what the session is), keepalive.c (pings, probes,
+ * process checks, state changes, timers), requests.c (request deadlines
+ * and aborts), frames.c (inbound/outbound frame handling), handshake.c
+ * (learning the session from the traffic) and emit.c (events and
+ * records). Internal.
  */
 #ifndef MCPP_ENGINE_H
 #define MCPP_ENGINE_H
@@ -11,7 +14,7 @@
 #include "record.h"
 #include "scan.h"
 
-/* One of our pings awaiting an answer. */
+/* One of our pings (or our probe) awaiting an answer. */
 typedef struct mcpp__ping {
   uint64_t seq;
   uint64_t sent_at;
@@ -24,13 +27,21 @@ typedef struct mcpp__ping {
 /* Learned names and versions are truncated to this many bytes. */
 #define MCPP__MAX_NAME 256
 
+/* What the pending handshake request is (see handshake.c). */
+typedef enum mcpp__hs_kind {
+  MCPP__HS_NONE = 0,
+  MCPP__HS_INITIALIZE, /* initialize: the result names the version */
+  MCPP__HS_DISCOVER,   /* server/discover: the result lists the versions */
+  MCPP__HS_ENVELOPE    /* a first request in the 2026 _meta envelope */
+} mcpp__hs_kind;
+
 struct mcpp_engine {
   mcpp_settings s;
   mcpp_engine_callbacks cb;
   void *user_data;
   const mcpp_allocator *alloc;
 
-  char nonce_hex[17]; /* our ping ids: "mcpp-<nonce_hex>-<seq>" */
+  char nonce_hex[17]; /* our ids: "mcpp-<nonce_hex>-<seq>" */
   uint64_t rng;       /* splitmix64 state for jitter */
   uint64_t next_seq;  /* seqs 1..next_seq-1 were issued */
 
@@ -41,42 +52,66 @@ struct mcpp_engine {
   uint32_t failure_count;
   uint32_t reconnect_attempt;
 
-  /* Keepalive. The next ping is due at max(last_rx, ka_base) + interval -
-   * ka_jitter_us, or at ka_probe_at right after a failed probe. */
-  uint64_t last_rx;
+  /* Keepalive. The next ping or probe is due at max(last_rx, ka_base) +
+   * interval - ka_jitter_us, or at ka_probe_at right after a failure. */
+  uint64_t last_rx; /* proof "traffic" */
   int heard_from_peer; /* keepalive waits for the peer's first byte */
   uint64_t ka_base;
   uint64_t ka_jitter_us;
   int ka_probe_now;
   uint64_t ka_probe_at;
   int ka_active;
+  int ka_is_probe;  /* the keepalive request out is our probe, not a ping */
+  int ka_checked;   /* its halfway process check ran */
+  const char *ka_proof; /* "ping" or the probe's "probe:<method>" */
   mcpp__ping ka;
+
+  /* The idle probe: settings.probe_method copied (NULL: automatic), and
+   * "probe:<method>" for a configured one. */
+  char *probe_setting;
+  char *probe_proof;
+
+  /* Proof of life other than traffic (see mcpp_engine_info). */
+  uint64_t last_ping, last_probe, last_process;
+  mcpp_process_state process_state;
+  uint64_t stopped_since; /* when the process was seen stopped; 0: it is not */
+  int process_exited;
 
   /* Manual pings, sorted by seq. */
   mcpp__ping *manual;
   size_t n_manual, cap_manual;
 
-  /* After a detected host pause, manual ping and request deadlines are not
-   * enforced before this time, so answers already waiting in the pipe are
-   * read first. */
+  /* After a detected host pause, or when the driver resumes reading,
+   * manual ping and request deadlines are not enforced before this time,
+   * so answers already waiting in the pipe are read first. */
   uint64_t grace_until;
+  int not_reading; /* the driver stopped reading (backpressure) */
 
   mcpp__ledger ledger;
   int app_timed_out; /* an app request timed out since the last response */
 
-  /* Lifecycle. */
-  char *init_id; /* raw id of the initialize request (ours or the peer's) */
-  size_t init_id_len;
+  /* Lifecycle: the pending handshake request (ours or the peer's). */
+  mcpp__hs_kind hs_kind;
+  char *hs_id; /* raw id */
+  size_t hs_id_len;
+  char *hs_version; /* the version a 2026 request proposed */
+  int negotiated;   /* the session's version is final */
   char *protocol_version;
   char *peer_name;     /* learned from serverInfo/clientInfo */
   char *peer_setting;  /* settings.peer_name */
   char *session_id;
 
   /* Counters (see mcpp_engine_info). */
-  uint64_t app_timeouts, pings_sent, pongs_received, ping_timeouts;
-  uint64_t ping_errors, pings_answered, frames_in, frames_out;
+  uint64_t app_timeouts, app_cancels, pings_sent, pongs_received;
+  uint64_t ping_timeouts, ping_errors, pings_answered, frames_in, frames_out;
+  uint64_t probes_sent, probes_answered, probe_timeouts;
   uint64_t json_parses; /* cJSON parses, for tests of the fast path */
 };
+
+/* settings.c: checks *s and resolves the floor on min_interval_ms and a
+ * clamped interval. Returns 0, MCPP_ERR_INVALID_ARGUMENT or
+ * MCPP_ERR_INTERVAL_TOO_SHORT, and the sentence in *problem (may be NULL). */
+int mcpp__settings_check(mcpp_settings *s, const char **problem);
 
 /* emit.c: fills the event's state/failure_count/in_flight, calls on_event,
  * then on_record with `record` as the record's event name (NULL: none). */
@@ -97,20 +132,89 @@ typedef struct mcpp__piece {
 int mcpp__output(mcpp_engine *e, int kind, const mcpp__piece *pieces,
                  size_t count);
 
+/* pings.c */
+/* Writes our id for `seq` as JSON ("mcpp-<nonce>-<seq>" quoted). */
+size_t mcpp__format_id(const mcpp_engine *e, uint64_t seq, char buf[64]);
+/* Fills a ping event for p; idbuf receives the id. */
+void mcpp__ping_event(const mcpp_engine *e, mcpp_event *ev,
+                      mcpp_event_type type, const mcpp__ping *p, int manual,
+                      char idbuf[64]);
+/* Sends a manual or the keepalive ping. Returns 0, MCPP_ERR_NOMEM or the
+ * send error (then nothing is registered). */
+int mcpp__send_ping(mcpp_engine *e, int manual, uint32_t timeout_ms,
+                    uint64_t now, uint64_t *seq_out);
+/* 1 if the manual ping `seq` is outstanding. */
+int mcpp__is_manual(const mcpp_engine *e, uint64_t seq);
+/* Removes the manual ping `seq` into *out; returns 1, or 0 if none. */
+int mcpp__take_manual(mcpp_engine *e, uint64_t seq, mcpp__ping *out);
+/* The earliest manual ping deadline, grace applied (UINT64_MAX: none). */
+uint64_t mcpp__manual_deadline(const mcpp_engine *e);
+/* Reports every manual ping due at `now` as timed out. */
+void mcpp__expire_manual(mcpp_engine *e, uint64_t now);
+/* Reports every manual ping as timed out by the close. */
+void mcpp__close_manual(mcpp_engine *e, uint64_t now);
+
+/* keepalive.c */
+/* Draws the first keepalive jitter. */
+void mcpp__keepalive_init(mcpp_engine *e);
+/* Inbound traffic at `now`; `proof` is what it proved ("traffic", "ping",
+ * "probe:..."), named in a RECOVERED event if it ends a suspicion. */
+void mcpp__on_rx(mcpp_engine *e, uint64_t now, const char *proof);
+/* The proof name of keepalive's current probe, NULL if none. */
+const char *mcpp__probe_proof(const mcpp_engine *e);
+/* Handles the answer to our ping or probe `seq`. kind: 0 ok, 1 invalid,
+ * 2 error, 3 unsupported (for a probe, any answer proves life). */
+void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
+                            int64_t code, const char *message, uint64_t now);
+/* 1 if `seq` is the probe keepalive has out. */
+int mcpp__is_probe_seq(const mcpp_engine *e, uint64_t seq);
+/* What an answer to our id `seq` proves: "ping", "probe:<method>", or
+ * only "traffic" for a late one. */
+const char *mcpp__answer_proof(const mcpp_engine *e, uint64_t seq);
+/* Pings are off for good (the peer refused them or the version has none). */
+void mcpp__turn_off_pings(mcpp_engine *e);
+/* A deadline with the pause/resume grace applied. */
+uint64_t mcpp__with_grace(const mcpp_engine *e, uint64_t deadline);
+/* Forgives silence that was ours (a host pause, stopped reading): the
+ * keepalive request out is abandoned and re-sent, deadlines get a grace
+ * period. */
+void mcpp__forgive_silence(mcpp_engine *e, uint64_t now);
+
+/* requests.c */
+/* When the next application request expires (UINT64_MAX: none). */
+uint64_t mcpp__request_deadline(const mcpp_engine *e);
+/* Expires every request due at `now`. Returns 0 or the send error. */
+int mcpp__expire_requests(mcpp_engine *e, uint64_t now);
+/* When healthy() turns 0 because of a request (UINT64_MAX: never). */
+uint64_t mcpp__requests_healthy_until(const mcpp_engine *e);
+
 /* engine.c */
-void mcpp__on_rx(mcpp_engine *e, uint64_t now);
 mcpp_disposition mcpp__abandon_disposition(const mcpp_engine *e);
-/* Handles the answer to our ping `seq`. kind: 0 ok, 1 invalid, 2 error,
- * 3 unsupported. */
-void mcpp__ping_answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
-                                 int64_t code, const char *message,
-                                 uint64_t now);
 /* Learns the session's protocol version (copied, truncated). negotiated:
  * the version is final, so it may turn pings off. */
 void mcpp__learn_version(mcpp_engine *e, const char *v, int negotiated,
                          uint64_t now);
 void mcpp__learn_peer(mcpp_engine *e, const char *name);
 void mcpp__set_initialized(mcpp_engine *e, uint64_t now);
+/* 1 if v is a date-shaped version from 2026-07-28 on. */
+int mcpp__version_has_no_ping(const char *v);
+
+/* handshake.c: the handshake in both directions. */
+/* A request the application sends (client) or the peer sends (server):
+ * notes it if it opens the session. */
+void mcpp__handshake_request(mcpp_engine *e, const mcpp__msg *m,
+                             uint64_t now);
+/* A response passing the other way: learns from it if it answers the
+ * pending handshake request. */
+void mcpp__handshake_response(mcpp_engine *e, const mcpp__msg *m,
+                              uint64_t now);
+void mcpp__handshake_free(mcpp_engine *e);
+
+/* frames.c: a cJSON parse, counted (for tests of the fast path), and the
+ * string member `key` of an object (NULL if absent or not a string). */
+struct cJSON;
+struct cJSON *mcpp__parse(mcpp_engine *e, const char *p, size_t n);
+const char *mcpp__get_string(const struct cJSON *obj, const char *key);
 
 /* For tests: how many times this engine called the cJSON parser. */
 uint64_t mcpp__engine_json_parses(const mcpp_engine *e);

@@ -1,5 +1,5 @@
-/* Names and messages for error codes, states, events and dispositions, and
- * the default settings. */
+/* Names and messages for error codes, states, events, dispositions and
+ * proofs. */
 #include <string.h>
 
 #include "mcpping.h"
@@ -80,6 +80,10 @@ const char *mcpp_event_name(mcpp_event_type type) {
     case MCPP_EV_CLOSED: return "closed";
     case MCPP_EV_REQUEST_TIMEOUT: return "request_timeout";
     case MCPP_EV_INITIALIZED: return "initialized";
+    case MCPP_EV_PROBE: return "probe";
+    case MCPP_EV_PROBE_OK: return "probe_ok";
+    case MCPP_EV_PROBE_TIMEOUT: return "probe_timeout";
+    case MCPP_EV_REQUEST_CANCELLED: return "request_cancelled";
   }
   return "unknown";
 }
@@ -93,23 +97,13 @@ const char *mcpp_disposition_name(mcpp_disposition d) {
   return "unknown";
 }
 
-void mcpp_settings_default(mcpp_settings *s) {
-  if (s == NULL) return;
-  memset(s, 0, sizeof *s);
-  s->role = MCPP_ROLE_CLIENT;
-  s->transport = MCPP_TRANSPORT_STDIO;
-  s->interval_ms = 0;
-  s->jitter_pct = 10;
-  s->timeout_ms = 5000;
-  s->failures = 3;
-  s->min_interval_ms = 1000;
-  s->clamp_interval = 0;
-  s->pause_threshold_ms = 1000;
-  s->request_timeout_ms = 0;
-  s->on_stale = MCPP_STALE_CLOSE;
-  s->max_outstanding_pings = 1024;
-  s->max_line_bytes = (size_t)64 * 1024 * 1024;
-  s->nonce = 0;
-  s->clock_offset_us = 0;
-  s->peer_name = NULL;
+const char *mcpp_proof_name(mcpp_proof proof) {
+  switch (proof) {
+    case MCPP_PROOF_TRAFFIC: return "traffic";
+    case MCPP_PROOF_PING: return "ping";
+    case MCPP_PROOF_PROBE: return "probe";
+    case MCPP_PROOF_PROCESS: return "process";
+    case MCPP_PROOF_NONE: break;
+  }
+  return NULL;
 }

@@ -6,12 +6,12 @@
 
 #include "engine.h"
 
-static cJSON *parse(mcpp_engine *e, const char *p, size_t n) {
+cJSON *mcpp__parse(mcpp_engine *e, const char *p, size_t n) {
   e->json_parses++;
   return cJSON_ParseWithLength(p, n);
 }
 
-static const char *get_string(const cJSON *obj, const char *key) {
+const char *mcpp__get_string(const cJSON *obj, const char *key) {
   const cJSON *item = cJSON_GetObjectItemCaseSensitive(obj, key);
   return cJSON_IsString(item) ? item->valuestring : NULL;
 }
@@ -49,7 +49,7 @@ static int answer_ping(mcpp_engine *e, const mcpp__msg *m, const char *frame,
    * byte for byte: only strict JSON is answered, so our pong is always
    * valid JSON and nothing malformed is swallowed. */
   if (!mcpp__json_strict(frame, len)) return MCPP_RECV_FORWARD;
-  cJSON *root = parse(e, frame, len);
+  cJSON *root = mcpp__parse(e, frame, len);
   const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
   int ok = cJSON_IsObject(root) && (cJSON_IsString(id) || cJSON_IsNumber(id));
   cJSON_Delete(root);
@@ -79,17 +79,37 @@ static int64_t code_of(const cJSON *item) {
   return (int64_t)d;
 }
 
+/* The answer to our probe: any answer proves the peer's loop ran, and it
+ * may be large (a 1 MiB tools/list), so only a small error is parsed. */
+static int probe_response(mcpp_engine *e, const mcpp__msg *m, uint64_t seq,
+                          uint64_t now) {
+  int kind = 0;
+  int64_t code = 0;
+  const char *message = NULL;
+  cJSON *err = NULL;
+  if (m->error.p && !m->result.p) {
+    kind = 2;
+    if (m->error.n <= MCPP__SMALL_FRAME) err = mcpp__parse(e, m->error.p, m->error.n);
+    code = code_of(cJSON_GetObjectItemCaseSensitive(err, "code"));
+    message = mcpp__get_string(err, "message");
+  }
+  mcpp__answered_by_peer(e, seq, kind, code, message, now);
+  cJSON_Delete(err);
+  return MCPP_RECV_CONSUMED;
+}
+
 static int our_response(mcpp_engine *e, const mcpp__msg *m, const char *frame,
                         size_t len, uint64_t seq, uint64_t now) {
+  if (mcpp__is_probe_seq(e, seq)) return probe_response(e, m, seq, now);
   cJSON *root = NULL, *err_tree = NULL;
   const cJSON *err = NULL;
   if (len <= MCPP__SMALL_FRAME) {
-    root = parse(e, frame, len);
+    root = mcpp__parse(e, frame, len);
     /* Not JSON after all: the application decides. */
     if (root == NULL) return MCPP_RECV_FORWARD;
     err = cJSON_GetObjectItemCaseSensitive(root, "error");
   } else if (m->error.p && m->error.n <= MCPP__SMALL_FRAME) {
-    err = err_tree = parse(e, m->error.p, m->error.n);
+    err = err_tree = mcpp__parse(e, m->error.p, m->error.n);
   }
   int kind;
   int64_t code = 0;
@@ -98,73 +118,31 @@ static int our_response(mcpp_engine *e, const mcpp__msg *m, const char *frame,
     kind = m->result.p[0] == '{' ? 0 : 1;
   } else if (m->error.p && !m->result.p && cJSON_IsObject(err)) {
     code = code_of(cJSON_GetObjectItemCaseSensitive(err, "code"));
-    message = get_string(err, "message");
+    message = mcpp__get_string(err, "message");
     kind = code == -32601 || code == -32602 ? 3 : 2;
   } else {
     kind = 1;
   }
-  mcpp__ping_answered_by_peer(e, seq, kind, code, message, now);
+  mcpp__answered_by_peer(e, seq, kind, code, message, now);
   cJSON_Delete(root);
   cJSON_Delete(err_tree);
   return MCPP_RECV_CONSUMED;
 }
 
-static void clear_init_id(mcpp_engine *e) {
-  mcpp__free(e->alloc, e->init_id);
-  e->init_id = NULL;
-  e->init_id_len = 0;
-}
-
-/* The initialize result: its protocolVersion is the session's. Only the
- * result span is parsed, once. */
-static void learn_from_result(mcpp_engine *e, mcpp__span result,
-                              const char *info_key, uint64_t now) {
-  clear_init_id(e);
-  if (result.p == NULL) return;
-  cJSON *r = parse(e, result.p, result.n);
-  if (r == NULL) return;
-  const char *name =
-      info_key ? get_string(cJSON_GetObjectItemCaseSensitive(r, info_key),
-                            "name")
-               : NULL;
-  if (name) mcpp__learn_peer(e, name);
-  const char *version = get_string(r, "protocolVersion");
-  if (version) mcpp__learn_version(e, version, 1, now);
-  cJSON_Delete(r);
-}
-
 /* A request or notification from the peer (other than ping). */
 static void inbound_request(mcpp_engine *e, const mcpp__msg *m, uint64_t now) {
   if (e->s.role != MCPP_ROLE_SERVER) return;
-  if (m->id.p && mcpp__span_is(m->method, "\"initialize\"")) {
-    char *id = mcpp__strndup(e->alloc, m->id.p, m->id.n);
-    if (id) {
-      clear_init_id(e);
-      e->init_id = id;
-      e->init_id_len = m->id.n;
-    }
-    if (m->params.p == NULL) return;
-    cJSON *params = parse(e, m->params.p, m->params.n);
-    if (params == NULL) return;
-    const char *name = get_string(
-        cJSON_GetObjectItemCaseSensitive(params, "clientInfo"), "name");
-    if (name) mcpp__learn_peer(e, name);
-    const char *version = get_string(params, "protocolVersion");
-    if (version) mcpp__learn_version(e, version, 0, now);
-    cJSON_Delete(params);
-  } else if (!m->id.p &&
-             mcpp__span_is(m->method, "\"notifications/initialized\"")) {
+  if (m->id.p)
+    mcpp__handshake_request(e, m, now);
+  else if (mcpp__span_is(m->method, "\"notifications/initialized\""))
     mcpp__set_initialized(e, now);
-  }
 }
 
 /* A response that is not ours: it answers an application request. */
 static void app_response(mcpp_engine *e, const mcpp__msg *m, uint64_t now) {
   mcpp__ledger_remove_id(&e->ledger, m->id.p, m->id.n);
   e->app_timed_out = 0;
-  if (e->s.role == MCPP_ROLE_CLIENT && e->init_id &&
-      mcpp__span_eq(m->id, e->init_id, e->init_id_len))
-    learn_from_result(e, m->result, "serverInfo", now);
+  if (e->s.role == MCPP_ROLE_CLIENT) mcpp__handshake_response(e, m, now);
 }
 
 int mcpp_engine_recv(mcpp_engine *e, const char *frame, size_t len,
@@ -172,25 +150,25 @@ int mcpp_engine_recv(mcpp_engine *e, const char *frame, size_t len,
   if (e == NULL || (frame == NULL && len)) return MCPP_ERR_INVALID_ARGUMENT;
   if (e->state == MCPP_STATE_CLOSED) return MCPP_ERR_CLOSED;
   e->frames_in++;
-  /* Every frame, even garbage, proves the peer writes. */
-  mcpp__on_rx(e, now);
-  if (e->state == MCPP_STATE_CLOSED) return MCPP_ERR_CLOSED;
   mcpp__msg m;
   /* Duplicate keys are ambiguous: never consume what might not be ours. */
-  if (mcpp__scan_message(frame, len, &m) != 0 || m.dup)
-    return MCPP_RECV_FORWARD;
+  int ours = mcpp__scan_message(frame, len, &m) == 0 && !m.dup;
+  uint64_t seq = 0;
+  int answer = ours && !m.method.p && m.id.p && (m.result.p || m.error.p);
+  int our_answer = answer && is_our_id(e, m.id, &seq);
+  /* Every frame, even garbage, proves the peer writes; an answer to our
+   * ping or probe says more. */
+  mcpp__on_rx(e, now, our_answer ? mcpp__answer_proof(e, seq) : "traffic");
+  if (e->state == MCPP_STATE_CLOSED) return MCPP_ERR_CLOSED;
+  if (!ours) return MCPP_RECV_FORWARD;
   if (m.method.p) {
     if (m.id.p && mcpp__span_is(m.method, "\"ping\""))
       return answer_ping(e, &m, frame, len, now);
     inbound_request(e, &m, now);
     return MCPP_RECV_FORWARD;
   }
-  if (m.id.p && (m.result.p || m.error.p)) {
-    uint64_t seq;
-    if (is_our_id(e, m.id, &seq))
-      return our_response(e, &m, frame, len, seq, now);
-    app_response(e, &m, now);
-  }
+  if (our_answer) return our_response(e, &m, frame, len, seq, now);
+  if (answer) app_response(e, &m, now);
   return MCPP_RECV_FORWARD;
 }
 
@@ -202,27 +180,15 @@ static int string_body(mcpp__span s, const char **p, size_t *n) {
   return 1;
 }
 
-static int outbound_request(mcpp_engine *e, const mcpp__msg *m, uint64_t now) {
+static int outbound_request(mcpp_engine *e, const mcpp__msg *m,
+                            uint32_t timeout_ms, uint64_t now) {
   const char *method;
   size_t method_len;
   if (!string_body(m->method, &method, &method_len)) return 0;
-  char *init_id = NULL;
-  int is_init = e->s.role == MCPP_ROLE_CLIENT &&
-                mcpp__span_is(m->method, "\"initialize\"");
-  if (is_init) {
-    init_id = mcpp__strndup(e->alloc, m->id.p, m->id.n);
-    if (init_id == NULL) return MCPP_ERR_NOMEM;
-  }
-  if (mcpp__ledger_add(&e->ledger, m->id.p, m->id.n, method, method_len,
-                       now) != 0) {
-    mcpp__free(e->alloc, init_id);
+  if (mcpp__ledger_add(&e->ledger, m->id.p, m->id.n, method, method_len, now,
+                       timeout_ms) != 0)
     return MCPP_ERR_NOMEM;
-  }
-  if (is_init) {
-    clear_init_id(e);
-    e->init_id = init_id;
-    e->init_id_len = m->id.n;
-  }
+  if (e->s.role == MCPP_ROLE_CLIENT) mcpp__handshake_request(e, m, now);
   return 0;
 }
 
@@ -239,12 +205,25 @@ static void outbound_cancel(mcpp_engine *e, const mcpp__msg *m) {
 
 int mcpp_engine_observe_outbound(mcpp_engine *e, const char *frame,
                                  size_t len, uint64_t now) {
+  return mcpp_engine_observe_outbound_timed(e, frame, len, MCPP_TIMEOUT_DEFAULT,
+                                            now);
+}
+
+int mcpp_engine_observe_outbound_timed(mcpp_engine *e, const char *frame,
+                                       size_t len, uint32_t timeout_ms,
+                                       uint64_t now) {
   if (e == NULL || (frame == NULL && len)) return MCPP_ERR_INVALID_ARGUMENT;
+  if (timeout_ms == MCPP_TIMEOUT_DEFAULT)
+    timeout_ms = e->s.request_timeout_ms;
+  else if (timeout_ms == MCPP_TIMEOUT_NONE)
+    timeout_ms = 0;
+  else if (timeout_ms > MCPP_MAX_MS)
+    return MCPP_ERR_INVALID_ARGUMENT;
   if (e->state == MCPP_STATE_CLOSED) return 0;
   e->frames_out++;
   mcpp__msg m;
   if (mcpp__scan_message(frame, len, &m) != 0 || m.dup) return 0;
-  if (m.method.p && m.id.p) return outbound_request(e, &m, now);
+  if (m.method.p && m.id.p) return outbound_request(e, &m, timeout_ms, now);
   if (m.method.p) {
     if (e->s.role == MCPP_ROLE_CLIENT &&
         mcpp__span_is(m.method, "\"notifications/initialized\""))
@@ -253,8 +232,7 @@ int mcpp_engine_observe_outbound(mcpp_engine *e, const char *frame,
       outbound_cancel(e, &m);
     return 0;
   }
-  if (m.id.p && e->s.role == MCPP_ROLE_SERVER && e->init_id &&
-      mcpp__span_eq(m.id, e->init_id, e->init_id_len))
-    learn_from_result(e, m.result, NULL, now);
+  if (m.id.p && e->s.role == MCPP_ROLE_SERVER)
+    mcpp__handshake_response(e, &m, now);
   return 0;
 }

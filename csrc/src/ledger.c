@@ -122,7 +122,99 @@ void mcpp__ledger_free(mcpp__ledger *l) {
     e = next;
   }
   mcpp__free(l->alloc, l->slots);
+  mcpp__free(l->alloc, l->heap);
   mcpp__ledger_init(l, l->alloc);
+}
+
+/* ------------------------------------------------ the deadline heap */
+
+static int heap_before(const mcpp__entry *a, const mcpp__entry *b) {
+  return a->deadline < b->deadline ||
+         (a->deadline == b->deadline && a->order < b->order);
+}
+
+static void heap_set(mcpp__ledger *l, size_t i, mcpp__entry *e) {
+  l->heap[i] = e;
+  e->heap_index = i;
+}
+
+static void heap_up(mcpp__ledger *l, size_t i) {
+  mcpp__entry *e = l->heap[i];
+  while (i > 0) {
+    size_t parent = (i - 1) / 2;
+    if (!heap_before(e, l->heap[parent])) break;
+    heap_set(l, i, l->heap[parent]);
+    i = parent;
+  }
+  heap_set(l, i, e);
+}
+
+static void heap_down(mcpp__ledger *l, size_t i) {
+  mcpp__entry *e = l->heap[i];
+  for (;;) {
+    size_t child = 2 * i + 1;
+    if (child >= l->n_heap) break;
+    if (child + 1 < l->n_heap && heap_before(l->heap[child + 1], l->heap[child]))
+      child++;
+    if (!heap_before(l->heap[child], e)) break;
+    heap_set(l, i, l->heap[child]);
+    i = child;
+  }
+  heap_set(l, i, e);
+}
+
+static int heap_reserve(mcpp__ledger *l) {
+  if (l->n_heap < l->cap_heap) return 0;
+  size_t cap = l->cap_heap ? l->cap_heap * 2 : 16;
+  mcpp__entry **h = mcpp__realloc(l->alloc, l->heap, cap * sizeof *h);
+  if (h == NULL) return MCPP_ERR_NOMEM;
+  l->heap = h;
+  l->cap_heap = cap;
+  return 0;
+}
+
+static void heap_remove(mcpp__ledger *l, mcpp__entry *e) {
+  size_t i = e->heap_index;
+  mcpp__entry *last = l->heap[--l->n_heap];
+  if (last == e) return;
+  heap_set(l, i, last);
+  /* The moved entry may belong above or below its new place. */
+  if (i > 0 && heap_before(last, l->heap[(i - 1) / 2]))
+    heap_up(l, i);
+  else
+    heap_down(l, i);
+}
+
+mcpp__entry *mcpp__ledger_earliest(const mcpp__ledger *l) {
+  return l->n_heap ? l->heap[0] : NULL;
+}
+
+mcpp__entry *mcpp__ledger_oldest_untimed(const mcpp__ledger *l) {
+  return l->whead;
+}
+
+/* ------------------------------------------------ the waiting list */
+
+static void wait_append(mcpp__ledger *l, mcpp__entry *e) {
+  e->wnext = NULL;
+  e->wprev = l->wtail;
+  if (l->wtail)
+    l->wtail->wnext = e;
+  else
+    l->whead = e;
+  l->wtail = e;
+}
+
+static void wait_remove(mcpp__ledger *l, mcpp__entry *e) {
+  if (e->wprev)
+    e->wprev->wnext = e->wnext;
+  else
+    l->whead = e->wnext;
+  if (e->wnext)
+    e->wnext->wprev = e->wprev;
+  else
+    l->wtail = e->wprev;
+  e->wprev = e->wnext = NULL;
 }
 
 static void slot_insert(mcpp__entry **slots, size_t nslots, mcpp__entry *e) {
@@ -148,8 +240,10 @@ static int reserve(mcpp__ledger *l, size_t want) {
 }
 
 int mcpp__ledger_add(mcpp__ledger *l, const char *id, size_t id_len,
-                     const char *method, size_t method_len, uint64_t now) {
+                     const char *method, size_t method_len, uint64_t now,
+                     uint32_t timeout_ms) {
   if (reserve(l, l->count + 1) != 0) return MCPP_ERR_NOMEM;
+  if (timeout_ms && heap_reserve(l) != 0) return MCPP_ERR_NOMEM;
   char buf[KEY_MAX];
   size_t key_len;
   const char *key = key_of(id, id_len, buf, &key_len);
@@ -167,6 +261,9 @@ int mcpp__ledger_add(mcpp__ledger *l, const char *id, size_t id_len,
   e->method[method_len] = '\0';
   e->id_len = id_len;
   e->sent_at = now;
+  e->timeout_ms = timeout_ms;
+  e->deadline = timeout_ms ? now + (uint64_t)timeout_ms * 1000 : MCPP__NO_DEADLINE;
+  e->order = l->next_order++;
   e->hash = hash_bytes(key, key_len);
   e->next = NULL;
   e->prev = l->tail;
@@ -177,6 +274,14 @@ int mcpp__ledger_add(mcpp__ledger *l, const char *id, size_t id_len,
   l->tail = e;
   slot_insert(l->slots, l->nslots, e);
   l->count++;
+  if (timeout_ms) {
+    e->wprev = e->wnext = NULL;
+    l->heap[l->n_heap++] = e;
+    heap_up(l, l->n_heap - 1);
+  } else {
+    e->heap_index = SIZE_MAX;
+    wait_append(l, e);
+  }
   return 0;
 }
 
@@ -227,6 +332,10 @@ void mcpp__ledger_detach(mcpp__ledger *l, mcpp__entry *e) {
   size_t mask = l->nslots - 1, i = (size_t)e->hash & mask;
   while (l->slots[i] != e) i = (i + 1) & mask;
   slot_delete(l, i);
+  if (e->deadline == MCPP__NO_DEADLINE)
+    wait_remove(l, e);
+  else
+    heap_remove(l, e);
   if (e->prev)
     e->prev->next = e->next;
   else

@@ -126,6 +126,9 @@ size_t mcpp__record_format(const mcpp__record *r, int64_t unix_us, char *buf,
   mcpp__sb_u64(&sb, r->in_flight);
   mcpp__sb_puts(&sb, ",\"disposition\":\"");
   mcpp__sb_puts(&sb, mcpp_disposition_name(r->disposition));
-  mcpp__sb_puts(&sb, "\"}}");
+  mcpp__sb_puts(&sb, "\"}");
+  key(&sb, "proof");
+  str_or_null(&sb, r->proof);
+  mcpp__sb_putc(&sb, '}');
   return sb.len;
 }

@@ -30,6 +30,7 @@ typedef struct mcpp__record {
   uint32_t reconnect_attempt; /* 0: null */
   uint32_t in_flight;
   mcpp_disposition disposition;
+  const char *proof; /* NULL: null */
 } mcpp__record;
 
 /* Formats r with timestamp unix_us (µs since the Unix epoch) into buf,

@@ -226,7 +226,7 @@ TEST(ledger_table_matches_model_under_churn) {
     char text[16];
     int n = snprintf(text, sizeof text, "%d", id);
     if (add && total < 40) {
-      ASSERT_EQ(mcpp__ledger_add(&l, text, (size_t)n, "m", 1, (uint64_t)step), 0);
+      ASSERT_EQ(mcpp__ledger_add(&l, text, (size_t)n, "m", 1, (uint64_t)step, 0), 0);
       model[id]++;
       total++;
     } else {

@@ -27,7 +27,7 @@ TEST(record_for_pong_has_every_field) {
                 "\"peer\":\"demo-server\",\"session_id\":\"sess-\\\"1\\\"\",\"protocol_version\":null,"
                 "\"transport\":\"stdio\",\"ping_id\":\"mcpp-0123456789abcdef-1\",\"timeout_ms\":1500,"
                 "\"latency_ms\":0.123,\"failure_count\":0,\"reconnect_attempt\":2,"
-                "\"in_flight\":{\"count\":1,\"disposition\":\"continued\"}}");
+                "\"in_flight\":{\"count\":1,\"disposition\":\"continued\"},\"proof\":\"ping\"}");
   ASSERT(strstr(fx_last_record(f), "hunter2") == NULL);
   ASSERT(strstr(fx_last_record(f), "payload") == NULL);
   fx_done(f);

@@ -27,7 +27,7 @@ TEST(record_unknowns_are_null_and_fields_in_order) {
                 "\"session_id\":null,\"protocol_version\":null,\"transport\":\"custom\","
                 "\"ping_id\":null,\"timeout_ms\":null,\"latency_ms\":null,"
                 "\"failure_count\":0,\"reconnect_attempt\":null,"
-                "\"in_flight\":{\"count\":0,\"disposition\":\"cancelled\"}}");
+                "\"in_flight\":{\"count\":0,\"disposition\":\"cancelled\"},\"proof\":null}");
 }
 
 TEST(record_all_fields_set) {
@@ -49,6 +49,7 @@ TEST(record_all_fields_set) {
   r.reconnect_attempt = 3;
   r.in_flight = 4;
   r.disposition = MCPP_DISPOSITION_IN_DOUBT;
+  r.proof = "probe:tools/list";
   char buf[1024];
   mcpp__record_format(&r, 1796212800LL * 1000000 + 123, buf, sizeof buf);
   ASSERT_STR_EQ(buf,
@@ -57,7 +58,8 @@ TEST(record_all_fields_set) {
                 "\"peer\":\"weather\",\"session_id\":\"s-1\",\"protocol_version\":\"2025-11-25\","
                 "\"transport\":\"streamable-http\",\"ping_id\":\"mcpp-00-1\",\"timeout_ms\":5000,"
                 "\"latency_ms\":12.005,\"failure_count\":2,\"reconnect_attempt\":3,"
-                "\"in_flight\":{\"count\":4,\"disposition\":\"in_doubt\"}}");
+                "\"in_flight\":{\"count\":4,\"disposition\":\"in_doubt\"},"
+                "\"proof\":\"probe:tools/list\"}");
 }
 
 TEST(record_inbound_from_server_role) {

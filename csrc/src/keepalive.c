@@ -1,0 +1,459 @@
+/* Keepalive and the state machine: when to ping or probe, the idle probe
+ * for sessions without ping, process checks, failures, suspect -> stale ->
+ * recovered, host pauses, read backpressure and the timer. Keepalive runs
+ * on the freshest proof of life: it is due an interval after the last
+ * inbound byte, so traffic that proves the peer alive also keeps pings
+ * and probes from going out. */
+#include <string.h>
+
+#include "engine.h"
+
+#define US_PER_MS 1000ULL
+
+/* splitmix64: the engine reads no randomness, so jitter comes from the
+ * caller's nonce. */
+static uint64_t next_random(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+static void draw_jitter(mcpp_engine *e) {
+  uint64_t span = (uint64_t)e->s.interval_ms * US_PER_MS * e->s.jitter_pct / 100;
+  e->ka_jitter_us = span ? next_random(&e->rng) % (span + 1) : 0;
+}
+
+void mcpp__keepalive_init(mcpp_engine *e) { draw_jitter(e); }
+
+static uint64_t timeout_us(const mcpp_engine *e) {
+  return (uint64_t)e->s.timeout_ms * US_PER_MS;
+}
+
+/* ------------------------------------------------------------ the probe */
+
+const char *mcpp__probe_proof(const mcpp_engine *e) {
+  if (!e->unsupported) return NULL; /* pings serve */
+  /* Before the handshake a request of ours could open the session in the
+   * wrong protocol era (a 2026 server decides by the first request). */
+  if (!e->initialized) return NULL;
+  if (e->probe_setting) return *e->probe_setting ? e->probe_proof : NULL;
+  if (e->s.role != MCPP_ROLE_CLIENT) return NULL;
+  if (e->protocol_version && mcpp__version_has_no_ping(e->protocol_version))
+    return "probe:server/discover";
+  return "probe:tools/list";
+}
+
+int mcpp__is_probe_seq(const mcpp_engine *e, uint64_t seq) {
+  return e->ka_active && e->ka_is_probe && e->ka.seq == seq;
+}
+
+const char *mcpp__answer_proof(const mcpp_engine *e, uint64_t seq) {
+  if (e->ka_active && e->ka.seq == seq) return e->ka_proof;
+  /* A late answer proves no more than any other traffic. */
+  return mcpp__is_manual(e, seq) ? "ping" : "traffic";
+}
+
+/* The probe request. On 2026 sessions a client's request carries the
+ * per-request _meta envelope the protocol requires. */
+static int write_probe(mcpp_engine *e, const char *method, const char *id,
+                       size_t id_len) {
+  char buf[4096];
+  mcpp__sb sb;
+  mcpp__sb_init(&sb, buf, sizeof buf);
+  mcpp__sb_puts(&sb, "{\"jsonrpc\":\"2.0\",\"id\":");
+  mcpp__sb_put(&sb, id, id_len);
+  mcpp__sb_puts(&sb, ",\"method\":");
+  mcpp__sb_json_string(&sb, method, strlen(method));
+  if (e->s.role == MCPP_ROLE_CLIENT && e->protocol_version &&
+      mcpp__version_has_no_ping(e->protocol_version)) {
+    mcpp__sb_puts(&sb, ",\"params\":{\"_meta\":{"
+                       "\"io.modelcontextprotocol/protocolVersion\":");
+    mcpp__sb_json_string(&sb, e->protocol_version,
+                         strlen(e->protocol_version));
+    mcpp__sb_puts(&sb, ",\"io.modelcontextprotocol/clientInfo\":{\"name\":"
+                       "\"mcpping\",\"version\":\"" MCPP_VERSION "\"},"
+                       "\"io.modelcontextprotocol/clientCapabilities\":{}}}");
+  }
+  mcpp__sb_putc(&sb, '}');
+  /* Method and version are capped in length, so the frame always fits. */
+  if (sb.len >= sizeof buf) return MCPP_ERR_NOMEM;
+  mcpp__piece piece = {buf, sb.len};
+  return mcpp__output(e, MCPP_FRAME_PROBE, &piece, 1);
+}
+
+static void probe_event(const mcpp_engine *e, mcpp_event *ev,
+                        mcpp_event_type type, char idbuf[64]) {
+  mcpp__ping_event(e, ev, type, &e->ka, 0, idbuf);
+  ev->proof = e->ka_proof;
+}
+
+static int send_probe(mcpp_engine *e, const char *proof, uint64_t now) {
+  mcpp__ping p = {e->next_seq++, now, now + timeout_us(e), e->s.timeout_ms};
+  e->ka = p;
+  e->ka_active = 1;
+  e->ka_is_probe = 1;
+  e->ka_checked = 0;
+  e->ka_proof = proof;
+  e->ka_probe_now = 0;
+  char id[64];
+  size_t id_len = mcpp__format_id(e, p.seq, id);
+  int rc = write_probe(e, proof + 6, id, id_len); /* past "probe:" */
+  if (rc) {
+    if (e->ka_active && e->ka.seq == p.seq) e->ka_active = 0;
+    return rc;
+  }
+  e->probes_sent++;
+  mcpp_event ev;
+  char idbuf[64];
+  probe_event(e, &ev, MCPP_EV_PROBE, idbuf);
+  mcpp__emit(e, &ev, NULL, now);
+  return 0;
+}
+
+/* ------------------------------------------------------------ scheduling */
+
+static int ka_enabled(const mcpp_engine *e) {
+  /* A ping written before the peer has said anything sits in its stdin
+   * while it starts up (an SDK server can take seconds): timing it out
+   * would convict a slow starter. Startup is the handshake's business. */
+  if (e->s.interval_ms == 0 || !e->heard_from_peer) return 0;
+  /* While we are not reading, silence is ours. */
+  if (e->not_reading || e->process_exited) return 0;
+  if (e->state == MCPP_STATE_CLOSED) return 0;
+  if (e->state == MCPP_STATE_STALE && e->s.on_stale == MCPP_STALE_CLOSE)
+    return 0;
+  /* Without ping, probe or process status there is nothing to do. */
+  return !e->unsupported || mcpp__probe_proof(e) || e->cb.process_state;
+}
+
+/* When the next keepalive ping or probe is due (UINT64_MAX: none).
+ * Computed from state, so traffic never needs a timer restart. */
+static uint64_t ka_due(const mcpp_engine *e) {
+  if (!ka_enabled(e) || e->ka_active) return UINT64_MAX;
+  if (e->ka_probe_now) return e->ka_probe_at;
+  uint64_t base = e->last_rx > e->ka_base ? e->last_rx : e->ka_base;
+  return base + (uint64_t)e->s.interval_ms * US_PER_MS - e->ka_jitter_us;
+}
+
+/* When the process must be looked at next (UINT64_MAX: not before the
+ * next keepalive): halfway through the keepalive request's timeout, so a
+ * stopped server is known before that times out, and a timeout after it
+ * was seen stopped, to tell whether it stayed stopped. */
+static uint64_t process_due(const mcpp_engine *e) {
+  if (e->cb.process_state == NULL || !ka_enabled(e)) return UINT64_MAX;
+  uint64_t t = UINT64_MAX;
+  if (e->ka_active && !e->ka_checked)
+    t = e->ka.sent_at + (uint64_t)e->ka.timeout_ms * US_PER_MS / 2;
+  if (e->stopped_since && e->state != MCPP_STATE_STALE) {
+    uint64_t s = e->stopped_since + timeout_us(e);
+    if (s < t) t = s;
+  }
+  return t;
+}
+
+uint64_t mcpp__with_grace(const mcpp_engine *e, uint64_t deadline) {
+  return deadline < e->grace_until ? e->grace_until : deadline;
+}
+
+static uint64_t min3(uint64_t a, uint64_t b, uint64_t c) {
+  uint64_t m = a < b ? a : b;
+  return m < c ? m : c;
+}
+
+uint64_t mcpp_engine_next_deadline(const mcpp_engine *e) {
+  if (e == NULL || e->state == MCPP_STATE_CLOSED) return UINT64_MAX;
+  uint64_t t = UINT64_MAX;
+  if (ka_enabled(e)) {
+    t = e->ka_active ? e->ka.deadline : ka_due(e);
+    uint64_t p = process_due(e);
+    if (p < t) t = p;
+  }
+  if (e->not_reading) return t;
+  return min3(t, mcpp__manual_deadline(e), mcpp__request_deadline(e));
+}
+
+/* ------------------------------------------------------------ life, state */
+
+static void change_state(mcpp_engine *e, mcpp_state to, mcpp_event_type type,
+                         const char *proof, const char *message,
+                         mcpp_disposition d, const char *record,
+                         uint64_t now) {
+  e->state = to;
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = type;
+  ev.proof = proof;
+  ev.message = message;
+  ev.disposition = d;
+  mcpp__emit(e, &ev, record, now);
+}
+
+static void go_suspect(mcpp_engine *e, const char *proof, const char *message,
+                       uint64_t now) {
+  change_state(e, MCPP_STATE_SUSPECT, MCPP_EV_SUSPECT, proof, message,
+               MCPP_DISPOSITION_CONTINUED, "suspect", now);
+}
+
+/* forced: nothing will answer whatever on_stale says (the process exited). */
+static void go_stale(mcpp_engine *e, const char *proof, const char *message,
+                     int forced, uint64_t now) {
+  mcpp_disposition d = e->s.on_stale == MCPP_STALE_REPORT && !forced
+                           ? MCPP_DISPOSITION_CONTINUED
+                           : mcpp__abandon_disposition(e);
+  change_state(e, MCPP_STATE_STALE, MCPP_EV_STALE, proof, message, d, "stale",
+               now);
+}
+
+void mcpp__on_rx(mcpp_engine *e, uint64_t now, const char *proof) {
+  if (now > e->last_rx) e->last_rx = now;
+  e->heard_from_peer = 1;
+  e->ka_probe_now = 0;
+  e->failure_count = 0;
+  /* Bytes a dead server left in the pipe do not bring it back. */
+  if (e->state != MCPP_STATE_SUSPECT && e->state != MCPP_STATE_STALE) return;
+  if (e->process_exited) return;
+  e->stopped_since = 0;
+  change_state(e, MCPP_STATE_ALIVE, MCPP_EV_RECOVERED, proof, NULL,
+               MCPP_DISPOSITION_CONTINUED, "recovered", now);
+}
+
+void mcpp_engine_touch(mcpp_engine *e, uint64_t now) {
+  if (e == NULL || e->state == MCPP_STATE_CLOSED) return;
+  mcpp__on_rx(e, now, "traffic");
+}
+
+void mcpp__turn_off_pings(mcpp_engine *e) {
+  e->unsupported = 1;
+  if (!e->ka_is_probe) e->ka_active = 0;
+  e->ka_probe_now = 0;
+}
+
+/* ---------------------------------------------------------- the process */
+
+/* Asks the driver about the process and acts on the answer: stopped makes
+ * an alive peer suspect at once, exited makes it stale for good. */
+static void check_process(mcpp_engine *e, uint64_t now) {
+  int st = e->cb.process_state(e, e->user_data);
+  if (st < MCPP_PROCESS_UNKNOWN || st > MCPP_PROCESS_EXITED)
+    st = MCPP_PROCESS_UNKNOWN;
+  e->process_state = (mcpp_process_state)st;
+  if (st == MCPP_PROCESS_EXITED) {
+    e->process_exited = 1;
+    e->ka_active = 0;
+    if (e->state != MCPP_STATE_STALE)
+      go_stale(e, "process", "the server process exited", 1, now);
+    return;
+  }
+  if (st != MCPP_PROCESS_STOPPED) {
+    /* Running (or unknowable): the usual path, through pings or probes. */
+    e->stopped_since = 0;
+    if (st == MCPP_PROCESS_RUNNING) e->last_process = now;
+    return;
+  }
+  if (e->stopped_since == 0) e->stopped_since = now;
+  if (e->state == MCPP_STATE_ALIVE)
+    go_suspect(e, "process", "the server process is stopped", now);
+}
+
+/* A process check that came due (see process_due). */
+static void process_check_due(mcpp_engine *e, uint64_t now) {
+  uint64_t stopped = e->stopped_since;
+  int halfway = e->ka_active && !e->ka_checked;
+  if (halfway) e->ka_checked = 1;
+  check_process(e, now);
+  if (e->state == MCPP_STATE_CLOSED || e->process_exited) return;
+  if (stopped && e->stopped_since == stopped && now >= stopped + timeout_us(e) &&
+      e->state != MCPP_STATE_STALE)
+    go_stale(e, "process", "the server process stayed stopped", 0, now);
+}
+
+/* ------------------------------------------------------- keepalive outcomes */
+
+void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
+                            int64_t code, const char *message, uint64_t now) {
+  mcpp_event ev;
+  char idbuf[64];
+  if (mcpp__is_probe_seq(e, seq)) {
+    /* Any answer, an error included, shows the peer's loop ran. */
+    e->ka_active = 0;
+    e->ka_base = now;
+    e->last_probe = now;
+    e->probes_answered++;
+    probe_event(e, &ev, MCPP_EV_PROBE_OK, idbuf);
+    ev.rtt_us = now > e->ka.sent_at ? now - e->ka.sent_at : 0;
+    int error = kind >= 2;
+    if (error) {
+      ev.error_code = code;
+      ev.message = message;
+    }
+    mcpp__emit(e, &ev, error ? "probe_error" : "probe_ok", now);
+    return;
+  }
+  mcpp__ping p;
+  int manual;
+  if (e->ka_active && !e->ka_is_probe && e->ka.seq == seq) {
+    p = e->ka;
+    manual = 0;
+    e->ka_active = 0;
+    e->ka_base = now;
+  } else if (mcpp__take_manual(e, seq, &p)) {
+    manual = 1;
+  } else {
+    /* A late or cancelled ping: already counted as life; its outcome is no
+     * longer reported, but "unsupported" is still worth knowing. */
+    if (kind == 3) mcpp__turn_off_pings(e);
+    return;
+  }
+  e->last_ping = now;
+  mcpp__ping_event(e, &ev, MCPP_EV_PONG, &p, manual, idbuf);
+  ev.rtt_us = now > p.sent_at ? now - p.sent_at : 0;
+  const char *record = "ping_ok";
+  switch (kind) {
+    case 0:
+      e->pongs_received++;
+      break;
+    case 1:
+      e->ping_errors++;
+      ev.type = MCPP_EV_PING_ERROR;
+      ev.invalid = 1;
+      record = "ping_invalid";
+      break;
+    case 2:
+      e->ping_errors++;
+      ev.type = MCPP_EV_PING_ERROR;
+      ev.error_code = code;
+      ev.message = message;
+      record = "ping_error";
+      break;
+    default:
+      mcpp__turn_off_pings(e);
+      ev.type = MCPP_EV_UNSUPPORTED;
+      ev.error_code = code;
+      ev.message = message;
+      record = "ping_unsupported";
+      break;
+  }
+  mcpp__emit(e, &ev, record, now);
+}
+
+/* The keepalive ping or probe went unanswered. */
+static void keepalive_timed_out(mcpp_engine *e, uint64_t now) {
+  int probe = e->ka_is_probe;
+  const char *proof = e->ka_proof;
+  uint64_t sent_at = e->ka.sent_at;
+  e->ka_active = 0;
+  if (probe)
+    e->probe_timeouts++;
+  else
+    e->ping_timeouts++;
+  /* Traffic that arrived after the request was sent proves the peer's loop
+   * runs (as gRPC's keepalive does), so only silence is a failure. */
+  int failed = e->last_rx <= sent_at;
+  /* Saturates at settings.failures: a stale peer that is still probed
+   * (on_stale = report) stays "failures" failures deep, the documented
+   * bound, instead of counting up forever. */
+  if (failed && e->failure_count < e->s.failures) e->failure_count++;
+  mcpp_event ev;
+  char idbuf[64];
+  if (probe) {
+    probe_event(e, &ev, MCPP_EV_PROBE_TIMEOUT, idbuf);
+    mcpp__emit(e, &ev, "probe_timeout", now);
+  } else {
+    mcpp__ping_event(e, &ev, MCPP_EV_TIMEOUT, &e->ka, 0, idbuf);
+    mcpp__emit(e, &ev, "ping_timeout", now);
+  }
+  if (!failed || e->state == MCPP_STATE_CLOSED) return;
+
+  if (e->failure_count >= e->s.failures && e->state != MCPP_STATE_STALE)
+    go_stale(e, proof, NULL, 0, now);
+  else if (e->state == MCPP_STATE_ALIVE)
+    go_suspect(e, proof, NULL, now);
+  if (e->state == MCPP_STATE_CLOSED) return;
+  if (e->state == MCPP_STATE_STALE) {
+    /* Stale and still reporting: keep probing at the interval. */
+    e->ka_base = now;
+  } else {
+    /* Probe again at once, so a frozen peer is stale within
+     * interval + timeout x failures. */
+    e->ka_probe_now = 1;
+    e->ka_probe_at = now;
+  }
+}
+
+/* Keepalive is due: look at the process, then ping or probe. */
+static int keepalive_fire(mcpp_engine *e, uint64_t now) {
+  if (e->cb.process_state) {
+    check_process(e, now);
+    if (!ka_enabled(e)) return 0; /* exited, or closed by a listener */
+  }
+  int rc;
+  const char *probe;
+  if (!e->unsupported)
+    rc = mcpp__send_ping(e, 0, e->s.timeout_ms, now, NULL);
+  else if ((probe = mcpp__probe_proof(e)) != NULL)
+    rc = send_probe(e, probe, now);
+  else {
+    /* Nothing to send: the process check was this round's keepalive. */
+    e->ka_base = now;
+    e->ka_probe_now = 0;
+    rc = 0;
+  }
+  if (rc == 0) draw_jitter(e);
+  return rc;
+}
+
+/* ------------------------------------------------ silence that was ours */
+
+void mcpp__forgive_silence(mcpp_engine *e, uint64_t now) {
+  if (e->ka_active) {
+    e->ka_active = 0;
+    e->ka_probe_now = 1;
+    e->ka_probe_at = now;
+  }
+  e->grace_until = now + (uint64_t)e->s.pause_threshold_ms * US_PER_MS;
+}
+
+void mcpp_engine_set_reading(mcpp_engine *e, int reading, uint64_t now) {
+  if (e == NULL || e->state == MCPP_STATE_CLOSED) return;
+  if (!reading) {
+    e->not_reading = 1;
+    return;
+  }
+  if (!e->not_reading) return;
+  e->not_reading = 0;
+  mcpp__forgive_silence(e, now);
+  e->ka_base = now; /* the interval starts over */
+}
+
+/* ----------------------------------------------------------------- timer */
+
+int mcpp_engine_on_timer(mcpp_engine *e, uint64_t now) {
+  if (e == NULL) return MCPP_ERR_INVALID_ARGUMENT;
+  if (e->state == MCPP_STATE_CLOSED || e->not_reading) return 0;
+  uint64_t pause_us = (uint64_t)e->s.pause_threshold_ms * US_PER_MS;
+  uint64_t due = mcpp_engine_next_deadline(e);
+  /* Woken far too late: the host was paused, and answers may be waiting
+   * unread in the pipe. Nothing that expired meanwhile is the peer's
+   * fault. */
+  if (due != UINT64_MAX && now > due && now - due > pause_us)
+    mcpp__forgive_silence(e, now);
+
+  mcpp__expire_manual(e, now);
+  if (e->state == MCPP_STATE_CLOSED) return 0;
+
+  if (ka_enabled(e) && e->ka_active && e->ka.deadline <= now) {
+    keepalive_timed_out(e, now);
+    if (e->state == MCPP_STATE_CLOSED) return 0;
+  }
+  if (process_due(e) <= now) {
+    process_check_due(e, now);
+    if (e->state == MCPP_STATE_CLOSED) return 0;
+  }
+
+  int rc = mcpp__expire_requests(e, now);
+  if (rc || e->state == MCPP_STATE_CLOSED) return rc;
+
+  if (ka_due(e) <= now) return keepalive_fire(e, now);
+  return 0;
+}
