@@ -413,7 +413,8 @@ int mcpp_engine_cancel_request(mcpp_engine *engine, const char *id,
 void mcpp_engine_set_reading(mcpp_engine *engine, int reading, uint64_t now);
 
 /* Sends a manual ping now (always allowed, also before the handshake and
- * beside a keepalive ping). timeout_ms 0 uses settings.timeout_ms. Sets
+ * beside a keepalive ping). timeout_ms 0 uses settings.timeout_ms, else
+ * 1..MCPP_MAX_MS (MCPP_ERR_INVALID_ARGUMENT beyond). Sets
  * *seq (may be NULL); the outcome arrives as a PONG, TIMEOUT, PING_ERROR or
  * UNSUPPORTED event with that ping_seq. Returns 0, MCPP_ERR_UNSUPPORTED,
  * MCPP_ERR_TOO_MANY_PINGS, MCPP_ERR_CLOSED, MCPP_ERR_NOMEM or the send
@@ -583,7 +584,8 @@ const char *mcpp_conn_spawn_error(void);
 int mcpp_conn_send(mcpp_conn *conn, const char *frame, size_t len);
 
 /* As mcpp_conn_send, with this request's timeout (see
- * mcpp_engine_observe_outbound_timed). */
+ * mcpp_engine_observe_outbound_timed); MCPP_ERR_INVALID_ARGUMENT if
+ * timeout_ms is out of range (nothing is sent). */
 int mcpp_conn_send_timed(mcpp_conn *conn, const char *frame, size_t len,
                          uint32_t timeout_ms);
 

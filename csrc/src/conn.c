@@ -642,21 +642,23 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
 /* ------------------------------------------------------------- public API */
 
 int mcpp_conn_send(mcpp_conn *c, const char *frame, size_t len) {
-  if (!c || (!frame && len)) return MCPP_ERR_INVALID_ARGUMENT;
-  if (c->closing || c->has_pending || c->write_broken) return MCPP_ERR_CLOSED;
-  if (len && memchr(frame, '\n', len)) return MCPP_ERR_FRAME_NEWLINE;
-  enter(c);
-  /* NOMEM here only loses ledger bookkeeping; the frame still goes out. */
-  mcpp_engine_observe_outbound(c->engine, frame, len, now_us());
-  int rc = write_frame(c, frame, len, 0);
-  leave(c);
-  return rc;
+  return mcpp_conn_send_timed(c, frame, len, MCPP_TIMEOUT_DEFAULT);
 }
 
 int mcpp_conn_send_timed(mcpp_conn *c, const char *frame, size_t len,
                          uint32_t timeout_ms) {
-  (void)timeout_ms; /* contract: per-request deadlines land with the engine */
-  return mcpp_conn_send(c, frame, len);
+  if (!c || (!frame && len)) return MCPP_ERR_INVALID_ARGUMENT;
+  if (timeout_ms > MCPP_MAX_MS && timeout_ms != MCPP_TIMEOUT_NONE)
+    return MCPP_ERR_INVALID_ARGUMENT;
+  if (c->closing || c->has_pending || c->write_broken) return MCPP_ERR_CLOSED;
+  if (len && memchr(frame, '\n', len)) return MCPP_ERR_FRAME_NEWLINE;
+  enter(c);
+  /* NOMEM here only loses ledger bookkeeping; the frame still goes out. */
+  mcpp_engine_observe_outbound_timed(c->engine, frame, len, timeout_ms,
+                                     now_us());
+  int rc = write_frame(c, frame, len, 0);
+  leave(c);
+  return rc;
 }
 
 int mcpp_conn_cancel_request(mcpp_conn *c, const char *id, size_t id_len) {
