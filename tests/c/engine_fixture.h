@@ -28,10 +28,12 @@ typedef struct fx_frame {
 } fx_frame;
 
 typedef struct fx_event {
-  mcpp_event ev; /* id/message pointers cleared; copies below */
+  mcpp_event ev; /* id/message/proof pointers cleared; copies below */
   char id[FX_TEXT];
   char message[256];
   int has_message;
+  char proof[160]; /* "" if none */
+  uint64_t at;     /* the fixture's clock when it was emitted */
 } fx_event;
 
 typedef struct fx_alloc {
@@ -55,6 +57,13 @@ typedef struct fx {
   char *records[FX_MAX];
   int n_records;
   int send_rc; /* what the send callback returns */
+  /* The fake process (with observe_process set before fx_start): what
+   * process_state answers, and when the engine asked. */
+  int observe_process;
+  mcpp_process_state process;
+  long process_calls;
+  uint64_t process_asked_at[FX_MAX];
+  uint64_t clock; /* the time of the current engine call, for the above */
 } fx;
 
 static inline int fx_should_fail(fx_alloc *a) {
@@ -128,8 +137,18 @@ static inline void fx_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
     snprintf(c->message, sizeof c->message, "%s", ev->message);
     c->has_message = 1;
   }
+  if (ev->proof) snprintf(c->proof, sizeof c->proof, "%s", ev->proof);
+  c->at = f->clock;
   c->ev.id = NULL;
   c->ev.message = NULL;
+  c->ev.proof = NULL;
+}
+
+static inline int fx_process_state(mcpp_engine *e, void *ud) {
+  fx *f = ud;
+  if (f->process_calls < FX_MAX) f->process_asked_at[f->process_calls] = f->clock;
+  f->process_calls++;
+  return f->process;
 }
 
 static inline void fx_on_record(mcpp_engine *e, const char *json, size_t len,
@@ -151,11 +170,15 @@ static inline void fx_settings(fx *f) {
 }
 
 static inline int fx_try_start(fx *f, uint64_t now) {
-  static const mcpp_engine_callbacks cb = {
+  mcpp_engine_callbacks cb = {
       .send = fx_send,
       .deliver = fx_deliver,
       .on_event = fx_on_event,
       .on_record = fx_on_record};
+  if (f->observe_process) {
+    cb.process_state = fx_process_state;
+    if (f->process == MCPP_PROCESS_UNKNOWN) f->process = MCPP_PROCESS_RUNNING;
+  }
   f->alloc.a.malloc = fx_malloc;
   f->alloc.a.realloc = fx_realloc;
   f->alloc.a.free = fx_free_block;
@@ -186,11 +209,20 @@ static inline void fx_done(fx *f) {
 }
 
 static inline int fx_recv(fx *f, const char *json, uint64_t now) {
+  f->clock = now;
   return mcpp_engine_recv(f->e, json, strlen(json), now);
 }
 
 static inline int fx_out(fx *f, const char *json, uint64_t now) {
+  f->clock = now;
   return mcpp_engine_observe_outbound(f->e, json, strlen(json), now);
+}
+
+static inline int fx_out_timed(fx *f, const char *json, uint32_t timeout_ms,
+                               uint64_t now) {
+  f->clock = now;
+  return mcpp_engine_observe_outbound_timed(f->e, json, strlen(json),
+                                            timeout_ms, now);
 }
 
 /* Runs the timer at every deadline up to `until`, as a driver would. */
@@ -198,6 +230,7 @@ static inline void fx_run_until(fx *f, uint64_t until) {
   for (int guard = 0; guard < 100000; guard++) {
     uint64_t d = mcpp_engine_next_deadline(f->e);
     if (d > until) return;
+    f->clock = d;
     ASSERT_EQ(mcpp_engine_on_timer(f->e, d), 0);
   }
   MCPP_FAIL("timer loop did not settle");
@@ -246,6 +279,12 @@ static inline int fx_answer_last_ping(fx *f, const char *tail, uint64_t now) {
   snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":%s,%s}",
            fx_ping_id(ping, id, sizeof id), tail);
   return fx_recv(f, frame, now);
+}
+
+static inline const fx_event *fx_first_event(const fx *f, mcpp_event_type t) {
+  for (int i = 0; i < f->n_events; i++)
+    if (f->events[i].ev.type == t) return &f->events[i];
+  return NULL;
 }
 
 static inline const char *fx_last_record(const fx *f) {
