@@ -57,6 +57,58 @@ TEST(out_of_memory_at_every_allocation_fails_cleanly) {
   ASSERT_GT(n, 20); /* the scenario really allocates */
 }
 
+/* The same on a 2026 session: a configured probe, the discover handshake,
+ * per-request deadlines, aborts, probes and process checks. */
+static int scenario_2026(long fail_at) {
+  fx *f = fx_new();
+  f->alloc.fail_at = fail_at;
+  f->s.interval_ms = 1000;
+  f->s.timeout_ms = 300;
+  f->s.jitter_pct = 0;
+  f->s.probe_method = "server/discover";
+  f->observe_process = 1;
+  int rc = fx_try_start(f, T0);
+  if (rc != 0) {
+    ASSERT_EQ(rc, MCPP_ERR_NOMEM);
+    ASSERT(f->e == NULL);
+    ASSERT_EQ(f->alloc.live, 0);
+    free(f);
+    return 1;
+  }
+  mcpp_engine_touch(f->e, T0);
+  OK_OR_NOMEM(fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"server/discover\",\"params\":"
+                        "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}", T0), 0);
+  ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{\"supportedVersions\":[\"2026-07-28\"],"
+                       "\"_meta\":{\"io.modelcontextprotocol/serverInfo\":{\"name\":\"s\"}}}}", T0),
+            MCPP_RECV_FORWARD);
+  char frame[128];
+  for (int i = 0; i < 30; i++) {
+    snprintf(frame, sizeof frame, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/call\"}", i);
+    OK_OR_NOMEM(fx_out_timed(f, frame, i % 3 ? 200u * (uint32_t)i : MCPP_TIMEOUT_NONE, T0), 0);
+  }
+  for (int i = 0; i < 30; i += 4) {
+    snprintf(frame, sizeof frame, "%d", i);
+    rc = mcpp_engine_cancel_request(f->e, frame, strlen(frame), T0);
+    if (rc != 0 && rc != MCPP_ERR_NOT_FOUND) MCPP_FAIL("cancel_request: %s", mcpp_errname(rc));
+  }
+  for (uint64_t t = T0; t <= T0 + 10 * SEC; t += 100 * MS) {
+    if (t == T0 + 5 * SEC) f->process = MCPP_PROCESS_STOPPED;
+    if (t == T0 + 2 * SEC) mcpp_engine_set_reading(f->e, 0, t);
+    if (t == T0 + 3 * SEC) mcpp_engine_set_reading(f->e, 1, t);
+    OK_OR_NOMEM(mcpp_engine_on_timer(f->e, t), 0);
+  }
+  mcpp_engine_close(f->e, 0, "done", T0 + 11 * SEC);
+  int failed = f->alloc.failed;
+  fx_done(f);
+  return failed;
+}
+
+TEST(out_of_memory_at_every_allocation_on_a_2026_session_fails_cleanly) {
+  long n = 1;
+  while (scenario_2026(n)) n++;
+  ASSERT_GT(n, 10);
+}
+
 TEST(null_allocator_uses_malloc) {
   mcpp_settings s;
   mcpp_settings_default(&s);

@@ -5,7 +5,9 @@
  * model. Bad input must get a clear answer (FORWARD) and lose nothing: a
  * frame is CONSUMED only if it is a well-formed ping (answered with exactly
  * one PONG echoing its id byte for byte) or a response to one of our issued
- * ping ids. A failure prints its seed and iteration.
+ * ping or probe ids. Requests expire in deadline order; while the driver
+ * is not reading nothing times out. A failure prints its seed and
+ * iteration.
  */
 #include "engine_fixture.h"
 #include "gen.h"
@@ -322,8 +324,9 @@ typedef struct host {
   /* What the current call did. */
   int call_sent, call_pongs, call_deliveries;
   gbuf last_sent;
-  long sent_by_kind[3];
+  long sent_by_kind[4];
   long events[16];
+  long outcomes; /* answers to our pings and probes (PONG ... PROBE_OK) */
   long records;
   /* Pings. */
   uint64_t max_seq;
@@ -337,15 +340,42 @@ typedef struct host {
   mcpp_state state;
   int closing;
   /* Ledger model: application requests "req-<n>" in flight, and entries
-   * made by hostile frames the model does not track one by one. */
+   * made by hostile frames the model does not track one by one; each
+   * tracked request's deadline (UINT64_MAX: none). */
   unsigned char *app_live;
-  long app_cap, app_count, foreign;
+  uint64_t *app_deadline;
+  long app_cap, app_count, foreign, next_app;
+  uint64_t now; /* of the current engine call */
+  /* Driver and process. */
+  int reading;
+  int observe_process;
+  mcpp_process_state process;
 } host;
+
+static int is_outcome(mcpp_event_type t) {
+  return t == MCPP_EV_PONG || t == MCPP_EV_TIMEOUT || t == MCPP_EV_PING_ERROR ||
+         t == MCPP_EV_UNSUPPORTED || t == MCPP_EV_PROBE_OK ||
+         t == MCPP_EV_PROBE_TIMEOUT;
+}
+
+/* A REQUEST_TIMEOUT for tracked request n: it was due, and no tracked
+ * request with an earlier deadline is still waiting. */
+static void check_expiry_order(host *h, long n) {
+  H_ASSERT(h->app_deadline[n] != UINT64_MAX && h->app_deadline[n] <= h->now);
+  for (long m = 0; m < h->next_app; m++)
+    if (h->app_live[m] && m != n) H_ASSERT(h->app_deadline[m] >= h->app_deadline[n]);
+}
 
 static void host_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
   host *h = ud;
+  H_ASSERT(ev->type >= 0 && ev->type < 16);
   h->events[ev->type]++;
   H_ASSERT(ev->failure_count <= h->s.failures);
+  /* Silence while we do not read is ours: nothing is convicted for it. */
+  if (!h->reading)
+    H_ASSERT(ev->type != MCPP_EV_TIMEOUT && ev->type != MCPP_EV_PROBE_TIMEOUT &&
+             ev->type != MCPP_EV_SUSPECT && ev->type != MCPP_EV_STALE &&
+             ev->type != MCPP_EV_REQUEST_TIMEOUT);
   switch (ev->type) {
     case MCPP_EV_SUSPECT:
       H_ASSERT(h->state == MCPP_STATE_ALIVE);
@@ -354,7 +384,10 @@ static void host_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
     case MCPP_EV_STALE:
       H_ASSERT(h->state == MCPP_STATE_ALIVE || h->state == MCPP_STATE_SUSPECT);
       H_ASSERT(ev->state == MCPP_STATE_STALE);
-      H_ASSERT(ev->failure_count == h->s.failures);
+      /* Failed pings or probes, or the process seen stopped or exited. */
+      H_ASSERT(ev->failure_count == h->s.failures ||
+               (ev->proof && strcmp(ev->proof, "process") == 0));
+      H_ASSERT(ev->proof != NULL);
       break;
     case MCPP_EV_RECOVERED:
       /* Never without a preceding SUSPECT or STALE. */
@@ -373,11 +406,13 @@ static void host_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
   }
   h->state = ev->state;
 
-  int outcome = ev->id && (ev->type == MCPP_EV_PONG ||
-                           ev->type == MCPP_EV_TIMEOUT ||
-                           ev->type == MCPP_EV_PING_ERROR ||
-                           ev->type == MCPP_EV_UNSUPPORTED);
-  if (ev->type == MCPP_EV_PING) {
+  if (ev->type == MCPP_EV_SUSPECT || ev->type == MCPP_EV_RECOVERED)
+    H_ASSERT(ev->proof != NULL);
+  int outcome = ev->id && is_outcome(ev->type);
+  if (outcome && ev->type != MCPP_EV_TIMEOUT && ev->type != MCPP_EV_PROBE_TIMEOUT)
+    h->outcomes++;
+  if (ev->type == MCPP_EV_PING || ev->type == MCPP_EV_PROBE) {
+    H_ASSERT(ev->type == MCPP_EV_PING || !ev->manual);
     H_ASSERT(ev->ping_seq == h->max_seq + 1);
     h->max_seq = ev->ping_seq;
     if (ev->manual) {
@@ -407,6 +442,7 @@ static void host_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
     unsigned long n;
     if (ev->id_len > 6 && sscanf(ev->id, "\"req-%lu\"", &n) == 1) {
       H_ASSERT((long)n < h->app_cap && h->app_live[n]);
+      check_expiry_order(h, (long)n);
       h->app_live[n] = 0;
       h->app_count--;
     } else {
@@ -419,7 +455,9 @@ static void host_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
 static int host_send(mcpp_engine *e, mcpp_frame_kind kind, const char *frame,
                      size_t len, void *ud) {
   host *h = ud;
-  H_ASSERT(kind >= 0 && kind <= 2);
+  H_ASSERT(kind >= 0 && kind <= 3);
+  H_ASSERT(h->reading || kind == MCPP_FRAME_PING || kind == MCPP_FRAME_PONG ||
+           kind == MCPP_FRAME_CANCEL); /* no keepalive probe while not reading */
   if (kind != MCPP_FRAME_CANCEL) H_ASSERT(memchr(frame, '\n', len) == NULL);
   h->call_sent++;
   h->sent_by_kind[kind]++;
@@ -427,8 +465,8 @@ static int host_send(mcpp_engine *e, mcpp_frame_kind kind, const char *frame,
   g_clear(&h->last_sent);
   g_put(&h->last_sent, frame, len);
   if (kind != MCPP_FRAME_CANCEL) {
-    /* Our pings and pongs are valid JSON. (A cancel echoes the id of the
-     * application's own request, whatever bytes the application used.) */
+    /* Our pings, probes and pongs are valid JSON. (A cancel echoes the id
+     * of the application's own request, whatever bytes it used.) */
     oracle o;
     oracle_scan(frame, len, &o);
     H_ASSERT(o.object);
@@ -453,6 +491,24 @@ static void host_on_record(mcpp_engine *e, const char *json, size_t len,
   H_ASSERT(o.object); /* records are valid JSON, whatever the peer sent */
 }
 
+static int host_process_state(mcpp_engine *e, void *ud) {
+  host *h = ud;
+  H_ASSERT(h->reading); /* never asked while the driver is not reading */
+  return h->process;
+}
+
+/* (Re)creates the engine from h->s. */
+static void host_start(host *h, uint64_t now) {
+  mcpp_engine_callbacks cb = {
+      .send = host_send,
+      .deliver = host_deliver,
+      .on_event = host_on_event,
+      .on_record = host_on_record};
+  if (h->observe_process) cb.process_state = host_process_state;
+  mcpp_engine_free(h->e);
+  ASSERT_EQ(mcpp_engine_new(&h->e, &h->s, &cb, h, &h->alloc.a, now), 0);
+}
+
 static host *host_new(uint64_t seed, void (*tweak)(mcpp_settings *),
                       uint64_t now) {
   host *h = calloc(1, sizeof *h);
@@ -464,19 +520,17 @@ static host *host_new(uint64_t seed, void (*tweak)(mcpp_settings *),
   h->s.nonce = 0x0123456789abcdefULL;
   h->s.peer_name = "hostile";
   if (tweak) tweak(&h->s);
-  static const mcpp_engine_callbacks cb = {
-      .send = host_send,
-      .deliver = host_deliver,
-      .on_event = host_on_event,
-      .on_record = host_on_record};
   h->alloc.a.malloc = fx_malloc;
   h->alloc.a.realloc = fx_realloc;
   h->alloc.a.free = fx_free_block;
   h->alloc.a.user_data = &h->alloc;
-  ASSERT_EQ(mcpp_engine_new(&h->e, &h->s, &cb, h, &h->alloc.a, now), 0);
+  h->reading = 1;
+  h->process = MCPP_PROCESS_RUNNING;
+  host_start(h, now);
   h->state = MCPP_STATE_ALIVE;
   h->app_cap = 1 << 20;
   h->app_live = calloc((size_t)h->app_cap, 1);
+  h->app_deadline = malloc((size_t)h->app_cap * sizeof *h->app_deadline);
   return h;
 }
 
@@ -488,6 +542,7 @@ static void host_done(host *h, uint64_t now) {
   ASSERT_EQ(h->alloc.live, 0);
   g_free(&h->last_sent);
   free(h->app_live);
+  free(h->app_deadline);
   free(h);
 }
 
@@ -503,6 +558,7 @@ static void host_timer(host *h, uint64_t now) {
   uint64_t pause = (uint64_t)h->s.pause_threshold_ms * MS;
   h->pause_ok = due != UINT64_MAX && now > due && now - due > pause;
   h->call_sent = h->call_pongs = 0;
+  h->now = now;
   cur_frame = NULL;
   H_ASSERT(mcpp_engine_on_timer(h->e, now) == 0);
   h->pause_ok = 0;
@@ -520,8 +576,8 @@ static int host_recv(host *h, const char *f, size_t n, uint64_t now) {
   char *copy = n <= 4096 ? malloc(n + 1) : NULL;
   if (copy) memcpy(copy, f, n);
   h->call_sent = h->call_pongs = 0;
-  long outcomes = h->events[MCPP_EV_PONG] + h->events[MCPP_EV_PING_ERROR] +
-                  h->events[MCPP_EV_UNSUPPORTED];
+  h->now = now;
+  long outcomes = h->outcomes;
   int rc = mcpp_engine_recv(h->e, f, n, now);
   if (copy) {
     H_ASSERT(memcmp(copy, f, n) == 0); /* the frame is never altered */
@@ -536,8 +592,7 @@ static int host_recv(host *h, const char *f, size_t n, uint64_t now) {
   oracle o;
   oracle_scan(f, n, &o);
   int dup = o_dup(&o);
-  long new_outcomes = h->events[MCPP_EV_PONG] + h->events[MCPP_EV_PING_ERROR] +
-                      h->events[MCPP_EV_UNSUPPORTED] - outcomes;
+  long new_outcomes = h->outcomes - outcomes;
   if (rc == MCPP_RECV_CONSUMED && h->call_pongs) {
     /* (a) a well-formed ping, answered once, id echoed byte for byte. */
     H_ASSERT(h->call_sent == 1 && h->call_pongs == 1);
@@ -554,7 +609,7 @@ static int host_recv(host *h, const char *f, size_t n, uint64_t now) {
     H_ASSERT(memcmp(s->p + s->n - (sizeof tail - 1), tail, sizeof tail - 1) == 0);
     H_ASSERT(new_outcomes == 0);
   } else if (rc == MCPP_RECV_CONSUMED) {
-    /* (b) a response to one of our issued ping ids. */
+    /* (b) a response to one of our issued ping or probe ids. */
     H_ASSERT(h->call_sent == 0);
     H_ASSERT(new_outcomes <= 1);
     if (o.valid) {
@@ -583,15 +638,21 @@ static int host_recv(host *h, const char *f, size_t n, uint64_t now) {
   return rc;
 }
 
-static int host_out(host *h, const char *f, size_t n, uint64_t now) {
+static int host_out_timed(host *h, const char *f, size_t n, uint32_t timeout_ms,
+                          uint64_t now) {
   cur_frame = f;
   cur_len = n;
   h->call_sent = 0;
-  int rc = mcpp_engine_observe_outbound(h->e, f, n, now);
+  h->now = now;
+  int rc = mcpp_engine_observe_outbound_timed(h->e, f, n, timeout_ms, now);
   H_ASSERT(rc == 0); /* never fails but for NOMEM; this allocator never fails */
   H_ASSERT(h->call_sent == 0);
   cur_frame = NULL;
   return rc;
+}
+
+static int host_out(host *h, const char *f, size_t n, uint64_t now) {
+  return host_out_timed(h, f, n, MCPP_TIMEOUT_DEFAULT, now);
 }
 
 /* ------------------------------------------------------------ messages */
@@ -979,15 +1040,9 @@ static void count_app(const char *id, size_t id_len, const char *method,
 static void run_ledger(uint64_t seed, long iterations) {
   uint64_t now = T0;
   host *h = host_new(seed, NULL, now);
-  if (seed & 1) { /* half the runs time requests out too */
-    mcpp_engine_free(h->e);
+  if (seed & 1) { /* half the runs time requests out by default too */
     h->s.request_timeout_ms = 50;
-    static const mcpp_engine_callbacks cb = {
-        .send = host_send,
-        .deliver = host_deliver,
-        .on_event = host_on_event,
-        .on_record = host_on_record};
-    ASSERT_EQ(mcpp_engine_new(&h->e, &h->s, &cb, h, &h->alloc.a, now), 0);
+    host_start(h, now);
   }
   grng r = {seed};
   gen_ctx g = {0};
@@ -995,6 +1050,11 @@ static void run_ledger(uint64_t seed, long iterations) {
   for (cur_iter = 0; cur_iter < iterations; cur_iter++) {
     now += g_below(&r, 2000);
     if (mcpp_engine_next_deadline(h->e) <= now) host_timer(h, now);
+    /* Whatever was due has expired: every tracked request still waiting
+     * has a later deadline (no host pause in these small steps). */
+    if (cur_iter % 64 == 0)
+      for (long m = 0; m < next; m++)
+        if (h->app_live[m]) H_ASSERT(h->app_deadline[m] > now);
     mcpp_engine_info before, after;
     host_info(h, &before);
     g_clear(&g.frame);
@@ -1010,11 +1070,17 @@ static void run_ledger(uint64_t seed, long iterations) {
                                       "\"initialize\"", "\"x\\ny\""};
       g_message(&g.frame, &r, g.id.p, methods[g_below(&r, 4)],
                 g_chance(&r, 70) ? "\"params\"" : NULL, g.body.p);
-      if (strstr(g.frame.p, "\\u0069d") || strstr(g.frame.p, "\\u006dethod")) {
-        /* escaped keys are the same keys */
-      }
-      host_out(h, g.frame.p, g.frame.n, now);
+      /* Each request its own timeout: the default, none, or its own. */
+      uint32_t pick = g_below(&r, 4), timeout_ms;
+      if (pick == 0) timeout_ms = MCPP_TIMEOUT_DEFAULT;
+      else if (pick == 1) timeout_ms = MCPP_TIMEOUT_NONE;
+      else timeout_ms = 1 + g_below(&r, 200);
+      uint32_t effective = pick == 0 ? h->s.request_timeout_ms
+                           : pick == 1 ? 0 : timeout_ms;
+      H_ASSERT(host_out_timed(h, g.frame.p, g.frame.n, timeout_ms, now) == 0);
       h->app_live[n] = 1;
+      h->app_deadline[n] = effective ? now + (uint64_t)effective * MS : UINT64_MAX;
+      h->next_app = next;
       h->app_count++;
       host_info(h, &after);
       H_ASSERT(after.in_flight == before.in_flight + 1);
@@ -1027,6 +1093,19 @@ static void run_ledger(uint64_t seed, long iterations) {
       h->app_count--;
       host_info(h, &after);
       H_ASSERT(after.in_flight == before.in_flight - 1);
+    } else if (k < 54 && (n = pick_live(h, &r, next)) >= 0) { /* aborted */
+      app_id(&g.id, &r, n, 1);
+      long cancels = h->events[MCPP_EV_REQUEST_CANCELLED];
+      h->now = now;
+      H_ASSERT(mcpp_engine_cancel_request(h->e, g.id.p, g.id.n, now) == 0);
+      H_ASSERT(h->events[MCPP_EV_REQUEST_CANCELLED] == cancels + 1);
+      h->app_live[n] = 0;
+      h->app_count--;
+      host_info(h, &after);
+      H_ASSERT(after.in_flight == before.in_flight - 1);
+      /* Gone: a second abort finds nothing. */
+      H_ASSERT(mcpp_engine_cancel_request(h->e, g.id.p, g.id.n, now) ==
+               MCPP_ERR_NOT_FOUND);
     } else if (k < 58 && (n = pick_live(h, &r, next)) >= 0) { /* cancelled */
       app_id(&g.id, &r, n, 1);
       g_clear(&g.body);
@@ -1080,17 +1159,22 @@ TEST_TIMEOUT(hostile_ledger_matches_reference_model, 60) {
 static void run_timeline(uint64_t seed, long iterations, int close_on_stale) {
   uint64_t now = T0;
   host *h = host_new(seed, tweak_keepalive, now);
-  if (close_on_stale) {
-    mcpp_engine_free(h->e);
-    h->s.on_stale = MCPP_STALE_CLOSE;
-    static const mcpp_engine_callbacks cb = {
-        .send = host_send,
-        .deliver = host_deliver,
-        .on_event = host_on_event,
-        .on_record = host_on_record};
-    ASSERT_EQ(mcpp_engine_new(&h->e, &h->s, &cb, h, &h->alloc.a, now), 0);
-  }
+  if (close_on_stale) h->s.on_stale = MCPP_STALE_CLOSE;
+  h->observe_process = seed % 3 != 0; /* a stdio server, or not */
+  host_start(h, now);
   mcpp_engine_touch(h->e, now);
+  if (seed % 2 == 0) { /* a 2026 session: probes instead of pings */
+    static const char discover[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"method\":\"server/discover\",\"params\":"
+        "{\"_meta\":{\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\"}}}";
+    static const char result[] =
+        "{\"jsonrpc\":\"2.0\",\"id\":\"d\",\"result\":{\"supportedVersions\":[\"2026-07-28\"]}}";
+    host_out(h, discover, sizeof discover - 1, now);
+    host_recv(h, result, sizeof result - 1, now);
+    mcpp_engine_info info;
+    host_info(h, &info);
+    H_ASSERT(info.unsupported && info.probe_method != NULL);
+  }
   grng r = {seed};
   gen_ctx g = {0};
   uint64_t pause_us = (uint64_t)h->s.pause_threshold_ms * MS;
@@ -1100,6 +1184,26 @@ static void run_timeline(uint64_t seed, long iterations, int close_on_stale) {
   long stale_closed = 0;
   for (cur_iter = 0; cur_iter < iterations; cur_iter++) {
     if (g_chance(&r, 2)) peer_mood = (int)g_below(&r, 4);
+    /* The process: mostly running, sometimes stopped, rarely gone. */
+    if (g_chance(&r, 2)) {
+      uint32_t p = g_below(&r, 100);
+      h->process = p < 70   ? MCPP_PROCESS_RUNNING
+                   : p < 90 ? MCPP_PROCESS_STOPPED
+                   : p < 99 ? MCPP_PROCESS_UNKNOWN
+                            : MCPP_PROCESS_EXITED;
+    }
+    /* The driver stops and resumes reading (backpressure). */
+    if (h->state != MCPP_STATE_CLOSED && g_chance(&r, h->reading ? 1 : 5)) {
+      h->reading = !h->reading;
+      /* Resuming abandons the keepalive request out, to send it again. */
+      if (h->reading) h->ka_out = 0;
+      cur_frame = NULL;
+      mcpp_engine_set_reading(h->e, h->reading, now);
+      mcpp_engine_info info;
+      host_info(h, &info);
+      H_ASSERT(info.reading == h->reading);
+      if (!h->reading) H_ASSERT(mcpp_engine_next_deadline(h->e) == UINT64_MAX);
+    }
     /* Time moves: small steps, sometimes to the next deadline, rarely a
      * host pause far past it. */
     uint64_t due = mcpp_engine_next_deadline(h->e);
@@ -1125,10 +1229,10 @@ static void run_timeline(uint64_t seed, long iterations, int close_on_stale) {
       answer_at = UINT64_MAX;
     }
     if (mcpp_engine_next_deadline(h->e) <= now || g_chance(&r, 10)) {
-      long pings = h->sent_by_kind[MCPP_FRAME_PING];
+      long pings = h->sent_by_kind[MCPP_FRAME_PING] + h->sent_by_kind[MCPP_FRAME_PROBE];
       host_timer(h, now);
-      if (h->sent_by_kind[MCPP_FRAME_PING] > pings && h->ka_out &&
-          h->ka_seq == h->max_seq) {
+      if (h->sent_by_kind[MCPP_FRAME_PING] + h->sent_by_kind[MCPP_FRAME_PROBE] > pings &&
+          h->ka_out && h->ka_seq == h->max_seq) {
         if (peer_mood == 0)
           answer_at = now + g_below(&r, 200 * MS), answer_seq = h->ka_seq;
         else if (peer_mood == 1)
@@ -1164,6 +1268,12 @@ static void run_timeline(uint64_t seed, long iterations, int close_on_stale) {
     }
     mcpp_engine_info info;
     host_info(h, &info);
+    /* healthy() and healthy_until() agree. */
+    uint64_t until = mcpp_engine_healthy_until(h->e, now);
+    H_ASSERT(until >= now);
+    H_ASSERT(mcpp_engine_healthy(h->e, now) == (until > now));
+    if (until > now && until != UINT64_MAX)
+      H_ASSERT(mcpp_engine_healthy(h->e, until - 1) && !mcpp_engine_healthy(h->e, until));
   }
   if (!h->closing) host_done(h, now);
   else {
@@ -1171,6 +1281,7 @@ static void run_timeline(uint64_t seed, long iterations, int close_on_stale) {
     ASSERT_EQ(h->alloc.live, 0);
     g_free(&h->last_sent);
     free(h->app_live);
+    free(h->app_deadline);
     free(h);
   }
   gen_ctx_free(&g);

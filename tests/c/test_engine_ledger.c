@@ -269,3 +269,63 @@ TEST(ledger_matches_ids_by_value_not_spelling) {
   ASSERT_EQ(in_flight(f), 0);
   fx_done(f);
 }
+
+/* The deadline heap against a plain model: random adds (timed and not)
+ * and removals; the earliest entry is always the model's minimum by
+ * (deadline, send order), and the oldest untimed one its first. */
+TEST(ledger_deadline_heap_matches_model_under_churn) {
+  fx_alloc a = {{fx_malloc, fx_realloc, fx_free_block, NULL}, 0, 0, 0, 0};
+  a.a.user_data = &a;
+  mcpp__ledger l;
+  mcpp__ledger_init(&l, &a.a);
+  enum { IDS = 200 };
+  int live[IDS] = {0};
+  uint64_t deadline[IDS], order[IDS], next_order = 0;
+  uint64_t rng = 9;
+  for (int step = 0; step < 100000; step++) {
+    rng = rng * 6364136223846793005ULL + 1442695040888963407ULL;
+    int id = (int)((rng >> 33) % IDS);
+    char text[16];
+    int n = snprintf(text, sizeof text, "%d", id);
+    if (!live[id]) {
+      uint32_t timeout = (rng >> 20) % 4 == 0 ? 0 : (uint32_t)((rng >> 40) % 50);
+      ASSERT_EQ(mcpp__ledger_add(&l, text, (size_t)n, "m", 1, (uint64_t)step, timeout), 0);
+      live[id] = 1;
+      deadline[id] = timeout ? (uint64_t)step + timeout * 1000ULL : UINT64_MAX;
+      order[id] = next_order++;
+    } else {
+      ASSERT_EQ(mcpp__ledger_remove_id(&l, text, (size_t)n), 1);
+      live[id] = 0;
+    }
+    int best = -1, first_untimed = -1;
+    for (int i = 0; i < IDS; i++) {
+      if (!live[i]) continue;
+      if (deadline[i] == UINT64_MAX) {
+        if (first_untimed < 0 || order[i] < order[first_untimed]) first_untimed = i;
+      } else if (best < 0 || deadline[i] < deadline[best] ||
+                 (deadline[i] == deadline[best] && order[i] < order[best])) {
+        best = i;
+      }
+    }
+    const mcpp__entry *e = mcpp__ledger_earliest(&l);
+    if (best < 0) {
+      ASSERT(e == NULL);
+    } else {
+      char want[16];
+      snprintf(want, sizeof want, "%d", best);
+      ASSERT(e != NULL);
+      ASSERT_STR_EQ(e->id, want);
+    }
+    e = mcpp__ledger_oldest_untimed(&l);
+    if (first_untimed < 0) {
+      ASSERT(e == NULL);
+    } else {
+      char want[16];
+      snprintf(want, sizeof want, "%d", first_untimed);
+      ASSERT(e != NULL);
+      ASSERT_STR_EQ(e->id, want);
+    }
+  }
+  mcpp__ledger_free(&l);
+  ASSERT_EQ(a.live, 0);
+}
