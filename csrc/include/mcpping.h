@@ -612,8 +612,9 @@ int mcpp_conn_pid(const mcpp_conn *conn);
  * any thread. Results are queued as items and handed over in batches: the
  * runtime calls `notify` (from the I/O thread) once when items are waiting,
  * and not again until the host has called mcpp_runtime_drain from its own
- * thread. A PING event (we sent a ping) never wakes the host by itself: it
- * is delivered with the next batch, at the latest with that ping's outcome. */
+ * thread. A PING or PROBE event (we sent one) never wakes the host by
+ * itself: it is delivered with the next batch, at the latest with its
+ * outcome. */
 typedef struct mcpp_runtime mcpp_runtime;
 
 typedef enum mcpp_item_type {
@@ -705,8 +706,9 @@ int mcpp_runtime_pid(mcpp_runtime *rt, uint64_t conn_id);
 int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
 
 /* Copies the engine's info (strings into the caller's buffers is avoided:
- * protocol_version and peer_name are set to NULL here; they arrive in the
- * INITIALIZED event). Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
+ * protocol_version, peer_name and probe_method are set to NULL here; the
+ * first two arrive in the INITIALIZED event). Returns 0 or
+ * MCPP_ERR_NOT_FOUND. Thread-safe. */
 int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
                       mcpp_engine_info *info, int *healthy);
 

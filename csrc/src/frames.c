@@ -1,6 +1,7 @@
 /* Frame handling: classify each inbound frame from its top-level spans,
- * answer pings, match our pongs, and learn the session from the handshake
- * in both directions. Only the few frames that matter are parsed. */
+ * answer pings, match the answers to our pings and probes, ledger the
+ * application's requests, and pass the handshake to handshake.c. Only the
+ * few frames that matter are parsed. */
 #include <cjson/cJSON.h>
 #include <string.h>
 

@@ -120,7 +120,8 @@ static mcpp_item *new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
  * with the next batch (the pong, at the latest the timeout) instead of
  * waking the host, which would cost a second wake-up per ping. */
 static int wakes_host(const mcpp_item *it) {
-  return !(it->type == MCPP_ITEM_EVENT && it->event.type == MCPP_EV_PING);
+  return !(it->type == MCPP_ITEM_EVENT && (it->event.type == MCPP_EV_PING ||
+                                           it->event.type == MCPP_EV_PROBE));
 }
 
 /* Appends an item (NULL: none); returns 1 if the host must be notified:
@@ -147,6 +148,7 @@ static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
     mcpp_engine_get_info(e, &info);
     info.protocol_version = NULL;
     info.peer_name = NULL;
+    info.probe_method = NULL;
     healthy = mcpp_engine_healthy(e, uv_hrtime() / 1000);
   }
   pthread_mutex_lock(&rt->mu);

@@ -334,3 +334,32 @@ TEST(server_role_sends_no_automatic_probe) {
   ASSERT_EQ(f->n_sent, 0);
   fx_done(f);
 }
+
+TEST(info_names_the_freshest_proof) {
+  fx *f = keepalive_fx(1);
+  ASSERT_EQ(fx_try_start(f, T0), 0);
+  mcpp_engine_info info;
+  mcpp_engine_get_info(f->e, &info);
+  ASSERT_EQ(info.freshest_proof, MCPP_PROOF_NONE);
+  ASSERT(mcpp_proof_name(info.freshest_proof) == NULL);
+  ASSERT_EQ(info.reading, 1);
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}", T0);
+  mcpp_engine_get_info(f->e, &info);
+  ASSERT_EQ(info.freshest_proof, MCPP_PROOF_TRAFFIC);
+  ASSERT_UINT_EQ(info.last_traffic_us, T0);
+  fx_run_until(f, T0 + SEC); /* keepalive: the process looked at, a ping */
+  mcpp_engine_get_info(f->e, &info);
+  ASSERT_EQ(info.freshest_proof, MCPP_PROOF_PROCESS);
+  ASSERT_STR_EQ(mcpp_proof_name(info.freshest_proof), "process");
+  ASSERT_UINT_EQ(info.last_process_us, T0 + SEC);
+  ASSERT(info.probe_method == NULL); /* pings serve */
+  fx_answer_last_ping(f, "\"result\":{}", T0 + SEC + 2 * MS);
+  mcpp_engine_get_info(f->e, &info);
+  ASSERT_EQ(info.freshest_proof, MCPP_PROOF_PING);
+  ASSERT_UINT_EQ(info.last_ping_us, T0 + SEC + 2 * MS);
+  ASSERT_UINT_EQ(info.last_traffic_us, T0 + SEC + 2 * MS); /* a pong is traffic */
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}", T0 + SEC + 3 * MS);
+  mcpp_engine_get_info(f->e, &info);
+  ASSERT_EQ(info.freshest_proof, MCPP_PROOF_TRAFFIC);
+  fx_done(f);
+}
