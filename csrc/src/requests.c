@@ -35,38 +35,31 @@ static int may_cancel(const char *method) {
 
 typedef enum ending { EXPIRED, ABANDONED } ending;
 
-/* A piece holding a string literal. */
-#define LIT(s) ((mcpp__piece){s, sizeof s - 1})
-
 /* Ends an in-flight request: notifications/cancelled to the peer, a
  * JSON-RPC error to the application, the event. Returns 0 or the send
  * error; the request is gone either way. */
 static int end_request(mcpp_engine *e, mcpp__entry *r, ending how,
                        uint64_t now) {
   mcpp__ledger_detach(&e->ledger, r);
-  char num[16];
-  size_t num_len =
-      (size_t)snprintf(num, sizeof num, "%" PRIu32, r->timeout_ms);
-  mcpp__piece reason[2];
-  mcpp__piece message[3];
-  const char *code;
+  /* Our own words only (numbers, no payload), so no escaping is needed. */
+  char reason[96], error[160];
   if (how == EXPIRED) {
     e->app_timeouts++;
     e->app_timed_out = 1;
-    reason[0] = LIT("mcpping: request timed out after ");
-    reason[1] = (mcpp__piece){num, num_len};
-    code = "-32001";
-    message[0] = LIT("Request timed out (mcpping: no answer after ");
-    message[1] = (mcpp__piece){num, num_len};
-    message[2] = LIT(" ms)");
+    snprintf(reason, sizeof reason,
+             "mcpping: request timed out after %" PRIu32 " ms", r->timeout_ms);
+    snprintf(error, sizeof error,
+             "-32001,\"message\":\"Request timed out (mcpping: no answer "
+             "after %" PRIu32 " ms)\"",
+             r->timeout_ms);
   } else {
     /* The application's own choice: no mark against the connection. */
     e->app_cancels++;
-    reason[0] = LIT("mcpping: request abandoned by the application");
-    reason[1] = LIT("");
-    code = "-32800";
-    message[0] = LIT("Request cancelled (mcpping: abandoned by the application)");
-    message[1] = message[2] = LIT("");
+    snprintf(reason, sizeof reason,
+             "mcpping: request abandoned by the application");
+    snprintf(error, sizeof error,
+             "-32800,\"message\":\"Request cancelled (mcpping: abandoned by "
+             "the application)\"");
   }
   int rc = 0;
   if (may_cancel(r->method)) {
@@ -75,23 +68,22 @@ static int end_request(mcpp_engine *e, mcpp__entry *r, ending how,
         "\"params\":{\"requestId\":";
     static const char c2[] = ",\"reason\":\"";
     static const char c3[] = "\"}}";
-    static const char ms[] = " ms";
-    mcpp__piece cancel[] = {{c1, sizeof c1 - 1}, {r->id, r->id_len},
-                            {c2, sizeof c2 - 1}, reason[0],
-                            reason[1],           {ms, how == EXPIRED ? 3 : 0},
+    mcpp__piece cancel[] = {{c1, sizeof c1 - 1},
+                            {r->id, r->id_len},
+                            {c2, sizeof c2 - 1},
+                            {reason, strlen(reason)},
                             {c3, sizeof c3 - 1}};
-    rc = mcpp__output(e, MCPP_FRAME_CANCEL, cancel, 7);
+    rc = mcpp__output(e, MCPP_FRAME_CANCEL, cancel, 5);
   }
   static const char d1[] = "{\"jsonrpc\":\"2.0\",\"id\":";
   static const char d2[] = ",\"error\":{\"code\":";
-  static const char d3[] = ",\"message\":\"";
-  static const char d4[] = "\"}}";
-  mcpp__piece error[] = {{d1, sizeof d1 - 1}, {r->id, r->id_len},
-                         {d2, sizeof d2 - 1}, {code, strlen(code)},
-                         {d3, sizeof d3 - 1}, message[0],
-                         message[1],          message[2],
-                         {d4, sizeof d4 - 1}};
-  int drc = mcpp__output(e, -1, error, 9);
+  static const char d3[] = "}}";
+  mcpp__piece answer[] = {{d1, sizeof d1 - 1},
+                          {r->id, r->id_len},
+                          {d2, sizeof d2 - 1},
+                          {error, strlen(error)},
+                          {d3, sizeof d3 - 1}};
+  int drc = mcpp__output(e, -1, answer, 5);
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = how == EXPIRED ? MCPP_EV_REQUEST_TIMEOUT : MCPP_EV_REQUEST_CANCELLED;
