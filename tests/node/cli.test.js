@@ -115,7 +115,7 @@ test('--log appends governance records without arguments or payloads', async () 
   const res = await cli(['--log', log, '-c', '2', '-i', '0', ...peerArgs('echo.py', ['--name', 'named-echo'])]);
   assert.equal(res.status, 0, res.stderr);
   const records = h.jsonLines(fs.readFileSync(log, 'utf8'));
-  const keys = ['ts', 'event', 'direction', 'sender', 'receiver', 'peer', 'session_id', 'protocol_version', 'transport', 'ping_id', 'timeout_ms', 'latency_ms', 'failure_count', 'reconnect_attempt', 'in_flight'];
+  const keys = ['ts', 'event', 'direction', 'sender', 'receiver', 'peer', 'session_id', 'protocol_version', 'transport', 'ping_id', 'timeout_ms', 'latency_ms', 'failure_count', 'reconnect_attempt', 'in_flight', 'proof'];
   const pings = records.filter((r) => r.event === 'ping_ok');
   assert.equal(pings.length, 2);
   for (const r of records) assert.deepEqual(Object.keys(r).sort(), [...keys].sort());
