@@ -98,10 +98,10 @@ bench-engine: build/bench-engine
 # `make bench BENCH_OPTS="--quick --rows 1,3"` for a short partial run.
 BENCH_PROGRAMS := build/responder build/bench-c-ping build/bench-idle-cost build/bench-engine
 
-build/bench-c-ping: bench/rows/c_ping.c build/libmcpping.a
+build/bench-c-ping: bench/clients/c_ping.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
-build/bench-idle-cost: bench/rows/idle_cost.c build/libmcpping.a
+build/bench-idle-cost: bench/clients/idle_cost.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
 bench: deps $(BENCH_PROGRAMS)

@@ -1,0 +1,236 @@
+"""Sequential ping round trip: one ping in flight, the bare pipe, the C
+driver, both bindings and both official SDKs; wall time and CPU per ping."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import method
+import profiles
+import report
+
+KEY = "ping"
+TITLE = "Sequential ping round trip"
+
+LABELS = {
+    "floor": "bare libuv pipe (floor)",
+    "c-driver": "mcpping C driver",
+    "py-api": "mcpping Python `peer.ping()`",
+    "py-sdk": "Python SDK `ClientSession.send_ping()`",
+    "node-api": "mcpping Node `peer.ping()`",
+    "ts-sdk": "TS SDK `client.ping()`",
+}
+
+
+def specs(ctx: Any) -> dict[str, tuple[list[str], None]]:
+    """The ping workers (bench/clients), shared with the pipelined row."""
+    c, r = ctx.programs["c_ping"], ctx.programs["responder"]
+    py = os.path.join(ctx.clients, "ping_worker.py")
+    js = os.path.join(ctx.clients, "ping_worker.js")
+    return {"floor": ([c, "floor", r], None), "c-driver": ([c, "driver", r], None),
+            "py-api": ([ctx.py, py, "api", r], None), "py-sdk": ([ctx.py, py, "sdk", r], None),
+            "node-api": ([ctx.node, js, "api", r], None),
+            "ts-sdk": ([ctx.node, js, "sdk", r], None)}
+
+
+RATIOS = [  # key, numerator, denominator, figure, label
+    ("c-driver/floor p50", "c-driver", "floor", "p50_us", "C driver p50 ÷ bare pipe p50"),
+    ("py-sdk/py-api p50", "py-sdk", "py-api", "p50_us",
+     "Python SDK p50 ÷ mcpping Python p50 (how many times faster)"),
+    ("node-api/ts-sdk p50", "node-api", "ts-sdk", "p50_us", "mcpping Node p50 ÷ TS SDK p50"),
+    ("py-api/py-sdk cpu", "py-api", "py-sdk", "cpu_us_per_op",
+     "Python CPU per ping, mcpping ÷ SDK"),
+    ("node-api/ts-sdk cpu", "node-api", "ts-sdk", "cpu_us_per_op",
+     "Node CPU per ping, mcpping ÷ SDK"),
+    ("c-driver/floor cpu", "c-driver", "floor", "cpu_us_per_op",
+     "C driver CPU per ping ÷ bare pipe's"),
+    ("py-api/floor p50", "py-api", "floor", "p50_us", "mcpping Python p50 ÷ bare pipe p50"),
+    ("node-api/floor p50", "node-api", "floor", "p50_us", "mcpping Node p50 ÷ bare pipe p50"),
+]
+
+
+def ratios(blocks: dict[str, list[dict[str, Any]]], table: list[tuple]) -> dict[str, Any]:
+    out = {}
+    for key, num, den, fig, label in table:
+        if num in blocks and den in blocks:
+            out[key] = {**method.ratio(blocks, num, den, fig), "label": label}
+    return out
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    pooled: dict[str, list[float]] = {n: [] for n in LABELS}
+    rounds = ctx.pick(40, 8)
+    blocks, commands = method.measure(
+        specs(ctx), {n: {"n": 200} for n in LABELS}, rounds, ctx.root, ctx.log,
+        target_s=ctx.pick(0.05, 0.02),
+        on_block=lambda name, raw: pooled[name].extend(raw.get("samples_us", ())))
+    res = {"rounds": rounds, "commands": commands,
+           "series": {n: method.summary(b) for n, b in blocks.items()},
+           "ratios": ratios(blocks, RATIOS), "blocks": blocks}
+    res["chart"] = chart(pooled, res["series"], os.path.join(ctx.out, "latency_cdf.png"))
+    return res
+
+
+def _ratio_goal(res: dict[str, Any], key: str, limit: float, at_most: bool
+                ) -> tuple[bool | None, str, str]:
+    r = res["ratios"].get(key, {})
+    met, note = method.judge(r, limit, at_most)
+    return met, report.times(r), note
+
+
+def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
+    g = []
+    met, m, note = _ratio_goal(res, "c-driver/floor p50", 1.3, True)
+    g.append(method.goal("C driver ping p50", "≤ 1.3× the bare pipe", m, met, note))
+    met, m, note = _ratio_goal(res, "py-sdk/py-api p50", 5.0, False)
+    g.append(method.goal("Python `peer.ping` p50", "≥ 5× faster than `ClientSession.send_ping`",
+                         f"{m} faster", met, note))
+    met, m, note = _ratio_goal(res, "node-api/ts-sdk p50", 1.0, True)
+    m += " the TS SDK's time"
+    busy = rows.get("busy", {}).get("series")
+    kept = None
+    if busy:
+        kept = all(busy[k]["answered_during"]["median"] == busy[k]["sent_during"]["median"]
+                   for k in ("node-api", "ts-sdk-mcpping") if k in busy)
+        m += "; answered while blocked: " + ("all" if kept else "**not all**")
+    else:
+        m += "; answer-while-blocked not measured in this run"
+    both = None if met is None or kept is None else (met and kept)
+    if met is False or kept is False:
+        both = False
+    g.append(method.goal("Node `peer.ping` p50",
+                         "not slower than TS `client.ping`, with the answer-while-blocked "
+                         "guarantee kept", m, both, note))
+    py_met, py_m, py_note = _ratio_goal(res, "py-api/py-sdk cpu", 0.5, True)
+    js_met, js_m, js_note = _ratio_goal(res, "node-api/ts-sdk cpu", 0.5, True)
+    cpu = None if py_met is None or js_met is None else py_met and js_met
+    g.append(method.goal("client CPU per ping", "≤ 0.5× the SDK's, in both languages",
+                         f"Python {py_m}, Node {js_m}", cpu,
+                         "; ".join(n for n in (py_note and f"Python {py_note}",
+                                               js_note and f"Node {js_note}") if n)))
+    return g
+
+
+def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict[str, Any]:
+    """Where a round trip goes, for each series: syscalls per ping (strace)
+    and the CPU profile (perf cpu-clock) of one block of about 0.5 s."""
+    out: dict[str, Any] = {}
+    sp = specs(ctx)
+    for name in LABELS:
+        per_op = res["series"][name]["wall_us_per_op"]["median"] or 100.0
+        cmd = {"n": max(200, int(0.5e6 / per_op))}
+        argv, env = sp[name]
+        ctx.log(f"profile: {name}")
+        out[name] = {"syscalls": _try(profiles.syscall_counts, name, argv, cmd, ctx.root, env)}
+        if ctx.perf["sampling"]:
+            out[name]["perf"] = _try(profiles.perf_profile, name, argv, cmd, ctx.root, env)
+    return out
+
+
+def _try(fn: Any, *args: Any) -> dict[str, Any]:
+    try:
+        return fn(*args)
+    except Exception as e:  # a profile that fails must not lose the row
+        return {"error": str(e).strip().splitlines()[0][:300]}
+
+
+def render(res: dict[str, Any]) -> list[str]:
+    L = [f"One ping in flight. {res['rounds']} rounds after a warm-up; each block about "
+         "50 ms of pings (block sizes: "
+         + ", ".join(f"{LABELS[k].split(' (')[0]} {c['n']}" for k, c in res["commands"].items())
+         + "). Latency is the wall time around one ping as the caller sees it (C: `uv_hrtime` "
+         "around the write and the pong; Python and Node: around the awaited call). *native* "
+         "is the RTT mcpping itself reports, timed in C on its I/O thread. The floor writes the "
+         "same ping bytes over a bare libuv pipe and reads one line back, parsing nothing.", ""]
+    L += report.series_table(LABELS, res["series"], [
+        ("p50_us", "p50 µs", 1), ("p99_us", "p99 µs", 1), ("native_p50_us", "native p50 µs", 1),
+        ("rate", "pings/s", 0), ("cpu_us_per_op", "CPU µs/ping", 1),
+        ("csw_per_op", "csw/ping", 2)])
+    L += report.ratio_table(res["ratios"])
+    if res.get("chart"):
+        L += [f"![Latency CDF of every series, all blocks pooled]({res['chart']})", ""]
+    prof = res.get("profile")
+    if prof:
+        L += ["### Where a round trip goes", "",
+              "Profiles of one block of about 0.5 s per series, each in a fresh worker after a "
+              "warm-up block (so they perturb no figure above): syscalls per ping from "
+              "`strace -f -c` over every thread of the worker, and perf's cpu-clock samples "
+              "of the client process (software clock sampling; see *perf* above).", ""]
+        for name, p in prof.items():
+            L.append(report.syscall_line(p.get("syscalls"), LABELS[name], "ping"))
+        L.append("")
+        for name, p in prof.items():
+            if p.get("perf"):
+                L += report.perf_lines(p["perf"], LABELS[name])
+        L.append("")
+        L += handoff_story(res, "node-api", "ts-sdk", "Node", "JavaScript thread")
+        L += handoff_story(res, "py-api", "py-sdk", "Python", "asyncio loop's thread")
+    return L
+
+
+def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str) -> list[str]:
+    """A binding's round trip, decomposed from this run's own figures."""
+    s = res["series"]
+    if api not in s or sdk not in s or not s[api].get("native_p50_us"):
+        return []
+    wall = s[api]["p50_us"]["median"]
+    native = s[api]["native_p50_us"]["median"]
+    ts = s[sdk]["p50_us"]["median"]
+    floor = s.get("floor", {}).get("p50_us", {}).get("median")
+    text = (f"**Where a {lang} round trip spends its time.** A caller of mcpping's "
+            f"`peer.ping()` waits {wall:.1f} µs (p50). Of that, {native:.0f} µs is the round "
+            "trip the I/O thread timed itself (write, the responder, the read"
+            + (f"; the bare pipe takes {floor:.1f} µs" if floor else "") + "); the other "
+            f"{wall - native:.1f} µs is the way between the {loop} and the I/O thread and "
+            "back: the call wakes the I/O thread, and the pong wakes the "
+            f"{loop} again, which then resolves the caller's await. The SDK does it all on "
+            f"its one thread: {ts:.1f} µs.")
+    prof = res.get("profile", {})
+    sa, ss = (prof.get(k, {}).get("syscalls", {}) for k in (api, sdk))
+    if sa.get("calls") and ss.get("calls"):
+        ca, cs = dict(sa["calls"]), dict(ss["calls"])
+        text += (f" Per ping, mcpping's {lang} client makes {sa['per_op']:.1f} syscalls against "
+                 f"the SDK's {ss['per_op']:.1f} (write {ca.get('write', 0):.1f} vs "
+                 f"{cs.get('write', 0):.1f}, read {ca.get('read', 0):.1f} vs "
+                 f"{cs.get('read', 0):.1f}: each hand-off is an eventfd write on one side and a "
+                 f"wake-up and read on the other) and {s[api]['csw_per_op']['median']:.2f} "
+                 f"context switches against {s[sdk]['csw_per_op']['median']:.2f}.")
+    return [text, ""]
+
+
+# ------------------------------------------------------------------ chart
+
+def chart(pooled: dict[str, list[float]], series: dict[str, Any], path: str) -> str | None:
+    """Writes the latency CDF; returns its file name, or None without matplotlib."""
+    try:
+        import matplotlib
+    except ImportError:
+        return None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(10, 6), dpi=110)
+    styles = {"floor": ("black", "-", 2.2), "c-driver": ("tab:blue", "-", 1.8),
+              "py-api": ("tab:green", "-", 1.8), "py-sdk": ("tab:green", "--", 1.5),
+              "node-api": ("tab:red", "-", 1.8), "ts-sdk": ("tab:red", "--", 1.5)}
+    for name, xs in pooled.items():
+        if not xs:
+            continue
+        xs = sorted(xs)
+        k = min(len(xs), 4000)
+        idx = [min(len(xs) - 1, int(i * len(xs) / k)) for i in range(k)] + [len(xs) - 1]
+        color, ls, lw = styles.get(name, ("gray", "-", 1))
+        p50 = series[name]["p50_us"]["median"]
+        ax.plot([xs[i] for i in idx], [(i + 1) / len(xs) for i in idx], color=color,
+                linestyle=ls, linewidth=lw, label=f"{LABELS[name]} (p50 {p50:.1f} µs)")
+    ax.set_xscale("log")
+    ax.set_xlabel("ping round-trip time (µs, log scale)")
+    ax.set_ylabel("fraction of pings")
+    ax.set_ylim(0, 1.0)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title("Sequential ping RTT over stdio, same responder, all blocks pooled")
+    ax.legend(loc="lower right", fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return os.path.basename(path)
