@@ -56,6 +56,7 @@ def perf_profile(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
     """cpu-clock samples of one block of cmd in a fresh worker (after one
     warm-up block). Returns {"samples", "dso": [[name, pct]], "sym":
     [[symbol, dso, pct]]}; percentages of the process's sampled CPU."""
+    cmd = {**cmd, "samples": False}
     tmp = tempfile.mkdtemp(prefix="mcpping-perf-")
     data = os.path.join(tmp, "perf.data")
     ctl_r, ctl_w = os.pipe()
@@ -165,6 +166,7 @@ def syscall_counts(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
     "calls": [[syscall, per_op]]}."""
     if not shutil.which("strace"):
         return {"error": "strace is not installed"}
+    cmd = {**cmd, "samples": False}
     tmp = tempfile.mkdtemp(prefix="mcpping-strace-")
     out = os.path.join(tmp, "counts")
     w = Worker(name, argv, env=env, cwd=cwd)

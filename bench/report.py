@@ -127,8 +127,14 @@ def render(res: dict[str, Any], rows: list[Any]) -> str:
     a(table(["figure", "goal", "measured", "verdict"], grows, right_from=9))
     missed = [g for g in res.get("goals", []) if g["met"] is False]
     if missed:
-        a(["Not met, plainly: " + "; ".join(f"{g['figure']} ({g['measured']})" for g in missed)
-           + ". The section of each row says what its profile shows.", ""])
+        sections = {key: (i, r) for i, (key, r) in enumerate(res["rows"].items(), 1)}
+        a(["Not met, plainly:", ""])
+        for g in missed:
+            i, r = sections[g["row"]]
+            why = " and its profile, which says where the time goes" if r.get("profile") else ""
+            a([f"- {g['figure']}: {g['measured']}, against {g['goal']}. See section {i} "
+               f"({r['title']}){why}."])
+        a([""])
 
     a(["## Machine, load and versions", ""])
     a([f"- machine: {m['nproc']} CPUs, {m['cpu']}, {m['kernel']}; cpuidle {m['cpuidle']}",

@@ -199,7 +199,9 @@ def main() -> None:
         o.out = HERE if keys == all_keys() and not o.quick else os.path.join(HERE, "out")
     if o.render:
         with open(os.path.join(o.out, "RESULTS.json")) as f:
-            write(json.load(f), o.out)
+            res = json.load(f)
+        res["goals"] = goals(res)
+        write(res, o.out)
         return
     os.makedirs(o.out, exist_ok=True)
     res = measure(o, keys)

@@ -208,7 +208,7 @@ static void usage_now(double *cpu_s, long *csw) {
 }
 
 /* Runs one block and prints its result line; returns 0, or 1 on failure. */
-static int run_block(int driver, uint64_t n, uint64_t depth) {
+static int run_block(int driver, uint64_t n, uint64_t depth, int samples) {
   B.n = n;
   B.depth = depth;
   B.sent = B.recv = 0;
@@ -231,7 +231,7 @@ static int run_block(int driver, uint64_t n, uint64_t depth) {
   }
   printf("{\"ops\":%" PRIu64 ",\"wall_s\":%.9f,\"cpu_s\":%.6f,\"csw\":%ld", n,
          (double)(t1 - t0) / 1e9, cpu1 - cpu0, csw1 - csw0);
-  if (B.n_samples) {
+  if (samples && B.n_samples) {
     printf(",\"samples_us\":[");
     for (size_t i = 0; i < B.n_samples; i++) printf(i ? ",%.3f" : "%.3f", B.samples[i]);
     printf("]");
@@ -262,13 +262,14 @@ int main(int argc, char **argv) {
   while (!rc && fgets(line, sizeof line, stdin)) {
     cJSON *cmd = cJSON_Parse(line);
     uint64_t n = field(cmd, "n", 0), depth = field(cmd, "depth", 1);
+    int samples = !cJSON_IsFalse(cJSON_GetObjectItemCaseSensitive(cmd, "samples"));
     cJSON_Delete(cmd);
     if (n == 0 || depth > 256) {
       fprintf(stderr, "c_ping: bad command: %s", line);
       rc = 2;
       break;
     }
-    rc = run_block(driver, n, depth);
+    rc = run_block(driver, n, depth, samples);
   }
   if (driver)
     mcpp_conn_close(B.conn);

@@ -6,7 +6,9 @@
  * that runs one block: it gets the command object and returns {ops: N, ...}
  * (plus samples_us etc. as it measures them). serve() times each block
  * (wall clock, the process's CPU over all its threads, its context switches)
- * and answers one JSON line per command until stdin ends.
+ * and answers one JSON line per command until stdin ends; a command with
+ * samples: false gets its answer without the per-op lists (a profiled block
+ * should not spend its time printing them).
  */
 const readline = require('node:readline');
 
@@ -28,6 +30,10 @@ async function serve(block, readyInfo = {}) {
     const res = await block(cmd);
     const t1 = process.hrtime.bigint();
     const u1 = usage();
+    if (cmd.samples === false) {
+      delete res.samples_us;
+      delete res.native_us;
+    }
     say({ ...res, wall_s: Number(t1 - t0) / 1e9, cpu_s: u1.cpuS - u0.cpuS, csw: u1.csw - u0.csw });
   }
 }

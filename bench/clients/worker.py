@@ -4,7 +4,9 @@ A client module connects however it does, then hands ``serve`` an async
 function that runs one block: it gets the command object and returns
 {"ops": N, ...} (plus "samples_us" etc. as it measures them). ``serve``
 times each block (wall clock, the process's CPU over all its threads, its
-context switches) and answers one JSON line per command until stdin ends.
+context switches) and answers one JSON line per command until stdin ends;
+a command with "samples": false gets its answer without the per-op lists
+(a profiled block should not spend its time printing them).
 """
 import asyncio
 import json
@@ -39,6 +41,8 @@ async def serve(block, **ready_info):
         t1 = time.perf_counter()
         cpu1, csw1 = usage()
         res.update(wall_s=t1 - t0, cpu_s=cpu1 - cpu0, csw=csw1 - csw0)
+        if cmd.get("samples") is False:
+            res = {k: v for k, v in res.items() if k not in ("samples_us", "native_us")}
         _say(res)
 
 

@@ -25,7 +25,7 @@ RATIOS = [
 
 
 def run(ctx: Any) -> dict[str, Any]:
-    rounds = ctx.pick(8, 2)
+    rounds = ctx.pick(10, 2)
     blocks, commands = method.measure(
         tools_call.specs(ctx), {n: {"n": 1, "bytes": BYTES} for n in tools_call.LABELS},
         rounds, ctx.root, ctx.log)

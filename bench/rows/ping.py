@@ -59,12 +59,13 @@ def ratios(blocks: dict[str, list[dict[str, Any]]], table: list[tuple]) -> dict[
 
 def run(ctx: Any) -> dict[str, Any]:
     pooled: dict[str, list[float]] = {n: [] for n in LABELS}
-    rounds = ctx.pick(40, 8)
+    target = ctx.pick(0.05, 0.02)
+    rounds = ctx.pick(60, 8)
     blocks, commands = method.measure(
         specs(ctx), {n: {"n": 200} for n in LABELS}, rounds, ctx.root, ctx.log,
-        target_s=ctx.pick(0.05, 0.02),
+        target_s=target,
         on_block=lambda name, raw: pooled[name].extend(raw.get("samples_us", ())))
-    res = {"rounds": rounds, "commands": commands,
+    res = {"rounds": rounds, "target_s": target, "commands": commands,
            "series": {n: method.summary(b) for n, b in blocks.items()},
            "ratios": ratios(blocks, RATIOS), "blocks": blocks}
     res["chart"] = chart(pooled, res["series"], os.path.join(ctx.out, "latency_cdf.png"))
@@ -136,7 +137,7 @@ def _try(fn: Any, *args: Any) -> dict[str, Any]:
 
 def render(res: dict[str, Any]) -> list[str]:
     L = [f"One ping in flight. {res['rounds']} rounds after a warm-up; each block about "
-         "50 ms of pings (block sizes: "
+         f"{res['target_s'] * 1000:.0f} ms of pings (block sizes: "
          + ", ".join(f"{LABELS[k].split(' (')[0]} {c['n']}" for k, c in res["commands"].items())
          + "). Latency is the wall time around one ping as the caller sees it (C: `uv_hrtime` "
          "around the write and the pong; Python and Node: around the awaited call). *native* "
@@ -163,9 +164,34 @@ def render(res: dict[str, Any]) -> list[str]:
             if p.get("perf"):
                 L += report.perf_lines(p["perf"], LABELS[name])
         L.append("")
+        L += driver_story(res)
         L += handoff_story(res, "node-api", "ts-sdk", "Node", "JavaScript thread")
         L += handoff_story(res, "py-api", "py-sdk", "Python", "asyncio loop's thread")
     return L
+
+
+def driver_story(res: dict[str, Any]) -> list[str]:
+    """The C driver against the floor, from this run's own figures."""
+    s, prof = res["series"], res.get("profile", {})
+    if "c-driver" not in s or "floor" not in s:
+        return []
+    d, f = s["c-driver"], s["floor"]
+    text = (f"**The C driver against the bare pipe.** {d['p50_us']['median']:.1f} µs against "
+            f"{f['p50_us']['median']:.1f} µs at p50, {d['cpu_us_per_op']['median']:.1f} against "
+            f"{f['cpu_us_per_op']['median']:.1f} µs of CPU per ping")
+    sd, sf = (prof.get(k, {}).get("syscalls", {}) for k in ("c-driver", "floor"))
+    if sd.get("per_op") and sf.get("per_op"):
+        text += f", {sd['per_op']:.1f} syscalls per ping against {sf['per_op']:.1f}"
+    text += (f", {d['csw_per_op']['median']:.2f} context switches per ping against "
+             f"{f['csw_per_op']['median']:.2f}.")
+    pd = prof.get("c-driver", {}).get("perf", {})
+    if pd.get("dso"):
+        ours = [(n, pc) for n, pc in pd["dso"] if "kernel" not in n and "libc" not in n
+                and "vdso" not in n and "responder" not in n]
+        text += (" What the driver adds is user-space work (of its samples: "
+                 + ", ".join(f"{n} {pc:.0f}%" for n, pc in ours) + "; the rest is the kernel "
+                 "and libc, as for the floor).")
+    return [text, ""]
 
 
 def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str) -> list[str]:

@@ -25,11 +25,12 @@ RATIOS = [
 
 
 def run(ctx: Any) -> dict[str, Any]:
-    rounds = ctx.pick(30, 6)
+    target = ctx.pick(0.1, 0.03)
+    rounds = ctx.pick(40, 6)
     blocks, commands = method.measure(
         ping.specs(ctx), {n: {"n": 2000, "depth": DEPTH} for n in ping.LABELS}, rounds,
-        ctx.root, ctx.log, target_s=ctx.pick(0.1, 0.03))
-    return {"rounds": rounds, "commands": commands,
+        ctx.root, ctx.log, target_s=target)
+    return {"rounds": rounds, "target_s": target, "commands": commands,
             "series": {n: method.summary(b) for n, b in blocks.items()},
             "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
 
@@ -46,7 +47,7 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
 
 def render(res: dict[str, Any]) -> list[str]:
     L = [f"{DEPTH} pings in flight, {res['rounds']} rounds after a warm-up, blocks of about "
-         "100 ms (block sizes: "
+         f"{res['target_s'] * 1000:.0f} ms (block sizes: "
          + ", ".join(f"{ping.LABELS[k].split(' (')[0]} {c['n']}"
                      for k, c in res["commands"].items())
          + "). The floor writes each batch of ping lines in one write, as a pipelining client "
@@ -55,4 +56,20 @@ def render(res: dict[str, Any]) -> list[str]:
         ("rate", "pings/s", 0), ("cpu_us_per_op", "CPU µs/ping", 2),
         ("csw_per_op", "csw/ping", 2)])
     L += report.ratio_table(res["ratios"])
+    L += [cpu_bound(res), ""]
     return L
+
+
+def cpu_bound(res: dict[str, Any]) -> str:
+    """Rate × CPU per ping is how many cores the client keeps busy: about 1
+    (or more, across threads) means it is bound by its own CPU, well below 1
+    that it waits on the server. Says so with this run's figures."""
+    parts = []
+    for name, s in res["series"].items():
+        rate, cpu = s["rate"]["median"], s["cpu_us_per_op"]["median"]
+        if rate and cpu:
+            parts.append(f"{ping.LABELS[name]} {rate * cpu / 1e6:.2f}")
+    return ("What bounds each rate: pings/s × CPU per ping is the number of cores the client "
+            "process keeps busy, about 1 (or more, across its threads) for a client bound by "
+            "its own CPU, well below 1 for one that waits on the responder: "
+            + "; ".join(parts) + ".")

@@ -44,10 +44,11 @@ def specs(ctx: Any, sdk_mode: str = "sdk") -> dict[str, tuple[list[str], None]]:
 
 
 def run(ctx: Any) -> dict[str, Any]:
-    rounds = ctx.pick(30, 6)
+    target = ctx.pick(0.05, 0.02)
+    rounds = ctx.pick(40, 6)
     blocks, commands = method.measure(specs(ctx), {n: {"n": 50, "bytes": BYTES} for n in LABELS},
-                                      rounds, ctx.root, ctx.log, target_s=ctx.pick(0.05, 0.02))
-    return {"rounds": rounds, "commands": commands,
+                                      rounds, ctx.root, ctx.log, target_s=target)
+    return {"rounds": rounds, "target_s": target, "commands": commands,
             "series": {n: method.summary(b) for n, b in blocks.items()},
             "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
 
@@ -72,7 +73,7 @@ def render(res: dict[str, Any]) -> list[str]:
     L = [f"`tools/call` of the responder's `blob` tool returning {BYTES} bytes of text, one "
          f"call in flight, through the official SDK's client session; only the transport "
          f"differs (mcpping's with its defaults). {res['rounds']} rounds after a warm-up, "
-         "blocks of about 50 ms (block sizes: "
+         f"blocks of about {res['target_s'] * 1000:.0f} ms (block sizes: "
          + ", ".join(f"{k} {c['n']}" for k, c in res["commands"].items()) + ").", ""]
     L += report.series_table(LABELS, res["series"], [
         ("p50_us", "p50 µs", 1), ("p99_us", "p99 µs", 1), ("cpu_us_per_op", "CPU µs/call", 1),
