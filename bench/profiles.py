@@ -10,7 +10,9 @@ worker of its own, so it perturbs no figure in the report.
                 by symbol (Node runs with --perf-basic-prof so that JIT code
                 has names);
   syscall_counts: syscalls per operation over one block (strace -c -f,
-                attached to every thread of the worker).
+                attached to every thread of the worker);
+  perf_attach, syscalls_attached: the same for a running process over a
+                few seconds.
 """
 from __future__ import annotations
 
@@ -159,7 +161,7 @@ def _remove_perf_maps() -> None:
 
 
 def syscall_counts(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
-                   env: dict[str, str] | None = None, top: int = 8) -> dict[str, Any]:
+                   env: dict[str, str] | None = None) -> dict[str, Any]:
     """Syscalls per operation over one block of cmd (after a warm-up block),
     every thread of a fresh worker traced (strace attaches to a running worker;
     threads it starts later are followed too). Returns {"per_op": total,
@@ -191,18 +193,36 @@ def syscall_counts(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
             st.wait()
         w.close()
         shutil.rmtree(tmp, ignore_errors=True)
+    return _strace_summary(text, ops)
+
+
+def syscalls_attached(pid: int, seconds: float) -> dict[str, Any]:
+    """Syscalls per second of a running process (every thread), counted by
+    strace for seconds. Returns {"per_op": total, "calls": [[name, per_s]]}
+    with seconds as the unit of "op"."""
+    if not shutil.which("strace"):
+        return {"error": "strace is not installed"}
+    tmp = tempfile.mkdtemp(prefix="mcpping-strace-")
+    out = os.path.join(tmp, "counts")
+    try:
+        subprocess.run(["timeout", "-s", "INT", str(seconds), "strace", "-f", "-c", "-o", out,
+                        "-p", str(pid)], capture_output=True, timeout=seconds + 60)
+        with open(out) as f:
+            return _strace_summary(f.read(), seconds)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _strace_summary(text: str, ops: float, top: int = 8) -> dict[str, Any]:
     calls = []
     total = 0
     for line in text.splitlines():
         parts = line.split()
         # % time, seconds, usecs/call, calls, [errors], syscall
         if len(parts) >= 5 and re.fullmatch(r"[\d.]+", parts[0]) and parts[3].isdigit():
-            name_ = parts[-1]
-            if name_ == "total":
+            if parts[-1] == "total":
                 continue
-            n = int(parts[3])
-            total += n
-            calls.append([name_, n / ops])
+            total += int(parts[3])
+            calls.append([parts[-1], int(parts[3]) / ops])
     calls.sort(key=lambda c: -c[1])
     return {"per_op": total / ops, "calls": calls[:top]}
-

@@ -53,19 +53,27 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict[str, Any]:
-    """When a goal is not met: perf's cpu-clock samples of the steady state."""
+    """When a goal is not met: perf's cpu-clock samples and strace's syscall
+    counts of the steady state, one after the other in a separate run."""
     if all(g["met"] is not False for g in goals_) or not ctx.perf["sampling"]:
         return {}
     secs = 5.0
     ctx.log(f"profile: {res['n']} connections, {secs:g} s")
-    p = subprocess.Popen([ctx.programs["idle_cost"], str(res["n"]), "1", str(secs + 2),
+    p = subprocess.Popen([ctx.programs["idle_cost"], str(res["n"]), "1", str(2 * secs + 4),
                           ctx.programs["responder"]], stdout=subprocess.PIPE,
                          stderr=subprocess.PIPE, text=True, cwd=ctx.root)
     try:
         while "settled" not in (line := p.stderr.readline()):
             if not line:
                 return {"perf": {"error": "idle_cost exited before settling"}}
-        return {"perf": profiles.perf_attach(p.pid, secs)}
+        out = {"perf": profiles.perf_attach(p.pid, secs)}
+        per_s = profiles.syscalls_attached(p.pid, secs)
+        pongs = res["series"]["keepalive"]["pongs_per_s"]["median"] or 1
+        if "calls" in per_s:
+            per_s = {"per_op": per_s["per_op"] / pongs,
+                     "calls": [[c, n / pongs] for c, n in per_s["calls"]]}
+        out["syscalls"] = per_s
+        return out
     except Exception as e:  # a profile that fails must not lose the row
         return {"perf": {"error": str(e).splitlines()[0][:300]}}
     finally:
@@ -93,9 +101,12 @@ def render(res: dict[str, Any]) -> list[str]:
     if s["pongs_per_s"]["median"] is not None and s["pongs_per_s"]["median"] < 0.5 * res["n"]:
         L += [f"**Warning:** far fewer than one pong per connection per second: these figures "
               "do not measure keepalive.", ""]
-    p = res.get("profile", {}).get("perf")
-    if p:
-        L += ["Profile of the steady state (a separate run, perf cpu-clock samples of the "
-              "monitoring process for 5 s):", ""]
-        L += report.perf_lines(p, f"{res['n']} idle connections") + [""]
+    prof = res.get("profile", {})
+    if prof.get("perf"):
+        L += ["Profile of the steady state, in a separate run: perf's cpu-clock samples of "
+              "the monitoring process for 5 s, then strace's syscall counts for 5 s (per "
+              "keepalive ping at the pong rate measured above):", ""]
+        L += report.perf_lines(prof["perf"], f"{res['n']} idle connections")
+        L += [report.syscall_line(prof.get("syscalls"), f"{res['n']} idle connections",
+                                  "keepalive ping"), ""]
     return L
