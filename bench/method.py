@@ -12,7 +12,7 @@ The block protocol, one JSON object per line (see clients/worker.py and
 clients/worker.js for the two hosts' halves of it; clients/c_ping.c speaks
 it in C):
 
-  worker -> runner  {"ready": true, ...}            once, when connected
+  worker -> runner  {"ready": true, "pid": P, ...}  once, when connected
   runner -> worker  {"n": N, ...}                   one block: N operations
   worker -> runner  {"ops": N, "wall_s": S, "cpu_s": S, "csw": K,
                      "samples_us": [...]?, ...}     the block's result

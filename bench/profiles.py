@@ -12,7 +12,9 @@ worker of its own, so it perturbs no figure in the report.
   syscall_counts: syscalls per operation over one block (strace -c -f,
                 attached to every thread of the worker);
   perf_attach, syscalls_attached: the same for a running process over a
-                few seconds.
+                few seconds;
+  py_profile:   Python functions by own time (cProfile), which perf cannot
+                see in Python 3.11.
 """
 from __future__ import annotations
 
@@ -54,10 +56,13 @@ def _node_perf_argv(argv: list[str]) -> list[str]:
 
 
 def perf_profile(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
-                 env: dict[str, str] | None = None, top: int = 12) -> dict[str, Any]:
+                 env: dict[str, str] | None = None, focus: str | None = None,
+                 top: int = 12) -> dict[str, Any]:
     """cpu-clock samples of one block of cmd in a fresh worker (after one
     warm-up block). Returns {"samples", "dso": [[name, pct]], "sym":
-    [[symbol, dso, pct]]}; percentages of the process's sampled CPU."""
+    [[symbol, dso, pct]], "focus": [[symbol, inclusive pct]]}; percentages of
+    the process's sampled CPU, "focus" for the symbols matching the regex
+    focus, callees included (where mcpping's own functions spend it)."""
     cmd = {**cmd, "samples": False}
     tmp = tempfile.mkdtemp(prefix="mcpping-perf-")
     data = os.path.join(tmp, "perf.data")
@@ -81,9 +86,10 @@ def perf_profile(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
         control("enable")
         w.block(cmd)
         control("disable")
+        pid = w.info.get("pid")
         w.close()
         w = None
-        return _perf_report(data, top)
+        return _perf_report(data, top, focus, pid)
     finally:
         if w is not None:
             w.kill()
@@ -107,10 +113,16 @@ def perf_attach(pid: int, seconds: float, top: int = 12) -> dict[str, Any]:
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def _perf_report(data: str, top: int) -> dict[str, Any]:
-    def report(sort: str) -> str:
-        return subprocess.run(["perf", "report", "-i", data, "--stdio", "--no-children",
-                               "-g", "none", "--percent-limit", "0.5", "--sort", sort],
+def _perf_report(data: str, top: int, focus: str | None = None,
+                 pid: int | None = None) -> dict[str, Any]:
+    """Summarises perf.data; with pid, only that process's samples (perf
+    record follows children, and the worker's server is one)."""
+    only = ["--pid", str(pid)] if pid else []
+
+    def report(sort: str, children: bool = False) -> str:
+        return subprocess.run(["perf", "report", "-i", data, "--stdio", *only,
+                               "--children" if children else "--no-children", "-g", "none",
+                               "--percent-limit", "0.5", "--sort", sort],
                               capture_output=True, text=True, timeout=300).stdout
 
     samples = 0
@@ -122,7 +134,15 @@ def _perf_report(data: str, top: int) -> dict[str, Any]:
     for p, rest in _rows(report("dso,sym"), 2):
         d, s = rest
         sym.append([re.sub(r"^\[[.k]\] ", "", s), d, p])
-    return {"samples": samples, "dso": dso, "sym": sym[:top]}
+    out = {"samples": samples, "dso": dso, "sym": sym[:top]}
+    if focus:
+        inclusive = []
+        for line in report("sym", children=True).splitlines():
+            m = re.match(r"\s*([\d.]+)%\s+([\d.]+)%\s+\[[.k]\]\s+(.*?)\s*$", line)
+            if m and re.search(focus, m.group(3)) and float(m.group(1)) >= 2.0:
+                inclusive.append([m.group(3), float(m.group(1))])
+        out["focus"] = inclusive[:8]
+    return out
 
 
 def _count(s: str) -> int:
@@ -145,6 +165,37 @@ def _rows(text: str, ncols: int) -> list[tuple[float, Any]]:
             parts = re.split(r"\s{2,}", rest, maxsplit=1)
             out.append((float(m.group(1)), (parts[0], parts[1] if len(parts) > 1 else "")))
     return out
+
+
+def py_profile(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
+               env: dict[str, str] | None = None, top: int = 8) -> dict[str, Any]:
+    """Python functions by their own time, from cProfile over a whole worker
+    run (argv = [python, script, ...]) of one warm-up and one block of cmd.
+    perf cannot see Python frames in 3.11, this can. Returns {"ops",
+    "funcs": [[function, share of all own time]]}."""
+    import pstats
+
+    tmp = tempfile.mkdtemp(prefix="mcpping-cprofile-")
+    out = os.path.join(tmp, "stats")
+    cmd = {**cmd, "samples": False}
+    w = Worker(name, [argv[0], "-m", "cProfile", "-o", out, *argv[1:]], env=env, cwd=cwd)
+    try:
+        w.block(cmd)
+        ops = w.block(cmd)["ops"]
+        w.close()
+        w = None
+        st = pstats.Stats(out)
+    finally:
+        if w is not None:
+            w.kill()
+    shutil.rmtree(tmp, ignore_errors=True)
+    total = sum(v[2] for v in st.stats.values()) or 1.0
+    rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])
+    funcs = []
+    for (file, line, fn), v in rows[:top]:
+        where = f"{os.path.basename(file)}:{line}({fn})" if file != "~" else fn
+        funcs.append([where, 100.0 * v[2] / total])
+    return {"ops": ops, "funcs": funcs}
 
 
 def _remove_perf_maps() -> None:

@@ -74,8 +74,11 @@ def perf_lines(p: dict[str, Any], what: str) -> list[str]:
         return [f"- {what}: no profile ({(p or {}).get('error', 'not run')})"]
     dso = ", ".join(f"{n} {pc:.0f}%" for n, pc in p["dso"][:6])
     sym = "; ".join(f"`{s[:60]}` {pc:.1f}%" for s, _, pc in p["sym"][:6])
-    return [f"- {what}: {p['samples']} cpu-clock samples. By object: {dso}. "
-            f"Top symbols: {sym}."]
+    line = f"- {what}: {p['samples']} cpu-clock samples. By object: {dso}. Top symbols: {sym}."
+    if p.get("focus"):
+        line += (" mcpping's native functions, callees included: "
+                 + "; ".join(f"`{s[:60]}` {pc:.1f}%" for s, pc in p["focus"][:5]) + ".")
+    return [line]
 
 
 def syscall_line(s: dict[str, Any], what: str, unit: str = "op") -> str:

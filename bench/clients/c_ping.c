@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "mcpping.h"
@@ -255,7 +256,7 @@ int main(int argc, char **argv) {
   int driver = strcmp(argv[1], "driver") == 0;
   uv_loop_init(&B.loop);
   if (driver ? driver_open(argv[2]) : floor_open(argv[2])) return 1;
-  printf("{\"ready\":true}\n");
+  printf("{\"ready\":true,\"pid\":%ld}\n", (long)getpid());
   fflush(stdout);
   int rc = 0;
   char line[4096];

@@ -21,7 +21,7 @@ function usage() {
 const say = (obj) => process.stdout.write(JSON.stringify(obj) + '\n');
 
 async function serve(block, readyInfo = {}) {
-  say({ ready: true, ...readyInfo });
+  say({ ready: true, pid: process.pid, ...readyInfo });
   const lines = readline.createInterface({ input: process.stdin, crlfDelay: Infinity });
   for await (const line of lines) {
     const cmd = JSON.parse(line);

@@ -10,6 +10,7 @@ a command with "samples": false gets its answer without the per-op lists
 """
 import asyncio
 import json
+import os
 import resource
 import sys
 import time
@@ -28,7 +29,7 @@ def _say(obj):
 
 async def serve(block, **ready_info):
     loop = asyncio.get_running_loop()
-    _say({"ready": True, **ready_info})
+    _say({"ready": True, "pid": os.getpid(), **ready_info})
     while True:
         # Read in a thread so the event loop stays free between blocks.
         line = await loop.run_in_executor(None, sys.stdin.buffer.readline)

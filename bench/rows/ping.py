@@ -33,6 +33,9 @@ def specs(ctx: Any) -> dict[str, tuple[list[str], None]]:
             "ts-sdk": ([ctx.node, js, "sdk", r], None)}
 
 
+# mcpping's own native functions, for the profiles' inclusive view.
+FOCUS = r"^(mcpp_|mcpping_|Napi::|napi_|py_|drain|EventToJs)|mcpping_node::"
+
 RATIOS = [  # key, numerator, denominator, figure, label
     ("c-driver/floor p50", "c-driver", "floor", "p50_us", "C driver p50 ÷ bare pipe p50"),
     ("py-sdk/py-api p50", "py-sdk", "py-api", "p50_us",
@@ -124,7 +127,10 @@ def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict
         ctx.log(f"profile: {name}")
         out[name] = {"syscalls": _try(profiles.syscall_counts, name, argv, cmd, ctx.root, env)}
         if ctx.perf["sampling"]:
-            out[name]["perf"] = _try(profiles.perf_profile, name, argv, cmd, ctx.root, env)
+            out[name]["perf"] = _try(profiles.perf_profile, name, argv, cmd, ctx.root, env,
+                                     FOCUS)
+        if argv[0] == ctx.py:
+            out[name]["python"] = _try(profiles.py_profile, name, argv, cmd, ctx.root, env)
     return out
 
 
@@ -164,6 +170,14 @@ def render(res: dict[str, Any]) -> list[str]:
             if p.get("perf"):
                 L += report.perf_lines(p["perf"], LABELS[name])
         L.append("")
+        py = [(n, p["python"]) for n, p in prof.items() if p.get("python", {}).get("funcs")]
+        if py:
+            L += ["Python functions by their own time (cProfile over a separate worker run of "
+                  "two blocks; the profiler inflates absolute times, the shares are what "
+                  "counts):", ""]
+            L += [f"- {LABELS[n]}: " + "; ".join(f"`{f}` {pc:.0f}%" for f, pc in p["funcs"])
+                  for n, p in py]
+            L.append("")
         L += driver_story(res)
         L += handoff_story(res, "node-api", "ts-sdk", "Node", "JavaScript thread")
         L += handoff_story(res, "py-api", "py-sdk", "Python", "asyncio loop's thread")
@@ -194,6 +208,22 @@ def driver_story(res: dict[str, Any]) -> list[str]:
     return [text, ""]
 
 
+def cpu_split(perf: dict[str, Any]) -> dict[str, float]:
+    """A perf profile's samples grouped: kernel, the language runtime
+    (interpreter or V8, JIT code included), mcpping's native module, the rest."""
+    out = {"kernel": 0.0, "runtime": 0.0, "mcpping": 0.0, "other": 0.0}
+    for name, pc in perf.get("dso", []):
+        if "kernel" in name:
+            out["kernel"] += pc
+        elif name == "node" or name.startswith("[JIT]") or name.startswith("libpython"):
+            out["runtime"] += pc
+        elif name.startswith("mcpping") or name.startswith("_native"):
+            out["mcpping"] += pc
+        else:
+            out["other"] += pc
+    return out
+
+
 def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str) -> list[str]:
     """A binding's round trip, decomposed from this run's own figures."""
     s = res["series"]
@@ -203,14 +233,16 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
     native = s[api]["native_p50_us"]["median"]
     ts = s[sdk]["p50_us"]["median"]
     floor = s.get("floor", {}).get("p50_us", {}).get("median")
+    runtime = "V8 and Node's runtime" if lang == "Node" else "the interpreter"
     text = (f"**Where a {lang} round trip spends its time.** A caller of mcpping's "
-            f"`peer.ping()` waits {wall:.1f} µs (p50). Of that, {native:.0f} µs is the round "
-            "trip the I/O thread timed itself (write, the responder, the read"
-            + (f"; the bare pipe takes {floor:.1f} µs" if floor else "") + "); the other "
-            f"{wall - native:.1f} µs is the way between the {loop} and the I/O thread and "
-            "back: the call wakes the I/O thread, and the pong wakes the "
-            f"{loop} again, which then resolves the caller's await. The SDK does it all on "
-            f"its one thread: {ts:.1f} µs.")
+            f"`peer.ping()` waits {wall:.1f} µs (p50). {native:.0f} µs of it is the round trip "
+            "the I/O thread timed itself (write, the responder, the read"
+            + (f"; the bare pipe takes {floor:.1f} µs" if floor else "") + "). The other "
+            f"{wall - native:.1f} µs is spent between the caller and the I/O thread: handing "
+            f"the ping over (a wake-up of the I/O thread), waking the {loop} with the pong, and "
+            f"the {lang} code that turns the pong into the caller's result. The SDK does all of "
+            f"it on one thread: {ts:.1f} µs. CPU per ping: {s[api]['cpu_us_per_op']['median']:.1f} "
+            f"µs against the SDK's {s[sdk]['cpu_us_per_op']['median']:.1f}.")
     prof = res.get("profile", {})
     sa, ss = (prof.get(k, {}).get("syscalls", {}) for k in (api, sdk))
     if sa.get("calls") and ss.get("calls"):
@@ -218,9 +250,23 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
         text += (f" Per ping, mcpping's {lang} client makes {sa['per_op']:.1f} syscalls against "
                  f"the SDK's {ss['per_op']:.1f} (write {ca.get('write', 0):.1f} vs "
                  f"{cs.get('write', 0):.1f}, read {ca.get('read', 0):.1f} vs "
-                 f"{cs.get('read', 0):.1f}: each hand-off is an eventfd write on one side and a "
-                 f"wake-up and read on the other) and {s[api]['csw_per_op']['median']:.2f} "
-                 f"context switches against {s[sdk]['csw_per_op']['median']:.2f}.")
+                 f"{cs.get('read', 0):.1f}: each hand-off is a write on one side and a wake-up "
+                 f"and a read on the other) and {s[api]['csw_per_op']['median']:.2f} context "
+                 f"switches against {s[sdk]['csw_per_op']['median']:.2f}.")
+    pa, ps = (prof.get(k, {}).get("perf", {}) for k in (api, sdk))
+    if pa.get("dso") and ps.get("dso"):
+        xa, xs = cpu_split(pa), cpu_split(ps)
+        text += (f" Of mcpping's CPU samples {xa['kernel']:.0f}% are in the kernel, "
+                 f"{xa['runtime']:.0f}% in {runtime}, {xa['mcpping']:.0f}% in mcpping's native "
+                 f"module and {xa['other']:.0f}% in libc, libuv and the rest; of the SDK's, "
+                 f"{xs['kernel']:.0f}% kernel, {xs['runtime']:.0f}% {runtime}.")
+        setters = dict(pa.get("focus", [])).get("napi_set_named_property")
+        if setters:
+            text += (f" {setters:.0f}% of mcpping's samples fall in `napi_set_named_property` "
+                     "(callees included): the addon builds each event's JavaScript object one "
+                     "named property at a time, which V8 serves through its slow runtime paths "
+                     "(the `LookupIterator`, `MigrateToMap` and string-internalizing symbols "
+                     "above).")
     return [text, ""]
 
 
