@@ -3,6 +3,7 @@ driver, both bindings and both official SDKs; wall time and CPU per ping."""
 from __future__ import annotations
 
 import os
+import re
 from typing import Any
 
 import method
@@ -262,11 +263,15 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
                  f"{xs['kernel']:.0f}% kernel, {xs['runtime']:.0f}% {runtime}.")
         setters = dict(pa.get("focus", [])).get("napi_set_named_property")
         if setters:
+            slow = [sym.split("::")[-1].split("<")[0] for sym, _, _ in pa.get("sym", [])
+                    if re.search(r"LookupIterator|MigrateToMap|Internalize|SetObjectProperty",
+                                 sym)]
             text += (f" {setters:.0f}% of mcpping's samples fall in `napi_set_named_property` "
                      "(callees included): the addon builds each event's JavaScript object one "
-                     "named property at a time, which V8 serves through its slow runtime paths "
-                     "(the `LookupIterator`, `MigrateToMap` and string-internalizing symbols "
-                     "above).")
+                     "named property at a time from C++")
+            text += (", which V8 serves through its runtime's slow paths (" +
+                     ", ".join(f"`{x}`" for x in dict.fromkeys(slow)) + " among the top symbols)."
+                     if slow else ".")
     return [text, ""]
 
 
