@@ -38,6 +38,8 @@ def values(res: dict[str, Any], kind: str) -> dict[str, tuple[str, float]]:
 
 
 def change(a: float, b: float) -> float | None:
+    if a == b:
+        return 0.0
     return None if a == 0 else b / a - 1
 
 

@@ -50,16 +50,18 @@ def perf_status() -> dict[str, Any]:
 
 
 def _node_perf_argv(argv: list[str]) -> list[str]:
+    """Node with JIT symbols for perf (it also writes an isolate log into its
+    working directory, which perf_profile makes a temporary one)."""
     if os.path.basename(argv[0]).startswith("node"):
         return [argv[0], "--perf-basic-prof", *argv[1:]]
     return argv
 
 
-def perf_profile(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
+def perf_profile(name: str, argv: list[str], cmd: dict[str, Any],
                  env: dict[str, str] | None = None, focus: str | None = None,
                  top: int = 12) -> dict[str, Any]:
     """cpu-clock samples of one block of cmd in a fresh worker (after one
-    warm-up block). Returns {"samples", "dso": [[name, pct]], "sym":
+    warm-up block), run from a temporary directory (argv must be absolute). Returns {"samples", "dso": [[name, pct]], "sym":
     [[symbol, dso, pct]], "focus": [[symbol, inclusive pct]]}; percentages of
     the process's sampled CPU, "focus" for the symbols matching the regex
     focus, callees included (where mcpping's own functions spend it)."""
@@ -73,7 +75,7 @@ def perf_profile(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
         w = Worker(name, ["perf", "record", "-q", "-e", "cpu-clock", "-F", "4999", "-g",
                           "-D", "-1", "--control", f"fd:{ctl_r},{ack_w}", "-o", data, "--",
                           *_node_perf_argv(argv)],
-                   env=env, cwd=cwd, pass_fds=(ctl_r, ack_w))
+                   env=env, cwd=tmp, pass_fds=(ctl_r, ack_w))
         os.close(ctl_r)
         os.close(ack_w)
         ctl_r = ack_w = -1

@@ -128,8 +128,7 @@ def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict
         ctx.log(f"profile: {name}")
         out[name] = {"syscalls": _try(profiles.syscall_counts, name, argv, cmd, ctx.root, env)}
         if ctx.perf["sampling"]:
-            out[name]["perf"] = _try(profiles.perf_profile, name, argv, cmd, ctx.root, env,
-                                     FOCUS)
+            out[name]["perf"] = _try(profiles.perf_profile, name, argv, cmd, env, FOCUS)
         if argv[0] == ctx.py:
             out[name]["python"] = _try(profiles.py_profile, name, argv, cmd, ctx.root, env)
     return out
