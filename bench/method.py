@@ -5,8 +5,8 @@ official TS SDK, ...) run by a long-lived *worker* process that keeps its
 connection open between blocks. The runner drives the workers of a row in
 rounds: each round runs one short block of every series, the order rotating
 from round to round (A B C, B C A, C A B, ...), so slow drift and bursts of
-noise fall on every series alike. The first round is a warm-up and is not
-kept.
+noise fall on every series alike. Warm-up rounds come first (they also size
+the blocks) and are not kept.
 
 The block protocol, one JSON object per line (see clients/worker.py and
 clients/worker.js for the two hosts' halves of it; clients/c_ping.c speaks
@@ -14,6 +14,7 @@ it in C):
 
   worker -> runner  {"ready": true, "pid": P, ...}  once, when connected
   runner -> worker  {"n": N, ...}                   one block: N operations
+                                                    ("samples": false: no per-op lists)
   worker -> runner  {"ops": N, "wall_s": S, "cpu_s": S, "csw": K,
                      "samples_us": [...]?, ...}     the block's result
   runner closes the worker's stdin                  the worker closes and exits 0

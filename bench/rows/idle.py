@@ -99,7 +99,7 @@ def render(res: dict[str, Any]) -> list[str]:
         ["mcpping allocator bytes per connection", f"{r['alloc_per_conn_bytes']:,.0f}"],
         ["ping timeouts / stale during the run", f"{r['timeouts']} / {r['stale']}"]])
     if s["pongs_per_s"]["median"] is not None and s["pongs_per_s"]["median"] < 0.5 * res["n"]:
-        L += [f"**Warning:** far fewer than one pong per connection per second: these figures "
+        L += ["**Warning:** far fewer than one pong per connection per second: these figures "
               "do not measure keepalive.", ""]
     prof = res.get("profile", {})
     if prof.get("perf"):
