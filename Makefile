@@ -94,14 +94,15 @@ bench-engine: build/bench-engine
 	./build/bench-engine $(BENCH_ARGS)
 
 # Side-by-side benchmarks (bench/run.py): mcpping next to the official SDKs
-# and a bare pipe; writes bench/RESULTS.md and bench/latency_cdf.png.
-# `make bench BENCH_OPTS="--quick --rows 1,3"` for a short partial run.
-BENCH_PROGRAMS := build/responder build/bench-c-ping build/bench-idle-cost build/bench-engine
+# and a bare pipe, in steady mode; writes bench/RESULTS.md, RESULTS.json and
+# latency_cdf.png. `make bench BENCH_OPTS="--quick --rows ping,idle"` for a
+# short partial run (written to bench/out/); bench/compare.py compares two.
+BENCH_PROGRAMS := build/responder build/bench-c-ping build/bench-idle-cost
 
-build/bench-c-ping: bench/rows/c_ping.c build/libmcpping.a
+build/bench-c-ping: bench/clients/c_ping.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
-build/bench-idle-cost: bench/rows/idle_cost.c build/libmcpping.a
+build/bench-idle-cost: bench/clients/idle_cost.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
 bench: deps $(BENCH_PROGRAMS)

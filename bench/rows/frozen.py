@@ -1,109 +1,101 @@
-"""Row 5, Python: how long until a frozen (SIGSTOPped) server is noticed.
+"""Time to notice a frozen (SIGSTOPped) server, mcpping against the SDKs."""
+from __future__ import annotations
 
-    python3 frozen.py api|sdk RESPONDER PIDFILE LIMIT_S
-
-After the handshake the client stops the server with SIGSTOP and waits up
-to LIMIT_S for anything to surface. api: mcpping.connect with keepalive
-interval 1 s, timeout 1 s, failures 2, measured to the "stale" event.
-sdk: the official SDK with its defaults (ClientSession, no read timeout),
-with one send_ping() in flight from the freeze on; noticed when the ping
-fails or the session's streams end. The server is always SIGCONTed and
-SIGKILLed at the end. Prints one JSON object.
-"""
-import asyncio
 import json
 import os
+import shutil
 import signal
-import sys
+import subprocess
+import tempfile
 import time
+from typing import Any
+
+import report
+
+KEY = "frozen"
+TITLE = "Time to notice a frozen peer"
+KEEPALIVE = "interval 1 s, timeout 1 s, failures 2"
+LABELS = {"py-api": ("mcpping Python API", "py", "api", KEEPALIVE),
+          "node-api": ("mcpping Node API", "node", "api", KEEPALIVE),
+          "py-sdk": ("Python SDK", "py", "sdk", "defaults"),
+          "ts-sdk": ("TS SDK", "node", "sdk", "defaults")}
 
 
-def read_pid(path):
-    for _ in range(200):
-        try:
-            with open(path) as f:
-                return int(f.read().strip())
-        except (OSError, ValueError):
-            time.sleep(0.01)
-    raise RuntimeError("no pidfile")
-
-
-def finish(pid):
-    for sig in (signal.SIGCONT, signal.SIGKILL):
-        try:
-            os.kill(pid, sig)
-        except ProcessLookupError:
-            pass
-
-
-async def run_api(responder, pidfile, limit):
-    import mcpping
-
-    ka = mcpping.KeepAlive(interval=1.0, timeout=1.0, failures=2)
-    out = {}
-    async with mcpping.connect([responder, "--pidfile", pidfile], keepalive=ka) as peer:
-        pid = read_pid(pidfile)
-        loop = asyncio.get_running_loop()
-        stale = loop.create_future()
-        marks = {}
-        peer.on("suspect", lambda ev: marks.setdefault("suspect", time.monotonic()))
-        peer.on("stale", lambda ev: stale.done() or stale.set_result(time.monotonic()))
-        try:
-            os.kill(pid, signal.SIGSTOP)
-            t0 = time.monotonic()
-            try:
-                t = await asyncio.wait_for(stale, limit)
-                out = {"noticed_s": t - t0, "how": "stale event"}
-                if "suspect" in marks:
-                    out["suspect_s"] = marks["suspect"] - t0
-                info = await asyncio.wait_for(peer.wait_closed(), 10)
-                out["closed_s"] = time.monotonic() - t0
-                out["closed_reason"] = info.reason
-            except asyncio.TimeoutError:
-                out = {"noticed_s": None, "how": f"nothing within {limit:g} s"}
-        finally:
-            finish(pid)
-    return out
-
-
-async def run_sdk(responder, pidfile, limit):
-    from mcp import ClientSession
-    from mcp.client.stdio import StdioServerParameters, stdio_client
-
-    params = StdioServerParameters(command=responder, args=["--pidfile", pidfile])
-    out = {}
-    pid = None
+def _alive_responder(pid: int) -> bool:
     try:
-        async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
-            await session.initialize()
-            pid = read_pid(pidfile)
-            os.kill(pid, signal.SIGSTOP)
-            t0 = time.monotonic()
-            ping = asyncio.ensure_future(session.send_ping())
-            done, _ = await asyncio.wait({ping}, timeout=limit)
-            if done:
-                exc = ping.exception()
-                out = {"noticed_s": time.monotonic() - t0,
-                       "how": f"in-flight ping raised {type(exc).__name__}: {exc}" if exc
-                       else "ping answered?"}
-            else:
-                ping.cancel()
-                out = {"noticed_s": None, "how": f"nothing within {limit:g} s"}
-            finish(pid)
-    except BaseException as exc:  # the session ending is the SDK noticing
-        if not out:
-            out = {"noticed_s": None, "how": f"session ended: {exc!r}"}
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return os.path.basename(f.read().split(b"\0")[0]) == b"responder"
+    except OSError:
+        return False
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    # Long enough for the TS SDK's 60 s request timeout; the Python SDK never notices.
+    limit = ctx.pick(70.0, 15.0)
+    ctx.log(f"SIGSTOP the server; waiting up to {limit:g} s (the four clients run at once)")
+    tmp = tempfile.mkdtemp(prefix="mcpping-bench-")
+    procs: dict[str, subprocess.Popen] = {}
+    pidfiles = {}
+    try:
+        for name, (_, lang, mode, _) in LABELS.items():
+            pidfiles[name] = os.path.join(tmp, f"{name}.pid")
+            script = os.path.join(ctx.clients, f"frozen.{'py' if lang == 'py' else 'js'}")
+            argv = [ctx.py if lang == "py" else ctx.node, script, mode,
+                    ctx.programs["responder"], pidfiles[name], str(limit)]
+            procs[name] = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                           text=True, start_new_session=True, cwd=ctx.root)
+        series: dict[str, Any] = {}
+        deadline = time.monotonic() + limit + 60
+        for name, p in procs.items():
+            try:
+                so, se = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+                series[name] = json.loads(so.strip().splitlines()[-1]) if p.returncode == 0 \
+                    else {"noticed_s": None, "how": f"client failed: {se.strip()[-300:]}"}
+            except subprocess.TimeoutExpired:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.communicate()
+                series[name] = {"noticed_s": None, "how": "client hung; killed"}
+            except (ValueError, IndexError):
+                series[name] = {"noticed_s": None, "how": "client printed no result"}
+        figures = {f"{n} noticed": {"label": f"{LABELS[n][0]}: frozen peer noticed after (s)",
+                                    "median": series[n].get("noticed_s")}
+                   for n in ("py-api", "node-api")}
+        return {"limit_s": limit, "series": series, "figures": figures}
     finally:
-        if pid is not None:
-            finish(pid)
-    return out
+        for p in procs.values():
+            if p.poll() is None:
+                os.killpg(p.pid, signal.SIGKILL)
+                p.wait()
+        # Whatever happened, no stopped server survives the row.
+        for f in pidfiles.values():
+            try:
+                with open(f) as fh:
+                    pid = int(fh.read().strip())
+            except (OSError, ValueError):
+                continue
+            if _alive_responder(pid):
+                for sig in (signal.SIGCONT, signal.SIGKILL):
+                    try:
+                        os.kill(pid, sig)
+                    except ProcessLookupError:
+                        pass
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
-def main():
-    mode, responder, pidfile, limit = sys.argv[1], sys.argv[2], sys.argv[3], float(sys.argv[4])
-    fn = {"api": run_api, "sdk": run_sdk}[mode]
-    print(json.dumps(asyncio.run(fn(responder, pidfile, limit))))
-
-
-if __name__ == "__main__":
-    main()
+def render(res: dict[str, Any]) -> list[str]:
+    L = ["After the handshake the server gets SIGSTOP (its pipes stay open: nothing closes, "
+         f"nothing errors). mcpping runs keepalive ({KEEPALIVE}) and is timed to its `stale` "
+         "event; the official SDKs run with their defaults and one ping in flight from the "
+         "moment of the freeze, and are timed to whatever surfaces first (the ping failing, an "
+         f"error or close callback). Waited up to {res['limit_s']:g} s; the four clients run at "
+         "the same time. The server is always SIGCONTed and killed afterwards.", ""]
+    rows = []
+    for n, e in res["series"].items():
+        t = e.get("noticed_s")
+        rows.append([LABELS[n][0], LABELS[n][3],
+                     f"{t:.2f} s" if t is not None else f"never (> {res['limit_s']:g} s)",
+                     f"{e['suspect_s']:.2f} s" if e.get("suspect_s") is not None else "",
+                     e.get("how", "")])
+    L += report.table(["client", "settings", "noticed after", "suspect after", "how"], rows,
+                      right_from=9)
+    return L

@@ -1,6 +1,6 @@
 'use strict';
 /**
- * Row 3, Node clients: block the JavaScript thread for 2 s while the server
+ * The busy-client row, Node clients: block the JavaScript thread for 2 s while the server
  * pings every 100 ms.
  *
  *   node busy_client.js api|sdk|sdk-mcpping SERVER_OUT_FILE [PRE POST BLOCK]

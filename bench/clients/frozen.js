@@ -1,6 +1,6 @@
 'use strict';
 /**
- * Row 5, Node: how long until a frozen (SIGSTOPped) server is noticed.
+ * The frozen-peer row, Node: how long until a frozen (SIGSTOPped) server is noticed.
  *
  *   node frozen.js api|sdk RESPONDER PIDFILE LIMIT_S
  *

@@ -1,4 +1,4 @@
-"""Row 3's server: an MCP stdio server that pings its client every 100 ms.
+"""The busy-client row's server: an MCP stdio server that pings its client every 100 ms.
 
     python3 ping_server.py OUT_FILE [--interval 0.1] [--duration 4]
 

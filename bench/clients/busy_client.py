@@ -1,8 +1,8 @@
-"""Row 3, Python clients: block the asyncio loop for 2 s while the server pings.
+"""The busy-client row, Python clients: block the asyncio loop for 2 s while the server pings.
 
     python3 busy_client.py api|sdk|sdk-mcpping SERVER_OUT_FILE [PRE POST BLOCK]
 
-Spawns bench/rows/ping_server.py, which pings every 100 ms; after the
+Spawns bench/clients/ping_server.py, which pings every 100 ms; after the
 handshake the client waits PRE s, then blocks its event loop with
 time.sleep(BLOCK) inside an asyncio callback, then waits POST s and closes.
 Prints {"block_start_ns", "block_end_ns"} (CLOCK_MONOTONIC); the server's

@@ -1,0 +1,82 @@
+"""A small tools/call through the official SDK sessions: mcpping's
+transport against each SDK's own, wall time and CPU per call."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import method
+import report
+from rows import ping
+
+KEY = "tools_call"
+TITLE = "Small `tools/call` through the SDK session"
+BYTES = 64
+
+LABELS = {
+    "py-mcpping": "Python `ClientSession` over `mcpping.sdk.stdio_client`",
+    "py-sdk": "Python `ClientSession` over `mcp.client.stdio.stdio_client`",
+    "node-mcpping": "TS `Client` over `mcpping.StdioClientTransport`",
+    "ts-sdk": "TS `Client` over the SDK's `StdioClientTransport`",
+}
+
+RATIOS = [
+    ("py-mcpping/py-sdk p50", "py-mcpping", "py-sdk", "p50_us",
+     "Python p50, mcpping transport ÷ SDK transport"),
+    ("node-mcpping/ts-sdk p50", "node-mcpping", "ts-sdk", "p50_us",
+     "Node p50, mcpping transport ÷ SDK transport"),
+    ("py-mcpping/py-sdk cpu", "py-mcpping", "py-sdk", "cpu_us_per_op",
+     "Python CPU per call, mcpping transport ÷ SDK transport"),
+    ("node-mcpping/ts-sdk cpu", "node-mcpping", "ts-sdk", "cpu_us_per_op",
+     "Node CPU per call, mcpping transport ÷ SDK transport"),
+]
+
+
+def specs(ctx: Any, sdk_mode: str = "sdk") -> dict[str, tuple[list[str], None]]:
+    """The tools/call workers, shared with the forwarding row."""
+    r = ctx.programs["responder"]
+    py = os.path.join(ctx.clients, "sdk_call.py")
+    js = os.path.join(ctx.clients, "sdk_call.js")
+    return {"py-mcpping": ([ctx.py, py, "mcpping", r], None),
+            "py-sdk": ([ctx.py, py, "sdk", r], None),
+            "node-mcpping": ([ctx.node, js, "mcpping", r], None),
+            "ts-sdk": ([ctx.node, js, sdk_mode, r], None)}
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    target = ctx.pick(0.05, 0.02)
+    rounds = ctx.pick(40, 6)
+    blocks, commands = method.measure(specs(ctx), {n: {"n": 50, "bytes": BYTES} for n in LABELS},
+                                      rounds, ctx.root, ctx.log, target_s=target)
+    return {"rounds": rounds, "target_s": target, "commands": commands,
+            "series": {n: method.summary(b) for n, b in blocks.items()},
+            "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
+
+
+def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
+    r = res["ratios"]
+    py, py_note = method.judge(r.get("py-mcpping/py-sdk p50", {}), 1.0, at_most=True)
+    js, js_note = method.judge(r.get("node-mcpping/ts-sdk p50", {}), 1.0, at_most=True)
+    met = None if py is None or js is None else py and js
+    m = (f"p50: Python {report.times(r.get('py-mcpping/py-sdk p50'))}, Node "
+         f"{report.times(r.get('node-mcpping/ts-sdk p50'))} (CPU per call: Python "
+         f"{report.times(r.get('py-mcpping/py-sdk cpu'))}, Node "
+         f"{report.times(r.get('node-mcpping/ts-sdk cpu'))})")
+    note = "; ".join(n for n in (py_note and f"Python {py_note}", js_note and f"Node {js_note}")
+                     if n)
+    return [method.goal("small `tools/call` through the SDK session",
+                        "≤ 1.0× with mcpping's transport vs the SDK's own transport, in both "
+                        "languages (judged on p50 wall time)", m, met, note)]
+
+
+def render(res: dict[str, Any]) -> list[str]:
+    L = [f"`tools/call` of the responder's `blob` tool returning {BYTES} bytes of text, one "
+         f"call in flight, through the official SDK's client session; only the transport "
+         f"differs (mcpping's with its defaults). {res['rounds']} rounds after a warm-up, "
+         f"blocks of about {res['target_s'] * 1000:.0f} ms (block sizes: "
+         + ", ".join(f"{k} {c['n']}" for k, c in res["commands"].items()) + ").", ""]
+    L += report.series_table(LABELS, res["series"], [
+        ("p50_us", "p50 µs", 1), ("p99_us", "p99 µs", 1), ("cpu_us_per_op", "CPU µs/call", 1),
+        ("csw_per_op", "csw/call", 2)])
+    L += report.ratio_table(res["ratios"])
+    return L
