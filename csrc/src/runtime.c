@@ -59,6 +59,10 @@ typedef struct rconn {
   int pid;
   mcpp_engine_info info;
   int healthy;
+  /* What the engine learned of the session ("" while unknown), for
+   * mcpp_runtime_session: the info snapshot carries no strings. */
+  char protocol_version[64];
+  char peer_name[257]; /* the engine caps names at 256 bytes */
   /* I/O thread only. */
   mcpp_conn *conn;
   int pinging; /* inside mcpp_conn_ping for ping_token */
@@ -151,10 +155,24 @@ static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
     info.probe_method = NULL;
     healthy = mcpp_engine_healthy(e, uv_hrtime() / 1000);
   }
+  /* The session is learned during the handshake, which always ends in an
+   * event (INITIALIZED, or UNSUPPORTED on a session without ping). */
+  const mcpp_engine_info *learned = NULL;
+  mcpp_engine_info full;
+  if (e && it && it->type == MCPP_ITEM_EVENT) {
+    mcpp_engine_get_info(e, &full);
+    learned = &full;
+  }
   pthread_mutex_lock(&rt->mu);
   if (e) {
     r->info = info;
     r->healthy = healthy;
+  }
+  if (learned) {
+    snprintf(r->protocol_version, sizeof r->protocol_version, "%s",
+             learned->protocol_version ? learned->protocol_version : "");
+    snprintf(r->peer_name, sizeof r->peer_name, "%s",
+             learned->peer_name ? learned->peer_name : "");
   }
   int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
@@ -226,14 +244,16 @@ static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
   mcpp_runtime *rt = r->rt;
   size_t mlen = ev->message ? strlen(ev->message) : 0;
   size_t ilen = ev->id ? ev->id_len : 0;
+  size_t plen = ev->proof ? strlen(ev->proof) : 0;
   if (ev->type == MCPP_EV_CLOSED) {
     pthread_mutex_lock(&rt->mu);
     r->closing = 1;
     pthread_mutex_unlock(&rt->mu);
   }
   uint64_t token = token_for(r, ev);
-  /* data holds "message\0id\0" so both strings outlive the callback. */
-  mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen);
+  /* data holds "message\0id\0proof\0" so the strings outlive the callback
+   * (a configured probe's proof is the engine's, freed with the conn). */
+  mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen + 1 + plen);
   if (it) {
     it->event = *ev;
     it->ping_token = token;
@@ -242,6 +262,10 @@ static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
     it->event.message = ev->message ? it->data : NULL;
     if (ev->id) memcpy(it->data + mlen + 1, ev->id, ilen);
     it->event.id = ev->id ? it->data + mlen + 1 : NULL;
+    char *proof = it->data + mlen + 1 + ilen + 1;
+    if (ev->proof) memcpy(proof, ev->proof, plen);
+    proof[plen] = '\0';
+    it->event.proof = ev->proof ? proof : NULL;
     it->len = mlen;
   }
   push(rt, r, it);
@@ -605,6 +629,22 @@ int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
   if (r) {
     if (info) *info = r->info;
     if (healthy) *healthy = r->healthy;
+  }
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
+}
+
+int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
+                         char *protocol_version, size_t version_cap,
+                         char *peer_name, size_t name_cap) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  if (r) {
+    if (protocol_version && version_cap)
+      snprintf(protocol_version, version_cap, "%s", r->protocol_version);
+    if (peer_name && name_cap)
+      snprintf(peer_name, name_cap, "%s", r->peer_name);
   }
   pthread_mutex_unlock(&rt->mu);
   return r ? 0 : MCPP_ERR_NOT_FOUND;
