@@ -147,32 +147,29 @@ static int append_locked(mcpp_runtime *rt, mcpp_item *it) {
 static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
   mcpp_engine_info info;
   int healthy = 0;
+  const char *version = NULL, *name = NULL;
   mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
   if (e) {
     mcpp_engine_get_info(e, &info);
+    version = info.protocol_version;
+    name = info.peer_name;
     info.protocol_version = NULL;
     info.peer_name = NULL;
     info.probe_method = NULL;
     healthy = mcpp_engine_healthy(e, uv_hrtime() / 1000);
   }
-  /* The session is learned during the handshake, which always ends in an
-   * event (INITIALIZED, or UNSUPPORTED on a session without ping). */
-  const mcpp_engine_info *learned = NULL;
-  mcpp_engine_info full;
-  if (e && it && it->type == MCPP_ITEM_EVENT) {
-    mcpp_engine_get_info(e, &full);
-    learned = &full;
-  }
   pthread_mutex_lock(&rt->mu);
   if (e) {
     r->info = info;
     r->healthy = healthy;
-  }
-  if (learned) {
-    snprintf(r->protocol_version, sizeof r->protocol_version, "%s",
-             learned->protocol_version ? learned->protocol_version : "");
-    snprintf(r->peer_name, sizeof r->peer_name, "%s",
-             learned->peer_name ? learned->peer_name : "");
+    /* The session is learned from handshake answers (messages) and ends in
+     * an event (INITIALIZED, or UNSUPPORTED without ping): copied then,
+     * and on messages only until the version is known. */
+    if (it && (it->type == MCPP_ITEM_EVENT || !r->protocol_version[0])) {
+      snprintf(r->protocol_version, sizeof r->protocol_version, "%s",
+               version ? version : "");
+      snprintf(r->peer_name, sizeof r->peer_name, "%s", name ? name : "");
+    }
   }
   int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
