@@ -8,6 +8,7 @@ const net = require('node:net');
 const { spawn } = require('node:child_process');
 const { once } = require('node:events');
 const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const sdkStdio = require('@modelcontextprotocol/sdk/client/stdio.js');
 const sdkTypes = require('@modelcontextprotocol/sdk/types.js');
 const mcpping = require('../../node');
 const { HttpSession } = require('../../node/http_session');
@@ -194,4 +195,36 @@ test('over HTTP, the same request without comments is convicted (the control)', 
   const { result, names } = await longHttpCall(['--no-comments', '--seconds', '3']);
   assert.equal(result.content[0].text, 'done');
   assert.ok(names.includes('suspect') && names.includes('stale'), names.join(','));
+});
+
+test('guard over the SDK\'s own stdio transport learns the session from the traffic, probes, and reports a frozen server stale in bound', async () => {
+  const inner = new sdkStdio.StdioClientTransport({ ...h.peer('unsupported.py'), stderr: 'ignore' });
+  const g = mcpping.guard(inner, { keepalive: { ...KEEPALIVE, onStale: 'report' } });
+  let negotiated = null;
+  const setVersion = g.setProtocolVersion.bind(g);
+  g.setProtocolVersion = (v) => {
+    negotiated = v;
+    setVersion(v);
+  };
+  const client = new Client({ name: 'after-ping-test', version: '1' });
+  await client.connect(g);
+  try {
+    const stats = g.stats;
+    // What the engine learned from the traffic is what the SDK negotiated.
+    assert.equal(stats.protocolVersion, negotiated);
+    assert.ok(sdkTypes.SUPPORTED_PROTOCOL_VERSIONS.includes(stats.protocolVersion), stats.protocolVersion);
+    assert.equal(stats.peerName, 'unsupported');
+    const ok = await h.nextEvent(g, 'probe_ok', 5000);
+    assert.equal(ok.proof, 'probe:tools/list');
+    assert.equal(g.stats.probeMethod, 'tools/list');
+    const stale = h.nextEvent(g, 'stale', BOUND_MS + 5000);
+    process.kill(inner.pid, 'SIGSTOP');
+    const t0 = Date.now();
+    const ev = await stale;
+    assert.ok(Date.now() - t0 <= BOUND_MS, `stale after ${Date.now() - t0} ms`);
+    assert.equal(ev.proof, 'probe:tools/list');
+    process.kill(inner.pid, 'SIGCONT');
+  } finally {
+    await client.close();
+  }
 });

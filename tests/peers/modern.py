@@ -5,6 +5,7 @@ Answers `server/discover` with supportedVersions ["2026-07-28"] and its name
 in the result's _meta, refuses `ping` with -32601 (the method is gone in
 2026-07-28), answers tools/list, and runs two tools:
   echo   returns its arguments;
+  pid    returns the server's process id;
   busy   stops reading for `seconds` (default 3) while it sends a progress
          notification every `every` seconds (default 0.25) when the request
          asked for progress, then answers: a server busy on one long call.
@@ -12,6 +13,7 @@ Flags:
   --name NAME   the server's name (default "modern")
 """
 import argparse
+import os
 import time
 
 from _common import error, is_request, messages, result, send
@@ -22,7 +24,7 @@ args = ap.parse_args()
 
 VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/serverInfo": {"name": args.name, "version": "0.1.0"}}
-TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "busy")]
+TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "pid", "busy")]
 
 
 def busy(msg, arguments):
@@ -57,6 +59,9 @@ for _, msg in messages():
         arguments = params.get("arguments") or {}
         if params.get("name") == "busy":
             busy(msg, arguments)
+        elif params.get("name") == "pid":
+            result(msg, {"content": [{"type": "text", "text": str(os.getpid())}],
+                         "resultType": "complete"})
         else:
             result(msg, {"content": [{"type": "text", "text": repr(arguments)}],
                          "resultType": "complete"})

@@ -235,3 +235,42 @@ async def test_probe_option_names_the_method_or_turns_probing_off():
             mcpping.connect(["true"], probe=bad)
     with pytest.raises(TypeError, match="probe must be"):
         mcpping.connect(["true"], probe=3)  # type: ignore[arg-type]
+
+
+async def test_guard_learns_a_2026_session_from_the_traffic_and_convicts_a_frozen_server():
+    from mcp.client.stdio import stdio_client as sdk_stdio_client
+
+    guards: list[mcpping.Guard] = []
+    events: list[mcpping.Event] = []
+
+    @asynccontextmanager
+    async def guarded() -> AsyncIterator[tuple[Any, Any]]:
+        async with sdk_stdio_client(fault_peer("modern")) as (r, w):
+            async with mcpping.guard(r, w, keepalive=KA, transport="stdio") as (gr, gw, g):
+                g.on("*", events.append)
+                guards.append(g)
+                yield gr, gw
+
+    async with mcp.Client(guarded(), mode="auto") as client:
+        g = guards[0]
+        info = g.info()
+        assert (info["protocol_version"], info["peer_name"]) == ("2026-07-28", "modern")
+        assert info["unsupported"] and info["probe_method"] == "server/discover"
+        async for ev in g.events("probe_ok"):
+            assert ev.proof == "probe:server/discover"
+            break
+        pid = int((await client.call_tool("pid", {})).content[0].text)
+        os.kill(pid, signal.SIGSTOP)
+        try:
+            t0 = time.monotonic()
+            with pytest.raises(Exception) as failed:
+                await asyncio.wait_for(client.call_tool("echo", {"x": 1}), BOUND + 5)
+            elapsed = time.monotonic() - t0
+            assert not isinstance(failed.value, asyncio.TimeoutError)
+            assert elapsed <= BOUND, f"failed after {elapsed:.2f} s, bound {BOUND:.2f} s"
+            assert g.state in ("stale", "closed")
+        finally:
+            os.kill(pid, signal.SIGCONT)  # the SDK's transport reaps its own child
+    stale = next(e for e in events if e.name == "stale")
+    assert stale.proof == "probe:server/discover"
+    assert not [e for e in events if e.name == "ping"]
