@@ -228,3 +228,34 @@ test('guard over the SDK\'s own stdio transport learns the session from the traf
     await client.close();
   }
 });
+
+test('a legacy server frozen is suspect from its process state before the ping times out', async (t) => {
+  // Pings answered (echo.py); a long ping timeout so only the process check can be early.
+  const keepalive = { intervalMs: 300, timeoutMs: 4000, failures: 2, minIntervalMs: 100, jitterPct: 0 };
+  const transport = new mcpping.StdioClientTransport(h.peer('echo.py'), { keepalive });
+  const client = new Client({ name: 'after-ping-test', version: '1' });
+  await client.connect(transport);
+  try {
+    await h.nextEvent(transport, 'pong', 5000);
+    if (transport.info().processState === 'unknown') {
+      t.skip("this build has no stdio process-status backend yet (conn.c's process_state callback)");
+      return;
+    }
+    const first = new Promise((resolve) => {
+      transport.once('suspect', (ev) => resolve(ev));
+      transport.once('timeout', (ev) => resolve(ev));
+    });
+    process.kill(transport.pid, 'SIGSTOP');
+    const t0 = Date.now();
+    const ev = await h.within(first, 10000, 'suspect');
+    const elapsed = Date.now() - t0;
+    process.kill(transport.pid, 'SIGCONT');
+    assert.equal(ev.type, 'suspect', 'the ping timed out before the process check');
+    assert.equal(ev.proof, 'process');
+    assert.ok(elapsed < keepalive.timeoutMs, `suspect after ${elapsed} ms`);
+    // Running again: it serves.
+    assert.ok(await client.listTools());
+  } finally {
+    await client.close();
+  }
+});
