@@ -103,9 +103,11 @@ test('the SDK Client on a legacy server that refuses ping: learned from initiali
 });
 
 const SDK_SPEAKS_2026 = sdkTypes.SUPPORTED_PROTOCOL_VERSIONS.includes('2026-07-28');
+const SDK_VERSION = JSON.parse(require('node:fs').readFileSync(
+  require('node:path').join(h.ROOT, 'node_modules', '@modelcontextprotocol', 'sdk', 'package.json'), 'utf8')).version;
 
 test('the SDK Client negotiating 2026-07-28 over StdioClientTransport: a frozen server fails the next call in bound', {
-  skip: SDK_SPEAKS_2026 ? false : `@modelcontextprotocol/sdk ${require('@modelcontextprotocol/sdk/package.json').version} cannot negotiate 2026-07-28 (it speaks ${sdkTypes.SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
+  skip: SDK_SPEAKS_2026 ? false : `@modelcontextprotocol/sdk ${SDK_VERSION} cannot negotiate 2026-07-28 (it speaks ${sdkTypes.SUPPORTED_PROTOCOL_VERSIONS.join(', ')})`,
 }, async () => {
   const t = new mcpping.StdioClientTransport(h.peer('modern.py'), { keepalive: KEEPALIVE });
   const client = new Client({ name: 'after-ping-test', version: '1' });

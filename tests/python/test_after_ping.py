@@ -122,7 +122,7 @@ async def test_openai_agents_mcp_server_stdio_over_the_adapter_is_convicted_when
     async with server:
         assert w.peer.info()["protocol_version"] == "2026-07-28"
         res = await server.call_tool("get_current_time", {"timezone": "UTC"})
-        assert not res.isError if hasattr(res, "isError") else not res.is_error
+        assert not res.is_error
         pid = w.peer.pid
         elapsed = await freeze_and_expect_failure(
             w.peer, lambda: server.call_tool("get_current_time", {"timezone": "UTC"}))
