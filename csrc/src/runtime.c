@@ -147,12 +147,9 @@ static int append_locked(mcpp_runtime *rt, mcpp_item *it) {
 static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
   mcpp_engine_info info;
   int healthy = 0;
-  const char *version = NULL, *name = NULL;
   mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
   if (e) {
     mcpp_engine_get_info(e, &info);
-    version = info.protocol_version;
-    name = info.peer_name;
     info.protocol_version = NULL;
     info.peer_name = NULL;
     info.probe_method = NULL;
@@ -162,14 +159,6 @@ static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
   if (e) {
     r->info = info;
     r->healthy = healthy;
-    /* The session is learned from handshake answers (messages) and ends in
-     * an event (INITIALIZED, or UNSUPPORTED without ping): copied then,
-     * and on messages only until the version is known. */
-    if (it && (it->type == MCPP_ITEM_EVENT || !r->protocol_version[0])) {
-      snprintf(r->protocol_version, sizeof r->protocol_version, "%s",
-               version ? version : "");
-      snprintf(r->peer_name, sizeof r->peer_name, "%s", name ? name : "");
-    }
   }
   int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
@@ -194,7 +183,32 @@ static void push_ping_failed(rconn *r, uint64_t token, int err) {
 
 /* ------------------------------------------------------ driver callbacks */
 
+/* Copies what the engine learned of the session, for mcpp_runtime_session
+ * (the info snapshot carries no strings), before the item that follows the
+ * learning is queued: the host never sees a handshake answer before info()
+ * shows its session. It is learned from handshake answers (messages) and
+ * settled by an event (INITIALIZED, or UNSUPPORTED on a session without
+ * ping), so messages look only until the version is known. Only this
+ * thread writes the copy, so comparing needs no lock. */
+static void note_session(rconn *r, int at_event) {
+  if (!at_event && r->protocol_version[0]) return;
+  mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
+  if (!e) return;
+  mcpp_engine_info info;
+  mcpp_engine_get_info(e, &info);
+  const char *version = info.protocol_version ? info.protocol_version : "";
+  const char *name = info.peer_name ? info.peer_name : "";
+  if (strncmp(version, r->protocol_version, sizeof r->protocol_version - 1) == 0 &&
+      strncmp(name, r->peer_name, sizeof r->peer_name - 1) == 0)
+    return;
+  pthread_mutex_lock(&r->rt->mu);
+  snprintf(r->protocol_version, sizeof r->protocol_version, "%s", version);
+  snprintf(r->peer_name, sizeof r->peer_name, "%s", name);
+  pthread_mutex_unlock(&r->rt->mu);
+}
+
 static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
+  note_session(ud, 0);
   push_data(ud, MCPP_ITEM_MESSAGE, frame, len);
 }
 
@@ -248,6 +262,7 @@ static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
     pthread_mutex_unlock(&rt->mu);
   }
   uint64_t token = token_for(r, ev);
+  note_session(r, 1);
   /* data holds "message\0id\0proof\0" so the strings outlive the callback
    * (a configured probe's proof is the engine's, freed with the conn). */
   mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen + 1 + plen);

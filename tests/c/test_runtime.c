@@ -397,6 +397,11 @@ TEST(runtime_session_learned_from_the_handshake_and_proof_in_items) {
       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
   ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, init, strlen(init)));
   wait_item(&h, MCPP_ITEM_MESSAGE);
+  /* Whoever holds the initialize answer can read its session already. */
+  ASSERT_EQ(0, mcpp_runtime_session(h.rt, id, version, sizeof version, name,
+                                    sizeof name));
+  ASSERT_STR_EQ("2025-06-18", version);
+  ASSERT_STR_EQ("unsupported", name);
   ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, initialized, strlen(initialized)));
   while (!find_event_item(&h, MCPP_EV_INITIALIZED)) host_wait_drain(&h);
   ASSERT_EQ(0, mcpp_runtime_session(h.rt, id, version, sizeof version, name,
