@@ -154,6 +154,8 @@ async def test_a_frozen_server_without_ping_is_stale_within_the_bound(name, mode
         closed = await asyncio.wait_for(peer.wait_closed(), BOUND + 5)
         elapsed = time.monotonic() - t0
         assert closed.stale
+        # The reason names what failed: the probes, not pings.
+        assert ("idle probes" in closed.reason or "process" in closed.reason), closed.reason
         assert elapsed <= BOUND, f"stale after {elapsed:.2f} s, bound {BOUND:.2f} s"
         assert not process_alive(pid)
         with pytest.raises(Exception):
