@@ -3,15 +3,13 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
-import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
+from . import _isolation
 
-logger = logging.getLogger("mcpping")
+__all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
 
 #: The public event names (docs/design.md), plus the two extra engine events.
 EVENT_NAMES = (
@@ -71,17 +69,20 @@ Listener = Callable[[Event], Any]
 class EventHub:
     """Delivers events to callbacks (``on``) and async iterators (``events``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, report: _isolation.Reporter | None = None) -> None:
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # Where a listener's exception goes: the loop's exception handler.
+        self._report = report or _isolation.reporter(asyncio.get_running_loop())
 
     def on(self, name: str, callback: Listener) -> Callable[[], None]:
         """Calls ``callback(event)`` for every event named ``name`` ("*" for all).
 
-        A coroutine function is run as a task. Returns a function that removes
-        the listener.
+        A coroutine function is run as a task. An exception the listener
+        raises goes to the loop's exception handler; the other listeners and
+        the events after it are delivered as usual. Returns a function that
+        removes the listener.
         """
         if name != "*" and name not in EVENT_NAMES:
             raise ValueError(f"unknown event {name!r}; one of {', '.join(EVENT_NAMES)}")
@@ -105,15 +106,7 @@ class EventHub:
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
-            try:
-                res = cb(ev)
-                if inspect.isawaitable(res):
-                    task = asyncio.ensure_future(res)
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-            except Exception:
-                # A broken listener must not break liveness reporting.
-                logger.exception("mcpping event listener for %r failed", ev.name)
+            _isolation.call(self._report, f"the listener for {ev.name!r}", cb, ev)
         for q, names in self._queues:
             if not names or ev.name in names:
                 q.put_nowait(ev)

@@ -9,7 +9,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Literal, Union
 
-from . import _native, _runtime
+from . import _isolation, _native, _runtime
 from .errors import (
     MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError,
 )
@@ -105,13 +105,16 @@ class Peer:
         self.protocol_version: str | None = None
         self.keepalive = keepalive
         self._ping_timeout = ping_timeout
-        self._events = EventHub()
+        # Errors of user code (and of record files) go to the loop's
+        # exception handler, naming this peer; delivery goes on.
+        self._report = _isolation.reporter(self.loop, peer=self)
+        self._events = EventHub(self._report)
         if on_event is not None:
             # Subscribed before the spawn, so no early event is missed.
             self._events.on("*", on_event)
         self._stats = Stats()
         self._state = "alive"
-        self._records = RecordSink(record)
+        self._records = RecordSink(record, self._report)
         self._pings: dict[int, asyncio.Future[float]] = {}
         self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._req_ids = itertools.count(1)
@@ -310,37 +313,55 @@ class Peer:
     # ------------------------------------------------------------ native items
 
     def _feed(self, batch: list[tuple[Any, ...]]) -> None:
-        """Processes one batch of items from the I/O thread, in order."""
-        for item in batch:
-            kind = item[1]
-            if kind == _MESSAGE:
-                self._message(item[2])
-            elif kind == _EVENT:
-                self._event(Event.from_native(item[2]), item[3])
-            elif kind == _RECORD:
-                self._records.write(item[2])
-            elif kind == _STDERR:
-                if self._stderr_fn is not None:
-                    self._stderr_fn(item[2].decode("utf-8", "replace"))
-            elif kind == _CLOSED:
-                self._close_done(CloseInfo(*item[2]))
-            elif kind == _PING_FAILED:
-                self._ping_failed(item[2], item[3])
+        """Processes one batch of items from the I/O thread, in order.
+
+        No item's failure costs another: an exception is reported and the
+        next item follows. KeyboardInterrupt or SystemExit is let through,
+        with the rest of the batch queued on the loop first.
+        """
+        for i, item in enumerate(batch):
+            try:
+                self._item(item)
+            except Exception as exc:
+                self._report("mcpping: an item could not be delivered", exc)
+            except BaseException:
+                self.loop.call_soon(self._feed, batch[i + 1:])
+                raise
+
+    def _item(self, item: tuple[Any, ...]) -> None:
+        kind = item[1]
+        if kind == _MESSAGE:
+            self._message(item[2])
+        elif kind == _EVENT:
+            self._event(Event.from_native(item[2]), item[3])
+        elif kind == _RECORD:
+            self._records.write(item[2])
+        elif kind == _STDERR:
+            if self._stderr_fn is not None:
+                _isolation.call(self._report, "the stderr target", self._stderr_fn,
+                                item[2].decode("utf-8", "replace"))
+        elif kind == _CLOSED:
+            self._close_done(CloseInfo(*item[2]))
+        elif kind == _PING_FAILED:
+            self._ping_failed(item[2], item[3])
 
     def _message(self, frame: bytes) -> None:
         if self._requests and b'"mcpping-' in frame:
             try:
-                msg = json.loads(frame)
+                # A stray invalid byte must not hide the answer to our request.
+                msg = json.loads(frame.decode("utf-8", "replace"))
             except ValueError:
                 msg = None
             if isinstance(msg, dict) and "method" not in msg:
-                fut = self._requests.get(msg.get("id"))  # type: ignore[arg-type]
+                # Our ids are str; any other id (a list, say) is not ours.
+                rid = msg.get("id")
+                fut = self._requests.get(rid) if isinstance(rid, str) else None
                 if fut is not None:
                     if not fut.done():
                         fut.set_result(msg)
                     return
         if self._on_message is not None:
-            self._on_message(frame)
+            _isolation.call(self._report, "on_message", self._on_message, frame)
             return
         try:
             self._inbox.put_nowait(json.loads(frame))
@@ -377,18 +398,19 @@ class Peer:
             fut.set_exception(MCPPingError(_native.strerror(err)))
 
     def _close_done(self, info: CloseInfo) -> None:
+        # Everything waiting resolves first; user code runs last, guarded.
         self._state = "closed"
         for fut in [*self._pings.values(), *self._requests.values()]:
             if not fut.done():
                 fut.set_exception(PeerClosed(info.reason))
         self._inbox.put_nowait(None)
         self._events.finish()
-        self._records.close()
         if not self._closed.done():
             self._closed.set_result(info)
+        self._records.close()
         _runtime.detach(self.loop)
         if self._on_close is not None:
-            self._on_close(info)
+            _isolation.call(self._report, "on_close", self._on_close, info)
 
 
 class _Connect:
