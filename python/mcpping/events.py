@@ -17,12 +17,17 @@ EVENT_NAMES = (
     "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
 )
 
+# Events whose code is meaningful even when 0.
+_CODED = ("ping_error", "unsupported", "closed")
+
 
 @dataclass(frozen=True)
 class Event:
     """One thing that happened on a connection.
 
-    ``rtt`` and ``timeout`` are in seconds. ``invalid`` marks a ``ping_error``
+    ``rtt`` and ``timeout`` are in seconds. ``code`` is the JSON-RPC or
+    MCPP_ERR_* code where there is one (a ``timeout`` whose ping the close
+    abandoned carries MCPP_ERR_CLOSED), else None. ``invalid`` marks a ``ping_error``
     whose pong had no object result. ``disposition`` says what became of the
     in-flight application requests (``continued``, ``cancelled``,
     ``in_doubt``).
@@ -53,7 +58,8 @@ class Event:
             manual=d["manual"],
             rtt=d["rtt_us"] / 1e6 if name == "pong" else None,
             timeout=d["timeout_ms"] / 1000 if d["timeout_ms"] else None,
-            code=d["error_code"] if name in ("ping_error", "unsupported", "closed") else None,
+            # A ``timeout`` carries MCPP_ERR_CLOSED when the close abandoned the ping.
+            code=d["error_code"] if d["error_code"] or name in _CODED else None,
             message=d["message"],
             invalid=d["invalid"],
             ping_id=d["id"],
