@@ -9,7 +9,7 @@ import os
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Literal, Union
 
-from . import _isolation, _native, _runtime
+from . import _check, _isolation, _native, _runtime
 from .errors import (
     MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError,
 )
@@ -123,8 +123,9 @@ class Peer:
         self._on_close = on_close
         self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()
         self._stderr_fn: Callable[[str], Any] | None = None
+        kill_grace_ms = _check.seconds("kill_grace", kill_grace, zero="SIGKILL at once")
         if isinstance(stderr, str):
-            mode = _STDERR_MODES[stderr]
+            mode = _STDERR_MODES[_check.choice("stderr", stderr, tuple(_STDERR_MODES))]
         else:
             mode = 1
             self._stderr_fn = stderr if callable(stderr) else stderr.write
@@ -135,14 +136,16 @@ class Peer:
         try:
             self._id: int = _native.spawn(self, self._command, full_env,
                                           None if cwd is None else os.fspath(cwd), s, mode,
-                                          int(kill_grace * 1000))
+                                          kill_grace_ms)
         except _native.NativeError as e:
             _runtime.detach(self.loop)
             self._records.close()
             code, message = e.args[0], e.args[1]
             if code == _native.MCPP_ERR_SPAWN:
                 raise SpawnError(message) from None
-            raise MCPPingError(message) from None
+            if code in (_native.MCPP_ERR_INVALID_ARGUMENT, _native.MCPP_ERR_INTERVAL_TOO_SHORT):
+                raise ValueError(f"connect: {message}") from None
+            raise MCPPingError(f"cannot start the connection: {message}") from None
 
     # ------------------------------------------------------------ public
 
@@ -198,19 +201,19 @@ class Peer:
         Raises PingTimeout, PingError (``code``, ``message``), PingInvalid,
         PingUnsupported, or PeerClosed.
         """
+        timeout_ms = _check.seconds("timeout", self._ping_timeout if timeout is None else timeout)
         if self._closed.done():
             raise PeerClosed("connection is closed")
-        t = self._ping_timeout if timeout is None else timeout
         token = next(_tokens)
         fut: asyncio.Future[float] = self.loop.create_future()
         self._pings[token] = fut
         try:
-            _native.ping(self._id, max(1, int(round(t * 1000))), token)
+            _native.ping(self._id, timeout_ms, token)
             # No asyncio timer: the engine times the ping in C and always
             # reports an outcome (a close reports every ping still out).
             return await fut
-        except _native.NativeError as e:
-            raise PeerClosed(e.args[1]) from None
+        except _native.NativeError:
+            raise PeerClosed("connection is closed") from None
         except asyncio.CancelledError:
             # The caller gave up (a cancelled task, an outer timeout): the
             # engine stops timing this ping and reports nothing for it.
@@ -231,8 +234,10 @@ class Peer:
             _native.send(self._id, data)
         except _native.NativeError as e:
             if e.args[0] == _native.MCPP_ERR_FRAME_NEWLINE:
-                raise ValueError(e.args[1]) from None
-            raise PeerClosed(e.args[1]) from None
+                raise ValueError("message must be one line: it contains a newline") from None
+            if e.args[0] in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
+                raise PeerClosed("connection is closed") from None
+            raise PeerClosed(f"cannot send: {e.args[1]}") from None
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a JSON-RPC notification."""
@@ -258,14 +263,15 @@ class Peer:
 
     async def initialize(self, timeout: float = 30.0) -> dict[str, Any]:
         """Runs the MCP handshake; returns the initialize result."""
+        _check.seconds("init_timeout", timeout)
         try:
             resp = await self.request("initialize", {
                 "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                 "clientInfo": CLIENT_INFO}, timeout=timeout)
         except asyncio.TimeoutError:
             raise HandshakeError(f"no initialize result after {timeout:g} s") from None
-        except PeerClosed as e:
-            raise HandshakeError(f"server closed during initialize ({e})") from None
+        except PeerClosed:
+            raise HandshakeError(await self._closed_during_handshake()) from None
         if "error" in resp or not isinstance(resp.get("result"), dict):
             err = resp.get("error") or {}
             raise HandshakeError(f"initialize failed: {err.get('code')} {err.get('message')}")
@@ -281,6 +287,20 @@ class Peer:
         except PeerClosed:
             pass  # it answered, then left: the close is reported on its own
         return result
+
+    async def _closed_during_handshake(self) -> str:
+        """Why the handshake ended: how the server exited, once the close is known."""
+        try:
+            info = await asyncio.wait_for(asyncio.shield(self._closed), 5)
+        except asyncio.TimeoutError:
+            return "the connection closed during initialize"
+        if info.term_signal:
+            how = f"was killed by signal {info.term_signal}"
+        elif info.exit_status >= 0:
+            how = f"exited with status {info.exit_status}"
+        else:
+            how = "closed the connection"
+        return f"the server {how} before answering initialize ({info.reason})"
 
     async def messages(self) -> AsyncIterator[dict[str, Any]]:
         """Yields what the server sends besides pings and answers to our requests."""
@@ -471,6 +491,9 @@ def connect(
     path (JSONL), a callable (dict), or None for the ``mcpping`` logger.
     ``on_event`` gets every Event from the start, handshake included.
     """
+    # Checked here, where the caller wrote them, before anything is spawned.
+    _check.seconds("init_timeout", init_timeout)
+    _check.flag("initialize", initialize)
     kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
                   record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
                   kill_grace=kill_grace, on_message=on_message, on_close=on_close,
