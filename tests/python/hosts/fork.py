@@ -39,7 +39,14 @@ def child() -> None:
             except mcpping.PeerClosed as e:
                 assert str(e) == "connection is closed", e
         asyncio.set_event_loop(None)
-        result = asyncio.new_event_loop().run_until_complete(scenario())
+        loop = asyncio.new_event_loop()
+        for p in inherited:
+            try:
+                loop.run_until_complete(p.ping(timeout=1))
+                raise AssertionError("a child pinged the parent's server")
+            except mcpping.PeerClosed:
+                pass
+        result = loop.run_until_complete(scenario())
         code = 0 if result["rtt"] > 0 and result["echo"] == {"seq": 7} else 3
     except BaseException as e:
         print("child failed:", repr(e), file=sys.stderr, flush=True)
