@@ -370,7 +370,7 @@ class Peer:
             try:
                 # A stray invalid byte must not hide the answer to our request.
                 msg = json.loads(frame.decode("utf-8", "replace"))
-            except ValueError:
+            except (ValueError, RecursionError):
                 msg = None
             if isinstance(msg, dict) and "method" not in msg:
                 # Our ids are str; any other id (a list, say) is not ours.
@@ -385,7 +385,9 @@ class Peer:
             return
         try:
             self._inbox.put_nowait(json.loads(frame))
-        except ValueError:
+        except (ValueError, RecursionError):
+            # Not JSON Python can read (or nested past its recursion limit):
+            # handed over as text rather than lost.
             self._inbox.put_nowait({"_unparsed": frame.decode("utf-8", "replace")})
 
     def _event(self, ev: Event, token: int) -> None:

@@ -177,3 +177,24 @@ async def test_an_initialize_answer_that_is_not_utf8_still_completes_the_handsha
         assert p.name == "bad\ufffd\ufffdname"
         assert await p.ping(timeout=2) > 0
     assert records[-1]["event"] == "closed"
+
+
+async def test_a_frame_nested_past_the_recursion_limit_reaches_the_application():
+    handler = Handler()
+    a = await mcpping.connect(BURST, keepalive=None)
+    b = await mcpping.connect(BURST, keepalive=None)
+    pending = asyncio.ensure_future(a.request("test/burst", {"n": N, "deep": True}))
+    await asyncio.sleep(0)  # one step: the request is sent and registered
+    burst(b)
+    hold_loop_until_closed(a, b)
+    await closed(a, b)
+    with pytest.raises(mcpping.PeerClosed):
+        await asyncio.wait_for(pending, 5)
+    got = [m async for m in a.messages()]
+    assert [m["params"]["i"] for m in got if m.get("method") == "test/seq"] == list(range(N))
+    deep = [m for m in got if "_unparsed" in m]
+    # Too deep for Python's json: handed over as text, byte for byte.
+    assert len(deep) == 1 and deep[0]["_unparsed"].startswith('{"jsonrpc":"2.0","method":"test/deep"')
+    assert len(deep[0]["_unparsed"]) == 200_000 + len('{"jsonrpc":"2.0","method":"test/deep","params":{"v":},"mcpping-":1}')
+    assert await seqs(b) == list(range(N))
+    assert handler.contexts == []
