@@ -23,7 +23,10 @@ MIN_SECONDS = 0.001
 def _real(name: str, value: Any, wanted: str) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be {wanted}, not {type(value).__name__} {value!r}")
-    v = float(value)
+    try:
+        v = float(value)
+    except OverflowError:  # an int too big for a float
+        v = math.inf
     if not math.isfinite(v):
         raise ValueError(f"{name} must be {wanted}, not {value!r}")
     return v
