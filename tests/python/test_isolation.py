@@ -198,3 +198,26 @@ async def test_a_frame_nested_past_the_recursion_limit_reaches_the_application()
     assert len(deep[0]["_unparsed"]) == 200_000 + len('{"jsonrpc":"2.0","method":"test/deep","params":{"v":},"mcpping-":1}')
     assert await seqs(b) == list(range(N))
     assert handler.contexts == []
+
+
+async def test_guard_keeps_the_session_when_a_listener_raises_and_records_cannot_be_written():
+    """In guard the engine calls back from inside recv(): an error there must
+    not end the pumps (and with them the session)."""
+    from mcp import ClientSession
+    from mcp.client.stdio import StdioServerParameters, stdio_client
+
+    handler = Handler()
+    server = StdioServerParameters(command=PY, args=["-m", "mcpping.demo"])
+    async with stdio_client(server) as (r, w):
+        async with mcpping.guard(r, w, keepalive=None, transport="stdio",
+                                 record="/dev/full") as (gr, gw, g):
+            g.on("pong", lambda ev: 1 / 0)
+            async with ClientSession(gr, gw) as session:
+                await session.initialize()
+                for _ in range(3):
+                    assert await g.ping(timeout=5) > 0
+                tools = await session.list_tools()
+                assert [t.name for t in tools.tools] == ["echo", "add"]
+    kinds = [type(e) for e in handler.exceptions()]
+    assert kinds.count(ZeroDivisionError) == 3
+    assert OSError in kinds
