@@ -95,6 +95,17 @@ class Peer:
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
             raise ValueError("command must be a non-empty list: [program, arg, ...]")
+        for i, arg in enumerate(command):
+            if not isinstance(arg, (str, os.PathLike)):
+                raise TypeError(f"command[{i}] must be a str or os.PathLike, not {arg!r}")
+        for k, v in (env or {}).items():
+            if not isinstance(k, str) or not isinstance(v, str) or "=" in k or not k:
+                raise TypeError(f"env must map non-empty names without '=' to str values, "
+                                f"not {k!r}: {v!r}")
+        for name, fn in (("on_message", on_message), ("on_close", on_close),
+                         ("on_event", on_event)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be callable or None, not {fn!r}")
         self.loop = asyncio.get_running_loop()
         self._command = [os.fspath(c) for c in command]
         #: serverInfo.name once known, else the program's basename.

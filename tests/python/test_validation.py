@@ -180,3 +180,18 @@ def test_the_engine_check_names_the_field_it_refuses(settings, wanted):
 def test_native_settings_are_never_wrapped(value, kind):
     with pytest.raises(kind, match="^setting timeout_ms must be (an integer )?between 0 and 4294967295"):
         _native.Engine({"timeout_ms": value}, lambda kind, frame: None)
+
+
+@pytest.mark.parametrize("options,wanted", [
+    (dict(command=["echo", 5]), "command[1] must be a str or os.PathLike, not 5"),
+    (dict(env={"A": 1}), "env must map non-empty names without '=' to str values, not 'A': 1"),
+    (dict(env={"A=B": "c"}), "env must map non-empty names without '=' to str values"),
+    (dict(on_message="print"), "on_message must be callable or None, not 'print'"),
+    (dict(on_close=1), "on_close must be callable or None, not 1"),
+    (dict(on_event=[]), "on_event must be callable or None, not []"),
+])
+async def test_connect_refuses_what_it_would_otherwise_convert_silently(options, wanted):
+    options.setdefault("command", peer("echo"))
+    with pytest.raises(TypeError) as ei:
+        await mcpping.connect(**options)
+    assert str(ei.value).startswith(wanted)
