@@ -11,10 +11,12 @@ from . import _isolation
 
 __all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
 
-#: The public event names (docs/design.md), plus the two extra engine events.
+#: The public event names (docs/design.md), plus the extra engine events:
+#: requests, the handshake, and the idle probe of sessions without ping.
 EVENT_NAMES = (
     "ping", "pong", "timeout", "ping_error", "unsupported", "ping_answered",
     "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
+    "probe", "probe_ok", "probe_timeout", "request_cancelled",
 )
 
 # Events whose code is meaningful even when 0.
@@ -46,6 +48,7 @@ class Event:
     failure_count: int = 0
     in_flight: int = 0
     disposition: str = "continued"
+    proof: str | None = None
 
     @classmethod
     def from_native(cls, d: dict[str, Any]) -> "Event":
@@ -56,7 +59,7 @@ class Event:
             state=d["state"],
             ping_seq=d["ping_seq"],
             manual=d["manual"],
-            rtt=d["rtt_us"] / 1e6 if name == "pong" else None,
+            rtt=d["rtt_us"] / 1e6 if name in ("pong", "probe_ok") else None,
             timeout=d["timeout_ms"] / 1000 if d["timeout_ms"] else None,
             # A ``timeout`` carries MCPP_ERR_CLOSED when the close abandoned the ping.
             code=d["error_code"] if d["error_code"] or name in _CODED else None,
@@ -66,6 +69,7 @@ class Event:
             failure_count=d["failure_count"],
             in_flight=d["in_flight"],
             disposition=d["disposition"],
+            proof=d.get("proof"),
         )
 
 

@@ -68,9 +68,33 @@ def now_us() -> int:
     return time.monotonic_ns() // 1000
 
 
+#: The ``probe`` default: ``server/discover`` on 2026-07-28 sessions,
+#: ``tools/list`` on legacy servers that refuse ping.
+AUTO_PROBE = "auto"
+_MAX_PROBE_METHOD = 128
+
+
+def probe_method(probe: str | None) -> str | None:
+    """The engine's probe_method for a ``probe`` option: None (automatic), "" (off) or a method.
+
+    Raises ValueError/TypeError naming ``probe`` for anything else.
+    """
+    if probe == AUTO_PROBE:
+        return None
+    if probe is None or probe == "":
+        return ""
+    if not isinstance(probe, str):
+        raise TypeError(f"probe must be a method name (str), 'auto' or None, not {type(probe).__name__}")
+    if len(probe.encode()) > _MAX_PROBE_METHOD or any(ord(c) < 0x20 or ord(c) == 0x7F for c in probe):
+        raise ValueError(f"probe must be a method name of 1 to {_MAX_PROBE_METHOD} bytes "
+                         "without control characters, 'auto' or None")
+    return probe
+
+
 def settings(
     keepalive: KeepAlive | None,
     *,
+    probe: str | None = AUTO_PROBE,
     role: str = "client",
     transport: str = "stdio",
     ping_timeout: float | None = None,
@@ -99,6 +123,7 @@ def settings(
         "nonce": int.from_bytes(os.urandom(8), "little"),
         "clock_offset_us": clock_offset_us(),
         "peer_name": peer_name,
+        "probe_method": probe_method(probe),
     }
     if ka:
         out["failures"] = ka.failures

@@ -14,7 +14,7 @@ from .errors import (
     MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError,
 )
 from .events import Event, EventHub, Listener
-from .keepalive import KeepAlive, settings as make_settings
+from .keepalive import AUTO_PROBE, KeepAlive, probe_method, settings as make_settings
 from .records import RecordSink, RecordTarget
 from .stats import Stats
 
@@ -92,6 +92,7 @@ class Peer:
         on_message: Callable[[bytes], Any] | None,
         on_close: Callable[[CloseInfo], Any] | None,
         on_event: Listener | None = None,
+        probe: str | None = AUTO_PROBE,
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
             raise ValueError("command must be a non-empty list: [program, arg, ...]")
@@ -141,7 +142,7 @@ class Peer:
             mode = 1
             self._stderr_fn = stderr if callable(stderr) else stderr.write
         s = make_settings(keepalive, transport="stdio", ping_timeout=ping_timeout,
-                          request_timeout=request_timeout, peer_name=self.name)
+                          request_timeout=request_timeout, peer_name=self.name, probe=probe)
         full_env = None if env is None else [f"{k}={v}" for k, v in env.items()]
         _runtime.attach(self.loop)
         try:
@@ -403,6 +404,8 @@ class Peer:
 
     def _event(self, ev: Event, token: int) -> None:
         self._state = ev.state
+        if ev.name == "initialized":
+            self._learn_session()
         if ev.name == "ping":
             self._stats.count += 1
         elif ev.name == "pong" and ev.rtt is not None:
@@ -418,6 +421,20 @@ class Peer:
                 else:
                     fut.set_result(out)
         self._events.emit(ev)
+
+    def _learn_session(self) -> None:
+        """Takes the version and name the engine learned from the handshake.
+
+        Where the application ran the handshake (the SDK adapters), that is
+        the only way this Peer learns them.
+        """
+        info = _native.info(self._id)
+        if not info:
+            return
+        if info["protocol_version"]:
+            self.protocol_version = info["protocol_version"]
+        if info["peer_name"]:
+            self.name = info["peer_name"]
 
     def _ping_failed(self, token: int, err: int) -> None:
         fut = self._pings.get(token)
@@ -493,6 +510,7 @@ def connect(
     on_message: Callable[[bytes], Any] | None = None,
     on_close: Callable[[CloseInfo], Any] | None = None,
     on_event: Listener | None = None,
+    probe: str | None = AUTO_PROBE,
 ) -> _Connect:
     """Spawns ``command`` (an MCP stdio server) and watches its liveness.
 
@@ -503,14 +521,18 @@ def connect(
     environment (None inherits it). ``record`` takes governance records: a
     path (JSONL), a callable (dict), or None for the ``mcpping`` logger.
     ``on_event`` gets every Event from the start, handshake included.
+    ``probe`` is the idle probe sent where ping is not available: "auto"
+    (``server/discover`` on 2026-07-28 sessions, ``tools/list`` on servers
+    that refuse ping), a method name, or None/"" for none.
     """
     # Checked here, where the caller wrote them, before anything is spawned.
     _check.seconds("init_timeout", init_timeout)
     _check.flag("initialize", initialize)
+    probe_method(probe)  # refused here, where the caller wrote it
     kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
                   record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
                   kill_grace=kill_grace, on_message=on_message, on_close=on_close,
-                  on_event=on_event)
+                  on_event=on_event, probe=probe)
     return _Connect(kwargs, initialize, init_timeout)
 
 

@@ -65,5 +65,6 @@ class RecordSink:
 
 
 def _is_routine(line: str) -> bool:
-    """True for ping_ok and ping_answered records (the engine writes compact JSON)."""
-    return '"event":"ping_ok"' in line or '"event":"ping_answered"' in line
+    """True for ping_ok, probe_ok and ping_answered records (the engine writes compact JSON)."""
+    return ('"event":"ping_ok"' in line or '"event":"probe_ok"' in line
+            or '"event":"ping_answered"' in line)
