@@ -67,11 +67,24 @@ class Event:
 
 Listener = Callable[[Event], Any]
 
+#: Called as ``tap(hub, event)`` for every event of every connection, and as
+#: ``tap(hub, None)`` when the connection ends. mcpping.metrics sets it;
+#: while it is None, keeping figures costs one check per event.
+tap: Callable[["EventHub", Event | None], None] | None = None
+
 
 class EventHub:
     """Delivers events to callbacks (``on``) and async iterators (``events``)."""
 
-    def __init__(self) -> None:
+    def __init__(self, source: Any = None, *, peer: str | None = None,
+                 transport: str = "custom") -> None:
+        #: Who reports (a Peer or an engine driver, whose ``info()`` is
+        #: live), and the labels mcpping.metrics files its figures under.
+        self.source = source
+        self.peer = peer
+        self.transport = transport
+        #: This connection's figures, kept by mcpping.metrics.
+        self.figures: Any = None
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
@@ -104,6 +117,8 @@ class EventHub:
 
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
+        if tap is not None:
+            tap(self, ev)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
             try:
                 res = cb(ev)
@@ -122,6 +137,8 @@ class EventHub:
 
     def finish(self) -> None:
         """Ends every iterator (after the events already queued)."""
+        if tap is not None and not self._closed:
+            tap(self, None)
         self._closed = True
         for q, _ in self._queues:
             q.put_nowait(None)

@@ -105,7 +105,7 @@ class Peer:
         self.protocol_version: str | None = None
         self.keepalive = keepalive
         self._ping_timeout = ping_timeout
-        self._events = EventHub()
+        self._events = EventHub(self, peer=self.name, transport="stdio")
         if on_event is not None:
             # Subscribed before the spawn, so no early event is missed.
             self._events.on("*", on_event)
