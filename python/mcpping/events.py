@@ -67,10 +67,10 @@ class Event:
 
 Listener = Callable[[Event], Any]
 
-#: Called as ``tap(hub, event)`` for every event of every connection, and as
-#: ``tap(hub, None)`` when the connection ends. mcpping.metrics sets it;
-#: while it is None, keeping figures costs one check per event.
-tap: Callable[["EventHub", Event | None], None] | None = None
+#: Sees every connection: ``tap.opened(hub)``, ``tap.event(hub, ev)`` for
+#: each event, ``tap.closed(hub)``. mcpping.metrics sets it; while it is
+#: None, keeping figures costs one check per event.
+tap: Any = None
 
 
 class EventHub:
@@ -85,6 +85,8 @@ class EventHub:
         self.transport = transport
         #: This connection's figures, kept by mcpping.metrics.
         self.figures: Any = None
+        if tap is not None:
+            tap.opened(self)
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
@@ -118,7 +120,7 @@ class EventHub:
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
         if tap is not None:
-            tap(self, ev)
+            tap.event(self, ev)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
             try:
                 res = cb(ev)
@@ -138,7 +140,7 @@ class EventHub:
     def finish(self) -> None:
         """Ends every iterator (after the events already queued)."""
         if tap is not None and not self._closed:
-            tap(self, None)
+            tap.closed(self)
         self._closed = True
         for q, _ in self._queues:
             q.put_nowait(None)

@@ -147,13 +147,17 @@ class _Tally:
         #: Called with (rtt, figures) for every pong: OpenTelemetry histograms.
         self.rtt_sinks: list[Callable[[float, _Figures], None]] = []
 
-    def observe(self, hub: _events.EventHub, ev: _events.Event | None) -> None:
+    def opened(self, hub: _events.EventHub) -> None:
+        hub.figures = self._track(hub)
+
+    def closed(self, hub: _events.EventHub) -> None:
+        if hub.figures is not None:
+            self._retire(hub.figures)
+
+    def event(self, hub: _events.EventHub, ev: _events.Event) -> None:
         fig = hub.figures
-        if fig is None:
+        if fig is None:  # opened before metrics were turned on
             fig = hub.figures = self._track(hub)
-        if ev is None:
-            self._retire(fig)
-            return
         fig.state = ev.state
         fig.in_flight = ev.in_flight
         name = ev.name
@@ -256,7 +260,7 @@ def _enable() -> _Tally:
     with _tally_lock:
         if _tally is None:
             _tally = _Tally()
-            _events.tap = _tally.observe
+            _events.tap = _tally
         return _tally
 
 
