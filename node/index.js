@@ -8,6 +8,7 @@ const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
 const errors = require('./errors');
 const { RpcError } = require('./rpc');
+const metrics = require('./metrics');
 
 module.exports = {
   version: binding.version,
@@ -24,4 +25,12 @@ module.exports = {
   PingUnsupportedError: errors.PingUnsupportedError,
   ClosedError: errors.ClosedError,
   RpcError,
+  metrics: {
+    registerPrometheus: metrics.registerPrometheus,
+    instrumentOtel: metrics.instrumentOtel,
+    METRICS: metrics.METRICS,
+    RTT_BUCKETS: metrics.RTT_BUCKETS,
+    STATES: metrics.STATES,
+    FAILURE_REASONS: metrics.FAILURE_REASONS,
+  },
 };
