@@ -8,7 +8,10 @@
  * Opens CONNS connections to the responder with keepalive every
  * INTERVAL_MS (jitter 10%). A command {n: MS} lets keepalive run for MS
  * milliseconds; ops is the keepalive pongs in it, so cpu_us_per_op is the
- * CPU per keepalive ping, metrics kept or not. A command {n: K, collect:
+ * CPU per keepalive ping. With metrics: false the block runs with the tally
+ * unhooked (hub.tally = null, what a process that never turned metrics on
+ * runs), so one process measures both, alternating: the same heap, threads
+ * and connections on either side. A command {n: K, collect:
  * true} (metrics on) collects K times in a row (a prom-client scrape, or an
  * OpenTelemetry collection into an in-memory exporter): cpu_us_per_op is the
  * CPU of one collection.
@@ -42,6 +45,8 @@ async function main() {
   const [mode, conns, intervalMs, responder] = process.argv.slice(2);
   const mcpping = require(ROOT);
   const collect = collector(mcpping, mode);
+  const { hub } = require(path.join(ROOT, 'node', 'metrics'));
+  const tally = hub.tally;
   const keepalive = { intervalMs: Number(intervalMs), timeoutMs: 5000, minIntervalMs: 10, jitterPct: 10 };
   const peers = [];
   for (let i = 0; i < Number(conns); i++) peers.push(await mcpping.connect({ command: responder, args: [] }, { keepalive }));
@@ -52,6 +57,7 @@ async function main() {
         for (let i = 0; i < cmd.n; i++) await collect();
         return { ops: cmd.n };
       }
+      hub.tally = cmd.metrics === false ? null : tally;
       const before = pongs();
       await sleep(cmd.n);
       return { ops: Math.max(1, pongs() - before) };

@@ -6,7 +6,10 @@ with or without mcpping.metrics, from Python.
 Opens CONNS connections to the responder with keepalive every INTERVAL_MS
 (jitter 10%) and lets them run. A command {"n": MS} lets keepalive run for
 MS milliseconds; ops is the keepalive pongs in it, so cpu_us_per_op is the
-CPU per keepalive ping, metrics kept or not. A command {"n": K, "collect":
+CPU per keepalive ping. With "metrics": false the block runs with the tally
+unhooked (mcpping.events.tap = None, what a process that never turned
+metrics on runs), so one process measures both, alternating: the same
+heap, threads and connections on either side. A command {"n": K, "collect":
 true} (metrics on) collects K times in a row (a Prometheus scrape of the
 text format, or an OpenTelemetry collection through an in-memory reader):
 cpu_us_per_op is the CPU of one collection.
@@ -44,7 +47,10 @@ def collector(mode):
 async def main(mode, conns, interval_ms, responder):
     import mcpping
 
+    from mcpping import events
+
     collect = collector(mode)
+    tally = events.tap
     ka = mcpping.KeepAlive(interval=interval_ms / 1000, timeout=5, min_interval=0.01, jitter_pct=10)
     peers = [await mcpping.connect([responder], keepalive=ka) for _ in range(conns)]
     try:
@@ -53,6 +59,7 @@ async def main(mode, conns, interval_ms, responder):
                 for _ in range(cmd["n"]):
                     collect()
                 return {"ops": cmd["n"]}
+            events.tap = tally if cmd.get("metrics", True) else None
             pongs0 = sum(p.stats.received for p in peers)
             await asyncio.sleep(cmd["n"] / 1000)
             return {"ops": max(1, sum(p.stats.received for p in peers) - pongs0)}
