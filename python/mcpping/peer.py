@@ -136,6 +136,7 @@ class Peer:
         except _native.NativeError as e:
             _runtime.detach(self.loop)
             self._records.close()
+            self._events.finish()  # the connection never was: metrics count it closed
             code, message = e.args[0], e.args[1]
             if code == _native.MCPP_ERR_SPAWN:
                 raise SpawnError(message) from None

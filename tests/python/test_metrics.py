@@ -150,6 +150,17 @@ async def test_each_failure_reason_is_counted_once(command, reason, expected):
         value(before, "mcpping_pongs_received_total", **lb)
 
 
+async def test_a_server_that_cannot_start_reads_closed_not_alive():
+    name = unique("missing")
+    with pytest.raises(mcpping.SpawnError):
+        await mcpping.connect([f"/nonexistent/{name}"])
+    s = scrape()
+    lb = {"peer": name, "transport": "stdio"}
+    assert {st: value(s, "mcpping_peer_state", **lb, state=st) for st in STATES} == \
+        {"alive": 0, "suspect": 0, "stale": 0, "closed": 1}
+    assert value(s, "mcpping_pings_sent_total", **lb) == 0
+
+
 async def test_in_flight_gauge_counts_unanswered_requests_through_a_guard():
     import anyio
 
