@@ -279,3 +279,10 @@ test('requiring mcpping loads neither exporter; calling one without its package 
 test('registering twice with one registry is refused', () => {
   assert.throws(() => mcpping.metrics.registerPrometheus(registry), { code: 'ERR_MCPPING_DUPLICATE_METRIC' });
 });
+
+test('a server that cannot start never reads alive', async () => {
+  const name = unique('missing');
+  await assert.rejects(mcpping.connect({ command: `/nonexistent/${name}` }));
+  const s = await scrape();
+  assert.equal(value(s, 'mcpping_peer_state', { peer: name, transport: 'stdio', state: 'alive' }), 0);
+});
