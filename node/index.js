@@ -19,6 +19,7 @@ const {
   ClosedError,
 } = require('./errors');
 const { RpcError } = require('./rpc');
+const metrics = require('./metrics');
 
 const version = binding.version;
 
@@ -37,4 +38,12 @@ module.exports = {
   PingUnsupportedError,
   ClosedError,
   RpcError,
+  metrics: {
+    registerPrometheus: metrics.registerPrometheus,
+    instrumentOtel: metrics.instrumentOtel,
+    METRICS: metrics.METRICS,
+    RTT_BUCKETS: metrics.RTT_BUCKETS,
+    STATES: metrics.STATES,
+    FAILURE_REASONS: metrics.FAILURE_REASONS,
+  },
 };

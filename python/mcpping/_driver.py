@@ -42,7 +42,7 @@ class EngineDriver:
     ) -> None:
         self.loop = asyncio.get_running_loop()
         self._ping_timeout = ping_timeout
-        self._events = EventHub()
+        self._events = EventHub(self, peer=peer_name, transport=transport)
         self._stats = Stats()
         self._state = "alive"
         self._records = RecordSink(record)

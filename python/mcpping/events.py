@@ -75,11 +75,27 @@ class Event:
 
 Listener = Callable[[Event], Any]
 
+#: Sees every connection: ``tap.opened(hub)``, ``tap.event(hub, ev)`` for
+#: each event, ``tap.closed(hub)``. mcpping.metrics sets it; while it is
+#: None, keeping figures costs one check per event.
+tap: Any = None
+
 
 class EventHub:
     """Delivers events to callbacks (``on``) and async iterators (``events``)."""
 
-    def __init__(self, report: _isolation.Reporter | None = None) -> None:
+    def __init__(self, source: Any = None, *, peer: str | None = None,
+                 transport: str = "custom",
+                 report: _isolation.Reporter | None = None) -> None:
+        #: Who reports (a Peer or an engine driver, whose ``info()`` is
+        #: live), and the labels mcpping.metrics files its figures under.
+        self.source = source
+        self.peer = peer
+        self.transport = transport
+        #: This connection's figures, kept by mcpping.metrics.
+        self.figures: Any = None
+        if tap is not None:
+            tap.opened(self)
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
@@ -115,6 +131,8 @@ class EventHub:
 
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
+        if tap is not None:
+            tap.event(self, ev)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
             _isolation.call(self._report, f"the listener for {ev.name!r}", cb, ev)
         for q, names in self._queues:
@@ -125,6 +143,8 @@ class EventHub:
 
     def finish(self) -> None:
         """Ends every iterator (after the events already queued)."""
+        if tap is not None and not self._closed:
+            tap.closed(self)
         self._closed = True
         for q, _ in self._queues:
             q.put_nowait(None)

@@ -120,7 +120,7 @@ class Peer:
         # Errors of user code (and of record files) go to the loop's
         # exception handler, naming this peer; delivery goes on.
         self._report = _isolation.reporter(self.loop, peer=self)
-        self._events = EventHub(self._report)
+        self._events = EventHub(self, peer=self.name, transport="stdio", report=self._report)
         if on_event is not None:
             # Subscribed before the spawn, so no early event is missed.
             self._events.on("*", on_event)
@@ -152,6 +152,7 @@ class Peer:
         except _native.NativeError as e:
             _runtime.detach(self.loop)
             self._records.close()
+            self._events.finish()  # the connection never was: metrics count it closed
             code, message = e.args[0], e.args[1]
             if code == _native.MCPP_ERR_SPAWN:
                 raise SpawnError(message) from None
