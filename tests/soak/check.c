@@ -1,0 +1,310 @@
+/*
+ * Checks everything the runtime hands the host: each inbound line against
+ * the one the server must have written (sequence, bytes), each request's
+ * one outcome, each verdict against the server's plan.
+ */
+#include <cjson/cJSON.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "soak.h"
+
+size_t slot_outstanding(const slot *s) {
+  size_t n = 0;
+  for (size_t i = 0; i < s->n_reqs; i++) n += !s->reqs[i].timed_out;
+  return n;
+}
+
+static req *find_req(slot *s, uint64_t iseq) {
+  for (size_t i = 0; i < s->n_reqs; i++)
+    if (s->reqs[i].iseq == iseq) return &s->reqs[i];
+  return NULL;
+}
+
+static void drop_req(slot *s, req *r) { *r = s->reqs[--s->n_reqs]; }
+
+/* A step in the server's output sequence. */
+static void saw_oseq(soak *k, slot *s, uint64_t oseq) {
+  if (oseq == s->next_oseq) {
+    s->next_oseq++;
+  } else if (oseq > s->next_oseq) {
+    fprintf(stderr, "soak: conn %d: lost %llu lines before oseq %llu\n",
+            s->idx, (unsigned long long)(oseq - s->next_oseq),
+            (unsigned long long)oseq);
+    k->c.lost += oseq - s->next_oseq;
+    s->next_oseq = oseq + 1;
+  } else {
+    fprintf(stderr, "soak: conn %d: oseq %llu after %llu\n", s->idx,
+            (unsigned long long)oseq, (unsigned long long)(s->next_oseq - 1));
+    k->c.reordered++;
+  }
+}
+
+static void altered(soak *k, slot *s, const char *what, const char *frame,
+                    size_t len) {
+  fprintf(stderr, "soak: conn %d: %s: %.*s\n", s->idx, what,
+          (int)(len > 200 ? 200 : len), frame);
+  k->c.altered++;
+}
+
+static void expect_bytes(soak *k, slot *s, const soak_buf *want,
+                         const char *frame, size_t len, const char *what) {
+  if (want->len != len || memcmp(want->p, frame, len) != 0)
+    altered(k, s, what, frame, len);
+}
+
+static uint64_t u64(const cJSON *obj, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsNumber(v) ? (uint64_t)v->valuedouble : 0;
+}
+
+static int has(const cJSON *obj, const char *key) {
+  return cJSON_GetObjectItemCaseSensitive(obj, key) != NULL;
+}
+
+/* Our ids are iseq (even) or "r-<iseq>" (odd); see soak_request_id. */
+static int iseq_of(const cJSON *id, uint64_t *iseq) {
+  if (cJSON_IsNumber(id)) {
+    *iseq = (uint64_t)id->valuedouble;
+    return 1;
+  }
+  if (cJSON_IsString(id) && strncmp(id->valuestring, "r-", 2) == 0) {
+    *iseq = strtoull(id->valuestring + 2, NULL, 10);
+    return 1;
+  }
+  return 0;
+}
+
+static void detected(soak *k, slot *s, const char *verdict) {
+  if (s->detected) return;
+  fault_stats *fs = &k->c.faults[s->fault];
+  uint64_t now = soak_now_ms();
+  uint64_t ms = now > s->announced_ms ? now - s->announced_ms : 0;
+  /* Our own stalls are not the engine's delay. */
+  for (size_t i = 0; i < k->n_stalls; i++) {
+    uint64_t from = k->stalls[i][0], to = k->stalls[i][1];
+    if (from < s->announced_ms) from = s->announced_ms;
+    if (to > from && ms >= to - from) ms -= to - from;
+  }
+  s->detected = 1;
+  fs->detected++;
+  fs->sum_ms += ms;
+  if (ms > fs->max_ms) fs->max_ms = ms;
+  if (ms > fault_bound_ms(s->fault)) {
+    fprintf(stderr, "soak: conn %d: %s detected after %llu ms (bound %llu)\n",
+            s->idx, fault_names[s->fault], (unsigned long long)ms,
+            (unsigned long long)fault_bound_ms(s->fault));
+    fs->late++;
+  }
+  if (!strstr(fs->verdicts, verdict) &&
+      strlen(fs->verdicts) + strlen(verdict) + 2 < sizeof fs->verdicts) {
+    if (fs->verdicts[0]) strcat(fs->verdicts, ",");
+    strcat(fs->verdicts, verdict);
+  }
+}
+
+static int convictable(const slot *s) {
+  return fault_is_detected(s->fault) && s->announced_ms;
+}
+
+/* ---------------------------------------------------------- messages */
+
+static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
+                      size_t len) {
+  uint64_t iseq;
+  const cJSON *result = cJSON_GetObjectItemCaseSensitive(root, "result");
+  const cJSON *error = cJSON_GetObjectItemCaseSensitive(root, "error");
+  if (!iseq_of(cJSON_GetObjectItemCaseSensitive(root, "id"), &iseq)) {
+    altered(k, s, "an answer with an id we never sent", frame, len);
+    return;
+  }
+  if (error) {
+    /* mcpping's own answer for a request past its deadline. */
+    req *r = find_req(s, iseq);
+    if (u64(error, "code") != (uint64_t)-32001 || !r || r->timed_out) {
+      altered(k, s, "an unexpected error answer", frame, len);
+      return;
+    }
+    r->timed_out = 1;
+    s->timeouts++;
+    k->c.timeouts++;
+    if (!r->expect_timeout) {
+      fprintf(stderr, "soak: conn %d: request %llu timed out (healthy)\n",
+              s->idx, (unsigned long long)iseq);
+      k->c.false_timeouts++;
+    }
+    return;
+  }
+  saw_oseq(k, s, u64(result, "oseq"));
+  if (iseq == 0 && s->phase == P_INIT) { /* initialize */
+    soak_buf note = {0};
+    soak_buf_printf(&note,
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
+                    "initialized\",\"params\":{\"iseq\":%llu}}",
+                    (unsigned long long)s->next_iseq++);
+    slot_send(k, s, &note, 0);
+    soak_buf_free(&note);
+    s->phase = P_RUN;
+    s->phase_ms = soak_now_ms();
+    return;
+  }
+  if (s->phase == P_FINWAIT && iseq == s->finish_iseq) {
+    /* What the server counted must match what we sent. */
+    if (u64(result, "received") != s->sent_app) {
+      fprintf(stderr, "soak: conn %d: server received %llu of %llu lines\n",
+              s->idx, (unsigned long long)u64(result, "received"),
+              (unsigned long long)s->sent_app);
+      k->c.lost += s->sent_app > u64(result, "received")
+                       ? s->sent_app - u64(result, "received")
+                       : 1;
+    }
+    k->c.lost += u64(result, "lost_in");
+    k->c.reordered += u64(result, "reordered_in");
+    k->c.altered += u64(result, "altered_in");
+    /* Each timeout sends one notifications/cancelled. */
+    uint64_t cancels = u64(result, "cancels");
+    if (cancels != s->timeouts) {
+      fprintf(stderr, "soak: conn %d: %llu cancels for %llu timeouts\n",
+              s->idx, (unsigned long long)cancels,
+              (unsigned long long)s->timeouts);
+      k->c.lost += cancels > s->timeouts ? cancels - s->timeouts
+                                         : s->timeouts - cancels;
+    }
+    /* Its pings to us: all answered but perhaps the last one. */
+    uint64_t sp = u64(result, "servpings_sent");
+    uint64_t spa = u64(result, "servpings_answered");
+    k->c.pings_answered_by_us += spa;
+    k->c.lost += u64(result, "servpings_late") + (sp > spa + 1 ? sp - spa - 1 : 0);
+    slot_close(k, s);
+    return;
+  }
+  req *r = find_req(s, iseq);
+  if (!r) {
+    altered(k, s, "an answer to no request of ours", frame, len);
+    return;
+  }
+  soak_buf want = {0};
+  soak_line_echo(&want, s->seed, iseq, u64(result, "oseq"), r->rawhash);
+  expect_bytes(k, s, &want, frame, len, "an echo answer differs");
+  soak_buf_free(&want);
+  if (r->timed_out) {
+    k->c.late_answers++;
+  } else if (r->expect_timeout) {
+    fprintf(stderr, "soak: conn %d: request %llu should have timed out\n",
+            s->idx, (unsigned long long)iseq);
+    k->c.missed_timeouts++;
+  }
+  drop_req(s, r);
+}
+
+static void on_notification(soak *k, slot *s, const cJSON *root,
+                            const char *method, const char *frame,
+                            size_t len) {
+  const cJSON *params = cJSON_GetObjectItemCaseSensitive(root, "params");
+  if (strcmp(method, "notifications/message") == 0) {
+    uint64_t oseq = u64(cJSON_GetObjectItemCaseSensitive(params, "data"), "oseq");
+    saw_oseq(k, s, oseq);
+    soak_buf want = {0};
+    soak_line_note(&want, s->seed, oseq);
+    expect_bytes(k, s, &want, frame, len, "a notification differs");
+    soak_buf_free(&want);
+  } else if (strcmp(method, "notifications/soak/fault") == 0) {
+    saw_oseq(k, s, u64(params, "oseq"));
+    const cJSON *f = cJSON_GetObjectItemCaseSensitive(params, "fault");
+    if (!cJSON_IsString(f) || strcmp(f->valuestring, fault_names[s->fault]))
+      altered(k, s, "a fault we did not plan", frame, len);
+    s->announced_ms = u64(params, "at_ms");
+    if (!s->announced_ms) s->announced_ms = 1;
+    k->c.faults[s->fault].injected++;
+  } else {
+    altered(k, s, "an unexpected message", frame, len);
+  }
+}
+
+static void on_message(soak *k, slot *s, const char *frame, size_t len) {
+  k->c.app_messages++;
+  size_t plen = strlen(SOAK_GARBAGE_PREFIX);
+  if (len > plen && memcmp(frame, SOAK_GARBAGE_PREFIX, plen) == 0) {
+    uint64_t oseq = strtoull(frame + plen, NULL, 10);
+    saw_oseq(k, s, oseq);
+    soak_buf want = {0};
+    soak_line_garbage(&want, s->seed, oseq);
+    expect_bytes(k, s, &want, frame, len, "a garbage line differs");
+    soak_buf_free(&want);
+    k->c.garbage++;
+    return;
+  }
+  cJSON *root = cJSON_ParseWithLength(frame, len);
+  const cJSON *method = cJSON_GetObjectItemCaseSensitive(root, "method");
+  if (!root) {
+    altered(k, s, "a line that is not JSON", frame, len);
+  } else if (cJSON_IsString(method)) {
+    on_notification(k, s, root, method->valuestring, frame, len);
+  } else if (has(root, "id") && (has(root, "result") || has(root, "error"))) {
+    on_answer(k, s, root, frame, len);
+  } else {
+    altered(k, s, "an unexpected message", frame, len);
+  }
+  cJSON_Delete(root);
+}
+
+/* ---------------------------------------------------------- events */
+
+static void on_event(soak *k, slot *s, const mcpp_event *ev) {
+  if (ev->type == MCPP_EV_STALE) {
+    if (convictable(s)) {
+      detected(k, s, "stale");
+    } else if (!s->stale_counted) {
+      fprintf(stderr, "soak: conn %d: false stale (%s, flags 0x%x, proof %s)\n",
+              s->idx, fault_names[s->fault], s->flags,
+              ev->proof ? ev->proof : "?");
+      s->stale_counted = 1;
+      k->c.false_stale++;
+    }
+  } else if (ev->type == MCPP_EV_SUSPECT && !convictable(s)) {
+    k->c.suspect_healthy++;
+  } else if (ev->type == MCPP_EV_CLOSED && convictable(s)) {
+    detected(k, s, mcpp_errname((int)ev->error_code));
+  }
+}
+
+static void on_closed(soak *k, slot *s, const mcpp_close_info *info) {
+  if (audit_is_leftover(s->pid)) {
+    fprintf(stderr, "soak: conn %d: pid %d left behind\n", s->idx, s->pid);
+    k->c.zombies++;
+  }
+  if (convictable(s)) {
+    detected(k, s, mcpp_errname(info->err));
+  } else if (!s->close_requested || info->err != 0) {
+    fprintf(stderr, "soak: conn %d: closed unexpectedly (%s, flags 0x%x): %s\n",
+            s->idx, fault_names[s->fault], s->flags, info->reason);
+    k->c.unexpected_closes++;
+    if (info->err == MCPP_ERR_STALE && !s->stale_counted) k->c.false_stale++;
+  }
+  k->c.abandoned += slot_outstanding(s);
+  slot_after_close(k, s);
+}
+
+void check_item(soak *k, const mcpp_item *it) {
+  slot *s = it->conn_user_data;
+  if (!s || s->phase == P_FREE || it->conn_id != s->conn_id) {
+    if (it->type != MCPP_ITEM_RECORD && it->type != MCPP_ITEM_STDERR)
+      fprintf(stderr, "soak: an item (%d) for no open connection\n",
+              (int)it->type);
+    return;
+  }
+  switch (it->type) {
+  case MCPP_ITEM_MESSAGE:
+    on_message(k, s, it->data, it->len);
+    break;
+  case MCPP_ITEM_EVENT:
+    on_event(k, s, &it->event);
+    break;
+  case MCPP_ITEM_CLOSED:
+    on_closed(k, s, &it->close);
+    break;
+  default:
+    break;
+  }
+}
