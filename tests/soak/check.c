@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "soak.h"
 
@@ -76,17 +77,16 @@ static int iseq_of(const cJSON *id, uint64_t *iseq) {
   return 0;
 }
 
-static void detected(soak *k, slot *s, const char *verdict) {
+static int convictable(const slot *s) {
+  return fault_is_detected(s->fault) && s->announced_ms;
+}
+
+/* The engine's verdict on a faulty server, at the time its governance
+ * record says (our own stalls delay only when we read it). */
+static void detected(soak *k, slot *s, uint64_t at_us) {
   if (s->detected) return;
   fault_stats *fs = &k->c.faults[s->fault];
-  uint64_t now = soak_now_ms();
-  uint64_t ms = now > s->announced_ms ? now - s->announced_ms : 0;
-  /* Our own stalls are not the engine's delay. */
-  for (size_t i = 0; i < k->n_stalls; i++) {
-    uint64_t from = k->stalls[i][0], to = k->stalls[i][1];
-    if (from < s->announced_ms) from = s->announced_ms;
-    if (to > from && ms >= to - from) ms -= to - from;
-  }
+  uint64_t ms = at_us > s->announced_us ? (at_us - s->announced_us) / 1000 : 0;
   s->detected = 1;
   fs->detected++;
   fs->sum_ms += ms;
@@ -97,6 +97,10 @@ static void detected(soak *k, slot *s, const char *verdict) {
             (unsigned long long)fault_bound_ms(s->fault));
     fs->late++;
   }
+}
+
+static void note_verdict(soak *k, slot *s, const char *verdict) {
+  fault_stats *fs = &k->c.faults[s->fault];
   if (!strstr(fs->verdicts, verdict) &&
       strlen(fs->verdicts) + strlen(verdict) + 2 < sizeof fs->verdicts) {
     if (fs->verdicts[0]) strcat(fs->verdicts, ",");
@@ -104,8 +108,28 @@ static void detected(soak *k, slot *s, const char *verdict) {
   }
 }
 
-static int convictable(const slot *s) {
-  return fault_is_detected(s->fault) && s->announced_ms;
+/* "2026-12-03T06:40:00.123456Z" as Unix µs; 0 if it is not one. */
+static uint64_t parse_ts(const char *p, size_t n) {
+  struct tm tm;
+  unsigned us;
+  memset(&tm, 0, sizeof tm);
+  if (n < 27 || sscanf(p, "%4d-%2d-%2dT%2d:%2d:%2d.%6uZ", &tm.tm_year,
+                       &tm.tm_mon, &tm.tm_mday, &tm.tm_hour, &tm.tm_min,
+                       &tm.tm_sec, &us) != 7)
+    return 0;
+  tm.tm_year -= 1900;
+  tm.tm_mon -= 1;
+  return (uint64_t)timegm(&tm) * 1000000 + us;
+}
+
+static void on_record(soak *k, slot *s, const char *json, size_t len) {
+  static const char ts[] = "{\"ts\":\"";
+  if (!convictable(s) || s->detected || len < sizeof ts ||
+      memcmp(json, ts, sizeof ts - 1) != 0)
+    return;
+  if (memmem(json, len, "\"event\":\"stale\"", 15) ||
+      memmem(json, len, "\"event\":\"closed\"", 16))
+    detected(k, s, parse_ts(json + sizeof ts - 1, len - (sizeof ts - 1)));
 }
 
 /* ---------------------------------------------------------- messages */
@@ -129,9 +153,14 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
     r->timed_out = 1;
     s->timeouts++;
     k->c.timeouts++;
-    if (!r->expect_timeout) {
-      fprintf(stderr, "soak: conn %d: request %llu timed out (healthy)\n",
-              s->idx, (unsigned long long)iseq);
+    if (r->expect_timeout) k->c.faults[F_SLOW].detected++;
+    /* A frozen server's requests time out before it is convicted. */
+    if (!r->expect_timeout && !convictable(s)) {
+      fprintf(stderr,
+              "soak: conn %d: request %llu timed out (%s, flags 0x%x, "
+              "%llu ms after sending)\n",
+              s->idx, (unsigned long long)iseq, fault_names[s->fault],
+              s->flags, (unsigned long long)(soak_now_ms() - r->sent_ms));
       k->c.false_timeouts++;
     }
     return;
@@ -214,8 +243,8 @@ static void on_notification(soak *k, slot *s, const cJSON *root,
     const cJSON *f = cJSON_GetObjectItemCaseSensitive(params, "fault");
     if (!cJSON_IsString(f) || strcmp(f->valuestring, fault_names[s->fault]))
       altered(k, s, "a fault we did not plan", frame, len);
-    s->announced_ms = u64(params, "at_ms");
-    if (!s->announced_ms) s->announced_ms = 1;
+    s->announced_ms = soak_now_ms();
+    s->announced_us = u64(params, "at_us");
     k->c.faults[s->fault].injected++;
   } else {
     altered(k, s, "an unexpected message", frame, len);
@@ -254,7 +283,7 @@ static void on_message(soak *k, slot *s, const char *frame, size_t len) {
 static void on_event(soak *k, slot *s, const mcpp_event *ev) {
   if (ev->type == MCPP_EV_STALE) {
     if (convictable(s)) {
-      detected(k, s, "stale");
+      note_verdict(k, s, "stale");
     } else if (!s->stale_counted) {
       fprintf(stderr, "soak: conn %d: false stale (%s, flags 0x%x, proof %s)\n",
               s->idx, fault_names[s->fault], s->flags,
@@ -264,8 +293,9 @@ static void on_event(soak *k, slot *s, const mcpp_event *ev) {
     }
   } else if (ev->type == MCPP_EV_SUSPECT && !convictable(s)) {
     k->c.suspect_healthy++;
-  } else if (ev->type == MCPP_EV_CLOSED && convictable(s)) {
-    detected(k, s, mcpp_errname((int)ev->error_code));
+  } else if (ev->type == MCPP_EV_CLOSED && convictable(s) &&
+             ev->error_code != MCPP_ERR_STALE) {
+    note_verdict(k, s, mcpp_errname((int)ev->error_code));
   }
 }
 
@@ -275,7 +305,10 @@ static void on_closed(soak *k, slot *s, const mcpp_close_info *info) {
     k->c.zombies++;
   }
   if (convictable(s)) {
-    detected(k, s, mcpp_errname(info->err));
+    if (!s->detected) {
+      fprintf(stderr, "soak: conn %d: closed without a record\n", s->idx);
+      k->c.undetected++;
+    }
   } else if (!s->close_requested || info->err != 0) {
     fprintf(stderr, "soak: conn %d: closed unexpectedly (%s, flags 0x%x): %s\n",
             s->idx, fault_names[s->fault], s->flags, info->reason);
@@ -300,6 +333,9 @@ void check_item(soak *k, const mcpp_item *it) {
     break;
   case MCPP_ITEM_EVENT:
     on_event(k, s, &it->event);
+    break;
+  case MCPP_ITEM_RECORD:
+    on_record(k, s, it->data, it->len);
     break;
   case MCPP_ITEM_CLOSED:
     on_closed(k, s, &it->close);

@@ -16,7 +16,7 @@
  * fault=KIND@MS, MS after start, announced first with
  * notifications/soak/fault: stop (SIGSTOP itself), spin (a busy loop at
  * nice 19), crash (exit 3, abort or SIGKILL, by seed), halfopen (close
- * stdout, ignore SIGTERM, never read again), pingflood (6000 pings to the
+ * stdout, ignore SIGTERM, never read again), pingflood (20000 pings to the
  * client without reading the answers).
  */
 #include <cjson/cJSON.h>
@@ -72,6 +72,13 @@ static uint64_t now_ms(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* The announcement's time, on the clock governance records print. */
+static uint64_t unix_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
 }
 
 static void flush(void) {
@@ -140,8 +147,8 @@ static void announce(const char *kind) {
   soak_buf_printf(&S.out,
                   "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/soak/"
                   "fault\",\"params\":{\"oseq\":%" PRIu64
-                  ",\"fault\":\"%s\",\"at_ms\":%" PRIu64 "}}",
-                  S.oseq++, kind, now_ms());
+                  ",\"fault\":\"%s\",\"at_us\":%" PRIu64 "}}",
+                  S.oseq++, kind, unix_us());
   end_line();
   flush();
 }
@@ -176,7 +183,7 @@ static void inject_fault(void) {
     for (;;) pause(); /* only SIGKILL ends us */
   }
   if (strcmp(S.fault, "pingflood") == 0) {
-    for (int i = 0; i < 6000; i++) write_servping();
+    for (int i = 0; i < 20000; i++) write_servping();
     flush();
     for (;;) pause();
   }

@@ -97,7 +97,8 @@ typedef struct slot {
   req *reqs;
   size_t n_reqs, cap_reqs;
   uint64_t finish_iseq;
-  uint64_t announced_ms; /* the server's clock when it faulted; 0: not */
+  uint64_t announced_ms; /* when we read the fault's announcement; 0: not */
+  uint64_t announced_us; /* Unix time (µs) the server faulted */
   int detected;          /* 1 within bound, -1 counted undetected */
   int close_requested;
   int stale_counted;
