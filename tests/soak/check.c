@@ -145,8 +145,27 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
   }
   if (error) {
     /* mcpping's own answer for a request past its deadline. */
+    int ours = (iseq == 0 && s->phase == P_INIT) ||
+               (iseq == s->finish_iseq && s->phase == P_FINWAIT);
+    if (ours && u64(error, "code") == (uint64_t)-32001) {
+      /* The handshake or soak/finish: only a frozen server may miss it. */
+      if (!convictable(s)) {
+        fprintf(stderr, "soak: conn %d: %s timed out (%s, flags 0x%x)\n",
+                s->idx, iseq ? "soak/finish" : "initialize",
+                fault_names[s->fault], s->flags);
+        k->c.false_timeouts++;
+        slot_close(k, s);
+      }
+      return;
+    }
     req *r = find_req(s, iseq);
     if (u64(error, "code") != (uint64_t)-32001 || !r || r->timed_out) {
+      fprintf(stderr,
+              "soak: conn %d (%s, flags 0x%x, phase %d): request %llu %s\n",
+              s->idx, fault_names[s->fault], s->flags, s->phase,
+              (unsigned long long)iseq,
+              !r ? "was answered already"
+                 : r->timed_out ? "had timed out already" : "is in flight");
       altered(k, s, "an unexpected error answer", frame, len);
       return;
     }

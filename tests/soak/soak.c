@@ -123,6 +123,9 @@ static uint32_t plan_delay(slot *s, uint64_t now, int *expect_timeout) {
     *expect_timeout = 1;
     return OVER_MS;
   }
+  /* A flood holds the server's answers behind thousands of lines: their
+   * time is the flood's, not a planned delay. */
+  if (s->flags & FL_FLOOD) return (uint32_t)between(0, 20);
   if ((s->flags & FL_LONG) && chance(25))
     return (uint32_t)between(LONG_CALL_MIN_MS, LONG_CALL_MAX_MS);
   if ((s->flags & FL_UNDER) && chance(25)) return UNDER_MS;
