@@ -18,7 +18,7 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
-        bench bench-engine clean format examples soak test-soak soak-asan
+        bench bench-engine clean format examples
 
 all: build/libmcpping.a build/test-c
 
@@ -119,6 +119,7 @@ clean:
 # SOAK_SECONDS, with traffic and random faults, through the runtime API.
 # `make test-soak` is the short version `make test` runs; `make soak-asan`
 # a short run with the library and driver under ASan+UBSan.
+.PHONY: soak test-soak soak-asan
 SOAK_CONNS ?= 1000
 SOAK_SECONDS ?= 600
 SOAK_DRIVER := tests/soak/soak.c tests/soak/check.c tests/soak/audit.c tests/soak/wire.c
