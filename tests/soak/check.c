@@ -159,7 +159,15 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
       return;
     }
     req *r = find_req(s, iseq);
-    if (u64(error, "code") != (uint64_t)-32001 || !r || r->timed_out) {
+    uint64_t code = u64(error, "code");
+    if (code == (uint64_t)-32800 && r && r->aborted && !r->timed_out) {
+      /* mcpping's answer for a request we abandoned. */
+      r->timed_out = 1;
+      s->aborts++;
+      k->c.aborts++;
+      return;
+    }
+    if (code != (uint64_t)-32001 || !r || r->timed_out) {
       fprintf(stderr,
               "soak: conn %d (%s, flags 0x%x, phase %d): request %llu %s\n",
               s->idx, fault_names[s->fault], s->flags, s->phase,
@@ -191,7 +199,7 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/"
                     "initialized\",\"params\":{\"iseq\":%llu}}",
                     (unsigned long long)s->next_iseq++);
-    slot_send(k, s, &note, 0);
+    slot_send(k, s, &note);
     soak_buf_free(&note);
     s->phase = P_RUN;
     s->phase_ms = soak_now_ms();
@@ -210,14 +218,14 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
     k->c.lost += u64(result, "lost_in");
     k->c.reordered += u64(result, "reordered_in");
     k->c.altered += u64(result, "altered_in");
-    /* Each timeout sends one notifications/cancelled. */
+    /* Each timeout and each abort sends one notifications/cancelled. */
     uint64_t cancels = u64(result, "cancels");
-    if (cancels != s->timeouts) {
-      fprintf(stderr, "soak: conn %d: %llu cancels for %llu timeouts\n",
-              s->idx, (unsigned long long)cancels,
-              (unsigned long long)s->timeouts);
-      k->c.lost += cancels > s->timeouts ? cancels - s->timeouts
-                                         : s->timeouts - cancels;
+    uint64_t ended = s->timeouts + s->aborts;
+    if (cancels != ended) {
+      fprintf(stderr,
+              "soak: conn %d: %llu cancels for %llu timeouts and aborts\n",
+              s->idx, (unsigned long long)cancels, (unsigned long long)ended);
+      k->c.lost += cancels > ended ? cancels - ended : ended - cancels;
     }
     /* Its pings to us: all answered but perhaps the last one. */
     uint64_t sp = u64(result, "servpings_sent");
@@ -238,6 +246,10 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
   soak_buf_free(&want);
   if (r->timed_out) {
     k->c.late_answers++;
+  } else if (r->aborted) {
+    fprintf(stderr, "soak: conn %d: request %llu answered, not aborted\n",
+            s->idx, (unsigned long long)iseq);
+    k->c.missed_aborts++;
   } else if (r->expect_timeout) {
     fprintf(stderr, "soak: conn %d: request %llu should have timed out\n",
             s->idx, (unsigned long long)iseq);

@@ -60,21 +60,23 @@ int fault_is_detected(fault f) {
 
 /* ------------------------------------------------------------ sending */
 
-void slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
+req *slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
                   int expect_timeout) {
   if (s->n_reqs == s->cap_reqs) {
     s->cap_reqs = s->cap_reqs ? s->cap_reqs * 2 : 16;
     s->reqs = realloc(s->reqs, s->cap_reqs * sizeof *s->reqs);
     if (!s->reqs) abort();
   }
-  s->reqs[s->n_reqs++] =
-      (req){iseq, rawhash, soak_now_ms(), expect_timeout, 0};
+  req *r = &s->reqs[s->n_reqs++];
+  *r = (req){iseq, rawhash, soak_now_ms(), 0, expect_timeout, 0, 0};
+  return r;
 }
 
-void slot_send(soak *k, slot *s, const soak_buf *line, int request) {
-  int rc = request ? mcpp_runtime_send_timed(k->rt, s->conn_id, line->p,
-                                             line->len, REQUEST_TIMEOUT_MS)
-                   : mcpp_runtime_send(k->rt, s->conn_id, line->p, line->len);
+/* timeout_ms: MCPP_TIMEOUT_DEFAULT, or the request's own. */
+static void send_line(soak *k, slot *s, const soak_buf *line,
+                      uint32_t timeout_ms) {
+  int rc = mcpp_runtime_send_timed(k->rt, s->conn_id, line->p, line->len,
+                                   timeout_ms);
   if (rc == 0) {
     s->sent_app++;
     k->c.app_messages++;
@@ -86,19 +88,49 @@ void slot_send(soak *k, slot *s, const soak_buf *line, int request) {
   }
 }
 
+void slot_send(soak *k, slot *s, const soak_buf *line) {
+  send_line(k, s, line, MCPP_TIMEOUT_DEFAULT);
+}
+
 static void send_request(soak *k, slot *s, uint32_t delay, int expect_timeout) {
   soak_buf line = {0};
   uint64_t iseq = s->next_iseq++;
+  uint64_t now = soak_now_ms();
   soak_line_request(&line, s->seed, iseq, delay);
-  slot_add_req(s, iseq, soak_fnv(line.p, line.len), expect_timeout);
-  slot_send(k, s, &line, 1);
+  req *r = slot_add_req(s, iseq, soak_fnv(line.p, line.len), expect_timeout);
+  uint32_t timeout = MCPP_TIMEOUT_DEFAULT;
+  if (delay >= LONGER_CALL_MIN_MS && !expect_timeout) {
+    timeout = LONGER_TIMEOUT_MS;
+    k->c.longer_calls++;
+    if (chance(20)) r->abort_at = now + between(100, ABORT_MAX_MS);
+  }
+  send_line(k, s, &line, timeout);
   soak_buf_free(&line);
+}
+
+/* Abandons the requests whose abort time came. */
+static void run_aborts(soak *k, slot *s, uint64_t now) {
+  for (size_t i = 0; i < s->n_reqs; i++) {
+    req *r = &s->reqs[i];
+    if (!r->abort_at || r->aborted || r->timed_out || now < r->abort_at)
+      continue;
+    soak_buf id = {0};
+    soak_request_id(&id, r->iseq);
+    r->aborted = 1;
+    int rc = mcpp_runtime_cancel_request(k->rt, s->conn_id, id.p, id.len);
+    if (rc && rc != MCPP_ERR_NOT_FOUND) {
+      fprintf(stderr, "soak: conn %d: cancel_request failed: %s\n", s->idx,
+              mcpp_strerror(rc));
+      k->c.missed_aborts++;
+    }
+    soak_buf_free(&id);
+  }
 }
 
 static void send_note(soak *k, slot *s) {
   soak_buf line = {0};
   soak_line_client_note(&line, s->seed, s->next_iseq++);
-  slot_send(k, s, &line, 0);
+  slot_send(k, s, &line);
   soak_buf_free(&line);
 }
 
@@ -112,7 +144,7 @@ static void send_simple(soak *k, slot *s, const char *method,
                   ",\"method\":\"%s\",\"params\":{\"iseq\":%" PRIu64 "%s}}",
                   method, iseq, params);
   if (strcmp(method, "soak/finish") == 0) s->finish_iseq = iseq;
-  slot_send(k, s, &line, 1);
+  slot_send(k, s, &line);
   soak_buf_free(&line);
 }
 
@@ -126,6 +158,8 @@ static uint32_t plan_delay(slot *s, uint64_t now, int *expect_timeout) {
   /* A flood holds the server's answers behind thousands of lines: their
    * time is the flood's, not a planned delay. */
   if (s->flags & FL_FLOOD) return (uint32_t)between(0, 20);
+  if ((s->flags & FL_LONG) && chance(10))
+    return (uint32_t)between(LONGER_CALL_MIN_MS, LONGER_CALL_MAX_MS);
   if ((s->flags & FL_LONG) && chance(25))
     return (uint32_t)between(LONG_CALL_MIN_MS, LONG_CALL_MAX_MS);
   if ((s->flags & FL_UNDER) && chance(25)) return UNDER_MS;
@@ -221,7 +255,7 @@ static int spawn_slot(slot *s, uint64_t now) {
   K.c.conns++;
   s->pid = mcpp_runtime_pid(K.rt, s->conn_id);
   s->next_iseq = s->next_oseq = 0;
-  s->sent_app = s->timeouts = 0;
+  s->sent_app = s->timeouts = s->aborts = 0;
   s->n_reqs = 0;
   s->announced_ms = 0;
   s->detected = s->close_requested = s->stale_counted = 0;
@@ -283,6 +317,7 @@ static void maybe_stall(uint64_t now) {
 }
 
 static void run_slot(slot *s, uint64_t now) {
+  if (s->phase == P_RUN || s->phase == P_FINISH) run_aborts(&K, s, now);
   switch (s->phase) {
   case P_FREE:
     return;
@@ -409,6 +444,9 @@ static int report(void) {
            fs->max_ms, f == F_SLOW ? "request timeouts" : fs->verdicts);
     missed += fs->late;
   }
+  printf("soak: %" PRIu64 " calls longer than the default request timeout "
+         "(their own timeout), %" PRIu64 " of them aborted\n",
+         c->longer_calls, c->aborts);
   printf("soak: %" PRIu64 " host stalls (%" PRIu64 " ms), %" PRIu64
          " suspect verdicts on healthy servers (recovered), %" PRIu64
          " late answers after a timeout, %" PRIu64
@@ -418,10 +456,10 @@ static int report(void) {
          c->abandoned, c->garbage, c->pings_answered_by_us);
   printf("soak: faults undetected %" PRIu64 ", detected late %" PRIu64
          ", unexpected closes %" PRIu64 ", false timeouts %" PRIu64
-         ", missed timeouts %" PRIu64 ", altered %" PRIu64 ", stuck %" PRIu64
-         "\n",
+         ", missed timeouts %" PRIu64 ", missed aborts %" PRIu64
+         ", altered %" PRIu64 ", stuck %" PRIu64 "\n",
          c->undetected, missed, c->unexpected_closes, c->false_timeouts,
-         c->missed_timeouts, c->altered, c->stuck);
+         c->missed_timeouts, c->missed_aborts, c->altered, c->stuck);
   long growth = rss_base >= 0 && rss_end >= 0 ? rss_end - rss_base : 0;
   printf("soak: %" PRIu64 " conns, %" PRIu64 " app messages, lost %" PRIu64
          ", reordered %" PRIu64 ", zombies %" PRIu64 ", leaked fds %" PRIu64
@@ -430,7 +468,8 @@ static int report(void) {
          c->leaked_fds, c->false_stale, growth);
   return c->lost || c->reordered || c->zombies || c->leaked_fds ||
          c->false_stale || c->undetected || missed || c->unexpected_closes ||
-         c->false_timeouts || c->missed_timeouts || c->altered || c->stuck;
+         c->false_timeouts || c->missed_timeouts || c->missed_aborts ||
+         c->altered || c->stuck;
 }
 
 /* ------------------------------------------------------------ main */

@@ -27,6 +27,13 @@ enum {
    * of the ping timeout. */
   LONG_CALL_MIN_MS = 2500,
   LONG_CALL_MAX_MS = 3500,
+  /* Longer calls than the default request timeout, each sent with its own
+   * (mcpp_runtime_send_timed); a fifth of them aborted by us before the
+   * answer (mcpp_runtime_cancel_request). */
+  LONGER_CALL_MIN_MS = REQUEST_TIMEOUT_MS + 1000,
+  LONGER_CALL_MAX_MS = REQUEST_TIMEOUT_MS + 4000,
+  LONGER_TIMEOUT_MS = 4 * REQUEST_TIMEOUT_MS,
+  ABORT_MAX_MS = 1000,
   UNDER_MS = REQUEST_TIMEOUT_MS * 7 / 10,
   SLOW_PONG_MS = PING_TIMEOUT_MS * 6 / 10,
   /* The slow fault answers at 150%: each such request must time out. */
@@ -76,8 +83,11 @@ typedef struct req {
   uint64_t iseq;
   uint64_t rawhash;
   uint64_t sent_ms;
+  uint64_t abort_at; /* ms; 0: never */
   int expect_timeout;
-  int timed_out; /* answered by mcpping's timeout; a late answer may follow */
+  int aborted;   /* cancel_request called; mcpping's -32800 must follow */
+  int timed_out; /* answered by mcpping (timeout or abort); a late answer
+                    may follow */
 } req;
 
 typedef struct slot {
@@ -94,6 +104,7 @@ typedef struct slot {
   uint64_t next_iseq, next_oseq;
   uint64_t sent_app;  /* lines with an iseq we sent */
   uint64_t timeouts;  /* requests answered by mcpping's timeout */
+  uint64_t aborts;    /* requests we abandoned, answered by mcpping */
   req *reqs;
   size_t n_reqs, cap_reqs;
   uint64_t finish_iseq;
@@ -113,9 +124,11 @@ typedef struct counters {
   uint64_t conns, app_messages;
   uint64_t lost, reordered, altered, zombies, leaked_fds, false_stale;
   uint64_t undetected, unexpected_closes, false_timeouts, missed_timeouts;
+  uint64_t missed_aborts;
   uint64_t stuck;
   /* For the record, not failures. */
   uint64_t suspect_healthy, late_answers, abandoned, timeouts, stalls;
+  uint64_t aborts, longer_calls;
   uint64_t stall_ms, garbage, pings_answered_by_us;
   fault_stats faults[F_COUNT];
 } counters;
@@ -143,10 +156,11 @@ void check_item(soak *k, const mcpp_item *it);
 size_t slot_outstanding(const slot *s);
 
 /* soak.c, for check.c */
-void slot_send(soak *k, slot *s, const soak_buf *line, int request);
+void slot_send(soak *k, slot *s, const soak_buf *line);
 void slot_close(soak *k, slot *s);
 void slot_after_close(soak *k, slot *s);
-void slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash, int expect_timeout);
+req *slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
+                  int expect_timeout);
 
 /* audit.c */
 int audit_count_fds(void);
