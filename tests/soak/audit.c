@@ -74,6 +74,12 @@ int audit_is_leftover(int pid) {
   return kill(-pid, 0) == 0 || errno == EPERM;
 }
 
+int audit_has_exited(int pid) {
+  char state;
+  int ppid;
+  return !read_stat(pid, &state, &ppid) || state == 'Z' || state == 'X';
+}
+
 long audit_rss_kib(void) {
   FILE *f = fopen("/proc/self/status", "r");
   if (!f) return -1;

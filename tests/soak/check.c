@@ -315,6 +315,10 @@ static void on_event(soak *k, slot *s, const mcpp_event *ev) {
   if (ev->type == MCPP_EV_STALE) {
     if (convictable(s)) {
       note_verdict(k, s, "stale");
+    } else if (s->fault == F_CRASH && audit_has_exited(s->pid)) {
+      /* It did crash, but its announcement, written before, is not here
+       * yet: whatever it wrote last must still arrive (see on_closed). */
+      s->exited_unread = 1;
     } else if (!s->stale_counted) {
       fprintf(stderr, "soak: conn %d: false stale (%s, flags 0x%x, proof %s)\n",
               s->idx, fault_names[s->fault], s->flags,
@@ -335,7 +339,14 @@ static void on_closed(soak *k, slot *s, const mcpp_close_info *info) {
     fprintf(stderr, "soak: conn %d: pid %d left behind\n", s->idx, s->pid);
     k->c.zombies++;
   }
-  if (convictable(s)) {
+  if (s->exited_unread && !s->announced_ms) {
+    fprintf(stderr,
+            "soak: conn %d: the server exited and was closed (%s) before "
+            "its last lines were read: at least its announcement was "
+            "dropped\n",
+            s->idx, info->reason);
+    k->c.lost++;
+  } else if (convictable(s)) {
     if (!s->detected) {
       fprintf(stderr, "soak: conn %d: closed without a record\n", s->idx);
       k->c.undetected++;

@@ -259,6 +259,7 @@ static int spawn_slot(slot *s, uint64_t now) {
   s->n_reqs = 0;
   s->announced_ms = 0;
   s->detected = s->close_requested = s->stale_counted = 0;
+  s->exited_unread = 0;
   s->phase = P_INIT;
   s->phase_ms = now;
   send_simple(&K, s, "initialize",

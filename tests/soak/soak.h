@@ -113,6 +113,7 @@ typedef struct slot {
   int detected;          /* 1 within bound, -1 counted undetected */
   int close_requested;
   int stale_counted;
+  int exited_unread; /* stale for its exit before its last lines arrived */
 } slot;
 
 typedef struct fault_stats {
@@ -167,6 +168,7 @@ int audit_count_fds(void);
 void audit_list_fds(FILE *out);
 int audit_count_children(void);
 int audit_is_leftover(int pid); /* a zombie of ours, or its group alive */
+int audit_has_exited(int pid);
 long audit_rss_kib(void);
 
 #endif
