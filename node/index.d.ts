@@ -389,3 +389,35 @@ export class PingUnsupportedError extends McppError {
 }
 /** The connection is closed or closing. */
 export class ClosedError extends McppError {}
+
+/** A metric's type and help text, as exported. */
+export type MetricKind = 'counter' | 'histogram' | 'gauge';
+
+/**
+ * Prometheus and OpenTelemetry figures for every connection of this process
+ * (docs/node.md "Metrics"). Labels: peer, transport (and reason, state, le).
+ */
+export const metrics: {
+  /**
+   * Registers mcpping's nine metrics with a prom-client Registry (default:
+   * prom-client's global `register`); they read the tally at each scrape.
+   * Throws McppError code 'ERR_MCPPING_MISSING_PACKAGE' without prom-client,
+   * 'ERR_MCPPING_DUPLICATE_METRIC' if the registry has them already.
+   * Returns the registered metric objects.
+   */
+  registerPrometheus(register?: unknown): object[];
+  /**
+   * Creates mcpping's instruments on an OpenTelemetry MeterProvider
+   * (default: the global one). Throws 'ERR_MCPPING_MISSING_PACKAGE' without
+   * @opentelemetry/api, 'ERR_MCPPING_DUPLICATE_METRIC' for the same provider twice.
+   */
+  instrumentOtel(meterProvider?: unknown): void;
+  /** Every metric name -> [type, help]. */
+  readonly METRICS: Readonly<Record<string, readonly [MetricKind, string]>>;
+  /** Upper bounds (seconds) of mcpping_ping_rtt_seconds' buckets. */
+  readonly RTT_BUCKETS: readonly number[];
+  /** Values of mcpping_peer_state's `state` label. */
+  readonly STATES: readonly ['alive', 'suspect', 'stale', 'closed'];
+  /** Values of mcpping_ping_failures_total's `reason` label. */
+  readonly FAILURE_REASONS: readonly ['timeout', 'error', 'invalid', 'unsupported'];
+};

@@ -116,10 +116,12 @@ class Peer extends EventEmitter {
     const hold = new Hold();
     hold.take();
     try {
+      // A closed or closing peer throws ClosedError here; cancel() in the
+      // finally clears the timer of the request that never went out.
       this.conn.send(JSON.stringify(message));
       return await promise;
     } finally {
-      this.rpc.pending.delete(message.id);
+      this.rpc.cancel(message.id);
       hold.release();
     }
   }

@@ -254,7 +254,8 @@ typedef struct mcpp_event {
                             MCPP_ERR_* code for local errors (CLOSED event) */
   int invalid;           /* PING_ERROR: the result was missing or not an object */
   const char *message;   /* PING_ERROR: the peer's message; CLOSED: why;
-                            may be NULL */
+                            INITIALIZED: the peer's name (as in
+                            mcpp_engine_info.peer_name); may be NULL */
   /* Raw JSON text of the ping id (ours, or the peer's for PING_ANSWERED;
    * the application request's id for REQUEST_TIMEOUT). Not NUL-terminated. */
   const char *id;

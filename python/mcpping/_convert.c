@@ -9,10 +9,18 @@ static int get_u64(PyObject *dict, const char *key, unsigned long long *out,
                    unsigned long long max) {
   PyObject *v = PyDict_GetItemString(dict, key); /* borrowed */
   if (v == NULL || v == Py_None) return 0;
+  if (!PyLong_Check(v)) {
+    PyErr_Format(PyExc_TypeError,
+                 "setting %s must be an integer between 0 and %llu, not %R",
+                 key, max, v);
+    return -1;
+  }
   unsigned long long x = PyLong_AsUnsignedLongLong(v);
-  if (x == (unsigned long long)-1 && PyErr_Occurred()) return -1;
-  if (x > max) {
-    PyErr_Format(PyExc_ValueError, "setting %s is out of range", key);
+  if ((x == (unsigned long long)-1 && PyErr_Occurred()) || x > max) {
+    /* Negative or too big: never wrapped, refused by name. */
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError,
+                 "setting %s must be between 0 and %llu, not %R", key, max, v);
     return -1;
   }
   *out = x;
@@ -92,8 +100,18 @@ int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
   *name_holder = PyList_New(0);
   if (*name_holder == NULL) return -1;
   if (utf8_setting(dict, "peer_name", *name_holder, &s->peer_name) < 0 ||
-      utf8_setting(dict, "probe_method", *name_holder, &s->probe_method) < 0)
+      utf8_setting(dict, "probe_method", *name_holder, &s->probe_method) < 0) {
+    Py_CLEAR(*name_holder); /* on error the caller owns nothing */
     return -1;
+  }
+  /* The engine's own check, so its sentence (naming the field and its
+   * range) reaches Python as a ValueError rather than a bare code. */
+  const char *problem = mcpp_settings_problem(s);
+  if (problem != NULL) {
+    PyErr_Format(PyExc_ValueError, "settings: %s", problem);
+    Py_CLEAR(*name_holder);
+    return -1;
+  }
   return 0;
 }
 

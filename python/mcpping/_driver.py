@@ -11,7 +11,7 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from . import _native
+from . import _check, _native
 from .errors import PeerClosed
 from .events import Event, EventHub, Listener
 from .keepalive import AUTO_PROBE, KeepAlive, now_us, settings as make_settings
@@ -42,7 +42,7 @@ class EngineDriver:
     ) -> None:
         self.loop = asyncio.get_running_loop()
         self._ping_timeout = ping_timeout
-        self._events = EventHub()
+        self._events = EventHub(self, peer=peer_name, transport=transport)
         self._stats = Stats()
         self._state = "alive"
         self._records = RecordSink(record)
@@ -102,9 +102,9 @@ class EngineDriver:
 
     async def ping(self, timeout: float | None = None) -> float:
         """Pings the peer; returns the RTT in seconds or raises a PingFailure."""
-        t = self._ping_timeout if timeout is None else timeout
+        timeout_ms = _check.seconds("timeout", self._ping_timeout if timeout is None else timeout)
         try:
-            seq = self.engine.ping(max(1, int(round(t * 1000))), now_us())
+            seq = self.engine.ping(timeout_ms, now_us())
         except _native.NativeError as e:
             from .errors import PingUnsupported
             if e.args[0] == _native.MCPP_ERR_UNSUPPORTED:

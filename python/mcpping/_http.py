@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -39,7 +40,6 @@ class HttpPeer:
         self.session_id: str | None = None
         self.loop = asyncio.get_running_loop()
         self._requests: dict[Any, asyncio.Future[dict[str, Any]]] = {}
-        self._tasks: set[asyncio.Future[Any]] = set()
         #: Set when the server could not be reached at all.
         self.fatal: BaseException | None = None
         self._ids = 0
@@ -76,12 +76,12 @@ class HttpPeer:
             self._to_loop(json.dumps({"jsonrpc": "2.0", "id": frame_id, "error": error}).encode())
             return
         except OSError as e:
-            self.loop.call_soon_threadsafe(self._fail, e)
+            self._to_loop_call(self._fail, e)
             return
         with resp:
             sid = resp.headers.get("Mcp-Session-Id")
             if sid and not self.session_id:
-                self.loop.call_soon_threadsafe(self._set_session, sid)
+                self._to_loop_call(self._set_session, sid)
             ctype = resp.headers.get("Content-Type", "")
             if ctype.startswith("text/event-stream"):
                 data: list[str] = []
@@ -102,8 +102,11 @@ class HttpPeer:
                     self._to_loop(body.strip())
 
     def _to_loop(self, frame: bytes) -> None:
+        self._to_loop_call(self._inbound, frame)
+
+    def _to_loop_call(self, fn: Any, arg: Any) -> None:
         try:
-            self.loop.call_soon_threadsafe(self._inbound, frame)
+            self.loop.call_soon_threadsafe(fn, arg)
         except RuntimeError:
             pass  # the loop is closed: the run is over
 
@@ -130,9 +133,11 @@ class HttpPeer:
             frame_id = json.loads(frame).get("id")
         except ValueError:
             frame_id = None
-        fut = self.loop.run_in_executor(None, self._post_blocking, frame, frame_id)
-        self._tasks.add(fut)
-        fut.add_done_callback(self._tasks.discard)
+        # A daemon thread per POST, not the loop's executor: asyncio.run()
+        # joins that executor at exit, so a server that accepted and never
+        # answered would hold the process for urlopen's whole timeout.
+        threading.Thread(target=self._post_blocking, args=(frame, frame_id), daemon=True,
+                         name="mcpping-http-post").start()
 
     def _engine_send(self, kind: int, frame: bytes) -> None:
         self._post(frame)

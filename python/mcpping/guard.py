@@ -24,6 +24,7 @@ from typing import Any, Literal
 
 import asyncio
 
+from . import _check
 from ._driver import EngineDriver
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, KeepAlive
@@ -48,8 +49,8 @@ class _Codec:
 
             self._adapter = mcp_types.jsonrpc_message_adapter
             self._session_message = SessionMessage
-        elif kind != "json":
-            raise ValueError("codec must be 'sdk' or 'json'")
+        else:
+            _check.choice("codec", kind, ("sdk", "json"))
 
     def encode(self, item: Any) -> bytes:
         if self.kind == "sdk":

@@ -83,7 +83,7 @@ async def stdio_peer(
         cwd=server.cwd,
         stderr=_stderr_target(errlog),
         record=record,
-        ping_timeout=keepalive.timeout if keepalive else 5.0,
+        ping_timeout=keepalive.timeout if isinstance(keepalive, KeepAlive) else 5.0,
         request_timeout=None,
         kill_grace=kill_grace,
         on_message=on_message,
