@@ -536,9 +536,13 @@ typedef struct mcpp_spawn_options {
   char **env;         /* NULL: inherit */
   const char *cwd;    /* NULL: inherit */
   mcpp_stderr_mode stderr_mode;
-  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000. */
+  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000; at most
+   * MCPP_MAX_KILL_GRACE_MS (MCPP_ERR_INVALID_ARGUMENT beyond). */
   uint32_t kill_grace_ms;
 } mcpp_spawn_options;
+
+/* The longest mcpp_spawn_options.kill_grace_ms: ten minutes. */
+#define MCPP_MAX_KILL_GRACE_MS 600000u
 
 typedef struct mcpp_close_info {
   int err;              /* 0 for a requested close, else MCPP_ERR_* */
