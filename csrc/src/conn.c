@@ -469,6 +469,7 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
     /* Most often the exit is a moment behind: wait for it briefly, so
      * that the close can say how the server ended. */
     uv_read_stop((uv_stream_t *)&c->out);
+    mcpp__proc_check_soon(&c->proc);
     c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
     rearm(c);
     return;

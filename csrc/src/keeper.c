@@ -7,9 +7,9 @@
  * ever sees it), and runs in its own session, away from the terminal's
  * signals.
  *
- * It reads "+PGID" and "-PGID" lines. At EOF it sends SIGTERM (and
- * SIGCONT) to every group it still knows, waits up to one second for them
- * to go, then sends SIGKILL: everything is gone within about a second of
+ * It reads "+ PGID" and "- PGID" lines. At EOF it sends SIGTERM (and
+ * SIGCONT) to every group it still knows, waits up to half a second for
+ * them to go, then sends SIGKILL: everything is gone within a second of
  * the host, including servers that ignore SIGTERM and stdin EOF, and
  * their children in the group.
  */
@@ -41,7 +41,7 @@ static const char script[] =
     "[ \"$list\" = ' ' ] && exit 0\n"
     "for pg in $list; do kill -TERM -$pg; kill -CONT -$pg; done\n"
     "n=0\n"
-    "while [ $n -lt 10 ]; do\n"
+    "while [ $n -lt 5 ]; do\n"
     "  alive=\n"
     "  for pg in $list; do kill -0 -$pg && alive=1; done\n"
     "  [ -z \"$alive\" ] && exit 0\n"
@@ -98,6 +98,10 @@ static int start_locked(void) {
   posix_spawn_file_actions_adddup2(&fa, sv[0], 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+  /* No fd of the host (a pipe someone waits on for EOF) lives on in it. */
+  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
+#endif
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
@@ -130,7 +134,7 @@ static int start_locked(void) {
 
 static void tell(char op, int pgid) {
   char line[24];
-  int n = snprintf(line, sizeof line, "%c%d\n", op, pgid);
+  int n = snprintf(line, sizeof line, "%c %d\n", op, pgid);
   pthread_mutex_lock(&mu);
   if (keeper_fd >= 0 && owner != getpid()) drop_parents_keeper();
   if (keeper_fd < 0 && op == '+' && !start_failed && start_locked() < 0)

@@ -188,9 +188,19 @@ void mcpp__proc_terminate(mcpp__proc *p) {
   kill(-p->pid, SIGCONT);
   /* The leader is gone: nothing to wait for, take any straggler at once. */
   if (p->exited) kill(-p->pid, SIGKILL);
+  mcpp__proc_check_soon(p);
 }
 
-void mcpp__proc_kill(mcpp__proc *p) { kill(-p->pid, SIGKILL); }
+void mcpp__proc_kill(mcpp__proc *p) {
+  kill(-p->pid, SIGKILL);
+  mcpp__proc_check_soon(p);
+}
+
+void mcpp__proc_check_soon(mcpp__proc *p) {
+  if (p->pidfd >= 0 || p->exited || !p->on_exit) return;
+  p->backoff_ms = 1;
+  uv_timer_start(&p->watch.timer, on_backoff, 1, 0);
+}
 
 /* ------------------------------------------------------- process state */
 

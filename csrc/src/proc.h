@@ -64,6 +64,10 @@ int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
  * comes first. */
 void mcpp__proc_terminate(mcpp__proc *p);
 
+/* Without a pidfd: looks for the exit again at once and backs off anew
+ * (the server closed stdout or was just signalled). */
+void mcpp__proc_check_soon(mcpp__proc *p);
+
 /* SIGKILL to the whole group. */
 void mcpp__proc_kill(mcpp__proc *p);
 
