@@ -580,7 +580,9 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
 
 /* Returns a one-line reason for the calling thread's last MCPP_ERR_SPAWN
  * from mcpp_conn_spawn ("cannot start foo: no such file or directory
- * (ENOENT)"), or "" if none. Valid until the thread's next spawn. */
+ * (ENOENT)"), or for its MCPP_ERR_INVALID_ARGUMENT when a setting or
+ * kill_grace_ms is out of range (the sentence names it and its range), or
+ * "" if none. Valid until the thread's next spawn. */
 const char *mcpp_conn_spawn_error(void);
 
 /* Sends one application frame (copied; a trailing newline is added). Frames
