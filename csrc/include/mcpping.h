@@ -542,8 +542,8 @@ typedef struct mcpp_spawn_options {
   uint32_t kill_grace_ms;
 } mcpp_spawn_options;
 
-/* The longest mcpp_spawn_options.kill_grace_ms: ten minutes. */
-#define MCPP_MAX_KILL_GRACE_MS 600000u
+/* The longest mcpp_spawn_options.kill_grace_ms (as every *_ms setting). */
+#define MCPP_MAX_KILL_GRACE_MS MCPP_MAX_MS
 
 typedef struct mcpp_close_info {
   int err;              /* 0 for a requested close, else MCPP_ERR_* */
