@@ -205,7 +205,7 @@ void mcpp__proc_check_soon(mcpp__proc *p) {
 /* ------------------------------------------------------- process state */
 
 static int have_proc(void) {
-  static int known; /* 0 unknown, 1 yes, -1 no; a benign race */
+  static _Atomic int known; /* 0 unknown, 1 yes, -1 no */
   if (!known) known = access("/proc/self/stat", R_OK) == 0 ? 1 : -1;
   return known > 0;
 }
