@@ -105,6 +105,10 @@ build/bench-c-ping: bench/clients/c_ping.c build/libmcpping.a
 build/bench-idle-cost: bench/clients/idle_cost.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
+# What the stdio process check costs: `./build/bench-proc-state-cost 1000 20`.
+build/bench-proc-state-cost: bench/clients/proc_state_cost.c build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -o $@
+
 bench: deps $(BENCH_PROGRAMS)
 	$(PYTHON) -m pip install -q --no-build-isolation .
 	$(PYTHON) bench/run.py $(BENCH_OPTS)

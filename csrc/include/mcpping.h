@@ -537,9 +537,13 @@ typedef struct mcpp_spawn_options {
   char **env;         /* NULL: inherit */
   const char *cwd;    /* NULL: inherit */
   mcpp_stderr_mode stderr_mode;
-  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000. */
+  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000; at most
+   * MCPP_MAX_KILL_GRACE_MS (MCPP_ERR_INVALID_ARGUMENT beyond). */
   uint32_t kill_grace_ms;
 } mcpp_spawn_options;
+
+/* The longest mcpp_spawn_options.kill_grace_ms (as every *_ms setting). */
+#define MCPP_MAX_KILL_GRACE_MS MCPP_MAX_MS
 
 typedef struct mcpp_close_info {
   int err;              /* 0 for a requested close, else MCPP_ERR_* */
@@ -576,7 +580,9 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
 
 /* Returns a one-line reason for the calling thread's last MCPP_ERR_SPAWN
  * from mcpp_conn_spawn ("cannot start foo: no such file or directory
- * (ENOENT)"), or "" if none. Valid until the thread's next spawn. */
+ * (ENOENT)"), or for its MCPP_ERR_INVALID_ARGUMENT when a setting or
+ * kill_grace_ms is out of range (the sentence names it and its range), or
+ * "" if none. Valid until the thread's next spawn. */
 const char *mcpp_conn_spawn_error(void);
 
 /* Sends one application frame (copied; a trailing newline is added). Frames

@@ -332,8 +332,10 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
                          &conn_callbacks, r, &rt->alloc);
     if (rc && k->errbuf && k->errbuf_len)
       snprintf(k->errbuf, k->errbuf_len, "%s",
-               rc == MCPP_ERR_SPAWN ? mcpp_conn_spawn_error()
-                                    : mcpp_strerror(rc));
+               /* The driver's own sentence where it has one (a spawn
+                * failure, the setting out of range). */
+               *mcpp_conn_spawn_error() ? mcpp_conn_spawn_error()
+                                        : mcpp_strerror(rc));
   }
   if (rc == 0) push(rt, r, NULL);
   pthread_mutex_lock(&rt->mu);
