@@ -152,12 +152,13 @@ typedef struct mcpp_settings {
   uint32_t max_outstanding_pings;
   /* Longest accepted line, newline excluded (driver). Default 64 MiB. */
   size_t max_line_bytes;
-  /* Backpressure (runtime): bytes of inbound application frames (and
-   * stderr) the host has not drained yet, and of outbound frames not yet
-   * written, allowed per connection before the runtime stops reading the
-   * server (inbound) or refuses sends with MCPP_ERR_WOULD_BLOCK
-   * (outbound). Reading may overshoot by one read (64 KiB) and one line.
-   * 0: the default, 16 MiB. */
+  /* Backpressure (runtime), per connection. Inbound: the runtime stops
+   * reading the server once the application frames (and stderr) queued
+   * since the host's last drain reach half of this, so that the queue
+   * plus the batch the host is still working through stay within it
+   * (give or take one 64 KiB read and one line). Outbound: sends that
+   * would queue more than this many bytes not yet taken by the server are
+   * refused with MCPP_ERR_WOULD_BLOCK. 0: the default, 16 MiB. */
   size_t max_pending_bytes;
   /* The idle probe for sessions without ping: a side-effect-free request
    * sent with our own id whose answer the application never sees. NULL
@@ -729,7 +730,8 @@ int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
 /* Takes every queued item, oldest first, as a linked list (NULL if none).
  * The caller frees it with mcpp_runtime_items_free. Any thread.
  * Backpressure: once a connection's undrained MESSAGE and STDERR bytes
- * reach settings.max_pending_bytes the runtime stops reading its server
+ * reach half of settings.max_pending_bytes the runtime stops reading its
+ * server
  * (the engine is told, so the silence convicts nobody); a drain resumes
  * it. Nothing is dropped: the server blocks on its full pipe meanwhile. */
 mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt);

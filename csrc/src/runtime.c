@@ -199,8 +199,10 @@ static void store_snapshot_locked(rconn *r, const snapshot *sn) {
   r->out_wq_bytes = sn->queued;
 }
 
-/* Counts an inbound frame the host has yet to drain; at the cap, asks
- * for reading to stop (done outside the engine, in progress()). */
+/* Counts an inbound frame the host has yet to drain; at half the cap,
+ * asks for reading to stop (done outside the engine, in progress()).
+ * Half: the host holds the batch it drained last while it works through
+ * it, so the queue and that batch together stay within the cap. */
 static void count_inbound_locked(rconn *r, size_t len) {
   mcpp_runtime *rt = r->rt;
   if (r->in_gen != rt->drain_gen) {
@@ -208,7 +210,7 @@ static void count_inbound_locked(rconn *r, size_t len) {
     r->in_bytes = 0;
   }
   r->in_bytes += len;
-  if (r->in_bytes >= r->cap && !r->paused) r->want_pause = 1;
+  if (r->in_bytes >= r->cap / 2 && !r->paused) r->want_pause = 1;
 }
 
 /* Queues an item (NULL: none, out of memory) and refreshes the

@@ -59,6 +59,9 @@ int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
   x = s->max_line_bytes;
   if (get_u64(dict, "max_line_bytes", &x, SIZE_MAX) < 0) return -1;
   s->max_line_bytes = (size_t)x;
+  x = s->max_pending_bytes;
+  if (get_u64(dict, "max_pending_bytes", &x, SIZE_MAX) < 0) return -1;
+  s->max_pending_bytes = (size_t)x;
   x = s->nonce;
   if (get_u64(dict, "nonce", &x, UINT64_MAX) < 0) return -1;
   s->nonce = (uint64_t)x;
@@ -152,6 +155,7 @@ PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy) {
       put(d, "frames_in", PyLong_FromUnsignedLongLong(info->frames_in)) < 0 ||
       put(d, "frames_out", PyLong_FromUnsignedLongLong(info->frames_out)) <
           0 ||
+      put(d, "reading", PyBool_FromLong(info->reading)) < 0 ||
       put(d, "healthy", PyBool_FromLong(healthy)) < 0) {
     Py_DECREF(d);
     return NULL;

@@ -50,6 +50,8 @@ async def stdio_peer(
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
     kill_grace: float = 2.0,
+    request_timeout: float | None = None,
+    max_pending_bytes: int | None = None,
 ) -> AsyncIterator[tuple[Any, Any, Peer]]:
     """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`."""
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
@@ -78,11 +80,12 @@ async def stdio_peer(
         stderr=_stderr_target(errlog),
         record=record,
         ping_timeout=keepalive.timeout if keepalive else 5.0,
-        request_timeout=None,
+        request_timeout=request_timeout,
         kill_grace=kill_grace,
         on_message=on_message,
         on_close=lambda info: read_writer.close(),
         on_event=on_event,
+        max_pending_bytes=max_pending_bytes,
     )
 
     async def stdin_writer() -> None:
@@ -91,6 +94,9 @@ async def stdio_peer(
                 data = msg.message.model_dump_json(by_alias=True, exclude_unset=True)
                 try:
                     peer.send(data.encode(encoding, errors))
+                    # Backpressure: the next message waits while the
+                    # server is not keeping up.
+                    await peer.drain()
                 except Exception:
                     # The server is gone: end the session's read side too.
                     read_writer.close()
@@ -118,14 +124,22 @@ async def stdio_client(
     keepalive: KeepAlive | None = KeepAlive(),
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
+    request_timeout: float | None = None,
+    max_pending_bytes: int | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Spawns an MCP server and yields the streams ``mcp.ClientSession`` takes.
 
     Same parameters and streams as ``mcp.client.stdio.stdio_client``, plus
     ``keepalive`` (None: off), ``record`` (governance records: path, callable
-    or None for the ``mcpping`` logger) and ``on_event`` (every Event).
+    or None for the ``mcpping`` logger), ``on_event`` (every Event),
+    ``request_timeout`` (seconds, None: off: the engine's deadline for every
+    request the session sends; past it the server gets
+    ``notifications/cancelled`` and the session a -32001 error, so
+    ``ClientSession`` raises ``McpError``) and ``max_pending_bytes``
+    (backpressure, default 16 MiB).
     Raises :class:`mcpping.SpawnError` (an OSError) if the server cannot start.
     """
     async with stdio_peer(server, errlog, keepalive=keepalive, record=record,
-                          on_event=on_event) as (read_stream, write_stream, _peer):
+                          on_event=on_event, request_timeout=request_timeout,
+                          max_pending_bytes=max_pending_bytes) as (read_stream, write_stream, _peer):
         yield read_stream, write_stream
