@@ -98,6 +98,9 @@ void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
   Napi::Value mlb = obj.Get("maxLineBytes");
   if (mlb.IsNumber())
     s->max_line_bytes = static_cast<size_t>(mlb.As<Napi::Number>().Int64Value());
+  Napi::Value mpb = obj.Get("maxPendingBytes");
+  if (mpb.IsNumber())
+    s->max_pending_bytes = static_cast<size_t>(mpb.As<Napi::Number>().Int64Value());
   Napi::Value clamp = obj.Get("clampInterval");
   if (!clamp.IsUndefined() && !clamp.IsNull()) s->clamp_interval = clamp.ToBoolean() ? 1 : 0;
 
@@ -198,6 +201,7 @@ Napi::Object InfoToJs(Napi::Env env, const mcpp_engine_info &info) {
   o.Set("pingsAnswered", static_cast<double>(info.pings_answered));
   o.Set("framesIn", static_cast<double>(info.frames_in));
   o.Set("framesOut", static_cast<double>(info.frames_out));
+  o.Set("reading", info.reading != 0);
   return o;
 }
 

@@ -71,9 +71,9 @@ def _check_size(name: str, value: int | None) -> int:
 
 
 def _request_timeout_ms(timeout: float | None) -> int:
-    """A request's timeout in ms for the engine; None: no deadline."""
+    """A request's timeout in ms for the engine; None: none of its own (0)."""
     if timeout is None:
-        return _native.MCPP_TIMEOUT_NONE
+        return 0
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)):
         raise TypeError(f"timeout must be a number of seconds or None, not {type(timeout).__name__}")
     limit = _native.MCPP_MAX_MS / 1000
@@ -320,8 +320,9 @@ class Peer:
                       timeout: float | None = 30.0) -> dict[str, Any]:
         """Sends a request and returns the whole response message (result or error).
 
-        The engine times the request (``timeout`` seconds, None: no
-        deadline): past it, it sends ``notifications/cancelled`` (never for
+        The engine times the request (``timeout`` seconds; None: none of
+        its own, so ``connect(request_timeout=)`` applies if set): past
+        it, it sends ``notifications/cancelled`` (never for
         ``initialize``) and this raises ``TimeoutError``. Cancelling the
         awaiting task abandons the request the same way. Either way the
         request leaves the in-flight ledger, so ``healthy`` recovers.
