@@ -74,7 +74,8 @@ async def test_sdk_request_timeout_answers_the_session_and_cancels():
     from mcpping.sdk import stdio_peer
 
     params = StdioServerParameters(command=peer("flood")[0], args=peer("flood")[1:])
-    async with stdio_peer(params, keepalive=None, request_timeout=0.3) as (r, w, p):
+    # The deadline covers initialize too: room for a loaded machine.
+    async with stdio_peer(params, keepalive=None, request_timeout=2.0) as (r, w, p):
         async with ClientSession(r, w) as session:
             await session.initialize()
             with pytest.raises(MCPError) as exc:
