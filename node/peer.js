@@ -48,7 +48,7 @@ class Peer extends EventEmitter {
     // Backpressure and the line cap are connection options, not keepalive's.
     if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
-    this.conn = new NativeConn({ ...params, env }, settings, this);
+    this.conn = new NativeConn({ ...params, env, probe: options.probe }, settings, this);
     if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
   }
 
@@ -152,7 +152,7 @@ class Peer extends EventEmitter {
       throw err;
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort);
-      this.rpc.pending.delete(message.id);
+      this.rpc.cancel(message.id);
       hold.release();
     }
   }
@@ -268,7 +268,10 @@ class Peer extends EventEmitter {
  * @param {ServerParams} params
  * @param {{keepalive?: object, records?: string|Function|object,
  *          initialize?: boolean, initializeTimeoutMs?: number,
- *          inheritEnv?: boolean}} [options]
+ *          inheritEnv?: boolean, probe?: string|null}} [options]
+ *   probe: the idle probe keepalive sends where ping is not available:
+ *   'auto' (server/discover on 2026-07-28 sessions, tools/list on servers
+ *   that refuse ping), a method name, or null/'' for none
  * @returns {Promise<Peer>}
  */
 async function connect(params, options = {}) {

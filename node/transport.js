@@ -19,8 +19,9 @@ class StdioClientTransport extends EventEmitter {
    * @param {{command: string, args?: string[], env?: Record<string,string>,
    *          cwd?: string, stderr?: 'inherit'|'pipe'|'ignore'}} params as the SDK's
    *   StdioServerParameters; env is added to the SDK's safe default subset
-   * @param {{keepalive?: object, records?: string|Function|object,
+   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null,
    *          requestTimeoutMs?: number, maxPendingBytes?: number}} [options]
+   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none).
    *   requestTimeoutMs: the engine's deadline for every request the SDK
    *   sends (0 or absent: none); past it the server gets
    *   notifications/cancelled and the SDK a -32001 error answer.
@@ -63,7 +64,7 @@ class StdioClientTransport extends EventEmitter {
       const settings = { ...this.options.keepalive };
       if (this.options.requestTimeoutMs) settings.requestTimeoutMs = this.options.requestTimeoutMs;
       if (this.options.maxPendingBytes !== undefined) settings.maxPendingBytes = this.options.maxPendingBytes;
-      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env }, settings, this);
+      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe }, settings, this);
     } catch (err) {
       if (this.onerror) this.onerror(err);
       throw err;
@@ -87,9 +88,18 @@ class StdioClientTransport extends EventEmitter {
     await this.conn.close();
   }
 
-  /** Protocol version negotiated by the SDK (the engine learns it itself). */
+  /**
+   * Protocol version negotiated by the SDK. The engine learns it itself
+   * from the handshake passing through (initialize or server/discover):
+   * info() shows it as protocolVersion, with the server's name as peerName.
+   */
   setProtocolVersion(version) {
     this.protocolVersion = version;
+  }
+
+  /** @returns {object|null} the engine's live counters, state and session; null before start and once closed */
+  info() {
+    return this.conn ? this.conn.info() : null;
   }
 
   /**

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("mcpping.sdk needs the official MCP SDK: pip install 'mcpping[sdk]'") from exc
 
 from .events import Event
-from .keepalive import KeepAlive
+from .keepalive import AUTO_PROBE, KeepAlive
 from .peer import Peer, StderrTarget
 from .records import RecordTarget
 
@@ -52,8 +52,14 @@ async def stdio_peer(
     kill_grace: float = 2.0,
     request_timeout: float | None = None,
     max_pending_bytes: int | None = None,
+    probe: str | None = AUTO_PROBE,
 ) -> AsyncIterator[tuple[Any, Any, Peer]]:
-    """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`."""
+    """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`.
+
+    The peer learns the protocol version and the server's name from the
+    handshake the session runs (``peer.protocol_version``, ``peer.name``,
+    ``peer.info()``).
+    """
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     encoding, errors = server.encoding, server.encoding_error_handler
@@ -79,13 +85,14 @@ async def stdio_peer(
         cwd=server.cwd,
         stderr=_stderr_target(errlog),
         record=record,
-        ping_timeout=keepalive.timeout if keepalive else 5.0,
+        ping_timeout=keepalive.timeout if isinstance(keepalive, KeepAlive) else 5.0,
         request_timeout=request_timeout,
         kill_grace=kill_grace,
         on_message=on_message,
         on_close=lambda info: read_writer.close(),
         on_event=on_event,
         max_pending_bytes=max_pending_bytes,
+        probe=probe,
     )
 
     async def stdin_writer() -> None:
@@ -126,20 +133,24 @@ async def stdio_client(
     on_event: Callable[[Event], Any] | None = None,
     request_timeout: float | None = None,
     max_pending_bytes: int | None = None,
+    probe: str | None = AUTO_PROBE,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Spawns an MCP server and yields the streams ``mcp.ClientSession`` takes.
 
     Same parameters and streams as ``mcp.client.stdio.stdio_client``, plus
     ``keepalive`` (None: off), ``record`` (governance records: path, callable
     or None for the ``mcpping`` logger), ``on_event`` (every Event),
-    ``request_timeout`` (seconds, None: off: the engine's deadline for every
-    request the session sends; past it the server gets
-    ``notifications/cancelled`` and the session a -32001 error, so
-    ``ClientSession`` raises ``McpError``) and ``max_pending_bytes``
-    (backpressure, default 16 MiB).
+    ``probe`` (the idle probe on sessions without ping: "auto", a method
+    name, or None for none), ``request_timeout`` (seconds, None: off: the
+    engine's deadline for every request the session sends; past it the
+    server gets ``notifications/cancelled`` and the session a -32001 error,
+    so ``ClientSession`` raises ``MCPError``) and ``max_pending_bytes``
+    (backpressure, default 16 MiB). It works under ``mcp.Client`` in every mode:
+    on a 2026-07-28 session (no ping) liveness comes from traffic, the
+    idle ``server/discover`` probe and the server process's state.
     Raises :class:`mcpping.SpawnError` (an OSError) if the server cannot start.
     """
     async with stdio_peer(server, errlog, keepalive=keepalive, record=record,
-                          on_event=on_event, request_timeout=request_timeout,
+                          on_event=on_event, probe=probe, request_timeout=request_timeout,
                           max_pending_bytes=max_pending_bytes) as (read_stream, write_stream, _peer):
         yield read_stream, write_stream

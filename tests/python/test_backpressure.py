@@ -69,9 +69,9 @@ async def test_full_outbound_queue_waits_in_order_then_drains():
 
 @pytest.mark.parametrize("name", ["max_pending_bytes", "max_line_bytes"])
 async def test_sizes_are_validated_with_a_clear_error(name):
-    with pytest.raises(ValueError, match=f"{name} must be between 1 and"):
+    with pytest.raises(ValueError, match=f"{name} must be an integer between 1 and"):
         await mcpping.connect(peer("flood"), **{name: 0})
-    with pytest.raises(TypeError, match=f"{name} must be an int"):
+    with pytest.raises(TypeError, match=f"{name} must be an integer"):
         await mcpping.connect(peer("flood"), **{name: 1.5})
 
 

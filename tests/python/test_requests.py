@@ -58,12 +58,12 @@ async def test_request_timeout_cancels_on_the_wire_and_clears_the_ledger():
     assert not [f for f in frames if b"mcpping-" in f]
 
 
-@pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf, 2147484.0])
+@pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf, 1e9])
 async def test_request_timeout_out_of_range_is_a_clear_error(bad):
     async with mcpping.connect(peer("flood"), keepalive=None) as p:
-        with pytest.raises(ValueError, match="timeout must be between 0.001 and 2.14748e\\+06 s"):
+        with pytest.raises(ValueError, match="timeout must be None \\(none of its own\\) or between"):
             await p.request("ping", timeout=bad)
-        with pytest.raises(TypeError, match="timeout must be a number"):
+        with pytest.raises(TypeError, match="timeout must be None"):
             await p.request("ping", timeout="1")  # type: ignore[arg-type]
         assert p.info()["in_flight"] == 0
 
