@@ -309,7 +309,7 @@ function byteCount(value, name) {
   const max = 2 ** 48;
   if (!Number.isInteger(value) || value < 1 || value > max) {
     const err = new RangeError(`${name} must be an integer between 1 and ${max} bytes, got ${String(value)}`);
-    err.code = 'ERR_OUT_OF_RANGE';
+    err.code = 'ERR_MCPPING_INVALID_ARG';
     throw err;
   }
 }
@@ -324,7 +324,7 @@ function byteCount(value, name) {
 function requestTimeout(timeoutMs, name) {
   if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_MS) {
     const err = new RangeError(`${name} must be an integer between 0 (no timeout) and ${MAX_MS} ms, got ${String(timeoutMs)}`);
-    err.code = 'ERR_OUT_OF_RANGE';
+    err.code = 'ERR_MCPPING_INVALID_ARG';
     throw err;
   }
   return timeoutMs;

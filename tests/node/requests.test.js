@@ -68,7 +68,7 @@ test('request option validation: RangeError with a stable code, nothing sent', a
     for (const bad of [-1, 1.5, NaN, Infinity, 2 ** 31, '5']) {
       await assert.rejects(p.request('ping', undefined, { timeoutMs: bad }), (err) => {
         assert.ok(err instanceof RangeError);
-        assert.equal(err.code, 'ERR_OUT_OF_RANGE');
+        assert.equal(err.code, 'ERR_MCPPING_INVALID_ARG');
         assert.match(err.message, /timeoutMs must be an integer between 0 \(no timeout\) and 2147483647 ms/);
         return true;
       });
@@ -78,7 +78,7 @@ test('request option validation: RangeError with a stable code, nothing sent', a
     await p.close();
   }
   assert.throws(() => new mcpping.StdioClientTransport(peer('flood.py'), { maxPendingBytes: 0 }), /maxPendingBytes/);
-  await assert.rejects(mcpping.connect(peer('flood.py'), { maxLineBytes: -5 }), { code: 'ERR_OUT_OF_RANGE' });
+  await assert.rejects(mcpping.connect(peer('flood.py'), { maxLineBytes: -5 }), { code: 'ERR_MCPPING_INVALID_ARG' });
 });
 
 test('SDK Client over StdioClientTransport: requestTimeoutMs answers -32001 from server-everything, session goes on', async () => {
