@@ -116,9 +116,10 @@ class StdioClientTransport extends EventEmitter {
     return this._stderr;
   }
 
-  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
   get state() {
-    return this._state;
+    const info = this.conn ? this.conn.info() : null;
+    return info ? info.state : this._state;
   }
 
   /** @returns {object} engine counters and state, plus RTT figures (rtt) and lossPct */
