@@ -255,7 +255,10 @@ static void on_progress(mcpp_conn *c, void *ud) {
   take_snapshot(r, &sn);
   pthread_mutex_lock(&rt->mu);
   store_snapshot_locked(r, &sn);
-  int pause = r->want_pause && !r->paused && !r->closing;
+  /* Not if the host drained those bytes meanwhile: nothing would resume
+   * the reading then. */
+  int pause = r->want_pause && !r->paused && !r->closing &&
+              r->in_gen == rt->drain_gen;
   r->want_pause = 0;
   if (pause) {
     r->paused = 1;
