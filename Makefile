@@ -17,7 +17,7 @@ PYTHON ?= python3
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
+.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-node \
         bench bench-engine clean format examples
 
 all: build/libmcpping.a build/test-c
@@ -36,6 +36,14 @@ build/test-c: $(TEST_SOURCES) tests/c/task.h build/libmcpping.a
 build/test-c-asan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+
+# ThreadSanitizer needs clang and a build of its own; the runtime and
+# driver tests are the ones with threads.
+TSAN_CC ?= clang
+TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+build/test-c-tsan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
+	@mkdir -p build
+	$(TSAN_CC) $(BASE_CFLAGS) $(TSAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
 
 build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a build/responder
 	$(CC) $(BASE_CFLAGS) -O2 -g $(BENCH_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
@@ -61,6 +69,12 @@ test-asan: build/test-c-asan
 	MCPP_SOURCE_DIR=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./build/test-c-asan
 
+# die_after_fork=0: runtime_after_fork_child_starts_fresh starts a thread
+# in a forked child on purpose (that is what it tests).
+test-tsan: build/test-c-tsan
+	MCPP_SOURCE_DIR=$(CURDIR) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
+	  ./build/test-c-tsan runtime conn
+
 # Forked test children stay under valgrind; a leak or error makes the child
 # exit 99, which the runner counts as a failure.
 test-valgrind: build/test-c
@@ -82,6 +96,7 @@ test-node:
 test: deps
 	$(MAKE) test-c
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 	$(MAKE) test-valgrind
 	$(MAKE) test-python
 	$(MAKE) test-node

@@ -98,6 +98,9 @@ void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
   Napi::Value mlb = obj.Get("maxLineBytes");
   if (mlb.IsNumber())
     s->max_line_bytes = static_cast<size_t>(mlb.As<Napi::Number>().Int64Value());
+  Napi::Value mpb = obj.Get("maxPendingBytes");
+  if (mpb.IsNumber())
+    s->max_pending_bytes = static_cast<size_t>(mpb.As<Napi::Number>().Int64Value());
   Napi::Value clamp = obj.Get("clampInterval");
   if (!clamp.IsUndefined() && !clamp.IsNull()) s->clamp_interval = clamp.ToBoolean() ? 1 : 0;
 

@@ -212,6 +212,10 @@ export interface ConnectOptions {
   inheritEnv?: boolean;
   /** The idle probe on sessions without ping. */
   probe?: ProbeOption;
+  /** Backpressure per connection, bytes (default 16 MiB). */
+  maxPendingBytes?: number;
+  /** The longest line accepted from the server, bytes (default 64 MiB). */
+  maxLineBytes?: number;
 }
 
 interface LivenessEvents {
@@ -249,7 +253,8 @@ export class Peer extends EventEmitter {
   closeInfo: CloseInfo | null;
   /** Resolves with the RTT in ms. */
   ping(options?: PingOptions): Promise<number>;
-  request(method: string, params?: object, options?: { timeoutMs?: number }): Promise<unknown>;
+  /** Timed by the engine: past timeoutMs (default 60000; 0: none of its own) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
+  request(method: string, params?: object, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   notify(method: string, params?: object): void;
   initialize(options?: { timeoutMs?: number }): Promise<unknown>;
   /** Terminates and reaps the server's process group. */
@@ -296,7 +301,18 @@ export interface Transport {
  * open transport keeps the process alive, as the SDK's does; unref() opts out.
  */
 export class StdioClientTransport extends EventEmitter implements Transport {
-  constructor(params: ServerParams, options?: { keepalive?: KeepaliveOptions; records?: RecordTarget; probe?: ProbeOption });
+  constructor(
+    params: ServerParams,
+    options?: {
+      keepalive?: KeepaliveOptions;
+      records?: RecordTarget;
+      probe?: ProbeOption;
+      /** The engine's deadline for every request the SDK sends (0 or absent: none). */
+      requestTimeoutMs?: number;
+      /** Backpressure per connection, bytes (default 16 MiB). */
+      maxPendingBytes?: number;
+    },
+  );
   start(): Promise<void>;
   send(message: JsonRpcMessage): Promise<void>;
   close(): Promise<void>;
@@ -359,7 +375,7 @@ export function guard(transport: Transport, options?: GuardOptions): GuardedTran
 
 /**
  * Every mcpping error. `code` names what failed: 'HANDSHAKE' (connect's
- * initialize), 'REQUEST_TIMEOUT' (peer.request), 'PARSE' (a server line
+ * initialize), 'REQUEST_TIMEOUT' (HTTP requests; peer.request rejects with RpcError -32001), 'PARSE' (a server line
  * that is not JSON-RPC, reported through onerror), 'PING_TIMEOUT',
  * 'PING_INVALID', 'PING_UNSUPPORTED', an MCPP_ERR_* name, or, on the
  * subclasses below, a JSON-RPC error code.

@@ -11,6 +11,8 @@ const errors = require('./errors');
 const { hub: metricsHub } = require('./metrics');
 
 const OUTCOMES = new Set(['pong', 'timeout', 'ping_error', 'unsupported']);
+/** The longest request timeout in ms (MCPP_MAX_MS). */
+const MAX_MS = 2147483647;
 
 /**
  * @typedef {object} ConnOwner
@@ -31,6 +33,9 @@ class NativeConn {
    * @param {ConnOwner} owner
    */
   constructor(params, settings, owner) {
+    for (const name of ['maxPendingBytes', 'maxLineBytes']) {
+      if (settings && settings[name] !== undefined) byteCount(settings[name], name);
+    }
     this.owner = owner;
     this.closed = false;
     this.closeInfo = null;
@@ -38,6 +43,14 @@ class NativeConn {
     this.pings = new Map();
     this.closeWaiters = [];
     this.closeHold = new Hold();
+    // Frames the runtime refused (its outbound queue is full:
+    // maxPendingBytes), in order, each with its request timeout; handed
+    // over again on the runtime's 'writable' item. Never dropped.
+    /** @type {Array<[string, number]>} */
+    this.outbox = [];
+    this.outboxHold = new Hold();
+    /** @type {Array<{resolve: Function, reject: Function}>} */
+    this.drainWaiters = [];
     const native = toNativeSettings(settings, {
       role: 'client',
       transport: 'stdio',
@@ -78,13 +91,64 @@ class NativeConn {
   }
 
   /**
-   * Queues one application frame.
+   * Queues one application frame, in order after every earlier one.
    * @param {string} text one JSON-RPC message without newline
+   * @param {number} [timeoutMs] a request's deadline: 0 the engine's
+   *   default (requestTimeoutMs, if set)
+   * @returns {boolean} true if handed to the runtime, false if it waits
+   *   here for room (like stream.write: await drained() before more)
    */
-  send(text) {
+  send(text, timeoutMs = 0) {
     if (this.closed) throw new errors.ClosedError();
-    const rc = binding.send(this.id, text);
-    if (rc < 0) throw errors.fromCode(binding, rc);
+    if (this.outbox.length === 0) {
+      const rc = binding.send(this.id, text, timeoutMs);
+      if (rc === 0) return true;
+      if (binding.errname(rc) !== 'MCPP_ERR_WOULD_BLOCK') throw errors.fromCode(binding, rc);
+      this.outboxHold.take();
+    }
+    this.outbox.push([text, timeoutMs]);
+    return false;
+  }
+
+  /** @returns {Promise<void>} resolves once nothing waits in the outbox */
+  drained() {
+    if (this.outbox.length === 0) return Promise.resolve();
+    if (this.closed) return Promise.reject(new errors.ClosedError());
+    return new Promise((resolve, reject) => this.drainWaiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Abandons a request the caller gave up on: taken out of the outbox if
+   * it never left, else cancelled by the engine (notifications/cancelled,
+   * the ledger entry cleared).
+   * @param {string} text the request as sent
+   * @param {string} idJson its id as JSON
+   */
+  abandon(text, idJson) {
+    const i = this.outbox.findIndex(([queued]) => queued === text);
+    if (i >= 0) {
+      this.outbox.splice(i, 1);
+      if (this.outbox.length === 0) this.onWritable();
+      return;
+    }
+    if (!this.closed) binding.cancelRequest(this.id, idJson);
+  }
+
+  /** The runtime has room again: hands over what waits, in order. */
+  onWritable() {
+    let sent = 0;
+    while (sent < this.outbox.length) {
+      const [text, timeoutMs] = this.outbox[sent];
+      const rc = binding.send(this.id, text, timeoutMs);
+      if (rc < 0 && binding.errname(rc) === 'MCPP_ERR_WOULD_BLOCK') break;
+      if (rc < 0) return; // closing: the closed item fails the waiters
+      sent++;
+    }
+    this.outbox.splice(0, sent);
+    if (this.outbox.length > 0) return;
+    this.outboxHold.release();
+    for (const w of this.drainWaiters.splice(0)) w.resolve();
+    if (this.owner.onDrain) this.owner.onDrain();
   }
 
   /**
@@ -166,6 +230,9 @@ class NativeConn {
       case 'ping_failed':
         this.settlePing(item.token, null, errors.fromCode(binding, item.error));
         break;
+      case 'writable':
+        this.onWritable();
+        break;
       case 'closed':
         this.onClosed(item);
         break;
@@ -206,6 +273,9 @@ class NativeConn {
     for (const token of [...this.pings.keys()]) {
       this.settlePing(token, null, new errors.ClosedError(`connection closed: ${item.reason}`));
     }
+    this.outbox.length = 0;
+    this.outboxHold.release();
+    for (const w of this.drainWaiters.splice(0)) w.reject(new errors.ClosedError(`connection closed: ${item.reason}`));
     this.closeHold.release();
     const waiters = this.closeWaiters.splice(0);
     this.owner.onClosed(this.closeInfo);
@@ -230,4 +300,34 @@ function outcomeError(ev, timeoutMs) {
   return new errors.PingTimeoutError(ev.timeoutMs || timeoutMs);
 }
 
-module.exports = { NativeConn, outcomeError };
+/**
+ * Validates a byte budget (maxPendingBytes, maxLineBytes).
+ * @param {unknown} value
+ * @param {string} name
+ */
+function byteCount(value, name) {
+  const max = 2 ** 48;
+  if (!Number.isInteger(value) || value < 1 || value > max) {
+    const err = new RangeError(`${name} must be an integer between 1 and ${max} bytes, got ${String(value)}`);
+    err.code = 'ERR_MCPPING_INVALID_ARG';
+    throw err;
+  }
+}
+
+/**
+ * Validates a request timeout (0: none of its own, so the connection's
+ * requestTimeoutMs applies if set) for the engine.
+ * @param {unknown} timeoutMs
+ * @param {string} name the option's name, for the error
+ * @returns {number}
+ */
+function requestTimeout(timeoutMs, name) {
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_MS) {
+    const err = new RangeError(`${name} must be an integer between 0 (no timeout) and ${MAX_MS} ms, got ${String(timeoutMs)}`);
+    err.code = 'ERR_MCPPING_INVALID_ARG';
+    throw err;
+  }
+  return timeoutMs;
+}
+
+module.exports = { NativeConn, outcomeError, requestTimeout, byteCount, MAX_MS };

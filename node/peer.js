@@ -5,9 +5,9 @@
  * happened as EventEmitter events named as in docs/design.md.
  */
 const { EventEmitter } = require('node:events');
-const { NativeConn } = require('./native_conn');
+const { NativeConn, requestTimeout } = require('./native_conn');
 const { Hold } = require('./runtime');
-const { RpcRequester } = require('./rpc');
+const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
@@ -44,13 +44,18 @@ class Peer extends EventEmitter {
     this.keepaliveHold = new Hold();
     this.rttStats = new RttStats();
     const env = childEnvironment(params.env, options.inheritEnv !== false);
-    this.conn = new NativeConn({ ...params, env, probe: options.probe }, this.keepalive, this);
+    const settings = { ...this.keepalive };
+    // Backpressure and the line cap are connection options, not keepalive's.
+    if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
+    if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
+    this.conn = new NativeConn({ ...params, env, probe: options.probe }, settings, this);
     if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
   }
 
-  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
   get state() {
-    return this._state;
+    const info = this.closeInfo ? null : this.conn.info();
+    return info ? info.state : this._state;
   }
 
   /**
@@ -104,23 +109,49 @@ class Peer extends EventEmitter {
   }
 
   /**
-   * Sends a JSON-RPC request and resolves with its result.
+   * Sends a JSON-RPC request and resolves with its result. The engine
+   * times it: past timeoutMs it sends notifications/cancelled (never for
+   * initialize) and this rejects with the engine's JSON-RPC error (an
+   * RpcError, code -32001); an abort through `signal` cancels it the same
+   * way and rejects with the signal's reason. Either way the request
+   * leaves the in-flight ledger.
    * @param {string} method
    * @param {object} [params]
-   * @param {{timeoutMs?: number}} [opts] default 60000; 0 for none
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts] timeoutMs
+   *   default 60000; 0 for none of its own (keepalive.requestTimeoutMs
+   *   applies if set)
    * @returns {Promise<unknown>}
    */
   async request(method, params, opts = {}) {
     const timeoutMs = opts.timeoutMs === undefined ? 60000 : opts.timeoutMs;
-    const { message, promise } = this.rpc.create(method, params, timeoutMs);
+    const engineTimeout = requestTimeout(timeoutMs, 'timeoutMs');
+    const { signal } = opts;
+    if (signal && signal.aborted) throw signal.reason;
+    const { message, promise } = this.rpc.create(method, params, 0);
+    const text = JSON.stringify(message);
     const hold = new Hold();
     hold.take();
+    let onAbort = null;
     try {
-      // A closed or closing peer throws ClosedError here; cancel() in the
-      // finally clears the timer of the request that never went out.
-      this.conn.send(JSON.stringify(message));
-      return await promise;
+      this.conn.send(text, engineTimeout);
+      if (!signal) return await promise;
+      const aborted = new Promise((resolve, reject) => {
+        onAbort = () => {
+          this.rpc.ignore(message.id);
+          this.conn.abandon(text, JSON.stringify(message.id));
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      return await Promise.race([promise, aborted]);
+    } catch (err) {
+      // The engine gave up on it: a late answer is not the application's.
+      if (err instanceof RpcError && err.code === -32001 && err.message.startsWith('Request timed out (mcpping')) {
+        this.rpc.ignore(message.id);
+      }
+      throw err;
     } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
       this.rpc.cancel(message.id);
       hold.release();
     }
@@ -202,6 +233,11 @@ class Peer extends EventEmitter {
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return; // emitted with the close info, last
     this.emit(ev.type, ev);
+  }
+
+  /** Everything queued while the server was behind has been handed over. */
+  onDrain() {
+    this.emit('drain');
   }
 
   /** @param {string} json */

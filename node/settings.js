@@ -15,6 +15,7 @@ const KEEPALIVE_KEYS = [
   'onStale',
   'maxOutstandingPings',
   'maxLineBytes',
+  'maxPendingBytes',
 ];
 
 const MAX_PROBE_METHOD = 128;

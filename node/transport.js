@@ -7,7 +7,7 @@
  */
 const { EventEmitter } = require('node:events');
 const { PassThrough } = require('node:stream');
-const { NativeConn } = require('./native_conn');
+const { NativeConn, requestTimeout, byteCount } = require('./native_conn');
 const { Hold } = require('./runtime');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
@@ -19,14 +19,21 @@ class StdioClientTransport extends EventEmitter {
    * @param {{command: string, args?: string[], env?: Record<string,string>,
    *          cwd?: string, stderr?: 'inherit'|'pipe'|'ignore'}} params as the SDK's
    *   StdioServerParameters; env is added to the SDK's safe default subset
-   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null}} [options]
-   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none)
+   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null,
+   *          requestTimeoutMs?: number, maxPendingBytes?: number}} [options]
+   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none).
+   *   requestTimeoutMs: the engine's deadline for every request the SDK
+   *   sends (0 or absent: none); past it the server gets
+   *   notifications/cancelled and the SDK a -32001 error answer.
+   *   maxPendingBytes: backpressure per connection (default 16 MiB).
    */
   constructor(params, options = {}) {
     super();
     if (!params || typeof params.command !== 'string') {
       throw new TypeError('StdioClientTransport: params.command must be a string');
     }
+    if (options.requestTimeoutMs !== undefined) requestTimeout(options.requestTimeoutMs, 'requestTimeoutMs');
+    if (options.maxPendingBytes !== undefined) byteCount(options.maxPendingBytes, 'maxPendingBytes');
     this.params = params;
     this.options = options;
     this.records = makeRecordSink(options.records);
@@ -54,7 +61,10 @@ class StdioClientTransport extends EventEmitter {
     }
     const env = childEnvironment(this.params.env, false);
     try {
-      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe }, this.options.keepalive, this);
+      const settings = { ...this.options.keepalive };
+      if (this.options.requestTimeoutMs) settings.requestTimeoutMs = this.options.requestTimeoutMs;
+      if (this.options.maxPendingBytes !== undefined) settings.maxPendingBytes = this.options.maxPendingBytes;
+      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe }, settings, this);
     } catch (err) {
       if (this.onerror) this.onerror(err);
       throw err;
@@ -68,7 +78,8 @@ class StdioClientTransport extends EventEmitter {
    */
   async send(message) {
     if (!this.conn || this.conn.closed) throw new ClosedError('Not connected');
-    this.conn.send(JSON.stringify(message));
+    // Backpressure: while the server is behind, the next send waits.
+    if (!this.conn.send(JSON.stringify(message))) await this.conn.drained();
   }
 
   /** Closes the connection; resolves once the server is reaped. */
@@ -105,9 +116,10 @@ class StdioClientTransport extends EventEmitter {
     return this._stderr;
   }
 
-  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
   get state() {
-    return this._state;
+    const info = this.conn ? this.conn.info() : null;
+    return info ? info.state : this._state;
   }
 
   /** @returns {object} engine counters and state, plus RTT figures (rtt) and lossPct */

@@ -152,11 +152,13 @@ typedef struct mcpp_settings {
   uint32_t max_outstanding_pings;
   /* Longest accepted line, newline excluded (driver). Default 64 MiB. */
   size_t max_line_bytes;
-  /* Backpressure (runtime): bytes of inbound application frames the host
-   * has not drained yet, and of outbound frames not yet written, allowed
-   * per connection before the runtime stops reading the server (inbound)
-   * or refuses sends with MCPP_ERR_WOULD_BLOCK (outbound). 0: the default,
-   * 16 MiB. */
+  /* Backpressure (runtime), per connection. Inbound: the runtime stops
+   * reading the server once the application frames (and stderr) queued
+   * since the host's last drain reach half of this, so that the queue
+   * plus the batch the host is still working through stay within it
+   * (give or take one 64 KiB read and one line). Outbound: sends that
+   * would queue more than this many bytes not yet taken by the server are
+   * refused with MCPP_ERR_WOULD_BLOCK. 0: the default, 16 MiB. */
   size_t max_pending_bytes;
   /* The idle probe for sessions without ping: a side-effect-free request
    * sent with our own id whose answer the application never sees. NULL
@@ -676,19 +678,29 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
                        char *errbuf, size_t errbuf_len);
 
 /* Queues an application frame (copied). Returns 0, MCPP_ERR_FRAME_NEWLINE,
- * MCPP_ERR_NOT_FOUND (closed or unknown connection) or MCPP_ERR_NOMEM. */
+ * MCPP_ERR_NOT_FOUND (closed or unknown connection), MCPP_ERR_NOMEM, or
+ * MCPP_ERR_WOULD_BLOCK: the connection's outbound bytes (queued here and
+ * not yet taken by the server) would pass settings.max_pending_bytes;
+ * nothing was queued, retry after the connection's next WRITABLE item.
+ * A frame is refused only while others are queued, so one larger than
+ * the cap still goes out, alone. */
 int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
                       size_t len);
 
 /* As mcpp_runtime_send, with this request's timeout (see
- * mcpp_engine_observe_outbound_timed). */
+ * mcpp_engine_observe_outbound_timed: 1..MCPP_MAX_MS, MCPP_TIMEOUT_DEFAULT
+ * or MCPP_TIMEOUT_NONE; MCPP_ERR_INVALID_ARGUMENT beyond). On expiry the
+ * engine sends notifications/cancelled and the host gets a MESSAGE item
+ * with the JSON-RPC error (-32001) and a REQUEST_TIMEOUT event. */
 int mcpp_runtime_send_timed(mcpp_runtime *rt, uint64_t conn_id,
                             const char *frame, size_t len,
                             uint32_t timeout_ms);
 
 /* Queues the abandonment of an in-flight application request (raw id JSON,
- * copied): see mcpp_engine_cancel_request. Returns 0, MCPP_ERR_NOT_FOUND
- * (no such connection) or MCPP_ERR_NOMEM. */
+ * copied): see mcpp_engine_cancel_request. The host gets a MESSAGE item
+ * with the JSON-RPC error (-32800) and a REQUEST_CANCELLED event, or
+ * nothing if the answer came first. Returns 0, MCPP_ERR_NOT_FOUND (no
+ * such connection), MCPP_ERR_INVALID_ARGUMENT (no id) or MCPP_ERR_NOMEM. */
 int mcpp_runtime_cancel_request(mcpp_runtime *rt, uint64_t conn_id,
                                 const char *id, size_t id_len);
 
@@ -714,8 +726,11 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
 
 /* Copies the engine's info (strings into the caller's buffers is avoided:
  * protocol_version, peer_name and probe_method are set to NULL here; the
- * first two arrive in the INITIALIZED event). Returns 0 or
- * MCPP_ERR_NOT_FOUND. Thread-safe. */
+ * first two arrive in the INITIALIZED event). Live: the I/O thread
+ * refreshes it after every engine call (reads, sends, timer runs), and
+ * *healthy is mcpp_engine_healthy as of the call, computed from the
+ * engine's healthy_until, so a request passing its limit reads unhealthy
+ * at once. Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
 int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
                       mcpp_engine_info *info, int *healthy);
 
@@ -730,7 +745,12 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
                          char *peer_name, size_t name_cap);
 
 /* Takes every queued item, oldest first, as a linked list (NULL if none).
- * The caller frees it with mcpp_runtime_items_free. Any thread. */
+ * The caller frees it with mcpp_runtime_items_free. Any thread.
+ * Backpressure: once a connection's undrained MESSAGE and STDERR bytes
+ * reach half of settings.max_pending_bytes the runtime stops reading its
+ * server
+ * (the engine is told, so the silence convicts nobody); a drain resumes
+ * it. Nothing is dropped: the server blocks on its full pipe meanwhile. */
 mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt);
 void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items);
 

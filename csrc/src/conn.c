@@ -91,6 +91,7 @@ struct mcpp_conn {
 
   int closing, eof, write_broken;
   int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
+  int reading_stopped; /* backpressure: the host is behind */
   int close_err;
   char reason[512];
 
@@ -104,6 +105,8 @@ struct mcpp_conn {
   size_t cork_len, cork_cap;
   size_t *cork_pongs; /* [start, end) pairs of pongs in cork */
   size_t n_cork_pongs, cork_pongs_cap;
+
+  void (*progress)(mcpp_conn *c, void *user_data);
 };
 
 static _Thread_local char spawn_error[256];
@@ -135,9 +138,10 @@ static void leave(mcpp_conn *c) {
   if (c->has_pending && !c->closing) {
     c->has_pending = 0;
     start_close(c, c->pending_err, c->pending_reason);
-    return;
+  } else {
+    rearm(c);
   }
-  rearm(c);
+  if (c->progress) c->progress(c, c->user_data);
 }
 
 /* ---------------------------------------------------------------- handles */
@@ -197,6 +201,7 @@ static void on_write(uv_write_t *req, int status) {
   c->pending_pongs -= w->pongs;
   c->pending_pong_bytes -= w->pong_bytes;
   c->alloc->free(w, c->alloc->user_data);
+  if (c->progress) c->progress(c, c->user_data);
   if (status == 0 || status == UV_ECANCELED) return;
   if (status == UV_EPIPE) {
     /* The server closed its stdin; EOF or its exit will say why. */
@@ -375,7 +380,8 @@ static void on_timer(uv_timer_t *t);
 static void rearm(mcpp_conn *c) {
   if (c->closing) return;
   uint64_t d = mcpp_engine_next_deadline(c->engine);
-  if (c->exit_wait && c->exit_wait < d) d = c->exit_wait;
+  if (c->exit_wait && !c->reading_stopped && c->exit_wait < d)
+    d = c->exit_wait;
   if (d >= c->armed) return;
   uint64_t now = now_us();
   uint64_t ms = d > now ? (d - now + 999) / 1000 : 0;
@@ -405,7 +411,9 @@ static void on_timer(uv_timer_t *t) {
     return;
   }
   uint64_t now = now_us();
-  if (c->exit_wait && now >= c->exit_wait) {
+  /* While reading is stopped, what the server wrote before exiting still
+   * waits in the pipe: the EOF wait starts over when reading resumes. */
+  if (c->exit_wait && now >= c->exit_wait && !c->reading_stopped) {
     char reason[sizeof c->reason];
     if (c->proc.exited)
       exit_reason(c, reason, sizeof reason, " (its stdout stayed open)");
@@ -867,6 +875,34 @@ int mcpp_conn_close(mcpp_conn *c) {
 }
 
 mcpp_engine *mcpp_conn_engine(mcpp_conn *c) { return c ? c->engine : NULL; }
+
+void mcpp__conn_set_progress(mcpp_conn *c,
+                             void (*fn)(mcpp_conn *c, void *user_data)) {
+  c->progress = fn;
+}
+
+size_t mcpp__conn_queued_bytes(const mcpp_conn *c) {
+  return c->cork_len + uv_stream_get_write_queue_size((uv_stream_t *)&c->in);
+}
+
+void mcpp__conn_set_reading(mcpp_conn *c, int reading) {
+  reading = reading != 0;
+  if (c->closing || c->reading_stopped == !reading) return;
+  c->reading_stopped = !reading;
+  if (reading) {
+    uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
+    if (c->has_err_pipe && !uv_is_closing((uv_handle_t *)&c->err))
+      uv_read_start((uv_stream_t *)&c->err, on_alloc, on_stderr_read);
+    if (c->exit_wait) c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
+  } else {
+    uv_read_stop((uv_stream_t *)&c->out);
+    if (c->has_err_pipe && !uv_is_closing((uv_handle_t *)&c->err))
+      uv_read_stop((uv_stream_t *)&c->err);
+  }
+  enter(c);
+  mcpp_engine_set_reading(c->engine, reading, now_us());
+  leave(c);
+}
 
 int mcpp_conn_pid(const mcpp_conn *c) { return c ? c->proc.pid : 0; }
 

@@ -86,6 +86,9 @@ int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
   x = s->max_line_bytes;
   if (get_u64(dict, "max_line_bytes", &x, SIZE_MAX) < 0) return -1;
   s->max_line_bytes = (size_t)x;
+  x = s->max_pending_bytes;
+  if (get_u64(dict, "max_pending_bytes", &x, SIZE_MAX) < 0) return -1;
+  s->max_pending_bytes = (size_t)x;
   x = s->nonce;
   if (get_u64(dict, "nonce", &x, UINT64_MAX) < 0) return -1;
   s->nonce = (uint64_t)x;
