@@ -18,7 +18,7 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
-        bench bench-engine clean format examples
+        bench bench-engine clean format examples fuzz fuzz-build
 
 all: build/libmcpping.a build/test-c
 
@@ -83,8 +83,35 @@ test: deps
 	$(MAKE) test-c
 	$(MAKE) test-asan
 	$(MAKE) test-valgrind
+	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) test-python
 	$(MAKE) test-node
+
+# libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.
+# `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its committed
+# seed corpus (new inputs go to build/fuzz/corpus-*, the seeds stay as
+# they are); a crash leaves its input in build/fuzz/ and fails the run.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 10
+FUZZ_HARNESSES := lines scan engine
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+  -fno-sanitize-recover=undefined
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(SOURCES) $(HEADERS)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_FLAGS) $< $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+
+fuzz-build: $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESSES))
+
+fuzz: fuzz-build
+	@for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p build/fuzz/corpus-$$h; \
+	  echo "fuzz_$$h: $(FUZZ_SECONDS) s"; \
+	  ./build/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/$$h- build/fuzz/corpus-$$h tests/fuzz/corpus/$$h \
+	    2>build/fuzz/$$h.log || { tail -40 build/fuzz/$$h.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units' build/fuzz/$$h.log; \
+	done
 
 demo: deps
 	$(PYTHON) -m pip install -q --no-build-isolation .
