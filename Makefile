@@ -7,6 +7,7 @@ SOURCES := $(shell cat csrc/sources.txt)
 HEADERS := $(wildcard csrc/include/*.h csrc/src/*.h)
 PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
+PKG_LIBS += -lm
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Icsrc/include -Icsrc/src $(PKG_CFLAGS) $(WARN)
 CFLAGS ?= -O2 -g
