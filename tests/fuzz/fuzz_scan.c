@@ -34,11 +34,16 @@ static int starts_object(const char *buf, size_t len) {
   return i < len && buf[i] == '{';
 }
 
-/* The span's value, parsed alone, equals what cJSON found in the tree. */
+/* The span's value, parsed alone, equals what cJSON found in the tree.
+ * Compared as printed, since cJSON_Compare never finds an overflowing
+ * number (1e999, inf) equal to itself. */
 static void same_value(mcpp__span s, const cJSON *item) {
   cJSON *alone = cJSON_ParseWithLength(s.p, s.n);
   CHECK(alone != NULL);
-  CHECK(cJSON_Compare(alone, item, 1));
+  char *a = cJSON_PrintUnformatted(alone), *b = cJSON_PrintUnformatted(item);
+  CHECK(a && b && strcmp(a, b) == 0);
+  cJSON_free(a);
+  cJSON_free(b);
   cJSON_Delete(alone);
 }
 
