@@ -43,6 +43,10 @@ class Event:
     failure_count: int = 0
     in_flight: int = 0
     disposition: str = "continued"
+    #: How a ping ended, for its final event (``pong``, ``timeout``,
+    #: ``error``, ``invalid``, ``unsupported``, ``closed``: abandoned because
+    #: the connection closed), else None.
+    outcome: str | None = None
 
     @classmethod
     def from_native(cls, d: dict[str, Any]) -> "Event":
@@ -62,6 +66,7 @@ class Event:
             failure_count=d["failure_count"],
             in_flight=d["in_flight"],
             disposition=d["disposition"],
+            outcome=d.get("outcome"),
         )
 
 

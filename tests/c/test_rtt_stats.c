@@ -121,3 +121,23 @@ TEST(rtt_stats_out_of_memory_fails_cleanly) {
     free(f);
   }
 }
+
+TEST(rtt_stats_never_allocates_after_the_first_summary) {
+  fx *f = fx_new();
+  f->alloc.a = (mcpp_allocator){fx_malloc, fx_realloc, fx_free_block, &f->alloc};
+  mcpp_rtt_stats *st = NULL;
+  ASSERT_EQ(mcpp_rtt_stats_new(&st, 100, &f->alloc.a), 0);
+  mcpp_rtt_summary s;
+  mcpp_rtt_stats_add(st, 1);
+  mcpp_rtt_stats_summary(st, &s);
+  long before = f->alloc.count;
+  for (int i = 0; i < 100000; i++) {
+    mcpp_rtt_stats_add(st, i % 97);
+    if (i % 1000 == 0) mcpp_rtt_stats_summary(st, &s);
+  }
+  ASSERT_EQ(f->alloc.count, before);
+  ASSERT_EQ(f->alloc.live, 3); /* the stats, the window, its sorted copy */
+  mcpp_rtt_stats_free(st);
+  ASSERT_EQ(f->alloc.live, 0);
+  free(f);
+}

@@ -176,3 +176,20 @@ async def test_healthy_needs_answers_to_application_requests_not_just_pongs():
         # ...yet the stalled request means the connection is not healthy.
         assert p.state == "alive" and not p.healthy
         assert p.info()["in_flight"] == 1
+
+
+async def test_ping_abandoned_at_close_is_peer_closed_and_not_lost():
+    """Issue 8 item 8: a ping still waiting when the connection closes was
+    never the peer's failure: PeerClosed, not PingTimeout, and not lost."""
+    events: list[mcpping.Event] = []
+    async with mcpping.connect(peer("drop_pings"), keepalive=None,
+                               on_event=events.append) as p:
+        waiting = asyncio.ensure_future(p.ping(timeout=30))
+        await asyncio.sleep(0)  # one loop turn: the ping is queued before the close
+        await p.close()
+        with pytest.raises(mcpping.PeerClosed):
+            await waiting
+        assert not isinstance(waiting.exception(), mcpping.PingTimeout)
+        assert (p.stats.count, p.stats.received, p.stats.lost) == (1, 0, 0)
+        ends = [e for e in events if e.name == "timeout"]
+        assert [e.outcome for e in ends] == ["closed"]
