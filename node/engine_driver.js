@@ -34,11 +34,14 @@ class EngineDriver extends EventEmitter {
    * @param {string|Function|object} [opts.records]
    * @param {(frame: string, kind: number) => void} opts.write writes an engine frame
    * @param {(frame: string) => void} [opts.deliver] a synthetic frame for the app
+   * @param {() => void} [opts.onMustClose] called (outside any engine call) when
+   *   the engine's stale policy says the connection must close
    */
   constructor(opts) {
     super();
     this.write = opts.write;
     this.deliver = opts.deliver || (() => {});
+    this.onMustClose = opts.onMustClose || null;
     this.records = makeRecordSink(opts.records);
     this._state = 'alive';
     this.closed = false;
@@ -203,6 +206,12 @@ class EngineDriver extends EventEmitter {
       }
     }
     this.emit(ev.type, ev);
+    // The stale policy is the C core's (mcpp_engine_should_close). Acted on
+    // once the engine call that reported the event has returned.
+    if (this.onMustClose && this.engine && this.engine.shouldClose(ev)) {
+      const mustClose = this.onMustClose;
+      queueMicrotask(() => mustClose());
+    }
   }
 
   /** Re-arms the timer if the engine's deadline moved earlier. */

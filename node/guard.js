@@ -39,6 +39,7 @@ class GuardedTransport extends EventEmitter {
       records: options.records,
       write: (frame, kind) => this.writeEngineFrame(frame, kind),
       deliver: (frame) => this.deliverSynthetic(frame),
+      onMustClose: () => this.closeStale(),
     });
     // Re-emit the engine's events from the transport object.
     for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'record']) {
@@ -104,6 +105,15 @@ class GuardedTransport extends EventEmitter {
   }
 
   // ---- internals
+
+  /** The peer went stale and the stale policy says close: end the session. */
+  closeStale() {
+    if (this.driver.closed) return;
+    this.driver.close('the peer went stale');
+    this.inner.close().catch((err) => {
+      if (this.onerror) this.onerror(err);
+    }).finally(() => this.onInnerClose());
+  }
 
   onInnerMessage(message, extra) {
     this.syncSession();

@@ -107,3 +107,47 @@ test('guard() reports an unsupported peer without convicting it', async () => {
 test('guard() rejects what is not a transport', () => {
   assert.throws(() => mcpping.guard({}), TypeError);
 });
+
+// Issue 8 item 7: the guard follows the C core's stale policy. With
+// onStale: 'close' a stale peer's session ends (onclose fires, the server
+// process goes); with 'report' it stays open.
+async function guardFrozen(onStale) {
+  const inner = new sdkStdio.StdioClientTransport(h.peer('freeze.py', ['--after', '3']));
+  const transport = mcpping.guard(inner, {
+    role: 'client',
+    keepalive: { intervalMs: 50, minIntervalMs: 10, timeoutMs: 150, failures: 1, jitterPct: 0, onStale },
+  });
+  const client = new Client({ name: 'mcpping-test', version: '1.0.0' });
+  await client.connect(transport); // initialize + initialized: 2 messages
+  const closed = new Promise((resolve) => {
+    const prev = transport.onclose;
+    transport.onclose = () => {
+      if (prev) prev();
+      resolve();
+    };
+  });
+  await h.nextEvent(transport, 'stale', 10000);
+  return { client, transport, inner, closed };
+}
+
+test('guard() closes a stale peer when onStale is close', async () => {
+  const { client, transport, inner, closed } = await guardFrozen('close');
+  try {
+    await closed;
+    assert.equal(transport.state, 'closed');
+    assert.equal(inner._process, undefined, 'the SDK transport let the server go');
+  } finally {
+    await client.close();
+  }
+});
+
+test('guard() keeps a stale peer open when onStale is report', async () => {
+  const { client, transport, closed } = await guardFrozen('report');
+  try {
+    const outcome = await Promise.race([closed.then(() => 'closed'), h.nextEvent(transport, 'timeout', 10000).then(() => 'still pinging')]);
+    assert.equal(outcome, 'still pinging');
+    assert.equal(transport.state, 'stale');
+  } finally {
+    await client.close();
+  }
+});
