@@ -94,6 +94,10 @@ class EngineDriver:
         """Sets the session id printed in records."""
         self.engine.set_session_id(session_id)
 
+    def record_reconnect(self) -> None:
+        """Emits a ``reconnect`` record (the session was initialized again)."""
+        self.engine.record_reconnect(now_us())
+
     async def ping(self, timeout: float | None = None) -> float:
         """Pings the peer; returns the RTT in seconds or raises a PingFailure."""
         t = self._ping_timeout if timeout is None else timeout
