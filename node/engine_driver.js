@@ -103,6 +103,11 @@ class EngineDriver extends EventEmitter {
     if (!this.closed && sessionId) this.engine.setSessionId(sessionId);
   }
 
+  /** Emits a "reconnect" record (the session was initialized again). */
+  recordReconnect() {
+    if (!this.closed) this.engine.recordReconnect(nowUs(), this.sink);
+  }
+
   /**
    * A manual ping.
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
