@@ -9,12 +9,14 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from . import _native
+from . import _check, _native
 
 __all__ = ["Stats", "nearest_rank", "WINDOW"]
 
 #: How many of the most recent RTTs the percentiles (p50, p99) cover.
 WINDOW = 10_000
+#: The largest window (memory stays bounded: 8 bytes a sample, twice).
+MAX_WINDOW = 10_000_000
 
 #: Microseconds per second: Stats keeps RTTs in seconds.
 _US_PER_S = 1e6
@@ -42,10 +44,9 @@ class Stats:
     """
 
     def __init__(self, window: int = WINDOW) -> None:
-        if isinstance(window, bool) or not isinstance(window, int):
-            raise TypeError("window must be an int")
+        _check.integer("window", window, 1, MAX_WINDOW)
         self.window = window
-        self._c = _native.RttStats(window)  # ValueError names the range
+        self._c = _native.RttStats(window)
 
     def add_rtt(self, rtt: float) -> None:
         """Records a pong (in whatever unit the caller reads the figures)."""

@@ -108,45 +108,56 @@ test('guard() rejects what is not a transport', () => {
   assert.throws(() => mcpping.guard({}), TypeError);
 });
 
-// Issue 8 item 7: the guard follows the C core's stale policy. With
-// onStale: 'close' a stale peer's session ends (onclose fires, the server
-// process goes); with 'report' it stays open.
-async function guardFrozen(onStale) {
-  const inner = new sdkStdio.StdioClientTransport(h.peer('freeze.py', ['--after', '3']));
-  const transport = mcpping.guard(inner, {
-    role: 'client',
-    keepalive: { intervalMs: 50, minIntervalMs: 10, timeoutMs: 150, failures: 1, jitterPct: 0, onStale },
-  });
+/**
+ * A Client over a guarded SDK stdio transport to a server that never
+ * answers pings (drop_pings.py): keepalive makes it stale in ~200 ms.
+ */
+async function guardedDropPings(onStale) {
+  const inner = new sdkStdio.StdioClientTransport(h.peer('drop_pings.py'));
+  const keepalive = { intervalMs: 50, minIntervalMs: 10, timeoutMs: 100, failures: 2, onStale };
+  const transport = mcpping.guard(inner, { role: 'client', keepalive });
   const client = new Client({ name: 'mcpping-test', version: '1.0.0' });
-  await client.connect(transport); // initialize + initialized: 2 messages
-  const closed = new Promise((resolve) => {
-    const prev = transport.onclose;
-    transport.onclose = () => {
-      if (prev) prev();
-      resolve();
-    };
-  });
-  await h.nextEvent(transport, 'stale', 10000);
-  return { client, transport, inner, closed };
+  await client.connect(transport);
+  return { inner, transport, client, pid: inner.pid };
 }
 
-test('guard() closes a stale peer when onStale is close', async () => {
-  const { client, transport, inner, closed } = await guardFrozen('close');
+test('guard() with onStale "close" (the default) closes a stale session: closed event, inner transport closed, SDK onclose', async () => {
+  const { transport, client, pid } = await guardedDropPings(undefined);
+  const clientClosed = new Promise((resolve) => {
+    client.onclose = resolve;
+  });
+  const staleEvent = h.nextEvent(transport, 'stale', 5000);
+  const closedEvent = h.nextEvent(transport, 'closed', 5000);
   try {
-    await closed;
+    const stale = await staleEvent;
+    assert.equal(stale.failureCount, 2);
+    const closed = await closedEvent;
+    assert.equal(closed.state, 'closed');
+    assert.match(closed.message, /stale/);
+    await h.within(clientClosed, 5000, 'the SDK client to see the close');
     assert.equal(transport.state, 'closed');
-    assert.equal(inner._process, undefined, 'the SDK transport let the server go');
+    assert.equal(h.exists(pid), false, 'the inner transport\'s server is gone');
+    await assert.rejects(client.listTools(), /Not connected/);
   } finally {
     await client.close();
   }
 });
 
-test('guard() keeps a stale peer open when onStale is report', async () => {
-  const { client, transport, closed } = await guardFrozen('report');
+test('guard() with onStale "report" reports a stale session and keeps it open', async () => {
+  const { transport, client } = await guardedDropPings('report');
   try {
-    const outcome = await Promise.race([closed.then(() => 'closed'), h.nextEvent(transport, 'timeout', 10000).then(() => 'still pinging')]);
-    assert.equal(outcome, 'still pinging');
+    let closed = false;
+    transport.on('closed', () => {
+      closed = true;
+    });
+    await h.nextEvent(transport, 'stale', 5000);
     assert.equal(transport.state, 'stale');
+    // Still open: a request is answered, and that traffic proves it alive.
+    const recovered = h.nextEvent(transport, 'recovered', 5000);
+    const { tools } = await client.listTools();
+    assert.ok(Array.isArray(tools));
+    await recovered;
+    assert.equal(closed, false);
   } finally {
     await client.close();
   }
