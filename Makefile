@@ -19,7 +19,7 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
-        bench bench-engine clean format examples fuzz fuzz-build
+        bench bench-engine clean format examples fuzz fuzz-build failmalloc
 
 all: build/libmcpping.a build/test-c
 
@@ -97,6 +97,17 @@ FUZZ_SECONDS ?= 10
 FUZZ_HARNESSES := lines scan engine
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined
+
+# Allocation failure, nghttp2's failmalloc way: the out_of_memory tests fail
+# the k-th allocation of a representative session for every k (client,
+# server and 2026 sessions, the line splitter, RTT statistics), under ASan
+# and under valgrind: no crash, no leak.
+failmalloc: build/test-c-asan build/test-c
+	MCPP_SOURCE_DIR=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./build/test-c-asan out_of_memory
+	MCPP_SOURCE_DIR=$(CURDIR) MCPP_UNDER_VALGRIND=1 valgrind -q --leak-check=full \
+	  --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+	  --error-exitcode=99 --child-silent-after-fork=no ./build/test-c out_of_memory
 
 build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(SOURCES) $(HEADERS)
 	@mkdir -p build/fuzz
