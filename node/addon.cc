@@ -5,6 +5,7 @@
 
 #include "convert.h"
 #include "engine_wrap.h"
+#include "rules_wrap.h"
 
 namespace mcpping_node {
 
@@ -94,6 +95,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceValue("version", Napi::String::New(env, MCPP_VERSION)),
               });
   exports.Set("Engine", EngineWrap::Init(env));
+  InitRules(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {

@@ -179,6 +179,8 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
   o.Set("failureCount", static_cast<double>(ev.failure_count));
   o.Set("inFlight", static_cast<double>(ev.in_flight));
   o.Set("disposition", mcpp_disposition_name(ev.disposition));
+  const char *outcome = mcpp_outcome_name(mcpp_event_outcome(&ev));
+  o.Set("outcome", outcome ? Napi::Value(Napi::String::New(env, outcome)) : env.Null());
   if (ev.proof)
     o.Set("proof", ev.proof);
   else

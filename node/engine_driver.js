@@ -36,11 +36,14 @@ class EngineDriver extends EventEmitter {
    * @param {string|Function|object} [opts.records]
    * @param {(frame: string, kind: number) => void} opts.write writes an engine frame
    * @param {(frame: string) => void} [opts.deliver] a synthetic frame for the app
+   * @param {(ev: object) => void} [opts.onMustClose] called with the event (outside any engine call) when
+   *   the engine's stale policy says the connection must close
    */
   constructor(opts) {
     super();
     this.write = opts.write;
     this.deliver = opts.deliver || (() => {});
+    this.onMustClose = opts.onMustClose || null;
     this.records = makeRecordSink(opts.records);
     this._state = 'alive';
     this.closed = false;
@@ -116,6 +119,11 @@ class EngineDriver extends EventEmitter {
   /** @param {string} sessionId */
   setSessionId(sessionId) {
     if (!this.closed && sessionId) this.engine.setSessionId(sessionId);
+  }
+
+  /** Emits a "reconnect" record (the session was initialized again). */
+  recordReconnect() {
+    if (!this.closed) this.engine.recordReconnect(nowUs(), this.sink);
   }
 
   /**
@@ -227,6 +235,12 @@ class EngineDriver extends EventEmitter {
       }
     }
     this.emit(ev.type, ev);
+    // The stale policy is the C core's (mcpp_engine_should_close). Acted on
+    // once the engine call that reported the event has returned.
+    if (this.onMustClose && this.engine && this.engine.shouldClose(ev)) {
+      const mustClose = this.onMustClose;
+      queueMicrotask(() => mustClose(ev));
+    }
   }
 
   /** Re-arms the timer if the engine's deadline moved earlier. */

@@ -44,12 +44,9 @@ class GuardedTransport extends EventEmitter {
       records: options.records,
       write: (frame, kind) => this.writeEngineFrame(frame, kind),
       deliver: (frame) => this.deliverSynthetic(frame),
-    });
-    this.onStale = (options.keepalive && options.keepalive.onStale) || 'close';
-    // As the stdio runtime does: a stale peer is closed unless onStale is
-    // 'report'. After the engine's callback returns, never inside it.
-    this.driver.on('stale', (ev) => {
-      if (this.onStale === 'close') process.nextTick(() => this.closeStale(ev));
+      // The stale policy is the C core's (mcpp_engine_should_close): close
+      // unless onStale is 'report', and always once the process is gone.
+      onMustClose: (ev) => this.closeStale(ev),
     });
     // Re-emit the engine's events from the transport object.
     for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'record']) {
@@ -115,6 +112,7 @@ class GuardedTransport extends EventEmitter {
   }
 
   // ---- internals
+
 
   onInnerMessage(message, extra) {
     this.syncSession();

@@ -107,6 +107,12 @@ export interface LivenessEvent {
    * null where none applies.
    */
   proof: Proof | null;
+  /**
+   * How a ping ended, on its final event (the C core's verdict): 'closed'
+   * means abandoned because the connection closed, never a timeout, and
+   * not lost. null on other events.
+   */
+  outcome: 'pong' | 'timeout' | 'error' | 'invalid' | 'unsupported' | 'closed' | null;
 }
 
 /** Why and how a stdio connection ended. */

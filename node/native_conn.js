@@ -289,14 +289,12 @@ class NativeConn {
  * @param {number} timeoutMs
  */
 function outcomeError(ev, timeoutMs) {
-  if (ev.type === 'unsupported') return new errors.PingUnsupportedError(ev.errorCode || null, ev.message || undefined);
-  if (ev.type === 'ping_error') {
-    if (ev.invalid) return new errors.PingInvalidError(ev.message || undefined);
-    return new errors.PingError(ev.errorCode, ev.message || '');
-  }
-  if (ev.errorCode && binding.errname(ev.errorCode) === 'MCPP_ERR_CLOSED') {
-    return new errors.ClosedError('connection closed before the pong');
-  }
+  // The C core decides how the ping ended (ev.outcome); this translates.
+  const outcome = ev.outcome || binding.eventOutcome(ev);
+  if (outcome === 'unsupported') return new errors.PingUnsupportedError(ev.errorCode || null, ev.message || undefined);
+  if (outcome === 'invalid') return new errors.PingInvalidError(ev.message || undefined);
+  if (outcome === 'error') return new errors.PingError(ev.errorCode, ev.message || '');
+  if (outcome === 'closed') return new errors.ClosedError('connection closed before the pong');
   return new errors.PingTimeoutError(ev.timeoutMs || timeoutMs);
 }
 

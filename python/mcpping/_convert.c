@@ -151,6 +151,7 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev) {
       put(d, "in_flight", PyLong_FromUnsignedLong(ev->in_flight)) < 0 ||
       put(d, "disposition",
           PyUnicode_FromString(mcpp_disposition_name(ev->disposition))) < 0 ||
+      put(d, "outcome", str_or_none(mcpp_outcome_name(mcpp_event_outcome(ev)), -1)) < 0 ||
       put(d, "proof", str_or_none(ev->proof, -1)) < 0) {
     Py_DECREF(d);
     return NULL;

@@ -501,6 +501,14 @@ static PyMethodDef module_methods[] = {
     {"shutdown", py_shutdown, METH_NOARGS, shutdown_doc},
     {"strerror", py_strerror, METH_O, strerror_doc},
     {"errname", py_errname, METH_O, errname_doc},
+    {"event_outcome", mcpping_event_outcome, METH_O,
+     "event_outcome(event) -> str | None: how a ping ended ('pong', 'timeout', "
+     "'error', 'invalid', 'unsupported', 'closed'), None if the event ends none."},
+    {"outcome_is_lost", mcpping_outcome_is_lost, METH_O,
+     "outcome_is_lost(outcome) -> bool: whether the outcome counts as a lost ping."},
+    {"http_classify", mcpping_http_classify, METH_VARARGS,
+     "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
+     "'session_expired' or 'failed'."},
     {NULL, NULL, 0, NULL}};
 
 /* ------------------------------------------------------------ module */
@@ -516,6 +524,7 @@ static int module_exec(PyObject *m) {
   if (st->error == NULL) return -1;
   if (PyModule_AddObjectRef(m, "NativeError", st->error) < 0) return -1;
   if (mcpping_engine_add_type(m, st) < 0) return -1;
+  if (mcpping_rules_add_types(m) < 0) return -1;
   if (PyModule_AddStringConstant(m, "VERSION", MCPP_VERSION) < 0) return -1;
 #define C(name) \
   if (PyModule_AddIntConstant(m, #name, name) < 0) return -1

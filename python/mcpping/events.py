@@ -48,6 +48,10 @@ class Event:
     failure_count: int = 0
     in_flight: int = 0
     disposition: str = "continued"
+    #: How a ping ended, for its final event (``pong``, ``timeout``,
+    #: ``error``, ``invalid``, ``unsupported``, ``closed``: abandoned because
+    #: the connection closed), else None.
+    outcome: str | None = None
     proof: str | None = None
 
     @classmethod
@@ -69,6 +73,7 @@ class Event:
             failure_count=d["failure_count"],
             in_flight=d["in_flight"],
             disposition=d["disposition"],
+            outcome=d.get("outcome"),
             proof=d.get("proof"),
         )
 

@@ -70,16 +70,19 @@ def _request_timeout_ms(timeout: float | None) -> int:
 
 
 def _ping_outcome(ev: Event) -> BaseException | float:
-    """Maps a manual ping's final event to its RTT or the exception to raise."""
-    if ev.name == "pong":
+    """Maps a manual ping's final event to its RTT or the exception to raise.
+
+    The C core decides the outcome (``ev.outcome``); this only translates it.
+    """
+    if ev.outcome == "pong":
         return ev.rtt or 0.0
-    if ev.name == "timeout":
-        if ev.code == _native.MCPP_ERR_CLOSED:
-            return PeerClosed("connection closed before the pong")
+    if ev.outcome == "closed":
+        return PeerClosed("connection closed before the pong")
+    if ev.outcome == "timeout":
         return PingTimeout(ev.timeout or 0.0)
-    if ev.name == "ping_error":
-        if ev.invalid:
-            return PingInvalid(ev.message or "result is not an object")
+    if ev.outcome == "invalid":
+        return PingInvalid(ev.message or "result is not an object")
+    if ev.outcome == "error":
         return PingError(ev.code or 0, ev.message or "")
     return PingUnsupported(ev.code or None, ev.message or "ping unsupported")
 
@@ -464,6 +467,7 @@ class Peer:
         if kind == _MESSAGE:
             self._message(item[2])
         elif kind == _EVENT:
+            self._stats.observe(item[2])
             self._event(Event.from_native(item[2]), item[3])
         elif kind == _RECORD:
             self._records.write(item[2])
@@ -512,12 +516,6 @@ class Peer:
         self._state = ev.state
         if ev.name == "initialized":
             self._learn_session()
-        if ev.name == "ping":
-            self._stats.count += 1
-        elif ev.name == "pong" and ev.rtt is not None:
-            self._stats.add_rtt(ev.rtt)
-        elif ev.name in ("timeout", "ping_error") and ev.code != _native.MCPP_ERR_CLOSED:
-            self._stats.lost += 1
         if token and ev.name in ("pong", "timeout", "ping_error", "unsupported"):
             fut = self._pings.get(token)
             if fut is not None and not fut.done():
