@@ -221,3 +221,30 @@ async def test_guard_keeps_the_session_when_a_listener_raises_and_records_cannot
     kinds = [type(e) for e in handler.exceptions()]
     assert kinds.count(ZeroDivisionError) == 3
     assert OSError in kinds
+
+
+async def test_a_failing_metrics_tap_costs_no_listener_iterator_or_close(monkeypatch):
+    from mcpping import events as events_module
+
+    class BrokenTap:
+        def opened(self, hub):
+            pass
+
+        def event(self, hub, ev):
+            raise RuntimeError("metrics backend down")
+
+        def closed(self, hub):
+            raise RuntimeError("metrics backend still down")
+
+    handler = Handler()
+    monkeypatch.setattr(events_module, "tap", BrokenTap())
+    seen: list[str] = []
+    p = await mcpping.connect(BURST, keepalive=None, on_event=lambda ev: seen.append(ev.name))
+    stream = p.events()
+    assert await p.ping(timeout=5) > 0
+    await asyncio.wait_for(p.close(), 10)
+    names = [ev.name async for ev in stream]  # ends: the iterator was finished
+    assert names[-1] == "closed" and seen[-1] == "closed" and "pong" in seen
+    messages = {c["message"] for c in handler.contexts}
+    assert messages == {"mcpping: the metrics tap raised"}
+    assert "metrics backend still down" in {str(e) for e in handler.exceptions()}
