@@ -248,3 +248,15 @@ async def test_a_failing_metrics_tap_costs_no_listener_iterator_or_close(monkeyp
     messages = {c["message"] for c in handler.contexts}
     assert messages == {"mcpping: the metrics tap raised"}
     assert "metrics backend still down" in {str(e) for e in handler.exceptions()}
+
+
+async def test_a_server_whose_stderr_is_not_utf8_still_closes_cleanly():
+    """Its stderr reaches the stderr target (and may be quoted in the close
+    reason): bytes that are not UTF-8 are replaced, never a lost CLOSED."""
+    chunks: list[str] = []
+    code = "import sys; sys.stderr.buffer.write(b'bad \\xff\\xfe tail\\n'); sys.stderr.flush()"
+    p = await mcpping.connect([PY, "-c", code], keepalive=None, initialize=False,
+                              stderr=chunks.append)
+    info = await asyncio.wait_for(p.wait_closed(), 10)
+    assert isinstance(info.reason, str) and info.exit_status == 0
+    assert "".join(chunks) == "bad \ufffd\ufffd tail\n"
