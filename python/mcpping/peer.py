@@ -307,13 +307,17 @@ class Peer:
             info = await asyncio.wait_for(asyncio.shield(self._closed), 5)
         except asyncio.TimeoutError:
             return "the connection closed during initialize"
-        if info.term_signal:
-            how = f"was killed by signal {info.term_signal}"
-        elif info.exit_status >= 0:
-            how = f"exited with status {info.exit_status}"
-        else:
-            how = "closed the connection"
-        return f"the server {how} before answering initialize ({info.reason})"
+        reason = info.reason
+        if not reason.startswith(("server exited", "server killed")):
+            # The driver's reason does not say how the process ended: add it.
+            if info.term_signal:
+                how = f"server killed by signal {info.term_signal}"
+            elif info.exit_status >= 0:
+                how = f"server exited with status {info.exit_status}"
+            else:
+                how = "server closed the connection"
+            reason = f"{how}; {reason}"
+        return f"the server ended before answering initialize: {reason}"
 
     async def messages(self) -> AsyncIterator[dict[str, Any]]:
         """Yields what the server sends besides pings and answers to our requests."""
