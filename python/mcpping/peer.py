@@ -390,9 +390,12 @@ class Peer:
             except (ValueError, RecursionError):
                 msg = None
             if isinstance(msg, dict) and "method" not in msg:
-                # Our ids are str; any other id (a list, say) is not ours.
+                # Our ids are str; any other id (a list, unhashable) is not
+                # ours, and None matches nothing in the tables below.
                 rid = msg.get("id")
-                fut = self._requests.get(rid) if isinstance(rid, str) else None
+                if not isinstance(rid, str):
+                    rid = None
+                fut = self._requests.get(rid)
                 if fut is not None:
                     if not fut.done():
                         fut.set_result(msg)
