@@ -369,6 +369,14 @@ static PyObject *py_info(PyObject *module, PyObject *arg) {
   return mcpping_info_to_dict(&info, healthy);
 }
 
+/* A str of bytes the engine or the server wrote (a close reason may quote
+ * the server's stderr): bytes that are not UTF-8 are replaced, never an
+ * error that would cost the whole drain. len < 0: NUL-terminated. */
+static PyObject *text_of(const char *s, Py_ssize_t len) {
+  if (len < 0) len = (Py_ssize_t)strlen(s);
+  return PyUnicode_DecodeUTF8(s, len, "replace");
+}
+
 /* Builds the Python tuple of one item; NULL with an exception on error. */
 static PyObject *item_to_tuple(const mcpp_item *it) {
   PyObject *h = (PyObject *)it->conn_user_data;
@@ -383,14 +391,15 @@ static PyObject *item_to_tuple(const mcpp_item *it) {
                            (unsigned long long)it->ping_token);
     }
     case MCPP_ITEM_RECORD:
-      return Py_BuildValue("(Ois#)", h, K_RECORD, it->data,
-                           (Py_ssize_t)it->len);
+      return Py_BuildValue("(OiN)", h, K_RECORD,
+                           text_of(it->data, (Py_ssize_t)it->len));
     case MCPP_ITEM_STDERR:
       return Py_BuildValue("(Oiy#)", h, K_STDERR, it->data,
                            (Py_ssize_t)it->len);
     case MCPP_ITEM_CLOSED:
-      return Py_BuildValue("(Oi(isLi))", h, K_CLOSED, it->close.err,
-                           it->close.reason ? it->close.reason : "closed",
+      return Py_BuildValue("(Oi(iNLi))", h, K_CLOSED, it->close.err,
+                           text_of(it->close.reason ? it->close.reason
+                                                    : "closed", -1),
                            (long long)it->close.exit_status,
                            it->close.term_signal);
     case MCPP_ITEM_PING_FAILED:

@@ -137,7 +137,10 @@ class EventHub:
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
         if tap is not None:
-            tap.event(self, ev)
+            try:
+                tap.event(self, ev)
+            except Exception as exc:  # a metrics backend's failure costs no listener
+                self._report("mcpping: the metrics tap raised", exc)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
             _isolation.call(self._report, f"the listener for {ev.name!r}", cb, ev)
         for q, names in self._queues:
@@ -149,7 +152,10 @@ class EventHub:
     def finish(self) -> None:
         """Ends every iterator (after the events already queued)."""
         if tap is not None and not self._closed:
-            tap.closed(self)
+            try:
+                tap.closed(self)
+            except Exception as exc:  # the iterators below must still end
+                self._report("mcpping: the metrics tap raised", exc)
         self._closed = True
         for q, _ in self._queues:
             q.put_nowait(None)

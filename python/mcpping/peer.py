@@ -408,13 +408,17 @@ class Peer:
             info = await asyncio.wait_for(asyncio.shield(self._closed), 5)
         except asyncio.TimeoutError:
             return "the connection closed during initialize"
-        if info.term_signal:
-            how = f"was killed by signal {info.term_signal}"
-        elif info.exit_status >= 0:
-            how = f"exited with status {info.exit_status}"
-        else:
-            how = "closed the connection"
-        return f"the server {how} before answering initialize ({info.reason})"
+        reason = info.reason
+        if not reason.startswith(("server exited", "server killed")):
+            # The driver's reason does not say how the process ended: add it.
+            if info.term_signal:
+                how = f"server killed by signal {info.term_signal}"
+            elif info.exit_status >= 0:
+                how = f"server exited with status {info.exit_status}"
+            else:
+                how = "server closed the connection"
+            reason = f"{how}; {reason}"
+        return f"the server ended before answering initialize: {reason}"
 
     async def messages(self) -> AsyncIterator[dict[str, Any]]:
         """Yields what the server sends besides pings and answers to our requests."""
@@ -490,9 +494,12 @@ class Peer:
             except (ValueError, RecursionError):
                 msg = None
             if isinstance(msg, dict) and "method" not in msg:
-                # Our ids are str; any other id (a list, say) is not ours.
+                # Our ids are str; any other id (a list, unhashable) is not
+                # ours, and None matches nothing in the tables below.
                 rid = msg.get("id")
-                fut = self._requests.get(rid) if isinstance(rid, str) else None
+                if not isinstance(rid, str):
+                    rid = None
+                fut = self._requests.get(rid)
                 if fut is not None:
                     if not fut.done():
                         if _TIMED_OUT in frame:
