@@ -12,6 +12,7 @@ const { outcomeError } = require('./native_conn');
 const { makeRecordSink } = require('./records');
 const { ClosedError } = require('./errors');
 const { RttStats } = require('./rtt_stats');
+const check = require('./validate');
 
 const SINK_SEND = 0;
 const SINK_DELIVER = 1;
@@ -105,18 +106,24 @@ class EngineDriver extends EventEmitter {
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} RTT in ms
    */
-  ping(opts = {}) {
-    const { signal } = opts;
+  ping(opts) {
+    let timeoutMs;
+    let signal;
+    try {
+      ({ timeoutMs, signal } = check.pingOptions(opts));
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (signal && signal.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.reject(new ClosedError());
     return new Promise((resolve, reject) => {
-      const entry = { resolve, reject, timeoutMs: opts.timeoutMs || this.timeoutMs, signal, onAbort: null };
+      const entry = { resolve, reject, timeoutMs: timeoutMs || this.timeoutMs, signal, onAbort: null };
       // The pong can arrive inside engine.ping (a synchronous transport), so
       // the entry is registered under a placeholder until the seq is known.
       this.pendingEntry = entry;
       let seq;
       try {
-        seq = this.engine.ping(opts.timeoutMs || 0, nowUs(), this.sink);
+        seq = this.engine.ping(timeoutMs, nowUs(), this.sink);
       } catch (err) {
         this.pendingEntry = null;
         reject(err.code === 'MCPP_ERR_UNSUPPORTED' ? outcomeError({ type: 'unsupported', errorCode: 0, message: err.message }, 0) : err);

@@ -9,6 +9,7 @@
  */
 const { EventEmitter } = require('node:events');
 const { EngineDriver } = require('./engine_driver');
+const check = require('./validate');
 
 const FRAME_PONG = 1;
 /** mcpping.h: closed because the peer went stale. */
@@ -20,13 +21,15 @@ class GuardedTransport extends EventEmitter {
    * @param {{role?: 'client'|'server', keepalive?: object, records?: string|Function|object,
    *          transport?: 'stdio'|'streamable-http'|'custom', peerName?: string}} [options]
    */
-  constructor(inner, options = {}) {
+  constructor(inner, options) {
     super();
-    if (!inner || typeof inner.send !== 'function' || typeof inner.start !== 'function') {
-      throw new TypeError('guard: expected an SDK Transport (start, send, close)');
+    if (!inner || typeof inner.send !== 'function' || typeof inner.start !== 'function' || typeof inner.close !== 'function') {
+      throw check.invalid(TypeError, 'guard: expected an SDK Transport (start, send, close)');
     }
+    options = check.options('guard options', options);
+    check.ofType('options.peerName', options.peerName, 'string');
     this.inner = inner;
-    this.role = options.role || 'client';
+    this.role = check.oneOf('options.role', options.role, ['client', 'server']) || 'client';
     /** @type {((message: object, extra?: object) => void)|undefined} */
     this.onmessage = undefined;
     /** @type {(() => void)|undefined} */
@@ -35,7 +38,7 @@ class GuardedTransport extends EventEmitter {
     this.onerror = undefined;
     this.driver = new EngineDriver({
       role: this.role,
-      transport: options.transport || detectTransport(inner),
+      transport: check.oneOf('options.transport', options.transport, ['stdio', 'streamable-http', 'custom']) || detectTransport(inner),
       keepalive: options.keepalive,
       peerName: options.peerName,
       records: options.records,

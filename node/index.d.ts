@@ -145,7 +145,10 @@ export interface RttSummary {
 }
 
 export interface PingOptions {
-  /** Default: keepalive.timeoutMs, else 5000. */
+  /**
+   * An integer 1..2147483647 ms; default keepalive.timeoutMs, else 5000.
+   * Anything else throws a RangeError/TypeError with code ERR_MCPPING_INVALID_ARG.
+   */
   timeoutMs?: number;
   /** Aborting rejects the ping with the signal's reason. */
   signal?: AbortSignal;
@@ -160,7 +163,7 @@ export interface ServerParams {
   cwd?: string;
   /** The server's stderr: ours (default), delivered as 'stderr' events / a stream, or dropped. */
   stderr?: 'inherit' | 'pipe' | 'ignore';
-  /** SIGTERM-to-SIGKILL grace on close, ms (default 2000). */
+  /** SIGTERM-to-SIGKILL grace on close, ms: 1..2147483647, default 2000. */
   killGraceMs?: number;
 }
 
@@ -206,6 +209,7 @@ export class Peer extends EventEmitter {
   closeInfo: CloseInfo | null;
   /** Resolves with the RTT in ms. */
   ping(options?: PingOptions): Promise<number>;
+  /** timeoutMs: 0 (none) or 1..2147483647, default 60000. */
   request(method: string, params?: object, options?: { timeoutMs?: number }): Promise<unknown>;
   notify(method: string, params?: object): void;
   initialize(options?: { timeoutMs?: number }): Promise<unknown>;

@@ -12,6 +12,7 @@ const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
+const check = require('./validate');
 const { version } = require('../package.json');
 
 const PROTOCOL_VERSION = '2025-11-25';
@@ -31,9 +32,12 @@ class Peer extends EventEmitter {
    * @param {ServerParams} params
    * @param {object} [options]
    */
-  constructor(params, options = {}) {
+  constructor(params, options) {
     super();
-    this.keepalive = options.keepalive || {};
+    check.serverParams('connect', params);
+    options = check.options('options', options);
+    check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
+    this.keepalive = check.keepaliveOptions(options.keepalive);
     this.records = makeRecordSink(options.records);
     this.rpc = new RpcRequester('mcpping-');
     this._state = 'alive';
@@ -98,8 +102,9 @@ class Peer extends EventEmitter {
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} the round-trip time in ms
    */
-  async ping(opts = {}) {
-    const ev = await this.conn.ping(opts.timeoutMs, opts.signal);
+  async ping(opts) {
+    const { timeoutMs, signal } = check.pingOptions(opts);
+    const ev = await this.conn.ping(timeoutMs, signal);
     return ev.rttUs / 1000;
   }
 
@@ -110,8 +115,9 @@ class Peer extends EventEmitter {
    * @param {{timeoutMs?: number}} [opts] default 60000; 0 for none
    * @returns {Promise<unknown>}
    */
-  async request(method, params, opts = {}) {
-    const timeoutMs = opts.timeoutMs === undefined ? 60000 : opts.timeoutMs;
+  async request(method, params, opts) {
+    requestArgs(method, params);
+    const timeoutMs = check.durationMs('timeoutMs', check.options('request options', opts).timeoutMs, 60000, 'none');
     const { message, promise } = this.rpc.create(method, params, timeoutMs);
     const hold = new Hold();
     hold.take();
@@ -132,6 +138,7 @@ class Peer extends EventEmitter {
    * @param {object} [params]
    */
   notify(method, params) {
+    requestArgs(method, params);
     const message = { jsonrpc: '2.0', method };
     if (params !== undefined) message.params = params;
     this.conn.send(JSON.stringify(message));
@@ -141,7 +148,8 @@ class Peer extends EventEmitter {
    * The MCP handshake: initialize, then notifications/initialized.
    * @param {{timeoutMs?: number}} [opts]
    */
-  async initialize(opts = {}) {
+  async initialize(opts) {
+    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, 30000, 'none');
     const result = await this.request(
       'initialize',
       {
@@ -149,7 +157,7 @@ class Peer extends EventEmitter {
         capabilities: {},
         clientInfo: { name: 'mcpping', version },
       },
-      { timeoutMs: opts.timeoutMs === undefined ? 30000 : opts.timeoutMs },
+      { timeoutMs },
     );
     this.serverInfo = result && result.serverInfo ? result.serverInfo : null;
     this.protocolVersion = result && result.protocolVersion ? result.protocolVersion : null;
@@ -235,14 +243,14 @@ class Peer extends EventEmitter {
  *          inheritEnv?: boolean}} [options]
  * @returns {Promise<Peer>}
  */
-async function connect(params, options = {}) {
-  if (!params || typeof params.command !== 'string') {
-    throw new TypeError('connect: params.command must be a string');
-  }
-  const peer = new Peer(params, options);
-  if (options.initialize === false) return peer;
+async function connect(params, options) {
+  const o = check.options('options', options);
+  check.ofType('options.initialize', o.initialize, 'boolean');
+  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, 30000, 'none');
+  const peer = new Peer(params, o);
+  if (o.initialize === false) return peer;
   try {
-    await peer.initialize({ timeoutMs: options.initializeTimeoutMs });
+    await peer.initialize({ timeoutMs: initializeTimeoutMs });
   } catch (err) {
     await peer.close();
     if (err instanceof McppError && err.code === 'MCPP_ERR_CLOSED') {
@@ -252,6 +260,20 @@ async function connect(params, options = {}) {
     throw new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
   }
   return peer;
+}
+
+/**
+ * A JSON-RPC method name and params (an object or array, or none).
+ * @param {unknown} method
+ * @param {unknown} params
+ */
+function requestArgs(method, params) {
+  if (typeof method !== 'string' || method === '') {
+    throw check.invalid(TypeError, `method must be a non-empty string; got ${check.shown(method)}`);
+  }
+  if (params !== undefined && (params === null || typeof params !== 'object')) {
+    throw check.invalid(TypeError, `params must be an object or an array; got ${check.shown(params)}`);
+  }
 }
 
 module.exports = { Peer, connect, PROTOCOL_VERSION };

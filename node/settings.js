@@ -2,32 +2,15 @@
 /**
  * Maps the public option names to the native settings object.
  */
-
-const KEEPALIVE_KEYS = [
-  'intervalMs',
-  'timeoutMs',
-  'failures',
-  'jitterPct',
-  'minIntervalMs',
-  'clampInterval',
-  'pauseThresholdMs',
-  'requestTimeoutMs',
-  'onStale',
-  'maxOutstandingPings',
-  'maxLineBytes',
-];
+const { keepaliveOptions } = require('./validate');
 
 /**
- * @param {object} [keepalive] public keepalive options
+ * @param {object} [keepalive] public keepalive options (checked here)
  * @param {object} fixed role, transport, peerName
  * @returns {object} settings for the native layer
  */
 function toNativeSettings(keepalive, fixed) {
-  const out = { ...fixed };
-  const ka = keepalive || {};
-  for (const key of KEEPALIVE_KEYS) {
-    if (ka[key] !== undefined && ka[key] !== null) out[key] = ka[key];
-  }
+  const out = { ...fixed, ...keepaliveOptions(keepalive) };
   if (out.intervalMs === undefined) out.intervalMs = 0;
   return out;
 }

@@ -13,6 +13,7 @@ const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
+const check = require('./validate');
 
 class StdioClientTransport extends EventEmitter {
   /**
@@ -21,11 +22,12 @@ class StdioClientTransport extends EventEmitter {
    *   StdioServerParameters; env is added to the SDK's safe default subset
    * @param {{keepalive?: object, records?: string|Function|object}} [options]
    */
-  constructor(params, options = {}) {
+  constructor(params, options) {
     super();
-    if (!params || typeof params.command !== 'string') {
-      throw new TypeError('StdioClientTransport: params.command must be a string');
-    }
+    check.serverParams('StdioClientTransport', params);
+    options = check.options('options', options);
+    // Checked now, so a bad option throws here, not in start().
+    check.keepaliveOptions(options.keepalive);
     this.params = params;
     this.options = options;
     this.records = makeRecordSink(options.records);
@@ -111,9 +113,10 @@ class StdioClientTransport extends EventEmitter {
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} RTT in ms
    */
-  async ping(opts = {}) {
+  async ping(opts) {
+    const { timeoutMs, signal } = check.pingOptions(opts);
     if (!this.conn) throw new ClosedError('Not connected');
-    const ev = await this.conn.ping(opts.timeoutMs, opts.signal);
+    const ev = await this.conn.ping(timeoutMs, signal);
     return ev.rttUs / 1000;
   }
 
