@@ -19,7 +19,9 @@ class GuardedTransport extends EventEmitter {
   /**
    * @param {object} inner an SDK Transport
    * @param {{role?: 'client'|'server', keepalive?: object, records?: string|Function|object,
-   *          transport?: 'stdio'|'streamable-http'|'custom', peerName?: string}} [options]
+   *          transport?: 'stdio'|'streamable-http'|'custom', peerName?: string,
+   *          probe?: string|null}} [options]
+   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none)
    */
   constructor(inner, options) {
     super();
@@ -41,6 +43,7 @@ class GuardedTransport extends EventEmitter {
       transport: check.oneOf('options.transport', options.transport, ['stdio', 'streamable-http', 'custom']) || detectTransport(inner),
       keepalive: options.keepalive,
       peerName: options.peerName,
+      probe: options.probe,
       records: options.records,
       write: (frame, kind) => this.writeEngineFrame(frame, kind),
       deliver: (frame) => this.deliverSynthetic(frame),
@@ -52,7 +55,7 @@ class GuardedTransport extends EventEmitter {
       if (this.onStale === 'close') process.nextTick(() => this.closeStale(ev));
     });
     // Re-emit the engine's events from the transport object.
-    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'record']) {
+    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'record']) {
       this.driver.on(name, (ev) => this.emit(name, ev));
     }
     inner.onmessage = (message, extra) => this.onInnerMessage(message, extra);

@@ -2,8 +2,8 @@
 /**
  * mcpping: the liveness layer for Model Context Protocol connections.
  *
- * The exports are one object literal of plain identifiers: that is the
- * shape Node's cjs-module-lexer detects, so `import { connect } from
+ * The exports are one object literal of plain identifiers (no `a: b.c`,
+ * no nested literal): that is the shape Node's cjs-module-lexer detects, so `import { connect } from
  * 'mcpping'` works from ESM with the same objects `require` gives.
  */
 const { binding } = require('./runtime');
@@ -19,6 +19,16 @@ const {
   ClosedError,
 } = require('./errors');
 const { RpcError } = require('./rpc');
+const metricsModule = require('./metrics');
+
+const metrics = {
+  registerPrometheus: metricsModule.registerPrometheus,
+  instrumentOtel: metricsModule.instrumentOtel,
+  METRICS: metricsModule.METRICS,
+  RTT_BUCKETS: metricsModule.RTT_BUCKETS,
+  STATES: metricsModule.STATES,
+  FAILURE_REASONS: metricsModule.FAILURE_REASONS,
+};
 
 const version = binding.version;
 
@@ -37,4 +47,5 @@ module.exports = {
   PingUnsupportedError,
   ClosedError,
   RpcError,
+  metrics,
 };
