@@ -13,6 +13,7 @@ const { makeRecordSink } = require('./records');
 const { ClosedError } = require('./errors');
 const { RttStats } = require('./rtt_stats');
 const check = require('./validate');
+const { emitSafely, guardSink } = require('./isolate');
 const { hub: metricsHub } = require('./metrics');
 
 const SINK_SEND = 0;
@@ -42,7 +43,7 @@ class EngineDriver extends EventEmitter {
     super();
     this.write = opts.write;
     this.deliver = opts.deliver || (() => {});
-    this.records = makeRecordSink(opts.records);
+    this.records = guardSink(makeRecordSink(opts.records), this);
     this._state = 'alive';
     this.closed = false;
     /** @type {Map<number, {resolve: Function, reject: Function, timeoutMs: number, signal?: AbortSignal, onAbort?: Function}>} */
@@ -206,7 +207,7 @@ class EngineDriver extends EventEmitter {
         break;
       case SINK_RECORD:
         this.records.write(a);
-        if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(a));
+        if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(a));
         break;
       default:
         break;
@@ -233,7 +234,7 @@ class EngineDriver extends EventEmitter {
         else pending.resolve(value);
       }
     }
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
   }
 
   /** Re-arms the timer if the engine's deadline moved earlier. */

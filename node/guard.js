@@ -10,6 +10,7 @@
 const { EventEmitter } = require('node:events');
 const { EngineDriver } = require('./engine_driver');
 const check = require('./validate');
+const { emitSafely, reportError, callUser } = require('./isolate');
 
 const FRAME_PONG = 1;
 /** mcpping.h: closed because the peer went stale. */
@@ -56,8 +57,10 @@ class GuardedTransport extends EventEmitter {
     });
     // Re-emit the engine's events from the transport object.
     for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'record']) {
-      this.driver.on(name, (ev) => this.emit(name, ev));
+      this.driver.on(name, (ev) => emitSafely(this, name, ev));
     }
+    // What the driver could not deliver (a record sink that throws) is ours to report.
+    this.driver.on('error', (err) => reportError(this, err));
     inner.onmessage = (message, extra) => this.onInnerMessage(message, extra);
     inner.onclose = () => this.onInnerClose();
     inner.onerror = (err) => {
@@ -130,7 +133,7 @@ class GuardedTransport extends EventEmitter {
     if (this.onclose) {
       const cb = this.onclose;
       this.onclose = undefined;
-      cb();
+      callUser(this, cb, this, []);
     }
   }
 
@@ -168,7 +171,8 @@ class GuardedTransport extends EventEmitter {
 
   /** @param {string} frame a synthetic error for a timed-out app request */
   deliverSynthetic(frame) {
-    if (this.onmessage) this.onmessage(JSON.parse(frame));
+    // Inside the engine's callback: what the SDK throws is reported, not thrown into it.
+    if (this.onmessage) callUser(this, this.onmessage, this, [JSON.parse(frame)]);
   }
 
   syncSession() {

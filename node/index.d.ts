@@ -270,6 +270,8 @@ export class Peer extends EventEmitter {
   /** A server line that is not JSON, as received. */
   on(event: 'invalid_message', listener: (text: string) => void): this;
   on(event: 'stderr', listener: (chunk: Buffer) => void): this;
+  /** What a listener or record sink of this peer threw (else it is an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   once<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   once(event: 'closed', listener: (info: CloseInfo) => void): this;
@@ -322,6 +324,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   unref(): this;
   on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   on(event: 'closed', listener: (info: CloseInfo) => void): this;
+  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
@@ -342,6 +346,8 @@ export class GuardedTransport extends EventEmitter implements Transport {
   ping(options?: PingOptions): Promise<number>;
   on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   on(event: 'closed', listener: (event: LivenessEvent) => void): this;
+  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 

@@ -182,7 +182,7 @@ class NativeConn {
       if (!this.figures) this.figures = tally.opened(this.peerLabel(), 'stdio', this);
       tally.event(this.figures, ev);
     }
-    this.owner.onEvent(ev);
+    this.owner.onEvent(ev); // isolates its listeners: the ping below always settles
     if (!ev.manual || !ev.token || !OUTCOMES.has(ev.type)) return;
     const entry = this.pings.get(ev.token);
     if (!entry) return;
@@ -208,8 +208,12 @@ class NativeConn {
     }
     this.closeHold.release();
     const waiters = this.closeWaiters.splice(0);
-    this.owner.onClosed(this.closeInfo);
-    for (const resolve of waiters) resolve(this.closeInfo);
+    try {
+      this.owner.onClosed(this.closeInfo);
+    } finally {
+      // close() resolves whatever the owner's listeners do.
+      for (const resolve of waiters) resolve(this.closeInfo);
+    }
   }
 }
 

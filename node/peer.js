@@ -13,6 +13,7 @@ const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
 const check = require('./validate');
+const { emitSafely, guardSink } = require('./isolate');
 const { version } = require('../package.json');
 
 const PROTOCOL_VERSION = '2025-11-25';
@@ -38,7 +39,7 @@ class Peer extends EventEmitter {
     options = check.options('options', options);
     check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
     this.keepalive = check.keepaliveOptions(options.keepalive);
-    this.records = makeRecordSink(options.records);
+    this.records = guardSink(makeRecordSink(options.records), this);
     this.rpc = new RpcRequester('mcpping-');
     this._state = 'alive';
     this.serverInfo = null;
@@ -183,14 +184,14 @@ class Peer extends EventEmitter {
     try {
       msg = JSON.parse(text);
     } catch {
-      this.emit('invalid_message', text);
+      emitSafely(this, 'invalid_message', text);
       return;
     }
     if (this.rpc.handle(msg)) return;
     if (msg && typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) {
       // A request we do not serve (pings never get here: answered in C).
       if (this.listenerCount('request') > 0) {
-        this.emit('request', msg);
+        emitSafely(this, 'request', msg);
       } else {
         const error = { code: -32601, message: 'Method not found' };
         try {
@@ -201,7 +202,7 @@ class Peer extends EventEmitter {
       }
       return;
     }
-    this.emit('message', msg);
+    emitSafely(this, 'message', msg);
   }
 
   /** @param {object} ev */
@@ -209,18 +210,18 @@ class Peer extends EventEmitter {
     this._state = ev.state;
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return; // emitted with the close info, last
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
   }
 
   /** @param {string} json */
   onRecord(json) {
     this.records.write(json);
-    if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(json));
+    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
   }
 
   /** @param {Buffer} chunk */
   onStderr(chunk) {
-    this.emit('stderr', chunk);
+    emitSafely(this, 'stderr', chunk);
   }
 
   /** @param {object} info */
@@ -230,7 +231,7 @@ class Peer extends EventEmitter {
     this.keepaliveHold.release();
     this.rpc.failAll(new ClosedError(`connection closed: ${info.reason}`));
     this.records.close();
-    this.emit('closed', info);
+    emitSafely(this, 'closed', info);
   }
 }
 

@@ -14,6 +14,7 @@ const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
 const check = require('./validate');
+const { emitSafely, guardSink, callUser } = require('./isolate');
 
 class StdioClientTransport extends EventEmitter {
   /**
@@ -31,7 +32,7 @@ class StdioClientTransport extends EventEmitter {
     check.keepaliveOptions(options.keepalive);
     this.params = params;
     this.options = options;
-    this.records = makeRecordSink(options.records);
+    this.records = guardSink(makeRecordSink(options.records), this);
     this.conn = null;
     this.rttStats = new RttStats();
     this._state = 'alive';
@@ -159,7 +160,7 @@ class StdioClientTransport extends EventEmitter {
       if (this.onerror) this.onerror(new McppError('not a JSON-RPC 2.0 message', { code: 'PARSE' }));
       return;
     }
-    if (this.onmessage) this.onmessage(message);
+    if (this.onmessage) callUser(this, this.onmessage, this, [message]);
   }
 
   /** @param {object} ev */
@@ -167,13 +168,13 @@ class StdioClientTransport extends EventEmitter {
     this._state = ev.state;
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return;
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
   }
 
   /** @param {string} json */
   onRecord(json) {
     this.records.write(json);
-    if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(json));
+    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
   }
 
   /** @param {Buffer} chunk */
@@ -187,8 +188,8 @@ class StdioClientTransport extends EventEmitter {
     this.openHold.release();
     this.records.close();
     if (this._stderr) this._stderr.end();
-    this.emit('closed', info);
-    if (this.onclose) this.onclose();
+    emitSafely(this, 'closed', info);
+    if (this.onclose) callUser(this, this.onclose, this, []);
   }
 }
 
