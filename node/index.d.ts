@@ -188,7 +188,10 @@ export interface RttSummary {
 }
 
 export interface PingOptions {
-  /** Default: keepalive.timeoutMs, else 5000. */
+  /**
+   * An integer 1..2147483647 ms; default keepalive.timeoutMs, else 5000.
+   * Anything else throws a RangeError/TypeError with code ERR_MCPPING_INVALID_ARG.
+   */
   timeoutMs?: number;
   /** Aborting rejects the ping with the signal's reason. */
   signal?: AbortSignal;
@@ -203,7 +206,7 @@ export interface ServerParams {
   cwd?: string;
   /** The server's stderr: ours (default), delivered as 'stderr' events / a stream, or dropped. */
   stderr?: 'inherit' | 'pipe' | 'ignore';
-  /** SIGTERM-to-SIGKILL grace on close, ms (default 2000). */
+  /** SIGTERM-to-SIGKILL grace on close, ms: 1..2147483647, default 2000. */
   killGraceMs?: number;
 }
 
@@ -259,7 +262,7 @@ export class Peer extends EventEmitter {
   closeInfo: CloseInfo | null;
   /** Resolves with the RTT in ms. */
   ping(options?: PingOptions): Promise<number>;
-  /** Timed by the engine: past timeoutMs (default 60000; 0: none of its own) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
+  /** Timed by the engine: past timeoutMs (0 (none of its own) or 1..2147483647, default 60000) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
   request(method: string, params?: object, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   notify(method: string, params?: object): void;
   initialize(options?: { timeoutMs?: number }): Promise<unknown>;
@@ -277,6 +280,8 @@ export class Peer extends EventEmitter {
   /** A server line that is not JSON, as received. */
   on(event: 'invalid_message', listener: (text: string) => void): this;
   on(event: 'stderr', listener: (chunk: Buffer) => void): this;
+  /** What a listener or record sink of this peer threw (else it is an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   once<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   once(event: 'closed', listener: (info: CloseInfo) => void): this;
@@ -340,6 +345,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   unref(): this;
   on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   on(event: 'closed', listener: (info: CloseInfo) => void): this;
+  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
@@ -360,6 +367,8 @@ export class GuardedTransport extends EventEmitter implements Transport {
   ping(options?: PingOptions): Promise<number>;
   on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   on(event: 'closed', listener: (event: LivenessEvent) => void): this;
+  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 

@@ -2,8 +2,8 @@
 /**
  * mcpping: the liveness layer for Model Context Protocol connections.
  *
- * The exports are one object literal of plain identifiers: that is the
- * shape Node's cjs-module-lexer detects, so `import { connect } from
+ * The exports are one object literal of plain identifiers (no `a: b.c`,
+ * no nested literal): that is the shape Node's cjs-module-lexer detects, so `import { connect } from
  * 'mcpping'` works from ESM with the same objects `require` gives.
  */
 const { binding } = require('./runtime');

@@ -11,8 +11,6 @@ const errors = require('./errors');
 const { hub: metricsHub } = require('./metrics');
 
 const OUTCOMES = new Set(['pong', 'timeout', 'ping_error', 'unsupported']);
-/** The longest request timeout in ms (MCPP_MAX_MS). */
-const MAX_MS = 2147483647;
 
 /**
  * @typedef {object} ConnOwner
@@ -33,9 +31,6 @@ class NativeConn {
    * @param {ConnOwner} owner
    */
   constructor(params, settings, owner) {
-    for (const name of ['maxPendingBytes', 'maxLineBytes']) {
-      if (settings && settings[name] !== undefined) byteCount(settings[name], name);
-    }
     this.owner = owner;
     this.closed = false;
     this.closeInfo = null;
@@ -249,7 +244,7 @@ class NativeConn {
       if (!this.figures) this.figures = tally.opened(this.peerLabel(), 'stdio', this);
       tally.event(this.figures, ev);
     }
-    this.owner.onEvent(ev);
+    this.owner.onEvent(ev); // isolates its listeners: the ping below always settles
     if (!ev.manual || !ev.token || !OUTCOMES.has(ev.type)) return;
     const entry = this.pings.get(ev.token);
     if (!entry) return;
@@ -278,8 +273,12 @@ class NativeConn {
     for (const w of this.drainWaiters.splice(0)) w.reject(new errors.ClosedError(`connection closed: ${item.reason}`));
     this.closeHold.release();
     const waiters = this.closeWaiters.splice(0);
-    this.owner.onClosed(this.closeInfo);
-    for (const resolve of waiters) resolve(this.closeInfo);
+    try {
+      this.owner.onClosed(this.closeInfo);
+    } finally {
+      // close() resolves whatever the owner's listeners do.
+      for (const resolve of waiters) resolve(this.closeInfo);
+    }
   }
 }
 
@@ -298,34 +297,4 @@ function outcomeError(ev, timeoutMs) {
   return new errors.PingTimeoutError(ev.timeoutMs || timeoutMs);
 }
 
-/**
- * Validates a byte budget (maxPendingBytes, maxLineBytes).
- * @param {unknown} value
- * @param {string} name
- */
-function byteCount(value, name) {
-  const max = 2 ** 48;
-  if (!Number.isInteger(value) || value < 1 || value > max) {
-    const err = new RangeError(`${name} must be an integer between 1 and ${max} bytes, got ${String(value)}`);
-    err.code = 'ERR_MCPPING_INVALID_ARG';
-    throw err;
-  }
-}
-
-/**
- * Validates a request timeout (0: none of its own, so the connection's
- * requestTimeoutMs applies if set) for the engine.
- * @param {unknown} timeoutMs
- * @param {string} name the option's name, for the error
- * @returns {number}
- */
-function requestTimeout(timeoutMs, name) {
-  if (!Number.isInteger(timeoutMs) || timeoutMs < 0 || timeoutMs > MAX_MS) {
-    const err = new RangeError(`${name} must be an integer between 0 (no timeout) and ${MAX_MS} ms, got ${String(timeoutMs)}`);
-    err.code = 'ERR_MCPPING_INVALID_ARG';
-    throw err;
-  }
-  return timeoutMs;
-}
-
-module.exports = { NativeConn, outcomeError, requestTimeout, byteCount, MAX_MS };
+module.exports = { NativeConn, outcomeError };

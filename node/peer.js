@@ -5,13 +5,15 @@
  * happened as EventEmitter events named as in docs/design.md.
  */
 const { EventEmitter } = require('node:events');
-const { NativeConn, requestTimeout } = require('./native_conn');
+const { NativeConn } = require('./native_conn');
 const { Hold } = require('./runtime');
 const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
+const check = require('./validate');
+const { emitSafely, guardSink } = require('./isolate');
 const { version } = require('../package.json');
 
 const PROTOCOL_VERSION = '2025-11-25';
@@ -31,10 +33,15 @@ class Peer extends EventEmitter {
    * @param {ServerParams} params
    * @param {object} [options]
    */
-  constructor(params, options = {}) {
+  constructor(params, options) {
     super();
-    this.keepalive = options.keepalive || {};
-    this.records = makeRecordSink(options.records);
+    check.serverParams('connect', params);
+    options = check.options('options', options);
+    check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
+    this.keepalive = check.keepaliveOptions(options.keepalive);
+    check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
+    check.byteCount('options.maxLineBytes', options.maxLineBytes);
+    this.records = guardSink(makeRecordSink(options.records), this);
     this.rpc = new RpcRequester('mcpping-');
     this._state = 'alive';
     this.serverInfo = null;
@@ -103,8 +110,9 @@ class Peer extends EventEmitter {
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} the round-trip time in ms
    */
-  async ping(opts = {}) {
-    const ev = await this.conn.ping(opts.timeoutMs, opts.signal);
+  async ping(opts) {
+    const { timeoutMs, signal } = check.pingOptions(opts);
+    const ev = await this.conn.ping(timeoutMs, signal);
     return ev.rttUs / 1000;
   }
 
@@ -122,10 +130,12 @@ class Peer extends EventEmitter {
    *   applies if set)
    * @returns {Promise<unknown>}
    */
-  async request(method, params, opts = {}) {
-    const timeoutMs = opts.timeoutMs === undefined ? 60000 : opts.timeoutMs;
-    const engineTimeout = requestTimeout(timeoutMs, 'timeoutMs');
-    const { signal } = opts;
+  async request(method, params, opts) {
+    requestArgs(method, params);
+    const o = check.options('request options', opts);
+    const timeoutMs = check.durationMs('timeoutMs', o.timeoutMs, 60000, 'none');
+    check.abortSignal('signal', o.signal);
+    const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
     const { message, promise } = this.rpc.create(method, params, 0);
     const text = JSON.stringify(message);
@@ -133,7 +143,7 @@ class Peer extends EventEmitter {
     hold.take();
     let onAbort = null;
     try {
-      this.conn.send(text, engineTimeout);
+      this.conn.send(text, timeoutMs);
       if (!signal) return await promise;
       const aborted = new Promise((resolve, reject) => {
         onAbort = () => {
@@ -163,6 +173,7 @@ class Peer extends EventEmitter {
    * @param {object} [params]
    */
   notify(method, params) {
+    requestArgs(method, params);
     const message = { jsonrpc: '2.0', method };
     if (params !== undefined) message.params = params;
     this.conn.send(JSON.stringify(message));
@@ -172,7 +183,8 @@ class Peer extends EventEmitter {
    * The MCP handshake: initialize, then notifications/initialized.
    * @param {{timeoutMs?: number}} [opts]
    */
-  async initialize(opts = {}) {
+  async initialize(opts) {
+    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, 30000, 'none');
     const result = await this.request(
       'initialize',
       {
@@ -180,7 +192,7 @@ class Peer extends EventEmitter {
         capabilities: {},
         clientInfo: { name: 'mcpping', version },
       },
-      { timeoutMs: opts.timeoutMs === undefined ? 30000 : opts.timeoutMs },
+      { timeoutMs },
     );
     this.serverInfo = result && result.serverInfo ? result.serverInfo : null;
     this.protocolVersion = result && result.protocolVersion ? result.protocolVersion : null;
@@ -206,14 +218,14 @@ class Peer extends EventEmitter {
     try {
       msg = JSON.parse(text);
     } catch {
-      this.emit('invalid_message', text);
+      emitSafely(this, 'invalid_message', text);
       return;
     }
     if (this.rpc.handle(msg)) return;
     if (msg && typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) {
       // A request we do not serve (pings never get here: answered in C).
       if (this.listenerCount('request') > 0) {
-        this.emit('request', msg);
+        emitSafely(this, 'request', msg);
       } else {
         const error = { code: -32601, message: 'Method not found' };
         try {
@@ -224,7 +236,7 @@ class Peer extends EventEmitter {
       }
       return;
     }
-    this.emit('message', msg);
+    emitSafely(this, 'message', msg);
   }
 
   /** @param {object} ev */
@@ -232,7 +244,7 @@ class Peer extends EventEmitter {
     this._state = ev.state;
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return; // emitted with the close info, last
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
   }
 
   /** Everything queued while the server was behind has been handed over. */
@@ -243,12 +255,12 @@ class Peer extends EventEmitter {
   /** @param {string} json */
   onRecord(json) {
     this.records.write(json);
-    if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(json));
+    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
   }
 
   /** @param {Buffer} chunk */
   onStderr(chunk) {
-    this.emit('stderr', chunk);
+    emitSafely(this, 'stderr', chunk);
   }
 
   /** @param {object} info */
@@ -258,7 +270,7 @@ class Peer extends EventEmitter {
     this.keepaliveHold.release();
     this.rpc.failAll(new ClosedError(`connection closed: ${info.reason}`));
     this.records.close();
-    this.emit('closed', info);
+    emitSafely(this, 'closed', info);
   }
 }
 
@@ -274,14 +286,14 @@ class Peer extends EventEmitter {
  *   that refuse ping), a method name, or null/'' for none
  * @returns {Promise<Peer>}
  */
-async function connect(params, options = {}) {
-  if (!params || typeof params.command !== 'string') {
-    throw new TypeError('connect: params.command must be a string');
-  }
-  const peer = new Peer(params, options);
-  if (options.initialize === false) return peer;
+async function connect(params, options) {
+  const o = check.options('options', options);
+  check.ofType('options.initialize', o.initialize, 'boolean');
+  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, 30000, 'none');
+  const peer = new Peer(params, o);
+  if (o.initialize === false) return peer;
   try {
-    await peer.initialize({ timeoutMs: options.initializeTimeoutMs });
+    await peer.initialize({ timeoutMs: initializeTimeoutMs });
   } catch (err) {
     await peer.close();
     if (err instanceof McppError && err.code === 'MCPP_ERR_CLOSED') {
@@ -291,6 +303,20 @@ async function connect(params, options = {}) {
     throw new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
   }
   return peer;
+}
+
+/**
+ * A JSON-RPC method name and params (an object or array, or none).
+ * @param {unknown} method
+ * @param {unknown} params
+ */
+function requestArgs(method, params) {
+  if (typeof method !== 'string' || method === '') {
+    throw check.invalid(TypeError, `method must be a non-empty string; got ${check.shown(method)}`);
+  }
+  if (params !== undefined && (params === null || typeof params !== 'object')) {
+    throw check.invalid(TypeError, `params must be an object or an array; got ${check.shown(params)}`);
+  }
 }
 
 module.exports = { Peer, connect, PROTOCOL_VERSION };

@@ -7,12 +7,14 @@
  */
 const { EventEmitter } = require('node:events');
 const { PassThrough } = require('node:stream');
-const { NativeConn, requestTimeout, byteCount } = require('./native_conn');
+const { NativeConn } = require('./native_conn');
 const { Hold } = require('./runtime');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
+const check = require('./validate');
+const { emitSafely, guardSink, callUser } = require('./isolate');
 
 class StdioClientTransport extends EventEmitter {
   /**
@@ -27,16 +29,17 @@ class StdioClientTransport extends EventEmitter {
    *   notifications/cancelled and the SDK a -32001 error answer.
    *   maxPendingBytes: backpressure per connection (default 16 MiB).
    */
-  constructor(params, options = {}) {
+  constructor(params, options) {
     super();
-    if (!params || typeof params.command !== 'string') {
-      throw new TypeError('StdioClientTransport: params.command must be a string');
-    }
-    if (options.requestTimeoutMs !== undefined) requestTimeout(options.requestTimeoutMs, 'requestTimeoutMs');
-    if (options.maxPendingBytes !== undefined) byteCount(options.maxPendingBytes, 'maxPendingBytes');
+    check.serverParams('StdioClientTransport', params);
+    options = check.options('options', options);
+    // Checked now, so a bad option throws here, not in start().
+    check.keepaliveOptions(options.keepalive);
+    check.durationMs('options.requestTimeoutMs', options.requestTimeoutMs, 0, 'none');
+    check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
     this.params = params;
     this.options = options;
-    this.records = makeRecordSink(options.records);
+    this.records = guardSink(makeRecordSink(options.records), this);
     this.conn = null;
     this.rttStats = new RttStats();
     this._state = 'alive';
@@ -133,9 +136,10 @@ class StdioClientTransport extends EventEmitter {
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} RTT in ms
    */
-  async ping(opts = {}) {
+  async ping(opts) {
+    const { timeoutMs, signal } = check.pingOptions(opts);
     if (!this.conn) throw new ClosedError('Not connected');
-    const ev = await this.conn.ping(opts.timeoutMs, opts.signal);
+    const ev = await this.conn.ping(timeoutMs, signal);
     return ev.rttUs / 1000;
   }
 
@@ -168,7 +172,7 @@ class StdioClientTransport extends EventEmitter {
       if (this.onerror) this.onerror(new McppError('not a JSON-RPC 2.0 message', { code: 'PARSE' }));
       return;
     }
-    if (this.onmessage) this.onmessage(message);
+    if (this.onmessage) callUser(this, this.onmessage, this, [message]);
   }
 
   /** @param {object} ev */
@@ -176,13 +180,13 @@ class StdioClientTransport extends EventEmitter {
     this._state = ev.state;
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return;
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
   }
 
   /** @param {string} json */
   onRecord(json) {
     this.records.write(json);
-    if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(json));
+    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
   }
 
   /** @param {Buffer} chunk */
@@ -196,8 +200,8 @@ class StdioClientTransport extends EventEmitter {
     this.openHold.release();
     this.records.close();
     if (this._stderr) this._stderr.end();
-    this.emit('closed', info);
-    if (this.onclose) this.onclose();
+    emitSafely(this, 'closed', info);
+    if (this.onclose) callUser(this, this.onclose, this, []);
   }
 }
 

@@ -87,6 +87,12 @@ test('spawn failure, handshake failure and bad usage exit 2 with one line on std
     assert.equal(res.status, 2, bad.join(' '));
     assert.match(res.stderr, /^mcpping: .+\n$/);
   }
+  // Times past what a timer can wait are refused, never wrapped to ~1 ms.
+  for (const flag of ['-W', '-i', '-w']) {
+    const res = await cli([flag, '100000000', '-c', '1']);
+    assert.equal(res.status, 2, flag);
+    assert.match(res.stderr, new RegExp(`^mcpping: invalid value for ${flag}: 100000000 \\(at most 2147483\\.647 seconds\\)\n$`));
+  }
 });
 
 test('--no-init pings before any handshake', async () => {
