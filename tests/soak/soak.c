@@ -61,14 +61,19 @@ int fault_is_detected(fault f) {
 /* ------------------------------------------------------------ sending */
 
 req *slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
-                  int expect_timeout) {
+                  uint32_t delay_ms, int expect_timeout) {
   if (s->n_reqs == s->cap_reqs) {
     s->cap_reqs = s->cap_reqs ? s->cap_reqs * 2 : 16;
     s->reqs = realloc(s->reqs, s->cap_reqs * sizeof *s->reqs);
     if (!s->reqs) abort();
   }
   req *r = &s->reqs[s->n_reqs++];
-  *r = (req){iseq, rawhash, soak_now_ms(), 0, expect_timeout, 0, 0};
+  memset(r, 0, sizeof *r);
+  r->iseq = iseq;
+  r->rawhash = rawhash;
+  r->sent_ms = soak_now_ms();
+  r->delay_ms = delay_ms;
+  r->expect_timeout = expect_timeout;
   return r;
 }
 
@@ -97,7 +102,8 @@ static void send_request(soak *k, slot *s, uint32_t delay, int expect_timeout) {
   uint64_t iseq = s->next_iseq++;
   uint64_t now = soak_now_ms();
   soak_line_request(&line, s->seed, iseq, delay);
-  req *r = slot_add_req(s, iseq, soak_fnv(line.p, line.len), expect_timeout);
+  req *r = slot_add_req(s, iseq, soak_fnv(line.p, line.len), delay,
+                        expect_timeout);
   uint32_t timeout = MCPP_TIMEOUT_DEFAULT;
   if (delay >= LONGER_CALL_MIN_MS && !expect_timeout) {
     timeout = LONGER_TIMEOUT_MS;
@@ -117,6 +123,7 @@ static void run_aborts(soak *k, slot *s, uint64_t now) {
     soak_buf id = {0};
     soak_request_id(&id, r->iseq);
     r->aborted = 1;
+    r->aborted_ms = now;
     int rc = mcpp_runtime_cancel_request(k->rt, s->conn_id, id.p, id.len);
     if (rc && rc != MCPP_ERR_NOT_FOUND) {
       fprintf(stderr, "soak: conn %d: cancel_request failed: %s\n", s->idx,
@@ -181,7 +188,7 @@ static void plan(slot *s, uint64_t now, uint64_t seconds) {
   uint64_t life = between(life_min * 1000, life_max * 1000);
   s->seed = rnd();
   s->flags = 0;
-  static const unsigned pct[] = {20, 20, 10, 10, 5, 15, 20, 30};
+  static const unsigned pct[] = {20, 20, 10, 10, 3, 15, 20, 30};
   for (unsigned b = 0; b < 8; b++)
     if (chance(pct[b])) s->flags |= 1u << b;
   s->fault = F_NONE;
@@ -222,7 +229,7 @@ static int spawn_slot(slot *s, uint64_t now) {
   if (!(s->flags & FL_QUIET)) ARG("notify=%" PRIu64, between(500, 3000));
   if (s->flags & FL_FLOOD)
     ARG("burst=%" PRIu64 ":%" PRIu64, between(8000, 15000),
-        between(5000, 15000));
+        between(2000, 6000));
   else if (s->flags & FL_BURST)
     ARG("burst=%" PRIu64 ":300", between(5000, 10000));
   if (s->flags & FL_GARBAGE) ARG("garbage=%" PRIu64, between(1000, 3000));
@@ -397,6 +404,10 @@ static void sample_rss(uint64_t now) {
 }
 
 static void on_tick(uv_timer_t *t) {
+  static uint64_t last;
+  uint64_t started = soak_now_ms();
+  if (last && started - last > K.c.max_tick_gap_ms)
+    K.c.max_tick_gap_ms = started - last;
   drain();
   uint64_t now = soak_now_ms();
   if (!K.winding && now >= K.end_ms) K.winding = 1;
@@ -427,6 +438,7 @@ static void on_tick(uv_timer_t *t) {
     return;
   }
   if (!K.winding) maybe_stall(now);
+  last = soak_now_ms();
 }
 
 /* ------------------------------------------------------------ report */
@@ -446,8 +458,11 @@ static int report(void) {
     missed += fs->late;
   }
   printf("soak: %" PRIu64 " calls longer than the default request timeout "
-         "(their own timeout), %" PRIu64 " of them aborted\n",
-         c->longer_calls, c->aborts);
+         "(their own timeout), %" PRIu64 " of them aborted, %" PRIu64
+         " aborts too late (we were behind: the answer came first)\n",
+         c->longer_calls, c->aborts, c->late_aborts);
+  printf("soak: the host loop fell at most %" PRIu64 " ms behind\n",
+         c->max_tick_gap_ms);
   printf("soak: %" PRIu64 " host stalls (%" PRIu64 " ms), %" PRIu64
          " suspect verdicts on healthy servers (recovered), %" PRIu64
          " late answers after a timeout, %" PRIu64

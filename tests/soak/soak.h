@@ -84,6 +84,8 @@ typedef struct req {
   uint64_t rawhash;
   uint64_t sent_ms;
   uint64_t abort_at; /* ms; 0: never */
+  uint64_t aborted_ms; /* when we called cancel_request */
+  uint32_t delay_ms;   /* the server answers this late */
   int expect_timeout;
   int aborted;   /* cancel_request called; mcpping's -32800 must follow */
   int timed_out; /* answered by mcpping (timeout or abort); a late answer
@@ -129,8 +131,9 @@ typedef struct counters {
   uint64_t stuck;
   /* For the record, not failures. */
   uint64_t suspect_healthy, late_answers, abandoned, timeouts, stalls;
-  uint64_t aborts, longer_calls;
+  uint64_t aborts, longer_calls, late_aborts;
   uint64_t stall_ms, garbage, pings_answered_by_us;
+  uint64_t max_tick_gap_ms; /* how far behind this loop fell, stalls aside */
   fault_stats faults[F_COUNT];
 } counters;
 
@@ -161,7 +164,7 @@ void slot_send(soak *k, slot *s, const soak_buf *line);
 void slot_close(soak *k, slot *s);
 void slot_after_close(soak *k, slot *s);
 req *slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
-                  int expect_timeout);
+                  uint32_t delay_ms, int expect_timeout);
 
 /* audit.c */
 int audit_count_fds(void);
