@@ -12,6 +12,7 @@ const { outcomeError } = require('./native_conn');
 const { makeRecordSink } = require('./records');
 const { ClosedError } = require('./errors');
 const { RttStats } = require('./rtt_stats');
+const { hub: metricsHub } = require('./metrics');
 
 const SINK_SEND = 0;
 const SINK_DELIVER = 1;
@@ -31,6 +32,7 @@ class EngineDriver extends EventEmitter {
    * @param {'stdio'|'streamable-http'|'custom'} opts.transport
    * @param {object} [opts.keepalive]
    * @param {string} [opts.peerName]
+   * @param {string|null} [opts.probe] the idle probe on sessions without ping
    * @param {string|Function|object} [opts.records]
    * @param {(frame: string, kind: number) => void} opts.write writes an engine frame
    * @param {(frame: string) => void} [opts.deliver] a synthetic frame for the app
@@ -54,10 +56,19 @@ class EngineDriver extends EventEmitter {
       role: opts.role,
       transport: opts.transport,
       peerName: opts.peerName,
+      probe: opts.probe,
     });
     this.timeoutMs = settings.timeoutMs || binding.defaultSettings().timeoutMs;
+    this.transport = opts.transport || 'custom';
+    this.peerName = opts.peerName || null;
+    this.figures = metricsHub.tally ? metricsHub.tally.opened(this.peerName, this.transport, this) : null;
     this.engine = new binding.Engine(settings, nowUs(), this.sink);
     this.arm();
+  }
+
+  /** @returns {object|null} the engine's live counters, null once closed */
+  info() {
+    return this.engine ? this.engine.info() : null;
   }
 
   /** @returns {'alive'|'suspect'|'stale'|'closed'} */
@@ -83,6 +94,13 @@ class EngineDriver extends EventEmitter {
     const forward = this.engine.recv(frame, nowUs(), this.sink);
     this.arm();
     return forward;
+  }
+
+  /** Bytes that are no message arrived (an SSE comment): proof of life only. */
+  touch() {
+    if (this.closed) return;
+    this.engine.touch(nowUs(), this.sink);
+    this.arm();
   }
 
   /**
@@ -147,6 +165,7 @@ class EngineDriver extends EventEmitter {
     if (this.closed) return;
     this.engine.close(err, reason || null, nowUs(), this.sink);
     this.closed = true;
+    if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     for (const seq of [...this.pings.keys()]) this.settle(seq, null, new ClosedError());
@@ -190,6 +209,11 @@ class EngineDriver extends EventEmitter {
   onEvent(ev) {
     this._state = ev.state;
     this.rttStats.observe(ev);
+    const tally = metricsHub.tally;
+    if (tally) {
+      if (!this.figures) this.figures = tally.opened((this.info() || {}).peerName || this.peerName, this.transport, this);
+      tally.event(this.figures, ev);
+    }
     if (ev.manual && OUTCOMES.has(ev.type)) {
       const pending = this.pendingEntry;
       const value = ev.type === 'pong' ? ev.rttUs / 1000 : null;

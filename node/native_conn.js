@@ -8,6 +8,7 @@ const path = require('node:path');
 const { binding, Hold, register, newToken } = require('./runtime');
 const { toNativeSettings } = require('./settings');
 const errors = require('./errors');
+const { hub: metricsHub } = require('./metrics');
 
 const OUTCOMES = new Set(['pong', 'timeout', 'ping_error', 'unsupported']);
 
@@ -24,7 +25,8 @@ class NativeConn {
   /**
    * Spawns the server. Throws McppError (code MCPP_ERR_SPAWN, ...) on failure.
    * @param {{command: string, args?: string[], env: string[]|null, cwd?: string,
-   *          stderr?: string, killGraceMs?: number}} params
+   *          stderr?: string, killGraceMs?: number, probe?: string|null}} params
+   *   probe: the idle probe on sessions without ping ('auto', a method, null)
    * @param {object} settings public keepalive options plus role/transport
    * @param {ConnOwner} owner
    */
@@ -40,6 +42,7 @@ class NativeConn {
       role: 'client',
       transport: 'stdio',
       peerName: path.basename(params.command),
+      probe: params.probe,
     });
     this.timeoutMs = native.timeoutMs || binding.defaultSettings().timeoutMs;
     try {
@@ -55,6 +58,13 @@ class NativeConn {
       throw new errors.McppError(err.message, { code: err.code, errno: err.errno, cause: err });
     }
     register(this.id, this);
+    this.programName = path.basename(params.command);
+    this.figures = metricsHub.tally ? metricsHub.tally.opened(this.peerLabel(), 'stdio', this) : null;
+  }
+
+  /** @returns {string} the server's name as far as the owner knows it */
+  peerLabel() {
+    return this.owner.name || this.programName;
   }
 
   /** @returns {number|null} the server's process id, null once closed */
@@ -167,6 +177,11 @@ class NativeConn {
   /** @param {object} ev */
   onEvent(ev) {
     if (ev.type === 'closed') this.closedEvent = ev;
+    const tally = metricsHub.tally;
+    if (tally) {
+      if (!this.figures) this.figures = tally.opened(this.peerLabel(), 'stdio', this);
+      tally.event(this.figures, ev);
+    }
     this.owner.onEvent(ev);
     if (!ev.manual || !ev.token || !OUTCOMES.has(ev.type)) return;
     const entry = this.pings.get(ev.token);
@@ -178,6 +193,7 @@ class NativeConn {
   /** @param {object} item the CLOSED item */
   onClosed(item) {
     this.closed = true;
+    if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);
     const ev = this.closedEvent;
     this.closeInfo = {
       error: item.errorName || null,

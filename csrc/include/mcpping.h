@@ -254,7 +254,8 @@ typedef struct mcpp_event {
                             MCPP_ERR_* code for local errors (CLOSED event) */
   int invalid;           /* PING_ERROR: the result was missing or not an object */
   const char *message;   /* PING_ERROR: the peer's message; CLOSED: why;
-                            may be NULL */
+                            INITIALIZED: the peer's name (as in
+                            mcpp_engine_info.peer_name); may be NULL */
   /* Raw JSON text of the ping id (ours, or the peer's for PING_ANSWERED;
    * the application request's id for REQUEST_TIMEOUT). Not NUL-terminated. */
   const char *id;
@@ -711,6 +712,16 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
  * MCPP_ERR_NOT_FOUND. Thread-safe. */
 int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
                       mcpp_engine_info *info, int *healthy);
+
+/* Copies what the engine learned of the session from the handshake that
+ * passed through (the negotiated protocol version, and the peer's name:
+ * serverInfo's, else settings.peer_name), each "" while unknown, truncated
+ * to fit and NUL-terminated; a NULL buffer or 0 cap skips it. Up to date
+ * once the INITIALIZED event (or UNSUPPORTED, on a session without ping)
+ * is queued. Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
+int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
+                         char *protocol_version, size_t version_cap,
+                         char *peer_name, size_t name_cap);
 
 /* Takes every queued item, oldest first, as a linked list (NULL if none).
  * The caller frees it with mcpp_runtime_items_free. Any thread. */

@@ -156,6 +156,9 @@ void mcpp__set_initialized(mcpp_engine *e, uint64_t now) {
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = MCPP_EV_INITIALIZED;
+  /* Hosts that never see the handshake's answer (an SDK session above a
+   * guard or a transport) learn the peer's name from this event. */
+  ev.message = e->peer_name;
   mcpp__emit(e, &ev, NULL, now);
 }
 

@@ -22,6 +22,7 @@ from .errors import (
     SpawnError,
 )
 from .events import EVENT_NAMES, Event
+from . import metrics
 from .guard import Guard, guard
 from .keepalive import KeepAlive
 from .peer import CloseInfo, HandshakeError, Peer, connect
@@ -30,5 +31,5 @@ from .stats import Stats
 __all__ = [
     "__version__", "connect", "guard", "Peer", "Guard", "KeepAlive", "Event", "EVENT_NAMES",
     "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
-    "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError",
+    "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError", "metrics",
 ]

@@ -26,6 +26,9 @@ TEST(client_learns_server_info_and_protocol_version) {
   ASSERT_EQ(info.in_flight, 0);
   ASSERT_EQ(fx_out(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", T0 + 2 * MS), 0);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_INITIALIZED), 1);
+  /* The event names the server, for hosts that never parse the result. */
+  ASSERT(fx_last_event(f, MCPP_EV_INITIALIZED)->has_message);
+  ASSERT_STR_EQ(fx_last_event(f, MCPP_EV_INITIALIZED)->message, "weather");
   mcpp_engine_get_info(f->e, &info);
   ASSERT_EQ(info.initialized, 1);
   ASSERT_EQ(fx_out(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", T0 + 3 * MS), 0);
@@ -76,6 +79,7 @@ TEST(server_role_learns_client_info_and_negotiated_version) {
   ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", T0 + 2 * MS),
             MCPP_RECV_FORWARD);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_INITIALIZED), 1);
+  ASSERT_STR_EQ(fx_last_event(f, MCPP_EV_INITIALIZED)->message, "claude-code");
   ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0 + 3 * MS, NULL), 0);
   /* Records from the server's side. */
   ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + 4 * MS), MCPP_RECV_CONSUMED);

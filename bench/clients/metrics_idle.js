@@ -1,0 +1,70 @@
+'use strict';
+/**
+ * Block-protocol worker (bench/method.py): keepalive over idle connections,
+ * with or without mcpping.metrics, from Node.
+ *
+ *   node metrics_idle.js off|prometheus|otel CONNS INTERVAL_MS RESPONDER
+ *
+ * Opens CONNS connections to the responder with keepalive every
+ * INTERVAL_MS (jitter 10%). A command {n: MS} lets keepalive run for MS
+ * milliseconds; ops is the keepalive pongs in it, so cpu_us_per_op is the
+ * CPU per keepalive ping. With metrics: false the block runs with the tally
+ * unhooked (hub.tally = null, what a process that never turned metrics on
+ * runs), so one process measures both, alternating: the same heap, threads
+ * and connections on either side. A command {n: K, collect:
+ * true} (metrics on) collects K times in a row (a prom-client scrape, or an
+ * OpenTelemetry collection into an in-memory exporter): cpu_us_per_op is the
+ * CPU of one collection.
+ */
+const path = require('node:path');
+const { setTimeout: sleep } = require('node:timers/promises');
+const { serve, run } = require('./worker');
+
+const ROOT = path.resolve(__dirname, '..', '..');
+const dep = (p) => require(require.resolve(p, { paths: [ROOT] }));
+
+/** Turns metrics on; returns a function that collects them once, or null. */
+function collector(mcpping, mode) {
+  if (mode === 'prometheus') {
+    const registry = new (dep('prom-client').Registry)();
+    mcpping.metrics.registerPrometheus(registry);
+    return () => registry.metrics();
+  }
+  if (mode === 'otel') {
+    const otel = dep('@opentelemetry/sdk-metrics');
+    const exporter = new otel.InMemoryMetricExporter(otel.AggregationTemporality.CUMULATIVE);
+    const reader = new otel.PeriodicExportingMetricReader({ exporter, exportIntervalMillis: 3600000 });
+    mcpping.metrics.instrumentOtel(new otel.MeterProvider({ readers: [reader] }));
+    return () => reader.forceFlush();
+  }
+  if (mode !== 'off') throw new Error(`mode must be off, prometheus or otel, not ${mode}`);
+  return null;
+}
+
+async function main() {
+  const [mode, conns, intervalMs, responder] = process.argv.slice(2);
+  const mcpping = require(ROOT);
+  const collect = collector(mcpping, mode);
+  const { hub } = require(path.join(ROOT, 'node', 'metrics'));
+  const tally = hub.tally;
+  const keepalive = { intervalMs: Number(intervalMs), timeoutMs: 5000, minIntervalMs: 10, jitterPct: 10 };
+  const peers = [];
+  for (let i = 0; i < Number(conns); i++) peers.push(await mcpping.connect({ command: responder, args: [] }, { keepalive }));
+  const pongs = () => peers.reduce((sum, p) => sum + p.rttStats.received, 0);
+  try {
+    await serve(async (cmd) => {
+      if (cmd.collect) {
+        for (let i = 0; i < cmd.n; i++) await collect();
+        return { ops: cmd.n };
+      }
+      hub.tally = cmd.metrics === false ? null : tally;
+      const before = pongs();
+      await sleep(cmd.n);
+      return { ops: Math.max(1, pongs() - before) };
+    }, { conns: peers.length });
+  } finally {
+    await Promise.all(peers.map((p) => p.close()));
+  }
+}
+
+run(main);

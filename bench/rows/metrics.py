@@ -1,0 +1,90 @@
+"""What keeping mcpping.metrics costs keepalive: CPU per keepalive ping with
+the figures kept and not, in one process (Prometheus collector or
+OpenTelemetry instruments, both bindings; issue 10: at most 5% more), and
+the CPU of one collection."""
+from __future__ import annotations
+
+import os
+from typing import Any
+
+import method
+import report
+from rows import ping
+
+KEY = "metrics"
+TITLE = "Keepalive CPU with metrics on"
+CONNS, INTERVAL_MS, BLOCK_MS, COLLECTIONS = 20, 50, 1000, 20
+
+# Worker -> (language label, exporter label).
+WORKERS = {
+    "py-prometheus": ("Python", "`register_prometheus`"),
+    "py-otel": ("Python", "`instrument_otel`"),
+    "node-prometheus": ("Node", "`registerPrometheus`"),
+    "node-otel": ("Node", "`instrumentOtel`"),
+}
+# Two series per worker: its blocks alternate between the tally unhooked
+# ("-off") and hooked, so both sides share one process.
+LABELS = {}
+for _w, (_lang, _fn) in WORKERS.items():
+    LABELS[f"{_w}-off"] = f"{_lang}, {_fn} process, tally unhooked"
+    LABELS[_w] = f"{_lang}, {_fn}"
+
+RATIOS = [(f"{w}/{w}-off cpu", w, f"{w}-off", "cpu_us_per_op",
+           f"{lang} CPU per keepalive ping, {fn} ÷ unhooked") for w, (lang, fn) in WORKERS.items()]
+
+
+def specs(ctx: Any) -> dict[str, list[str]]:
+    args = [str(CONNS), str(INTERVAL_MS), ctx.programs["responder"]]
+    py = os.path.join(ctx.clients, "metrics_idle.py")
+    js = os.path.join(ctx.clients, "metrics_idle.js")
+    return {w: ([ctx.py, py] if w.startswith("py") else [ctx.node, js]) + [w.split("-")[1], *args]
+            for w in WORKERS}
+
+
+def run(ctx: Any) -> dict[str, Any]:
+    rounds = ctx.pick(12, 3)
+    block_ms = ctx.pick(BLOCK_MS, 500)
+    workers: dict[str, method.Worker] = {}
+    try:
+        for w, argv in specs(ctx).items():
+            workers[w] = method.Worker(w, argv, cwd=ctx.root)
+        series = {name: workers[name.removesuffix("-off")] for name in LABELS}
+        commands = {name: {"n": block_ms, "metrics": not name.endswith("-off")} for name in LABELS}
+        blocks, _ = method.interleave(series, commands, rounds, ctx.log)
+        collect, _ = method.interleave(workers, {w: {"n": COLLECTIONS, "collect": True}
+                                                 for w in WORKERS}, rounds, ctx.log)
+    finally:
+        for w in workers.values():
+            w.close()
+    return {"rounds": rounds, "block_ms": block_ms, "commands": commands,
+            "series": {n: method.summary(b) for n, b in blocks.items()},
+            "collect": {n: method.summary(b) for n, b in collect.items()},
+            "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
+
+
+def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
+    out = []
+    for key, *_rest, label in RATIOS:
+        r = res["ratios"].get(key, {})
+        met, note = method.judge(r, 1.05, at_most=True)
+        out.append(method.goal(label, "≤ 1.05×", report.times(r), met, note))
+    return out
+
+
+def render(res: dict[str, Any]) -> list[str]:
+    L = [f"`bench/clients/metrics_idle.{{py,js}}`: each worker turns one exporter on, keeps "
+         f"{CONNS} connections to the responder with keepalive every {INTERVAL_MS} ms (jitter "
+         f"10%) and measures blocks of {res['block_ms']} ms: the process's CPU (all threads) "
+         "over the keepalive pongs in the block. Its blocks alternate between the tally "
+         "hooked and unhooked (what a process that never turned metrics on runs), so each "
+         "ratio compares one process with itself. "
+         f"{res['rounds']} rounds, the order rotating.", ""]
+    L += report.series_table(LABELS, res["series"], [
+        ("cpu_us_per_op", "CPU µs per keepalive ping", 1), ("rate", "pongs/s", 0)])
+    L += report.ratio_table(res["ratios"])
+    L += ["One collection (a Prometheus scrape of the text format, an OpenTelemetry collection "
+          f"into an in-memory reader), {COLLECTIONS} in a row per block, one label set. "
+          "Prometheus scrapes every 15 s or more, so its share of a core is this over 15 s:", ""]
+    L += report.series_table({w: f"{lang}, {fn}" for w, (lang, fn) in WORKERS.items()},
+                             res.get("collect", {}), [("cpu_us_per_op", "CPU µs per collection", 0)])
+    return L

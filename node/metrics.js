@@ -1,0 +1,361 @@
+'use strict';
+/**
+ * mcpping.metrics: Prometheus (prom-client) and OpenTelemetry
+ * (@opentelemetry/api) figures for a fleet of peers, named as in Python.
+ *
+ * Every connection (a spawned Peer or StdioClientTransport, a guard, the
+ * CLI's HTTP session) reports to `hub`: once metrics are on, `hub.tally`
+ * counts each event into that connection's figures, an increment or two per
+ * event, no listener per metric. Exporters read the tally when they collect;
+ * the gauges read each open connection live at that moment.
+ *
+ * Both exporters are optional: requiring mcpping loads neither package, and
+ * each function says which one is missing. Figures start when the first
+ * function is called; a connection opened earlier counts from its next event.
+ *
+ * Labels: `peer` (the server's serverInfo name, or the program's basename
+ * until the handshake; the client's name in the server role) and
+ * `transport`. Nothing from payloads, arguments or the environment.
+ */
+const { McppError } = require('./errors');
+const { version } = require('../package.json');
+
+/** Upper bounds (seconds) of the RTT histogram's buckets. */
+const RTT_BUCKETS = Object.freeze([0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
+  0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+/** The values of mcpping_peer_state's `state` label. */
+const STATES = Object.freeze(['alive', 'suspect', 'stale', 'closed']);
+/** The values of mcpping_ping_failures_total's `reason` label. */
+const FAILURE_REASONS = Object.freeze(['timeout', 'error', 'invalid', 'unsupported']);
+
+/** Every metric: name -> [type, help]. */
+const METRICS = Object.freeze({
+  mcpping_pings_sent_total: ['counter', 'Pings sent to the peer, keepalive and manual.'],
+  mcpping_pongs_received_total: ['counter', 'Pongs received from the peer.'],
+  mcpping_ping_failures_total: ['counter', 'Pings that got no pong, by reason: timeout, error (a JSON-RPC error), '
+    + 'invalid (a result that is not an object), unsupported (-32601 or -32602).'],
+  mcpping_pings_answered_total: ['counter', 'Pings from the peer that mcpping answered.'],
+  mcpping_stale_total: ['counter', 'Times the peer was declared stale.'],
+  mcpping_reconnects_total: ['counter', 'Reconnects to the peer.'],
+  mcpping_ping_rtt_seconds: ['histogram', 'Round-trip time of answered pings, in seconds.'],
+  mcpping_peer_state: ['gauge', 'Connections to the peer in each state; closed is 1 once none is open.'],
+  mcpping_in_flight_requests: ['gauge', 'Application requests awaiting an answer from the peer.'],
+});
+
+/** Counter name -> the Figures field it reads. */
+const COUNTER_FIELDS = Object.freeze({
+  mcpping_pings_sent_total: 'sent',
+  mcpping_pongs_received_total: 'pongs',
+  mcpping_pings_answered_total: 'answered',
+  mcpping_stale_total: 'stale',
+  mcpping_reconnects_total: 'reconnects',
+});
+
+/** One connection's counts, or the summed counts of closed connections. */
+class Figures {
+  /**
+   * @param {string} peer
+   * @param {string} transport
+   * @param {{info(): object|null}} [source] read live by the in-flight gauge
+   */
+  constructor(peer, transport, source) {
+    this.transport = transport;
+    this.rename(peer);
+    this.state = 'alive';
+    this.inFlight = 0;
+    this.source = source ? new WeakRef(source) : null;
+    this.sent = 0;
+    this.pongs = 0;
+    this.answered = 0;
+    this.stale = 0;
+    this.reconnects = 0;
+    this.failures = { timeout: 0, error: 0, invalid: 0, unsupported: 0 };
+    // Per bucket, not cumulative; the last one is +Inf.
+    this.buckets = new Array(RTT_BUCKETS.length + 1).fill(0);
+    this.rttSum = 0;
+  }
+
+  /** @param {string} peer */
+  rename(peer) {
+    this.peer = peer;
+    this.key = `${peer}\u0000${this.transport}`;
+    this.attrs = { peer, transport: this.transport };
+  }
+
+  /** @param {Figures} other */
+  add(other) {
+    this.sent += other.sent;
+    this.pongs += other.pongs;
+    this.answered += other.answered;
+    this.stale += other.stale;
+    this.reconnects += other.reconnects;
+    for (const r of FAILURE_REASONS) this.failures[r] += other.failures[r];
+    for (let i = 0; i < this.buckets.length; i++) this.buckets[i] += other.buckets[i];
+    this.rttSum += other.rttSum;
+  }
+
+  /** @returns {number} the engine's live count, or the last event's */
+  liveInFlight() {
+    const src = this.source && this.source.deref();
+    if (src) {
+      try {
+        const info = src.info();
+        if (info) return info.inFlight;
+      } catch {
+        // Closing: the last event's count stands.
+      }
+    }
+    return this.inFlight;
+  }
+}
+
+/** @param {number} rtt seconds @returns {number} its bucket's index */
+function bucketOf(rtt) {
+  let i = 0;
+  while (i < RTT_BUCKETS.length && rtt > RTT_BUCKETS[i]) i++;
+  return i;
+}
+
+/** The one place every connection's events are counted. */
+class Tally {
+  constructor() {
+    /** @type {Set<Figures>} */
+    this.open = new Set();
+    /** @type {Map<string, Figures>} closed connections' sums, by label set */
+    this.closedSums = new Map();
+    /** @type {Array<(rtt: number, fig: Figures) => void>} OpenTelemetry histograms */
+    this.rttSinks = [];
+  }
+
+  /**
+   * A connection starts.
+   * @param {string|null} peer its name so far
+   * @param {string} transport
+   * @param {{info(): object|null}} source
+   * @returns {Figures}
+   */
+  opened(peer, transport, source) {
+    const fig = new Figures(peer || 'unknown', transport, source);
+    this.open.add(fig);
+    return fig;
+  }
+
+  /** @param {Figures} fig @param {object} ev an engine event */
+  event(fig, ev) {
+    fig.state = ev.state;
+    fig.inFlight = ev.inFlight;
+    switch (ev.type) {
+      case 'ping':
+        fig.sent += 1;
+        break;
+      case 'pong': {
+        const rtt = ev.rttUs / 1e6;
+        fig.pongs += 1;
+        fig.buckets[bucketOf(rtt)] += 1;
+        fig.rttSum += rtt;
+        for (const sink of this.rttSinks) sink(rtt, fig);
+        break;
+      }
+      case 'timeout':
+        // A ping still out when the connection closes was abandoned, not lost.
+        if (ev.state !== 'closed') fig.failures.timeout += 1;
+        break;
+      case 'ping_error':
+        fig.failures[ev.invalid ? 'invalid' : 'error'] += 1;
+        break;
+      case 'unsupported':
+        // Only a refused ping; a protocol version without ping sent none.
+        if (ev.pingSeq) fig.failures.unsupported += 1;
+        break;
+      case 'ping_answered':
+        fig.answered += 1;
+        break;
+      case 'stale':
+        fig.stale += 1;
+        break;
+      case 'initialized':
+        if (ev.message) fig.rename(ev.message);
+        break;
+      case 'reconnected':
+        fig.reconnects += 1;
+        break;
+      default:
+        break;
+    }
+  }
+
+  /** @param {Figures} fig the connection ended */
+  closed(fig) {
+    if (!this.open.delete(fig)) return;
+    fig.state = 'closed';
+    let sum = this.closedSums.get(fig.key);
+    if (!sum) {
+      sum = new Figures(fig.peer, fig.transport);
+      this.closedSums.set(fig.key, sum);
+    }
+    sum.add(fig);
+  }
+
+  /**
+   * Sums per label set, with the state and in-flight gauges.
+   * @returns {Array<{figures: Figures, states: Record<string, number>, inFlight: number}>}
+   */
+  rows() {
+    const out = new Map();
+    const row = (fig) => {
+      let r = out.get(fig.key);
+      if (!r) {
+        r = { figures: new Figures(fig.peer, fig.transport), states: { alive: 0, suspect: 0, stale: 0, closed: 0 }, inFlight: 0 };
+        out.set(fig.key, r);
+      }
+      return r;
+    };
+    for (const fig of [...this.open]) {
+      if (fig.source && !fig.source.deref()) this.closed(fig); // collected without closing
+    }
+    for (const sum of this.closedSums.values()) row(sum).figures.add(sum);
+    for (const fig of this.open) {
+      const r = row(fig);
+      r.figures.add(fig);
+      r.states[fig.state] += 1;
+      r.inFlight += fig.liveInFlight();
+    }
+    for (const r of out.values()) {
+      if (!STATES.some((s) => r.states[s])) r.states.closed = 1;
+    }
+    return [...out.values()];
+  }
+}
+
+/**
+ * Where connections report. `hub.tally` is null until metrics are on, so
+ * keeping no figures costs one check per event.
+ */
+const hub = { tally: /** @type {Tally|null} */ (null) };
+
+/** @returns {Tally} the process's tally, counting from now on */
+function enable() {
+  if (!hub.tally) hub.tally = new Tally();
+  return hub.tally;
+}
+
+/**
+ * Loads an optional package, or says how to install it.
+ * @param {string} pkg
+ * @param {string} fn
+ */
+function optional(pkg, fn) {
+  try {
+    return require(pkg);
+  } catch (err) {
+    if (err && err.code === 'MODULE_NOT_FOUND' && String(err.message).includes(pkg)) {
+      throw new McppError(`mcpping.metrics.${fn}() needs the ${pkg} package, which is not installed: npm install ${pkg}`,
+        { code: 'ERR_MCPPING_MISSING_PACKAGE', cause: err });
+    }
+    throw err;
+  }
+}
+
+// ---------------------------------------------------------------- Prometheus
+
+/**
+ * The samples of one metric, in prom-client's `metric.get()` shape.
+ * @param {string} name
+ * @param {ReturnType<Tally['rows']>} rows
+ */
+function samples(name, rows) {
+  const values = [];
+  const labels = (r, extra) => ({ peer: r.figures.peer, transport: r.figures.transport, ...extra });
+  if (COUNTER_FIELDS[name]) {
+    for (const r of rows) values.push({ labels: labels(r), value: r.figures[COUNTER_FIELDS[name]] });
+  } else if (name === 'mcpping_ping_failures_total') {
+    for (const r of rows) for (const reason of FAILURE_REASONS) values.push({ labels: labels(r, { reason }), value: r.figures.failures[reason] });
+  } else if (name === 'mcpping_ping_rtt_seconds') {
+    for (const r of rows) {
+      let cumulative = 0;
+      r.figures.buckets.forEach((n, i) => {
+        cumulative += n;
+        const le = i < RTT_BUCKETS.length ? RTT_BUCKETS[i] : '+Inf';
+        values.push({ metricName: `${name}_bucket`, labels: labels(r, { le }), value: cumulative });
+      });
+      values.push({ metricName: `${name}_sum`, labels: labels(r), value: r.figures.rttSum });
+      values.push({ metricName: `${name}_count`, labels: labels(r), value: r.figures.pongs });
+    }
+  } else if (name === 'mcpping_peer_state') {
+    for (const r of rows) for (const state of STATES) values.push({ labels: labels(r, { state }), value: r.states[state] });
+  } else {
+    for (const r of rows) values.push({ labels: labels(r), value: r.inFlight });
+  }
+  return values;
+}
+
+/**
+ * Registers mcpping's metrics with a prom-client Registry (default: the
+ * global `register`), as collectors that read the tally at each scrape.
+ * Throws if the registry already has them (prom-client's duplicate check).
+ * @param {object} [register] a prom-client Registry
+ * @returns {object[]} the registered metrics (for register.removeSingleMetric)
+ */
+function registerPrometheus(register) {
+  const registry = register || optional('prom-client', 'registerPrometheus').register;
+  const tally = enable();
+  const metrics = Object.entries(METRICS).map(([name, [type, help]]) => ({
+    name,
+    help,
+    type,
+    aggregator: 'sum',
+    get: async () => ({ name, help, type, aggregator: 'sum', values: samples(name, tally.rows()) }),
+  }));
+  for (const m of metrics) {
+    if (registry.getSingleMetric(m.name)) {
+      throw new McppError(`registerPrometheus: the registry already has ${m.name}`, { code: 'ERR_MCPPING_DUPLICATE_METRIC' });
+    }
+  }
+  for (const m of metrics) registry.registerMetric(m);
+  return metrics;
+}
+
+// ------------------------------------------------------------- OpenTelemetry
+
+const otelProviders = new WeakSet();
+
+/**
+ * Creates mcpping's instruments on an OpenTelemetry MeterProvider (default:
+ * the global one). Counters and gauges are observable, read at each
+ * collection; the RTT histogram records each pong as it arrives, with
+ * RTT_BUCKETS advised as its boundaries. Instrumenting one provider twice throws.
+ * @param {object} [meterProvider]
+ */
+function instrumentOtel(meterProvider) {
+  const api = optional('@opentelemetry/api', 'instrumentOtel');
+  const provider = meterProvider || api.metrics.getMeterProvider();
+  if (otelProviders.has(provider)) {
+    throw new McppError('instrumentOtel: this meter provider already has mcpping\'s instruments', { code: 'ERR_MCPPING_DUPLICATE_METRIC' });
+  }
+  otelProviders.add(provider);
+  const tally = enable();
+  const meter = provider.getMeter('mcpping', version);
+  const observe = (instrument, each) => instrument.addCallback((result) => {
+    for (const r of tally.rows()) each(r, (value, extra) => result.observe(value, extra ? { ...r.figures.attrs, ...extra } : r.figures.attrs));
+  });
+  for (const [name, field] of Object.entries(COUNTER_FIELDS)) {
+    observe(meter.createObservableCounter(name, { description: METRICS[name][1], unit: '1' }), (r, put) => put(r.figures[field]));
+  }
+  let name = 'mcpping_ping_failures_total';
+  observe(meter.createObservableCounter(name, { description: METRICS[name][1], unit: '1' }),
+    (r, put) => FAILURE_REASONS.forEach((reason) => put(r.figures.failures[reason], { reason })));
+  name = 'mcpping_peer_state';
+  observe(meter.createObservableGauge(name, { description: METRICS[name][1], unit: '1' }),
+    (r, put) => STATES.forEach((state) => put(r.states[state], { state })));
+  name = 'mcpping_in_flight_requests';
+  observe(meter.createObservableGauge(name, { description: METRICS[name][1], unit: '1' }), (r, put) => put(r.inFlight));
+  name = 'mcpping_ping_rtt_seconds';
+  const histogram = meter.createHistogram(name, {
+    description: METRICS[name][1],
+    unit: 's',
+    advice: { explicitBucketBoundaries: [...RTT_BUCKETS] },
+  });
+  tally.rttSinks.push((rtt, fig) => histogram.record(rtt, fig.attrs));
+}
+
+module.exports = { registerPrometheus, instrumentOtel, hub, METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS };
