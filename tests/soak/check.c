@@ -60,6 +60,11 @@ static uint64_t u64(const cJSON *obj, const char *key) {
   return cJSON_IsNumber(v) ? (uint64_t)v->valuedouble : 0;
 }
 
+static int64_t i64(const cJSON *obj, const char *key) {
+  const cJSON *v = cJSON_GetObjectItemCaseSensitive(obj, key);
+  return cJSON_IsNumber(v) ? (int64_t)v->valuedouble : 0;
+}
+
 static int has(const cJSON *obj, const char *key) {
   return cJSON_GetObjectItemCaseSensitive(obj, key) != NULL;
 }
@@ -147,7 +152,7 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
     /* mcpping's own answer for a request past its deadline. */
     int ours = (iseq == 0 && s->phase == P_INIT) ||
                (iseq == s->finish_iseq && s->phase == P_FINWAIT);
-    if (ours && u64(error, "code") == (uint64_t)-32001) {
+    if (ours && i64(error, "code") == -32001) {
       /* The handshake or soak/finish: only a frozen server may miss it. */
       if (!convictable(s)) {
         fprintf(stderr, "soak: conn %d: %s timed out (%s, flags 0x%x)\n",
@@ -159,15 +164,15 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
       return;
     }
     req *r = find_req(s, iseq);
-    uint64_t code = u64(error, "code");
-    if (code == (uint64_t)-32800 && r && r->aborted && !r->timed_out) {
+    int64_t code = i64(error, "code");
+    if (code == -32800 && r && r->aborted && !r->timed_out) {
       /* mcpping's answer for a request we abandoned. */
       r->timed_out = 1;
       s->aborts++;
       k->c.aborts++;
       return;
     }
-    if (code != (uint64_t)-32001 || !r || r->timed_out) {
+    if (code != -32001 || !r || r->timed_out) {
       fprintf(stderr,
               "soak: conn %d (%s, flags 0x%x, phase %d): request %llu %s\n",
               s->idx, fault_names[s->fault], s->flags, s->phase,

@@ -123,7 +123,8 @@ static void run_aborts(soak *k, slot *s, uint64_t now) {
     soak_buf id = {0};
     soak_request_id(&id, r->iseq);
     r->aborted = 1;
-    r->aborted_ms = now;
+    /* Not the tick's `now`: spawns earlier in a tick may take long. */
+    r->aborted_ms = soak_now_ms();
     int rc = mcpp_runtime_cancel_request(k->rt, s->conn_id, id.p, id.len);
     if (rc && rc != MCPP_ERR_NOT_FOUND) {
       fprintf(stderr, "soak: conn %d: cancel_request failed: %s\n", s->idx,
