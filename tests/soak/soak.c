@@ -25,7 +25,7 @@ const char *const fault_names[F_COUNT] = {
 
 enum {
   TICK_MS = 10,
-  SPAWNS_PER_TICK = 25,
+  SPAWNS_PER_TICK = 10, /* each waits for the I/O thread */
   MAX_SPINNERS = 2, /* busy loops burn a core each until convicted */
   STUCK_MS = 30000  /* a handshake, finish or close that never ends */
 };
