@@ -72,6 +72,7 @@ req *slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
   r->iseq = iseq;
   r->rawhash = rawhash;
   r->sent_ms = soak_now_ms();
+  r->sent_us = soak_unix_us();
   r->delay_ms = delay_ms;
   r->expect_timeout = expect_timeout;
   return r;
@@ -124,7 +125,7 @@ static void run_aborts(soak *k, slot *s, uint64_t now) {
     soak_request_id(&id, r->iseq);
     r->aborted = 1;
     /* Not the tick's `now`: spawns earlier in a tick may take long. */
-    r->aborted_ms = soak_now_ms();
+    r->aborted_us = soak_unix_us();
     int rc = mcpp_runtime_cancel_request(k->rt, s->conn_id, id.p, id.len);
     if (rc && rc != MCPP_ERR_NOT_FOUND) {
       fprintf(stderr, "soak: conn %d: cancel_request failed: %s\n", s->idx,
@@ -462,8 +463,10 @@ static int report(void) {
          "(their own timeout), %" PRIu64 " of them aborted, %" PRIu64
          " aborts too late (we were behind: the answer came first)\n",
          c->longer_calls, c->aborts, c->late_aborts);
-  printf("soak: the host loop fell at most %" PRIu64 " ms behind\n",
-         c->max_tick_gap_ms);
+  printf("soak: the host loop fell at most %" PRIu64 " ms behind; %" PRIu64
+         " requests to healthy servers timed out because the server wrote "
+         "its answer after the deadline (a starved machine)\n",
+         c->max_tick_gap_ms, c->server_late);
   printf("soak: %" PRIu64 " host stalls (%" PRIu64 " ms), %" PRIu64
          " suspect verdicts on healthy servers (recovered), %" PRIu64
          " late answers after a timeout, %" PRIu64

@@ -83,8 +83,9 @@ typedef struct req {
   uint64_t iseq;
   uint64_t rawhash;
   uint64_t sent_ms;
-  uint64_t abort_at; /* ms; 0: never */
-  uint64_t aborted_ms; /* when we called cancel_request */
+  uint64_t sent_us;    /* Unix µs, to compare with the server's stamps */
+  uint64_t abort_at;   /* ms; 0: never */
+  uint64_t aborted_us; /* Unix µs when we called cancel_request */
   uint32_t delay_ms;   /* the server answers this late */
   int expect_timeout;
   int aborted;   /* cancel_request called; mcpping's -32800 must follow */
@@ -131,7 +132,7 @@ typedef struct counters {
   uint64_t stuck;
   /* For the record, not failures. */
   uint64_t suspect_healthy, late_answers, abandoned, timeouts, stalls;
-  uint64_t aborts, longer_calls, late_aborts;
+  uint64_t aborts, longer_calls, late_aborts, server_late;
   uint64_t stall_ms, garbage, pings_answered_by_us;
   uint64_t max_tick_gap_ms; /* how far behind this loop fell, stalls aside */
   fault_stats faults[F_COUNT];
