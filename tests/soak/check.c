@@ -182,6 +182,19 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
       altered(k, s, "an unexpected error answer", frame, len);
       return;
     }
+    /* The timeout in force must be the one the request was sent with. */
+    const cJSON *msg = cJSON_GetObjectItemCaseSensitive(error, "message");
+    const char *after = cJSON_IsString(msg) ? strstr(msg->valuestring, "after ")
+                                            : NULL;
+    unsigned long in_force = after ? strtoul(after + 6, NULL, 10) : 0;
+    int wrong = in_force != r->timeout_ms;
+    if (wrong) {
+      fprintf(stderr,
+              "soak: conn %d: request %llu timed out after %lu ms, its own "
+              "timeout was %u ms\n",
+              s->idx, (unsigned long long)iseq, in_force, r->timeout_ms);
+      k->c.false_timeouts++;
+    }
     r->timed_out = 1;
     s->timeouts++;
     k->c.timeouts++;
@@ -190,7 +203,7 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
      * answer, if one comes: written before the deadline means the timeout
      * was ours (see on_late_answer); dropped on the cancel or written after
      * it, the server was late. Counted late until shown otherwise. */
-    if (!r->expect_timeout && !convictable(s)) k->c.server_late++;
+    if (!wrong && !r->expect_timeout && !convictable(s)) k->c.server_late++;
     return;
   }
   saw_oseq(k, s, u64(result, "oseq"));
@@ -252,6 +265,7 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
     /* Written before the deadline (sent + timeout, and the engine saw the
      * request no sooner than we sent it): the answer was there in time. */
     if (!r->expect_timeout && !r->aborted && !convictable(s) &&
+        r->timeout_ms == REQUEST_TIMEOUT_MS &&
         wrote_us < r->sent_us + (uint64_t)REQUEST_TIMEOUT_MS * 1000) {
       fprintf(stderr,
               "soak: conn %d: request %llu timed out, but the server wrote "

@@ -106,8 +106,9 @@ static void send_request(soak *k, slot *s, uint32_t delay, int expect_timeout) {
   req *r = slot_add_req(s, iseq, soak_fnv(line.p, line.len), delay,
                         expect_timeout);
   uint32_t timeout = MCPP_TIMEOUT_DEFAULT;
+  r->timeout_ms = REQUEST_TIMEOUT_MS;
   if (delay >= LONGER_CALL_MIN_MS && !expect_timeout) {
-    timeout = LONGER_TIMEOUT_MS;
+    timeout = r->timeout_ms = LONGER_TIMEOUT_MS;
     k->c.longer_calls++;
     if (chance(20)) r->abort_at = now + between(100, ABORT_MAX_MS);
   }

@@ -87,6 +87,7 @@ typedef struct req {
   uint64_t abort_at;   /* ms; 0: never */
   uint64_t aborted_us; /* Unix µs when we called cancel_request */
   uint32_t delay_ms;   /* the server answers this late */
+  uint32_t timeout_ms; /* the timeout it was sent with */
   int expect_timeout;
   int aborted;   /* cancel_request called; mcpping's -32800 must follow */
   int timed_out; /* answered by mcpping (timeout or abort); a late answer
