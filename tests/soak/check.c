@@ -203,7 +203,10 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
      * answer, if one comes: written before the deadline means the timeout
      * was ours (see on_late_answer); dropped on the cancel or written after
      * it, the server was late. Counted late until shown otherwise. */
-    if (!wrong && !r->expect_timeout && !convictable(s)) k->c.server_late++;
+    if (!wrong && !r->expect_timeout && !convictable(s)) {
+      r->server_late = 1;
+      k->c.server_late++;
+    }
     return;
   }
   saw_oseq(k, s, u64(result, "oseq"));
@@ -264,7 +267,7 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
     k->c.late_answers++;
     /* Written before the deadline (sent + timeout, and the engine saw the
      * request no sooner than we sent it): the answer was there in time. */
-    if (!r->expect_timeout && !r->aborted && !convictable(s) &&
+    if (r->server_late &&
         wrote_us < r->sent_us + (uint64_t)r->timeout_ms * 1000) {
       fprintf(stderr,
               "soak: conn %d: request %llu timed out, but the server wrote "

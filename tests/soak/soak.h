@@ -90,6 +90,7 @@ typedef struct req {
   uint32_t timeout_ms; /* the timeout it was sent with */
   int expect_timeout;
   int aborted;   /* cancel_request called; mcpping's -32800 must follow */
+  int server_late; /* its timeout is counted as the server's lateness */
   int timed_out; /* answered by mcpping (timeout or abort); a late answer
                     may follow */
 } req;
