@@ -41,6 +41,12 @@ static long rss_base = -1, rss_end = -1;
 
 uint64_t soak_now_ms(void) { return uv_hrtime() / 1000000; }
 
+int soak_starved_between(const soak *k, uint64_t from, uint64_t to) {
+  for (size_t i = 0; i < k->n_starved; i++)
+    if (k->starved[i][1] >= from && k->starved[i][0] <= to) return 1;
+  return 0;
+}
+
 static uint64_t rnd(void) { return soak_mix(rng++); }
 
 /* A uniform draw from [lo, hi]. */
@@ -51,7 +57,10 @@ static uint64_t between(uint64_t lo, uint64_t hi) {
 static int chance(unsigned pct) { return rnd() % 100 < pct; }
 
 uint64_t fault_bound_ms(fault f) {
-  return f == F_STOP || f == F_SPIN ? FREEZE_BOUND_MS : EXIT_BOUND_MS;
+  /* A ping flood is cut off as FLOODED once 20000 pings are written, or
+   * goes stale as a server that stopped reading: the freeze bound. */
+  return f == F_STOP || f == F_SPIN || f == F_PINGFLOOD ? FREEZE_BOUND_MS
+                                                        : EXIT_BOUND_MS;
 }
 
 int fault_is_detected(fault f) {
@@ -411,6 +420,16 @@ static void on_tick(uv_timer_t *t) {
   uint64_t started = soak_now_ms();
   if (last && started - last > K.c.max_tick_gap_ms)
     K.c.max_tick_gap_ms = started - last;
+  if (last && started - last > PAUSE_THRESHOLD_MS) {
+    if (K.n_starved == K.cap_starved) {
+      K.cap_starved = K.cap_starved ? K.cap_starved * 2 : 64;
+      K.starved = realloc(K.starved, K.cap_starved * sizeof *K.starved);
+      if (!K.starved) abort();
+    }
+    K.starved[K.n_starved][0] = last;
+    K.starved[K.n_starved][1] = started;
+    K.n_starved++;
+  }
   drain();
   uint64_t now = soak_now_ms();
   if (!K.winding && now >= K.end_ms) K.winding = 1;
@@ -464,10 +483,12 @@ static int report(void) {
          "(their own timeout), %" PRIu64 " of them aborted, %" PRIu64
          " aborts too late (we were behind: the answer came first)\n",
          c->longer_calls, c->aborts, c->late_aborts);
-  printf("soak: the host loop fell at most %" PRIu64 " ms behind; %" PRIu64
-         " requests to healthy servers timed out because the server wrote "
-         "its answer after the deadline (a starved machine)\n",
-         c->max_tick_gap_ms, c->server_late);
+  printf("soak: the host loop fell at most %" PRIu64 " ms behind (%zu times "
+         "over 1 s); %" PRIu64 " requests to healthy servers timed out because "
+         "the server wrote its answer after the deadline, %" PRIu64
+         " answered past their deadline after a pause of ours (a starved "
+         "machine)\n",
+         c->max_tick_gap_ms, K.n_starved, c->server_late, c->paused_timeouts);
   printf("soak: %" PRIu64 " host stalls (%" PRIu64 " ms), %" PRIu64
          " suspect verdicts on healthy servers (recovered), %" PRIu64
          " late answers after a timeout, %" PRIu64
@@ -606,5 +627,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < K.n_slots; i++) free(K.slots[i].reqs);
   free(K.slots);
   free(K.stalls);
+  free(K.starved);
   return report();
 }

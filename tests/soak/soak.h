@@ -22,6 +22,7 @@ enum {
   FAILURES = 3,
   REQUEST_TIMEOUT_MS = 5000,
   KILL_GRACE_MS = 1000,
+  PAUSE_THRESHOLD_MS = 1000, /* mcpp_settings' default */
   /* Healthy but busy servers: long tool calls run past the ping timeout,
    * "under" answers come at 70% of the request timeout, slow pongs at 60%
    * of the ping timeout. */
@@ -134,7 +135,7 @@ typedef struct counters {
   uint64_t stuck;
   /* For the record, not failures. */
   uint64_t suspect_healthy, late_answers, abandoned, timeouts, stalls;
-  uint64_t aborts, longer_calls, late_aborts, server_late;
+  uint64_t aborts, longer_calls, late_aborts, server_late, paused_timeouts;
   uint64_t stall_ms, garbage, pings_answered_by_us;
   uint64_t max_tick_gap_ms; /* how far behind this loop fell, stalls aside */
   fault_stats faults[F_COUNT];
@@ -147,14 +148,21 @@ typedef struct soak {
   uint64_t start_ms, end_ms;
   int winding;
   counters c;
-  /* Host stalls, to take out of detection times: [from, to) ms. */
+  /* Host stalls we made: [from, to) ms. */
   uint64_t (*stalls)[2];
   size_t n_stalls, cap_stalls;
+  /* Ticks that came later than pause_threshold_ms: the machine starved
+   * this process, its I/O thread too. */
+  uint64_t (*starved)[2];
+  size_t n_starved, cap_starved;
 } soak;
 
 extern const char *const fault_names[F_COUNT];
 
 uint64_t soak_now_ms(void);
+/* Whether this process was starved (a tick more than 1 s late) within
+ * [from, to] ms. */
+int soak_starved_between(const soak *k, uint64_t from, uint64_t to);
 uint64_t fault_bound_ms(fault f);
 int fault_is_detected(fault f); /* convicted or closed, not survived */
 
