@@ -467,14 +467,15 @@ static void on_tick(uv_timer_t *t) {
 
 static int report(void) {
   counters *c = &K.c;
-  printf("soak: %-9s %8s %8s %6s %8s %8s  verdicts\n", "fault", "injected",
-         "detected", "late", "avg ms", "max ms");
+  printf("soak: %-9s %8s %8s %6s %6s %8s %8s  verdicts\n", "fault",
+         "injected", "detected", "late", "paused", "avg ms", "max ms");
   uint64_t missed = 0;
   for (int f = F_STOP; f < F_COUNT; f++) {
     fault_stats *fs = &c->faults[f];
-    printf("soak: %-9s %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %8" PRIu64
-           " %8" PRIu64 "  %s\n",
+    printf("soak: %-9s %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64
+           " %8" PRIu64 " %8" PRIu64 "  %s\n",
            fault_names[f], fs->injected, fs->detected, fs->late,
+           fs->late_paused,
            fs->detected && f != F_SLOW ? fs->sum_ms / fs->detected : 0,
            fs->max_ms, f == F_SLOW ? "request timeouts" : fs->verdicts);
     missed += fs->late;

@@ -123,7 +123,7 @@ typedef struct slot {
 } slot;
 
 typedef struct fault_stats {
-  uint64_t injected, detected, late, max_ms, sum_ms;
+  uint64_t injected, detected, late, late_paused, max_ms, sum_ms;
   char verdicts[160]; /* close reasons seen, e.g. "MCPP_ERR_STALE" */
 } fault_stats;
 
