@@ -256,7 +256,12 @@ static void on_answer(soak *k, slot *s, const cJSON *root, const char *frame,
     uint64_t sp = u64(result, "servpings_sent");
     uint64_t spa = u64(result, "servpings_answered");
     k->c.pings_answered_by_us += spa;
-    k->c.lost += u64(result, "servpings_late") + (sp > spa + 1 ? sp - spa - 1 : 0);
+    k->c.late_pongs += u64(result, "servpings_late");
+    if (sp > spa + 1) {
+      fprintf(stderr, "soak: conn %d: %llu of the server's pings unanswered\n",
+              s->idx, (unsigned long long)(sp - spa - 1));
+      k->c.lost += sp - spa - 1;
+    }
     slot_close(k, s);
     return;
   }

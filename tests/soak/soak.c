@@ -494,9 +494,10 @@ static int report(void) {
          " suspect verdicts on healthy servers (recovered), %" PRIu64
          " late answers after a timeout, %" PRIu64
          " requests abandoned by faulty servers, %" PRIu64
-         " garbage lines, %" PRIu64 " server pings answered\n",
+         " garbage lines, %" PRIu64 " server pings answered (%" PRIu64
+         " after 5 s)\n",
          c->stalls, c->stall_ms, c->suspect_healthy, c->late_answers,
-         c->abandoned, c->garbage, c->pings_answered_by_us);
+         c->abandoned, c->garbage, c->pings_answered_by_us, c->late_pongs);
   printf("soak: faults undetected %" PRIu64 ", detected late %" PRIu64
          ", unexpected closes %" PRIu64 ", false timeouts %" PRIu64
          ", missed timeouts %" PRIu64 ", missed aborts %" PRIu64

@@ -136,6 +136,7 @@ typedef struct counters {
   /* For the record, not failures. */
   uint64_t suspect_healthy, late_answers, abandoned, timeouts, stalls;
   uint64_t aborts, longer_calls, late_aborts, server_late, paused_timeouts;
+  uint64_t late_pongs; /* our answers to the server's pings, after 5 s */
   uint64_t stall_ms, garbage, pings_answered_by_us;
   uint64_t max_tick_gap_ms; /* how far behind this loop fell, stalls aside */
   fault_stats faults[F_COUNT];
