@@ -74,13 +74,6 @@ static uint64_t now_ms(void) {
   return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
 }
 
-/* The announcement's time, on the clock governance records print. */
-static uint64_t unix_us(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
-}
-
 static void flush(void) {
   size_t off = 0;
   while (off < S.out.len) {
@@ -136,7 +129,8 @@ static void run_action(const action *a) {
     soak_buf_printf(&S.out, "{\"jsonrpc\":\"2.0\",\"id\":%s,\"result\":{}}",
                     a->id);
   } else {
-    soak_line_echo(&S.out, S.seed, a->iseq, S.oseq++, a->rawhash);
+    soak_line_echo(&S.out, S.seed, a->iseq, S.oseq++, a->rawhash,
+                   soak_unix_us());
   }
   end_line();
 }
@@ -148,7 +142,7 @@ static void announce(const char *kind) {
                   "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/soak/"
                   "fault\",\"params\":{\"oseq\":%" PRIu64
                   ",\"fault\":\"%s\",\"at_us\":%" PRIu64 "}}",
-                  S.oseq++, kind, unix_us());
+                  S.oseq++, kind, soak_unix_us());
   end_line();
   flush();
 }

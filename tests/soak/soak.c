@@ -25,7 +25,7 @@ const char *const fault_names[F_COUNT] = {
 
 enum {
   TICK_MS = 10,
-  SPAWNS_PER_TICK = 25,
+  SPAWNS_PER_TICK = 10, /* each waits for the I/O thread */
   MAX_SPINNERS = 2, /* busy loops burn a core each until convicted */
   STUCK_MS = 30000  /* a handshake, finish or close that never ends */
 };
@@ -41,6 +41,12 @@ static long rss_base = -1, rss_end = -1;
 
 uint64_t soak_now_ms(void) { return uv_hrtime() / 1000000; }
 
+int soak_starved_between(const soak *k, uint64_t from, uint64_t to) {
+  for (size_t i = 0; i < k->n_starved; i++)
+    if (k->starved[i][1] >= from && k->starved[i][0] <= to) return 1;
+  return 0;
+}
+
 static uint64_t rnd(void) { return soak_mix(rng++); }
 
 /* A uniform draw from [lo, hi]. */
@@ -51,7 +57,10 @@ static uint64_t between(uint64_t lo, uint64_t hi) {
 static int chance(unsigned pct) { return rnd() % 100 < pct; }
 
 uint64_t fault_bound_ms(fault f) {
-  return f == F_STOP || f == F_SPIN ? FREEZE_BOUND_MS : EXIT_BOUND_MS;
+  /* A ping flood is cut off as FLOODED once 20000 pings are written, or
+   * goes stale as a server that stopped reading: the freeze bound. */
+  return f == F_STOP || f == F_SPIN || f == F_PINGFLOOD ? FREEZE_BOUND_MS
+                                                        : EXIT_BOUND_MS;
 }
 
 int fault_is_detected(fault f) {
@@ -61,14 +70,20 @@ int fault_is_detected(fault f) {
 /* ------------------------------------------------------------ sending */
 
 req *slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
-                  int expect_timeout) {
+                  uint32_t delay_ms, int expect_timeout) {
   if (s->n_reqs == s->cap_reqs) {
     s->cap_reqs = s->cap_reqs ? s->cap_reqs * 2 : 16;
     s->reqs = realloc(s->reqs, s->cap_reqs * sizeof *s->reqs);
     if (!s->reqs) abort();
   }
   req *r = &s->reqs[s->n_reqs++];
-  *r = (req){iseq, rawhash, soak_now_ms(), 0, expect_timeout, 0, 0};
+  memset(r, 0, sizeof *r);
+  r->iseq = iseq;
+  r->rawhash = rawhash;
+  r->sent_ms = soak_now_ms();
+  r->sent_us = soak_unix_us();
+  r->delay_ms = delay_ms;
+  r->expect_timeout = expect_timeout;
   return r;
 }
 
@@ -97,10 +112,12 @@ static void send_request(soak *k, slot *s, uint32_t delay, int expect_timeout) {
   uint64_t iseq = s->next_iseq++;
   uint64_t now = soak_now_ms();
   soak_line_request(&line, s->seed, iseq, delay);
-  req *r = slot_add_req(s, iseq, soak_fnv(line.p, line.len), expect_timeout);
+  req *r = slot_add_req(s, iseq, soak_fnv(line.p, line.len), delay,
+                        expect_timeout);
   uint32_t timeout = MCPP_TIMEOUT_DEFAULT;
+  r->timeout_ms = REQUEST_TIMEOUT_MS;
   if (delay >= LONGER_CALL_MIN_MS && !expect_timeout) {
-    timeout = LONGER_TIMEOUT_MS;
+    timeout = r->timeout_ms = LONGER_TIMEOUT_MS;
     k->c.longer_calls++;
     if (chance(20)) r->abort_at = now + between(100, ABORT_MAX_MS);
   }
@@ -117,6 +134,8 @@ static void run_aborts(soak *k, slot *s, uint64_t now) {
     soak_buf id = {0};
     soak_request_id(&id, r->iseq);
     r->aborted = 1;
+    /* Not the tick's `now`: spawns earlier in a tick may take long. */
+    r->aborted_us = soak_unix_us();
     int rc = mcpp_runtime_cancel_request(k->rt, s->conn_id, id.p, id.len);
     if (rc && rc != MCPP_ERR_NOT_FOUND) {
       fprintf(stderr, "soak: conn %d: cancel_request failed: %s\n", s->idx,
@@ -181,7 +200,7 @@ static void plan(slot *s, uint64_t now, uint64_t seconds) {
   uint64_t life = between(life_min * 1000, life_max * 1000);
   s->seed = rnd();
   s->flags = 0;
-  static const unsigned pct[] = {20, 20, 10, 10, 5, 15, 20, 30};
+  static const unsigned pct[] = {20, 20, 10, 10, 3, 15, 20, 30};
   for (unsigned b = 0; b < 8; b++)
     if (chance(pct[b])) s->flags |= 1u << b;
   s->fault = F_NONE;
@@ -222,7 +241,7 @@ static int spawn_slot(slot *s, uint64_t now) {
   if (!(s->flags & FL_QUIET)) ARG("notify=%" PRIu64, between(500, 3000));
   if (s->flags & FL_FLOOD)
     ARG("burst=%" PRIu64 ":%" PRIu64, between(8000, 15000),
-        between(5000, 15000));
+        between(2000, 6000));
   else if (s->flags & FL_BURST)
     ARG("burst=%" PRIu64 ":300", between(5000, 10000));
   if (s->flags & FL_GARBAGE) ARG("garbage=%" PRIu64, between(1000, 3000));
@@ -397,6 +416,20 @@ static void sample_rss(uint64_t now) {
 }
 
 static void on_tick(uv_timer_t *t) {
+  static uint64_t last;
+  uint64_t started = soak_now_ms();
+  if (last && started - last > K.c.max_tick_gap_ms)
+    K.c.max_tick_gap_ms = started - last;
+  if (last && started - last > PAUSE_THRESHOLD_MS) {
+    if (K.n_starved == K.cap_starved) {
+      K.cap_starved = K.cap_starved ? K.cap_starved * 2 : 64;
+      K.starved = realloc(K.starved, K.cap_starved * sizeof *K.starved);
+      if (!K.starved) abort();
+    }
+    K.starved[K.n_starved][0] = last;
+    K.starved[K.n_starved][1] = started;
+    K.n_starved++;
+  }
   drain();
   uint64_t now = soak_now_ms();
   if (!K.winding && now >= K.end_ms) K.winding = 1;
@@ -427,34 +460,44 @@ static void on_tick(uv_timer_t *t) {
     return;
   }
   if (!K.winding) maybe_stall(now);
+  last = soak_now_ms();
 }
 
 /* ------------------------------------------------------------ report */
 
 static int report(void) {
   counters *c = &K.c;
-  printf("soak: %-9s %8s %8s %6s %8s %8s  verdicts\n", "fault", "injected",
-         "detected", "late", "avg ms", "max ms");
+  printf("soak: %-9s %8s %8s %6s %6s %8s %8s  verdicts\n", "fault",
+         "injected", "detected", "late", "paused", "avg ms", "max ms");
   uint64_t missed = 0;
   for (int f = F_STOP; f < F_COUNT; f++) {
     fault_stats *fs = &c->faults[f];
-    printf("soak: %-9s %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %8" PRIu64
-           " %8" PRIu64 "  %s\n",
+    printf("soak: %-9s %8" PRIu64 " %8" PRIu64 " %6" PRIu64 " %6" PRIu64
+           " %8" PRIu64 " %8" PRIu64 "  %s\n",
            fault_names[f], fs->injected, fs->detected, fs->late,
+           fs->late_paused,
            fs->detected && f != F_SLOW ? fs->sum_ms / fs->detected : 0,
            fs->max_ms, f == F_SLOW ? "request timeouts" : fs->verdicts);
     missed += fs->late;
   }
   printf("soak: %" PRIu64 " calls longer than the default request timeout "
-         "(their own timeout), %" PRIu64 " of them aborted\n",
-         c->longer_calls, c->aborts);
+         "(their own timeout), %" PRIu64 " of them aborted, %" PRIu64
+         " aborts too late (we were behind: the answer came first)\n",
+         c->longer_calls, c->aborts, c->late_aborts);
+  printf("soak: the host loop fell at most %" PRIu64 " ms behind (%zu times "
+         "over 1 s); %" PRIu64 " requests to healthy servers timed out because "
+         "the server wrote its answer after the deadline, %" PRIu64
+         " answered past their deadline after a pause of ours (a starved "
+         "machine)\n",
+         c->max_tick_gap_ms, K.n_starved, c->server_late, c->paused_timeouts);
   printf("soak: %" PRIu64 " host stalls (%" PRIu64 " ms), %" PRIu64
          " suspect verdicts on healthy servers (recovered), %" PRIu64
          " late answers after a timeout, %" PRIu64
          " requests abandoned by faulty servers, %" PRIu64
-         " garbage lines, %" PRIu64 " server pings answered\n",
+         " garbage lines, %" PRIu64 " server pings answered (%" PRIu64
+         " after 5 s)\n",
          c->stalls, c->stall_ms, c->suspect_healthy, c->late_answers,
-         c->abandoned, c->garbage, c->pings_answered_by_us);
+         c->abandoned, c->garbage, c->pings_answered_by_us, c->late_pongs);
   printf("soak: faults undetected %" PRIu64 ", detected late %" PRIu64
          ", unexpected closes %" PRIu64 ", false timeouts %" PRIu64
          ", missed timeouts %" PRIu64 ", missed aborts %" PRIu64
@@ -586,5 +629,6 @@ int main(int argc, char **argv) {
   for (int i = 0; i < K.n_slots; i++) free(K.slots[i].reqs);
   free(K.slots);
   free(K.stalls);
+  free(K.starved);
   return report();
 }

@@ -22,6 +22,7 @@ enum {
   FAILURES = 3,
   REQUEST_TIMEOUT_MS = 5000,
   KILL_GRACE_MS = 1000,
+  PAUSE_THRESHOLD_MS = 1000, /* mcpp_settings' default */
   /* Healthy but busy servers: long tool calls run past the ping timeout,
    * "under" answers come at 70% of the request timeout, slow pongs at 60%
    * of the ping timeout. */
@@ -83,9 +84,14 @@ typedef struct req {
   uint64_t iseq;
   uint64_t rawhash;
   uint64_t sent_ms;
-  uint64_t abort_at; /* ms; 0: never */
+  uint64_t sent_us;    /* Unix µs, to compare with the server's stamps */
+  uint64_t abort_at;   /* ms; 0: never */
+  uint64_t aborted_us; /* Unix µs when we called cancel_request */
+  uint32_t delay_ms;   /* the server answers this late */
+  uint32_t timeout_ms; /* the timeout it was sent with */
   int expect_timeout;
   int aborted;   /* cancel_request called; mcpping's -32800 must follow */
+  int server_late; /* its timeout is counted as the server's lateness */
   int timed_out; /* answered by mcpping (timeout or abort); a late answer
                     may follow */
 } req;
@@ -117,7 +123,7 @@ typedef struct slot {
 } slot;
 
 typedef struct fault_stats {
-  uint64_t injected, detected, late, max_ms, sum_ms;
+  uint64_t injected, detected, late, late_paused, max_ms, sum_ms;
   char verdicts[160]; /* close reasons seen, e.g. "MCPP_ERR_STALE" */
 } fault_stats;
 
@@ -129,8 +135,10 @@ typedef struct counters {
   uint64_t stuck;
   /* For the record, not failures. */
   uint64_t suspect_healthy, late_answers, abandoned, timeouts, stalls;
-  uint64_t aborts, longer_calls;
+  uint64_t aborts, longer_calls, late_aborts, server_late, paused_timeouts;
+  uint64_t late_pongs; /* our answers to the server's pings, after 5 s */
   uint64_t stall_ms, garbage, pings_answered_by_us;
+  uint64_t max_tick_gap_ms; /* how far behind this loop fell, stalls aside */
   fault_stats faults[F_COUNT];
 } counters;
 
@@ -141,14 +149,21 @@ typedef struct soak {
   uint64_t start_ms, end_ms;
   int winding;
   counters c;
-  /* Host stalls, to take out of detection times: [from, to) ms. */
+  /* Host stalls we made: [from, to) ms. */
   uint64_t (*stalls)[2];
   size_t n_stalls, cap_stalls;
+  /* Ticks that came later than pause_threshold_ms: the machine starved
+   * this process, its I/O thread too. */
+  uint64_t (*starved)[2];
+  size_t n_starved, cap_starved;
 } soak;
 
 extern const char *const fault_names[F_COUNT];
 
 uint64_t soak_now_ms(void);
+/* Whether this process was starved (a tick more than 1 s late) within
+ * [from, to] ms. */
+int soak_starved_between(const soak *k, uint64_t from, uint64_t to);
 uint64_t fault_bound_ms(fault f);
 int fault_is_detected(fault f); /* convicted or closed, not survived */
 
@@ -161,7 +176,7 @@ void slot_send(soak *k, slot *s, const soak_buf *line);
 void slot_close(soak *k, slot *s);
 void slot_after_close(soak *k, slot *s);
 req *slot_add_req(slot *s, uint64_t iseq, uint64_t rawhash,
-                  int expect_timeout);
+                  uint32_t delay_ms, int expect_timeout);
 
 /* audit.c */
 int audit_count_fds(void);

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static void reserve(soak_buf *b, size_t n) {
   if (b->len + n + 1 <= b->cap) return;
@@ -129,16 +130,23 @@ void soak_line_client_note(soak_buf *b, uint64_t seed, uint64_t iseq) {
   soak_buf_puts(b, "}}");
 }
 
+uint64_t soak_unix_us(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_REALTIME, &ts);
+  return (uint64_t)ts.tv_sec * 1000000 + (uint64_t)ts.tv_nsec / 1000;
+}
+
 void soak_line_echo(soak_buf *b, uint64_t seed, uint64_t iseq, uint64_t oseq,
-                    uint64_t rawhash) {
+                    uint64_t rawhash, uint64_t wrote_us) {
   soak_buf_puts(b, "{\"jsonrpc\":\"2.0\",\"id\":");
   soak_request_id(b, iseq);
   soak_buf_puts(b, ",\"result\":{\"content\":[{\"type\":\"text\",\"text\":");
   json_text(b, seed ^ SOAK_SALT_REQUEST, iseq, 2048);
   soak_buf_printf(b,
                   "}],\"oseq\":%" PRIu64 ",\"iseq\":%" PRIu64
-                  ",\"rawhash\":\"%016" PRIx64 "\"}}",
-                  oseq, iseq, rawhash);
+                  ",\"rawhash\":\"%016" PRIx64 "\",\"wrote_us\":%" PRIu64
+                  "}}",
+                  oseq, iseq, rawhash, wrote_us);
 }
 
 void soak_line_note(soak_buf *b, uint64_t seed, uint64_t oseq) {

@@ -49,10 +49,15 @@ void soak_line_request(soak_buf *b, uint64_t seed, uint64_t iseq,
                        uint32_t delay_ms);
 void soak_line_client_note(soak_buf *b, uint64_t seed, uint64_t iseq);
 
-/* Server lines. The echo answer returns the request's payload and the hash
- * of the raw request line as the server read it. */
+/* Server lines. The echo answer returns the request's payload, the hash
+ * of the raw request line as the server read it, and when the server wrote
+ * it (Unix µs), to tell a server that answered late from an answer that
+ * was there before its deadline. */
 void soak_line_echo(soak_buf *b, uint64_t seed, uint64_t iseq, uint64_t oseq,
-                    uint64_t rawhash);
+                    uint64_t rawhash, uint64_t wrote_us);
+
+/* Unix time in µs, the clock both sides stamp with. */
+uint64_t soak_unix_us(void);
 void soak_line_note(soak_buf *b, uint64_t seed, uint64_t oseq);
 /* Not JSON (invalid UTF-8, JSON fragments, NULs), every 16th one long
  * enough to cross several reads. */
