@@ -114,3 +114,34 @@ format:
 
 clean:
 	rm -rf build python/build *.egg-info python/*.egg-info
+
+# The soak (tests/soak/README.md): SOAK_CONNS real soak-servers at once for
+# SOAK_SECONDS, with traffic and random faults, through the runtime API.
+# `make test-soak` is the short version `make test` runs; `make soak-asan`
+# a short run with the library and driver under ASan+UBSan.
+.PHONY: soak test-soak soak-asan
+SOAK_CONNS ?= 1000
+SOAK_SECONDS ?= 600
+SOAK_DRIVER := tests/soak/soak.c tests/soak/check.c tests/soak/audit.c tests/soak/wire.c
+SOAK_HEADERS := tests/soak/soak.h tests/soak/wire.h
+
+build/soak-server: tests/soak/server.c tests/soak/wire.c tests/soak/wire.h
+	@mkdir -p build
+	$(CC) -std=c11 -D_GNU_SOURCE -O2 -g $(PKG_CFLAGS) $(WARN) tests/soak/server.c tests/soak/wire.c $(PKG_LIBS) -o $@
+
+build/soak: $(SOAK_DRIVER) $(SOAK_HEADERS) build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests/soak $(SOAK_DRIVER) build/libmcpping.a $(PKG_LIBS) -lpthread -o $@
+
+build/soak-asan: $(SOAK_DRIVER) $(SOAK_HEADERS) $(SOURCES) $(HEADERS)
+	@mkdir -p build
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/soak $(SOAK_DRIVER) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+
+soak: build/soak build/soak-server
+	./build/soak --conns $(SOAK_CONNS) --seconds $(SOAK_SECONDS)
+
+test-soak: build/soak build/soak-server
+	./build/soak --conns 100 --seconds 60
+
+soak-asan: build/soak-asan build/soak-server
+	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	  ./build/soak-asan --conns 50 --seconds 20 --server build/soak-server

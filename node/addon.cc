@@ -208,7 +208,14 @@ Napi::Value McppAddon::Info(const Napi::CallbackInfo &info) {
   if (!rt_) return env.Null();
   mcpp_engine_info ei{};
   int healthy = 0;
-  if (mcpp_runtime_info(rt_, ConnIdArg(info, 0), &ei, &healthy) < 0) return env.Null();
+  uint64_t id = ConnIdArg(info, 0);
+  // The snapshot carries no strings: the session comes separately.
+  char version[64], name[257];
+  if (mcpp_runtime_info(rt_, id, &ei, &healthy) < 0 ||
+      mcpp_runtime_session(rt_, id, version, sizeof version, name, sizeof name) < 0)
+    return env.Null();
+  ei.protocol_version = version[0] ? version : nullptr;
+  ei.peer_name = name[0] ? name : nullptr;
   Napi::Object o = InfoToJs(env, ei);
   o.Set("healthy", healthy != 0);
   return o;

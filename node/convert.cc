@@ -103,6 +103,12 @@ void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
 
   out->peer_name = GetString(obj, "peerName");
   s->peer_name = out->peer_name.empty() ? nullptr : out->peer_name.c_str();
+  // Absent: the automatic probe; "": none; else the method (checked in JS).
+  Napi::Value probe = obj.Get("probeMethod");
+  if (probe.IsString()) {
+    out->probe_method = probe.As<Napi::String>().Utf8Value();
+    s->probe_method = out->probe_method.c_str();
+  }
   s->nonce = RandomNonce();
   s->clock_offset_us = ClockOffsetUs();
 }
@@ -170,8 +176,33 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
   o.Set("failureCount", static_cast<double>(ev.failure_count));
   o.Set("inFlight", static_cast<double>(ev.in_flight));
   o.Set("disposition", mcpp_disposition_name(ev.disposition));
+  if (ev.proof)
+    o.Set("proof", ev.proof);
+  else
+    o.Set("proof", env.Null());
   return o;
 }
+
+namespace {
+
+const char *ProcessStateName(mcpp_process_state st) {
+  switch (st) {
+    case MCPP_PROCESS_RUNNING: return "running";
+    case MCPP_PROCESS_STOPPED: return "stopped";
+    case MCPP_PROCESS_EXITED: return "exited";
+    default: return "unknown";
+  }
+}
+
+void SetStringOrNull(Napi::Env env, Napi::Object o, const char *key,
+                     const char *value) {
+  if (value)
+    o.Set(key, value);
+  else
+    o.Set(key, env.Null());
+}
+
+}  // namespace
 
 Napi::Object InfoToJs(Napi::Env env, const mcpp_engine_info &info) {
   Napi::Object o = Napi::Object::New(env);
@@ -198,6 +229,18 @@ Napi::Object InfoToJs(Napi::Env env, const mcpp_engine_info &info) {
   o.Set("pingsAnswered", static_cast<double>(info.pings_answered));
   o.Set("framesIn", static_cast<double>(info.frames_in));
   o.Set("framesOut", static_cast<double>(info.frames_out));
+  o.Set("lastTrafficUs", static_cast<double>(info.last_traffic_us));
+  o.Set("lastPingUs", static_cast<double>(info.last_ping_us));
+  o.Set("lastProbeUs", static_cast<double>(info.last_probe_us));
+  o.Set("lastProcessUs", static_cast<double>(info.last_process_us));
+  SetStringOrNull(env, o, "freshestProof", mcpp_proof_name(info.freshest_proof));
+  SetStringOrNull(env, o, "probeMethod", info.probe_method);
+  o.Set("processState", ProcessStateName(info.process_state));
+  o.Set("reading", info.reading != 0);
+  o.Set("probesSent", static_cast<double>(info.probes_sent));
+  o.Set("probesAnswered", static_cast<double>(info.probes_answered));
+  o.Set("probeTimeouts", static_cast<double>(info.probe_timeouts));
+  o.Set("appCancels", static_cast<double>(info.app_cancels));
   return o;
 }
 

@@ -15,6 +15,7 @@ namespace mcpping_node {
 struct OwnedSettings {
   mcpp_settings s;
   std::string peer_name;
+  std::string probe_method;
 };
 
 // Fills *out from a plain object ({role, transport, intervalMs, ...});

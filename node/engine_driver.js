@@ -32,6 +32,7 @@ class EngineDriver extends EventEmitter {
    * @param {'stdio'|'streamable-http'|'custom'} opts.transport
    * @param {object} [opts.keepalive]
    * @param {string} [opts.peerName]
+   * @param {string|null} [opts.probe] the idle probe on sessions without ping
    * @param {string|Function|object} [opts.records]
    * @param {(frame: string, kind: number) => void} opts.write writes an engine frame
    * @param {(frame: string) => void} [opts.deliver] a synthetic frame for the app
@@ -55,6 +56,7 @@ class EngineDriver extends EventEmitter {
       role: opts.role,
       transport: opts.transport,
       peerName: opts.peerName,
+      probe: opts.probe,
     });
     this.timeoutMs = settings.timeoutMs || binding.defaultSettings().timeoutMs;
     this.transport = opts.transport || 'custom';
@@ -92,6 +94,13 @@ class EngineDriver extends EventEmitter {
     const forward = this.engine.recv(frame, nowUs(), this.sink);
     this.arm();
     return forward;
+  }
+
+  /** Bytes that are no message arrived (an SSE comment): proof of life only. */
+  touch() {
+    if (this.closed) return;
+    this.engine.touch(nowUs(), this.sink);
+    this.arm();
   }
 
   /**

@@ -149,8 +149,13 @@ Napi::Value EngineWrap::Recv(const Napi::CallbackInfo &info) {
   return Napi::Boolean::New(env, rc == MCPP_RECV_FORWARD);
 }
 
+// touch(now, sink): bytes that are no message (an SSE comment); the sink
+// gets a "recovered" that this proof of life may cause.
 Napi::Value EngineWrap::Touch(const Napi::CallbackInfo &info) {
-  mcpp_engine_touch(Get(info.Env()), NowArg(info, 0));
+  mcpp_engine *e = Get(info.Env());
+  SinkScope scope(this, info, 1);
+  mcpp_engine_touch(e, NowArg(info, 0));
+  scope.Rethrow();
   return info.Env().Undefined();
 }
 

@@ -11,12 +11,16 @@ const { EventEmitter } = require('node:events');
 const { EngineDriver } = require('./engine_driver');
 
 const FRAME_PONG = 1;
+/** mcpping.h: closed because the peer went stale. */
+const MCPP_ERR_STALE = -12;
 
 class GuardedTransport extends EventEmitter {
   /**
    * @param {object} inner an SDK Transport
    * @param {{role?: 'client'|'server', keepalive?: object, records?: string|Function|object,
-   *          transport?: 'stdio'|'streamable-http'|'custom', peerName?: string}} [options]
+   *          transport?: 'stdio'|'streamable-http'|'custom', peerName?: string,
+   *          probe?: string|null}} [options]
+   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none)
    */
   constructor(inner, options = {}) {
     super();
@@ -36,12 +40,19 @@ class GuardedTransport extends EventEmitter {
       transport: options.transport || detectTransport(inner),
       keepalive: options.keepalive,
       peerName: options.peerName,
+      probe: options.probe,
       records: options.records,
       write: (frame, kind) => this.writeEngineFrame(frame, kind),
       deliver: (frame) => this.deliverSynthetic(frame),
     });
+    this.onStale = (options.keepalive && options.keepalive.onStale) || 'close';
+    // As the stdio runtime does: a stale peer is closed unless onStale is
+    // 'report'. After the engine's callback returns, never inside it.
+    this.driver.on('stale', (ev) => {
+      if (this.onStale === 'close') process.nextTick(() => this.closeStale(ev));
+    });
     // Re-emit the engine's events from the transport object.
-    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'record']) {
+    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'record']) {
       this.driver.on(name, (ev) => this.emit(name, ev));
     }
     inner.onmessage = (message, extra) => this.onInnerMessage(message, extra);
@@ -133,6 +144,23 @@ class GuardedTransport extends EventEmitter {
     this.inner.send(message, options).catch((err) => {
       if (this.onerror) this.onerror(err);
     });
+  }
+
+  /**
+   * Ends a stale session: the engine reports it closed (MCPP_ERR_STALE), the
+   * inner transport is closed, and the SDK session above gets onclose.
+   * @param {object} ev the stale event
+   */
+  closeStale(ev) {
+    if (this.driver.closed) return;
+    this.driver.close(`the peer went stale: ${ev.failureCount} keepalive pings failed`, MCPP_ERR_STALE);
+    this.inner.close().then(
+      () => this.onInnerClose(),
+      (err) => {
+        if (this.onerror) this.onerror(err);
+        this.onInnerClose();
+      },
+    );
   }
 
   /** @param {string} frame a synthetic error for a timed-out app request */

@@ -11,7 +11,7 @@ const { RpcRequester } = require('./rpc');
 class HttpSession {
   /**
    * @param {string} url
-   * @param {{keepalive?: object, records?: string|Function|object}} [options]
+   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null}} [options]
    */
   constructor(url, options = {}) {
     this.url = url;
@@ -26,6 +26,7 @@ class HttpSession {
       transport: 'streamable-http',
       keepalive: options.keepalive,
       peerName: new URL(url).host,
+      probe: options.probe,
       records: options.records,
       write: (frame) => this.post(frame),
     });
@@ -99,7 +100,7 @@ class HttpSession {
       }
     };
     try {
-      if (type.includes('text/event-stream')) await readSse(res.body, feed);
+      if (type.includes('text/event-stream')) await readSse(res.body, feed, () => this.driver.touch());
       else if (res.status !== 202) feed(await res.text());
       else await res.arrayBuffer();
     } catch {
@@ -178,11 +179,14 @@ class HttpSession {
 }
 
 /**
- * Reads an SSE body and calls onData with each event's data.
+ * Reads an SSE body and calls onData with each event's data, and onComment
+ * for each comment line (": keep-alive"): no message, but proof that the
+ * server is alive (SEP-2575's transport-layer liveness).
  * @param {ReadableStream<Uint8Array>} body
  * @param {(data: string) => void} onData
+ * @param {() => void} [onComment]
  */
-async function readSse(body, onData) {
+async function readSse(body, onData, onComment) {
   const decoder = new TextDecoder();
   let buf = '';
   let data = [];
@@ -197,6 +201,8 @@ async function readSse(body, onData) {
         data = [];
       } else if (line.startsWith('data:')) {
         data.push(line.slice(5).replace(/^ /, ''));
+      } else if (line.startsWith(':') && onComment) {
+        onComment();
       }
     }
   }

@@ -44,7 +44,8 @@ export interface GovernanceRecord {
   ts: string;
   event:
     | 'ping_ok' | 'ping_timeout' | 'ping_error' | 'ping_invalid' | 'ping_unsupported'
-    | 'ping_answered' | 'suspect' | 'stale' | 'recovered' | 'reconnect' | 'closed';
+    | 'ping_answered' | 'suspect' | 'stale' | 'recovered' | 'reconnect' | 'closed'
+    | 'probe_ok' | 'probe_error' | 'probe_timeout';
   direction: 'outbound' | 'inbound' | null;
   sender: 'client' | 'server' | null;
   receiver: 'client' | 'server' | null;
@@ -58,7 +59,19 @@ export interface GovernanceRecord {
   failure_count: number | null;
   reconnect_attempt: number | null;
   in_flight: { count: number; disposition: Disposition } | null;
+  /** The proof of life (or the missing one) behind this record: 'traffic', 'ping', 'probe:<method>', 'process'. */
+  proof: Proof | null;
 }
+
+/** A kind of proof of life; 'probe:<method>' names the idle probe's method. */
+export type Proof = 'traffic' | 'ping' | 'process' | `probe:${string}`;
+
+/**
+ * The idle probe keepalive sends on sessions without ping (2026-07-28, or a
+ * server that refuses ping): 'auto' (default: server/discover on 2026-07-28,
+ * tools/list where ping is refused), a method name, or null/'' for none.
+ */
+export type ProbeOption = 'auto' | string | null;
 
 /** Where governance records go: a JSONL file path (appended), a callback, or a writable stream. */
 export type RecordTarget = string | ((record: GovernanceRecord) => void) | { write(chunk: string): unknown };
@@ -69,7 +82,8 @@ export type Disposition = 'continued' | 'cancelled' | 'in_doubt';
 export interface LivenessEvent {
   type:
     | 'ping' | 'pong' | 'timeout' | 'ping_error' | 'unsupported' | 'ping_answered'
-    | 'suspect' | 'stale' | 'recovered' | 'closed' | 'request_timeout' | 'initialized';
+    | 'suspect' | 'stale' | 'recovered' | 'closed' | 'request_timeout' | 'initialized'
+    | 'probe' | 'probe_ok' | 'probe_timeout' | 'request_cancelled';
   /** The state after this event. */
   state: State;
   pingSeq: number;
@@ -87,6 +101,12 @@ export interface LivenessEvent {
   failureCount: number;
   inFlight: number;
   disposition: Disposition;
+  /**
+   * The proof of life, or the missing one, that decided a state change
+   * (suspect, stale, recovered); what a ping or probe outcome proves.
+   * null where none applies.
+   */
+  proof: Proof | null;
 }
 
 /** Why and how a stdio connection ended. */
@@ -122,6 +142,23 @@ export interface Stats {
   pingsAnswered?: number;
   framesIn?: number;
   framesOut?: number;
+  /** Proof of life: when the engine last had each kind (monotonic µs, 0: never). */
+  lastTrafficUs?: number;
+  lastPingUs?: number;
+  lastProbeUs?: number;
+  lastProcessUs?: number;
+  /** The latest kind of proof, null before any. */
+  freshestProof?: 'traffic' | 'ping' | 'probe' | 'process' | null;
+  /** The idle probe keepalive sends now (engine-driven sessions; null over stdio). */
+  probeMethod?: string | null;
+  /** The stdio server process as last observed. */
+  processState?: 'unknown' | 'running' | 'stopped' | 'exited';
+  /** False while mcpping has stopped reading (backpressure). */
+  reading?: boolean;
+  probesSent?: number;
+  probesAnswered?: number;
+  probeTimeouts?: number;
+  appCancels?: number;
   /** RTT figures over this connection's pongs, manual and keepalive. */
   rtt: RttSummary;
   /** Lost (timeouts and errors) of the pings that finished, in percent; 0 before any. */
@@ -173,6 +210,8 @@ export interface ConnectOptions {
   initializeTimeoutMs?: number;
   /** Pass our whole environment (default true); false passes the SDK's safe subset. */
   inheritEnv?: boolean;
+  /** The idle probe on sessions without ping. */
+  probe?: ProbeOption;
 }
 
 interface LivenessEvents {
@@ -187,6 +226,10 @@ interface LivenessEvents {
   recovered: [LivenessEvent];
   request_timeout: [LivenessEvent];
   initialized: [LivenessEvent];
+  probe: [LivenessEvent];
+  probe_ok: [LivenessEvent];
+  probe_timeout: [LivenessEvent];
+  request_cancelled: [LivenessEvent];
   record: [GovernanceRecord];
 }
 
@@ -253,7 +296,7 @@ export interface Transport {
  * open transport keeps the process alive, as the SDK's does; unref() opts out.
  */
 export class StdioClientTransport extends EventEmitter implements Transport {
-  constructor(params: ServerParams, options?: { keepalive?: KeepaliveOptions; records?: RecordTarget });
+  constructor(params: ServerParams, options?: { keepalive?: KeepaliveOptions; records?: RecordTarget; probe?: ProbeOption });
   start(): Promise<void>;
   send(message: JsonRpcMessage): Promise<void>;
   close(): Promise<void>;
@@ -268,6 +311,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   readonly pid: number | null;
   readonly state: State;
   readonly stats: Stats;
+  /** The engine's live counters, state and the session learned from the handshake (protocolVersion, peerName); null before start and once closed. */
+  info(): Omit<Stats, 'rtt' | 'lossPct'> | null;
   ping(options?: PingOptions): Promise<number>;
   ref(): this;
   unref(): this;
@@ -305,6 +350,8 @@ export interface GuardOptions {
   transport?: 'stdio' | 'streamable-http' | 'custom';
   /** The peer's name for records until serverInfo/clientInfo is learned. */
   peerName?: string;
+  /** The idle probe on sessions without ping. */
+  probe?: ProbeOption;
 }
 
 /** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. */

@@ -1,29 +1,42 @@
 'use strict';
 /**
  * mcpping: the liveness layer for Model Context Protocol connections.
+ *
+ * The exports are one object literal of plain identifiers: that is the
+ * shape Node's cjs-module-lexer detects, so `import { connect } from
+ * 'mcpping'` works from ESM with the same objects `require` gives.
  */
 const { binding } = require('./runtime');
 const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
 const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
-const errors = require('./errors');
+const {
+  McppError,
+  PingTimeoutError,
+  PingError,
+  PingInvalidError,
+  PingUnsupportedError,
+  ClosedError,
+} = require('./errors');
 const { RpcError } = require('./rpc');
 const metrics = require('./metrics');
 
+const version = binding.version;
+
 module.exports = {
-  version: binding.version,
+  version,
   PROTOCOL_VERSION,
   connect,
   Peer,
   StdioClientTransport,
   guard,
   GuardedTransport,
-  McppError: errors.McppError,
-  PingTimeoutError: errors.PingTimeoutError,
-  PingError: errors.PingError,
-  PingInvalidError: errors.PingInvalidError,
-  PingUnsupportedError: errors.PingUnsupportedError,
-  ClosedError: errors.ClosedError,
+  McppError,
+  PingTimeoutError,
+  PingError,
+  PingInvalidError,
+  PingUnsupportedError,
+  ClosedError,
   RpcError,
   metrics: {
     registerPrometheus: metrics.registerPrometheus,

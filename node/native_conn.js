@@ -25,7 +25,8 @@ class NativeConn {
   /**
    * Spawns the server. Throws McppError (code MCPP_ERR_SPAWN, ...) on failure.
    * @param {{command: string, args?: string[], env: string[]|null, cwd?: string,
-   *          stderr?: string, killGraceMs?: number}} params
+   *          stderr?: string, killGraceMs?: number, probe?: string|null}} params
+   *   probe: the idle probe on sessions without ping ('auto', a method, null)
    * @param {object} settings public keepalive options plus role/transport
    * @param {ConnOwner} owner
    */
@@ -41,6 +42,7 @@ class NativeConn {
       role: 'client',
       transport: 'stdio',
       peerName: path.basename(params.command),
+      probe: params.probe,
     });
     this.timeoutMs = native.timeoutMs || binding.defaultSettings().timeoutMs;
     try {

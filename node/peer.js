@@ -44,7 +44,7 @@ class Peer extends EventEmitter {
     this.keepaliveHold = new Hold();
     this.rttStats = new RttStats();
     const env = childEnvironment(params.env, options.inheritEnv !== false);
-    this.conn = new NativeConn({ ...params, env }, this.keepalive, this);
+    this.conn = new NativeConn({ ...params, env, probe: options.probe }, this.keepalive, this);
     if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
   }
 
@@ -116,10 +116,12 @@ class Peer extends EventEmitter {
     const hold = new Hold();
     hold.take();
     try {
+      // A closed or closing peer throws ClosedError here; cancel() in the
+      // finally clears the timer of the request that never went out.
       this.conn.send(JSON.stringify(message));
       return await promise;
     } finally {
-      this.rpc.pending.delete(message.id);
+      this.rpc.cancel(message.id);
       hold.release();
     }
   }
@@ -230,7 +232,10 @@ class Peer extends EventEmitter {
  * @param {ServerParams} params
  * @param {{keepalive?: object, records?: string|Function|object,
  *          initialize?: boolean, initializeTimeoutMs?: number,
- *          inheritEnv?: boolean}} [options]
+ *          inheritEnv?: boolean, probe?: string|null}} [options]
+ *   probe: the idle probe keepalive sends where ping is not available:
+ *   'auto' (server/discover on 2026-07-28 sessions, tools/list on servers
+ *   that refuse ping), a method name, or null/'' for none
  * @returns {Promise<Peer>}
  */
 async function connect(params, options = {}) {

@@ -64,6 +64,19 @@ class RpcRequester {
   }
 
   /**
+   * Forgets a request without settling it: its timer is cleared, so a
+   * request that was never sent leaves nothing behind (no timer keeping the
+   * process alive, no rejection nobody awaits). Idempotent.
+   * @param {string|number} id
+   */
+  cancel(id) {
+    const entry = this.pending.get(id);
+    if (!entry) return;
+    this.pending.delete(id);
+    if (entry.timer) clearTimeout(entry.timer);
+  }
+
+  /**
    * Rejects every pending request.
    * @param {Error} err
    */

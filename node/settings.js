@@ -17,13 +17,39 @@ const KEEPALIVE_KEYS = [
   'maxLineBytes',
 ];
 
+const MAX_PROBE_METHOD = 128;
+
+/**
+ * The engine's probeMethod for a public `probe` option: undefined
+ * (automatic: server/discover on 2026-07-28, tools/list where ping is
+ * refused), '' (no probe) or the method name.
+ * @param {string|null|undefined} probe 'auto' (default), a method name, or null/'' for none
+ * @returns {string|undefined}
+ */
+function probeMethod(probe) {
+  if (probe === undefined || probe === 'auto') return undefined;
+  if (probe === null || probe === '') return '';
+  const problem = `probe must be a method name of 1 to ${MAX_PROBE_METHOD} bytes without control characters, 'auto' or null`;
+  if (typeof probe !== 'string') {
+    throw Object.assign(new TypeError(`${problem}, not ${typeof probe}`), { code: 'ERR_MCPPING_INVALID_ARG' });
+  }
+  // eslint-disable-next-line no-control-regex
+  if (Buffer.byteLength(probe) > MAX_PROBE_METHOD || /[\x00-\x1f\x7f]/.test(probe)) {
+    throw Object.assign(new RangeError(problem), { code: 'ERR_MCPPING_INVALID_ARG' });
+  }
+  return probe;
+}
+
 /**
  * @param {object} [keepalive] public keepalive options
- * @param {object} fixed role, transport, peerName
+ * @param {object} fixed role, transport, peerName, probe (the public option)
  * @returns {object} settings for the native layer
  */
 function toNativeSettings(keepalive, fixed) {
-  const out = { ...fixed };
+  const { probe, ...rest } = fixed;
+  const out = { ...rest };
+  const method = probeMethod(probe);
+  if (method !== undefined) out.probeMethod = method;
   const ka = keepalive || {};
   for (const key of KEEPALIVE_KEYS) {
     if (ka[key] !== undefined && ka[key] !== null) out[key] = ka[key];
@@ -56,4 +82,4 @@ function childEnvironment(env, inheritAll) {
     .map(([k, v]) => `${k}=${v}`);
 }
 
-module.exports = { toNativeSettings, childEnvironment };
+module.exports = { toNativeSettings, childEnvironment, probeMethod };

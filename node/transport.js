@@ -19,7 +19,8 @@ class StdioClientTransport extends EventEmitter {
    * @param {{command: string, args?: string[], env?: Record<string,string>,
    *          cwd?: string, stderr?: 'inherit'|'pipe'|'ignore'}} params as the SDK's
    *   StdioServerParameters; env is added to the SDK's safe default subset
-   * @param {{keepalive?: object, records?: string|Function|object}} [options]
+   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null}} [options]
+   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none)
    */
   constructor(params, options = {}) {
     super();
@@ -53,7 +54,7 @@ class StdioClientTransport extends EventEmitter {
     }
     const env = childEnvironment(this.params.env, false);
     try {
-      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env }, this.options.keepalive, this);
+      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe }, this.options.keepalive, this);
     } catch (err) {
       if (this.onerror) this.onerror(err);
       throw err;
@@ -76,9 +77,18 @@ class StdioClientTransport extends EventEmitter {
     await this.conn.close();
   }
 
-  /** Protocol version negotiated by the SDK (the engine learns it itself). */
+  /**
+   * Protocol version negotiated by the SDK. The engine learns it itself
+   * from the handshake passing through (initialize or server/discover):
+   * info() shows it as protocolVersion, with the server's name as peerName.
+   */
   setProtocolVersion(version) {
     this.protocolVersion = version;
+  }
+
+  /** @returns {object|null} the engine's live counters, state and session; null before start and once closed */
+  info() {
+    return this.conn ? this.conn.info() : null;
   }
 
   /**

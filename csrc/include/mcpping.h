@@ -713,6 +713,16 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
 int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
                       mcpp_engine_info *info, int *healthy);
 
+/* Copies what the engine learned of the session from the handshake that
+ * passed through (the negotiated protocol version, and the peer's name:
+ * serverInfo's, else settings.peer_name), each "" while unknown, truncated
+ * to fit and NUL-terminated; a NULL buffer or 0 cap skips it. Up to date
+ * once the INITIALIZED event (or UNSUPPORTED, on a session without ping)
+ * is queued. Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
+int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
+                         char *protocol_version, size_t version_cap,
+                         char *peer_name, size_t name_cap);
+
 /* Takes every queued item, oldest first, as a linked list (NULL if none).
  * The caller frees it with mcpp_runtime_items_free. Any thread. */
 mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt);

@@ -337,10 +337,17 @@ static void engine_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
   mcpp_conn *c = ud;
   if (c->cb.on_event) c->cb.on_event(c, ev, c->user_data);
   if (ev->type == MCPP_EV_STALE && c->on_stale == MCPP_STALE_CLOSE) {
-    char n[16];
-    snprintf(n, sizeof n, "%u", (unsigned)ev->failure_count);
-    set_pending(c, MCPP_ERR_STALE,
-                "the server went stale: %s keepalive pings failed", n);
+    /* The reason names what failed: pings, idle probes or the process. */
+    char what[128];
+    if (ev->proof && strcmp(ev->proof, "process") == 0 && ev->message)
+      snprintf(what, sizeof what, "%s", ev->message);
+    else if (ev->proof && strncmp(ev->proof, "probe:", 6) == 0)
+      snprintf(what, sizeof what, "%u idle probes (%s) failed",
+               (unsigned)ev->failure_count, ev->proof + 6);
+    else
+      snprintf(what, sizeof what, "%u keepalive pings failed",
+               (unsigned)ev->failure_count);
+    set_pending(c, MCPP_ERR_STALE, "the server went stale: %s", what);
   }
 }
 

@@ -59,6 +59,10 @@ typedef struct rconn {
   int pid;
   mcpp_engine_info info;
   int healthy;
+  /* What the engine learned of the session ("" while unknown), for
+   * mcpp_runtime_session: the info snapshot carries no strings. */
+  char protocol_version[64];
+  char peer_name[257]; /* the engine caps names at 256 bytes */
   /* I/O thread only. */
   mcpp_conn *conn;
   int pinging; /* inside mcpp_conn_ping for ping_token */
@@ -179,7 +183,32 @@ static void push_ping_failed(rconn *r, uint64_t token, int err) {
 
 /* ------------------------------------------------------ driver callbacks */
 
+/* Copies what the engine learned of the session, for mcpp_runtime_session
+ * (the info snapshot carries no strings), before the item that follows the
+ * learning is queued: the host never sees a handshake answer before info()
+ * shows its session. It is learned from handshake answers (messages) and
+ * settled by an event (INITIALIZED, or UNSUPPORTED on a session without
+ * ping), so messages look only until the version is known. Only this
+ * thread writes the copy, so comparing needs no lock. */
+static void note_session(rconn *r, int at_event) {
+  if (!at_event && r->protocol_version[0]) return;
+  mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
+  if (!e) return;
+  mcpp_engine_info info;
+  mcpp_engine_get_info(e, &info);
+  const char *version = info.protocol_version ? info.protocol_version : "";
+  const char *name = info.peer_name ? info.peer_name : "";
+  if (strncmp(version, r->protocol_version, sizeof r->protocol_version - 1) == 0 &&
+      strncmp(name, r->peer_name, sizeof r->peer_name - 1) == 0)
+    return;
+  pthread_mutex_lock(&r->rt->mu);
+  snprintf(r->protocol_version, sizeof r->protocol_version, "%s", version);
+  snprintf(r->peer_name, sizeof r->peer_name, "%s", name);
+  pthread_mutex_unlock(&r->rt->mu);
+}
+
 static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
+  note_session(ud, 0);
   push_data(ud, MCPP_ITEM_MESSAGE, frame, len);
 }
 
@@ -226,14 +255,17 @@ static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
   mcpp_runtime *rt = r->rt;
   size_t mlen = ev->message ? strlen(ev->message) : 0;
   size_t ilen = ev->id ? ev->id_len : 0;
+  size_t plen = ev->proof ? strlen(ev->proof) : 0;
   if (ev->type == MCPP_EV_CLOSED) {
     pthread_mutex_lock(&rt->mu);
     r->closing = 1;
     pthread_mutex_unlock(&rt->mu);
   }
   uint64_t token = token_for(r, ev);
-  /* data holds "message\0id\0" so both strings outlive the callback. */
-  mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen);
+  note_session(r, 1);
+  /* data holds "message\0id\0proof\0" so the strings outlive the callback
+   * (a configured probe's proof is the engine's, freed with the conn). */
+  mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen + 1 + plen);
   if (it) {
     it->event = *ev;
     it->ping_token = token;
@@ -242,6 +274,10 @@ static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
     it->event.message = ev->message ? it->data : NULL;
     if (ev->id) memcpy(it->data + mlen + 1, ev->id, ilen);
     it->event.id = ev->id ? it->data + mlen + 1 : NULL;
+    char *proof = it->data + mlen + 1 + ilen + 1;
+    if (ev->proof) memcpy(proof, ev->proof, plen);
+    proof[plen] = '\0';
+    it->event.proof = ev->proof ? proof : NULL;
     it->len = mlen;
   }
   push(rt, r, it);
@@ -605,6 +641,22 @@ int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
   if (r) {
     if (info) *info = r->info;
     if (healthy) *healthy = r->healthy;
+  }
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
+}
+
+int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
+                         char *protocol_version, size_t version_cap,
+                         char *peer_name, size_t name_cap) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  if (r) {
+    if (protocol_version && version_cap)
+      snprintf(protocol_version, version_cap, "%s", r->protocol_version);
+    if (peer_name && name_cap)
+      snprintf(peer_name, name_cap, "%s", r->peer_name);
   }
   pthread_mutex_unlock(&rt->mu);
   return r ? 0 : MCPP_ERR_NOT_FOUND;

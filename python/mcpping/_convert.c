@@ -9,10 +9,18 @@ static int get_u64(PyObject *dict, const char *key, unsigned long long *out,
                    unsigned long long max) {
   PyObject *v = PyDict_GetItemString(dict, key); /* borrowed */
   if (v == NULL || v == Py_None) return 0;
+  if (!PyLong_Check(v)) {
+    PyErr_Format(PyExc_TypeError,
+                 "setting %s must be an integer between 0 and %llu, not %R",
+                 key, max, v);
+    return -1;
+  }
   unsigned long long x = PyLong_AsUnsignedLongLong(v);
-  if (x == (unsigned long long)-1 && PyErr_Occurred()) return -1;
-  if (x > max) {
-    PyErr_Format(PyExc_ValueError, "setting %s is out of range", key);
+  if ((x == (unsigned long long)-1 && PyErr_Occurred()) || x > max) {
+    /* Negative or too big: never wrapped, refused by name. */
+    PyErr_Clear();
+    PyErr_Format(PyExc_ValueError,
+                 "setting %s must be between 0 and %llu, not %R", key, max, v);
     return -1;
   }
   *out = x;
@@ -25,6 +33,25 @@ static int get_u64(PyObject *dict, const char *key, unsigned long long *out,
     if (get_u64(dict, key, &x_, UINT32_MAX) < 0) return -1;          \
     s->field = (uint32_t)x_;                                         \
   } while (0)
+
+/* Reads an optional str setting into *out, a UTF-8 copy owned by holder
+ * (a list); None or absent leaves *out as it is. Returns 0 or -1. */
+static int utf8_setting(PyObject *dict, const char *key, PyObject *holder,
+                        const char **out) {
+  PyObject *v = PyDict_GetItemString(dict, key); /* borrowed */
+  if (v == NULL || v == Py_None) return 0;
+  if (!PyUnicode_Check(v)) {
+    PyErr_Format(PyExc_TypeError, "%s must be a str", key);
+    return -1;
+  }
+  PyObject *bytes = PyUnicode_AsUTF8String(v);
+  if (bytes == NULL) return -1;
+  int rc = PyList_Append(holder, bytes);
+  Py_DECREF(bytes);
+  if (rc < 0) return -1;
+  *out = PyBytes_AS_STRING(bytes);
+  return 0;
+}
 
 int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
                                PyObject **name_holder) {
@@ -69,15 +96,21 @@ int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
     if (o == -1 && PyErr_Occurred()) return -1;
     s->clock_offset_us = (int64_t)o;
   }
-  PyObject *name = PyDict_GetItemString(dict, "peer_name");
-  if (name != NULL && name != Py_None) {
-    if (!PyUnicode_Check(name)) {
-      PyErr_SetString(PyExc_TypeError, "peer_name must be a str");
-      return -1;
-    }
-    *name_holder = PyUnicode_AsUTF8String(name);
-    if (*name_holder == NULL) return -1;
-    s->peer_name = PyBytes_AS_STRING(*name_holder);
+  /* The holder keeps the UTF-8 copies the settings' strings point into. */
+  *name_holder = PyList_New(0);
+  if (*name_holder == NULL) return -1;
+  if (utf8_setting(dict, "peer_name", *name_holder, &s->peer_name) < 0 ||
+      utf8_setting(dict, "probe_method", *name_holder, &s->probe_method) < 0) {
+    Py_CLEAR(*name_holder); /* on error the caller owns nothing */
+    return -1;
+  }
+  /* The engine's own check, so its sentence (naming the field and its
+   * range) reaches Python as a ValueError rather than a bare code. */
+  const char *problem = mcpp_settings_problem(s);
+  if (problem != NULL) {
+    PyErr_Format(PyExc_ValueError, "settings: %s", problem);
+    Py_CLEAR(*name_holder);
+    return -1;
   }
   return 0;
 }
@@ -114,11 +147,21 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev) {
           0 ||
       put(d, "in_flight", PyLong_FromUnsignedLong(ev->in_flight)) < 0 ||
       put(d, "disposition",
-          PyUnicode_FromString(mcpp_disposition_name(ev->disposition))) < 0) {
+          PyUnicode_FromString(mcpp_disposition_name(ev->disposition))) < 0 ||
+      put(d, "proof", str_or_none(ev->proof, -1)) < 0) {
     Py_DECREF(d);
     return NULL;
   }
   return d;
+}
+
+static const char *process_state_name(mcpp_process_state st) {
+  switch (st) {
+    case MCPP_PROCESS_RUNNING: return "running";
+    case MCPP_PROCESS_STOPPED: return "stopped";
+    case MCPP_PROCESS_EXITED: return "exited";
+    default: return "unknown";
+  }
 }
 
 PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy) {
@@ -151,6 +194,29 @@ PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy) {
           PyLong_FromUnsignedLongLong(info->pings_answered)) < 0 ||
       put(d, "frames_in", PyLong_FromUnsignedLongLong(info->frames_in)) < 0 ||
       put(d, "frames_out", PyLong_FromUnsignedLongLong(info->frames_out)) <
+          0 ||
+      put(d, "last_traffic_us",
+          PyLong_FromUnsignedLongLong(info->last_traffic_us)) < 0 ||
+      put(d, "last_ping_us", PyLong_FromUnsignedLongLong(info->last_ping_us)) <
+          0 ||
+      put(d, "last_probe_us",
+          PyLong_FromUnsignedLongLong(info->last_probe_us)) < 0 ||
+      put(d, "last_process_us",
+          PyLong_FromUnsignedLongLong(info->last_process_us)) < 0 ||
+      put(d, "freshest_proof",
+          str_or_none(mcpp_proof_name(info->freshest_proof), -1)) < 0 ||
+      put(d, "probe_method", str_or_none(info->probe_method, -1)) < 0 ||
+      put(d, "process_state",
+          PyUnicode_FromString(process_state_name(info->process_state))) <
+          0 ||
+      put(d, "reading", PyBool_FromLong(info->reading)) < 0 ||
+      put(d, "probes_sent", PyLong_FromUnsignedLongLong(info->probes_sent)) <
+          0 ||
+      put(d, "probes_answered",
+          PyLong_FromUnsignedLongLong(info->probes_answered)) < 0 ||
+      put(d, "probe_timeouts",
+          PyLong_FromUnsignedLongLong(info->probe_timeouts)) < 0 ||
+      put(d, "app_cancels", PyLong_FromUnsignedLongLong(info->app_cancels)) <
           0 ||
       put(d, "healthy", PyBool_FromLong(healthy)) < 0) {
     Py_DECREF(d);

@@ -11,10 +11,10 @@ import asyncio
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
-from . import _native
+from . import _check, _native
 from .errors import PeerClosed
 from .events import Event, EventHub, Listener
-from .keepalive import KeepAlive, now_us, settings as make_settings
+from .keepalive import AUTO_PROBE, KeepAlive, now_us, settings as make_settings
 from .peer import _ping_outcome
 from .records import RecordSink, RecordTarget
 from .stats import Stats
@@ -38,6 +38,7 @@ class EngineDriver:
         record: RecordTarget = None,
         deliver: Callable[[bytes], None] | None = None,
         on_stale: Callable[[], None] | None = None,
+        probe: str | None = AUTO_PROBE,
     ) -> None:
         self.loop = asyncio.get_running_loop()
         self._ping_timeout = ping_timeout
@@ -50,7 +51,7 @@ class EngineDriver:
         self._timer_at: int | None = None
         self._on_stale = on_stale
         s = make_settings(keepalive, role=role, transport=transport, ping_timeout=ping_timeout,
-                          request_timeout=request_timeout, peer_name=peer_name)
+                          request_timeout=request_timeout, peer_name=peer_name, probe=probe)
         self.engine = _native.Engine(s, send, self._event, self._records.write, deliver, now_us())
         self._arm()
 
@@ -94,11 +95,16 @@ class EngineDriver:
         """Sets the session id printed in records."""
         self.engine.set_session_id(session_id)
 
+    def touch(self) -> None:
+        """Bytes that are no message arrived (an SSE comment): proof of life only."""
+        self.engine.touch(now_us())
+        self._arm()
+
     async def ping(self, timeout: float | None = None) -> float:
         """Pings the peer; returns the RTT in seconds or raises a PingFailure."""
-        t = self._ping_timeout if timeout is None else timeout
+        timeout_ms = _check.seconds("timeout", self._ping_timeout if timeout is None else timeout)
         try:
-            seq = self.engine.ping(max(1, int(round(t * 1000))), now_us())
+            seq = self.engine.ping(timeout_ms, now_us())
         except _native.NativeError as e:
             from .errors import PingUnsupported
             if e.args[0] == _native.MCPP_ERR_UNSUPPORTED:

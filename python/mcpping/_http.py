@@ -4,6 +4,8 @@ Each message is a POST with ``Accept: application/json, text/event-stream``;
 the answer is one JSON message or an SSE stream of them. Every inbound
 message goes through the engine on the loop thread, which times the pings.
 A 404 to a ping is reported as "unsupported" (-32601), as the design says.
+SSE comment lines (``: keep-alive``) carry no message but prove the server
+alive: they reach the engine as traffic (SEP-2575's transport-layer proof).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from typing import Any
 
 from ._driver import EngineDriver
 from .errors import PeerClosed
+from .keepalive import KeepAlive
 from .peer import CLIENT_INFO, PROTOCOL_VERSION, HandshakeError
 from .records import RecordTarget
 
@@ -27,7 +30,8 @@ __all__ = ["HttpPeer"]
 class HttpPeer:
     """One Streamable HTTP MCP endpoint, pinged through the engine."""
 
-    def __init__(self, url: str, *, ping_timeout: float, record: RecordTarget = None) -> None:
+    def __init__(self, url: str, *, ping_timeout: float, record: RecordTarget = None,
+                 keepalive: KeepAlive | None = None) -> None:
         self.url = url
         u = urllib.parse.urlsplit(url)
         default_port = 443 if u.scheme == "https" else 80
@@ -38,7 +42,8 @@ class HttpPeer:
         self._requests: dict[Any, asyncio.Future[dict[str, Any]]] = {}
         #: Set when the server could not be reached at all.
         self.fatal: BaseException | None = None
-        self.driver = EngineDriver(self._engine_send, keepalive=None, transport="streamable-http",
+        self._ids = 0
+        self.driver = EngineDriver(self._engine_send, keepalive=keepalive, transport="streamable-http",
                                    ping_timeout=ping_timeout, peer_name=self.name, record=record)
 
     # ------------------------------------------------------------ HTTP
@@ -84,6 +89,8 @@ class HttpPeer:
                     line = raw.decode("utf-8", "replace").rstrip("\r\n")
                     if line.startswith("data:"):
                         data.append(line[5:].lstrip(" "))
+                    elif line.startswith(":"):
+                        self._touch()
                     elif not line and data:
                         self._to_loop("\n".join(data).encode())
                         data = []
@@ -100,6 +107,12 @@ class HttpPeer:
     def _to_loop_call(self, fn: Any, arg: Any) -> None:
         try:
             self.loop.call_soon_threadsafe(fn, arg)
+        except RuntimeError:
+            pass  # the loop is closed: the run is over
+
+    def _touch(self) -> None:
+        try:
+            self.loop.call_soon_threadsafe(self.driver.touch)
         except RuntimeError:
             pass  # the loop is closed: the run is over
 
@@ -168,6 +181,24 @@ class HttpPeer:
         note = b'{"jsonrpc":"2.0","method":"notifications/initialized"}'
         self.driver.observe_outbound(note)
         self._post(note)
+
+    async def request(self, method: str, params: dict[str, Any] | None = None,
+                      timeout: float = 30.0) -> dict[str, Any]:
+        """Sends a request; returns the whole response message (result or error)."""
+        self._ids += 1
+        rid = f"mcpping-{self._ids}"
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = params
+        frame = json.dumps(msg, separators=(",", ":")).encode()
+        fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        self._requests[rid] = fut
+        self.driver.observe_outbound(frame)
+        self._post(frame)
+        try:
+            return await asyncio.wait_for(fut, timeout)
+        finally:
+            self._requests.pop(rid, None)
 
     async def ping(self, timeout: float) -> float:
         """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""

@@ -318,8 +318,14 @@ static PyObject *py_info(PyObject *module, PyObject *arg) {
   mcpp_engine_info info;
   int healthy = 0;
   memset(&info, 0, sizeof info);
-  if (st->rt == NULL || mcpp_runtime_info(st->rt, id, &info, &healthy) != 0)
+  /* The snapshot carries no strings: the session comes separately. */
+  char version[64], name[257];
+  if (st->rt == NULL || mcpp_runtime_info(st->rt, id, &info, &healthy) != 0 ||
+      mcpp_runtime_session(st->rt, id, version, sizeof version, name,
+                           sizeof name) != 0)
     Py_RETURN_NONE;
+  info.protocol_version = version[0] ? version : NULL;
+  info.peer_name = name[0] ? name : NULL;
   return mcpping_info_to_dict(&info, healthy);
 }
 

@@ -35,8 +35,8 @@ static inline mcpping_state *mcpping_get_state(PyObject *m) {
 PyObject *mcpping_raise(mcpping_state *st, int code, const char *message);
 
 /* Fills *s from a dict of settings (missing keys keep their defaults). The
- * peer_name string points into `name_holder`, a new reference the caller
- * releases after use. Returns 0, or -1 with an exception set. */
+ * peer_name and probe_method strings point into `name_holder`, a new
+ * reference the caller releases after use. Returns 0, or -1 with an exception set. */
 int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
                                PyObject **name_holder);
 

@@ -68,15 +68,32 @@ def _on_wake(loop: asyncio.AbstractEventLoop) -> None:
             batches[id(handle)] = (handle, [item])
         else:
             entry[1].append(item)
-    for handle, batch in batches.values():
-        if handle.loop is loop:
+    routed = list(batches.values())
+    for n, (handle, batch) in enumerate(routed):
+        try:
+            _route(loop, handle, batch, now=True)
+        except BaseException:
+            # KeyboardInterrupt or SystemExit from user code: the other
+            # connections' items still go out, on the next loop steps.
+            for later, rest in routed[n + 1:]:
+                _route(loop, later, rest, now=False)
+            raise
+
+
+def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[Any, ...]],
+           now: bool) -> None:
+    """Feeds ``batch`` to ``handle`` on its own loop (at once if that is ``loop``)."""
+    if handle.loop is loop:
+        if now:
             handle._feed(batch)
         else:
-            try:
-                handle.loop.call_soon_threadsafe(handle._feed, batch)
-            except RuntimeError:
-                # Its loop is closed: nobody is left to tell.
-                pass
+            loop.call_soon(handle._feed, batch)
+        return
+    try:
+        handle.loop.call_soon_threadsafe(handle._feed, batch)
+    except RuntimeError:
+        # Its loop is closed: nobody is left to tell.
+        pass
 
 
 def shutdown() -> None:

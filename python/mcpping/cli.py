@@ -11,7 +11,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _native
+from . import _check, _native
 from ._report import Reporter
 from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
 from .peer import HandshakeError, Peer
@@ -92,8 +92,10 @@ def parse_args(argv: list[str]) -> Options | str:
                 o.interval = _number(a, v)
             elif a == "-W":
                 o.timeout = _number(a, v)
-                if o.timeout <= 0:
-                    raise UsageError("-W must be > 0")
+                try:
+                    _check.seconds("-W", o.timeout)
+                except ValueError as e:
+                    raise UsageError(str(e)) from None
             elif a == "-w":
                 o.deadline = _number(a, v)
             else:

@@ -3,28 +3,33 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
-import logging
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
+from . import _isolation
+
 __all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
 
-logger = logging.getLogger("mcpping")
-
-#: The public event names (docs/design.md), plus the two extra engine events.
+#: The public event names (docs/design.md), plus the extra engine events:
+#: requests, the handshake, and the idle probe of sessions without ping.
 EVENT_NAMES = (
     "ping", "pong", "timeout", "ping_error", "unsupported", "ping_answered",
     "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
+    "probe", "probe_ok", "probe_timeout", "request_cancelled",
 )
+
+# Events whose code is meaningful even when 0.
+_CODED = ("ping_error", "unsupported", "closed")
 
 
 @dataclass(frozen=True)
 class Event:
     """One thing that happened on a connection.
 
-    ``rtt`` and ``timeout`` are in seconds. ``invalid`` marks a ``ping_error``
+    ``rtt`` and ``timeout`` are in seconds. ``code`` is the JSON-RPC or
+    MCPP_ERR_* code where there is one (a ``timeout`` whose ping the close
+    abandoned carries MCPP_ERR_CLOSED), else None. ``invalid`` marks a ``ping_error``
     whose pong had no object result. ``disposition`` says what became of the
     in-flight application requests (``continued``, ``cancelled``,
     ``in_doubt``).
@@ -43,6 +48,7 @@ class Event:
     failure_count: int = 0
     in_flight: int = 0
     disposition: str = "continued"
+    proof: str | None = None
 
     @classmethod
     def from_native(cls, d: dict[str, Any]) -> "Event":
@@ -53,15 +59,17 @@ class Event:
             state=d["state"],
             ping_seq=d["ping_seq"],
             manual=d["manual"],
-            rtt=d["rtt_us"] / 1e6 if name == "pong" else None,
+            rtt=d["rtt_us"] / 1e6 if name in ("pong", "probe_ok") else None,
             timeout=d["timeout_ms"] / 1000 if d["timeout_ms"] else None,
-            code=d["error_code"] if name in ("ping_error", "unsupported", "closed") else None,
+            # A ``timeout`` carries MCPP_ERR_CLOSED when the close abandoned the ping.
+            code=d["error_code"] if d["error_code"] or name in _CODED else None,
             message=d["message"],
             invalid=d["invalid"],
             ping_id=d["id"],
             failure_count=d["failure_count"],
             in_flight=d["in_flight"],
             disposition=d["disposition"],
+            proof=d.get("proof"),
         )
 
 
@@ -77,7 +85,8 @@ class EventHub:
     """Delivers events to callbacks (``on``) and async iterators (``events``)."""
 
     def __init__(self, source: Any = None, *, peer: str | None = None,
-                 transport: str = "custom") -> None:
+                 transport: str = "custom",
+                 report: _isolation.Reporter | None = None) -> None:
         #: Who reports (a Peer or an engine driver, whose ``info()`` is
         #: live), and the labels mcpping.metrics files its figures under.
         self.source = source
@@ -90,13 +99,16 @@ class EventHub:
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
-        self._tasks: set[asyncio.Task[Any]] = set()
+        # Where a listener's exception goes: the loop's exception handler.
+        self._report = report or _isolation.reporter(asyncio.get_running_loop())
 
     def on(self, name: str, callback: Listener) -> Callable[[], None]:
         """Calls ``callback(event)`` for every event named ``name`` ("*" for all).
 
-        A coroutine function is run as a task. Returns a function that removes
-        the listener.
+        A coroutine function is run as a task. An exception the listener
+        raises goes to the loop's exception handler; the other listeners and
+        the events after it are delivered as usual. Returns a function that
+        removes the listener.
         """
         if name != "*" and name not in EVENT_NAMES:
             raise ValueError(f"unknown event {name!r}; one of {', '.join(EVENT_NAMES)}")
@@ -122,15 +134,7 @@ class EventHub:
         if tap is not None:
             tap.event(self, ev)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
-            try:
-                res = cb(ev)
-                if inspect.isawaitable(res):
-                    task = asyncio.ensure_future(res)
-                    self._tasks.add(task)
-                    task.add_done_callback(self._tasks.discard)
-            except Exception:
-                # A broken listener must not break liveness reporting.
-                logger.exception("mcpping event listener for %r failed", ev.name)
+            _isolation.call(self._report, f"the listener for {ev.name!r}", cb, ev)
         for q, names in self._queues:
             if not names or ev.name in names:
                 q.put_nowait(ev)

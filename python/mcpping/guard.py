@@ -24,9 +24,10 @@ from typing import Any, Literal
 
 import asyncio
 
+from . import _check
 from ._driver import EngineDriver
 from .events import Event, Listener
-from .keepalive import KeepAlive
+from .keepalive import AUTO_PROBE, KeepAlive
 from .records import RecordTarget
 from .stats import Stats
 
@@ -48,8 +49,8 @@ class _Codec:
 
             self._adapter = mcp_types.jsonrpc_message_adapter
             self._session_message = SessionMessage
-        elif kind != "json":
-            raise ValueError("codec must be 'sdk' or 'json'")
+        else:
+            _check.choice("codec", kind, ("sdk", "json"))
 
     def encode(self, item: Any) -> bytes:
         if self.kind == "sdk":
@@ -112,6 +113,7 @@ async def guard(
     request_timeout: float | None = None,
     peer_name: str | None = None,
     record: RecordTarget = None,
+    probe: str | None = AUTO_PROBE,
 ) -> AsyncIterator[tuple[Any, Any, Guard]]:
     """Wraps a transport's (read_stream, write_stream) for a session.
 
@@ -119,6 +121,11 @@ async def guard(
     session (``ClientSession`` or a server session) in place of the
     transport's. Pings are answered and sent underneath; all other messages
     pass through in order. The streams are anyio memory object streams.
+    The handshake the session runs (``initialize`` or ``server/discover``)
+    tells the engine the protocol version and the peer's name; on a session
+    without ping (2026-07-28, or a peer that refuses it) keepalive sends the
+    idle ``probe`` instead ("auto", a method name, or None for none) and
+    counts all traffic as proof of life.
     """
     import anyio
 
@@ -144,7 +151,8 @@ async def guard(
 
     driver = EngineDriver(engine_send, keepalive=keepalive, role=role, transport=transport,
                           ping_timeout=ping_timeout, request_timeout=request_timeout,
-                          peer_name=peer_name, record=record, deliver=deliver, on_stale=stale)
+                          peer_name=peer_name, record=record, deliver=deliver, on_stale=stale,
+                          probe=probe)
 
     async def pump_in() -> None:
         try:

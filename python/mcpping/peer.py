@@ -9,12 +9,12 @@ import os
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Literal, Union
 
-from . import _native, _runtime
+from . import _check, _isolation, _native, _runtime
 from .errors import (
     MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError,
 )
 from .events import Event, EventHub, Listener
-from .keepalive import KeepAlive, settings as make_settings
+from .keepalive import AUTO_PROBE, KeepAlive, probe_method, settings as make_settings
 from .records import RecordSink, RecordTarget
 from .stats import Stats
 
@@ -92,9 +92,21 @@ class Peer:
         on_message: Callable[[bytes], Any] | None,
         on_close: Callable[[CloseInfo], Any] | None,
         on_event: Listener | None = None,
+        probe: str | None = AUTO_PROBE,
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
             raise ValueError("command must be a non-empty list: [program, arg, ...]")
+        for i, arg in enumerate(command):
+            if not isinstance(arg, (str, os.PathLike)):
+                raise TypeError(f"command[{i}] must be a str or os.PathLike, not {arg!r}")
+        for k, v in (env or {}).items():
+            if not isinstance(k, str) or not isinstance(v, str) or "=" in k or not k:
+                raise TypeError(f"env must map non-empty names without '=' to str values, "
+                                f"not {k!r}: {v!r}")
+        for name, fn in (("on_message", on_message), ("on_close", on_close),
+                         ("on_event", on_event)):
+            if fn is not None and not callable(fn):
+                raise TypeError(f"{name} must be callable or None, not {fn!r}")
         self.loop = asyncio.get_running_loop()
         self._command = [os.fspath(c) for c in command]
         #: serverInfo.name once known, else the program's basename.
@@ -105,13 +117,16 @@ class Peer:
         self.protocol_version: str | None = None
         self.keepalive = keepalive
         self._ping_timeout = ping_timeout
-        self._events = EventHub(self, peer=self.name, transport="stdio")
+        # Errors of user code (and of record files) go to the loop's
+        # exception handler, naming this peer; delivery goes on.
+        self._report = _isolation.reporter(self.loop, peer=self)
+        self._events = EventHub(self, peer=self.name, transport="stdio", report=self._report)
         if on_event is not None:
             # Subscribed before the spawn, so no early event is missed.
             self._events.on("*", on_event)
         self._stats = Stats()
         self._state = "alive"
-        self._records = RecordSink(record)
+        self._records = RecordSink(record, self._report)
         self._pings: dict[int, asyncio.Future[float]] = {}
         self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
         self._req_ids = itertools.count(1)
@@ -120,19 +135,20 @@ class Peer:
         self._on_close = on_close
         self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()
         self._stderr_fn: Callable[[str], Any] | None = None
+        kill_grace_ms = _check.seconds("kill_grace", kill_grace, zero="SIGKILL at once")
         if isinstance(stderr, str):
-            mode = _STDERR_MODES[stderr]
+            mode = _STDERR_MODES[_check.choice("stderr", stderr, tuple(_STDERR_MODES))]
         else:
             mode = 1
             self._stderr_fn = stderr if callable(stderr) else stderr.write
         s = make_settings(keepalive, transport="stdio", ping_timeout=ping_timeout,
-                          request_timeout=request_timeout, peer_name=self.name)
+                          request_timeout=request_timeout, peer_name=self.name, probe=probe)
         full_env = None if env is None else [f"{k}={v}" for k, v in env.items()]
         _runtime.attach(self.loop)
         try:
             self._id: int = _native.spawn(self, self._command, full_env,
                                           None if cwd is None else os.fspath(cwd), s, mode,
-                                          int(kill_grace * 1000))
+                                          kill_grace_ms)
         except _native.NativeError as e:
             _runtime.detach(self.loop)
             self._records.close()
@@ -140,7 +156,9 @@ class Peer:
             code, message = e.args[0], e.args[1]
             if code == _native.MCPP_ERR_SPAWN:
                 raise SpawnError(message) from None
-            raise MCPPingError(message) from None
+            if code in (_native.MCPP_ERR_INVALID_ARGUMENT, _native.MCPP_ERR_INTERVAL_TOO_SHORT):
+                raise ValueError(f"connect: {message}") from None
+            raise MCPPingError(f"cannot start the connection: {message}") from None
 
     # ------------------------------------------------------------ public
 
@@ -196,19 +214,19 @@ class Peer:
         Raises PingTimeout, PingError (``code``, ``message``), PingInvalid,
         PingUnsupported, or PeerClosed.
         """
+        timeout_ms = _check.seconds("timeout", self._ping_timeout if timeout is None else timeout)
         if self._closed.done():
             raise PeerClosed("connection is closed")
-        t = self._ping_timeout if timeout is None else timeout
         token = next(_tokens)
         fut: asyncio.Future[float] = self.loop.create_future()
         self._pings[token] = fut
         try:
-            _native.ping(self._id, max(1, int(round(t * 1000))), token)
+            _native.ping(self._id, timeout_ms, token)
             # No asyncio timer: the engine times the ping in C and always
             # reports an outcome (a close reports every ping still out).
             return await fut
-        except _native.NativeError as e:
-            raise PeerClosed(e.args[1]) from None
+        except _native.NativeError:
+            raise PeerClosed("connection is closed") from None
         except asyncio.CancelledError:
             # The caller gave up (a cancelled task, an outer timeout): the
             # engine stops timing this ping and reports nothing for it.
@@ -229,8 +247,10 @@ class Peer:
             _native.send(self._id, data)
         except _native.NativeError as e:
             if e.args[0] == _native.MCPP_ERR_FRAME_NEWLINE:
-                raise ValueError(e.args[1]) from None
-            raise PeerClosed(e.args[1]) from None
+                raise ValueError("message must be one line: it contains a newline") from None
+            if e.args[0] in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
+                raise PeerClosed("connection is closed") from None
+            raise PeerClosed(f"cannot send: {e.args[1]}") from None
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a JSON-RPC notification."""
@@ -256,14 +276,15 @@ class Peer:
 
     async def initialize(self, timeout: float = 30.0) -> dict[str, Any]:
         """Runs the MCP handshake; returns the initialize result."""
+        _check.seconds("init_timeout", timeout)
         try:
             resp = await self.request("initialize", {
                 "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                 "clientInfo": CLIENT_INFO}, timeout=timeout)
         except asyncio.TimeoutError:
             raise HandshakeError(f"no initialize result after {timeout:g} s") from None
-        except PeerClosed as e:
-            raise HandshakeError(f"server closed during initialize ({e})") from None
+        except PeerClosed:
+            raise HandshakeError(await self._closed_during_handshake()) from None
         if "error" in resp or not isinstance(resp.get("result"), dict):
             err = resp.get("error") or {}
             raise HandshakeError(f"initialize failed: {err.get('code')} {err.get('message')}")
@@ -279,6 +300,20 @@ class Peer:
         except PeerClosed:
             pass  # it answered, then left: the close is reported on its own
         return result
+
+    async def _closed_during_handshake(self) -> str:
+        """Why the handshake ended: how the server exited, once the close is known."""
+        try:
+            info = await asyncio.wait_for(asyncio.shield(self._closed), 5)
+        except asyncio.TimeoutError:
+            return "the connection closed during initialize"
+        if info.term_signal:
+            how = f"was killed by signal {info.term_signal}"
+        elif info.exit_status >= 0:
+            how = f"exited with status {info.exit_status}"
+        else:
+            how = "closed the connection"
+        return f"the server {how} before answering initialize ({info.reason})"
 
     async def messages(self) -> AsyncIterator[dict[str, Any]]:
         """Yields what the server sends besides pings and answers to our requests."""
@@ -311,45 +346,67 @@ class Peer:
     # ------------------------------------------------------------ native items
 
     def _feed(self, batch: list[tuple[Any, ...]]) -> None:
-        """Processes one batch of items from the I/O thread, in order."""
-        for item in batch:
-            kind = item[1]
-            if kind == _MESSAGE:
-                self._message(item[2])
-            elif kind == _EVENT:
-                self._event(Event.from_native(item[2]), item[3])
-            elif kind == _RECORD:
-                self._records.write(item[2])
-            elif kind == _STDERR:
-                if self._stderr_fn is not None:
-                    self._stderr_fn(item[2].decode("utf-8", "replace"))
-            elif kind == _CLOSED:
-                self._close_done(CloseInfo(*item[2]))
-            elif kind == _PING_FAILED:
-                self._ping_failed(item[2], item[3])
+        """Processes one batch of items from the I/O thread, in order.
+
+        No item's failure costs another: an exception is reported and the
+        next item follows. KeyboardInterrupt or SystemExit is let through,
+        with the rest of the batch queued on the loop first.
+        """
+        for i, item in enumerate(batch):
+            try:
+                self._item(item)
+            except Exception as exc:
+                self._report("mcpping: an item could not be delivered", exc)
+            except BaseException:
+                self.loop.call_soon(self._feed, batch[i + 1:])
+                raise
+
+    def _item(self, item: tuple[Any, ...]) -> None:
+        kind = item[1]
+        if kind == _MESSAGE:
+            self._message(item[2])
+        elif kind == _EVENT:
+            self._event(Event.from_native(item[2]), item[3])
+        elif kind == _RECORD:
+            self._records.write(item[2])
+        elif kind == _STDERR:
+            if self._stderr_fn is not None:
+                _isolation.call(self._report, "the stderr target", self._stderr_fn,
+                                item[2].decode("utf-8", "replace"))
+        elif kind == _CLOSED:
+            self._close_done(CloseInfo(*item[2]))
+        elif kind == _PING_FAILED:
+            self._ping_failed(item[2], item[3])
 
     def _message(self, frame: bytes) -> None:
         if self._requests and b'"mcpping-' in frame:
             try:
-                msg = json.loads(frame)
-            except ValueError:
+                # A stray invalid byte must not hide the answer to our request.
+                msg = json.loads(frame.decode("utf-8", "replace"))
+            except (ValueError, RecursionError):
                 msg = None
             if isinstance(msg, dict) and "method" not in msg:
-                fut = self._requests.get(msg.get("id"))  # type: ignore[arg-type]
+                # Our ids are str; any other id (a list, say) is not ours.
+                rid = msg.get("id")
+                fut = self._requests.get(rid) if isinstance(rid, str) else None
                 if fut is not None:
                     if not fut.done():
                         fut.set_result(msg)
                     return
         if self._on_message is not None:
-            self._on_message(frame)
+            _isolation.call(self._report, "on_message", self._on_message, frame)
             return
         try:
             self._inbox.put_nowait(json.loads(frame))
-        except ValueError:
+        except (ValueError, RecursionError):
+            # Not JSON Python can read (or nested past its recursion limit):
+            # handed over as text rather than lost.
             self._inbox.put_nowait({"_unparsed": frame.decode("utf-8", "replace")})
 
     def _event(self, ev: Event, token: int) -> None:
         self._state = ev.state
+        if ev.name == "initialized":
+            self._learn_session()
         if ev.name == "ping":
             self._stats.count += 1
         elif ev.name == "pong" and ev.rtt is not None:
@@ -366,6 +423,20 @@ class Peer:
                     fut.set_result(out)
         self._events.emit(ev)
 
+    def _learn_session(self) -> None:
+        """Takes the version and name the engine learned from the handshake.
+
+        Where the application ran the handshake (the SDK adapters), that is
+        the only way this Peer learns them.
+        """
+        info = _native.info(self._id)
+        if not info:
+            return
+        if info["protocol_version"]:
+            self.protocol_version = info["protocol_version"]
+        if info["peer_name"]:
+            self.name = info["peer_name"]
+
     def _ping_failed(self, token: int, err: int) -> None:
         fut = self._pings.get(token)
         if fut is None or fut.done():
@@ -378,18 +449,19 @@ class Peer:
             fut.set_exception(MCPPingError(_native.strerror(err)))
 
     def _close_done(self, info: CloseInfo) -> None:
+        # Everything waiting resolves first; user code runs last, guarded.
         self._state = "closed"
         for fut in [*self._pings.values(), *self._requests.values()]:
             if not fut.done():
                 fut.set_exception(PeerClosed(info.reason))
         self._inbox.put_nowait(None)
         self._events.finish()
-        self._records.close()
         if not self._closed.done():
             self._closed.set_result(info)
+        self._records.close()
         _runtime.detach(self.loop)
         if self._on_close is not None:
-            self._on_close(info)
+            _isolation.call(self._report, "on_close", self._on_close, info)
 
 
 class _Connect:
@@ -439,6 +511,7 @@ def connect(
     on_message: Callable[[bytes], Any] | None = None,
     on_close: Callable[[CloseInfo], Any] | None = None,
     on_event: Listener | None = None,
+    probe: str | None = AUTO_PROBE,
 ) -> _Connect:
     """Spawns ``command`` (an MCP stdio server) and watches its liveness.
 
@@ -449,11 +522,18 @@ def connect(
     environment (None inherits it). ``record`` takes governance records: a
     path (JSONL), a callable (dict), or None for the ``mcpping`` logger.
     ``on_event`` gets every Event from the start, handshake included.
+    ``probe`` is the idle probe sent where ping is not available: "auto"
+    (``server/discover`` on 2026-07-28 sessions, ``tools/list`` on servers
+    that refuse ping), a method name, or None/"" for none.
     """
+    # Checked here, where the caller wrote them, before anything is spawned.
+    _check.seconds("init_timeout", init_timeout)
+    _check.flag("initialize", initialize)
+    probe_method(probe)  # refused here, where the caller wrote it
     kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
                   record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
                   kill_grace=kill_grace, on_message=on_message, on_close=on_close,
-                  on_event=on_event)
+                  on_event=on_event, probe=probe)
     return _Connect(kwargs, initialize, init_timeout)
 
 

@@ -24,7 +24,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
     raise ImportError("mcpping.sdk needs the official MCP SDK: pip install 'mcpping[sdk]'") from exc
 
 from .events import Event
-from .keepalive import KeepAlive
+from .keepalive import AUTO_PROBE, KeepAlive
 from .peer import Peer, StderrTarget
 from .records import RecordTarget
 
@@ -50,8 +50,14 @@ async def stdio_peer(
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
     kill_grace: float = 2.0,
+    probe: str | None = AUTO_PROBE,
 ) -> AsyncIterator[tuple[Any, Any, Peer]]:
-    """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`."""
+    """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`.
+
+    The peer learns the protocol version and the server's name from the
+    handshake the session runs (``peer.protocol_version``, ``peer.name``,
+    ``peer.info()``).
+    """
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     encoding, errors = server.encoding, server.encoding_error_handler
@@ -77,12 +83,13 @@ async def stdio_peer(
         cwd=server.cwd,
         stderr=_stderr_target(errlog),
         record=record,
-        ping_timeout=keepalive.timeout if keepalive else 5.0,
+        ping_timeout=keepalive.timeout if isinstance(keepalive, KeepAlive) else 5.0,
         request_timeout=None,
         kill_grace=kill_grace,
         on_message=on_message,
         on_close=lambda info: read_writer.close(),
         on_event=on_event,
+        probe=probe,
     )
 
     async def stdin_writer() -> None:
@@ -118,14 +125,19 @@ async def stdio_client(
     keepalive: KeepAlive | None = KeepAlive(),
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
+    probe: str | None = AUTO_PROBE,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Spawns an MCP server and yields the streams ``mcp.ClientSession`` takes.
 
     Same parameters and streams as ``mcp.client.stdio.stdio_client``, plus
     ``keepalive`` (None: off), ``record`` (governance records: path, callable
-    or None for the ``mcpping`` logger) and ``on_event`` (every Event).
+    or None for the ``mcpping`` logger), ``on_event`` (every Event) and
+    ``probe`` (the idle probe on sessions without ping: "auto", a method
+    name, or None for none). It works under ``mcp.Client`` in every mode:
+    on a 2026-07-28 session (no ping) liveness comes from traffic, the
+    idle ``server/discover`` probe and the server process's state.
     Raises :class:`mcpping.SpawnError` (an OSError) if the server cannot start.
     """
     async with stdio_peer(server, errlog, keepalive=keepalive, record=record,
-                          on_event=on_event) as (read_stream, write_stream, _peer):
+                          on_event=on_event, probe=probe) as (read_stream, write_stream, _peer):
         yield read_stream, write_stream

@@ -6,10 +6,14 @@ import math
 from collections import deque
 from dataclasses import dataclass, field
 
+from . import _check
+
 __all__ = ["Stats", "nearest_rank", "WINDOW"]
 
 #: How many of the most recent RTTs the percentiles (p50, p99) cover.
 WINDOW = 10_000
+#: The largest window (memory stays bounded: 8 bytes a sample, twice).
+MAX_WINDOW = 10_000_000
 
 
 def nearest_rank(sorted_values: list[float], pct: float) -> float:
@@ -45,8 +49,7 @@ class Stats:
     _sorted: list[float] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
-        if self.window < 1:
-            raise ValueError("window must be at least 1")
+        _check.integer("window", self.window, 1, MAX_WINDOW)
         self._recent = deque(maxlen=self.window)
 
     def add_rtt(self, rtt: float) -> None:

@@ -365,3 +365,65 @@ TEST_TIMEOUT(runtime_after_fork_child_starts_fresh, 40) {
   wait_item(&h, MCPP_ITEM_MESSAGE);
   host_finish(&h);
 }
+
+/* The application runs the handshake through the runtime: the session the
+ * engine learned from it is readable from the host's thread, and an
+ * event's proof lives in its item (a configured probe's proof belongs to
+ * the engine, which goes away with the connection). */
+TEST(runtime_session_learned_from_the_handshake_and_proof_in_items) {
+  host h;
+  host_init(&h);
+  char *args[] = {"python3", (char *)peer_path("unsupported.py"), NULL};
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  mcpp_settings s;
+  test_settings(&s);
+  s.interval_ms = 50;
+  s.probe_method = "tools/list";
+  uint64_t id = 0;
+  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  char version[64] = "x", name[64] = "x";
+  ASSERT_EQ(0, mcpp_runtime_session(h.rt, id, version, sizeof version, name,
+                                    sizeof name));
+  ASSERT_STR_EQ("", version);
+  ASSERT_STR_EQ("", name);
+
+  static const char init[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{"
+      "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+      "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+  static const char initialized[] =
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, init, strlen(init)));
+  wait_item(&h, MCPP_ITEM_MESSAGE);
+  /* Whoever holds the initialize answer can read its session already. */
+  ASSERT_EQ(0, mcpp_runtime_session(h.rt, id, version, sizeof version, name,
+                                    sizeof name));
+  ASSERT_STR_EQ("2025-06-18", version);
+  ASSERT_STR_EQ("unsupported", name);
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, initialized, strlen(initialized)));
+  while (!find_event_item(&h, MCPP_EV_INITIALIZED)) host_wait_drain(&h);
+  ASSERT_EQ(0, mcpp_runtime_session(h.rt, id, version, sizeof version, name,
+                                    sizeof name));
+  ASSERT_STR_EQ("2025-06-18", version);
+  ASSERT_STR_EQ("unsupported", name);
+  /* Truncated to the caller's buffer, NUL-terminated. */
+  char small[4];
+  ASSERT_EQ(0, mcpp_runtime_session(h.rt, id, small, sizeof small, NULL, 0));
+  ASSERT_STR_EQ("202", small);
+
+  /* The keepalive ping is refused; the configured probe takes over. */
+  while (!find_event_item(&h, MCPP_EV_PROBE_OK)) host_wait_drain(&h);
+  mcpp_item *ok = find_event_item(&h, MCPP_EV_PROBE_OK);
+  ASSERT_STR_EQ("probe:tools/list", ok->event.proof);
+  ASSERT(ok->event.proof == ok->data + ok->len + 1 + ok->event.id_len + 1);
+
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  wait_item(&h, MCPP_ITEM_CLOSED);
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND,
+            mcpp_runtime_session(h.rt, id, version, sizeof version, NULL, 0));
+  /* The items outlive the connection and its engine. */
+  ASSERT_STR_EQ("probe:tools/list", ok->event.proof);
+  host_finish(&h);
+}

@@ -60,6 +60,12 @@ test('the process exits on its own after a StdioClientTransport is closed', asyn
   await scenario('transportClosed');
 });
 
+test('a request on a closed or closing peer, or a handshake with a dying server, rejects at once and leaves no timer', async () => {
+  const { codes, timers } = await scenario('requestClosed');
+  assert.deepEqual(codes, ['MCPP_ERR_CLOSED', 'MCPP_ERR_CLOSED', 'MCPP_ERR_CLOSED', 'HANDSHAKE']);
+  assert.equal(timers, 0);
+});
+
 test('holds: an awaited ping or a keepalive peer keeps the process alive; an idle peer does not', async () => {
   const base = runtime.holdCount();
   const idle = await mcpping.connect(h.peer('echo.py'));

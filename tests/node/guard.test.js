@@ -107,3 +107,58 @@ test('guard() reports an unsupported peer without convicting it', async () => {
 test('guard() rejects what is not a transport', () => {
   assert.throws(() => mcpping.guard({}), TypeError);
 });
+
+/**
+ * A Client over a guarded SDK stdio transport to a server that never
+ * answers pings (drop_pings.py): keepalive makes it stale in ~200 ms.
+ */
+async function guardedDropPings(onStale) {
+  const inner = new sdkStdio.StdioClientTransport(h.peer('drop_pings.py'));
+  const keepalive = { intervalMs: 50, minIntervalMs: 10, timeoutMs: 100, failures: 2, onStale };
+  const transport = mcpping.guard(inner, { role: 'client', keepalive });
+  const client = new Client({ name: 'mcpping-test', version: '1.0.0' });
+  await client.connect(transport);
+  return { inner, transport, client, pid: inner.pid };
+}
+
+test('guard() with onStale "close" (the default) closes a stale session: closed event, inner transport closed, SDK onclose', async () => {
+  const { transport, client, pid } = await guardedDropPings(undefined);
+  const clientClosed = new Promise((resolve) => {
+    client.onclose = resolve;
+  });
+  const staleEvent = h.nextEvent(transport, 'stale', 5000);
+  const closedEvent = h.nextEvent(transport, 'closed', 5000);
+  try {
+    const stale = await staleEvent;
+    assert.equal(stale.failureCount, 2);
+    const closed = await closedEvent;
+    assert.equal(closed.state, 'closed');
+    assert.match(closed.message, /stale/);
+    await h.within(clientClosed, 5000, 'the SDK client to see the close');
+    assert.equal(transport.state, 'closed');
+    assert.equal(h.exists(pid), false, 'the inner transport\'s server is gone');
+    await assert.rejects(client.listTools(), /Not connected/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('guard() with onStale "report" reports a stale session and keeps it open', async () => {
+  const { transport, client } = await guardedDropPings('report');
+  try {
+    let closed = false;
+    transport.on('closed', () => {
+      closed = true;
+    });
+    await h.nextEvent(transport, 'stale', 5000);
+    assert.equal(transport.state, 'stale');
+    // Still open: a request is answered, and that traffic proves it alive.
+    const recovered = h.nextEvent(transport, 'recovered', 5000);
+    const { tools } = await client.listTools();
+    assert.ok(Array.isArray(tools));
+    await recovered;
+    assert.equal(closed, false);
+  } finally {
+    await client.close();
+  }
+});

@@ -1,17 +1,24 @@
 'use strict';
 // node/index.d.ts compiles under strict TypeScript, describes the API as
-// used in tests/node/types/usage.ts, and mcpping's transports are assignable
-// to the official SDK's Transport interface.
+// used in tests/node/types/usage.ts (CommonJS) and types/esm/usage.mts (an
+// ES module under NodeNext), and mcpping's transports are assignable to the
+// official SDK's Transport interface.
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const h = require('./helpers');
 
-test('index.d.ts type-checks against the SDK\'s Transport interface', async () => {
-  const tsc = path.join(h.ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
-  const res = await h.run(process.execPath, [tsc, '-p', path.join(__dirname, 'types', 'tsconfig.json')], { timeoutMs: 60000 });
-  assert.equal(res.status, 0, res.stdout + res.stderr);
-});
+const TSC = path.join(h.ROOT, 'node_modules', 'typescript', 'bin', 'tsc');
+
+for (const [what, project] of [
+  ['CommonJS (Node16)', path.join(__dirname, 'types', 'tsconfig.json')],
+  ['an ES module (NodeNext)', path.join(__dirname, 'types', 'esm', 'tsconfig.json')],
+]) {
+  test(`index.d.ts type-checks from ${what} against the SDK's Transport interface`, async () => {
+    const res = await h.run(process.execPath, [TSC, '-p', project], { timeoutMs: 60000 });
+    assert.equal(res.status, 0, res.stdout + res.stderr);
+  });
+}
 
 test('every runtime export is declared in index.d.ts', () => {
   const fs = require('node:fs');

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import math
+import os
 import re
 import shutil
 import subprocess
@@ -18,7 +19,9 @@ from conftest import HERE, PY, peer
 from mcpping import Stats
 from mcpping._report import Reporter
 
-EXE = shutil.which("mcpping")
+# The console script of the Python running the tests (a venv's), not
+# whichever mcpping comes first on PATH.
+EXE = shutil.which("mcpping", path=os.path.dirname(sys.executable)) or shutil.which("mcpping")
 
 
 def run(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
@@ -103,11 +106,18 @@ def test_spawn_failure_exits_2():
 
 
 @pytest.mark.parametrize("args", [["-x"], ["-c"], ["-c", "zero"], ["-W", "0"], ["--"],
-                                  ["ftp://x"]])
+                                  ["ftp://x"], ["-W", "4294968"], ["-W", "0.0001"]])
 def test_bad_usage_exits_2(args):
     r = run(*args)
     assert r.returncode == 2
     assert r.stderr.startswith("mcpping: ") and r.stderr.count("\n") == 1
+
+
+def test_a_ping_timeout_past_the_engine_limit_is_a_usage_error_naming_the_range():
+    r = run("-W", "4294968")
+    assert r.returncode == 2
+    assert r.stderr == ("mcpping: -W must be between 0.001 and 2147483.647 seconds, "
+                        "not 4294968.0\n")
 
 
 def test_deadline_stops_an_endless_run():

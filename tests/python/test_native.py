@@ -74,10 +74,11 @@ def test_engine_is_collected_with_a_reference_cycle():
 
 
 def test_settings_are_validated():
-    with pytest.raises(_native.NativeError) as ei:
-        _native.Engine(settings(mcpping.KeepAlive(interval=0.005, min_interval=0.001)),
-                       lambda k, f: None)
-    assert ei.value.args[2] == "MCPP_ERR_INTERVAL_TOO_SHORT"
+    # Below the floor, with clamp off: the engine's sentence, as a ValueError.
+    s = settings(mcpping.KeepAlive(interval=0.05, min_interval=0.01))
+    s["min_interval_ms"] = 100
+    with pytest.raises(ValueError, match="^settings: interval_ms must be 0 \\(off\\) or at least"):
+        _native.Engine(s, lambda k, f: None)
 
 
 def _run(code: str, timeout: float = 30) -> subprocess.CompletedProcess[str]:

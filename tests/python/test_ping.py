@@ -176,3 +176,19 @@ async def test_healthy_needs_answers_to_application_requests_not_just_pongs():
         # ...yet the stalled request means the connection is not healthy.
         assert p.state == "alive" and not p.healthy
         assert p.info()["in_flight"] == 1
+
+
+async def test_a_ping_abandoned_at_close_is_peer_closed_and_not_lost():
+    """Issue 8 item 8: closing under a ping in flight is not a timeout."""
+    events: list[mcpping.Event] = []
+    p = await mcpping.connect(peer("drop_pings"), keepalive=None, on_event=events.append)
+    pending = asyncio.ensure_future(p.ping(timeout=30))
+    await asyncio.sleep(0)  # one step: the ping is queued to the I/O thread
+    # Commands run in order: once this answer is back, the ping is out.
+    assert "result" in await p.request("tools/list", timeout=5)
+    await asyncio.wait_for(p.close(), 10)
+    with pytest.raises(mcpping.PeerClosed):
+        await asyncio.wait_for(pending, 5)
+    assert (p.stats.count, p.stats.received, p.stats.lost) == (1, 0, 0)
+    abandoned = [e for e in events if e.name == "timeout"]
+    assert len(abandoned) == 1 and abandoned[0].code == mcpping._native.MCPP_ERR_CLOSED

@@ -1,0 +1,88 @@
+"""Validation at the public boundary: one sentence per bad value, naming it.
+
+Every number a caller passes is checked here before it reaches C: finite,
+in range, an integer where one is meant. A bad one raises TypeError (wrong
+kind) or ValueError (out of range) naming the parameter and the allowed
+range; nothing is clamped, defaulted or wrapped.
+"""
+
+from __future__ import annotations
+
+import math
+import numbers
+from typing import Any
+
+__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "choice", "flag"]
+
+#: The longest time the engine takes (MCPP_MAX_MS, 2^31 - 1 ms), in seconds.
+MAX_SECONDS = 2_147_483.647
+#: The shortest positive time: the engine counts milliseconds.
+MIN_SECONDS = 0.001
+
+
+def _real(name: str, value: Any, wanted: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be {wanted}, not {type(value).__name__} {value!r}")
+    try:
+        v = float(value)
+    except OverflowError:  # an int too big for a float
+        v = math.inf
+    if not math.isfinite(v):
+        raise ValueError(f"{name} must be {wanted}, not {value!r}")
+    return v
+
+
+def seconds(name: str, value: Any, *, low: float = MIN_SECONDS, zero: str | None = None) -> int:
+    """Checks a time in seconds, ``low`` .. MAX_SECONDS; returns whole milliseconds.
+
+    With ``zero`` (what 0 means, e.g. "off"), 0 is allowed too.
+    """
+    ms = _ms(name, value, low, zero, None)
+    assert ms is not None
+    return ms
+
+
+def optional_seconds(name: str, value: Any, *, none: str) -> int | None:
+    """Like :func:`seconds`, with None allowed (``none`` says what it means)."""
+    return _ms(name, value, MIN_SECONDS, None, none)
+
+
+def _ms(name: str, value: Any, low: float, zero: str | None, none: str | None) -> int | None:
+    wanted = f"between {low:g} and {MAX_SECONDS} seconds"
+    if zero is not None:
+        wanted = f"0 ({zero}) or {wanted}"
+    if none is not None:
+        if value is None:
+            return None
+        wanted = f"None ({none}) or {wanted}"
+    v = _real(name, value, wanted)
+    if v == 0 and zero is not None:
+        return 0
+    if not low <= v <= MAX_SECONDS:
+        raise ValueError(f"{name} must be {wanted}, not {value!r}")
+    return max(1, round(v * 1000))
+
+
+def integer(name: str, value: Any, low: int, high: int) -> int:
+    """Checks an integer in ``low`` .. ``high`` (a bool or a float is refused)."""
+    wanted = f"an integer between {low} and {high}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be {wanted}, not {type(value).__name__} {value!r}")
+    if not low <= value <= high:
+        raise ValueError(f"{name} must be {wanted}, not {value!r}")
+    return int(value)
+
+
+def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
+    """Checks that ``value`` is one of ``allowed``."""
+    if value not in allowed:
+        one_of = ", ".join(repr(a) for a in allowed)
+        raise ValueError(f"{name} must be one of {one_of}, not {value!r}")
+    return str(value)
+
+
+def flag(name: str, value: Any) -> bool:
+    """Checks a bool."""
+    if not isinstance(value, bool):
+        raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value

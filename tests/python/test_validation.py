@@ -1,0 +1,197 @@
+"""Validation at every public boundary (issue 8 item 9).
+
+Each bad number is refused where it is written, with TypeError (wrong kind)
+or ValueError (out of range) naming the parameter and the allowed range:
+never clamped, defaulted or wrapped to 32 bits. The connection a bad call
+was made on keeps working.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+
+import mcpping
+from mcpping import _native
+from mcpping.stats import Stats
+from conftest import PY, peer
+
+RANGE = "between 0.001 and 2147483.647 seconds"
+BAD_TIMES = [(-1, ValueError), (0, ValueError), (4294968, ValueError), (math.nan, ValueError),
+             (math.inf, ValueError), (-math.inf, ValueError), (0.0004, ValueError), (10**400, ValueError),
+             ("1", TypeError), (b"1", TypeError), (True, TypeError)]
+
+
+@pytest.mark.parametrize("bad,kind", BAD_TIMES)
+async def test_ping_timeout_is_refused_by_name_and_the_peer_keeps_working(bad, kind):
+    async with mcpping.connect(peer("echo"), keepalive=None) as p:
+        with pytest.raises(kind, match=f"^timeout must be {RANGE}, not "):
+            await p.ping(timeout=bad)
+        assert p.stats.count == 0  # nothing was sent
+        assert await p.ping(timeout=2) > 0
+
+
+async def test_the_longest_ping_timeout_is_kept_as_given():
+    events: list[mcpping.Event] = []
+    async with mcpping.connect(peer("drop_pings"), keepalive=None, on_event=events.append) as p:
+        pending = asyncio.ensure_future(p.ping(timeout=2147483.647))
+        assert "result" in await p.request("tools/list", timeout=5)
+        # A later ping with a short timeout expires first, on the engine's clock.
+        with pytest.raises(mcpping.PingTimeout):
+            await p.ping(timeout=0.3)
+        assert not pending.done()
+    with pytest.raises(mcpping.PeerClosed):
+        await pending
+    sent = [e for e in events if e.name == "ping"]
+    assert sent[0].timeout == 2147483.647
+
+
+@pytest.mark.parametrize("field,bad,kind,wanted", [
+    ("interval", math.nan, ValueError, f"0 (off) or {RANGE}"),
+    ("interval", -1, ValueError, f"0 (off) or {RANGE}"),
+    ("interval", math.inf, ValueError, f"0 (off) or {RANGE}"),
+    ("timeout", 0, ValueError, RANGE),
+    ("timeout", "5", TypeError, RANGE),
+    ("failures", 1.5, TypeError, "an integer between 1 and 1000"),
+    ("failures", True, TypeError, "an integer between 1 and 1000"),
+    ("failures", 0, ValueError, "an integer between 1 and 1000"),
+    ("failures", 2**40, ValueError, "an integer between 1 and 1000"),
+    ("jitter_pct", 500, ValueError, "an integer between 0 and 100"),
+    ("jitter_pct", -1, ValueError, "an integer between 0 and 100"),
+    ("jitter_pct", 10.0, TypeError, "an integer between 0 and 100"),
+    ("min_interval", 0.001, ValueError, "between 0.01 and 2147483.647 seconds"),
+    ("min_interval", math.nan, ValueError, "between 0.01 and 2147483.647 seconds"),
+    ("on_stale", "kill", ValueError, "one of 'close', 'report'"),
+    ("clamp", 1, TypeError, "True or False"),
+])
+def test_keepalive_fields_are_refused_by_name(field, bad, kind, wanted):
+    with pytest.raises(kind) as ei:
+        mcpping.KeepAlive(**{field: bad})
+    assert str(ei.value).startswith(f"KeepAlive.{field} must be {wanted}, not ")
+
+
+def test_keepalive_edges_are_accepted():
+    assert mcpping.KeepAlive(interval=0).interval == 0
+    ka = mcpping.KeepAlive(interval=2147483.647, timeout=0.001, failures=1000, jitter_pct=100,
+                           min_interval=0.01)
+    assert ka.failures == 1000
+
+
+@pytest.mark.parametrize("option,bad,kind,wanted", [
+    ("kill_grace", -1, ValueError, f"0 (SIGKILL at once) or {RANGE}"),
+    ("kill_grace", math.nan, ValueError, f"0 (SIGKILL at once) or {RANGE}"),
+    ("kill_grace", 4294968, ValueError, f"0 (SIGKILL at once) or {RANGE}"),
+    ("ping_timeout", 0, ValueError, RANGE),
+    ("ping_timeout", math.inf, ValueError, RANGE),
+    ("request_timeout", -1, ValueError, f"None (no deadline) or {RANGE}"),
+    ("request_timeout", 0, ValueError, f"None (no deadline) or {RANGE}"),
+    ("stderr", "devnull", ValueError, "one of 'inherit', 'ignore'"),
+    ("keepalive", 15, TypeError, "a KeepAlive or None"),
+])
+async def test_connect_options_are_refused_by_name_before_a_spawn(option, bad, kind, wanted):
+    with pytest.raises(kind) as ei:
+        await mcpping.connect(peer("echo"), **{option: bad})
+    assert str(ei.value).startswith(f"{option} must be {wanted}")
+
+
+@pytest.mark.parametrize("bad,kind", [(-1, ValueError), (math.nan, ValueError), ("30", TypeError)])
+def test_connect_init_timeout_is_refused_where_it_is_written(bad, kind):
+    with pytest.raises(kind, match=f"^init_timeout must be {RANGE}"):
+        mcpping.connect(peer("echo"), init_timeout=bad)
+
+
+async def test_a_handshake_with_a_server_that_exits_says_how_it_exited():
+    for cmd, status in ((["true"], 0), ([PY, "-c", "import sys; sys.exit(3)"], 3)):
+        with pytest.raises(mcpping.HandshakeError) as ei:
+            await mcpping.connect(cmd, init_timeout=10)
+        text = str(ei.value)
+        assert f"exited with status {status} before answering initialize" in text
+        assert "No such connection" not in text
+
+
+async def test_send_on_a_closed_peer_says_closed_in_plain_words():
+    p = await mcpping.connect(peer("echo"), keepalive=None)
+    await p.close()
+    with pytest.raises(mcpping.PeerClosed, match="^connection is closed$"):
+        p.notify("x")
+    with pytest.raises(mcpping.PeerClosed, match="^connection is closed$"):
+        await p.ping()
+
+
+@pytest.mark.parametrize("bad,kind", [(0, ValueError), (1.5, TypeError), (10**8, ValueError),
+                                      (True, TypeError)])
+def test_stats_window_is_refused_by_name(bad, kind):
+    with pytest.raises(kind, match="^window must be an integer between 1 and 10000000"):
+        Stats(window=bad)
+
+
+@pytest.mark.parametrize("option,bad,kind,wanted", [
+    ("ping_timeout", -1, ValueError, RANGE),
+    ("request_timeout", math.nan, ValueError, f"None (no deadline) or {RANGE}"),
+    ("role", "peer", ValueError, "one of 'client', 'server'"),
+    ("transport", "tcp", ValueError, "one of 'stdio', 'streamable-http', 'custom'"),
+    ("codec", "xml", ValueError, "one of 'sdk', 'json'"),
+    ("keepalive", "on", TypeError, "a KeepAlive or None"),
+])
+async def test_guard_options_are_refused_by_name(option, bad, kind, wanted):
+    import anyio
+    send, recv = anyio.create_memory_object_stream[object](10)
+    with pytest.raises(kind) as ei:
+        async with mcpping.guard(recv, send, **{"codec": "json", option: bad}):
+            pass
+    assert str(ei.value).startswith(f"{option} must be {wanted}")
+
+
+async def test_guard_ping_timeout_is_refused_by_name():
+    import anyio
+    send, recv = anyio.create_memory_object_stream[object](10)
+    async with mcpping.guard(recv, send, codec="json", keepalive=None) as (_r, _w, g):
+        with pytest.raises(ValueError, match=f"^timeout must be {RANGE}, not nan"):
+            await g.ping(timeout=math.nan)
+        assert g.stats.count == 0
+
+
+async def test_sdk_transport_options_are_refused_by_name():
+    from mcpping.sdk import StdioServerParameters, stdio_client, stdio_peer
+    server = StdioServerParameters(command=PY, args=[str(peer("echo")[1])])
+    with pytest.raises(ValueError, match=f"^kill_grace must be 0 \\(SIGKILL at once\\) or {RANGE}"):
+        async with stdio_peer(server, kill_grace=-1):
+            pass
+    with pytest.raises(TypeError, match="^keepalive must be a KeepAlive or None"):
+        async with stdio_client(server, keepalive=30):
+            pass
+
+
+@pytest.mark.parametrize("settings,wanted", [
+    ({"jitter_pct": 500}, "jitter_pct must be between 0 and 100"),
+    ({"failures": 0}, "failures must be between 1 and 1000"),
+    ({"timeout_ms": 2**31}, "timeout_ms must be between 1 and 2147483647 ms"),
+    ({"interval_ms": 5}, "interval_ms must be 0 (off) or at least min_interval_ms"),
+])
+def test_the_engine_check_names_the_field_it_refuses(settings, wanted):
+    with pytest.raises(ValueError) as ei:
+        _native.Engine(settings, lambda kind, frame: None)
+    assert str(ei.value).startswith(f"settings: {wanted}")
+
+
+@pytest.mark.parametrize("value,kind", [(-1, ValueError), (2**32, ValueError), (1.5, TypeError)])
+def test_native_settings_are_never_wrapped(value, kind):
+    with pytest.raises(kind, match="^setting timeout_ms must be (an integer )?between 0 and 4294967295"):
+        _native.Engine({"timeout_ms": value}, lambda kind, frame: None)
+
+
+@pytest.mark.parametrize("options,wanted", [
+    (dict(command=["echo", 5]), "command[1] must be a str or os.PathLike, not 5"),
+    (dict(env={"A": 1}), "env must map non-empty names without '=' to str values, not 'A': 1"),
+    (dict(env={"A=B": "c"}), "env must map non-empty names without '=' to str values"),
+    (dict(on_message="print"), "on_message must be callable or None, not 'print'"),
+    (dict(on_close=1), "on_close must be callable or None, not 1"),
+    (dict(on_event=[]), "on_event must be callable or None, not []"),
+])
+async def test_connect_refuses_what_it_would_otherwise_convert_silently(options, wanted):
+    options.setdefault("command", peer("echo"))
+    with pytest.raises(TypeError) as ei:
+        await mcpping.connect(**options)
+    assert str(ei.value).startswith(wanted)
