@@ -132,7 +132,9 @@ class EventHub:
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
         if tap is not None:
-            tap.event(self, ev)
+            # An exporter's error (an OpenTelemetry SDK's record) must not
+            # stop delivery either.
+            _isolation.call(self._report, "the metrics tally", tap.event, self, ev)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
             _isolation.call(self._report, f"the listener for {ev.name!r}", cb, ev)
         for q, names in self._queues:
