@@ -309,3 +309,24 @@ test('a server that cannot start never reads alive', async () => {
   const s = await scrape();
   assert.equal(value(s, 'mcpping_peer_state', { peer: name, transport: 'stdio', state: 'alive' }), 0);
 });
+
+test('an exporter that throws becomes a warning; the ping and the listeners after it still get through', async () => {
+  const { hub } = require('../../node/metrics');
+  const broken = () => {
+    throw new Error('exporter broke');
+  };
+  const warned = new Promise((resolve) => process.once('warning', resolve));
+  hub.tally.rttSinks.push(broken);
+  const peer = await mcpping.connect(echo(unique('echo')));
+  try {
+    const pong = h.nextEvent(peer, 'pong', 5000);
+    assert.ok((await peer.ping()) > 0);
+    await pong;
+    const w = await h.within(warned, 5000, 'the warning');
+    assert.equal(w.name, 'McppMetricsWarning');
+    assert.match(w.message, /exporter broke/);
+  } finally {
+    hub.tally.rttSinks.splice(hub.tally.rttSinks.indexOf(broken), 1);
+    await peer.close();
+  }
+});
