@@ -28,7 +28,9 @@ class KeepAlive:
     ``suspect``; ``failures`` consecutive ones make it ``stale``, after which
     the connection is closed (``on_stale="close"``, killing a spawned
     server's process group) or only reported (``"report"``). A peer that does
-    not support ping is never convicted for it.
+    not support ping is never convicted for it: on such sessions (and on
+    protocol 2026-07-28, which has no ping) keepalive sends the idle probe
+    instead, with the same interval, timeout and failures.
     """
 
     interval: float = 15.0

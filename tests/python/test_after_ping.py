@@ -94,9 +94,11 @@ async def test_idle_2026_session_is_probed_with_server_discover_not_pinged():
     w = Watched(TIME_SERVER)
     async with mcp.Client(w(), mode="auto") as client:
         assert client.session.protocol_version == "2026-07-28"
-        async for ev in w.peer.events("probe_ok"):
-            assert ev.proof == "probe:server/discover" and ev.rtt is not None
-            break
+        answered: asyncio.Future[mcpping.Event] = asyncio.get_running_loop().create_future()
+        # The probe events have names listeners can subscribe to.
+        w.peer.on("probe_ok", lambda ev: answered.done() or answered.set_result(ev))
+        ev = await asyncio.wait_for(answered, BOUND)
+        assert ev.proof == "probe:server/discover" and ev.rtt is not None
         # The probe's answer was the engine's: the session saw nothing of it.
         res = await client.call_tool("get_current_time", {"timezone": "UTC"})
         assert not res.is_error
@@ -154,6 +156,8 @@ async def test_a_frozen_server_without_ping_is_stale_within_the_bound(name, mode
         closed = await asyncio.wait_for(peer.wait_closed(), BOUND + 5)
         elapsed = time.monotonic() - t0
         assert closed.stale
+        # The reason names what failed: the probes, not pings.
+        assert ("idle probes" in closed.reason or "process" in closed.reason), closed.reason
         assert elapsed <= BOUND, f"stale after {elapsed:.2f} s, bound {BOUND:.2f} s"
         assert not process_alive(pid)
         with pytest.raises(Exception):
