@@ -99,6 +99,7 @@ test: deps
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
 	$(MAKE) test-valgrind
+	$(MAKE) test-soak
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) test-python
 	$(MAKE) test-node
