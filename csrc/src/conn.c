@@ -725,7 +725,12 @@ static void open_our_ends(mcpp_conn *c, server_pipes *p) {
 
 static int engine_process_state(mcpp_engine *e, void *ud) {
   mcpp_conn *c = ud;
-  return (int)mcpp__proc_state(&c->proc);
+  mcpp_process_state st = mcpp__proc_state(&c->proc);
+  /* An exited server's last lines may still wait in the pipe: the exit
+   * path (reap, then read stdout to EOF, bounded by exit_wait) closes the
+   * connection with nothing lost. A stale verdict now would drop them. */
+  if (st == MCPP_PROCESS_EXITED && !c->eof) return MCPP_PROCESS_UNKNOWN;
+  return (int)st;
 }
 
 /* --------------------------------------------------------------- spawning */

@@ -273,6 +273,41 @@ TEST(conn_dying_peer_reports_exit_status) {
   cf_finish(&f);
 }
 
+/* A server that dies right after writing: when our loop runs again the
+ * process check is overdue and runs before the pipe is read. The exit must
+ * not be a stale verdict that drops what is still in the pipe. */
+TEST(conn_exit_seen_by_process_check_loses_no_last_lines) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 50;
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = 100; /* the process check is due 50 ms after the ping */
+  char *args[] = {
+      "sh", "-c",
+      "echo '{\"jsonrpc\":\"2.0\",\"method\":\"hello\"}'; sleep 0.1; i=0; "
+      "while [ $i -lt 200 ]; do echo \"{\\\"n\\\":$i}\"; i=$((i+1)); done; "
+      "sleep 0.2; exit 3",
+      NULL};
+  mcpp_spawn_options o = {0};
+  o.file = "sh";
+  o.args = args;
+  ASSERT_EQ(0, mcpp_conn_spawn(&f.r.conn, &f.loop, &f.s, &o,
+                               test_rec_callbacks(), &f.r, NULL));
+  f.r.pid = mcpp_conn_pid(f.r.conn);
+  run_until_frames(&f.loop, &f.r, 1); /* hello: keepalive starts */
+  while (count_events(&f.r, MCPP_EV_PING) == 0) uv_run(&f.loop, UV_RUN_ONCE);
+  /* The ping is out; the server writes 200 lines and exits while our loop
+   * does not run (WNOWAIT: the zombie stays ours to reap). */
+  siginfo_t info;
+  ASSERT_EQ(0, waitid(P_PID, (id_t)f.r.pid, &info, WEXITED | WNOWAIT));
+  run_until(&f.loop, &f.r.closed);
+  ASSERT_EQ(201, f.r.n_frames);
+  ASSERT(frame_is(&f.r, 200, "{\"n\":199}"));
+  ASSERT_EQ(3, f.r.close.exit_status);
+  ASSERT_EQ(0, count_events(&f.r, MCPP_EV_STALE));
+  cf_finish(&f);
+}
+
 TEST(conn_half_open_peer_closed_on_eof_and_killed) {
   conn_fixture f;
   cf_init(&f);
