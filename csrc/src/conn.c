@@ -921,4 +921,8 @@ void mcpp__conn_after_fork(mcpp_conn *c) {
   close_fd_of(&c->in);
   close_fd_of(&c->out);
   if (c->has_err_pipe) close_fd_of(&c->err);
+  if (c->proc.pidfd >= 0) close(c->proc.pidfd);
+  /* The old loop never runs again, so nothing reaches the handles inside
+   * c: its memory can go (a long-lived forked child must not keep it). */
+  free_conn(c);
 }

@@ -8,7 +8,7 @@
 
 /* In a forked child: closes the connection's pipe fds without touching the
  * (parent's) loop or process, so the child holds no server pipe open. */
-void mcpp__conn_after_fork(mcpp_conn *conn);
+void mcpp__conn_after_fork(mcpp_conn *conn); /* closes its fds, frees it */
 
 /* Sets a function called after every outermost engine call on the
  * connection returns (a read, a timer run, a send, a ping) and whenever

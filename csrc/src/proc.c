@@ -12,7 +12,9 @@
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -154,6 +156,47 @@ static int prepare(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
   return rc;
 }
 
+/* 0 if `candidate` (relative ones from the server's `cwd`, where exec runs)
+ * is an executable file; else the errno exec would fail with. */
+static int executable(const char *cwd, const char *candidate, int *err) {
+  char buf[4096];
+  if (cwd && candidate[0] != '/') {
+    int len = snprintf(buf, sizeof buf, "%s/%s", cwd, candidate);
+    if (len < 0 || (size_t)len >= sizeof buf) return *err = ENAMETOOLONG;
+    candidate = buf;
+  }
+  struct stat st;
+  if (stat(candidate, &st) != 0) return errno;
+  if (!S_ISREG(st.st_mode) || access(candidate, X_OK) != 0) return *err = EACCES;
+  return 0;
+}
+
+/* 0 if `file` names an executable as execvp would find it on the host's
+ * PATH, else the errno exec would fail with. Checked before spawning so a
+ * missing program is a spawn error everywhere, also where posix_spawn
+ * cannot report exec's failure (valgrind, libcs without vfork). */
+static int find_program(const char *file, const char *cwd) {
+  int err = ENOENT;
+  if (strchr(file, '/')) {
+    int rc = executable(cwd, file, &err);
+    return rc == 0 ? 0 : rc;
+  }
+  const char *path = getenv("PATH");
+  if (path == NULL || *path == '\0') path = "/usr/local/bin:/usr/bin:/bin";
+  char buf[4096];
+  for (const char *dir = path;; dir++) {
+    const char *end = strchr(dir, ':');
+    size_t n = end ? (size_t)(end - dir) : strlen(dir);
+    /* An empty entry is the current directory, as for execvp. */
+    int len = snprintf(buf, sizeof buf, "%.*s/%s", (int)(n ? n : 1),
+                       n ? dir : ".", file);
+    if (len > 0 && (size_t)len < sizeof buf && executable(cwd, buf, &err) == 0)
+      return 0;
+    if (end == NULL) return err;
+    dir = end;
+  }
+}
+
 int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
                      const mcpp_spawn_options *o, const int child_fds[3],
                      mcpp__proc_exit_fn cb) {
@@ -165,7 +208,8 @@ int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
     return -ENOMEM;
   }
   pid_t pid = 0;
-  int rc = prepare(&fa, &at, o, child_fds);
+  int rc = find_program(o->file, o->cwd);
+  if (!rc) rc = prepare(&fa, &at, o, child_fds);
   /* glibc reports exec's own failure (ENOENT, EACCES) here. */
   if (!rc)
     rc = posix_spawnp(&pid, o->file, &fa, &at, o->args,

@@ -16,6 +16,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <uv.h>
@@ -856,6 +857,23 @@ void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items) {
   }
 }
 
+/* The parent's loop, which a forked child cannot close (uv_loop_close
+ * needs its handles closed, on the thread that is gone): kept, reachable,
+ * so it is never mistaken for a leak. One per fork, never per connection. */
+typedef struct forked_loop {
+  struct forked_loop *next;
+  uv_loop_t *loop;
+} forked_loop;
+static forked_loop *forked_loops;
+
+static void keep_forked_loop(uv_loop_t *loop) {
+  forked_loop *k = malloc(sizeof *k);
+  if (k == NULL) return; /* then it is simply lost */
+  k->loop = loop;
+  k->next = forked_loops;
+  forked_loops = k;
+}
+
 void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   if (!rt) return;
   /* Another thread may have held these at fork time. */
@@ -882,6 +900,7 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   rt->notified = 0;
   int fd = uv_backend_fd(rt->loop);
   if (fd >= 0) close(fd);
+  keep_forked_loop(rt->loop);
   rt->loop = NULL;
   rt->started = 0;
   rt->stopping = 0;
