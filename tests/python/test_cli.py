@@ -158,7 +158,12 @@ def test_http_connection_refused_exits_2():
 
 
 class _NoPing(BaseHTTPRequestHandler):
-    """Answers initialize with JSON, and 404 to everything else."""
+    """Answers initialize with JSON, and 404 with JSON-RPC -32601 (what
+    "unsupported" looks like over HTTP) to every other request."""
+
+    #: The body of the 404 (bare: no JSON-RPC error at all).
+    not_found = json.dumps({"jsonrpc": "2.0", "id": None,
+                            "error": {"code": -32601, "message": "Method not found"}}).encode()
 
     def do_POST(self) -> None:
         body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
@@ -173,8 +178,10 @@ class _NoPing(BaseHTTPRequestHandler):
             self.wfile.write(data)
         elif "id" in body:
             self.send_response(404)
-            self.send_header("Content-Length", "0")
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(self.not_found)))
             self.end_headers()
+            self.wfile.write(self.not_found)
         else:
             self.send_response(202)
             self.send_header("Content-Length", "0")
@@ -194,6 +201,24 @@ def test_http_404_is_unsupported_exit_2():
         srv.shutdown()
     assert r.returncode == 2
     assert r.stderr.startswith("mcpping: ping unsupported")
+
+
+class _Bare404(_NoPing):
+    not_found = b""
+
+
+def test_http_bare_404_without_a_session_is_a_failed_ping_not_unsupported():
+    """Issue 8 item 11: only a 404 carrying -32601 means unsupported."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Bare404)
+    t = threading.Thread(target=srv.serve_forever, daemon=True)
+    t.start()
+    try:
+        r = run("--json", "-c", "2", "-i", "0.05", f"http://127.0.0.1:{srv.server_address[1]}/mcp")
+    finally:
+        srv.shutdown()
+    assert r.returncode == 1, r.stderr
+    events = [json.loads(line)["event"] for line in r.stdout.splitlines()]
+    assert events.count("ping_error") == 2 and "unsupported" not in events
 
 
 # The summary's statistics, unit level: the Reporter keeps them in a bounded
