@@ -157,7 +157,7 @@ class EventHub:
             try:
                 tap.closed(self)
             except Exception as exc:  # the iterators below must still end
-                self._report("mcpping: the metrics tap raised", exc)
+                self._report("mcpping: the metrics tally raised", exc)
         self._closed = True
         for q, _ in self._queues:
             q.put_nowait(None)

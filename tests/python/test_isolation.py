@@ -246,7 +246,7 @@ async def test_a_failing_metrics_tap_costs_no_listener_iterator_or_close(monkeyp
     names = [ev.name async for ev in stream]  # ends: the iterator was finished
     assert names[-1] == "closed" and seen[-1] == "closed" and "pong" in seen
     messages = {c["message"] for c in handler.contexts}
-    assert messages == {"mcpping: the metrics tap raised"}
+    assert messages == {"mcpping: the metrics tally raised"}
     assert "metrics backend still down" in {str(e) for e in handler.exceptions()}
 
 
