@@ -7,6 +7,7 @@ SOURCES := $(shell cat csrc/sources.txt)
 HEADERS := $(wildcard csrc/include/*.h csrc/src/*.h)
 PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
+PKG_LIBS += -lm
 WARN := -Wall -Wextra -Wshadow -Wstrict-prototypes -Wno-unused-parameter
 BASE_CFLAGS := -std=c11 -D_GNU_SOURCE -Icsrc/include -Icsrc/src $(PKG_CFLAGS) $(WARN)
 CFLAGS ?= -O2 -g
@@ -17,8 +18,8 @@ PYTHON ?= python3
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all deps demo test test-c test-asan test-valgrind test-python test-node \
-        bench bench-engine clean format examples
+.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-node \
+        bench bench-engine clean format examples fuzz fuzz-build failmalloc
 
 all: build/libmcpping.a build/test-c
 
@@ -36,6 +37,14 @@ build/test-c: $(TEST_SOURCES) tests/c/task.h build/libmcpping.a
 build/test-c-asan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
 	@mkdir -p build
 	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+
+# ThreadSanitizer needs clang and a build of its own; the runtime and
+# driver tests are the ones with threads.
+TSAN_CC ?= clang
+TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
+build/test-c-tsan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
+	@mkdir -p build
+	$(TSAN_CC) $(BASE_CFLAGS) $(TSAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
 
 build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a build/responder
 	$(CC) $(BASE_CFLAGS) -O2 -g $(BENCH_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
@@ -61,6 +70,12 @@ test-asan: build/test-c-asan
 	MCPP_SOURCE_DIR=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./build/test-c-asan
 
+# die_after_fork=0: runtime_after_fork_child_starts_fresh starts a thread
+# in a forked child on purpose (that is what it tests).
+test-tsan: build/test-c-tsan
+	MCPP_SOURCE_DIR=$(CURDIR) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
+	  ./build/test-c-tsan runtime conn
+
 # Forked test children stay under valgrind; a leak or error makes the child
 # exit 99, which the runner counts as a failure.
 test-valgrind: build/test-c
@@ -82,9 +97,49 @@ test-node:
 test: deps
 	$(MAKE) test-c
 	$(MAKE) test-asan
+	$(MAKE) test-tsan
 	$(MAKE) test-valgrind
+	$(MAKE) test-soak
+	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) test-python
 	$(MAKE) test-node
+
+# libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.
+# `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its committed
+# seed corpus (new inputs go to build/fuzz/corpus-*, the seeds stay as
+# they are); a crash leaves its input in build/fuzz/ and fails the run.
+FUZZ_CC ?= clang
+FUZZ_SECONDS ?= 10
+FUZZ_HARNESSES := lines scan engine
+FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
+  -fno-sanitize-recover=undefined
+
+# Allocation failure, nghttp2's failmalloc way: the out_of_memory tests fail
+# the k-th allocation of a representative session for every k (client,
+# server and 2026 sessions, the line splitter, RTT statistics), under ASan
+# and under valgrind: no crash, no leak.
+failmalloc: build/test-c-asan build/test-c
+	MCPP_SOURCE_DIR=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ./build/test-c-asan out_of_memory
+	MCPP_SOURCE_DIR=$(CURDIR) MCPP_UNDER_VALGRIND=1 valgrind -q --leak-check=full \
+	  --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
+	  --error-exitcode=99 --child-silent-after-fork=no ./build/test-c out_of_memory
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(SOURCES) $(HEADERS)
+	@mkdir -p build/fuzz
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_FLAGS) $< $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+
+fuzz-build: $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESSES))
+
+fuzz: fuzz-build
+	@for h in $(FUZZ_HARNESSES); do \
+	  mkdir -p build/fuzz/corpus-$$h; \
+	  echo "fuzz_$$h: $(FUZZ_SECONDS) s"; \
+	  ./build/fuzz/fuzz_$$h -max_total_time=$(FUZZ_SECONDS) -print_final_stats=1 \
+	    -artifact_prefix=build/fuzz/$$h- build/fuzz/corpus-$$h tests/fuzz/corpus/$$h \
+	    2>build/fuzz/$$h.log || { tail -40 build/fuzz/$$h.log; exit 1; }; \
+	  grep -E 'stat::number_of_executed_units' build/fuzz/$$h.log; \
+	done
 
 demo: deps
 	$(PYTHON) -m pip install -q --no-build-isolation .
@@ -104,6 +159,10 @@ build/bench-c-ping: bench/clients/c_ping.c build/libmcpping.a
 
 build/bench-idle-cost: bench/clients/idle_cost.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
+
+# What the stdio process check costs: `./build/bench-proc-state-cost 1000 20`.
+build/bench-proc-state-cost: bench/clients/proc_state_cost.c build/libmcpping.a
+	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -o $@
 
 bench: deps $(BENCH_PROGRAMS)
 	$(PYTHON) -m pip install -q --no-build-isolation .

@@ -18,6 +18,7 @@ MODULE_SOURCES = [
     "python/mcpping/_module.c",
     "python/mcpping/_engine.c",
     "python/mcpping/_convert.c",
+    "python/mcpping/_rules.c",
 ]
 
 

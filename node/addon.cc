@@ -5,6 +5,7 @@
 
 #include "convert.h"
 #include "engine_wrap.h"
+#include "rules_wrap.h"
 
 namespace mcpping_node {
 
@@ -47,6 +48,9 @@ Napi::Value ItemToJs(Napi::Env env, const mcpp_item *it) {
       o.Set("token", static_cast<double>(it->ping_token));
       o.Set("error", it->error);
       break;
+    case MCPP_ITEM_WRITABLE:
+      o.Set("kind", "writable");
+      break;
     default:
       o.Set("kind", "unknown");
   }
@@ -75,6 +79,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("setDispatch", &McppAddon::SetDispatch),
                   InstanceMethod("spawn", &McppAddon::Spawn),
                   InstanceMethod("send", &McppAddon::Send),
+                  InstanceMethod("cancelRequest", &McppAddon::CancelRequest),
                   InstanceMethod("ping", &McppAddon::Ping),
                   InstanceMethod("cancelPing", &McppAddon::CancelPing),
                   InstanceMethod("pid", &McppAddon::Pid),
@@ -90,6 +95,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceValue("version", Napi::String::New(env, MCPP_VERSION)),
               });
   exports.Set("Engine", EngineWrap::Init(env));
+  InitRules(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
@@ -138,6 +144,10 @@ void McppAddon::Drain(Napi::Env env) {
   Napi::Array arr = Napi::Array::New(env, n);
   uint32_t i = 0;
   for (mcpp_item *it = batch.items; it; it = it->next) arr.Set(i++, ItemToJs(env, it));
+  // Copied into JavaScript: the native copy goes now, so the batch is not
+  // held twice while the host works through it (backpressure's budget).
+  mcpp_runtime_items_free(rt_, batch.items);
+  batch.items = nullptr;
   try {
     dispatch_.Call({arr});
   } catch (const Napi::Error &e) {
@@ -170,7 +180,21 @@ Napi::Value McppAddon::Send(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
   std::string frame = info[1].As<Napi::String>().Utf8Value();
-  int rc = mcpp_runtime_send(rt_, ConnIdArg(info, 0), frame.data(), frame.size());
+  // The JS side validated it: 0 (default), 1..MCPP_MAX_MS or MCPP_TIMEOUT_NONE.
+  uint32_t timeout = info.Length() > 2 && info[2].IsNumber()
+                         ? info[2].As<Napi::Number>().Uint32Value()
+                         : MCPP_TIMEOUT_DEFAULT;
+  int rc = mcpp_runtime_send_timed(rt_, ConnIdArg(info, 0), frame.data(),
+                                   frame.size(), timeout);
+  return Napi::Number::New(env, rc);
+}
+
+// cancelRequest(conn, idJson): abandons an in-flight request (raw JSON id).
+Napi::Value McppAddon::CancelRequest(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
+  std::string id = info[1].As<Napi::String>().Utf8Value();
+  int rc = mcpp_runtime_cancel_request(rt_, ConnIdArg(info, 0), id.data(), id.size());
   return Napi::Number::New(env, rc);
 }
 

@@ -37,6 +37,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value SetDispatch(const Napi::CallbackInfo &info);
   Napi::Value Spawn(const Napi::CallbackInfo &info);
   Napi::Value Send(const Napi::CallbackInfo &info);
+  Napi::Value CancelRequest(const Napi::CallbackInfo &info);
   Napi::Value Ping(const Napi::CallbackInfo &info);
   Napi::Value CancelPing(const Napi::CallbackInfo &info);
   Napi::Value Pid(const Napi::CallbackInfo &info);

@@ -141,7 +141,7 @@ async function run(argv) {
   process.on('SIGINT', onSigint);
   let deadlineTimer = null;
   if (opts.deadlineS !== null) deadlineTimer = setTimeout(() => stop.abort(), opts.deadlineS * 1000);
-  const handshakeMs = Math.max(1, Math.min(30000, opts.deadlineS !== null ? opts.deadlineS * 1000 : 30000));
+  const handshakeMs = Math.max(1, Math.min(30000, opts.deadlineS !== null ? Math.ceil(opts.deadlineS * 1000) : 30000));
 
   const report = new Reporter({ json: opts.json, quiet: opts.quiet });
   let target;
@@ -161,7 +161,7 @@ async function run(argv) {
     throw err;
   }
 
-  const timeoutMs = Math.round(opts.timeoutS * 1000);
+  const timeoutMs = Math.max(1, Math.round(opts.timeoutS * 1000));
   const intervalMs = Math.round(opts.intervalS * 1000);
   report.connected({ peer: target.peer, transport: target.transport, protocolVersion: target.protocolVersion, sessionId: target.sessionId, timeoutMs, intervalMs });
 

@@ -20,10 +20,14 @@ const USAGE = `usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio serv
 /** A usage error: exit 2 with its message. */
 class UsageError extends Error {}
 
+/** The longest time mcpping can wait, in seconds (mcpping.h MCPP_MAX_MS, setTimeout's limit too). */
+const MAX_SECONDS = 2147483.647;
+
 /**
  * @param {string} flag
  * @param {string|undefined} value
- * @param {{integer?: boolean, min?: number, positive?: boolean}} rule
+ * @param {{integer?: boolean, min?: number, positive?: boolean, seconds?: boolean}} rule
+ *   seconds: a time, at most MAX_SECONDS (never wrapped or clamped)
  */
 function number(flag, value, rule) {
   if (value === undefined) throw new UsageError(`option ${flag} needs a value`);
@@ -31,6 +35,7 @@ function number(flag, value, rule) {
   if (value.trim() === '' || !Number.isFinite(n)) throw new UsageError(`invalid value for ${flag}: ${value}`);
   if (rule.integer && !Number.isInteger(n)) throw new UsageError(`invalid value for ${flag}: ${value}`);
   if (n < (rule.min ?? 0) || (rule.positive && n <= 0)) throw new UsageError(`invalid value for ${flag}: ${value}`);
+  if (rule.seconds && n > MAX_SECONDS) throw new UsageError(`invalid value for ${flag}: ${value} (at most ${MAX_SECONDS} seconds)`);
   return n;
 }
 
@@ -70,13 +75,13 @@ function parseArgs(argv) {
         o.count = number('-c', value(), { integer: true, positive: true });
         break;
       case '-i':
-        o.intervalS = number('-i', value(), {});
+        o.intervalS = number('-i', value(), { seconds: true });
         break;
       case '-W':
-        o.timeoutS = number('-W', value(), { positive: true });
+        o.timeoutS = number('-W', value(), { positive: true, seconds: true });
         break;
       case '-w':
-        o.deadlineS = number('-w', value(), { positive: true });
+        o.deadlineS = number('-w', value(), { positive: true, seconds: true });
         break;
       case '-q':
         o.quiet = true;

@@ -98,6 +98,9 @@ void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
   Napi::Value mlb = obj.Get("maxLineBytes");
   if (mlb.IsNumber())
     s->max_line_bytes = static_cast<size_t>(mlb.As<Napi::Number>().Int64Value());
+  Napi::Value mpb = obj.Get("maxPendingBytes");
+  if (mpb.IsNumber())
+    s->max_pending_bytes = static_cast<size_t>(mpb.As<Napi::Number>().Int64Value());
   Napi::Value clamp = obj.Get("clampInterval");
   if (!clamp.IsUndefined() && !clamp.IsNull()) s->clamp_interval = clamp.ToBoolean() ? 1 : 0;
 
@@ -176,6 +179,8 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
   o.Set("failureCount", static_cast<double>(ev.failure_count));
   o.Set("inFlight", static_cast<double>(ev.in_flight));
   o.Set("disposition", mcpp_disposition_name(ev.disposition));
+  const char *outcome = mcpp_outcome_name(mcpp_event_outcome(&ev));
+  o.Set("outcome", outcome ? Napi::Value(Napi::String::New(env, outcome)) : env.Null());
   if (ev.proof)
     o.Set("proof", ev.proof);
   else

@@ -12,6 +12,8 @@ const { outcomeError } = require('./native_conn');
 const { makeRecordSink } = require('./records');
 const { ClosedError } = require('./errors');
 const { RttStats } = require('./rtt_stats');
+const check = require('./validate');
+const { emitSafely, guardSink } = require('./isolate');
 const { hub: metricsHub } = require('./metrics');
 
 const SINK_SEND = 0;
@@ -36,12 +38,15 @@ class EngineDriver extends EventEmitter {
    * @param {string|Function|object} [opts.records]
    * @param {(frame: string, kind: number) => void} opts.write writes an engine frame
    * @param {(frame: string) => void} [opts.deliver] a synthetic frame for the app
+   * @param {(ev: object) => void} [opts.onMustClose] called with the event (outside any engine call) when
+   *   the engine's stale policy says the connection must close
    */
   constructor(opts) {
     super();
     this.write = opts.write;
     this.deliver = opts.deliver || (() => {});
-    this.records = makeRecordSink(opts.records);
+    this.onMustClose = opts.onMustClose || null;
+    this.records = guardSink(makeRecordSink(opts.records), this);
     this._state = 'alive';
     this.closed = false;
     /** @type {Map<number, {resolve: Function, reject: Function, timeoutMs: number, signal?: AbortSignal, onAbort?: Function}>} */
@@ -118,23 +123,34 @@ class EngineDriver extends EventEmitter {
     if (!this.closed && sessionId) this.engine.setSessionId(sessionId);
   }
 
+  /** Emits a "reconnect" record (the session was initialized again). */
+  recordReconnect() {
+    if (!this.closed) this.engine.recordReconnect(nowUs(), this.sink);
+  }
+
   /**
    * A manual ping.
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} RTT in ms
    */
-  ping(opts = {}) {
-    const { signal } = opts;
+  ping(opts) {
+    let timeoutMs;
+    let signal;
+    try {
+      ({ timeoutMs, signal } = check.pingOptions(opts));
+    } catch (err) {
+      return Promise.reject(err);
+    }
     if (signal && signal.aborted) return Promise.reject(signal.reason);
     if (this.closed) return Promise.reject(new ClosedError());
     return new Promise((resolve, reject) => {
-      const entry = { resolve, reject, timeoutMs: opts.timeoutMs || this.timeoutMs, signal, onAbort: null };
+      const entry = { resolve, reject, timeoutMs: timeoutMs || this.timeoutMs, signal, onAbort: null };
       // The pong can arrive inside engine.ping (a synchronous transport), so
       // the entry is registered under a placeholder until the seq is known.
       this.pendingEntry = entry;
       let seq;
       try {
-        seq = this.engine.ping(opts.timeoutMs || 0, nowUs(), this.sink);
+        seq = this.engine.ping(timeoutMs, nowUs(), this.sink);
       } catch (err) {
         this.pendingEntry = null;
         reject(err.code === 'MCPP_ERR_UNSUPPORTED' ? outcomeError({ type: 'unsupported', errorCode: 0, message: err.message }, 0) : err);
@@ -199,7 +215,7 @@ class EngineDriver extends EventEmitter {
         break;
       case SINK_RECORD:
         this.records.write(a);
-        if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(a));
+        if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(a));
         break;
       default:
         break;
@@ -226,7 +242,13 @@ class EngineDriver extends EventEmitter {
         else pending.resolve(value);
       }
     }
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
+    // The stale policy is the C core's (mcpp_engine_should_close). Acted on
+    // once the engine call that reported the event has returned.
+    if (this.onMustClose && this.engine && this.engine.shouldClose(ev)) {
+      const mustClose = this.onMustClose;
+      queueMicrotask(() => mustClose(ev));
+    }
   }
 
   /** Re-arms the timer if the engine's deadline moved earlier. */

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "convert.h"
+#include "rules_wrap.h"
 
 namespace mcpping_node {
 
@@ -57,6 +58,7 @@ Napi::Function EngineWrap::Init(Napi::Env env) {
           InstanceMethod("info", &EngineWrap::Info),
           InstanceMethod("healthy", &EngineWrap::Healthy),
           InstanceMethod("inFlight", &EngineWrap::InFlight),
+          InstanceMethod("shouldClose", &EngineWrap::ShouldClose),
           InstanceMethod("free", &EngineWrap::Free),
       });
 }
@@ -275,6 +277,12 @@ Napi::Value EngineWrap::Free(const Napi::CallbackInfo &info) {
   mcpp_engine_free(engine_);
   engine_ = nullptr;
   return info.Env().Undefined();
+}
+
+// shouldClose(event): the stale policy (mcpp_engine_should_close).
+Napi::Value EngineWrap::ShouldClose(const Napi::CallbackInfo &info) {
+  mcpp_event ev = EventFromJs(info.Env(), info[0]);
+  return Napi::Boolean::New(info.Env(), mcpp_engine_should_close(engine_, &ev) != 0);
 }
 
 }  // namespace mcpping_node

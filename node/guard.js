@@ -9,6 +9,8 @@
  */
 const { EventEmitter } = require('node:events');
 const { EngineDriver } = require('./engine_driver');
+const check = require('./validate');
+const { emitSafely, reportError, callUser } = require('./isolate');
 
 const FRAME_PONG = 1;
 /** mcpping.h: closed because the peer went stale. */
@@ -22,13 +24,15 @@ class GuardedTransport extends EventEmitter {
    *          probe?: string|null}} [options]
    *   probe: the idle probe on sessions without ping ('auto', a method name, null for none)
    */
-  constructor(inner, options = {}) {
+  constructor(inner, options) {
     super();
-    if (!inner || typeof inner.send !== 'function' || typeof inner.start !== 'function') {
-      throw new TypeError('guard: expected an SDK Transport (start, send, close)');
+    if (!inner || typeof inner.send !== 'function' || typeof inner.start !== 'function' || typeof inner.close !== 'function') {
+      throw check.invalid(TypeError, 'guard: expected an SDK Transport (start, send, close)');
     }
+    options = check.options('guard options', options);
+    check.ofType('options.peerName', options.peerName, 'string');
     this.inner = inner;
-    this.role = options.role || 'client';
+    this.role = check.oneOf('options.role', options.role, ['client', 'server']) || 'client';
     /** @type {((message: object, extra?: object) => void)|undefined} */
     this.onmessage = undefined;
     /** @type {(() => void)|undefined} */
@@ -37,24 +41,23 @@ class GuardedTransport extends EventEmitter {
     this.onerror = undefined;
     this.driver = new EngineDriver({
       role: this.role,
-      transport: options.transport || detectTransport(inner),
+      transport: check.oneOf('options.transport', options.transport, ['stdio', 'streamable-http', 'custom']) || detectTransport(inner),
       keepalive: options.keepalive,
       peerName: options.peerName,
       probe: options.probe,
       records: options.records,
       write: (frame, kind) => this.writeEngineFrame(frame, kind),
       deliver: (frame) => this.deliverSynthetic(frame),
-    });
-    this.onStale = (options.keepalive && options.keepalive.onStale) || 'close';
-    // As the stdio runtime does: a stale peer is closed unless onStale is
-    // 'report'. After the engine's callback returns, never inside it.
-    this.driver.on('stale', (ev) => {
-      if (this.onStale === 'close') process.nextTick(() => this.closeStale(ev));
+      // The stale policy is the C core's (mcpp_engine_should_close): close
+      // unless onStale is 'report', and always once the process is gone.
+      onMustClose: (ev) => this.closeStale(ev),
     });
     // Re-emit the engine's events from the transport object.
     for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'record']) {
-      this.driver.on(name, (ev) => this.emit(name, ev));
+      this.driver.on(name, (ev) => emitSafely(this, name, ev));
     }
+    // What the driver could not deliver (a record sink that throws) is ours to report.
+    this.driver.on('error', (err) => reportError(this, err));
     inner.onmessage = (message, extra) => this.onInnerMessage(message, extra);
     inner.onclose = () => this.onInnerClose();
     inner.onerror = (err) => {
@@ -116,6 +119,7 @@ class GuardedTransport extends EventEmitter {
 
   // ---- internals
 
+
   onInnerMessage(message, extra) {
     this.syncSession();
     if (!this.driver.recv(JSON.stringify(message))) return;
@@ -127,7 +131,7 @@ class GuardedTransport extends EventEmitter {
     if (this.onclose) {
       const cb = this.onclose;
       this.onclose = undefined;
-      cb();
+      callUser(this, cb, this, []);
     }
   }
 
@@ -165,7 +169,8 @@ class GuardedTransport extends EventEmitter {
 
   /** @param {string} frame a synthetic error for a timed-out app request */
   deliverSynthetic(frame) {
-    if (this.onmessage) this.onmessage(JSON.parse(frame));
+    // Inside the engine's callback: what the SDK throws is reported, not thrown into it.
+    if (this.onmessage) callUser(this, this.onmessage, this, [JSON.parse(frame)]);
   }
 
   syncSession() {

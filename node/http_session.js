@@ -4,7 +4,12 @@
  * sans-I/O engine: every message is a POST accepting JSON or SSE, the
  * Mcp-Session-Id is kept, MCP-Protocol-Version is sent after initialize.
  * Server pings arriving on a POST's SSE stream are answered by the engine.
+ * The C core classifies HTTP errors (httpClassify): a 404 whose body is a
+ * JSON-RPC -32601 means unsupported; any other 404 on a session means the
+ * session expired, so the handshake runs again (a "reconnect" record) and
+ * the pings that met the 404 are sent again; nothing else is resent.
  */
+const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
 const { RpcRequester } = require('./rpc');
 
@@ -21,6 +26,10 @@ class HttpSession {
     this.rpc = new RpcRequester('mcpping-');
     /** Set when a POST could not reach the server at all. */
     this.connectError = null;
+    /** The handshake's arguments, to run it again when the session expires. */
+    this.initArgs = null;
+    /** @type {string[]|null} pings waiting for a new session (null: none running) */
+    this.afterReinit = null;
     this.driver = new EngineDriver({
       role: 'client',
       transport: 'streamable-http',
@@ -54,6 +63,7 @@ class HttpSession {
       return;
     }
     const isRequest = msg && msg.method !== undefined && msg.id !== undefined;
+    const sentSession = this.sessionId;
     let res;
     try {
       res = await fetch(this.url, { method: 'POST', headers: this.headers(), body: frame });
@@ -67,16 +77,74 @@ class HttpSession {
       this.sessionId = sid;
       this.driver.setSessionId(sid);
     }
-    if (res.status === 404) {
-      // No such endpoint or method: for a ping this is "unsupported".
-      await this.readBody(res, isRequest ? msg.id : null, -32601, 'Method not found');
-      return;
-    }
     if (!res.ok) {
-      await this.readBody(res, isRequest ? msg.id : null, -32000, `HTTP ${res.status}`);
+      let body = '';
+      try {
+        body = await res.text();
+      } catch {
+        // A broken body: classified as empty.
+      }
+      if (binding.httpClassify(res.status, body, sentSession !== null) === 'session_expired') {
+        this.sessionExpired(frame, msg, sentSession);
+        return;
+      }
+      // "unsupported" carries its -32601 answer in the body; "failed" may.
+      this.feedText(body, isRequest ? msg.id : null, -32000, `HTTP ${res.status}`);
       return;
     }
     await this.readBody(res, null, 0, '');
+  }
+
+  /**
+   * A 404 on our session: initialize again, then resend the pings that met
+   * it (a ping has no side effects; nothing else is resent).
+   */
+  sessionExpired(frame, msg, sentSession) {
+    const isPing = msg && msg.method === 'ping';
+    if (this.afterReinit === null) {
+      if (sentSession !== this.sessionId || !this.initArgs) {
+        if (isPing && this.initArgs) this.post(frame); // already on a newer session
+        return;
+      }
+      this.afterReinit = [];
+      this.sessionId = null;
+      this.protocolVersion = null;
+      this.reinitialize();
+    }
+    if (isPing) this.afterReinit.push(frame);
+  }
+
+  async reinitialize() {
+    try {
+      await this.initialize(...this.initArgs);
+    } catch (err) {
+      this.afterReinit = null;
+      this.connectError = err;
+      this.driver.close(`the session expired and initialize failed: ${err.message}`);
+      return;
+    }
+    this.driver.recordReconnect();
+    const waiting = this.afterReinit || [];
+    this.afterReinit = null;
+    for (const frame of waiting) this.post(frame);
+  }
+
+  /** Feeds an error answer's body; fails failId if it carries nothing for it. */
+  feedText(text, failId, code, message) {
+    let answered = false;
+    let parsed;
+    try {
+      parsed = JSON.parse(text);
+    } catch {
+      parsed = [];
+    }
+    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+      if (!m || typeof m !== 'object') continue;
+      if (failId !== null && m.error && (m.id === null || m.id === undefined)) m.id = failId;
+      if (m.id === failId) answered = true;
+      this.receive(JSON.stringify(m));
+    }
+    if (failId !== null && !answered) this.fail(failId, code, message);
   }
 
   /**
@@ -152,6 +220,7 @@ class HttpSession {
    * @param {number} timeoutMs
    */
   async initialize(params, timeoutMs) {
+    this.initArgs = [params, timeoutMs];
     const result = await this.request('initialize', params, timeoutMs);
     this.serverInfo = result && result.serverInfo ? result.serverInfo : null;
     this.protocolVersion = result && result.protocolVersion ? result.protocolVersion : null;

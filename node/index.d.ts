@@ -107,6 +107,12 @@ export interface LivenessEvent {
    * null where none applies.
    */
   proof: Proof | null;
+  /**
+   * How a ping ended, on its final event (the C core's verdict): 'closed'
+   * means abandoned because the connection closed, never a timeout, and
+   * not lost. null on other events.
+   */
+  outcome: 'pong' | 'timeout' | 'error' | 'invalid' | 'unsupported' | 'closed' | null;
 }
 
 /** Why and how a stdio connection ended. */
@@ -182,7 +188,10 @@ export interface RttSummary {
 }
 
 export interface PingOptions {
-  /** Default: keepalive.timeoutMs, else 5000. */
+  /**
+   * An integer 1..2147483647 ms; default keepalive.timeoutMs, else 5000.
+   * Anything else throws a RangeError/TypeError with code ERR_MCPPING_INVALID_ARG.
+   */
   timeoutMs?: number;
   /** Aborting rejects the ping with the signal's reason. */
   signal?: AbortSignal;
@@ -197,7 +206,7 @@ export interface ServerParams {
   cwd?: string;
   /** The server's stderr: ours (default), delivered as 'stderr' events / a stream, or dropped. */
   stderr?: 'inherit' | 'pipe' | 'ignore';
-  /** SIGTERM-to-SIGKILL grace on close, ms (default 2000). */
+  /** SIGTERM-to-SIGKILL grace on close, ms: 1..2147483647, default 2000. */
   killGraceMs?: number;
 }
 
@@ -212,6 +221,10 @@ export interface ConnectOptions {
   inheritEnv?: boolean;
   /** The idle probe on sessions without ping. */
   probe?: ProbeOption;
+  /** Backpressure per connection, bytes (default 16 MiB). */
+  maxPendingBytes?: number;
+  /** The longest line accepted from the server, bytes (default 64 MiB). */
+  maxLineBytes?: number;
 }
 
 interface LivenessEvents {
@@ -249,7 +262,8 @@ export class Peer extends EventEmitter {
   closeInfo: CloseInfo | null;
   /** Resolves with the RTT in ms. */
   ping(options?: PingOptions): Promise<number>;
-  request(method: string, params?: object, options?: { timeoutMs?: number }): Promise<unknown>;
+  /** Timed by the engine: past timeoutMs (0 (none of its own) or 1..2147483647, default 60000) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
+  request(method: string, params?: object, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   notify(method: string, params?: object): void;
   initialize(options?: { timeoutMs?: number }): Promise<unknown>;
   /** Terminates and reaps the server's process group. */
@@ -266,6 +280,8 @@ export class Peer extends EventEmitter {
   /** A server line that is not JSON, as received. */
   on(event: 'invalid_message', listener: (text: string) => void): this;
   on(event: 'stderr', listener: (chunk: Buffer) => void): this;
+  /** What a listener or record sink of this peer threw (else it is an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
   once<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   once(event: 'closed', listener: (info: CloseInfo) => void): this;
@@ -296,7 +312,18 @@ export interface Transport {
  * open transport keeps the process alive, as the SDK's does; unref() opts out.
  */
 export class StdioClientTransport extends EventEmitter implements Transport {
-  constructor(params: ServerParams, options?: { keepalive?: KeepaliveOptions; records?: RecordTarget; probe?: ProbeOption });
+  constructor(
+    params: ServerParams,
+    options?: {
+      keepalive?: KeepaliveOptions;
+      records?: RecordTarget;
+      probe?: ProbeOption;
+      /** The engine's deadline for every request the SDK sends (0 or absent: none). */
+      requestTimeoutMs?: number;
+      /** Backpressure per connection, bytes (default 16 MiB). */
+      maxPendingBytes?: number;
+    },
+  );
   start(): Promise<void>;
   send(message: JsonRpcMessage): Promise<void>;
   close(): Promise<void>;
@@ -318,6 +345,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   unref(): this;
   on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   on(event: 'closed', listener: (info: CloseInfo) => void): this;
+  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
@@ -338,6 +367,8 @@ export class GuardedTransport extends EventEmitter implements Transport {
   ping(options?: PingOptions): Promise<number>;
   on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
   on(event: 'closed', listener: (event: LivenessEvent) => void): this;
+  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
@@ -359,7 +390,7 @@ export function guard(transport: Transport, options?: GuardOptions): GuardedTran
 
 /**
  * Every mcpping error. `code` names what failed: 'HANDSHAKE' (connect's
- * initialize), 'REQUEST_TIMEOUT' (peer.request), 'PARSE' (a server line
+ * initialize), 'REQUEST_TIMEOUT' (HTTP requests; peer.request rejects with RpcError -32001), 'PARSE' (a server line
  * that is not JSON-RPC, reported through onerror), 'PING_TIMEOUT',
  * 'PING_INVALID', 'PING_UNSUPPORTED', an MCPP_ERR_* name, or, on the
  * subclasses below, a JSON-RPC error code.

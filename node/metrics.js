@@ -116,6 +116,19 @@ function bucketOf(rtt) {
   return i;
 }
 
+/**
+ * Hands one RTT to an exporter. An exporter that throws (an OpenTelemetry
+ * SDK's record) must not break the delivery of the connection's items, nor
+ * vanish: it becomes a process warning.
+ */
+function recordRtt(sink, rtt, fig) {
+  try {
+    sink(rtt, fig);
+  } catch (err) {
+    process.emitWarning(`mcpping.metrics: recording an RTT failed: ${err && err.message}`, { type: 'McppMetricsWarning', detail: err && err.stack });
+  }
+}
+
 /** The one place every connection's events are counted. */
 class Tally {
   constructor() {
@@ -153,7 +166,7 @@ class Tally {
         fig.pongs += 1;
         fig.buckets[bucketOf(rtt)] += 1;
         fig.rttSum += rtt;
-        for (const sink of this.rttSinks) sink(rtt, fig);
+        for (const sink of this.rttSinks) recordRtt(sink, rtt, fig);
         break;
       }
       case 'timeout':

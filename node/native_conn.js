@@ -38,6 +38,14 @@ class NativeConn {
     this.pings = new Map();
     this.closeWaiters = [];
     this.closeHold = new Hold();
+    // Frames the runtime refused (its outbound queue is full:
+    // maxPendingBytes), in order, each with its request timeout; handed
+    // over again on the runtime's 'writable' item. Never dropped.
+    /** @type {Array<[string, number]>} */
+    this.outbox = [];
+    this.outboxHold = new Hold();
+    /** @type {Array<{resolve: Function, reject: Function}>} */
+    this.drainWaiters = [];
     const native = toNativeSettings(settings, {
       role: 'client',
       transport: 'stdio',
@@ -78,13 +86,64 @@ class NativeConn {
   }
 
   /**
-   * Queues one application frame.
+   * Queues one application frame, in order after every earlier one.
    * @param {string} text one JSON-RPC message without newline
+   * @param {number} [timeoutMs] a request's deadline: 0 the engine's
+   *   default (requestTimeoutMs, if set)
+   * @returns {boolean} true if handed to the runtime, false if it waits
+   *   here for room (like stream.write: await drained() before more)
    */
-  send(text) {
+  send(text, timeoutMs = 0) {
     if (this.closed) throw new errors.ClosedError();
-    const rc = binding.send(this.id, text);
-    if (rc < 0) throw errors.fromCode(binding, rc);
+    if (this.outbox.length === 0) {
+      const rc = binding.send(this.id, text, timeoutMs);
+      if (rc === 0) return true;
+      if (binding.errname(rc) !== 'MCPP_ERR_WOULD_BLOCK') throw errors.fromCode(binding, rc);
+      this.outboxHold.take();
+    }
+    this.outbox.push([text, timeoutMs]);
+    return false;
+  }
+
+  /** @returns {Promise<void>} resolves once nothing waits in the outbox */
+  drained() {
+    if (this.outbox.length === 0) return Promise.resolve();
+    if (this.closed) return Promise.reject(new errors.ClosedError());
+    return new Promise((resolve, reject) => this.drainWaiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Abandons a request the caller gave up on: taken out of the outbox if
+   * it never left, else cancelled by the engine (notifications/cancelled,
+   * the ledger entry cleared).
+   * @param {string} text the request as sent
+   * @param {string} idJson its id as JSON
+   */
+  abandon(text, idJson) {
+    const i = this.outbox.findIndex(([queued]) => queued === text);
+    if (i >= 0) {
+      this.outbox.splice(i, 1);
+      if (this.outbox.length === 0) this.onWritable();
+      return;
+    }
+    if (!this.closed) binding.cancelRequest(this.id, idJson);
+  }
+
+  /** The runtime has room again: hands over what waits, in order. */
+  onWritable() {
+    let sent = 0;
+    while (sent < this.outbox.length) {
+      const [text, timeoutMs] = this.outbox[sent];
+      const rc = binding.send(this.id, text, timeoutMs);
+      if (rc < 0 && binding.errname(rc) === 'MCPP_ERR_WOULD_BLOCK') break;
+      if (rc < 0) return; // closing: the closed item fails the waiters
+      sent++;
+    }
+    this.outbox.splice(0, sent);
+    if (this.outbox.length > 0) return;
+    this.outboxHold.release();
+    for (const w of this.drainWaiters.splice(0)) w.resolve();
+    if (this.owner.onDrain) this.owner.onDrain();
   }
 
   /**
@@ -166,6 +225,9 @@ class NativeConn {
       case 'ping_failed':
         this.settlePing(item.token, null, errors.fromCode(binding, item.error));
         break;
+      case 'writable':
+        this.onWritable();
+        break;
       case 'closed':
         this.onClosed(item);
         break;
@@ -182,7 +244,7 @@ class NativeConn {
       if (!this.figures) this.figures = tally.opened(this.peerLabel(), 'stdio', this);
       tally.event(this.figures, ev);
     }
-    this.owner.onEvent(ev);
+    this.owner.onEvent(ev); // isolates its listeners: the ping below always settles
     if (!ev.manual || !ev.token || !OUTCOMES.has(ev.type)) return;
     const entry = this.pings.get(ev.token);
     if (!entry) return;
@@ -206,10 +268,17 @@ class NativeConn {
     for (const token of [...this.pings.keys()]) {
       this.settlePing(token, null, new errors.ClosedError(`connection closed: ${item.reason}`));
     }
+    this.outbox.length = 0;
+    this.outboxHold.release();
+    for (const w of this.drainWaiters.splice(0)) w.reject(new errors.ClosedError(`connection closed: ${item.reason}`));
     this.closeHold.release();
     const waiters = this.closeWaiters.splice(0);
-    this.owner.onClosed(this.closeInfo);
-    for (const resolve of waiters) resolve(this.closeInfo);
+    try {
+      this.owner.onClosed(this.closeInfo);
+    } finally {
+      // close() resolves whatever the owner's listeners do.
+      for (const resolve of waiters) resolve(this.closeInfo);
+    }
   }
 }
 
@@ -219,14 +288,12 @@ class NativeConn {
  * @param {number} timeoutMs
  */
 function outcomeError(ev, timeoutMs) {
-  if (ev.type === 'unsupported') return new errors.PingUnsupportedError(ev.errorCode || null, ev.message || undefined);
-  if (ev.type === 'ping_error') {
-    if (ev.invalid) return new errors.PingInvalidError(ev.message || undefined);
-    return new errors.PingError(ev.errorCode, ev.message || '');
-  }
-  if (ev.errorCode && binding.errname(ev.errorCode) === 'MCPP_ERR_CLOSED') {
-    return new errors.ClosedError('connection closed before the pong');
-  }
+  // The C core decides how the ping ended (ev.outcome); this translates.
+  const outcome = ev.outcome || binding.eventOutcome(ev);
+  if (outcome === 'unsupported') return new errors.PingUnsupportedError(ev.errorCode || null, ev.message || undefined);
+  if (outcome === 'invalid') return new errors.PingInvalidError(ev.message || undefined);
+  if (outcome === 'error') return new errors.PingError(ev.errorCode, ev.message || '');
+  if (outcome === 'closed') return new errors.ClosedError('connection closed before the pong');
   return new errors.PingTimeoutError(ev.timeoutMs || timeoutMs);
 }
 

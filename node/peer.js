@@ -7,11 +7,13 @@
 const { EventEmitter } = require('node:events');
 const { NativeConn } = require('./native_conn');
 const { Hold } = require('./runtime');
-const { RpcRequester } = require('./rpc');
+const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
+const check = require('./validate');
+const { emitSafely, guardSink } = require('./isolate');
 const { version } = require('../package.json');
 
 const PROTOCOL_VERSION = '2025-11-25';
@@ -31,10 +33,15 @@ class Peer extends EventEmitter {
    * @param {ServerParams} params
    * @param {object} [options]
    */
-  constructor(params, options = {}) {
+  constructor(params, options) {
     super();
-    this.keepalive = options.keepalive || {};
-    this.records = makeRecordSink(options.records);
+    check.serverParams('connect', params);
+    options = check.options('options', options);
+    check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
+    this.keepalive = check.keepaliveOptions(options.keepalive);
+    check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
+    check.byteCount('options.maxLineBytes', options.maxLineBytes);
+    this.records = guardSink(makeRecordSink(options.records), this);
     this.rpc = new RpcRequester('mcpping-');
     this._state = 'alive';
     this.serverInfo = null;
@@ -44,13 +51,18 @@ class Peer extends EventEmitter {
     this.keepaliveHold = new Hold();
     this.rttStats = new RttStats();
     const env = childEnvironment(params.env, options.inheritEnv !== false);
-    this.conn = new NativeConn({ ...params, env, probe: options.probe }, this.keepalive, this);
+    const settings = { ...this.keepalive };
+    // Backpressure and the line cap are connection options, not keepalive's.
+    if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
+    if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
+    this.conn = new NativeConn({ ...params, env, probe: options.probe }, settings, this);
     if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
   }
 
-  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
   get state() {
-    return this._state;
+    const info = this.closeInfo ? null : this.conn.info();
+    return info ? info.state : this._state;
   }
 
   /**
@@ -98,29 +110,58 @@ class Peer extends EventEmitter {
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} the round-trip time in ms
    */
-  async ping(opts = {}) {
-    const ev = await this.conn.ping(opts.timeoutMs, opts.signal);
+  async ping(opts) {
+    const { timeoutMs, signal } = check.pingOptions(opts);
+    const ev = await this.conn.ping(timeoutMs, signal);
     return ev.rttUs / 1000;
   }
 
   /**
-   * Sends a JSON-RPC request and resolves with its result.
+   * Sends a JSON-RPC request and resolves with its result. The engine
+   * times it: past timeoutMs it sends notifications/cancelled (never for
+   * initialize) and this rejects with the engine's JSON-RPC error (an
+   * RpcError, code -32001); an abort through `signal` cancels it the same
+   * way and rejects with the signal's reason. Either way the request
+   * leaves the in-flight ledger.
    * @param {string} method
    * @param {object} [params]
-   * @param {{timeoutMs?: number}} [opts] default 60000; 0 for none
+   * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts] timeoutMs
+   *   default 60000; 0 for none of its own (keepalive.requestTimeoutMs
+   *   applies if set)
    * @returns {Promise<unknown>}
    */
-  async request(method, params, opts = {}) {
-    const timeoutMs = opts.timeoutMs === undefined ? 60000 : opts.timeoutMs;
-    const { message, promise } = this.rpc.create(method, params, timeoutMs);
+  async request(method, params, opts) {
+    requestArgs(method, params);
+    const o = check.options('request options', opts);
+    const timeoutMs = check.durationMs('timeoutMs', o.timeoutMs, 60000, 'none');
+    check.abortSignal('signal', o.signal);
+    const { signal } = o;
+    if (signal && signal.aborted) throw signal.reason;
+    const { message, promise } = this.rpc.create(method, params, 0);
+    const text = JSON.stringify(message);
     const hold = new Hold();
     hold.take();
+    let onAbort = null;
     try {
-      // A closed or closing peer throws ClosedError here; cancel() in the
-      // finally clears the timer of the request that never went out.
-      this.conn.send(JSON.stringify(message));
-      return await promise;
+      this.conn.send(text, timeoutMs);
+      if (!signal) return await promise;
+      const aborted = new Promise((resolve, reject) => {
+        onAbort = () => {
+          this.rpc.ignore(message.id);
+          this.conn.abandon(text, JSON.stringify(message.id));
+          reject(signal.reason);
+        };
+        signal.addEventListener('abort', onAbort, { once: true });
+      });
+      return await Promise.race([promise, aborted]);
+    } catch (err) {
+      // The engine gave up on it: a late answer is not the application's.
+      if (err instanceof RpcError && err.code === -32001 && err.message.startsWith('Request timed out (mcpping')) {
+        this.rpc.ignore(message.id);
+      }
+      throw err;
     } finally {
+      if (onAbort) signal.removeEventListener('abort', onAbort);
       this.rpc.cancel(message.id);
       hold.release();
     }
@@ -132,6 +173,7 @@ class Peer extends EventEmitter {
    * @param {object} [params]
    */
   notify(method, params) {
+    requestArgs(method, params);
     const message = { jsonrpc: '2.0', method };
     if (params !== undefined) message.params = params;
     this.conn.send(JSON.stringify(message));
@@ -141,7 +183,8 @@ class Peer extends EventEmitter {
    * The MCP handshake: initialize, then notifications/initialized.
    * @param {{timeoutMs?: number}} [opts]
    */
-  async initialize(opts = {}) {
+  async initialize(opts) {
+    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, 30000, 'none');
     const result = await this.request(
       'initialize',
       {
@@ -149,7 +192,7 @@ class Peer extends EventEmitter {
         capabilities: {},
         clientInfo: { name: 'mcpping', version },
       },
-      { timeoutMs: opts.timeoutMs === undefined ? 30000 : opts.timeoutMs },
+      { timeoutMs },
     );
     this.serverInfo = result && result.serverInfo ? result.serverInfo : null;
     this.protocolVersion = result && result.protocolVersion ? result.protocolVersion : null;
@@ -175,14 +218,14 @@ class Peer extends EventEmitter {
     try {
       msg = JSON.parse(text);
     } catch {
-      this.emit('invalid_message', text);
+      emitSafely(this, 'invalid_message', text);
       return;
     }
     if (this.rpc.handle(msg)) return;
     if (msg && typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) {
       // A request we do not serve (pings never get here: answered in C).
       if (this.listenerCount('request') > 0) {
-        this.emit('request', msg);
+        emitSafely(this, 'request', msg);
       } else {
         const error = { code: -32601, message: 'Method not found' };
         try {
@@ -193,7 +236,7 @@ class Peer extends EventEmitter {
       }
       return;
     }
-    this.emit('message', msg);
+    emitSafely(this, 'message', msg);
   }
 
   /** @param {object} ev */
@@ -201,18 +244,23 @@ class Peer extends EventEmitter {
     this._state = ev.state;
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return; // emitted with the close info, last
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
+  }
+
+  /** Everything queued while the server was behind has been handed over. */
+  onDrain() {
+    this.emit('drain');
   }
 
   /** @param {string} json */
   onRecord(json) {
     this.records.write(json);
-    if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(json));
+    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
   }
 
   /** @param {Buffer} chunk */
   onStderr(chunk) {
-    this.emit('stderr', chunk);
+    emitSafely(this, 'stderr', chunk);
   }
 
   /** @param {object} info */
@@ -222,7 +270,7 @@ class Peer extends EventEmitter {
     this.keepaliveHold.release();
     this.rpc.failAll(new ClosedError(`connection closed: ${info.reason}`));
     this.records.close();
-    this.emit('closed', info);
+    emitSafely(this, 'closed', info);
   }
 }
 
@@ -238,14 +286,14 @@ class Peer extends EventEmitter {
  *   that refuse ping), a method name, or null/'' for none
  * @returns {Promise<Peer>}
  */
-async function connect(params, options = {}) {
-  if (!params || typeof params.command !== 'string') {
-    throw new TypeError('connect: params.command must be a string');
-  }
-  const peer = new Peer(params, options);
-  if (options.initialize === false) return peer;
+async function connect(params, options) {
+  const o = check.options('options', options);
+  check.ofType('options.initialize', o.initialize, 'boolean');
+  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, 30000, 'none');
+  const peer = new Peer(params, o);
+  if (o.initialize === false) return peer;
   try {
-    await peer.initialize({ timeoutMs: options.initializeTimeoutMs });
+    await peer.initialize({ timeoutMs: initializeTimeoutMs });
   } catch (err) {
     await peer.close();
     if (err instanceof McppError && err.code === 'MCPP_ERR_CLOSED') {
@@ -255,6 +303,20 @@ async function connect(params, options = {}) {
     throw new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
   }
   return peer;
+}
+
+/**
+ * A JSON-RPC method name and params (an object or array, or none).
+ * @param {unknown} method
+ * @param {unknown} params
+ */
+function requestArgs(method, params) {
+  if (typeof method !== 'string' || method === '') {
+    throw check.invalid(TypeError, `method must be a non-empty string; got ${check.shown(method)}`);
+  }
+  if (params !== undefined && (params === null || typeof params !== 'object')) {
+    throw check.invalid(TypeError, `params must be an object or an array; got ${check.shown(params)}`);
+  }
 }
 
 module.exports = { Peer, connect, PROTOCOL_VERSION };

@@ -3,6 +3,7 @@
  * Governance record sinks: where the JSONL records of a connection go.
  */
 const fs = require('node:fs');
+const { invalid } = require('./validate');
 
 /**
  * @typedef {object} RecordSink
@@ -49,7 +50,7 @@ function makeRecordSink(target) {
       close() {},
     };
   }
-  throw new TypeError('records must be a file path, a function or a writable stream');
+  throw invalid(TypeError, 'records must be a file path, a function or a writable stream');
 }
 
 module.exports = { makeRecordSink };

@@ -21,6 +21,21 @@ class RpcRequester {
     this.next = 1;
     /** @type {Map<string|number, {resolve: Function, reject: Function, timer: NodeJS.Timeout|null}>} */
     this.pending = new Map();
+    // Requests given up on (aborted, timed out): their late answers are
+    // consumed here, not passed on. Bounded: the oldest go first.
+    /** @type {Set<string|number>} */
+    this.ignored = new Set();
+  }
+
+  /**
+   * Stops waiting for a request: its promise never settles, its answer
+   * (if one comes) is consumed.
+   * @param {string|number} id
+   */
+  ignore(id) {
+    this.pending.delete(id);
+    this.ignored.add(id);
+    if (this.ignored.size > 1024) this.ignored.delete(this.ignored.values().next().value);
   }
 
   /**
@@ -55,7 +70,7 @@ class RpcRequester {
   handle(msg) {
     if (!msg || typeof msg !== 'object' || msg.method !== undefined || msg.id === undefined) return false;
     const entry = this.pending.get(msg.id);
-    if (!entry) return false;
+    if (!entry) return this.ignored.delete(msg.id);
     this.pending.delete(msg.id);
     if (entry.timer) clearTimeout(entry.timer);
     if (msg.error !== undefined) entry.reject(new RpcError(msg.error));

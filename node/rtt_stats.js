@@ -1,16 +1,22 @@
 'use strict';
 /**
- * Round-trip statistics of a connection's pings, in bounded memory: exact
- * running min/max/avg/mdev over every pong (Welford for mdev), and p50/p99
- * by nearest rank over a ring of the most recent RTTs. The same design and
- * figures as Python's mcpping.Stats.
+ * Round-trip statistics of a connection's pings, in bounded memory: the C
+ * core's mcpp_rtt_stats (exact running min/max/avg/mdev over every pong,
+ * p50/p99 by nearest rank over a window of the most recent RTTs), the same
+ * code Python's mcpping.Stats and both command lines read. Which outcomes
+ * count as lost is the core's rule too: a ping abandoned because the
+ * connection closed is not lost.
  */
 
 /** How many of the most recent RTTs the percentiles cover. */
 const WINDOW = 10000;
 
+/** Microseconds per millisecond: RttStats keeps RTTs in ms. */
+const US_PER_MS = 1000;
+
 /**
- * Nearest-rank percentile of sorted values.
+ * Nearest-rank percentile of sorted values, the definition the core's
+ * p50/p99 follow.
  * @param {ArrayLike<number>} sorted ascending, non-empty
  * @param {number} p 0..100
  */
@@ -19,78 +25,57 @@ function percentile(sorted, p) {
   return sorted[rank - 1];
 }
 
-/**
- * True for MCPP_ERR_CLOSED: a ping_error the connection's closing caused.
- * @param {number} [code]
- */
-function isClosedCode(code) {
-  if (!code) return false;
-  const { binding } = require('./runtime'); // lazily: the unit tests need no addon
-  return binding.errname(code) === 'MCPP_ERR_CLOSED';
+/** @returns {object} the addon, loaded on first use */
+function addon() {
+  return require('./runtime').binding;
 }
 
 class RttStats {
-  /**
-   * @param {{window?: number, isClosedError?: (code: number) => boolean}} [opts]
-   *   isClosedError: a ping_error whose code it accepts does not count as lost
-   *   (default: MCPP_ERR_CLOSED, as in Python).
-   */
+  /** @param {{window?: number}} [opts] window: 1..16777216 RTTs (default 10000) */
   constructor(opts = {}) {
     const window = opts.window === undefined ? WINDOW : opts.window;
     if (!Number.isInteger(window) || window < 1) throw new RangeError('window must be an integer >= 1');
     this.window = window;
-    this.isClosedError = opts.isClosedError || isClosedCode;
-    /** Pings sent, pongs received, pings lost (timeouts and errors). */
-    this.sent = 0;
-    this.received = 0;
-    this.lost = 0;
-    this.n = 0;
-    this.min = Infinity;
-    this.max = -Infinity;
-    this.sum = 0;
-    this.mean = 0;
-    this.m2 = 0;
-    this.ring = new Float64Array(window);
-    this.next = 0; // where the next RTT goes
-    this.sorted = null; // the window sorted, until the next add
+    this.native = new (addon().RttStats)(window);
   }
 
   /** Records a pong. @param {number} rttMs */
   add(rttMs) {
-    this.received += 1;
-    this.n += 1;
-    if (rttMs < this.min) this.min = rttMs;
-    if (rttMs > this.max) this.max = rttMs;
-    this.sum += rttMs;
-    const delta = rttMs - this.mean;
-    this.mean += delta / this.n;
-    this.m2 += delta * (rttMs - this.mean);
-    this.ring[this.next] = rttMs;
-    this.next = (this.next + 1) % this.window;
-    this.sorted = null;
+    this.native.add(rttMs);
   }
 
   /**
-   * Feeds an engine event: ping, pong, timeout or ping_error (others are ignored).
-   * @param {{type: string, rttUs?: number, errorCode?: number}} ev
+   * Feeds an engine event: a ping counts sent, a pong its RTT, a lost
+   * outcome lost; others are ignored.
+   * @param {{type: string, rttUs?: number, errorCode?: number, invalid?: boolean}} ev
    */
   observe(ev) {
-    if (ev.type === 'ping') this.sent += 1;
-    else if (ev.type === 'pong' && typeof ev.rttUs === 'number') this.add(ev.rttUs / 1000);
-    else if (ev.type === 'timeout') this.lost += 1;
-    else if (ev.type === 'ping_error' && !this.isClosedError(ev.errorCode)) this.lost += 1;
+    this.native.observe(ev, US_PER_MS);
+  }
+
+  /** @returns {number} pings sent */
+  get sent() {
+    return this.native.summary().sent;
+  }
+
+  /** @returns {number} pongs received */
+  get received() {
+    return this.native.summary().received;
+  }
+
+  /** @returns {number} pings lost (timeouts, errors, invalid answers) */
+  get lost() {
+    return this.native.summary().lost;
   }
 
   /** @returns {number[]} the most recent RTTs (at most window), oldest first */
   recent() {
-    if (this.n < this.window) return Array.from(this.ring.subarray(0, this.n));
-    return [...this.ring.subarray(this.next), ...this.ring.subarray(0, this.next)];
+    return Array.from(this.native.recent());
   }
 
   /** @returns {number} lost percent of the pings that finished (0 before any) */
   get lossPct() {
-    const done = this.received + this.lost;
-    return done ? (this.lost / done) * 100 : 0;
+    return this.native.summary().lossPct;
   }
 
   /** @returns {{rtt: object, lossPct: number}} what the stats getters add to the engine's info */
@@ -104,22 +89,8 @@ class RttStats {
    *   count is the number of RTTs; p50Ms/p99Ms cover the recent window
    */
   summary() {
-    if (this.n === 0) {
-      return { count: 0, minMs: null, avgMs: null, maxMs: null, mdevMs: null, p50Ms: null, p99Ms: null };
-    }
-    if (!this.sorted) {
-      const filled = Math.min(this.n, this.window);
-      this.sorted = this.ring.slice(0, filled).sort(); // typed arrays sort numerically
-    }
-    return {
-      count: this.n,
-      minMs: this.min,
-      avgMs: this.sum / this.n,
-      maxMs: this.max,
-      mdevMs: Math.sqrt(Math.max(0, this.m2 / this.n)),
-      p50Ms: percentile(this.sorted, 50),
-      p99Ms: percentile(this.sorted, 99),
-    };
+    const s = this.native.summary();
+    return { count: s.count, minMs: s.min, avgMs: s.avg, maxMs: s.max, mdevMs: s.mdev, p50Ms: s.p50, p99Ms: s.p99 };
   }
 }
 

@@ -2,20 +2,7 @@
 /**
  * Maps the public option names to the native settings object.
  */
-
-const KEEPALIVE_KEYS = [
-  'intervalMs',
-  'timeoutMs',
-  'failures',
-  'jitterPct',
-  'minIntervalMs',
-  'clampInterval',
-  'pauseThresholdMs',
-  'requestTimeoutMs',
-  'onStale',
-  'maxOutstandingPings',
-  'maxLineBytes',
-];
+const { keepaliveOptions } = require('./validate');
 
 const MAX_PROBE_METHOD = 128;
 
@@ -41,19 +28,15 @@ function probeMethod(probe) {
 }
 
 /**
- * @param {object} [keepalive] public keepalive options
+ * @param {object} [keepalive] public keepalive options (checked here)
  * @param {object} fixed role, transport, peerName, probe (the public option)
  * @returns {object} settings for the native layer
  */
 function toNativeSettings(keepalive, fixed) {
   const { probe, ...rest } = fixed;
-  const out = { ...rest };
+  const out = { ...rest, ...keepaliveOptions(keepalive) };
   const method = probeMethod(probe);
   if (method !== undefined) out.probeMethod = method;
-  const ka = keepalive || {};
-  for (const key of KEEPALIVE_KEYS) {
-    if (ka[key] !== undefined && ka[key] !== null) out[key] = ka[key];
-  }
   if (out.intervalMs === undefined) out.intervalMs = 0;
   return out;
 }

@@ -13,23 +13,33 @@ const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
+const check = require('./validate');
+const { emitSafely, guardSink, callUser } = require('./isolate');
 
 class StdioClientTransport extends EventEmitter {
   /**
    * @param {{command: string, args?: string[], env?: Record<string,string>,
    *          cwd?: string, stderr?: 'inherit'|'pipe'|'ignore'}} params as the SDK's
    *   StdioServerParameters; env is added to the SDK's safe default subset
-   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null}} [options]
-   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none)
+   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null,
+   *          requestTimeoutMs?: number, maxPendingBytes?: number}} [options]
+   *   probe: the idle probe on sessions without ping ('auto', a method name, null for none).
+   *   requestTimeoutMs: the engine's deadline for every request the SDK
+   *   sends (0 or absent: none); past it the server gets
+   *   notifications/cancelled and the SDK a -32001 error answer.
+   *   maxPendingBytes: backpressure per connection (default 16 MiB).
    */
-  constructor(params, options = {}) {
+  constructor(params, options) {
     super();
-    if (!params || typeof params.command !== 'string') {
-      throw new TypeError('StdioClientTransport: params.command must be a string');
-    }
+    check.serverParams('StdioClientTransport', params);
+    options = check.options('options', options);
+    // Checked now, so a bad option throws here, not in start().
+    check.keepaliveOptions(options.keepalive);
+    check.durationMs('options.requestTimeoutMs', options.requestTimeoutMs, 0, 'none');
+    check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
     this.params = params;
     this.options = options;
-    this.records = makeRecordSink(options.records);
+    this.records = guardSink(makeRecordSink(options.records), this);
     this.conn = null;
     this.rttStats = new RttStats();
     this._state = 'alive';
@@ -54,7 +64,10 @@ class StdioClientTransport extends EventEmitter {
     }
     const env = childEnvironment(this.params.env, false);
     try {
-      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe }, this.options.keepalive, this);
+      const settings = { ...this.options.keepalive };
+      if (this.options.requestTimeoutMs) settings.requestTimeoutMs = this.options.requestTimeoutMs;
+      if (this.options.maxPendingBytes !== undefined) settings.maxPendingBytes = this.options.maxPendingBytes;
+      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe }, settings, this);
     } catch (err) {
       if (this.onerror) this.onerror(err);
       throw err;
@@ -68,7 +81,8 @@ class StdioClientTransport extends EventEmitter {
    */
   async send(message) {
     if (!this.conn || this.conn.closed) throw new ClosedError('Not connected');
-    this.conn.send(JSON.stringify(message));
+    // Backpressure: while the server is behind, the next send waits.
+    if (!this.conn.send(JSON.stringify(message))) await this.conn.drained();
   }
 
   /** Closes the connection; resolves once the server is reaped. */
@@ -105,9 +119,10 @@ class StdioClientTransport extends EventEmitter {
     return this._stderr;
   }
 
-  /** @returns {'alive'|'suspect'|'stale'|'closed'} */
+  /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
   get state() {
-    return this._state;
+    const info = this.conn ? this.conn.info() : null;
+    return info ? info.state : this._state;
   }
 
   /** @returns {object} engine counters and state, plus RTT figures (rtt) and lossPct */
@@ -121,9 +136,10 @@ class StdioClientTransport extends EventEmitter {
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
    * @returns {Promise<number>} RTT in ms
    */
-  async ping(opts = {}) {
+  async ping(opts) {
+    const { timeoutMs, signal } = check.pingOptions(opts);
     if (!this.conn) throw new ClosedError('Not connected');
-    const ev = await this.conn.ping(opts.timeoutMs, opts.signal);
+    const ev = await this.conn.ping(timeoutMs, signal);
     return ev.rttUs / 1000;
   }
 
@@ -156,7 +172,7 @@ class StdioClientTransport extends EventEmitter {
       if (this.onerror) this.onerror(new McppError('not a JSON-RPC 2.0 message', { code: 'PARSE' }));
       return;
     }
-    if (this.onmessage) this.onmessage(message);
+    if (this.onmessage) callUser(this, this.onmessage, this, [message]);
   }
 
   /** @param {object} ev */
@@ -164,13 +180,13 @@ class StdioClientTransport extends EventEmitter {
     this._state = ev.state;
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return;
-    this.emit(ev.type, ev);
+    emitSafely(this, ev.type, ev);
   }
 
   /** @param {string} json */
   onRecord(json) {
     this.records.write(json);
-    if (this.listenerCount('record') > 0) this.emit('record', JSON.parse(json));
+    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
   }
 
   /** @param {Buffer} chunk */
@@ -184,8 +200,8 @@ class StdioClientTransport extends EventEmitter {
     this.openHold.release();
     this.records.close();
     if (this._stderr) this._stderr.end();
-    this.emit('closed', info);
-    if (this.onclose) this.onclose();
+    emitSafely(this, 'closed', info);
+    if (this.onclose) callUser(this, this.onclose, this, []);
   }
 }
 

@@ -14,7 +14,10 @@
  * and connections on either side. A command {n: K, collect:
  * true} (metrics on) collects K times in a row (a prom-client scrape, or an
  * OpenTelemetry collection into an in-memory exporter): cpu_us_per_op is the
- * CPU of one collection.
+ * CPU of one collection. A command {n: K, events: true} hands K
+ * ping-and-pong event pairs to the tally, or not (metrics: false):
+ * cpu_us_per_op is the CPU of one pair, so hooked minus unhooked is what
+ * counting costs a keepalive ping, without the noise of the I/O around it.
  */
 const path = require('node:path');
 const { setTimeout: sleep } = require('node:timers/promises');
@@ -52,7 +55,24 @@ async function main() {
   for (let i = 0; i < Number(conns); i++) peers.push(await mcpping.connect({ command: responder, args: [] }, { keepalive }));
   const pongs = () => peers.reduce((sum, p) => sum + p.rttStats.received, 0);
   try {
+    const fig = tally.opened('bench-events', 'custom', null);
+    const ping = { type: 'ping', state: 'alive', inFlight: 0 };
+    const pong = { type: 'pong', state: 'alive', rttUs: 100, inFlight: 0 };
     await serve(async (cmd) => {
+      if (cmd.events) {
+        // What NativeConn.onEvent adds per event: the hub check and the count.
+        hub.tally = cmd.metrics === false ? null : tally;
+        let sink = 0;
+        for (let i = 0; i < cmd.n; i++) {
+          for (const ev of [ping, pong]) {
+            const t = hub.tally;
+            if (t) t.event(fig, ev);
+            sink += ev.inFlight;
+          }
+        }
+        hub.tally = tally;
+        return { ops: cmd.n + sink };
+      }
       if (cmd.collect) {
         for (let i = 0; i < cmd.n; i++) await collect();
         return { ops: cmd.n };

@@ -12,7 +12,11 @@ metrics on runs), so one process measures both, alternating: the same
 heap, threads and connections on either side. A command {"n": K, "collect":
 true} (metrics on) collects K times in a row (a Prometheus scrape of the
 text format, or an OpenTelemetry collection through an in-memory reader):
-cpu_us_per_op is the CPU of one collection.
+cpu_us_per_op is the CPU of one collection. A command {"n": K, "events":
+true} hands K ping-and-pong event pairs to a hub of its own (no listener),
+with the tally hooked or not ("metrics"): cpu_us_per_op is the CPU of one
+pair, so hooked minus unhooked is what counting costs a keepalive ping,
+without the noise of the I/O around it.
 """
 import asyncio
 import os
@@ -54,7 +58,18 @@ async def main(mode, conns, interval_ms, responder):
     ka = mcpping.KeepAlive(interval=interval_ms / 1000, timeout=5, min_interval=0.01, jitter_pct=10)
     peers = [await mcpping.connect([responder], keepalive=ka) for _ in range(conns)]
     try:
+        hub = events.EventHub(None, peer="bench-events", transport="custom")
+        ping = events.Event(name="ping", state="alive")
+        pong = events.Event(name="pong", state="alive", rtt=0.0001)
+
         async def block(cmd):
+            if cmd.get("events"):
+                events.tap = tally if cmd.get("metrics", True) else None
+                for _ in range(cmd["n"]):
+                    hub.emit(ping)
+                    hub.emit(pong)
+                events.tap = tally
+                return {"ops": cmd["n"]}
             if cmd.get("collect"):
                 for _ in range(cmd["n"]):
                     collect()

@@ -13,7 +13,7 @@ from rows import ping
 
 KEY = "metrics"
 TITLE = "Keepalive CPU with metrics on"
-CONNS, INTERVAL_MS, BLOCK_MS, COLLECTIONS = 20, 50, 1000, 20
+CONNS, INTERVAL_MS, BLOCK_MS, COLLECTIONS, EVENT_PAIRS = 20, 50, 1000, 20, 100_000
 
 # Worker -> (language label, exporter label).
 WORKERS = {
@@ -53,12 +53,24 @@ def run(ctx: Any) -> dict[str, Any]:
         blocks, _ = method.interleave(series, commands, rounds, ctx.log)
         collect, _ = method.interleave(workers, {w: {"n": COLLECTIONS, "collect": True}
                                                  for w in WORKERS}, rounds, ctx.log)
+        micro, _ = method.interleave(series, {n: {"n": EVENT_PAIRS, "events": True,
+                                                  "metrics": not n.endswith("-off")}
+                                              for n in LABELS}, rounds, ctx.log)
     finally:
         for w in workers.values():
             w.close()
+    series_sum = {n: method.summary(b) for n, b in blocks.items()}
+    events = {n: method.summary(b) for n, b in micro.items()}
+    figures = {}
+    for w, (lang, fn) in WORKERS.items():
+        added = events[w]["cpu_us_per_op"]["median"] - events[f"{w}-off"]["cpu_us_per_op"]["median"]
+        base = series_sum[f"{w}-off"]["cpu_us_per_op"]["median"]
+        figures[f"{w} counting share"] = {
+            "label": f"{lang}, {fn}: counting's CPU per keepalive ping ÷ the ping's CPU",
+            "median": added / base, "added_us": added}
     return {"rounds": rounds, "block_ms": block_ms, "commands": commands,
-            "series": {n: method.summary(b) for n, b in blocks.items()},
-            "collect": {n: method.summary(b) for n, b in collect.items()},
+            "series": series_sum, "collect": {n: method.summary(b) for n, b in collect.items()},
+            "events": events, "figures": figures,
             "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
 
 
@@ -87,4 +99,14 @@ def render(res: dict[str, Any]) -> list[str]:
           "Prometheus scrapes every 15 s or more, so its share of a core is this over 15 s:", ""]
     L += report.series_table({w: f"{lang}, {fn}" for w, (lang, fn) in WORKERS.items()},
                              res.get("collect", {}), [("cpu_us_per_op", "CPU µs per collection", 0)])
+    if res.get("figures"):
+        L += [f"The counting alone, without the I/O around it: {EVENT_PAIRS:,} ping-and-pong "
+              "event pairs handed to a hub (Python) or the tally (Node) per block, hooked and "
+              "not. The µs it adds per keepalive ping, and that over the CPU of a keepalive "
+              "ping measured above (unhooked). With OpenTelemetry the pong's "
+              "`Histogram.record()` is included:", ""]
+        L += report.table(["series", "µs added per keepalive ping", "share of the ping's CPU"], [
+            [f"{lang}, {fn}", f"{res['figures'][f'{w} counting share']['added_us']:.2f}",
+             f"{100 * res['figures'][f'{w} counting share']['median']:.1f}%"]
+            for w, (lang, fn) in WORKERS.items()])
     return L

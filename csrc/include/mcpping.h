@@ -152,11 +152,13 @@ typedef struct mcpp_settings {
   uint32_t max_outstanding_pings;
   /* Longest accepted line, newline excluded (driver). Default 64 MiB. */
   size_t max_line_bytes;
-  /* Backpressure (runtime): bytes of inbound application frames the host
-   * has not drained yet, and of outbound frames not yet written, allowed
-   * per connection before the runtime stops reading the server (inbound)
-   * or refuses sends with MCPP_ERR_WOULD_BLOCK (outbound). 0: the default,
-   * 16 MiB. */
+  /* Backpressure (runtime), per connection. Inbound: the runtime stops
+   * reading the server once the application frames (and stderr) queued
+   * since the host's last drain reach half of this, so that the queue
+   * plus the batch the host is still working through stay within it
+   * (give or take one 64 KiB read and one line). Outbound: sends that
+   * would queue more than this many bytes not yet taken by the server are
+   * refused with MCPP_ERR_WOULD_BLOCK. 0: the default, 16 MiB. */
   size_t max_pending_bytes;
   /* The idle probe for sessions without ping: a side-effect-free request
    * sent with our own id whose answer the application never sees. NULL
@@ -537,9 +539,13 @@ typedef struct mcpp_spawn_options {
   char **env;         /* NULL: inherit */
   const char *cwd;    /* NULL: inherit */
   mcpp_stderr_mode stderr_mode;
-  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000. */
+  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000; at most
+   * MCPP_MAX_KILL_GRACE_MS (MCPP_ERR_INVALID_ARGUMENT beyond). */
   uint32_t kill_grace_ms;
 } mcpp_spawn_options;
+
+/* The longest mcpp_spawn_options.kill_grace_ms (as every *_ms setting). */
+#define MCPP_MAX_KILL_GRACE_MS MCPP_MAX_MS
 
 typedef struct mcpp_close_info {
   int err;              /* 0 for a requested close, else MCPP_ERR_* */
@@ -576,7 +582,9 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
 
 /* Returns a one-line reason for the calling thread's last MCPP_ERR_SPAWN
  * from mcpp_conn_spawn ("cannot start foo: no such file or directory
- * (ENOENT)"), or "" if none. Valid until the thread's next spawn. */
+ * (ENOENT)"), or for its MCPP_ERR_INVALID_ARGUMENT when a setting or
+ * kill_grace_ms is out of range (the sentence names it and its range), or
+ * "" if none. Valid until the thread's next spawn. */
 const char *mcpp_conn_spawn_error(void);
 
 /* Sends one application frame (copied; a trailing newline is added). Frames
@@ -670,19 +678,29 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
                        char *errbuf, size_t errbuf_len);
 
 /* Queues an application frame (copied). Returns 0, MCPP_ERR_FRAME_NEWLINE,
- * MCPP_ERR_NOT_FOUND (closed or unknown connection) or MCPP_ERR_NOMEM. */
+ * MCPP_ERR_NOT_FOUND (closed or unknown connection), MCPP_ERR_NOMEM, or
+ * MCPP_ERR_WOULD_BLOCK: the connection's outbound bytes (queued here and
+ * not yet taken by the server) would pass settings.max_pending_bytes;
+ * nothing was queued, retry after the connection's next WRITABLE item.
+ * A frame is refused only while others are queued, so one larger than
+ * the cap still goes out, alone. */
 int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
                       size_t len);
 
 /* As mcpp_runtime_send, with this request's timeout (see
- * mcpp_engine_observe_outbound_timed). */
+ * mcpp_engine_observe_outbound_timed: 1..MCPP_MAX_MS, MCPP_TIMEOUT_DEFAULT
+ * or MCPP_TIMEOUT_NONE; MCPP_ERR_INVALID_ARGUMENT beyond). On expiry the
+ * engine sends notifications/cancelled and the host gets a MESSAGE item
+ * with the JSON-RPC error (-32001) and a REQUEST_TIMEOUT event. */
 int mcpp_runtime_send_timed(mcpp_runtime *rt, uint64_t conn_id,
                             const char *frame, size_t len,
                             uint32_t timeout_ms);
 
 /* Queues the abandonment of an in-flight application request (raw id JSON,
- * copied): see mcpp_engine_cancel_request. Returns 0, MCPP_ERR_NOT_FOUND
- * (no such connection) or MCPP_ERR_NOMEM. */
+ * copied): see mcpp_engine_cancel_request. The host gets a MESSAGE item
+ * with the JSON-RPC error (-32800) and a REQUEST_CANCELLED event, or
+ * nothing if the answer came first. Returns 0, MCPP_ERR_NOT_FOUND (no
+ * such connection), MCPP_ERR_INVALID_ARGUMENT (no id) or MCPP_ERR_NOMEM. */
 int mcpp_runtime_cancel_request(mcpp_runtime *rt, uint64_t conn_id,
                                 const char *id, size_t id_len);
 
@@ -708,8 +726,11 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
 
 /* Copies the engine's info (strings into the caller's buffers is avoided:
  * protocol_version, peer_name and probe_method are set to NULL here; the
- * first two arrive in the INITIALIZED event). Returns 0 or
- * MCPP_ERR_NOT_FOUND. Thread-safe. */
+ * first two arrive in the INITIALIZED event). Live: the I/O thread
+ * refreshes it after every engine call (reads, sends, timer runs), and
+ * *healthy is mcpp_engine_healthy as of the call, computed from the
+ * engine's healthy_until, so a request passing its limit reads unhealthy
+ * at once. Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
 int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
                       mcpp_engine_info *info, int *healthy);
 
@@ -724,7 +745,12 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
                          char *peer_name, size_t name_cap);
 
 /* Takes every queued item, oldest first, as a linked list (NULL if none).
- * The caller frees it with mcpp_runtime_items_free. Any thread. */
+ * The caller frees it with mcpp_runtime_items_free. Any thread.
+ * Backpressure: once a connection's undrained MESSAGE and STDERR bytes
+ * reach half of settings.max_pending_bytes the runtime stops reading its
+ * server
+ * (the engine is told, so the silence convicts nobody); a drain resumes
+ * it. Nothing is dropped: the server blocks on its full pipe meanwhile. */
 mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt);
 void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items);
 
@@ -733,6 +759,108 @@ void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items);
  * connections (without touching the parent's processes) and starts a fresh
  * thread lazily. */
 void mcpp_runtime_after_fork_child(mcpp_runtime *rt);
+
+/* ------------------------------------------------------------ shared rules
+ *
+ * What an event means for the host, decided once here so that every
+ * binding reads the same answer: how a manual ping ended, when a stale
+ * peer must be closed, the RTT statistics, and what an HTTP answer says. */
+
+/* How a ping ended, from its final event. */
+typedef enum mcpp_ping_outcome {
+  MCPP_OUTCOME_NONE = 0,    /* not a ping's final event */
+  MCPP_OUTCOME_PONG,        /* answered; rtt_us is set */
+  MCPP_OUTCOME_TIMEOUT,     /* no answer in time: counted lost */
+  MCPP_OUTCOME_ERROR,       /* a JSON-RPC error answer: counted lost */
+  MCPP_OUTCOME_INVALID,     /* the result was missing or not an object:
+                               counted lost */
+  MCPP_OUTCOME_UNSUPPORTED, /* the peer does not support ping: not lost */
+  MCPP_OUTCOME_CLOSED       /* abandoned because the connection closed
+                               (error_code MCPP_ERR_CLOSED): not lost, and
+                               not a timeout */
+} mcpp_ping_outcome;
+
+/* Returns the outcome a PONG, TIMEOUT, PING_ERROR or UNSUPPORTED event
+ * reports, MCPP_OUTCOME_NONE for any other event or NULL. */
+mcpp_ping_outcome mcpp_event_outcome(const mcpp_event *event);
+
+/* Returns "pong", "timeout", "error", "invalid", "unsupported", "closed",
+ * or NULL for NONE. */
+const char *mcpp_outcome_name(mcpp_ping_outcome outcome);
+
+/* Returns 1 if the outcome counts as a lost ping (TIMEOUT, ERROR,
+ * INVALID), else 0. */
+int mcpp_outcome_is_lost(mcpp_ping_outcome outcome);
+
+/* The stale policy: returns 1 if, after this event from this engine, the
+ * host must close the connection (kill the server, end the session), else
+ * 0. That is a STALE event with settings.on_stale = MCPP_STALE_CLOSE, or
+ * one on a connection whose server process exited, whatever on_stale
+ * says: nothing will ever answer it. */
+int mcpp_engine_should_close(const mcpp_engine *engine,
+                             const mcpp_event *event);
+
+/* RTT statistics of one connection's pings in bounded memory: exact
+ * running min/avg/max/mdev (Welford) over every pong, p50/p99 by nearest
+ * rank over the most recent `window` RTTs. RTTs are doubles in the
+ * caller's unit. */
+typedef struct mcpp_rtt_stats mcpp_rtt_stats;
+
+#define MCPP_RTT_WINDOW 10000u       /* the default window */
+#define MCPP_MAX_RTT_WINDOW 16777216u
+
+typedef struct mcpp_rtt_summary {
+  uint64_t sent;     /* pings sent */
+  uint64_t received; /* pongs */
+  uint64_t lost;     /* pings lost (timeouts, errors, invalid answers) */
+  double loss_pct;   /* lost of the pings that finished, 0..100 (0 if none) */
+  uint64_t count;    /* RTTs recorded; the figures below are NaN if 0 */
+  double min, avg, max, mdev, p50, p99;
+} mcpp_rtt_summary;
+
+/* Creates statistics over a window of 1..MCPP_MAX_RTT_WINDOW RTTs (0: the
+ * default). Returns 0, MCPP_ERR_INVALID_ARGUMENT or MCPP_ERR_NOMEM. alloc
+ * may be NULL and must outlive the stats. */
+int mcpp_rtt_stats_new(mcpp_rtt_stats **out, uint32_t window,
+                       const mcpp_allocator *alloc);
+void mcpp_rtt_stats_free(mcpp_rtt_stats *stats);
+
+/* Records a pong's RTT. */
+void mcpp_rtt_stats_add(mcpp_rtt_stats *stats, double rtt);
+
+/* Feeds an engine event: PING counts a ping sent, PONG records rtt_us /
+ * us_per_unit (1000 for ms, 1e6 for seconds), and a lost outcome
+ * (mcpp_outcome_is_lost) counts a lost ping. Other events are ignored. */
+void mcpp_rtt_stats_observe(mcpp_rtt_stats *stats, const mcpp_event *event,
+                            double us_per_unit);
+
+/* Fills *out. Sorts the window if it changed since the last call. */
+void mcpp_rtt_stats_summary(mcpp_rtt_stats *stats, mcpp_rtt_summary *out);
+
+/* Copies the window's RTTs, oldest first, into buf (at most cap of them);
+ * returns how many the window holds. */
+size_t mcpp_rtt_stats_recent(const mcpp_rtt_stats *stats, double *buf,
+                             size_t cap);
+
+/* What an HTTP answer to one POSTed message means (Streamable HTTP). */
+typedef enum mcpp_http_verdict {
+  MCPP_HTTP_ANSWER = 0,          /* 2xx: the body (JSON, SSE or empty) is
+                                    the answer */
+  MCPP_HTTP_UNSUPPORTED = 1,     /* 404 whose body is a JSON-RPC error
+                                    -32601: the method is not supported */
+  MCPP_HTTP_SESSION_EXPIRED = 2, /* any other 404 to a request carrying
+                                    an Mcp-Session-Id: the session ended;
+                                    initialize again */
+  MCPP_HTTP_FAILED = 3           /* any other status: the request failed */
+} mcpp_http_verdict;
+
+/* Classifies an HTTP status and body (may be NULL if len is 0);
+ * had_session is 1 if the request carried an Mcp-Session-Id. */
+mcpp_http_verdict mcpp_http_classify(int status, const char *body,
+                                     size_t len, int had_session);
+
+/* Returns "answer", "unsupported", "session_expired" or "failed". */
+const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 
 #ifdef __cplusplus
 }

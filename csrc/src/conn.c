@@ -5,10 +5,15 @@
  * inside the engine (closing, which calls back into it) is recorded as
  * "pending" and done by leave() once the outermost call returned; leave()
  * also re-arms the connection's one timer, lazily. The server's process
- * (spawn, signals, exit status) is proc.c's.
+ * (spawn, exit watch, signals, exit status, state) is proc.c's.
+ *
+ * The driver takes no process-wide signal state. A write to a server that
+ * closed its stdin raises SIGPIPE in the writing thread: the runtime's I/O
+ * thread blocks it; a host running mcpp_conn on its own loop must block or
+ * ignore SIGPIPE in that thread itself (docs/c.md).
  */
-#include <pthread.h>
-#include <signal.h>
+#include <errno.h>
+#include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
@@ -27,8 +32,16 @@ enum {
    * loop wake-up instead of one each (Linux's round_jiffies, in spirit). */
   TIMER_GRID_MS = 16,
   /* How long to wait for stdout's EOF after the server exited, so that
-   * what it wrote last is still delivered. */
+   * what it wrote last is still delivered, and for the exit after EOF, so
+   * that the close says how it ended. */
   EXIT_EOF_WAIT_MS = 250,
+  /* After SIGKILL, how long to wait for the reap before giving up on it
+   * (a process stuck in the kernel): close always returns. */
+  KILL_WAIT_MS = 2000,
+  /* The end of the server's stderr kept for the close reason
+   * (MCPP_STDERR_CALLBACK), and how much of it the reason quotes. */
+  STDERR_TAIL = 1024,
+  STDERR_QUOTE = 300,
   /* Answers to the peer's pings that the kernel would not take yet. */
   MAX_PENDING_PONGS = 1024,
   MAX_PENDING_PONG_BYTES = 16 * 1024 * 1024,
@@ -77,8 +90,13 @@ struct mcpp_conn {
   char pending_reason[160];
 
   int closing, eof, write_broken;
+  int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
+  int reading_stopped; /* backpressure: the host is behind */
   int close_err;
-  char reason[200];
+  char reason[512];
+
+  char err_tail[STDERR_TAIL]; /* a ring: the last bytes of stderr */
+  size_t err_total;           /* bytes of stderr seen */
 
   size_t pending_pongs;
   size_t pending_pong_bytes;
@@ -87,6 +105,8 @@ struct mcpp_conn {
   size_t cork_len, cork_cap;
   size_t *cork_pongs; /* [start, end) pairs of pongs in cork */
   size_t n_cork_pongs, cork_pongs_cap;
+
+  void (*progress)(mcpp_conn *c, void *user_data);
 };
 
 static _Thread_local char spawn_error[256];
@@ -97,15 +117,6 @@ static uint64_t now_us(void) { return uv_hrtime() / 1000; }
 
 static void start_close(mcpp_conn *c, int err, const char *reason);
 static void rearm(mcpp_conn *c);
-
-/* A dead server must not kill its host through SIGPIPE on our next write:
- * ignore it unless the host installed its own handler. */
-static void ignore_sigpipe_once(void) {
-  struct sigaction old;
-  if (sigaction(SIGPIPE, NULL, &old) == 0 && old.sa_handler == SIG_DFL &&
-      !(old.sa_flags & SA_SIGINFO))
-    signal(SIGPIPE, SIG_IGN);
-}
 
 static void set_pending(mcpp_conn *c, int err, const char *fmt,
                         const char *arg) {
@@ -127,9 +138,10 @@ static void leave(mcpp_conn *c) {
   if (c->has_pending && !c->closing) {
     c->has_pending = 0;
     start_close(c, c->pending_err, c->pending_reason);
-    return;
+  } else {
+    rearm(c);
   }
-  rearm(c);
+  if (c->progress) c->progress(c, c->user_data);
 }
 
 /* ---------------------------------------------------------------- handles */
@@ -167,6 +179,7 @@ static void init_handle(mcpp_conn *c, uv_handle_t *h) {
 /* Once closing and the server is reaped, nothing else needs the timer or
  * its stderr. */
 static void close_remaining(mcpp_conn *c) {
+  mcpp__proc_close(&c->proc, on_handle_closed);
   close_handle(c, (uv_handle_t *)&c->in);
   close_handle(c, (uv_handle_t *)&c->out);
   close_handle(c, (uv_handle_t *)&c->timer);
@@ -188,6 +201,7 @@ static void on_write(uv_write_t *req, int status) {
   c->pending_pongs -= w->pongs;
   c->pending_pong_bytes -= w->pong_bytes;
   c->alloc->free(w, c->alloc->user_data);
+  if (c->progress) c->progress(c, c->user_data);
   if (status == 0 || status == UV_ECANCELED) return;
   if (status == UV_EPIPE) {
     /* The server closed its stdin; EOF or its exit will say why. */
@@ -366,7 +380,8 @@ static void on_timer(uv_timer_t *t);
 static void rearm(mcpp_conn *c) {
   if (c->closing) return;
   uint64_t d = mcpp_engine_next_deadline(c->engine);
-  if (c->exit_wait && c->exit_wait < d) d = c->exit_wait;
+  if (c->exit_wait && !c->reading_stopped && c->exit_wait < d)
+    d = c->exit_wait;
   if (d >= c->armed) return;
   uint64_t now = now_us();
   uint64_t ms = d > now ? (d - now + 999) / 1000 : 0;
@@ -376,19 +391,34 @@ static void rearm(mcpp_conn *c) {
   c->armed = d;
 }
 
+static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
+                        const char *suffix);
+
 static void on_timer(uv_timer_t *t) {
   mcpp_conn *c = t->data;
   c->armed = UINT64_MAX;
   if (c->closing) {
-    /* The grace period after SIGTERM is over. */
-    mcpp__proc_kill(&c->proc);
+    if (!c->killed) {
+      /* The grace period after SIGTERM is over. */
+      c->killed = 1;
+      mcpp__proc_kill(&c->proc);
+      uv_timer_start(&c->timer, on_timer, KILL_WAIT_MS, 0);
+      return;
+    }
+    /* Not reaped even after SIGKILL (stuck in the kernel): give up on it
+     * rather than never return. */
+    close_remaining(c);
     return;
   }
   uint64_t now = now_us();
-  if (c->exit_wait && now >= c->exit_wait) {
-    char reason[160];
-    mcpp__proc_exit_reason(&c->proc, reason, sizeof reason,
-                           " (its stdout stayed open)");
+  /* While reading is stopped, what the server wrote before exiting still
+   * waits in the pipe: the EOF wait starts over when reading resumes. */
+  if (c->exit_wait && now >= c->exit_wait && !c->reading_stopped) {
+    char reason[sizeof c->reason];
+    if (c->proc.exited)
+      exit_reason(c, reason, sizeof reason, " (its stdout stayed open)");
+    else
+      snprintf(reason, sizeof reason, "server closed stdout");
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
   }
@@ -444,13 +474,19 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
     return;
   }
   if (n == UV_EOF) {
-    char reason[160];
     c->eof = 1;
-    if (c->proc.exited)
-      mcpp__proc_exit_reason(&c->proc, reason, sizeof reason, "");
-    else
-      snprintf(reason, sizeof reason, "server closed stdout");
-    start_close(c, MCPP_ERR_CLOSED, reason);
+    if (c->proc.exited) {
+      char reason[sizeof c->reason];
+      exit_reason(c, reason, sizeof reason, "");
+      start_close(c, MCPP_ERR_CLOSED, reason);
+      return;
+    }
+    /* Most often the exit is a moment behind: wait for it briefly, so
+     * that the close can say how the server ended. */
+    uv_read_stop((uv_stream_t *)&c->out);
+    mcpp__proc_check_soon(&c->proc);
+    c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
+    rearm(c);
     return;
   }
   if (n < 0) {
@@ -477,25 +513,96 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
   leave(c);
 }
 
+/* ----------------------------------------------------------------- stderr */
+
+static void keep_stderr_tail(mcpp_conn *c, const char *data, size_t len) {
+  if (len > STDERR_TAIL) {
+    data += len - STDERR_TAIL;
+    c->err_total += len - STDERR_TAIL;
+    len = STDERR_TAIL;
+  }
+  for (size_t i = 0; i < len; i++)
+    c->err_tail[(c->err_total + i) % STDERR_TAIL] = data[i];
+  c->err_total += len;
+}
+
+static void got_stderr(mcpp_conn *c, const char *data, size_t len) {
+  keep_stderr_tail(c, data, len);
+  if (c->cb.on_stderr) c->cb.on_stderr(c, data, len, c->user_data);
+}
+
 static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   mcpp_conn *c = s->data;
-  if (n > 0) {
-    if (c->cb.on_stderr) c->cb.on_stderr(c, buf->base, (size_t)n, c->user_data);
-  } else if (n < 0) {
+  if (n > 0)
+    got_stderr(c, buf->base, (size_t)n);
+  else if (n < 0)
     close_handle(c, (uv_handle_t *)&c->err);
-  }
   release_rbuf(c, n);
+}
+
+/* What the server wrote just before it exited may still sit in the pipe
+ * when its exit is seen: read it now, so the reason quotes it. */
+static void drain_stderr(mcpp_conn *c) {
+  uv_os_fd_t fd;
+  if (!c->has_err_pipe || uv_is_closing((uv_handle_t *)&c->err) ||
+      uv_fileno((uv_handle_t *)&c->err, &fd))
+    return;
+  char buf[4096];
+  for (int i = 0; i < 16; i++) {
+    ssize_t n = read(fd, buf, sizeof buf);
+    if (n <= 0) return;
+    got_stderr(c, buf, (size_t)n);
+  }
+}
+
+/* The stderr tail's last non-empty lines, on one line: control bytes
+ * become spaces, at most STDERR_QUOTE bytes from its end. */
+static size_t stderr_quote(const mcpp_conn *c, char *out, size_t cap) {
+  size_t have = c->err_total < STDERR_TAIL ? c->err_total : STDERR_TAIL;
+  size_t start = c->err_total - have, n = 0;
+  char tail[STDERR_TAIL];
+  for (size_t i = 0; i < have; i++)
+    tail[i] = c->err_tail[(start + i) % STDERR_TAIL];
+  while (have && (unsigned char)tail[have - 1] <= ' ') have--;
+  size_t from = have > STDERR_QUOTE ? have - STDERR_QUOTE : 0;
+  for (size_t i = from; i < have && n + 1 < cap; i++) {
+    unsigned char ch = (unsigned char)tail[i];
+    int space = ch < ' ' || ch == 0x7f;
+    if (space && (n == 0 || out[n - 1] == ' ')) continue;
+    out[n++] = space ? ' ' : (char)ch;
+  }
+  out[n] = '\0';
+  return n;
+}
+
+/* "server exited with status 1: <the end of its stderr>" (see proc.h). */
+static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
+                        const char *suffix) {
+  drain_stderr(c);
+  char quote[STDERR_QUOTE + 1];
+  if (stderr_quote(c, quote, sizeof quote) == 0) {
+    mcpp__proc_exit_reason(&c->proc, buf, cap, suffix);
+    return;
+  }
+  char with[sizeof quote + 64];
+  snprintf(with, sizeof with, "%s: %s", suffix, quote);
+  mcpp__proc_exit_reason(&c->proc, buf, cap, with);
 }
 
 /* ------------------------------------------------------ exit and closing */
 
 static void on_proc_exit(mcpp__proc *p) {
-  mcpp_conn *c = p->handle.data;
-  close_handle(c, (uv_handle_t *)&c->proc.handle);
+  mcpp_conn *c = p->watch.poll.data; /* either member: same handle head */
   if (c->closing) {
     /* The leader is gone; take any straggler in its group with it. */
     mcpp__proc_kill(&c->proc);
     close_remaining(c);
+    return;
+  }
+  if (c->eof) {
+    char reason[sizeof c->reason];
+    exit_reason(c, reason, sizeof reason, "");
+    start_close(c, MCPP_ERR_CLOSED, reason);
     return;
   }
   c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
@@ -556,8 +663,76 @@ static void fail_spawn(mcpp_conn *c) {
   c->failed = 1;
   mcpp_engine_free(c->engine);
   c->engine = NULL;
-  close_handle(c, (uv_handle_t *)&c->proc.handle);
   close_remaining(c);
+}
+
+/* ------------------------------------------------------------------ pipes */
+
+/* The server's three pipes: [i][0] the server's end, [i][1] ours (-1 where
+ * stderr is not a pipe). Every fd is close-on-exec and above the stdio
+ * fds (a host may have closed its stdin), so that the server gets exactly
+ * its own three. */
+typedef struct server_pipes {
+  int fd[3][2];
+} server_pipes;
+
+static int above_stdio(int fd) {
+  if (fd > 2) return fd;
+  int moved = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+  close(fd);
+  return moved;
+}
+
+static void close_pipes(server_pipes *p) {
+  for (int i = 0; i < 3; i++)
+    for (int j = 0; j < 2; j++)
+      if (p->fd[i][j] >= 0) close(p->fd[i][j]);
+}
+
+/* Returns 0 or a negative errno (nothing left open). */
+static int open_pipes(server_pipes *p, int with_stderr) {
+  for (int i = 0; i < 3; i++) p->fd[i][0] = p->fd[i][1] = -1;
+  for (int i = 0; i < (with_stderr ? 3 : 2); i++) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC)) {
+      int err = -errno;
+      close_pipes(p);
+      return err;
+    }
+    /* stdin: the server reads [0]; stdout, stderr: it writes [1]. */
+    int server = i == 0 ? fds[0] : fds[1], ours = i == 0 ? fds[1] : fds[0];
+    p->fd[i][0] = above_stdio(server);
+    p->fd[i][1] = above_stdio(ours);
+    if (p->fd[i][0] < 0 || p->fd[i][1] < 0) {
+      close_pipes(p);
+      return -EMFILE;
+    }
+  }
+  return 0;
+}
+
+/* Hands our ends to the uv pipes (after a successful spawn). */
+static void open_our_ends(mcpp_conn *c, server_pipes *p) {
+  uv_pipe_t *ours[3] = {&c->in, &c->out, c->has_err_pipe ? &c->err : NULL};
+  for (int i = 0; i < 3; i++) {
+    if (p->fd[i][0] >= 0) close(p->fd[i][0]);
+    if (!ours[i]) continue;
+    uv_pipe_open(ours[i], p->fd[i][1]); /* sets O_NONBLOCK on our end */
+  }
+}
+
+/* ---------------------------------------------------------- engine hooks */
+
+static int engine_process_state(mcpp_engine *e, void *ud) {
+  mcpp_conn *c = ud;
+  return (int)mcpp__proc_state(&c->proc);
+}
+
+/* --------------------------------------------------------------- spawning */
+
+static int refuse(const char *fmt, unsigned long long v) {
+  snprintf(spawn_error, sizeof spawn_error, fmt, v);
+  return MCPP_ERR_INVALID_ARGUMENT;
 }
 
 int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
@@ -565,14 +740,16 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
                     const mcpp_spawn_options *options,
                     const mcpp_conn_callbacks *callbacks, void *user_data,
                     const mcpp_allocator *alloc) {
-  static pthread_once_t sigpipe_once = PTHREAD_ONCE_INIT;
   spawn_error[0] = '\0';
   if (!out || !loop || !options || !options->file || !options->args ||
       !callbacks || !callbacks->on_message ||
       (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE)
     return MCPP_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  pthread_once(&sigpipe_once, ignore_sigpipe_once);
+  if (options->kill_grace_ms > MCPP_MAX_KILL_GRACE_MS)
+    return refuse("kill_grace_ms must be between 0 (the default, 2000) and "
+                  "%llu ms",
+                  MCPP_MAX_KILL_GRACE_MS);
   if (!alloc) alloc = mcpp_default_allocator();
 
   mcpp_conn *c = alloc->malloc(sizeof *c, alloc->user_data);
@@ -594,9 +771,13 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
       .send = engine_send,
       .deliver = engine_deliver,
       .on_event = engine_event,
-      .on_record = callbacks->on_record ? engine_record : NULL};
+      .on_record = callbacks->on_record ? engine_record : NULL,
+      .process_state = engine_process_state};
   int rc = mcpp_engine_new(&c->engine, &s, &ecb, c, alloc, now_us());
   if (rc) {
+    if (rc == MCPP_ERR_INVALID_ARGUMENT && mcpp_settings_problem(&s))
+      snprintf(spawn_error, sizeof spawn_error, "%s",
+               mcpp_settings_problem(&s));
     alloc->free(c, alloc->user_data);
     return rc;
   }
@@ -609,35 +790,31 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   init_handle(c, (uv_handle_t *)&c->timer);
   uv_prepare_init(loop, &c->flusher);
   init_handle(c, (uv_handle_t *)&c->flusher);
-  uv_stdio_container_t stdio[3];
-  stdio[0].flags = UV_CREATE_PIPE | UV_READABLE_PIPE;
-  stdio[0].data.stream = (uv_stream_t *)&c->in;
-  stdio[1].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-  stdio[1].data.stream = (uv_stream_t *)&c->out;
-  switch (options->stderr_mode) {
-  case MCPP_STDERR_CALLBACK:
+  if (options->stderr_mode == MCPP_STDERR_CALLBACK) {
     uv_pipe_init(loop, &c->err, 0);
     init_handle(c, (uv_handle_t *)&c->err);
     c->has_err_pipe = 1;
-    stdio[2].flags = UV_CREATE_PIPE | UV_WRITABLE_PIPE;
-    stdio[2].data.stream = (uv_stream_t *)&c->err;
-    break;
-  case MCPP_STDERR_IGNORE:
-    stdio[2].flags = UV_IGNORE; /* libuv opens /dev/null for fds 0-2 */
-    break;
-  default:
-    stdio[2].flags = UV_INHERIT_FD;
-    stdio[2].data.fd = 2;
   }
 
-  rc = mcpp__proc_spawn(&c->proc, loop, options, stdio, on_proc_exit);
-  init_handle(c, (uv_handle_t *)&c->proc.handle);
+  server_pipes pipes;
+  rc = open_pipes(&pipes, c->has_err_pipe);
+  if (rc == 0) {
+    int child[3] = {pipes.fd[0][0], pipes.fd[1][0],
+                    c->has_err_pipe ? pipes.fd[2][0]
+                    : options->stderr_mode == MCPP_STDERR_IGNORE
+                        ? MCPP__PROC_DEVNULL
+                        : MCPP__PROC_INHERIT};
+    rc = mcpp__proc_spawn(&c->proc, loop, options, child, on_proc_exit);
+    if (rc) close_pipes(&pipes);
+  }
   if (rc) {
     snprintf(spawn_error, sizeof spawn_error, "cannot start %s: %s (%s)",
              options->file, uv_strerror(rc), uv_err_name(rc));
     fail_spawn(c);
     return MCPP_ERR_SPAWN;
   }
+  init_handle(c, (uv_handle_t *)&c->proc.watch);
+  open_our_ends(c, &pipes);
   uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
   if (c->has_err_pipe)
     uv_read_start((uv_stream_t *)&c->err, on_alloc, on_stderr_read);
@@ -698,6 +875,34 @@ int mcpp_conn_close(mcpp_conn *c) {
 }
 
 mcpp_engine *mcpp_conn_engine(mcpp_conn *c) { return c ? c->engine : NULL; }
+
+void mcpp__conn_set_progress(mcpp_conn *c,
+                             void (*fn)(mcpp_conn *c, void *user_data)) {
+  c->progress = fn;
+}
+
+size_t mcpp__conn_queued_bytes(const mcpp_conn *c) {
+  return c->cork_len + uv_stream_get_write_queue_size((uv_stream_t *)&c->in);
+}
+
+void mcpp__conn_set_reading(mcpp_conn *c, int reading) {
+  reading = reading != 0;
+  if (c->closing || c->reading_stopped == !reading) return;
+  c->reading_stopped = !reading;
+  if (reading) {
+    uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
+    if (c->has_err_pipe && !uv_is_closing((uv_handle_t *)&c->err))
+      uv_read_start((uv_stream_t *)&c->err, on_alloc, on_stderr_read);
+    if (c->exit_wait) c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
+  } else {
+    uv_read_stop((uv_stream_t *)&c->out);
+    if (c->has_err_pipe && !uv_is_closing((uv_handle_t *)&c->err))
+      uv_read_stop((uv_stream_t *)&c->err);
+  }
+  enter(c);
+  mcpp_engine_set_reading(c->engine, reading, now_us());
+  leave(c);
+}
 
 int mcpp_conn_pid(const mcpp_conn *c) { return c ? c->proc.pid : 0; }
 

@@ -2,11 +2,30 @@
 #ifndef MCPP_DRIVER_H
 #define MCPP_DRIVER_H
 
+#include <stddef.h>
+
 #include "mcpping.h"
 
 /* In a forked child: closes the connection's pipe fds without touching the
  * (parent's) loop or process, so the child holds no server pipe open. */
 void mcpp__conn_after_fork(mcpp_conn *conn);
+
+/* Sets a function called after every outermost engine call on the
+ * connection returns (a read, a timer run, a send, a ping) and whenever
+ * its write queue shrinks, so the runtime can refresh what other threads
+ * read. Never called from inside the engine; NULL removes it. */
+void mcpp__conn_set_progress(mcpp_conn *conn,
+                             void (*fn)(mcpp_conn *conn, void *user_data));
+
+/* Bytes written by the application or the engine that the server has not
+ * taken yet (corked or queued in libuv). */
+size_t mcpp__conn_queued_bytes(const mcpp_conn *conn);
+
+/* Stops (0) or resumes (1) reading the server's stdout and stderr, and
+ * tells the engine, so that the silence while stopped is not the peer's
+ * fault. A server's exit while stopped waits for reading to resume, so
+ * nothing it wrote is lost. Not from inside an engine callback. */
+void mcpp__conn_set_reading(mcpp_conn *conn, int reading);
 
 /* uv_loop_close()'s result when the last runtime was freed (tests). */
 extern int mcpp__runtime_loop_close_rc;

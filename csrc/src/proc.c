@@ -1,49 +1,186 @@
 /*
- * The server's process lifetime (see proc.h): spawn into its own process
- * group, the SIGTERM/SIGCONT/SIGKILL escalation, and the exit status.
+ * The server's process lifetime (see proc.h): posix_spawn into its own
+ * session, exit watched through a pidfd (or a waitpid backoff timer), the
+ * SIGTERM/SIGCONT/SIGKILL escalation, the exit status, and the process
+ * state read from /proc when the engine asks.
  */
 #include "proc.h"
 
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
-enum { DEFAULT_KILL_GRACE_MS = 2000 };
+#include "keeper.h"
+
+#ifndef P_PIDFD
+#define P_PIDFD 3
+#endif
+
+extern char **environ;
+
+enum {
+  DEFAULT_KILL_GRACE_MS = 2000,
+  /* Without a pidfd, waitpid(pid, WNOHANG) runs at 1 ms, 2 ms, 4 ms, ...
+   * up to this (the server's stdout EOF usually says sooner). */
+  MAX_BACKOFF_MS = 1000
+};
+
+int mcpp__proc_force_backoff;
 
 void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms) {
   memset(p, 0, sizeof *p);
+  p->pidfd = -1;
   p->exit_status = -1;
   p->kill_grace_ms = kill_grace_ms ? kill_grace_ms : DEFAULT_KILL_GRACE_MS;
 }
 
-static void on_reaped(uv_process_t *h, int64_t status, int sig) {
-  mcpp__proc *p = (mcpp__proc *)h;
+/* ------------------------------------------------------------- reaping */
+
+/* Reaps exactly our child, never waiting. Returns 1 once it is gone
+ * (status recorded, or unknown if another reaper or the kernel took it),
+ * 0 if it still runs. */
+static int try_reap(mcpp__proc *p) {
+  siginfo_t si;
+  memset(&si, 0, sizeof si);
+  int rc = -1;
+  if (p->pidfd >= 0)
+    rc = waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED | WNOHANG);
+  /* Linux 5.3 has pidfds but not P_PIDFD. */
+  if (p->pidfd < 0 || (rc < 0 && errno == EINVAL))
+    rc = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG);
+  if (rc < 0) {
+    if (errno == EINTR) return 0;
+    /* ECHILD: SIGCHLD is ignored (the kernel reaped it) or the host's own
+     * waitpid(-1) got there first. Either way it has exited. */
+    p->status_unknown = 1;
+  } else if (si.si_pid == 0) {
+    return 0;
+  } else if (si.si_code == CLD_EXITED) {
+    p->exit_status = si.si_status;
+  } else {
+    p->term_signal = si.si_status;
+  }
   p->exited = 1;
-  p->exit_status = sig ? -1 : status;
-  p->term_signal = sig;
+  return 1;
+}
+
+static void on_pidfd(uv_poll_t *h, int status, int events) {
+  mcpp__proc *p = (mcpp__proc *)h;
+  if (!try_reap(p)) return;
+  uv_poll_stop(h);
   p->on_exit(p);
 }
 
-int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
-                     const mcpp_spawn_options *options,
-                     uv_stdio_container_t stdio[3], mcpp__proc_exit_fn cb) {
-  uv_process_options_t po;
-  memset(&po, 0, sizeof po);
-  po.exit_cb = on_reaped;
-  po.file = options->file;
-  po.args = options->args;
-  po.env = options->env;
-  po.cwd = options->cwd;
-  po.stdio = stdio;
-  po.stdio_count = 3;
-  /* Detached: setsid(), so the server leads its own process group and
-   * kill(-pid) reaches everything it starts. */
-  po.flags = UV_PROCESS_DETACHED;
-  p->on_exit = cb;
-  int rc = uv_spawn(loop, &p->handle, &po);
-  if (rc == 0) p->pid = p->handle.pid;
+static void on_backoff(uv_timer_t *t) {
+  mcpp__proc *p = (mcpp__proc *)t;
+  if (try_reap(p)) {
+    p->on_exit(p);
+    return;
+  }
+  p->backoff_ms = p->backoff_ms * 2 > MAX_BACKOFF_MS ? MAX_BACKOFF_MS
+                                                     : p->backoff_ms * 2;
+  uv_timer_start(t, on_backoff, p->backoff_ms, 0);
+}
+
+static int pidfd_open(int pid) {
+#ifdef SYS_pidfd_open
+  return (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec already */
+#else
+  errno = ENOSYS;
+  return -1;
+#endif
+}
+
+/* A pidfd polled on the loop where the kernel has them (Linux 5.3+), else
+ * the backoff timer. A child already reaped by the kernel (SIGCHLD
+ * ignored) has no pidfd either: the timer's first waitpid says so. */
+static void watch(mcpp__proc *p, uv_loop_t *loop) {
+  p->pidfd = mcpp__proc_force_backoff ? -1 : pidfd_open(p->pid);
+  if (p->pidfd >= 0) {
+    if (uv_poll_init(loop, &p->watch.poll, p->pidfd) == 0) {
+      uv_poll_start(&p->watch.poll, UV_READABLE, on_pidfd);
+      return;
+    }
+    close(p->pidfd);
+    p->pidfd = -1;
+  }
+  uv_timer_init(loop, &p->watch.timer);
+  p->backoff_ms = 1;
+  uv_timer_start(&p->watch.timer, on_backoff, 1, 0);
+}
+
+/* ------------------------------------------------------------ spawning */
+
+static int child_stdio(posix_spawn_file_actions_t *fa, const int fds[3]) {
+  for (int i = 0; i < 3; i++) {
+    int rc = 0;
+    if (fds[i] >= 0)
+      rc = posix_spawn_file_actions_adddup2(fa, fds[i], i);
+    else if (fds[i] == MCPP__PROC_DEVNULL)
+      rc = posix_spawn_file_actions_addopen(fa, i, "/dev/null",
+                                            i ? O_WRONLY : O_RDONLY, 0);
+    if (rc) return rc;
+  }
+  return 0;
+}
+
+/* The server starts as libuv would start it: its own session, every
+ * signal at its default disposition (the host may ignore SIGPIPE or
+ * SIGCHLD), an empty signal mask (our I/O thread blocks everything), and
+ * no fd beyond its stdio. */
+static int prepare(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
+                   const mcpp_spawn_options *o, const int fds[3]) {
+  int rc = child_stdio(fa, fds);
+  if (!rc && o->cwd) rc = posix_spawn_file_actions_addchdir_np(fa, o->cwd);
+#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
+  if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(fa, 3);
+#endif
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  if (!rc) rc = posix_spawnattr_setsigmask(at, &none);
+  if (!rc) rc = posix_spawnattr_setsigdefault(at, &all);
+  if (!rc)
+    rc = posix_spawnattr_setflags(at, POSIX_SPAWN_SETSID |
+                                          POSIX_SPAWN_SETSIGMASK |
+                                          POSIX_SPAWN_SETSIGDEF);
   return rc;
 }
+
+int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
+                     const mcpp_spawn_options *o, const int child_fds[3],
+                     mcpp__proc_exit_fn cb) {
+  posix_spawn_file_actions_t fa;
+  posix_spawnattr_t at;
+  if (posix_spawn_file_actions_init(&fa)) return -ENOMEM;
+  if (posix_spawnattr_init(&at)) {
+    posix_spawn_file_actions_destroy(&fa);
+    return -ENOMEM;
+  }
+  pid_t pid = 0;
+  int rc = prepare(&fa, &at, o, child_fds);
+  /* glibc reports exec's own failure (ENOENT, EACCES) here. */
+  if (!rc)
+    rc = posix_spawnp(&pid, o->file, &fa, &at, o->args,
+                      o->env ? o->env : environ);
+  posix_spawn_file_actions_destroy(&fa);
+  posix_spawnattr_destroy(&at);
+  if (rc) return -rc;
+  p->pid = pid;
+  p->on_exit = cb;
+  mcpp__keeper_watch(pid);
+  watch(p, loop);
+  return 0;
+}
+
+/* ---------------------------------------------------------- signals */
 
 void mcpp__proc_terminate(mcpp__proc *p) {
   /* SIGCONT so that a stopped server gets the SIGTERM now. */
@@ -51,13 +188,81 @@ void mcpp__proc_terminate(mcpp__proc *p) {
   kill(-p->pid, SIGCONT);
   /* The leader is gone: nothing to wait for, take any straggler at once. */
   if (p->exited) kill(-p->pid, SIGKILL);
+  mcpp__proc_check_soon(p);
 }
 
-void mcpp__proc_kill(mcpp__proc *p) { kill(-p->pid, SIGKILL); }
+void mcpp__proc_kill(mcpp__proc *p) {
+  kill(-p->pid, SIGKILL);
+  mcpp__proc_check_soon(p);
+}
+
+void mcpp__proc_check_soon(mcpp__proc *p) {
+  if (p->pidfd >= 0 || p->exited || !p->on_exit) return;
+  p->backoff_ms = 1;
+  uv_timer_start(&p->watch.timer, on_backoff, 1, 0);
+}
+
+/* ------------------------------------------------------- process state */
+
+static int have_proc(void) {
+  static _Atomic int known; /* 0 unknown, 1 yes, -1 no */
+  if (!known) known = access("/proc/self/stat", R_OK) == 0 ? 1 : -1;
+  return known > 0;
+}
+
+mcpp_process_state mcpp__proc_state(const mcpp__proc *p) {
+  if (p->exited) return MCPP_PROCESS_EXITED;
+  if (p->pid <= 0 || !have_proc()) return MCPP_PROCESS_UNKNOWN;
+  /* A readable pidfd means it exited, whatever now owns the pid. */
+  if (p->pidfd >= 0) {
+    struct pollfd pfd = {p->pidfd, POLLIN, 0};
+    if (poll(&pfd, 1, 0) == 1) return MCPP_PROCESS_EXITED;
+  }
+  char path[32], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", p->pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return errno == ENOENT ? MCPP_PROCESS_EXITED
+                                     : MCPP_PROCESS_UNKNOWN;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return MCPP_PROCESS_UNKNOWN;
+  buf[n] = '\0';
+  /* "pid (comm) S ...": comm may hold anything, ')' included. */
+  const char *end = strrchr(buf, ')');
+  if (!end || end[1] != ' ' || !end[2]) return MCPP_PROCESS_UNKNOWN;
+  switch (end[2]) {
+  case 'T':
+  case 't':
+    return MCPP_PROCESS_STOPPED;
+  case 'Z':
+  case 'X':
+  case 'x':
+    return MCPP_PROCESS_EXITED;
+  default:
+    return MCPP_PROCESS_RUNNING;
+  }
+}
+
+/* ------------------------------------------------------------ the end */
+
+void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb) {
+  if (p->on_exit == NULL) return; /* closed, or never spawned */
+  p->on_exit = NULL;
+  /* uv_close stops the poll before the fd goes: no stale epoll entry. */
+  uv_close((uv_handle_t *)&p->watch, close_cb);
+  if (p->pidfd >= 0) close(p->pidfd);
+  p->pidfd = -1;
+  mcpp__keeper_forget(p->pid);
+}
+
+int mcpp__proc_closing(const mcpp__proc *p) { return p->on_exit == NULL; }
 
 void mcpp__proc_exit_reason(const mcpp__proc *p, char *buf, size_t cap,
                             const char *suffix) {
-  if (p->term_signal)
+  if (p->status_unknown)
+    snprintf(buf, cap, "server exited (status unknown: reaped elsewhere)%s",
+             suffix);
+  else if (p->term_signal)
     snprintf(buf, cap, "server killed by signal %d%s", p->term_signal, suffix);
   else
     snprintf(buf, cap, "server exited with status %lld%s",

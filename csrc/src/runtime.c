@@ -4,6 +4,14 @@
  * and wake the loop with a uv_async_t; the I/O thread turns driver
  * callbacks into items, queued under the same mutex, and calls notify when
  * the queue turns non-empty so the host drains a whole batch at once.
+ *
+ * What the host reads (info, healthy) is a snapshot the I/O thread
+ * refreshes after every engine call, timer runs included; healthy is
+ * computed at read time from the snapshot's healthy_until, so a request
+ * passing its limit shows at once. Memory is bounded per connection by
+ * max_pending_bytes: inbound frames the host has not drained stop the
+ * reading, outbound bytes not yet written refuse sends (WOULD_BLOCK) until
+ * a WRITABLE item.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -17,9 +25,12 @@
 
 int mcpp__runtime_loop_close_rc;
 
+enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
+
 typedef enum cmd_type {
   CMD_SPAWN,
   CMD_SEND,
+  CMD_CANCEL_REQUEST,
   CMD_PING,
   CMD_CANCEL_PING,
   CMD_CLOSE
@@ -37,10 +48,10 @@ typedef struct cmd {
   size_t errbuf_len;
   int result;
   int done;
-  /* CMD_PING, CMD_CANCEL_PING */
+  /* CMD_PING, CMD_CANCEL_PING; CMD_SEND: the request's timeout */
   uint32_t timeout_ms;
   uint64_t token;
-  /* CMD_SEND */
+  /* CMD_SEND: the frame; CMD_CANCEL_REQUEST: the raw id */
   size_t len;
   char data[];
 } cmd;
@@ -54,11 +65,20 @@ typedef struct rconn {
   struct mcpp_runtime *rt;
   uint64_t id;
   void *user_data;
+  size_t cap; /* max_pending_bytes */
   /* Guarded by the mutex. */
   int closing;
   int pid;
   mcpp_engine_info info;
-  int healthy;
+  uint64_t healthy_until; /* see mcpp_engine_healthy_until */
+  size_t in_bytes;        /* inbound frames queued since drain in_gen */
+  uint64_t in_gen;
+  int want_pause;         /* in_bytes reached cap: stop reading */
+  int paused;             /* reading stopped for the host */
+  size_t out_cmd_bytes;   /* sends queued to the I/O thread, not yet run */
+  size_t out_wq_bytes;    /* the driver's write queue, as last seen */
+  size_t writable_at;     /* WRITABLE once outbound bytes are this low;
+                             SIZE_MAX: no send is waiting */
   /* What the engine learned of the session ("" while unknown), for
    * mcpp_runtime_session: the info snapshot carries no strings. */
   char protocol_version[64];
@@ -86,6 +106,9 @@ struct mcpp_runtime {
   cmd *cmd_head, *cmd_tail;
   mcpp_item *item_head, *item_tail;
   int notified; /* notify was called for the items queued now */
+  uint64_t drain_gen; /* drains so far */
+  int paused;         /* connections not reading for the host */
+  int resume;         /* a drain asked the I/O thread to resume reading */
   rconn *conns;
   uint64_t next_id;
 };
@@ -142,34 +165,123 @@ static int append_locked(mcpp_runtime *rt, mcpp_item *it) {
   return 1;
 }
 
-/* Queues an item (NULL: none, out of memory) and refreshes the
- * connection's info snapshot under the same lock. */
-static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
+/* What another thread may read of the engine, taken on the I/O thread. */
+typedef struct snapshot {
+  int valid;
   mcpp_engine_info info;
-  int healthy = 0;
+  uint64_t healthy_until;
+  size_t queued;
+} snapshot;
+
+static void take_snapshot(rconn *r, snapshot *sn) {
   mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
-  if (e) {
-    mcpp_engine_get_info(e, &info);
-    info.protocol_version = NULL;
-    info.peer_name = NULL;
-    info.probe_method = NULL;
-    healthy = mcpp_engine_healthy(e, uv_hrtime() / 1000);
+  sn->valid = e != NULL;
+  if (!e) return;
+  mcpp_engine_get_info(e, &sn->info);
+  sn->info.protocol_version = NULL;
+  sn->info.peer_name = NULL;
+  sn->info.probe_method = NULL;
+  sn->healthy_until = mcpp_engine_healthy_until(e, uv_hrtime() / 1000);
+  sn->queued = mcpp__conn_queued_bytes(r->conn);
+}
+
+/* Queues a WRITABLE item if a refused send now fits. */
+static mcpp_item *writable_locked(rconn *r) {
+  if (r->writable_at == SIZE_MAX ||
+      r->out_cmd_bytes + r->out_wq_bytes > r->writable_at)
+    return NULL;
+  mcpp_item *it = new_item(r->rt, r, MCPP_ITEM_WRITABLE, 0);
+  /* Out of memory: the next progress tries again. */
+  if (it) r->writable_at = SIZE_MAX;
+  return it;
+}
+
+static void store_snapshot_locked(rconn *r, const snapshot *sn) {
+  if (!sn->valid) return;
+  r->info = sn->info;
+  r->healthy_until = sn->healthy_until;
+  r->out_wq_bytes = sn->queued;
+}
+
+/* Counts an inbound frame the host has yet to drain; at half the cap,
+ * asks for reading to stop (done outside the engine, in progress()).
+ * Half: the host holds the batch it drained last while it works through
+ * it, so the queue and that batch together stay within the cap. */
+static void count_inbound_locked(rconn *r, size_t len) {
+  mcpp_runtime *rt = r->rt;
+  if (r->in_gen != rt->drain_gen) {
+    r->in_gen = rt->drain_gen;
+    r->in_bytes = 0;
   }
+  r->in_bytes += len;
+  if (r->in_bytes >= r->cap / 2 && !r->paused) r->want_pause = 1;
+}
+
+/* Queues an item (NULL: none, out of memory) and refreshes the
+ * connection's snapshot under the same lock, so the host never drains
+ * an item older than what info() shows. `inbound`: bytes that count
+ * against the connection's cap. */
+static void push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
+                         size_t inbound) {
+  snapshot sn;
+  take_snapshot(r, &sn);
   pthread_mutex_lock(&rt->mu);
-  if (e) {
-    r->info = info;
-    r->healthy = healthy;
-  }
+  store_snapshot_locked(r, &sn);
+  if (inbound) count_inbound_locked(r, inbound);
   int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
+}
+
+static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
+  push_counted(rt, r, it, 0);
 }
 
 static void push_data(rconn *r, mcpp_item_type type, const char *data,
                       size_t len) {
   mcpp_item *it = new_item(r->rt, r, type, len);
   if (it) memcpy(it->data, data, len);
-  push(r->rt, r, it);
+  int counted = type == MCPP_ITEM_MESSAGE || type == MCPP_ITEM_STDERR;
+  push_counted(r->rt, r, it, counted ? len : 0);
+}
+
+/* The driver's progress hook: after every engine call and write. Refreshes
+ * the snapshot, stops reading at the inbound cap, and tells the host when
+ * a refused send fits again. */
+static void on_progress(mcpp_conn *c, void *ud) {
+  rconn *r = ud;
+  mcpp_runtime *rt = r->rt;
+  snapshot sn;
+  take_snapshot(r, &sn);
+  pthread_mutex_lock(&rt->mu);
+  store_snapshot_locked(r, &sn);
+  /* Not if the host drained those bytes meanwhile: nothing would resume
+   * the reading then. */
+  int pause = r->want_pause && !r->paused && !r->closing &&
+              r->in_gen == rt->drain_gen;
+  r->want_pause = 0;
+  if (pause) {
+    r->paused = 1;
+    rt->paused++;
+  }
+  int wake = append_locked(rt, writable_locked(r));
+  pthread_mutex_unlock(&rt->mu);
+  if (wake && rt->notify) rt->notify(rt->notify_data);
+  if (pause) mcpp__conn_set_reading(c, 0);
+}
+
+/* After a drain: connections stopped for the host read again. */
+static void resume_reading(mcpp_runtime *rt) {
+  for (rconn *r = rt->conns; r; r = r->next) {
+    pthread_mutex_lock(&rt->mu);
+    int go = r->paused && r->in_gen != rt->drain_gen;
+    if (go) {
+      r->paused = 0;
+      rt->paused--;
+    }
+    pthread_mutex_unlock(&rt->mu);
+    if (go && r->conn) mcpp__conn_set_reading(r->conn, 1);
+  }
 }
 
 static void push_ping_failed(rconn *r, uint64_t token, int err) {
@@ -305,6 +417,7 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
     }
   }
   int last = rt->conns == NULL;
+  if (r->paused) rt->paused--;
   int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
@@ -325,6 +438,10 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
     memset(r, 0, sizeof *r);
     r->rt = rt;
     r->user_data = k->conn_user_data;
+    r->cap = k->settings && k->settings->max_pending_bytes
+                 ? k->settings->max_pending_bytes
+                 : DEFAULT_MAX_PENDING_BYTES;
+    r->writable_at = SIZE_MAX;
     pthread_mutex_lock(&rt->mu);
     r->id = ++rt->next_id;
     pthread_mutex_unlock(&rt->mu);
@@ -332,10 +449,15 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
                          &conn_callbacks, r, &rt->alloc);
     if (rc && k->errbuf && k->errbuf_len)
       snprintf(k->errbuf, k->errbuf_len, "%s",
-               rc == MCPP_ERR_SPAWN ? mcpp_conn_spawn_error()
-                                    : mcpp_strerror(rc));
+               /* The driver's own sentence where it has one (a spawn
+                * failure, the setting out of range). */
+               *mcpp_conn_spawn_error() ? mcpp_conn_spawn_error()
+                                        : mcpp_strerror(rc));
   }
-  if (rc == 0) push(rt, r, NULL);
+  if (rc == 0) {
+    mcpp__conn_set_progress(r->conn, on_progress);
+    push(rt, r, NULL);
+  }
   pthread_mutex_lock(&rt->mu);
   if (rc == 0) {
     r->pid = mcpp_conn_pid(r->conn);
@@ -375,6 +497,23 @@ static void run_cancel_ping(mcpp_runtime *rt, cmd *k) {
   }
 }
 
+/* Writes a queued frame; its bytes move from the command queue to the
+ * driver's write queue (the progress hook counts those). */
+static void run_send(mcpp_runtime *rt, cmd *k) {
+  rconn *r = find_conn(rt, k->conn_id);
+  if (!r) return;
+  /* CLOSED: the connection is going; its CLOSED item tells the host. */
+  if (r->conn) mcpp_conn_send_timed(r->conn, k->data, k->len, k->timeout_ms);
+  snapshot sn;
+  take_snapshot(r, &sn);
+  pthread_mutex_lock(&rt->mu);
+  r->out_cmd_bytes -= k->len + 1;
+  store_snapshot_locked(r, &sn);
+  int wake = append_locked(rt, writable_locked(r));
+  pthread_mutex_unlock(&rt->mu);
+  if (wake && rt->notify) rt->notify(rt->notify_data);
+}
+
 static void stop_all(mcpp_runtime *rt) {
   rt->stopping = 1;
   if (!rt->conns) {
@@ -391,7 +530,10 @@ static void on_async(uv_async_t *a) {
   cmd *k = rt->cmd_head;
   rt->cmd_head = rt->cmd_tail = NULL;
   int stop = rt->stop_requested;
+  int resume = rt->resume;
+  rt->resume = 0;
   pthread_mutex_unlock(&rt->mu);
+  if (resume) resume_reading(rt);
   while (k) {
     cmd *next = k->next;
     rconn *r;
@@ -401,8 +543,12 @@ static void on_async(uv_async_t *a) {
       k = next;
       continue;
     case CMD_SEND:
+      run_send(rt, k);
+      break;
+    case CMD_CANCEL_REQUEST:
+      /* NOT_FOUND: answered or expired meanwhile, nothing to abandon. */
       if ((r = find_conn(rt, k->conn_id)) && r->conn)
-        mcpp_conn_send(r->conn, k->data, k->len);
+        mcpp_conn_cancel_request(r->conn, k->data, k->len);
       break;
     case CMD_PING:
       run_ping(rt, k);
@@ -575,27 +721,51 @@ static int submit(mcpp_runtime *rt, cmd *k, int closing) {
 
 int mcpp_runtime_send(mcpp_runtime *rt, uint64_t conn_id, const char *frame,
                       size_t len) {
-  if (!rt || (!frame && len)) return MCPP_ERR_INVALID_ARGUMENT;
-  if (len && memchr(frame, '\n', len)) return MCPP_ERR_FRAME_NEWLINE;
-  cmd *k = new_cmd(rt, CMD_SEND, conn_id, len);
-  if (!k) return MCPP_ERR_NOMEM;
-  if (len) memcpy(k->data, frame, len);
-  return submit(rt, k, 0);
+  return mcpp_runtime_send_timed(rt, conn_id, frame, len,
+                                 MCPP_TIMEOUT_DEFAULT);
 }
 
 int mcpp_runtime_send_timed(mcpp_runtime *rt, uint64_t conn_id,
                             const char *frame, size_t len,
                             uint32_t timeout_ms) {
-  (void)timeout_ms; /* contract: per-request deadlines land with the engine */
-  return mcpp_runtime_send(rt, conn_id, frame, len);
+  if (!rt || (!frame && len)) return MCPP_ERR_INVALID_ARGUMENT;
+  if (timeout_ms > MCPP_MAX_MS && timeout_ms != MCPP_TIMEOUT_NONE)
+    return MCPP_ERR_INVALID_ARGUMENT;
+  if (len && memchr(frame, '\n', len)) return MCPP_ERR_FRAME_NEWLINE;
+  cmd *k = new_cmd(rt, CMD_SEND, conn_id, len);
+  if (!k) return MCPP_ERR_NOMEM;
+  if (len) memcpy(k->data, frame, len);
+  k->timeout_ms = timeout_ms;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  if (!r || r->closing) {
+    pthread_mutex_unlock(&rt->mu);
+    rt_free(rt, k);
+    return MCPP_ERR_NOT_FOUND;
+  }
+  /* A frame larger than the cap still goes out alone: refusing it for
+   * ever would lose it. */
+  size_t queued = r->out_cmd_bytes + r->out_wq_bytes, need = len + 1;
+  if (queued && queued + need > r->cap) {
+    size_t at = need < r->cap ? r->cap - need : 0;
+    if (at < r->writable_at) r->writable_at = at;
+    pthread_mutex_unlock(&rt->mu);
+    rt_free(rt, k);
+    return MCPP_ERR_WOULD_BLOCK;
+  }
+  r->out_cmd_bytes += need;
+  enqueue_locked(rt, k);
+  pthread_mutex_unlock(&rt->mu);
+  return 0;
 }
 
 int mcpp_runtime_cancel_request(mcpp_runtime *rt, uint64_t conn_id,
                                 const char *id, size_t id_len) {
-  (void)id;
-  (void)id_len;
-  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
-  return mcpp_runtime_pid(rt, conn_id) < 0 ? MCPP_ERR_NOT_FOUND : 0;
+  if (!rt || !id || !id_len) return MCPP_ERR_INVALID_ARGUMENT;
+  cmd *k = new_cmd(rt, CMD_CANCEL_REQUEST, conn_id, id_len);
+  if (!k) return MCPP_ERR_NOMEM;
+  memcpy(k->data, id, id_len);
+  return submit(rt, k, 0);
 }
 
 int mcpp_runtime_ping(mcpp_runtime *rt, uint64_t conn_id, uint32_t timeout_ms,
@@ -640,7 +810,8 @@ int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
   rconn *r = find_conn(rt, conn_id);
   if (r) {
     if (info) *info = r->info;
-    if (healthy) *healthy = r->healthy;
+    /* Live: the engine's verdict as of now, not as of the snapshot. */
+    if (healthy) *healthy = uv_hrtime() / 1000 < r->healthy_until;
   }
   pthread_mutex_unlock(&rt->mu);
   return r ? 0 : MCPP_ERR_NOT_FOUND;
@@ -668,6 +839,11 @@ mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt) {
   mcpp_item *items = rt->item_head;
   rt->item_head = rt->item_tail = NULL;
   rt->notified = 0;
+  /* Every connection's undrained inbound bytes are now the host's. */
+  rt->drain_gen++;
+  int resume = rt->paused && !rt->resume;
+  if (resume) rt->resume = 1;
+  if (resume) uv_async_send(&rt->async);
   pthread_mutex_unlock(&rt->mu);
   return items;
 }
@@ -710,4 +886,6 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   rt->started = 0;
   rt->stopping = 0;
   rt->stop_requested = 0;
+  rt->paused = 0;
+  rt->resume = 0;
 }

@@ -86,6 +86,9 @@ int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
   x = s->max_line_bytes;
   if (get_u64(dict, "max_line_bytes", &x, SIZE_MAX) < 0) return -1;
   s->max_line_bytes = (size_t)x;
+  x = s->max_pending_bytes;
+  if (get_u64(dict, "max_pending_bytes", &x, SIZE_MAX) < 0) return -1;
+  s->max_pending_bytes = (size_t)x;
   x = s->nonce;
   if (get_u64(dict, "nonce", &x, UINT64_MAX) < 0) return -1;
   s->nonce = (uint64_t)x;
@@ -148,6 +151,7 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev) {
       put(d, "in_flight", PyLong_FromUnsignedLong(ev->in_flight)) < 0 ||
       put(d, "disposition",
           PyUnicode_FromString(mcpp_disposition_name(ev->disposition))) < 0 ||
+      put(d, "outcome", str_or_none(mcpp_outcome_name(mcpp_event_outcome(ev)), -1)) < 0 ||
       put(d, "proof", str_or_none(ev->proof, -1)) < 0) {
     Py_DECREF(d);
     return NULL;

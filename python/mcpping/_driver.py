@@ -95,6 +95,9 @@ class EngineDriver:
         """Sets the session id printed in records."""
         self.engine.set_session_id(session_id)
 
+    def record_reconnect(self) -> None:
+        """Emits a ``reconnect`` record (the session was initialized again)."""
+        self.engine.record_reconnect(now_us())
     def touch(self) -> None:
         """Bytes that are no message arrived (an SSE comment): proof of life only."""
         self.engine.touch(now_us())
@@ -138,14 +141,9 @@ class EngineDriver:
     def _event(self, d: dict[str, Any]) -> None:
         ev = Event.from_native(d)
         self._state = ev.state
-        if ev.name == "ping":
-            self._stats.count += 1
-            if ev.manual:
-                self._pings.setdefault(ev.ping_seq, self.loop.create_future())
-        elif ev.name == "pong" and ev.rtt is not None:
-            self._stats.add_rtt(ev.rtt)
-        elif ev.name in ("timeout", "ping_error") and ev.code != _native.MCPP_ERR_CLOSED:
-            self._stats.lost += 1
+        self._stats.observe(d)
+        if ev.name == "ping" and ev.manual:
+            self._pings.setdefault(ev.ping_seq, self.loop.create_future())
         if ev.manual and ev.name in ("pong", "timeout", "ping_error", "unsupported"):
             fut = self._pings.get(ev.ping_seq)
             if fut is None:
@@ -157,7 +155,9 @@ class EngineDriver:
                 else:
                     fut.set_result(out)
         self._events.emit(ev)
-        if ev.name == "stale" and self._on_stale is not None:
+        # The stale policy is the C core's: close on on_stale="close", and
+        # always when the server's process is gone.
+        if self._on_stale is not None and self.engine.should_close(d):
             self.loop.call_soon(self._on_stale)
 
     def _arm(self) -> None:

@@ -339,6 +339,28 @@ static PyObject *Engine_in_flight(EngineObject *self,
   return list;
 }
 
+PyDoc_STRVAR(record_reconnect_doc,
+             "record_reconnect(now: int) -> None\n\n"
+             "Emit a 'reconnect' record (a session initialized again).");
+static PyObject *Engine_record_reconnect(EngineObject *self, PyObject *arg) {
+  unsigned long long now = PyLong_AsUnsignedLongLong(arg);
+  if (PyErr_Occurred()) return NULL;
+  if (enter(self) < 0) return NULL;
+  mcpp_engine_record_reconnect(self->engine, now);
+  if (leave(self, 0) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(should_close_doc,
+             "should_close(event) -> bool: the stale policy. True if after this "
+             "native event dict the host must close the connection.");
+
+static PyObject *Engine_should_close(EngineObject *self, PyObject *arg) {
+  mcpp_event ev;
+  if (mcpping_event_from_dict(arg, &ev) < 0) return NULL;
+  return PyBool_FromLong(mcpp_engine_should_close(self->engine, &ev));
+}
+
 static PyMethodDef Engine_methods[] = {
     {"recv", (PyCFunction)Engine_recv, METH_VARARGS, recv_doc},
     {"touch", (PyCFunction)Engine_touch, METH_O, touch_doc},
@@ -354,6 +376,9 @@ static PyMethodDef Engine_methods[] = {
      set_session_id_doc},
     {"info", (PyCFunction)Engine_info, METH_O, info_doc},
     {"in_flight", (PyCFunction)Engine_in_flight, METH_NOARGS, in_flight_doc},
+    {"should_close", (PyCFunction)Engine_should_close, METH_O, should_close_doc},
+    {"record_reconnect", (PyCFunction)Engine_record_reconnect, METH_O,
+     record_reconnect_doc},
     {NULL, NULL, 0, NULL}};
 
 PyDoc_STRVAR(Engine_doc,

@@ -3,7 +3,11 @@
 Each message is a POST with ``Accept: application/json, text/event-stream``;
 the answer is one JSON message or an SSE stream of them. Every inbound
 message goes through the engine on the loop thread, which times the pings.
-A 404 to a ping is reported as "unsupported" (-32601), as the design says.
+An HTTP error is classified by the C core (``mcpp_http_classify``): a 404
+whose body is a JSON-RPC -32601 means the method is unsupported; any other
+404 on a session means the session expired, so the handshake runs again (a
+``reconnect`` record says so) and the pings that met the 404 are sent again
+on the new session; anything else fails the request.
 SSE comment lines (``: keep-alive``) carry no message but prove the server
 alive: they reach the engine as traffic (SEP-2575's transport-layer proof).
 """
@@ -18,6 +22,7 @@ import urllib.parse
 import urllib.request
 from typing import Any
 
+from . import _native
 from ._driver import EngineDriver
 from .errors import PeerClosed
 from .keepalive import KeepAlive
@@ -43,6 +48,10 @@ class HttpPeer:
         #: Set when the server could not be reached at all.
         self.fatal: BaseException | None = None
         self._ids = 0
+        self._init_timeout = 10.0
+        #: Pings waiting for a new session (None: no re-initialize running).
+        self._after_reinit: list[bytes] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
         self.driver = EngineDriver(self._engine_send, keepalive=keepalive, transport="streamable-http",
                                    ping_timeout=ping_timeout, peer_name=self.name, record=record)
 
@@ -52,8 +61,9 @@ class HttpPeer:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
         headers = {"Content-Type": "application/json",
                    "Accept": "application/json, text/event-stream"}
-        if self.session_id:
-            headers["Mcp-Session-Id"] = self.session_id
+        sent_session = self.session_id
+        if sent_session:
+            headers["Mcp-Session-Id"] = sent_session
         if self.protocol_version:
             headers["MCP-Protocol-Version"] = self.protocol_version
         req = urllib.request.Request(self.url, data=frame, headers=headers, method="POST")
@@ -61,12 +71,15 @@ class HttpPeer:
             resp = urllib.request.urlopen(req, timeout=60)
         except urllib.error.HTTPError as e:
             body = e.read()
+            verdict = _native.http_classify(e.code, body, sent_session is not None)
+            if verdict == "session_expired":
+                self._to_loop_call(self._session_expired, (frame, sent_session))
+                return
             if frame_id is None:
                 return
             # An HTTP error answers this request: give the engine a JSON-RPC
-            # error with our id (404: no ping here, i.e. -32601).
-            error = {"code": -32601 if e.code == 404 else -32000,
-                     "message": "Method not found" if e.code == 404 else f"HTTP {e.code} {e.reason}"}
+            # error with our id ("unsupported": the body's -32601 itself).
+            error = {"code": -32000, "message": f"HTTP {e.code} {e.reason}"}
             try:
                 got = json.loads(body)
                 if isinstance(got, dict) and isinstance(got.get("error"), dict):
@@ -116,6 +129,41 @@ class HttpPeer:
         except RuntimeError:
             pass  # the loop is closed: the run is over
 
+    def _session_expired(self, what: tuple[bytes, str | None]) -> None:
+        """A 404 on our session: initialize again, then resend the pings
+        that met it (a ping has no side effects; nothing else is resent)."""
+        frame, sent_session = what
+        try:
+            is_ping = json.loads(frame).get("method") == "ping"
+        except (ValueError, AttributeError):
+            is_ping = False
+        if self._after_reinit is None:
+            if sent_session != self.session_id:
+                # Already on a newer session: just resend.
+                if is_ping:
+                    self._post(frame)
+                return
+            self._after_reinit = []
+            self.session_id = None
+            self.protocol_version = None
+            fut = asyncio.ensure_future(self._reinitialize())
+            self._tasks.add(fut)
+            fut.add_done_callback(self._tasks.discard)
+        if is_ping:
+            self._after_reinit.append(frame)
+
+    async def _reinitialize(self) -> None:
+        try:
+            await self.initialize(self._init_timeout)
+        except Exception as e:  # the new handshake failed: the peer is gone
+            self._after_reinit = None
+            self._fail(e)
+            return
+        self.driver.record_reconnect()
+        waiting, self._after_reinit = self._after_reinit or [], None
+        for frame in waiting:
+            self._post(frame)
+
     def _set_session(self, sid: str) -> None:
         self.session_id = sid
         self.driver.set_session_id(sid)
@@ -158,6 +206,7 @@ class HttpPeer:
 
     async def initialize(self, timeout: float) -> None:
         """Runs the handshake; raises HandshakeError or PeerClosed."""
+        self._init_timeout = timeout
         msg = {"jsonrpc": "2.0", "id": "mcpping-init", "method": "initialize",
                "params": {"protocolVersion": PROTOCOL_VERSION, "capabilities": {},
                           "clientInfo": CLIENT_INFO}}

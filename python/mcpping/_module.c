@@ -17,7 +17,15 @@
 #include <unistd.h>
 
 /* Item kinds as seen by Python (the second field of each drained tuple). */
-enum { K_MESSAGE = 0, K_EVENT, K_RECORD, K_STDERR, K_CLOSED, K_PING_FAILED };
+enum {
+  K_MESSAGE = 0,
+  K_EVENT,
+  K_RECORD,
+  K_STDERR,
+  K_CLOSED,
+  K_PING_FAILED,
+  K_WRITABLE
+};
 
 PyObject *mcpping_raise(mcpping_state *st, int code, const char *message) {
   PyObject *args = Py_BuildValue(
@@ -230,23 +238,55 @@ done:
   return result;
 }
 
-PyDoc_STRVAR(send_doc, "send(conn_id, frame: bytes) -> None\n\n"
-                       "Queue one application frame (no newline).");
+PyDoc_STRVAR(send_doc,
+             "send(conn_id, frame: bytes, timeout_ms=0) -> bool\n\n"
+             "Queue one application frame (no newline); a request gets\n"
+             "timeout_ms (0: the default, MCPP_TIMEOUT_NONE: none). False:\n"
+             "the outbound queue is full (max_pending_bytes), nothing was\n"
+             "queued: retry after the connection's WRITABLE item.");
 
 static PyObject *py_send(PyObject *module, PyObject *args) {
   mcpping_state *st = mcpping_get_state(module);
   PyObject *id_obj;
   Py_buffer frame;
+  unsigned int timeout_ms = MCPP_TIMEOUT_DEFAULT;
   uint64_t id;
-  if (!PyArg_ParseTuple(args, "Oy*:send", &id_obj, &frame)) return NULL;
+  if (!PyArg_ParseTuple(args, "Oy*|I:send", &id_obj, &frame, &timeout_ms))
+    return NULL;
   if (get_conn_id(id_obj, &id) < 0) {
     PyBuffer_Release(&frame);
     return NULL;
   }
-  int rc = st->rt ? mcpp_runtime_send(st->rt, id, frame.buf, (size_t)frame.len)
+  int rc = st->rt ? mcpp_runtime_send_timed(st->rt, id, frame.buf,
+                                            (size_t)frame.len, timeout_ms)
                   : MCPP_ERR_NOT_FOUND;
   PyBuffer_Release(&frame);
+  if (rc == MCPP_ERR_WOULD_BLOCK) Py_RETURN_FALSE;
   if (rc != 0) return mcpping_raise(st, rc, NULL);
+  Py_RETURN_TRUE;
+}
+
+PyDoc_STRVAR(cancel_request_doc,
+             "cancel_request(conn_id, id_json: bytes) -> None\n\n"
+             "Abandon an in-flight request (its id as raw JSON): the engine\n"
+             "sends notifications/cancelled and answers with a -32800 error.");
+
+static PyObject *py_cancel_request(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj;
+  Py_buffer rid;
+  uint64_t id;
+  if (!PyArg_ParseTuple(args, "Oy*:cancel_request", &id_obj, &rid))
+    return NULL;
+  if (get_conn_id(id_obj, &id) < 0 || rid.len == 0) {
+    if (!PyErr_Occurred())
+      PyErr_SetString(PyExc_ValueError, "id_json must not be empty");
+    PyBuffer_Release(&rid);
+    return NULL;
+  }
+  /* A connection already gone has nothing left to abandon. */
+  if (st->rt) mcpp_runtime_cancel_request(st->rt, id, rid.buf, (size_t)rid.len);
+  PyBuffer_Release(&rid);
   Py_RETURN_NONE;
 }
 
@@ -329,6 +369,14 @@ static PyObject *py_info(PyObject *module, PyObject *arg) {
   return mcpping_info_to_dict(&info, healthy);
 }
 
+/* A str of bytes the engine or the server wrote (a close reason may quote
+ * the server's stderr): bytes that are not UTF-8 are replaced, never an
+ * error that would cost the whole drain. len < 0: NUL-terminated. */
+static PyObject *text_of(const char *s, Py_ssize_t len) {
+  if (len < 0) len = (Py_ssize_t)strlen(s);
+  return PyUnicode_DecodeUTF8(s, len, "replace");
+}
+
 /* Builds the Python tuple of one item; NULL with an exception on error. */
 static PyObject *item_to_tuple(const mcpp_item *it) {
   PyObject *h = (PyObject *)it->conn_user_data;
@@ -343,19 +391,22 @@ static PyObject *item_to_tuple(const mcpp_item *it) {
                            (unsigned long long)it->ping_token);
     }
     case MCPP_ITEM_RECORD:
-      return Py_BuildValue("(Ois#)", h, K_RECORD, it->data,
-                           (Py_ssize_t)it->len);
+      return Py_BuildValue("(OiN)", h, K_RECORD,
+                           text_of(it->data, (Py_ssize_t)it->len));
     case MCPP_ITEM_STDERR:
       return Py_BuildValue("(Oiy#)", h, K_STDERR, it->data,
                            (Py_ssize_t)it->len);
     case MCPP_ITEM_CLOSED:
-      return Py_BuildValue("(Oi(isLi))", h, K_CLOSED, it->close.err,
-                           it->close.reason ? it->close.reason : "closed",
+      return Py_BuildValue("(Oi(iNLi))", h, K_CLOSED, it->close.err,
+                           text_of(it->close.reason ? it->close.reason
+                                                    : "closed", -1),
                            (long long)it->close.exit_status,
                            it->close.term_signal);
     case MCPP_ITEM_PING_FAILED:
       return Py_BuildValue("(OiKi)", h, K_PING_FAILED,
                            (unsigned long long)it->ping_token, it->error);
+    case MCPP_ITEM_WRITABLE:
+      return Py_BuildValue("(Oi)", h, K_WRITABLE);
   }
   Py_RETURN_NONE;
 }
@@ -447,6 +498,7 @@ static PyObject *py_errname(PyObject *module, PyObject *arg) {
 static PyMethodDef module_methods[] = {
     {"spawn", py_spawn, METH_VARARGS, spawn_doc},
     {"send", py_send, METH_VARARGS, send_doc},
+    {"cancel_request", py_cancel_request, METH_VARARGS, cancel_request_doc},
     {"ping", py_ping, METH_VARARGS, ping_doc},
     {"cancel_ping", py_cancel_ping, METH_VARARGS, cancel_ping_doc},
     {"pid", py_pid, METH_O, pid_doc},
@@ -458,6 +510,14 @@ static PyMethodDef module_methods[] = {
     {"shutdown", py_shutdown, METH_NOARGS, shutdown_doc},
     {"strerror", py_strerror, METH_O, strerror_doc},
     {"errname", py_errname, METH_O, errname_doc},
+    {"event_outcome", mcpping_event_outcome, METH_O,
+     "event_outcome(event) -> str | None: how a ping ended ('pong', 'timeout', "
+     "'error', 'invalid', 'unsupported', 'closed'), None if the event ends none."},
+    {"outcome_is_lost", mcpping_outcome_is_lost, METH_O,
+     "outcome_is_lost(outcome) -> bool: whether the outcome counts as a lost ping."},
+    {"http_classify", mcpping_http_classify, METH_VARARGS,
+     "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
+     "'session_expired' or 'failed'."},
     {NULL, NULL, 0, NULL}};
 
 /* ------------------------------------------------------------ module */
@@ -473,6 +533,7 @@ static int module_exec(PyObject *m) {
   if (st->error == NULL) return -1;
   if (PyModule_AddObjectRef(m, "NativeError", st->error) < 0) return -1;
   if (mcpping_engine_add_type(m, st) < 0) return -1;
+  if (mcpping_rules_add_types(m) < 0) return -1;
   if (PyModule_AddStringConstant(m, "VERSION", MCPP_VERSION) < 0) return -1;
 #define C(name) \
   if (PyModule_AddIntConstant(m, #name, name) < 0) return -1
@@ -490,8 +551,13 @@ static int module_exec(PyObject *m) {
   C(MCPP_ERR_STALE);
   C(MCPP_ERR_NOT_FOUND);
   C(MCPP_ERR_THREAD);
+  C(MCPP_ERR_WOULD_BLOCK);
+  C(MCPP_MAX_MS);
   C(MCPP_MIN_INTERVAL_FLOOR_MS);
 #undef C
+  if (PyModule_AddObject(m, "MCPP_TIMEOUT_NONE",
+                         PyLong_FromUnsignedLong(MCPP_TIMEOUT_NONE)) < 0)
+    return -1;
   return 0;
 }
 

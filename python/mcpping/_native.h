@@ -46,6 +46,15 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev);
 /* Returns a new dict of an engine info struct, or NULL. */
 PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy);
 
+/* The shared rules (_rules.c): a native event dict as an mcpp_event
+ * (type, error_code, invalid, rtt_us), module functions, and the RttStats
+ * type for the exec slot. */
+int mcpping_event_from_dict(PyObject *d, mcpp_event *ev);
+PyObject *mcpping_event_outcome(PyObject *module, PyObject *d);
+PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
+PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
+int mcpping_rules_add_types(PyObject *module);
+
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);
 

@@ -18,6 +18,9 @@ MCPP_ERR_IO: int
 MCPP_ERR_STALE: int
 MCPP_ERR_NOT_FOUND: int
 MCPP_ERR_THREAD: int
+MCPP_ERR_WOULD_BLOCK: int
+MCPP_MAX_MS: int
+MCPP_TIMEOUT_NONE: int
 MCPP_MIN_INTERVAL_FLOOR_MS: int
 
 class NativeError(Exception):
@@ -25,14 +28,19 @@ class NativeError(Exception):
 
 #: One drained item: (handle, kind, ...). Kinds: 0 message (bytes),
 #: 1 event (dict, ping_token), 2 record (str), 3 stderr (bytes),
-#: 4 closed ((err, reason, exit_status, term_signal)), 5 ping failed (token, err).
+#: 4 closed ((err, reason, exit_status, term_signal)), 5 ping failed (token, err),
+#: 6 writable (a refused send may be retried).
 Item = tuple[Any, ...]
 
 def spawn(handle: object, argv: Sequence[str], env: Sequence[str] | None, cwd: str | None,
           settings: dict[str, Any], stderr_mode: int, kill_grace_ms: int) -> int:
     """Spawns a stdio server on the I/O thread; returns its connection id."""
-def send(conn_id: int, frame: bytes) -> None:
-    """Queues one application frame (no newline)."""
+def send(conn_id: int, frame: bytes, timeout_ms: int = 0) -> bool:
+    """Queues one frame (no newline) with a request's timeout (0: default);
+    False if the outbound queue is full: retry after a writable item."""
+def cancel_request(conn_id: int, id_json: bytes) -> None:
+    """Abandons an in-flight request (raw JSON id): cancelled on the wire,
+    answered with a -32800 error."""
 def ping(conn_id: int, timeout_ms: int, token: int) -> None:
     """Queues a manual ping whose outcome is drained with ``token``."""
 def cancel_ping(conn_id: int, token: int) -> None:

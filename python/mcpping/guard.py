@@ -146,8 +146,8 @@ async def guard(
             pass
 
     def stale() -> None:
-        if keepalive is not None and keepalive.on_stale == "close":
-            done.set()
+        # Called only when the engine's stale policy says to close.
+        done.set()
 
     driver = EngineDriver(engine_send, keepalive=keepalive, role=role, transport=transport,
                           ping_timeout=ping_timeout, request_timeout=request_timeout,

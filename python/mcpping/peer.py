@@ -6,6 +6,7 @@ import asyncio
 import itertools
 import json
 import os
+from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Literal, Union
 
@@ -24,7 +25,11 @@ __all__ = ["Peer", "connect", "CloseInfo", "HandshakeError", "PROTOCOL_VERSION",
 PROTOCOL_VERSION = "2025-11-25"
 CLIENT_INFO = {"name": "mcpping", "version": _native.VERSION}
 
-_MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED = range(6)
+_MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED, _WRITABLE = range(7)
+#: Given-up requests whose late answers are still recognised and dropped.
+_MAX_ABANDONED = 1024
+#: The engine's own answer to a request that passed its deadline.
+_TIMED_OUT = b'"message":"Request timed out (mcpping:'
 _STDERR_MODES = {"inherit": 0, "ignore": 2}
 _tokens = itertools.count(1)
 
@@ -53,17 +58,31 @@ class CloseInfo:
                 f"exit_status={self.exit_status}, term_signal={self.term_signal})")
 
 
+def _check_size(name: str, value: int | None) -> int:
+    """An optional byte budget: None (0, the default) or 1..2**48."""
+    return 0 if value is None else _check.integer(name, value, 1, 1 << 48)
+
+
+def _request_timeout_ms(timeout: float | None) -> int:
+    """A request's timeout in ms for the engine; None: none of its own (0)."""
+    ms = _check.optional_seconds("timeout", timeout, none="none of its own")
+    return 0 if ms is None else ms
+
+
 def _ping_outcome(ev: Event) -> BaseException | float:
-    """Maps a manual ping's final event to its RTT or the exception to raise."""
-    if ev.name == "pong":
+    """Maps a manual ping's final event to its RTT or the exception to raise.
+
+    The C core decides the outcome (``ev.outcome``); this only translates it.
+    """
+    if ev.outcome == "pong":
         return ev.rtt or 0.0
-    if ev.name == "timeout":
-        if ev.code == _native.MCPP_ERR_CLOSED:
-            return PeerClosed("connection closed before the pong")
+    if ev.outcome == "closed":
+        return PeerClosed("connection closed before the pong")
+    if ev.outcome == "timeout":
         return PingTimeout(ev.timeout or 0.0)
-    if ev.name == "ping_error":
-        if ev.invalid:
-            return PingInvalid(ev.message or "result is not an object")
+    if ev.outcome == "invalid":
+        return PingInvalid(ev.message or "result is not an object")
+    if ev.outcome == "error":
         return PingError(ev.code or 0, ev.message or "")
     return PingUnsupported(ev.code or None, ev.message or "ping unsupported")
 
@@ -92,6 +111,8 @@ class Peer:
         on_message: Callable[[bytes], Any] | None,
         on_close: Callable[[CloseInfo], Any] | None,
         on_event: Listener | None = None,
+        max_pending_bytes: int | None = None,
+        max_line_bytes: int | None = None,
         probe: str | None = AUTO_PROBE,
     ) -> None:
         if isinstance(command, (str, bytes)) or not command:
@@ -129,6 +150,13 @@ class Peer:
         self._records = RecordSink(record, self._report)
         self._pings: dict[int, asyncio.Future[float]] = {}
         self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        # Requests given up (timed out or aborted): their late answers,
+        # and the engine's error answer to an abort, are not the app's.
+        self._abandoned: dict[str, None] = {}
+        # Frames the runtime refused (its outbound queue was full), in
+        # order, with each one's request timeout; sent on WRITABLE.
+        self._outbox: deque[tuple[bytes, int]] = deque()
+        self._drain_waiters: list[asyncio.Future[None]] = []
         self._req_ids = itertools.count(1)
         self._inbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
         self._on_message = on_message
@@ -143,6 +171,9 @@ class Peer:
             self._stderr_fn = stderr if callable(stderr) else stderr.write
         s = make_settings(keepalive, transport="stdio", ping_timeout=ping_timeout,
                           request_timeout=request_timeout, peer_name=self.name, probe=probe)
+        s["max_pending_bytes"] = _check_size("max_pending_bytes", max_pending_bytes)
+        if max_line_bytes is not None:
+            s["max_line_bytes"] = _check_size("max_line_bytes", max_line_bytes)
         full_env = None if env is None else [f"{k}={v}" for k, v in env.items()]
         _runtime.attach(self.loop)
         try:
@@ -164,8 +195,9 @@ class Peer:
 
     @property
     def state(self) -> str:
-        """``alive``, ``suspect``, ``stale`` or ``closed``."""
-        return self._state
+        """``alive``, ``suspect``, ``stale`` or ``closed``: the engine's, live."""
+        info = None if self._closed.done() else _native.info(self._id)
+        return info["state"] if info else self._state
 
     @property
     def stats(self) -> Stats:
@@ -236,21 +268,57 @@ class Peer:
             self._pings.pop(token, None)
 
     def send(self, message: Mapping[str, Any] | str | bytes) -> None:
-        """Sends one JSON-RPC message (a dict, or its JSON text without newline)."""
-        if isinstance(message, Mapping):
-            data = json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
-        elif isinstance(message, str):
-            data = message.encode()
-        else:
-            data = bytes(message)
+        """Sends one JSON-RPC message (a dict, or its JSON text without newline).
+
+        Never drops or reorders: while the server does not keep up (more
+        than ``max_pending_bytes`` not yet written) messages wait here, in
+        order; ``await peer.drain()`` waits until they are handed over.
+        """
+        self._send(_encode(message), 0)
+
+    async def drain(self) -> None:
+        """Waits until every message sent so far is handed to the native runtime."""
+        while self._outbox:
+            if self._closed.done():
+                raise PeerClosed("connection is closed")
+            fut: asyncio.Future[None] = self.loop.create_future()
+            self._drain_waiters.append(fut)
+            await fut
+
+    def _send(self, data: bytes, timeout_ms: int) -> None:
+        if self._outbox or not self._native_send(data, timeout_ms):
+            self._outbox.append((data, timeout_ms))
+
+    def _native_send(self, data: bytes, timeout_ms: int) -> bool:
         try:
-            _native.send(self._id, data)
+            return _native.send(self._id, data, timeout_ms)
         except _native.NativeError as e:
             if e.args[0] == _native.MCPP_ERR_FRAME_NEWLINE:
                 raise ValueError("message must be one line: it contains a newline") from None
             if e.args[0] in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
                 raise PeerClosed("connection is closed") from None
             raise PeerClosed(f"cannot send: {e.args[1]}") from None
+
+    def _writable(self) -> None:
+        """The runtime has room again: hands over what waits, in order."""
+        try:
+            while self._outbox:
+                data, timeout_ms = self._outbox[0]
+                if not self._native_send(data, timeout_ms):
+                    return
+                self._outbox.popleft()
+        except PeerClosed:
+            return  # the CLOSED item follows and fails the waiters
+        self._wake_drainers(None)
+
+    def _wake_drainers(self, error: BaseException | None) -> None:
+        waiters, self._drain_waiters = self._drain_waiters, []
+        for fut in waiters:
+            if not fut.done():
+                if error is None:
+                    fut.set_result(None)
+                else:
+                    fut.set_exception(error)
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a JSON-RPC notification."""
@@ -260,19 +328,52 @@ class Peer:
         self.send(msg)
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None,
-                      timeout: float = 30.0) -> dict[str, Any]:
-        """Sends a request and returns the whole response message (result or error)."""
+                      timeout: float | None = 30.0) -> dict[str, Any]:
+        """Sends a request and returns the whole response message (result or error).
+
+        The engine times the request (``timeout`` seconds; None: none of
+        its own, so ``connect(request_timeout=)`` applies if set): past
+        it, it sends ``notifications/cancelled`` (never for
+        ``initialize``) and this raises ``TimeoutError``. Cancelling the
+        awaiting task abandons the request the same way. Either way the
+        request leaves the in-flight ledger, so ``healthy`` recovers.
+        """
+        timeout_ms = _request_timeout_ms(timeout)
         rid = f"mcpping-{next(self._req_ids)}"
         fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
         self._requests[rid] = fut
         msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
         if params is not None:
             msg["params"] = dict(params)
+        data = _encode(msg)
         try:
-            self.send(msg)
-            return await asyncio.wait_for(fut, timeout)
+            self._send(data, timeout_ms)
+            resp = await fut
+        except asyncio.CancelledError:
+            self._abandon(rid, data)
+            raise
         finally:
             self._requests.pop(rid, None)
+        if resp.pop("_timed_out", False):
+            self._forget_later(rid)
+            raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s (cancelled on the server)")
+        return resp
+
+    def _forget_later(self, rid: str) -> None:
+        """Drops the answer to rid when it comes; the oldest such ids go first."""
+        self._abandoned[rid] = None
+        if len(self._abandoned) > _MAX_ABANDONED:
+            del self._abandoned[next(iter(self._abandoned))]
+
+    def _abandon(self, rid: str, data: bytes) -> None:
+        """The caller gave up on a request: cancelled on the wire unless never sent."""
+        for i, (queued, _) in enumerate(self._outbox):
+            if queued is data:
+                del self._outbox[i]
+                return
+        self._forget_later(rid)
+        if not self._closed.done():
+            _native.cancel_request(self._id, json.dumps(rid).encode())
 
     async def initialize(self, timeout: float = 30.0) -> dict[str, Any]:
         """Runs the MCP handshake; returns the initialize result."""
@@ -307,13 +408,17 @@ class Peer:
             info = await asyncio.wait_for(asyncio.shield(self._closed), 5)
         except asyncio.TimeoutError:
             return "the connection closed during initialize"
-        if info.term_signal:
-            how = f"was killed by signal {info.term_signal}"
-        elif info.exit_status >= 0:
-            how = f"exited with status {info.exit_status}"
-        else:
-            how = "closed the connection"
-        return f"the server {how} before answering initialize ({info.reason})"
+        reason = info.reason
+        if not reason.startswith(("server exited", "server killed")):
+            # The driver's reason does not say how the process ended: add it.
+            if info.term_signal:
+                how = f"server killed by signal {info.term_signal}"
+            elif info.exit_status >= 0:
+                how = f"server exited with status {info.exit_status}"
+            else:
+                how = "server closed the connection"
+            reason = f"{how}; {reason}"
+        return f"the server ended before answering initialize: {reason}"
 
     async def messages(self) -> AsyncIterator[dict[str, Any]]:
         """Yields what the server sends besides pings and answers to our requests."""
@@ -366,6 +471,7 @@ class Peer:
         if kind == _MESSAGE:
             self._message(item[2])
         elif kind == _EVENT:
+            self._stats.observe(item[2])
             self._event(Event.from_native(item[2]), item[3])
         elif kind == _RECORD:
             self._records.write(item[2])
@@ -377,21 +483,31 @@ class Peer:
             self._close_done(CloseInfo(*item[2]))
         elif kind == _PING_FAILED:
             self._ping_failed(item[2], item[3])
+        elif kind == _WRITABLE:
+            self._writable()
 
     def _message(self, frame: bytes) -> None:
-        if self._requests and b'"mcpping-' in frame:
+        if (self._requests or self._abandoned) and b'"mcpping-' in frame:
             try:
                 # A stray invalid byte must not hide the answer to our request.
                 msg = json.loads(frame.decode("utf-8", "replace"))
             except (ValueError, RecursionError):
                 msg = None
             if isinstance(msg, dict) and "method" not in msg:
-                # Our ids are str; any other id (a list, say) is not ours.
+                # Our ids are str; any other id (a list, unhashable) is not
+                # ours, and None matches nothing in the tables below.
                 rid = msg.get("id")
-                fut = self._requests.get(rid) if isinstance(rid, str) else None
+                if not isinstance(rid, str):
+                    rid = None
+                fut = self._requests.get(rid)
                 if fut is not None:
                     if not fut.done():
+                        if _TIMED_OUT in frame:
+                            msg["_timed_out"] = True
                         fut.set_result(msg)
+                    return
+                if rid in self._abandoned:
+                    del self._abandoned[rid]  # type: ignore[arg-type]
                     return
         if self._on_message is not None:
             _isolation.call(self._report, "on_message", self._on_message, frame)
@@ -407,12 +523,6 @@ class Peer:
         self._state = ev.state
         if ev.name == "initialized":
             self._learn_session()
-        if ev.name == "ping":
-            self._stats.count += 1
-        elif ev.name == "pong" and ev.rtt is not None:
-            self._stats.add_rtt(ev.rtt)
-        elif ev.name in ("timeout", "ping_error") and ev.code != _native.MCPP_ERR_CLOSED:
-            self._stats.lost += 1
         if token and ev.name in ("pong", "timeout", "ping_error", "unsupported"):
             fut = self._pings.get(token)
             if fut is not None and not fut.done():
@@ -454,6 +564,8 @@ class Peer:
         for fut in [*self._pings.values(), *self._requests.values()]:
             if not fut.done():
                 fut.set_exception(PeerClosed(info.reason))
+        self._outbox.clear()
+        self._wake_drainers(PeerClosed(info.reason))
         self._inbox.put_nowait(None)
         self._events.finish()
         if not self._closed.done():
@@ -462,6 +574,14 @@ class Peer:
         _runtime.detach(self.loop)
         if self._on_close is not None:
             _isolation.call(self._report, "on_close", self._on_close, info)
+
+
+def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:
+    if isinstance(message, Mapping):
+        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+    if isinstance(message, str):
+        return message.encode()
+    return bytes(message)
 
 
 class _Connect:
@@ -511,6 +631,8 @@ def connect(
     on_message: Callable[[bytes], Any] | None = None,
     on_close: Callable[[CloseInfo], Any] | None = None,
     on_event: Listener | None = None,
+    max_pending_bytes: int | None = None,
+    max_line_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
 ) -> _Connect:
     """Spawns ``command`` (an MCP stdio server) and watches its liveness.
@@ -522,6 +644,13 @@ def connect(
     environment (None inherits it). ``record`` takes governance records: a
     path (JSONL), a callable (dict), or None for the ``mcpping`` logger.
     ``on_event`` gets every Event from the start, handshake included.
+    ``request_timeout`` (seconds, None: off) is the engine's deadline for
+    every request sent with :meth:`Peer.send` (``request()`` has its own).
+    ``max_pending_bytes`` (default 16 MiB) bounds, per connection, what the
+    server sent that this loop has not taken yet (past half of it the
+    server is not read, and not blamed for the silence) and what waits to
+    be written; ``max_line_bytes`` (default 64 MiB) is the longest line
+    accepted from the server (longer: a clear close).
     ``probe`` is the idle probe sent where ping is not available: "auto"
     (``server/discover`` on 2026-07-28 sessions, ``tools/list`` on servers
     that refuse ping), a method name, or None/"" for none.
@@ -533,7 +662,8 @@ def connect(
     kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
                   record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
                   kill_grace=kill_grace, on_message=on_message, on_close=on_close,
-                  on_event=on_event, probe=probe)
+                  on_event=on_event, probe=probe, max_pending_bytes=max_pending_bytes,
+                  max_line_bytes=max_line_bytes)
     return _Connect(kwargs, initialize, init_timeout)
 
 

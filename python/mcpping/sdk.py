@@ -50,6 +50,8 @@ async def stdio_peer(
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
     kill_grace: float = 2.0,
+    request_timeout: float | None = None,
+    max_pending_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
 ) -> AsyncIterator[tuple[Any, Any, Peer]]:
     """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`.
@@ -84,11 +86,12 @@ async def stdio_peer(
         stderr=_stderr_target(errlog),
         record=record,
         ping_timeout=keepalive.timeout if isinstance(keepalive, KeepAlive) else 5.0,
-        request_timeout=None,
+        request_timeout=request_timeout,
         kill_grace=kill_grace,
         on_message=on_message,
         on_close=lambda info: read_writer.close(),
         on_event=on_event,
+        max_pending_bytes=max_pending_bytes,
         probe=probe,
     )
 
@@ -98,6 +101,9 @@ async def stdio_peer(
                 data = msg.message.model_dump_json(by_alias=True, exclude_unset=True)
                 try:
                     peer.send(data.encode(encoding, errors))
+                    # Backpressure: the next message waits while the
+                    # server is not keeping up.
+                    await peer.drain()
                 except Exception:
                     # The server is gone: end the session's read side too.
                     read_writer.close()
@@ -125,19 +131,26 @@ async def stdio_client(
     keepalive: KeepAlive | None = KeepAlive(),
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
+    request_timeout: float | None = None,
+    max_pending_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Spawns an MCP server and yields the streams ``mcp.ClientSession`` takes.
 
     Same parameters and streams as ``mcp.client.stdio.stdio_client``, plus
     ``keepalive`` (None: off), ``record`` (governance records: path, callable
-    or None for the ``mcpping`` logger), ``on_event`` (every Event) and
+    or None for the ``mcpping`` logger), ``on_event`` (every Event),
     ``probe`` (the idle probe on sessions without ping: "auto", a method
-    name, or None for none). It works under ``mcp.Client`` in every mode:
+    name, or None for none), ``request_timeout`` (seconds, None: off: the
+    engine's deadline for every request the session sends; past it the
+    server gets ``notifications/cancelled`` and the session a -32001 error,
+    so ``ClientSession`` raises ``MCPError``) and ``max_pending_bytes``
+    (backpressure, default 16 MiB). It works under ``mcp.Client`` in every mode:
     on a 2026-07-28 session (no ping) liveness comes from traffic, the
     idle ``server/discover`` probe and the server process's state.
     Raises :class:`mcpping.SpawnError` (an OSError) if the server cannot start.
     """
     async with stdio_peer(server, errlog, keepalive=keepalive, record=record,
-                          on_event=on_event, probe=probe) as (read_stream, write_stream, _peer):
+                          on_event=on_event, probe=probe, request_timeout=request_timeout,
+                          max_pending_bytes=max_pending_bytes) as (read_stream, write_stream, _peer):
         yield read_stream, write_stream

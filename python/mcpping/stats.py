@@ -1,12 +1,15 @@
-"""Round-trip statistics of a connection's pings, in bounded memory."""
+"""Round-trip statistics of a connection's pings, in bounded memory.
+
+The figures come from the C core (``mcpp_rtt_stats``), the same code that
+Node's ``RttStats`` and both command lines read, so they agree to the bit.
+"""
 
 from __future__ import annotations
 
 import math
-from collections import deque
-from dataclasses import dataclass, field
+from typing import Any
 
-from . import _check
+from . import _check, _native
 
 __all__ = ["Stats", "nearest_rank", "WINDOW"]
 
@@ -15,19 +18,24 @@ WINDOW = 10_000
 #: The largest window (memory stays bounded: 8 bytes a sample, twice).
 MAX_WINDOW = 10_000_000
 
+#: Microseconds per second: Stats keeps RTTs in seconds.
+_US_PER_S = 1e6
+
 
 def nearest_rank(sorted_values: list[float], pct: float) -> float:
-    """The nearest-rank percentile of an ascending list (non-empty)."""
+    """The nearest-rank percentile of an ascending list (non-empty), the
+    definition the C core's p50/p99 follow."""
     k = max(1, math.ceil(pct / 100 * len(sorted_values)))
     return sorted_values[k - 1]
 
 
-@dataclass
 class Stats:
     """Ping outcomes so far. RTTs are in seconds.
 
-    ``count`` is pings sent, ``received`` pongs, ``lost`` timeouts and errors;
-    ``loss`` is the lost fraction of the pings that finished (0.0 - 1.0).
+    ``count`` is pings sent, ``received`` pongs, ``lost`` timeouts, errors and
+    invalid answers (a ping abandoned because the connection closed is not
+    lost); ``loss`` is the lost fraction of the pings that finished (0.0 -
+    1.0).
 
     Memory stays bounded however long the connection lives: ``min``, ``avg``,
     ``max`` and ``mdev`` are running figures over every pong, while ``p50``
@@ -35,101 +43,99 @@ class Stats:
     :data:`WINDOW`), which ``rtts`` lists, oldest first.
     """
 
-    count: int = 0
-    received: int = 0
-    lost: int = 0
-    window: int = field(default=WINDOW, repr=False)
-    _n: int = field(default=0, init=False, repr=False)
-    _min: float = field(default=math.inf, init=False, repr=False)
-    _max: float = field(default=-math.inf, init=False, repr=False)
-    _sum: float = field(default=0.0, init=False, repr=False)
-    _mean: float = field(default=0.0, init=False, repr=False)
-    _m2: float = field(default=0.0, init=False, repr=False)
-    _recent: deque[float] = field(init=False, repr=False, compare=False)
-    _sorted: list[float] | None = field(default=None, init=False, repr=False, compare=False)
-
-    def __post_init__(self) -> None:
-        _check.integer("window", self.window, 1, MAX_WINDOW)
-        self._recent = deque(maxlen=self.window)
+    def __init__(self, window: int = WINDOW) -> None:
+        _check.integer("window", window, 1, MAX_WINDOW)
+        self.window = window
+        self._c = _native.RttStats(window)
 
     def add_rtt(self, rtt: float) -> None:
-        """Records a pong."""
-        self.received += 1
-        self._n += 1
-        self._min = min(self._min, rtt)
-        self._max = max(self._max, rtt)
-        self._sum += rtt
-        # Welford: the running mean and sum of squared deviations.
-        delta = rtt - self._mean
-        self._mean += delta / self._n
-        self._m2 += delta * (rtt - self._mean)
-        self._recent.append(rtt)
-        self._sorted = None
+        """Records a pong (in whatever unit the caller reads the figures)."""
+        self._c.add(rtt)
+
+    def observe(self, native_event: dict[str, Any]) -> None:
+        """Feeds a native event dict: a ping counts sent, a pong its RTT, a
+        lost outcome (the C core decides which) counts lost."""
+        self._c.observe(native_event, _US_PER_S)
+
+    def _get(self, key: str) -> Any:
+        return self._c.summary()[key]
+
+    @property
+    def count(self) -> int:
+        return int(self._get("sent"))
+
+    @property
+    def received(self) -> int:
+        return int(self._get("received"))
+
+    @property
+    def lost(self) -> int:
+        return int(self._get("lost"))
 
     @property
     def rtts(self) -> list[float]:
         """The most recent RTTs (at most ``window``), oldest first."""
-        return list(self._recent)
+        return list(self._c.recent())
 
     @property
     def loss(self) -> float:
-        done = self.received + self.lost
-        return self.lost / done if done else 0.0
+        return float(self._get("loss_pct")) / 100
 
     @property
     def min(self) -> float | None:
-        return self._min if self._n else None
+        return self._get("min")
 
     @property
     def max(self) -> float | None:
-        return self._max if self._n else None
+        return self._get("max")
 
     @property
     def avg(self) -> float | None:
-        return self._sum / self._n if self._n else None
+        return self._get("avg")
 
     @property
     def mdev(self) -> float | None:
         """Standard deviation, as ping(8) prints it."""
-        return math.sqrt(max(0.0, self._m2 / self._n)) if self._n else None
-
-    def _window_sorted(self) -> list[float]:
-        if self._sorted is None:
-            self._sorted = sorted(self._recent)
-        return self._sorted
+        return self._get("mdev")
 
     @property
     def p50(self) -> float | None:
         """Median of the recent window (nearest rank)."""
-        return nearest_rank(self._window_sorted(), 50) if self._n else None
+        return self._get("p50")
 
     @property
     def p99(self) -> float | None:
         """99th percentile of the recent window (nearest rank)."""
-        return nearest_rank(self._window_sorted(), 99) if self._n else None
+        return self._get("p99")
 
     def as_dict(self) -> dict[str, float | int | None]:
         """Counts plus RTT figures, in seconds."""
+        s = self._c.summary()
         return {
-            "count": self.count, "received": self.received, "lost": self.lost,
-            "loss": self.loss, "min": self.min, "avg": self.avg, "max": self.max,
-            "mdev": self.mdev, "p50": self.p50, "p99": self.p99,
+            "count": s["sent"], "received": s["received"], "lost": s["lost"],
+            "loss": s["loss_pct"] / 100, "min": s["min"], "avg": s["avg"], "max": s["max"],
+            "mdev": s["mdev"], "p50": s["p50"], "p99": s["p99"],
         }
 
+    def __repr__(self) -> str:
+        return f"Stats(count={self.count}, received={self.received}, lost={self.lost})"
+
     def __str__(self) -> str:
-        s = f"{self.count} pings, {self.received} pongs, {self.loss * 100:.1f}% loss"
-        if self._n:
-            s += (f", rtt min/avg/max/mdev = {self.min * 1e3:.3f}/{self.avg * 1e3:.3f}/"  # type: ignore[operator]
-                  f"{self.max * 1e3:.3f}/{self.mdev * 1e3:.3f} ms")  # type: ignore[operator]
+        d = self.as_dict()
+        s = f"{d['count']} pings, {d['received']} pongs, {self.loss * 100:.1f}% loss"
+        if d["min"] is not None:
+            s += (f", rtt min/avg/max/mdev = {d['min'] * 1e3:.3f}/{d['avg'] * 1e3:.3f}/"  # type: ignore[operator]
+                  f"{d['max'] * 1e3:.3f}/{d['mdev'] * 1e3:.3f} ms")  # type: ignore[operator]
         return s
 
     def _repr_html_(self) -> str:
         """A small table for Jupyter."""
-        def ms(v: float | None) -> str:
+        def ms(v: float | int | None) -> str:
             return "&ndash;" if v is None else f"{v * 1e3:.3f}"
 
-        rows = [("pings", str(self.count)), ("pongs", str(self.received)),
+        d = self.as_dict()
+        rows = [("pings", str(d["count"])), ("pongs", str(d["received"])),
                 ("loss", f"{self.loss * 100:.1f}%")]
-        rows += [(f"{k} (ms)", ms(getattr(self, k))) for k in ("min", "avg", "max", "mdev", "p50", "p99")]
+        rows += [(f"{k} (ms)", ms(d[k])) for k in ("min", "avg", "max", "mdev", "p50", "p99")]
         body = "".join(f"<tr><th style='text-align:left'>{k}</th><td>{v}</td></tr>" for k, v in rows)
         return f"<table class='mcpping-stats'>{body}</table>"

@@ -227,9 +227,11 @@ TEST_TIMEOUT(conn_frozen_peer_goes_stale_and_group_is_killed, 60) {
   run_until_event(&f.loop, &f.r, MCPP_EV_SUSPECT);
   run_until(&f.loop, &f.r.closed);
   uint64_t took_ms = (uv_hrtime() - stopped) / 1000000;
-  /* interval + timeout x failures, plus margin. */
+  /* At most interval + timeout x failures, plus margin. The process
+   * status sees the stop before the pings time out: stale one timeout
+   * after the stop was seen, not sooner. */
   ASSERT_LE(took_ms, 100 + 100 * 3 + margin_ms(1500));
-  ASSERT_GE(took_ms, 100 * 3);
+  ASSERT_GE(took_ms, 100);
   ASSERT(find_event(&f.r, MCPP_EV_STALE) != SIZE_MAX);
   ASSERT_LT(find_event(&f.r, MCPP_EV_SUSPECT), find_event(&f.r, MCPP_EV_STALE));
   ASSERT_EQ(MCPP_ERR_STALE, f.r.close.err);

@@ -106,6 +106,9 @@ void cf_finish(conn_fixture *f);
 /* Waits for every child left (orphans reparented to us); call only when
  * no libuv process handle is live. */
 void reap_orphans(void);
+/* The children of this process (orphans reparented to it included) other
+ * than mcpping's keeper: fills up to cap pids, returns how many. */
+int children_besides_keeper(int *pids, int cap);
 /* Asserts that pid and its process group no longer exist. */
 void assert_gone(int pid);
 

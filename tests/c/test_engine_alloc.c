@@ -2,6 +2,7 @@
  * each call must fail cleanly with MCPP_ERR_NOMEM (or carry on without the
  * optional thing it could not allocate), leak nothing and not crash. */
 #include "engine_fixture.h"
+#include "lines.h"
 
 #define OK_OR_NOMEM(expr, ok)                              \
   do {                                                     \
@@ -156,4 +157,79 @@ TEST(invalid_arguments_refused) {
   ASSERT_EQ(mcpp_engine_recv(f->e, NULL, 3, T0), MCPP_ERR_INVALID_ARGUMENT);
   ASSERT_EQ(mcpp_engine_recv(f->e, NULL, 0, T0), MCPP_RECV_FORWARD);
   fx_done(f);
+}
+
+/* The same in the server role: the session learned from the client's
+ * initialize, its pings answered, our keepalive pings timing out into
+ * suspect and stale (with their records), a client request timing out. */
+static int scenario_server(long fail_at) {
+  fx *f = fx_new();
+  f->alloc.fail_at = fail_at;
+  f->s.role = MCPP_ROLE_SERVER;
+  f->s.interval_ms = 1000;
+  f->s.timeout_ms = 200;
+  f->s.failures = 2;
+  f->s.jitter_pct = 0;
+  f->s.on_stale = MCPP_STALE_REPORT;
+  f->s.request_timeout_ms = 500;
+  int rc = fx_try_start(f, T0);
+  if (rc != 0) {
+    ASSERT_EQ(rc, MCPP_ERR_NOMEM);
+    ASSERT_EQ(f->alloc.live, 0);
+    free(f);
+    return 1;
+  }
+  OK_OR_NOMEM(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+                         "{\"protocolVersion\":\"2025-11-25\",\"clientInfo\":{\"name\":\"cli\"}}}", T0),
+              MCPP_RECV_FORWARD);
+  OK_OR_NOMEM(fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":\"2025-11-25\"}}", T0), 0);
+  OK_OR_NOMEM(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", T0),
+              MCPP_RECV_FORWARD);
+  OK_OR_NOMEM(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"c1\",\"method\":\"ping\"}", T0), MCPP_RECV_CONSUMED);
+  OK_OR_NOMEM(fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":9,\"method\":\"sampling/createMessage\"}", T0), 0);
+  for (uint64_t t = T0; t <= T0 + 6 * SEC; t += 50 * MS) OK_OR_NOMEM(mcpp_engine_on_timer(f->e, t), 0);
+  OK_OR_NOMEM(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}", T0 + 6 * SEC),
+              MCPP_RECV_FORWARD);
+  mcpp_engine_close(f->e, MCPP_ERR_STALE, "gone", T0 + 7 * SEC);
+  int failed = f->alloc.failed;
+  fx_done(f);
+  return failed;
+}
+
+TEST(out_of_memory_at_every_allocation_in_the_server_role_fails_cleanly) {
+  long n = 1;
+  while (scenario_server(n)) n++;
+  ASSERT_GT(n, 5);
+}
+
+/* The line splitter: a line split across reads needs its buffer; without
+ * it the feed fails with MCPP_ERR_NOMEM and nothing is delivered twice. */
+static int count_lines(void *arg, const char *line, size_t len) {
+  (*(int *)arg)++;
+  return 0;
+}
+
+TEST(out_of_memory_in_the_line_splitter_fails_cleanly) {
+  for (long k = 1; k <= 4; k++) {
+    fx *f = fx_new();
+    f->alloc.a = (mcpp_allocator){fx_malloc, fx_realloc, fx_free_block, &f->alloc};
+    f->alloc.fail_at = k;
+    mcpp__lines l;
+    mcpp__lines_init(&l, &f->alloc.a, 1 << 20);
+    int lines = 0, rc = 0;
+    char big[5000];
+    memset(big, 'x', sizeof big);
+    const char *pieces[] = {"{\"a\":1}\n{\"b\"", ":2}\n{\"c\":3", "}\n"};
+    for (int i = 0; i < 3 && rc == 0; i++)
+      rc = mcpp__lines_feed(&l, pieces[i], strlen(pieces[i]), count_lines, &lines);
+    if (rc == 0) rc = mcpp__lines_feed(&l, big, sizeof big, count_lines, &lines);
+    if (rc == 0) rc = mcpp__lines_feed(&l, big, sizeof big, count_lines, &lines);
+    if (rc == 0) rc = mcpp__lines_feed(&l, "\n", 1, count_lines, &lines);
+    ASSERT(rc == 0 || rc == MCPP_ERR_NOMEM);
+    if (rc == 0) ASSERT_EQ(lines, 4);
+    ASSERT_LE(lines, 4);
+    mcpp__lines_free(&l);
+    ASSERT_EQ(f->alloc.live, 0);
+    free(f);
+  }
 }

@@ -221,3 +221,42 @@ async def test_guard_keeps_the_session_when_a_listener_raises_and_records_cannot
     kinds = [type(e) for e in handler.exceptions()]
     assert kinds.count(ZeroDivisionError) == 3
     assert OSError in kinds
+
+
+async def test_a_failing_metrics_tap_costs_no_listener_iterator_or_close(monkeypatch):
+    from mcpping import events as events_module
+
+    class BrokenTap:
+        def opened(self, hub):
+            pass
+
+        def event(self, hub, ev):
+            raise RuntimeError("metrics backend down")
+
+        def closed(self, hub):
+            raise RuntimeError("metrics backend still down")
+
+    handler = Handler()
+    monkeypatch.setattr(events_module, "tap", BrokenTap())
+    seen: list[str] = []
+    p = await mcpping.connect(BURST, keepalive=None, on_event=lambda ev: seen.append(ev.name))
+    stream = p.events()
+    assert await p.ping(timeout=5) > 0
+    await asyncio.wait_for(p.close(), 10)
+    names = [ev.name async for ev in stream]  # ends: the iterator was finished
+    assert names[-1] == "closed" and seen[-1] == "closed" and "pong" in seen
+    messages = {c["message"] for c in handler.contexts}
+    assert messages == {"mcpping: the metrics tap raised"}
+    assert "metrics backend still down" in {str(e) for e in handler.exceptions()}
+
+
+async def test_a_server_whose_stderr_is_not_utf8_still_closes_cleanly():
+    """Its stderr reaches the stderr target (and may be quoted in the close
+    reason): bytes that are not UTF-8 are replaced, never a lost CLOSED."""
+    chunks: list[str] = []
+    code = "import sys; sys.stderr.buffer.write(b'bad \\xff\\xfe tail\\n'); sys.stderr.flush()"
+    p = await mcpping.connect([PY, "-c", code], keepalive=None, initialize=False,
+                              stderr=chunks.append)
+    info = await asyncio.wait_for(p.wait_closed(), 10)
+    assert isinstance(info.reason, str) and info.exit_status == 0
+    assert "".join(chunks) == "bad \ufffd\ufffd tail\n"

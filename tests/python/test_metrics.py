@@ -319,3 +319,27 @@ def test_importing_mcpping_needs_neither_exporter_and_calls_name_the_missing_pac
 def test_registering_twice_with_one_registry_is_refused():
     with pytest.raises(ValueError):
         mcpping.metrics.register_prometheus(REGISTRY)
+
+
+async def test_an_exporter_that_raises_does_not_stop_delivery():
+    # An OpenTelemetry SDK's record() raising, say: reported, never fatal.
+    errors: list[dict] = []
+    loop = asyncio.get_running_loop()
+    loop.set_exception_handler(lambda _loop, ctx: errors.append(ctx))
+
+    def broken(rtt, fig):
+        raise RuntimeError("exporter broke")
+
+    sinks = mcpping.metrics._tally.rtt_sinks
+    sinks.append(broken)
+    try:
+        async with mcpping.connect(echo(unique("echo")), keepalive=None) as p:
+            pongs = []
+            p.on("pong", pongs.append)
+            assert await p.ping() > 0
+            assert len(pongs) == 1  # the listener after the tally still ran
+    finally:
+        sinks.remove(broken)
+        loop.set_exception_handler(None)
+    assert [str(e["exception"]) for e in errors] == ["exporter broke"]
+    assert "metrics tally" in errors[0]["message"]

@@ -192,3 +192,4 @@ async def test_a_ping_abandoned_at_close_is_peer_closed_and_not_lost():
     assert (p.stats.count, p.stats.received, p.stats.lost) == (1, 0, 0)
     abandoned = [e for e in events if e.name == "timeout"]
     assert len(abandoned) == 1 and abandoned[0].code == mcpping._native.MCPP_ERR_CLOSED
+    assert abandoned[0].outcome == "closed"  # the C core's verdict

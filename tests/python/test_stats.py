@@ -8,6 +8,7 @@ import tracemalloc
 
 import pytest
 
+from mcpping import _native
 from mcpping.stats import WINDOW, Stats, nearest_rank
 
 
@@ -131,13 +132,36 @@ def test_window_must_be_positive() -> None:
 
 def test_loss_and_text() -> None:
     s = Stats()
-    s.count = 4
-    for v in (0.001, 0.002, 0.003):
-        s.add_rtt(v)
-    s.lost = 1
+    for _ in range(4):
+        s.observe(native("ping"))
+    for us in (1000, 2000, 3000):
+        s.observe(native("pong", rtt_us=us))
+    s.observe(native("timeout"))
     assert s.loss == 0.25
     assert str(s) == "4 pings, 3 pongs, 25.0% loss, rtt min/avg/max/mdev = 1.000/2.000/3.000/0.816 ms"
     d = s.as_dict()
     assert d["p50"] == 0.002 and d["p99"] == 0.003 and d["count"] == 4
     html = s._repr_html_()
     assert "<td>25.0%</td>" in html and "<td>2.000</td>" in html
+
+
+def native(kind: str, **kw: object) -> dict[str, object]:
+    """A native event dict as the C layer makes it (the keys Stats reads)."""
+    return {"type": kind, "error_code": 0, "invalid": False, "rtt_us": 0, **kw}
+
+
+def test_counts_come_from_the_c_rule_closing_errors_are_not_lost() -> None:
+    s = Stats()
+    for _ in range(5):
+        s.observe(native("ping"))
+    s.observe(native("ping_error", error_code=-32000))
+    s.observe(native("ping_error", invalid=True))
+    s.observe(native("timeout", error_code=_native.MCPP_ERR_CLOSED))
+    s.observe(native("unsupported", error_code=-32601))
+    s.observe(native("pong", rtt_us=1500))
+    assert (s.count, s.received, s.lost) == (5, 1, 2)
+    assert s.min == 0.0015
+    assert _native.event_outcome(native("timeout", error_code=_native.MCPP_ERR_CLOSED)) == "closed"
+    assert _native.event_outcome(native("timeout")) == "timeout"
+    assert _native.event_outcome(native("stale")) is None
+    assert _native.outcome_is_lost("invalid") and not _native.outcome_is_lost("closed")

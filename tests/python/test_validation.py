@@ -107,7 +107,8 @@ async def test_a_handshake_with_a_server_that_exits_says_how_it_exited():
         with pytest.raises(mcpping.HandshakeError) as ei:
             await mcpping.connect(cmd, init_timeout=10)
         text = str(ei.value)
-        assert f"exited with status {status} before answering initialize" in text
+        assert text.startswith("the server ended before answering initialize: "
+                               f"server exited with status {status}")
         assert "No such connection" not in text
 
 

@@ -59,8 +59,14 @@ def in_thread(run) -> None:
         raise out[0]
 
 
+_emit_lock = threading.Lock()
+
+
 def emit(result: dict) -> None:
-    print(json.dumps(result), flush=True)
+    # One whole line at a time: two loop threads finish together.
+    with _emit_lock:
+        sys.stdout.write(json.dumps(result) + "\n")
+        sys.stdout.flush()
 
 
 def main(kind: str) -> None:

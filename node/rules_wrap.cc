@@ -1,0 +1,158 @@
+// See rules_wrap.h.
+#include "rules_wrap.h"
+
+#include <cmath>
+#include <cstring>
+#include <string>
+#include <vector>
+
+namespace mcpping_node {
+
+mcpp_event EventFromJs(Napi::Env env, Napi::Value value) {
+  if (!value.IsObject()) throw Napi::TypeError::New(env, "event must be an object");
+  Napi::Object o = value.As<Napi::Object>();
+  mcpp_event ev;
+  std::memset(&ev, 0, sizeof ev);
+  Napi::Value type = o.Get("type");
+  if (!type.IsString()) throw Napi::TypeError::New(env, "event.type must be a string");
+  std::string name = type.As<Napi::String>();
+  bool found = false;
+  for (int t = MCPP_EV_PING; t <= MCPP_EV_REQUEST_CANCELLED; t++) {
+    if (name == mcpp_event_name(static_cast<mcpp_event_type>(t))) {
+      ev.type = static_cast<mcpp_event_type>(t);
+      found = true;
+      break;
+    }
+  }
+  if (!found) throw Napi::TypeError::New(env, "unknown event type '" + name + "'");
+  Napi::Value code = o.Get("errorCode");
+  if (code.IsNumber()) ev.error_code = code.As<Napi::Number>().Int64Value();
+  ev.invalid = o.Get("invalid").ToBoolean().Value() ? 1 : 0;
+  Napi::Value rtt = o.Get("rttUs");
+  if (rtt.IsNumber()) {
+    double us = rtt.As<Napi::Number>().DoubleValue();
+    ev.rtt_us = std::isfinite(us) && us > 0 ? static_cast<uint64_t>(us) : 0;
+  }
+  return ev;
+}
+
+namespace {
+
+Napi::Value EventOutcome(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_event ev = EventFromJs(env, info[0]);
+  const char *name = mcpp_outcome_name(mcpp_event_outcome(&ev));
+  return name ? Napi::Value(Napi::String::New(env, name)) : env.Null();
+}
+
+Napi::Value OutcomeIsLost(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw Napi::TypeError::New(env, "outcome must be a string");
+  std::string name = info[0].As<Napi::String>();
+  for (int o = MCPP_OUTCOME_PONG; o <= MCPP_OUTCOME_CLOSED; o++) {
+    auto outcome = static_cast<mcpp_ping_outcome>(o);
+    if (name == mcpp_outcome_name(outcome))
+      return Napi::Boolean::New(env, mcpp_outcome_is_lost(outcome) != 0);
+  }
+  throw Napi::TypeError::New(env, "unknown ping outcome '" + name + "'");
+}
+
+// httpClassify(status, body, hadSession) -> 'answer' | 'unsupported' |
+// 'session_expired' | 'failed'
+Napi::Value HttpClassify(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
+  int status = info[0].As<Napi::Number>().Int32Value();
+  std::string body = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
+  bool had_session = info[2].ToBoolean().Value();
+  return Napi::String::New(env, mcpp_http_verdict_name(mcpp_http_classify(
+                                    status, body.data(), body.size(), had_session)));
+}
+
+class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
+ public:
+  static Napi::Function Init(Napi::Env env) {
+    return DefineClass(env, "RttStats",
+                       {
+                           InstanceMethod("add", &RttStatsWrap::Add),
+                           InstanceMethod("observe", &RttStatsWrap::Observe),
+                           InstanceMethod("summary", &RttStatsWrap::Summary),
+                           InstanceMethod("recent", &RttStatsWrap::Recent),
+                       });
+  }
+
+  // new RttStats(window): 1..MCPP_MAX_RTT_WINDOW
+  explicit RttStatsWrap(const Napi::CallbackInfo &info) : Napi::ObjectWrap<RttStatsWrap>(info) {
+    Napi::Env env = info.Env();
+    double window = info[0].IsUndefined() ? MCPP_RTT_WINDOW : info[0].ToNumber().DoubleValue();
+    if (!std::isfinite(window) || window != std::floor(window) || window < 1 ||
+        window > MCPP_MAX_RTT_WINDOW)
+      throw Napi::RangeError::New(
+          env, "window must be an integer between 1 and " + std::to_string(MCPP_MAX_RTT_WINDOW));
+    if (mcpp_rtt_stats_new(&stats_, static_cast<uint32_t>(window), nullptr) != 0)
+      throw Napi::Error::New(env, "out of memory");
+  }
+  ~RttStatsWrap() override { mcpp_rtt_stats_free(stats_); }
+
+ private:
+  Napi::Value Add(const Napi::CallbackInfo &info) {
+    double rtt = info[0].ToNumber().DoubleValue();
+    if (!std::isfinite(rtt) || rtt < 0)
+      throw Napi::RangeError::New(info.Env(), "rtt must be a finite number >= 0");
+    mcpp_rtt_stats_add(stats_, rtt);
+    return info.Env().Undefined();
+  }
+
+  // observe(event, usPerUnit)
+  Napi::Value Observe(const Napi::CallbackInfo &info) {
+    mcpp_event ev = EventFromJs(info.Env(), info[0]);
+    double per = info[1].ToNumber().DoubleValue();
+    if (!std::isfinite(per) || !(per > 0))
+      throw Napi::RangeError::New(info.Env(), "usPerUnit must be a finite number > 0");
+    mcpp_rtt_stats_observe(stats_, &ev, per);
+    return info.Env().Undefined();
+  }
+
+  Napi::Value Summary(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    mcpp_rtt_summary s;
+    mcpp_rtt_stats_summary(stats_, &s);
+    auto fig = [&](double v) -> Napi::Value {
+      return std::isnan(v) ? env.Null() : Napi::Value(Napi::Number::New(env, v));
+    };
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("sent", static_cast<double>(s.sent));
+    o.Set("received", static_cast<double>(s.received));
+    o.Set("lost", static_cast<double>(s.lost));
+    o.Set("lossPct", s.loss_pct);
+    o.Set("count", static_cast<double>(s.count));
+    o.Set("min", fig(s.min));
+    o.Set("avg", fig(s.avg));
+    o.Set("max", fig(s.max));
+    o.Set("mdev", fig(s.mdev));
+    o.Set("p50", fig(s.p50));
+    o.Set("p99", fig(s.p99));
+    return o;
+  }
+
+  Napi::Value Recent(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    size_t n = mcpp_rtt_stats_recent(stats_, nullptr, 0);
+    Napi::Float64Array out = Napi::Float64Array::New(env, n);
+    mcpp_rtt_stats_recent(stats_, out.Data(), n);
+    return out;
+  }
+
+  mcpp_rtt_stats *stats_ = nullptr;
+};
+
+}  // namespace
+
+void InitRules(Napi::Env env, Napi::Object exports) {
+  exports.Set("eventOutcome", Napi::Function::New(env, EventOutcome, "eventOutcome"));
+  exports.Set("outcomeIsLost", Napi::Function::New(env, OutcomeIsLost, "outcomeIsLost"));
+  exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
+  exports.Set("RttStats", RttStatsWrap::Init(env));
+}
+
+}  // namespace mcpping_node

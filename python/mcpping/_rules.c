@@ -1,0 +1,202 @@
+/*
+ * The shared rules of the C core, for Python: ping outcomes, the stale
+ * policy, HTTP answer classification and mcpping._native.RttStats. The
+ * Python package translates these answers; it keeps no copy of the rules.
+ */
+#include <math.h>
+#include <string.h>
+
+#include "_native.h"
+
+/* Fills *ev from a native event dict (type, error_code, invalid, rtt_us);
+ * returns 0, or -1 with an exception set. */
+int mcpping_event_from_dict(PyObject *d, mcpp_event *ev) {
+  memset(ev, 0, sizeof *ev);
+  if (!PyDict_Check(d)) {
+    PyErr_SetString(PyExc_TypeError, "event must be a native event dict");
+    return -1;
+  }
+  PyObject *type = PyDict_GetItemString(d, "type");
+  const char *name = type && PyUnicode_Check(type) ? PyUnicode_AsUTF8(type) : NULL;
+  if (name == NULL) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "event has no 'type' string");
+    return -1;
+  }
+  int found = 0;
+  for (int t = MCPP_EV_PING; t <= MCPP_EV_REQUEST_CANCELLED; t++) {
+    if (strcmp(mcpp_event_name((mcpp_event_type)t), name) == 0) {
+      ev->type = (mcpp_event_type)t;
+      found = 1;
+      break;
+    }
+  }
+  if (!found) {
+    PyErr_Format(PyExc_ValueError, "unknown event type %R", type);
+    return -1;
+  }
+  PyObject *v;
+  if ((v = PyDict_GetItemString(d, "error_code")) && v != Py_None) {
+    ev->error_code = PyLong_AsLongLong(v);
+    if (PyErr_Occurred()) return -1;
+  }
+  if ((v = PyDict_GetItemString(d, "invalid"))) ev->invalid = PyObject_IsTrue(v) == 1;
+  if ((v = PyDict_GetItemString(d, "rtt_us")) && v != Py_None) {
+    ev->rtt_us = PyLong_AsUnsignedLongLong(v);
+    if (PyErr_Occurred()) return -1;
+  }
+  return 0;
+}
+
+PyObject *mcpping_event_outcome(PyObject *module, PyObject *d) {
+  mcpp_event ev;
+  if (mcpping_event_from_dict(d, &ev) < 0) return NULL;
+  const char *name = mcpp_outcome_name(mcpp_event_outcome(&ev));
+  if (name == NULL) Py_RETURN_NONE;
+  return PyUnicode_FromString(name);
+}
+
+PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg) {
+  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  if (name == NULL) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "outcome must be a str");
+    return NULL;
+  }
+  for (int o = MCPP_OUTCOME_PONG; o <= MCPP_OUTCOME_CLOSED; o++)
+    if (strcmp(mcpp_outcome_name((mcpp_ping_outcome)o), name) == 0)
+      return PyBool_FromLong(mcpp_outcome_is_lost((mcpp_ping_outcome)o));
+  PyErr_Format(PyExc_ValueError, "unknown ping outcome %R", arg);
+  return NULL;
+}
+
+PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
+  int status, had_session;
+  Py_buffer body;
+  if (!PyArg_ParseTuple(args, "iy*p", &status, &body, &had_session)) return NULL;
+  mcpp_http_verdict v = mcpp_http_classify(status, body.buf, (size_t)body.len, had_session);
+  PyBuffer_Release(&body);
+  return PyUnicode_FromString(mcpp_http_verdict_name(v));
+}
+
+/* ---------------------------------------------------------------- RttStats */
+
+typedef struct {
+  PyObject_HEAD
+  mcpp_rtt_stats *stats;
+} RttStatsObject;
+
+static PyObject *RttStats_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *names[] = {"window", NULL};
+  long long window = MCPP_RTT_WINDOW;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "|L", names, &window)) return NULL;
+  if (window < 1 || window > (long long)MCPP_MAX_RTT_WINDOW) {
+    PyErr_Format(PyExc_ValueError, "window must be between 1 and %u", MCPP_MAX_RTT_WINDOW);
+    return NULL;
+  }
+  RttStatsObject *self = (RttStatsObject *)type->tp_alloc(type, 0);
+  if (self == NULL) return NULL;
+  if (mcpp_rtt_stats_new(&self->stats, (uint32_t)window, NULL) != 0) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  return (PyObject *)self;
+}
+
+static void RttStats_dealloc(RttStatsObject *self) {
+  PyTypeObject *tp = Py_TYPE(self);
+  mcpp_rtt_stats_free(self->stats);
+  tp->tp_free((PyObject *)self);
+  Py_DECREF(tp);
+}
+
+static PyObject *RttStats_add(RttStatsObject *self, PyObject *arg) {
+  double rtt = PyFloat_AsDouble(arg);
+  if (rtt == -1.0 && PyErr_Occurred()) return NULL;
+  if (!isfinite(rtt) || rtt < 0) {
+    PyErr_SetString(PyExc_ValueError, "rtt must be a finite number >= 0");
+    return NULL;
+  }
+  mcpp_rtt_stats_add(self->stats, rtt);
+  Py_RETURN_NONE;
+}
+
+static PyObject *RttStats_observe(RttStatsObject *self, PyObject *args) {
+  PyObject *d;
+  double per_unit;
+  if (!PyArg_ParseTuple(args, "Od", &d, &per_unit)) return NULL;
+  if (!(per_unit > 0) || !isfinite(per_unit)) {
+    PyErr_SetString(PyExc_ValueError, "us_per_unit must be a finite number > 0");
+    return NULL;
+  }
+  mcpp_event ev;
+  if (mcpping_event_from_dict(d, &ev) < 0) return NULL;
+  mcpp_rtt_stats_observe(self->stats, &ev, per_unit);
+  Py_RETURN_NONE;
+}
+
+static PyObject *figure(double v) {
+  if (isnan(v)) Py_RETURN_NONE;
+  return PyFloat_FromDouble(v);
+}
+
+static PyObject *RttStats_summary(RttStatsObject *self, PyObject *Py_UNUSED(ignored)) {
+  mcpp_rtt_summary s;
+  mcpp_rtt_stats_summary(self->stats, &s);
+  return Py_BuildValue("{sKsKsKsdsKsNsNsNsNsNsN}", "sent", (unsigned long long)s.sent,
+                       "received", (unsigned long long)s.received, "lost",
+                       (unsigned long long)s.lost, "loss_pct", s.loss_pct, "count",
+                       (unsigned long long)s.count, "min", figure(s.min), "avg", figure(s.avg),
+                       "max", figure(s.max), "mdev", figure(s.mdev), "p50", figure(s.p50), "p99",
+                       figure(s.p99));
+}
+
+static PyObject *RttStats_recent(RttStatsObject *self, PyObject *Py_UNUSED(ignored)) {
+  size_t n = mcpp_rtt_stats_recent(self->stats, NULL, 0);
+  double *buf = PyMem_Malloc((n ? n : 1) * sizeof *buf);
+  if (buf == NULL) return PyErr_NoMemory();
+  mcpp_rtt_stats_recent(self->stats, buf, n);
+  PyObject *list = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; list && i < n; i++) {
+    PyObject *f = PyFloat_FromDouble(buf[i]);
+    if (f == NULL) {
+      Py_CLEAR(list);
+      break;
+    }
+    PyList_SET_ITEM(list, (Py_ssize_t)i, f);
+  }
+  PyMem_Free(buf);
+  return list;
+}
+
+static PyMethodDef RttStats_methods[] = {
+    {"add", (PyCFunction)RttStats_add, METH_O, "add(rtt): records a pong's RTT."},
+    {"observe", (PyCFunction)RttStats_observe, METH_VARARGS,
+     "observe(event, us_per_unit): feeds a native event dict (ping: sent; pong: "
+     "rtt_us / us_per_unit; a lost outcome: lost)."},
+    {"summary", (PyCFunction)RttStats_summary, METH_NOARGS,
+     "summary() -> dict: sent, received, lost, loss_pct, count, min, avg, max, "
+     "mdev, p50, p99 (None before any pong)."},
+    {"recent", (PyCFunction)RttStats_recent, METH_NOARGS,
+     "recent() -> list: the window's RTTs, oldest first."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot RttStats_slots[] = {
+    {Py_tp_new, RttStats_new},
+    {Py_tp_dealloc, RttStats_dealloc},
+    {Py_tp_methods, RttStats_methods},
+    {Py_tp_doc, (void *)"RttStats(window=10000): the C core's RTT statistics."},
+    {0, NULL}};
+
+static PyType_Spec RttStats_spec = {
+    .name = "mcpping._native.RttStats",
+    .basicsize = sizeof(RttStatsObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = RttStats_slots,
+};
+
+int mcpping_rules_add_types(PyObject *module) {
+  PyObject *t = PyType_FromModuleAndSpec(module, &RttStats_spec, NULL);
+  if (t == NULL) return -1;
+  int rc = PyModule_AddType(module, (PyTypeObject *)t);
+  Py_DECREF(t);
+  return rc;
+}

@@ -1,0 +1,315 @@
+/*
+ * The runtime's flow control and live reads: info() and healthy follow the
+ * engine without any item queued, per-request deadlines and aborts cancel
+ * on the wire and answer the host, and a flood the host does not drain
+ * stops the reading (nothing convicted, nothing lost) as a full outbound
+ * queue refuses sends until WRITABLE.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "task.h"
+#include "test_conn_support.h"
+
+typedef struct flow_host {
+  int fds;
+  mcpp_runtime *rt;
+  int efd;
+  uint64_t id;
+} flow_host;
+
+static void flow_notify(void *ud) {
+  flow_host *h = ud;
+  uint64_t one = 1;
+  ASSERT_EQ(8, write(h->efd, &one, 8));
+}
+
+/* Starts a runtime and spawns python3 tests/peers/flood.py with s. */
+static void flow_start(flow_host *h, const mcpp_settings *s) {
+  memset(h, 0, sizeof *h);
+  h->fds = fd_baseline();
+  h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT(h->efd >= 0);
+  mcpp_runtime_options o = {flow_notify, h, NULL};
+  ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
+  char *args[] = {"python3", (char *)peer_path("flood.py"), NULL};
+  mcpp_spawn_options so = {0};
+  so.file = args[0];
+  so.args = args;
+  ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, s, &so, NULL, &h->id, NULL, 0));
+}
+
+/* Waits up to ms for a notify; returns 1 if one came. */
+static int flow_wait(flow_host *h, uint32_t ms) {
+  struct pollfd p = {h->efd, POLLIN, 0};
+  int r;
+  while ((r = poll(&p, 1, (int)ms)) < 0 && errno == EINTR) {
+  }
+  ASSERT(r >= 0);
+  uint64_t n;
+  if (r == 1) ASSERT_EQ(8, read(h->efd, &n, 8));
+  return r == 1;
+}
+
+static void flow_finish(flow_host *h) {
+  mcpp_runtime_free(h->rt);
+  close(h->efd);
+  reap_orphans();
+  ASSERT_EQ(h->fds, count_fds());
+}
+
+static void send_str(flow_host *h, const char *s, uint32_t timeout_ms) {
+  ASSERT_EQ(0, mcpp_runtime_send_timed(h->rt, h->id, s, strlen(s), timeout_ms));
+}
+
+/* Drains until a MESSAGE containing needle arrives (and returns it, the
+ * caller frees), noting the event types seen on the way in *seen. */
+static mcpp_item *drain_until(flow_host *h, const char *needle,
+                              unsigned *seen) {
+  for (;;) {
+    mcpp_item *items = mcpp_runtime_drain(h->rt), *found = NULL;
+    for (mcpp_item *it = items, *next; it; it = next) {
+      next = it->next;
+      it->next = NULL;
+      if (it->type == MCPP_ITEM_EVENT && seen)
+        *seen |= 1u << it->event.type;
+      if (!found && it->type == MCPP_ITEM_MESSAGE && strstr(it->data, needle))
+        found = it;
+      else
+        mcpp_runtime_items_free(h->rt, it);
+    }
+    if (found) return found;
+    ASSERT(flow_wait(h, margin_ms(10000)));
+  }
+}
+
+static void info_of(flow_host *h, mcpp_engine_info *info, int *healthy) {
+  ASSERT_EQ(0, mcpp_runtime_info(h->rt, h->id, info, healthy));
+}
+
+static const char hang_req[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"tools/call\","
+    "\"params\":{\"name\":\"hang\"}}";
+static const char cancelled_req[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":\"c\",\"method\":\"test/cancelled\"}";
+
+/* Issue 8 item 3: a hung call read healthy=1, in_flight=0 for ever. */
+TEST(runtime_info_live_hung_request_turns_unhealthy_without_any_item) {
+  mcpp_settings s;
+  test_settings(&s); /* keepalive off */
+  s.timeout_ms = margin_ms(400);
+  flow_host h;
+  flow_start(&h, &s);
+  send_str(&h, hang_req, MCPP_TIMEOUT_DEFAULT);
+  mcpp_engine_info info;
+  int healthy = -1;
+  /* Commands run in order: once the ping's answer is back, the send ran. */
+  send_str(&h, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}",
+           MCPP_TIMEOUT_DEFAULT);
+  mcpp_item *pong = drain_until(&h, "\"id\":8", NULL);
+  mcpp_runtime_items_free(h.rt, pong);
+  info_of(&h, &info, &healthy);
+  ASSERT_EQ(1, info.in_flight);
+  /* Nothing is queued or scheduled now: no item will announce the limit
+   * passing, so the test waits it out (and checks nothing woke it). */
+  ASSERT(!flow_wait(&h, s.timeout_ms + margin_ms(300)));
+  info_of(&h, &info, &healthy);
+  ASSERT_EQ(0, healthy);
+  ASSERT_EQ(1, info.in_flight);
+  ASSERT_EQ(MCPP_STATE_ALIVE, info.state);
+
+  /* The host abandons it: cancelled on the wire, answered, healthy again. */
+  unsigned seen = 0;
+  ASSERT_EQ(0, mcpp_runtime_cancel_request(h.rt, h.id, "7", 1));
+  mcpp_item *err = drain_until(&h, "\"id\":7", &seen);
+  ASSERT(strstr(err->data, "-32800") != NULL);
+  mcpp_runtime_items_free(h.rt, err);
+  send_str(&h, cancelled_req, MCPP_TIMEOUT_DEFAULT);
+  mcpp_item *ids = drain_until(&h, "\"ids\"", &seen);
+  ASSERT(strstr(ids->data, "\"ids\":[7]") != NULL);
+  mcpp_runtime_items_free(h.rt, ids);
+  ASSERT(seen & (1u << MCPP_EV_REQUEST_CANCELLED));
+  info_of(&h, &info, &healthy);
+  ASSERT_EQ(0, info.in_flight);
+  ASSERT_EQ(1, healthy);
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT,
+            mcpp_runtime_cancel_request(h.rt, h.id, NULL, 0));
+  flow_finish(&h);
+}
+
+TEST(runtime_send_timed_expires_cancels_on_the_wire_and_answers_host) {
+  mcpp_settings s;
+  test_settings(&s);
+  flow_host h;
+  flow_start(&h, &s);
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT,
+            mcpp_runtime_send_timed(h.rt, h.id, hang_req, strlen(hang_req),
+                                    MCPP_MAX_MS + 1u));
+  send_str(&h, hang_req, 150);
+  unsigned seen = 0;
+  mcpp_item *err = drain_until(&h, "\"id\":7", &seen);
+  ASSERT(strstr(err->data, "\"code\":-32001") != NULL);
+  mcpp_runtime_items_free(h.rt, err);
+  mcpp_engine_info info;
+  int healthy = -1;
+  info_of(&h, &info, &healthy);
+  ASSERT_EQ(0, info.in_flight);
+  ASSERT_EQ(1, info.app_timeouts);
+  ASSERT_EQ(0, healthy); /* a timeout counts until the next answer */
+  send_str(&h, cancelled_req, MCPP_TIMEOUT_DEFAULT);
+  mcpp_item *ids = drain_until(&h, "\"ids\"", &seen);
+  ASSERT(strstr(ids->data, "\"ids\":[7]") != NULL);
+  mcpp_runtime_items_free(h.rt, ids);
+  ASSERT(seen & (1u << MCPP_EV_REQUEST_TIMEOUT));
+  info_of(&h, &info, &healthy);
+  ASSERT_EQ(1, healthy);
+  flow_finish(&h);
+}
+
+/* The line flood.py sends for sequence number seq. */
+static size_t flood_line(char *buf, size_t cap, unsigned seq, size_t pad) {
+  int n = snprintf(buf, cap,
+                   "{\"jsonrpc\":\"2.0\",\"method\":\"test/seq\",\"params\":"
+                   "{\"seq\":%u,\"pad\":\"", seq);
+  ASSERT(n > 0 && (size_t)n + pad + 4 < cap);
+  memset(buf + n, 'x', pad);
+  memcpy(buf + n + pad, "\"}}", 4);
+  return (size_t)n + pad + 3;
+}
+
+static int reading_of(flow_host *h) {
+  mcpp_engine_info info;
+  info_of(h, &info, NULL);
+  return info.reading;
+}
+
+TEST_TIMEOUT(runtime_undrained_flood_stops_reading_convicts_nobody_loses_nothing,
+             60) {
+  enum { CAP = 256 * 1024, COUNT = 20000, SIZE = 1000, PAD = SIZE - 53 - 24 };
+  mcpp_settings s;
+  test_settings(&s);
+  s.max_pending_bytes = CAP;
+  s.interval_ms = 100; /* keepalive on: it must not convict while paused */
+  s.jitter_pct = 0;
+  s.timeout_ms = 200;
+  s.failures = 2;
+  flow_host h;
+  flow_start(&h, &s);
+  char req[128];
+  snprintf(req, sizeof req,
+           "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/flood\","
+           "\"params\":{\"count\":%d,\"size\":%d}}", COUNT, SIZE);
+  send_str(&h, req, MCPP_TIMEOUT_DEFAULT);
+  /* The host is "blocked": nothing drained until the runtime stopped
+   * reading and a few keepalive periods passed. */
+  ASSERT(flow_wait(&h, margin_ms(10000)));
+  struct timespec nap = {0, 5 * 1000 * 1000};
+  for (int i = 0; reading_of(&h); i++) {
+    ASSERT_LT(i, (int)margin_ms(2000));
+    nanosleep(&nap, NULL);
+  }
+  ASSERT(!flow_wait(&h, 4 * s.interval_ms));
+  ASSERT_EQ(0, reading_of(&h));
+
+  char want[2048];
+  unsigned next = 0, events = 0;
+  size_t first_batch = 0;
+  int done = 0, batches = 0;
+  while (!done) {
+    mcpp_item *items = mcpp_runtime_drain(h.rt);
+    size_t bytes = 0;
+    for (mcpp_item *it = items; it; it = it->next) {
+      if (it->type == MCPP_ITEM_EVENT) events |= 1u << it->event.type;
+      if (it->type != MCPP_ITEM_MESSAGE) continue;
+      bytes += it->len;
+      if (strstr(it->data, "test/flood_done")) {
+        char count[32];
+        snprintf(count, sizeof count, "\"count\":%d,", COUNT);
+        ASSERT(strstr(it->data, count) != NULL);
+        done = 1;
+      } else if (strstr(it->data, "test/seq")) {
+        size_t n = flood_line(want, sizeof want, next, PAD);
+        ASSERT_MEM_EQ(it->data, it->len, want);
+        ASSERT_EQ(n, it->len);
+        next++;
+      }
+    }
+    mcpp_runtime_items_free(h.rt, items);
+    /* Half the cap, and one read and one line beyond at most. */
+    ASSERT_LE(bytes, CAP / 2 + 64 * 1024 + SIZE);
+    if (batches++ == 0) {
+      first_batch = bytes;
+      ASSERT_GE(first_batch, CAP / 2);
+    }
+    if (!done) ASSERT(flow_wait(&h, margin_ms(10000)));
+  }
+  ASSERT_EQ(COUNT, next);
+  ASSERT_GT(batches, 2);
+  ASSERT(!(events & (1u << MCPP_EV_SUSPECT)));
+  ASSERT(!(events & (1u << MCPP_EV_STALE)));
+  ASSERT(!(events & (1u << MCPP_EV_TIMEOUT)));
+  ASSERT_EQ(1, reading_of(&h));
+  flow_finish(&h);
+}
+
+TEST_TIMEOUT(runtime_full_outbound_queue_would_block_until_writable, 40) {
+  enum { CAP = 64 * 1024, PAD = 4000, MAX = 400 };
+  mcpp_settings s;
+  test_settings(&s);
+  s.max_pending_bytes = CAP;
+  flow_host h;
+  flow_start(&h, &s);
+  int pid = mcpp_runtime_pid(h.rt, h.id);
+  ASSERT_GT(pid, 0);
+  /* A stopped server reads nothing: the pipe, then the queue, fill up. */
+  ASSERT_EQ(0, kill(pid, SIGSTOP));
+  static char frame[PAD + 128];
+  int sent = 0, rc = 0;
+  while (sent < MAX) {
+    int n = snprintf(frame, sizeof frame,
+                     "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"ping\","
+                     "\"params\":{\"pad\":\"", sent);
+    memset(frame + n, 'y', PAD);
+    memcpy(frame + n + PAD, "\"}}", 4);
+    rc = mcpp_runtime_send(h.rt, h.id, frame, strlen(frame));
+    if (rc == MCPP_ERR_WOULD_BLOCK) break;
+    ASSERT_EQ(0, rc);
+    sent++;
+  }
+  ASSERT_EQ(MCPP_ERR_WOULD_BLOCK, rc);
+  ASSERT_LT(sent, MAX);
+  /* Refused again while still full; WRITABLE once the server reads. */
+  ASSERT_EQ(MCPP_ERR_WOULD_BLOCK,
+            mcpp_runtime_send(h.rt, h.id, frame, strlen(frame)));
+  ASSERT_EQ(0, kill(pid, SIGCONT));
+  int writable = 0, answers = 0;
+  while (!writable) {
+    ASSERT(flow_wait(&h, margin_ms(10000)));
+    mcpp_item *items = mcpp_runtime_drain(h.rt);
+    for (mcpp_item *it = items; it; it = it->next) {
+      if (it->type == MCPP_ITEM_WRITABLE) writable++;
+      if (it->type == MCPP_ITEM_MESSAGE) answers++;
+    }
+    mcpp_runtime_items_free(h.rt, items);
+  }
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, h.id, frame, strlen(frame)));
+  sent++;
+  /* Every ping the application sent was forwarded... and answered. */
+  char last[64];
+  snprintf(last, sizeof last, "\"id\":%d,", sent - 1);
+  while (answers < sent) {
+    mcpp_item *items = mcpp_runtime_drain(h.rt);
+    for (mcpp_item *it = items; it; it = it->next)
+      if (it->type == MCPP_ITEM_MESSAGE) answers++;
+    mcpp_runtime_items_free(h.rt, items);
+    if (answers < sent) ASSERT(flow_wait(&h, margin_ms(10000)));
+  }
+  ASSERT_EQ(sent, answers);
+  flow_finish(&h);
+}

@@ -1,0 +1,83 @@
+/*
+ * libFuzzer harness for the frame classifier's scanner (scan.c), checked
+ * against cJSON: every strict JSON object scans, and the scanner finds
+ * exactly the members cJSON finds, with the same values. Inputs that go
+ * where cJSON itself differs from JSON (unpaired surrogate escapes, which
+ * it refuses; \u0000 in keys, which it truncates) are only run, not
+ * compared.
+ */
+#include <cjson/cJSON.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "scan.h"
+
+#define CHECK(cond) \
+  do {              \
+    if (!(cond)) abort(); \
+  } while (0)
+
+static int inside(mcpp__span s, const char *buf, size_t len) {
+  return s.p == NULL || (s.p >= buf && s.n > 0 && s.p + s.n <= buf + len);
+}
+
+static int has_unicode_escape(const char *buf, size_t len) {
+  for (size_t i = 0; i + 1 < len; i++)
+    if (buf[i] == '\\' && buf[i + 1] == 'u') return 1;
+  return 0;
+}
+
+static int starts_object(const char *buf, size_t len) {
+  size_t i = 0;
+  while (i < len && strchr(" \t\r\n", buf[i]) && buf[i]) i++;
+  return i < len && buf[i] == '{';
+}
+
+/* The span's value, parsed alone, equals what cJSON found in the tree.
+ * Compared as printed, since cJSON_Compare never finds an overflowing
+ * number (1e999, inf) equal to itself. */
+static void same_value(mcpp__span s, const cJSON *item) {
+  cJSON *alone = cJSON_ParseWithLength(s.p, s.n);
+  CHECK(alone != NULL);
+  char *a = cJSON_PrintUnformatted(alone), *b = cJSON_PrintUnformatted(item);
+  CHECK(a && b && strcmp(a, b) == 0);
+  cJSON_free(a);
+  cJSON_free(b);
+  cJSON_Delete(alone);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  /* An exact-size copy, so ASan catches any read past the end. */
+  char *buf = malloc(size ? size : 1);
+  CHECK(buf);
+  memcpy(buf, data, size);
+
+  mcpp__msg m;
+  int rc = mcpp__scan_message(buf, size, &m);
+  CHECK(rc == 0 || rc == -1);
+  mcpp__span spans[5] = {m.id, m.method, m.result, m.error, m.params};
+  static const char *const names[5] = {"id", "method", "result", "error",
+                                       "params"};
+  if (rc == 0)
+    for (int i = 0; i < 5; i++) CHECK(inside(spans[i], buf, size));
+
+  int strict = mcpp__json_strict(buf, size);
+  if (strict) CHECK(rc == (starts_object(buf, size) ? 0 : -1));
+
+  if (strict && !has_unicode_escape(buf, size)) {
+    cJSON *root = cJSON_ParseWithLength(buf, size);
+    CHECK(root != NULL);
+    if (rc == 0) {
+      CHECK(cJSON_IsObject(root));
+      for (int i = 0; i < 5; i++) {
+        const cJSON *item = cJSON_GetObjectItemCaseSensitive(root, names[i]);
+        CHECK((item != NULL) == (spans[i].p != NULL));
+        if (item) same_value(spans[i], item);
+      }
+    }
+    cJSON_Delete(root);
+  }
+  free(buf);
+  return 0;
+}

@@ -1,0 +1,21 @@
+'use strict';
+// mcpping in a Node host that also uses child_process: the host's children
+// and mcpping's server each report their own exit, close returns, and the
+// process exits by itself with no server left (issue 8, item 1's Node side).
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const h = require('./helpers');
+
+test('a host using child_process: every exit is seen, the host exits on its own', async () => {
+  const res = await h.run(process.execPath, [path.join(h.FIXTURES, 'child_process_host.js')],
+    { timeoutMs: 20000 });
+  assert.equal(res.status, 0, res.stderr);
+  const [r] = h.jsonLines(res.stdout);
+  assert.equal(r.out, 'hi');
+  assert.ok(r.rtt > 0);
+  assert.deepEqual(r.sleeperExit, { code: 0, signal: null });
+  assert.deepEqual(r.late, { code: 4, signal: null });
+  assert.equal(r.termSignal, 15);
+  assert.equal(h.exists(r.serverPid), false);
+});

@@ -1,0 +1,151 @@
+'use strict';
+// Per-request deadlines and aborts, live health, and backpressure (issue 8
+// items 3, 4, 10): against flood.py (a busy, healthy peer) and
+// server-everything's long-running tool.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const path = require('node:path');
+const { execFile } = require('node:child_process');
+const { Client } = require('@modelcontextprotocol/sdk/client/index.js');
+const mcpping = require('../../node');
+const { peer, within, EVERYTHING } = require('./helpers');
+
+const HANG = { name: 'hang' };
+const HOST = path.join(__dirname, 'fixtures', 'backpressure_host.js');
+
+/** @returns {Promise<unknown[]>} requestIds of every notifications/cancelled flood.py got */
+async function cancelledIds(p) {
+  return (await p.request('test/cancelled')).ids;
+}
+
+test('a hung call reads unhealthy live (keepalive off) and an abort cancels it', async () => {
+  const p = await mcpping.connect(peer('flood.py'), { keepalive: { timeoutMs: 300 } });
+  try {
+    const ac = new AbortController();
+    const call = p.request('tools/call', HANG, { timeoutMs: 0, signal: ac.signal }); // no deadline
+    await p.ping(); // commands run in order: the call is on the wire
+    assert.equal(p.stats.inFlight, 1);
+    assert.equal(p.stats.healthy, true);
+    // Past the ping timeout with nothing queued: before the live snapshot
+    // this read healthy true, inFlight 0, for ever.
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    assert.equal(p.stats.inFlight, 1);
+    assert.equal(p.stats.healthy, false);
+    assert.equal(p.state, 'alive');
+    ac.abort(new Error('caller gave up'));
+    await assert.rejects(call, /caller gave up/);
+    assert.deepEqual(await cancelledIds(p), ['mcpping-2']); // initialize was mcpping-1
+    assert.equal(p.stats.inFlight, 0);
+    assert.equal(p.stats.healthy, true);
+  } finally {
+    await p.close();
+  }
+});
+
+test('request timeoutMs: cancelled on the wire, a -32001 answer, ledger cleared, nothing leaks', async () => {
+  const p = await mcpping.connect(peer('flood.py'));
+  const leaked = [];
+  p.on('message', (m) => leaked.push(m));
+  try {
+    await assert.rejects(p.request('tools/call', HANG, { timeoutMs: 200 }), (err) => {
+      assert.ok(err instanceof mcpping.RpcError);
+      assert.equal(err.code, -32001);
+      assert.match(err.message, /no answer after 200 ms/);
+      return true;
+    });
+    assert.equal(p.stats.inFlight, 0);
+    assert.deepEqual(await cancelledIds(p), ['mcpping-2']);
+    assert.equal(p.stats.healthy, true);
+    assert.deepEqual(leaked, []);
+  } finally {
+    await p.close();
+  }
+});
+
+test('request option validation: RangeError with a stable code, nothing sent', async () => {
+  const p = await mcpping.connect(peer('flood.py'));
+  try {
+    for (const bad of [-1, 1.5, NaN, Infinity, 2 ** 31, '5']) {
+      await assert.rejects(p.request('ping', undefined, { timeoutMs: bad }), (err) => {
+        assert.ok(err instanceof RangeError);
+        assert.equal(err.code, 'ERR_MCPPING_INVALID_ARG');
+        assert.match(err.message, /timeoutMs must be an integer between 0 \(no timeout\) and 2147483647 ms/);
+        return true;
+      });
+    }
+    assert.equal(p.stats.inFlight, 0);
+  } finally {
+    await p.close();
+  }
+  assert.throws(() => new mcpping.StdioClientTransport(peer('flood.py'), { maxPendingBytes: 0 }), /maxPendingBytes/);
+  await assert.rejects(mcpping.connect(peer('flood.py'), { maxLineBytes: -5 }), { code: 'ERR_MCPPING_INVALID_ARG' });
+});
+
+test('SDK Client over StdioClientTransport: requestTimeoutMs answers -32001 from server-everything, session goes on', async () => {
+  const transport = new mcpping.StdioClientTransport(
+    { command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' },
+    { requestTimeoutMs: 3000 }, // initialize included: the server starts within it
+  );
+  const client = new Client({ name: 'mcpping-test', version: '1.0.0' });
+  await client.connect(transport);
+  try {
+    await assert.rejects(
+      client.callTool({ name: 'trigger-long-running-operation', arguments: { duration: 10, steps: 5 } }),
+      (err) => {
+        assert.equal(err.code, -32001);
+        assert.match(err.message, /timed out/);
+        return true;
+      },
+    );
+    assert.equal(transport.stats.inFlight, 0);
+    const tools = await client.listTools();
+    assert.ok(tools.tools.some((t) => t.name === 'trigger-long-running-operation'));
+    assert.equal(transport.stats.healthy, true);
+  } finally {
+    await client.close();
+  }
+});
+
+test('a full outbound queue waits in order, emits drain, loses nothing', async () => {
+  const p = await mcpping.connect(peer('flood.py'), { maxPendingBytes: 64 * 1024 });
+  try {
+    const answers = [];
+    p.on('message', (m) => typeof m.id === 'number' && answers.push(m.id));
+    process.kill(p.pid, 'SIGSTOP'); // it reads nothing: the pipe, then the queue, fill up
+    const pad = 'y'.repeat(4000);
+    const n = 200;
+    let queued = 0;
+    try {
+      for (let i = 0; i < n; i++) {
+        if (!p.conn.send(JSON.stringify({ jsonrpc: '2.0', id: i, method: 'ping', params: { pad } }))) queued++;
+      }
+      assert.ok(queued > 0, 'some sends waited in JavaScript');
+    } finally {
+      process.kill(p.pid, 'SIGCONT');
+    }
+    await within(new Promise((resolve) => p.once('drain', resolve)), 10000, 'drain');
+    while (answers.length < n) await p.request('test/cancelled'); // a round trip
+    assert.deepEqual(answers, [...Array(n).keys()]);
+  } finally {
+    await p.close();
+  }
+});
+
+test('a flood while the JavaScript thread is blocked: every frame, in order, hash checked, memory bounded', async () => {
+  // 64 MiB flood, 4 MiB cap, thread blocked 2 s. The 1 GiB run is manual
+  // (docs/node.md, "Backpressure").
+  const cap = 4 << 20;
+  const out = await new Promise((resolve, reject) => {
+    execFile(process.execPath, [HOST, '65536', '1024', String(cap), '2000'], { timeout: 120000 }, (err, stdout) =>
+      err ? reject(err) : resolve(JSON.parse(stdout)),
+    );
+  });
+  assert.equal(out.frames, 65536);
+  assert.equal(out.inOrder, true);
+  assert.equal(out.hashOk, true);
+  assert.deepEqual(out.convicted, []);
+  // V8 sizes its own heap lazily (its young generation alone takes tens of
+  // MiB under this allocation rate), so RSS here bounds the queue, not
+  // V8: unbounded, the same run grows by 250+ MiB.
+  assert.ok(out.rssGrowth < 96 * 1024 * 1024, `rss growth ${out.rssGrowth}`);
+});

@@ -1,0 +1,133 @@
+'use strict';
+// Every numeric option and argument is checked at the boundary: finite, an
+// integer, in the engine's range. A bad one throws a TypeError/RangeError
+// with code ERR_MCPPING_INVALID_ARG naming the parameter and the range;
+// nothing is clamped, defaulted or wrapped, and nothing is sent.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');
+const mcpping = require('../../node');
+const h = require('./helpers');
+
+const MAX_MS = 2147483647;
+const BAD_MS = [-1, 0, 0.5, NaN, Infinity, -Infinity, 2 ** 32, MAX_MS + 1];
+
+/**
+ * An assert.rejects/throws matcher.
+ * @param {ErrorConstructor} Kind
+ * @param {RegExp} names what the message must name (the parameter, the range)
+ */
+function invalid(Kind, names) {
+  return (err) => {
+    assert.ok(err instanceof Kind, `${err && err.name}: ${err && err.message}`);
+    assert.equal(err.code, 'ERR_MCPPING_INVALID_ARG');
+    assert.match(err.message, names);
+    return true;
+  };
+}
+
+/** @param {number} v @returns {ErrorConstructor} */
+const kindOf = (v) => (typeof v === 'number' ? RangeError : TypeError);
+
+test('ping({timeoutMs}) refuses what is not an integer between 1 and 2147483647 ms, sends nothing, and the peer stays usable', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'));
+  try {
+    for (const timeoutMs of [...BAD_MS, '100', 10n]) {
+      await assert.rejects(peer.ping({ timeoutMs }), invalid(kindOf(timeoutMs), /timeoutMs.*between 1 and 2147483647 ms; got /));
+    }
+    await assert.rejects(peer.ping({ signal: 'soon' }), invalid(TypeError, /signal must be an AbortSignal/));
+    await assert.rejects(peer.ping(5000), invalid(TypeError, /ping options must be an object/));
+    assert.equal(peer.stats.pingsSent, 0);
+    // The bounds themselves are accepted.
+    assert.ok((await peer.ping({ timeoutMs: MAX_MS })) > 0);
+    assert.ok((await peer.ping({ timeoutMs: 60000 })) > 0);
+    assert.equal(peer.stats.pingsSent, 2);
+  } finally {
+    await peer.close();
+  }
+});
+
+test('request(), notify() and initialize() check their arguments before anything is sent', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'));
+  try {
+    const framesOut = peer.stats.framesOut;
+    for (const timeoutMs of [-1, 0.5, NaN, Infinity, MAX_MS + 1]) {
+      await assert.rejects(peer.request('echo', {}, { timeoutMs }), invalid(RangeError, /timeoutMs must be an integer 0 \(none\) or between 1 and 2147483647 ms/));
+      await assert.rejects(peer.initialize({ timeoutMs }), invalid(RangeError, /timeoutMs/));
+    }
+    await assert.rejects(peer.request(42), invalid(TypeError, /method must be a non-empty string; got 42/));
+    await assert.rejects(peer.request('echo', 'text'), invalid(TypeError, /params must be an object or an array/));
+    assert.throws(() => peer.notify('', {}), invalid(TypeError, /method/));
+    assert.equal(peer.stats.framesOut, framesOut);
+    assert.deepEqual(await peer.request('echo', { a: 1 }, { timeoutMs: 0 }), { a: 1 });
+  } finally {
+    await peer.close();
+  }
+});
+
+test('connect() refuses bad keepalive settings, killGraceMs and its own options, naming each', async () => {
+  const cases = [
+    [{ keepalive: { intervalMs: NaN } }, RangeError, /keepalive\.intervalMs must be an integer 0 \(off.*got NaN/],
+    [{ keepalive: { intervalMs: -1 } }, RangeError, /keepalive\.intervalMs/],
+    [{ keepalive: { timeoutMs: Infinity } }, RangeError, /keepalive\.timeoutMs must be an integer between 1 and 2147483647 ms; got Infinity/],
+    [{ keepalive: { timeoutMs: 0 } }, RangeError, /keepalive\.timeoutMs/],
+    [{ keepalive: { jitterPct: 500 } }, RangeError, /keepalive\.jitterPct must be an integer between 0 and 100; got 500/],
+    [{ keepalive: { failures: 1.5 } }, RangeError, /keepalive\.failures must be an integer between 1 and 1000; got 1\.5/],
+    [{ keepalive: { failures: '3' } }, TypeError, /keepalive\.failures must be a number/],
+    [{ keepalive: { pauseThresholdMs: 2 ** 32 } }, RangeError, /keepalive\.pauseThresholdMs/],
+    [{ keepalive: { requestTimeoutMs: -5 } }, RangeError, /keepalive\.requestTimeoutMs must be an integer 0 \(none\)/],
+    [{ keepalive: { maxOutstandingPings: 0 } }, RangeError, /keepalive\.maxOutstandingPings must be an integer between 1 and 1048576/],
+    [{ keepalive: { maxLineBytes: 0 } }, RangeError, /keepalive\.maxLineBytes/],
+    [{ keepalive: { clampInterval: 'yes' } }, TypeError, /keepalive\.clampInterval must be a boolean/],
+    [{ keepalive: { onStale: 'kill' } }, TypeError, /keepalive\.onStale must be 'close' or 'report'; got "kill"/],
+    [{ keepalive: { intervalMS: 1000 } }, TypeError, /keepalive\.intervalMS is not an option; the options are intervalMs, /],
+    [{ keepalive: 1000 }, TypeError, /keepalive must be an object/],
+    [{ initializeTimeoutMs: -1 }, RangeError, /options\.initializeTimeoutMs/],
+    [{ initialize: 'no' }, TypeError, /options\.initialize must be a boolean/],
+    [{ inheritEnv: 0 }, TypeError, /options\.inheritEnv must be a boolean/],
+    [{ records: 42 }, TypeError, /records must be a file path, a function or a writable stream/],
+  ];
+  for (const [options, Kind, names] of cases) {
+    await assert.rejects(mcpping.connect(h.peer('echo.py'), options), invalid(Kind, names), JSON.stringify(options));
+  }
+  for (const killGraceMs of [-1, 0, NaN, 2 ** 32, 1.5]) {
+    await assert.rejects(mcpping.connect({ ...h.peer('echo.py'), killGraceMs }),
+      invalid(RangeError, /params\.killGraceMs must be an integer between 1 and 2147483647 ms/));
+  }
+  await assert.rejects(mcpping.connect({ command: '' }), invalid(TypeError, /params\.command must be a non-empty string/));
+  await assert.rejects(mcpping.connect({ command: 'python3', args: 'x.py' }), invalid(TypeError, /params\.args must be an array of strings/));
+  await assert.rejects(mcpping.connect({ ...h.peer('echo.py'), stderr: 'tty' }), invalid(TypeError, /params\.stderr must be 'inherit' or 'pipe' or 'ignore'/));
+  // The values at the edges of the ranges are accepted.
+  const peer = await mcpping.connect({ ...h.peer('echo.py'), killGraceMs: MAX_MS }, {
+    keepalive: { intervalMs: MAX_MS, timeoutMs: MAX_MS, failures: 1000, jitterPct: 100, pauseThresholdMs: 1, requestTimeoutMs: 0, maxOutstandingPings: 1 },
+    initializeTimeoutMs: 0,
+  });
+  assert.ok((await peer.ping({ timeoutMs: 1000 })) > 0);
+  peer.unref();
+  await peer.close();
+});
+
+test('StdioClientTransport and guard() check options when constructed, and ping options when pinging', async () => {
+  assert.throws(() => new mcpping.StdioClientTransport(h.peer('echo.py'), { keepalive: { timeoutMs: -1 } }), invalid(RangeError, /keepalive\.timeoutMs/));
+  assert.throws(() => new mcpping.StdioClientTransport({ ...h.peer('echo.py'), killGraceMs: -1 }), invalid(RangeError, /params\.killGraceMs/));
+  assert.throws(() => new mcpping.StdioClientTransport({ command: 7 }), invalid(TypeError, /StdioClientTransport: params\.command/));
+
+  const transport = new mcpping.StdioClientTransport(h.peer('echo.py'));
+  await transport.start();
+  try {
+    await assert.rejects(transport.ping({ timeoutMs: NaN }), invalid(RangeError, /timeoutMs/));
+    assert.ok((await transport.ping({ timeoutMs: 2000 })) > 0);
+  } finally {
+    await transport.close();
+  }
+
+  const [a] = InMemoryTransport.createLinkedPair();
+  assert.throws(() => mcpping.guard(a, { keepalive: { jitterPct: -1 } }), invalid(RangeError, /keepalive\.jitterPct/));
+  assert.throws(() => mcpping.guard(a, { role: 'peer' }), invalid(TypeError, /options\.role must be 'client' or 'server'/));
+  assert.throws(() => mcpping.guard(a, { transport: 'tcp' }), invalid(TypeError, /options\.transport/));
+  const guarded = mcpping.guard(a);
+  await assert.rejects(guarded.ping({ timeoutMs: -1 }), invalid(RangeError, /timeoutMs/));
+  await assert.rejects(guarded.ping({ timeoutMs: 2 ** 32 }), invalid(RangeError, /timeoutMs/));
+  assert.equal(guarded.stats.pingsSent, 0);
+  await guarded.close();
+});

@@ -1,0 +1,90 @@
+#!/usr/bin/env python3
+"""http_fault.py: a Streamable HTTP MCP server on loopback with one fault,
+for the HTTP answer classification (a 404 that means "no such method" vs
+one that means "no such session"). Prints its URL on the first line of
+stdout, then serves until killed.
+
+Flags:
+  --mode expire       the first session expires at its first ping: 404 with
+                      JSON-RPC -32001 "Session not found" (as the official
+                      SDKs answer); a new initialize gets a new session
+  --mode unsupported  every ping is a 404 with JSON-RPC -32601
+Each POST answers one JSON message (application/json); notifications get
+202. Every session id is "session-N".
+"""
+import argparse
+import http.server
+import json
+import sys
+import threading
+
+ap = argparse.ArgumentParser()
+ap.add_argument("--mode", choices=["expire", "unsupported"], required=True)
+args = ap.parse_args()
+
+lock = threading.Lock()
+state = {"sessions": 0, "live": set(), "expired_once": False}
+
+
+class Handler(http.server.BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"
+
+    def log_message(self, *a):  # quiet
+        pass
+
+    def reply(self, status, body=None, headers=()):
+        data = b"" if body is None else json.dumps(body).encode()
+        self.send_response(status)
+        for k, v in headers:
+            self.send_header(k, v)
+        if body is not None:
+            self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def do_DELETE(self):
+        with lock:
+            state["live"].discard(self.headers.get("Mcp-Session-Id"))
+        self.reply(200)
+
+    def do_POST(self):
+        msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+        sid = self.headers.get("Mcp-Session-Id")
+        method, mid = msg.get("method"), msg.get("id")
+        if method == "initialize":
+            with lock:
+                state["sessions"] += 1
+                new = f"session-{state['sessions']}"
+                state["live"].add(new)
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {
+                "protocolVersion": "2025-11-25", "capabilities": {},
+                "serverInfo": {"name": "http-fault", "version": "1"}}},
+                [("Mcp-Session-Id", new)])
+        with lock:
+            live = sid in state["live"]
+            if method == "ping" and args.mode == "expire" and live and not state["expired_once"]:
+                state["expired_once"] = True
+                state["live"].discard(sid)
+                live = False
+        if not live:
+            return self.reply(404, {"jsonrpc": "2.0", "id": None,
+                                    "error": {"code": -32001, "message": "Session not found"}})
+        if mid is None:
+            return self.reply(202)
+        if method == "ping" and args.mode == "unsupported":
+            return self.reply(404, {"jsonrpc": "2.0", "id": mid,
+                                    "error": {"code": -32601, "message": "Method not found"}})
+        if method == "ping":
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {}})
+        return self.reply(200, {"jsonrpc": "2.0", "id": mid,
+                                "error": {"code": -32601, "message": "Method not found"}})
+
+
+server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+print(f"http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+try:
+    server.serve_forever()
+except KeyboardInterrupt:
+    pass
+sys.exit(0)

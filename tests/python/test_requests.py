@@ -1,0 +1,88 @@
+"""Per-request deadlines and aborts, and live health reads (issue 8 items 3, 4)."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+
+import pytest
+from conftest import peer
+
+import mcpping
+
+HANG = {"name": "hang"}
+
+
+async def cancelled_ids(p: mcpping.Peer) -> list:
+    """The requestIds of every notifications/cancelled the server received."""
+    resp = await p.request("test/cancelled")
+    return resp["result"]["ids"]
+
+
+async def test_hung_call_reads_unhealthy_live_and_abort_cancels_it():
+    # Keepalive off: no item is queued while the call hangs, so before the
+    # live snapshot this read healthy=True, in_flight=0 for ever.
+    async with mcpping.connect(peer("flood"), keepalive=None, ping_timeout=0.3) as p:
+        call = asyncio.ensure_future(p.request("tools/call", HANG, timeout=None))
+        await p.ping()  # commands run in order: the call is on the wire
+        assert p.info()["in_flight"] == 1
+        assert p.healthy
+        await asyncio.sleep(0.5)  # past the ping timeout; nothing happens meanwhile
+        info = p.info()
+        assert info["in_flight"] == 1
+        assert info["healthy"] is False
+        assert p.healthy is False
+        assert p.state == "alive"
+
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        # connect()'s initialize was mcpping-1.
+        assert await cancelled_ids(p) == ["mcpping-2"]
+        assert p.info()["in_flight"] == 0
+        assert p.healthy
+
+
+async def test_request_timeout_cancels_on_the_wire_and_clears_the_ledger():
+    frames: list[bytes] = []
+    async with mcpping.connect(peer("flood"), keepalive=None, on_message=frames.append) as p:
+        with pytest.raises(asyncio.TimeoutError, match="no answer after 0.2 s"):
+            await p.request("tools/call", HANG, timeout=0.2)
+        assert p.info()["in_flight"] == 0
+        assert await cancelled_ids(p) == ["mcpping-2"]
+        # The answer after the timeout made it healthy again.
+        assert p.healthy
+        ok = await p.request("tools/call", {"name": "sleep", "arguments": {"ms": 10}}, timeout=5)
+        assert ok["result"] == {"slept": 10}
+    # Neither the engine's error answer nor anything else leaked to the app.
+    assert not [f for f in frames if b"mcpping-" in f]
+
+
+@pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf, 1e9])
+async def test_request_timeout_out_of_range_is_a_clear_error(bad):
+    async with mcpping.connect(peer("flood"), keepalive=None) as p:
+        with pytest.raises(ValueError, match="timeout must be None \\(none of its own\\) or between"):
+            await p.request("ping", timeout=bad)
+        with pytest.raises(TypeError, match="timeout must be None"):
+            await p.request("ping", timeout="1")  # type: ignore[arg-type]
+        assert p.info()["in_flight"] == 0
+
+
+async def test_sdk_request_timeout_answers_the_session_and_cancels():
+    from mcp import ClientSession, MCPError, StdioServerParameters
+
+    from mcpping.sdk import stdio_peer
+
+    params = StdioServerParameters(command=peer("flood")[0], args=peer("flood")[1:])
+    # The deadline covers initialize too: room for a loaded machine.
+    async with stdio_peer(params, keepalive=None, request_timeout=2.0) as (r, w, p):
+        async with ClientSession(r, w) as session:
+            await session.initialize()
+            with pytest.raises(MCPError) as exc:
+                await session.call_tool("hang", {})
+            assert exc.value.code == -32001
+            assert "timed out" in str(exc.value)
+            assert p.info()["in_flight"] == 0
+            tools = await session.list_tools()  # the session goes on
+            assert [t.name for t in tools.tools] == ["hang", "sleep"]
+            assert p.healthy
