@@ -50,6 +50,9 @@ test('ping({timeoutMs}) refuses what is not an integer between 1 and 2147483647 
 test('request(), notify() and initialize() check their arguments before anything is sent', async () => {
   const peer = await mcpping.connect(h.peer('echo.py'));
   try {
+    // Sends are queued to the I/O thread: a round trip first, so the
+    // handshake's last frame is counted before the figure is taken.
+    await peer.ping();
     const framesOut = peer.stats.framesOut;
     for (const timeoutMs of [-1, 0.5, NaN, Infinity, MAX_MS + 1]) {
       await assert.rejects(peer.request('echo', {}, { timeoutMs }), invalid(RangeError, /timeoutMs must be an integer 0 \(none\) or between 1 and 2147483647 ms/));
