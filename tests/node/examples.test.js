@@ -31,7 +31,7 @@ test('node_sdk_client: the SDK Client lists and calls tools over mcpping, keepal
   const keepalive = r.lines.filter((l) => /^pong \(keepalive\) seq=\d+ rtt=\d+\.\d{3} ms$/.test(l));
   assert.ok(keepalive.length >= 2, r.stdout);
   assert.equal(r.lines.at(-1), 'done: closed');
-  assert.deepEqual(h.groupMembers(serverPid(r.stdout)), []);
+  assert.deepEqual(await h.groupGone(serverPid(r.stdout)), []);
 });
 
 test('node_peer: pings the demo COUNT times and reaps it', async () => {
@@ -42,7 +42,7 @@ test('node_peer: pings the demo COUNT times and reaps it', async () => {
   assert.deepEqual(pongs.map((l) => l.split(' ')[3]), ['seq=1', 'seq=2', 'seq=3', 'seq=4']);
   assert.ok(r.lines.includes('closed: closed by the application'));
   assert.equal(r.lines.at(-1), '4 pings sent, 4 pongs received');
-  assert.deepEqual(h.groupMembers(serverPid(r.stdout)), []);
+  assert.deepEqual(await h.groupGone(serverPid(r.stdout)), []);
 });
 
 test('node_peer: a server that drops pings gives timeouts and exit status 1', async () => {
@@ -51,7 +51,7 @@ test('node_peer: a server that drops pings gives timeouts and exit status 1', as
   assert.equal(r.status, 1, r.stderr);
   assert.ok(r.lines.includes('timeout: seq=1 after 2000 ms'), r.stdout);
   assert.equal(r.lines.at(-1), '1 pings sent, 0 pongs received');
-  assert.deepEqual(h.groupMembers(serverPid(r.stdout)), []);
+  assert.deepEqual(await h.groupGone(serverPid(r.stdout)), []);
 });
 
 test('node_peer: a server that cannot start is reported, exit status 1', async () => {

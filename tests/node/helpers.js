@@ -186,4 +186,23 @@ function groupMembers(pgid) {
   return out;
 }
 
+/**
+ * The members of a process group still running after `withinMs`, or []
+ * as soon as there are none. SIGKILL is sent to the whole group at close,
+ * but a grandchild is not ours to reap: it dies a moment later, reparented,
+ * and no event tells us, so this looks again every 10 ms.
+ * @param {number} pgid
+ * @param {number} [withinMs]
+ * @returns {Promise<number[]>}
+ */
+async function groupGone(pgid, withinMs = 2000) {
+  const until = Date.now() + withinMs;
+  for (;;) {
+    const left = groupMembers(pgid);
+    if (left.length === 0 || Date.now() >= until) return left;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
+
 module.exports.groupMembers = groupMembers;
+module.exports.groupGone = groupGone;
