@@ -177,10 +177,7 @@ static int executable(const char *cwd, const char *candidate, int *err) {
  * cannot report exec's failure (valgrind, libcs without vfork). */
 static int find_program(const char *file, const char *cwd) {
   int err = ENOENT;
-  if (strchr(file, '/')) {
-    int rc = executable(cwd, file, &err);
-    return rc == 0 ? 0 : rc;
-  }
+  if (strchr(file, '/')) return executable(cwd, file, &err);
   const char *path = getenv("PATH");
   if (path == NULL || *path == '\0') path = "/usr/local/bin:/usr/bin:/bin";
   char buf[4096];
