@@ -19,7 +19,7 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-node \
-        bench bench-engine clean format examples fuzz fuzz-build failmalloc
+        bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-wheel
 
 all: build/libmcpping.a build/test-c
 
@@ -88,6 +88,16 @@ test-python:
 	$(PYTHON) -m pip install -q --no-build-isolation .
 	cd tests/python && $(PYTHON) -m pytest -q
 
+# The self-contained abi3 manylinux wheel (scripts/build-wheel.sh) in
+# build/wheel/, and its tests (tests/packaging/): it runs with the system's
+# libuv/libcjson hidden and no compiler; the sdist builds with the Debian
+# packages and says what to install without them.
+wheel:
+	PYTHON=$(PYTHON) ./scripts/build-wheel.sh
+
+test-wheel: wheel
+	cd tests/packaging && $(PYTHON) -m pytest -q -p no:cacheprovider
+
 # Builds the addon against Node's own headers (no download) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.
 test-node:
@@ -102,6 +112,7 @@ test: deps
 	$(MAKE) test-soak
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) test-python
+	$(MAKE) test-wheel
 	$(MAKE) test-node
 
 # libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.

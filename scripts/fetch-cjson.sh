@@ -14,8 +14,9 @@ apt_opts=(-o "Dir::Etc::SourceList=$PWD/$work/sources.list" -o Dir::Etc::SourceP
           -o "Dir::State::Lists=$PWD/$work/lists")
 apt-get -qq "${apt_opts[@]}" update
 (cd "$work" && apt-get -qq "${apt_opts[@]}" source --download-only "cjson=$VERSION" 2>/dev/null)
-# apt checked the files against the signed Sources index; dpkg-source
-# checks their checksums against the .dsc and applies debian/patches.
+# apt checked the files against the signed Sources index (the .dsc signature
+# itself needs debian-keyring, which this does not require); dpkg-source
+# applies debian/patches.
 (cd "$work" && dpkg-source -q --no-check -x cjson_*.dsc tree)
 for f in cJSON.c cJSON.h; do
   cmp "$work/tree/$f" "third_party/cjson/cjson/$f"
