@@ -98,10 +98,12 @@ wheel:
 test-wheel: wheel
 	cd tests/packaging && $(PYTHON) -m pytest -q -p no:cacheprovider
 
-# Builds the addon against Node's own headers (no download) and runs every
+# Builds the addon from source against Node's own headers (no download;
+# `npm run build` too, since npm install keeps a fitting prebuild) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.
 test-node:
 	npm_config_nodedir=/usr npm install --no-audit --no-fund
+	npm_config_nodedir=/usr npm run --silent build
 	node --test --test-timeout=120000 tests/node/
 
 test: deps
