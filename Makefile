@@ -19,7 +19,8 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-node \
-        bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-wheel
+        bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-wheel \
+        test-prebuild
 
 all: build/libmcpping.a build/test-c
 
@@ -98,6 +99,12 @@ wheel:
 test-wheel: wheel
 	cd tests/packaging && $(PYTHON) -m pytest -q -p no:cacheprovider
 
+# The npm tarball's prebuilt addon (tests/packaging/prebuild.test.js): npm
+# pack in a clean copy, an --ignore-scripts install with no compiler, the
+# demo on Node 18/20/22/24 (the `node` npm package, kept in build/node-versions).
+test-prebuild:
+	node --test --test-timeout=900000 tests/packaging/
+
 # Builds the addon from source against Node's own headers (no download;
 # `npm run build` too, since npm install keeps a fitting prebuild) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.
@@ -116,6 +123,7 @@ test: deps
 	$(MAKE) test-python
 	$(MAKE) test-wheel
 	$(MAKE) test-node
+	$(MAKE) test-prebuild
 
 # libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its committed
