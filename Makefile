@@ -20,7 +20,7 @@ export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-node \
         bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-wheel \
-        test-prebuild
+        test-prebuild portability
 
 all: build/libmcpping.a build/test-c
 
@@ -99,6 +99,12 @@ wheel:
 test-wheel: wheel
 	cd tests/packaging && $(PYTHON) -m pytest -q -p no:cacheprovider
 
+# Cross-compiles the engine for macOS (x86_64, arm64) and Windows x86_64,
+# and the driver+runtime for macOS, with zig cc (scripts/portability.sh).
+# Compile-checked only: nothing of it runs here.
+portability:
+	PYTHON=$(PYTHON) ./scripts/portability.sh
+
 # The npm tarball's prebuilt addon (tests/packaging/prebuild.test.js): npm
 # pack in a clean copy, an --ignore-scripts install with no compiler, the
 # demo on Node 18/20/22/24 (the `node` npm package, kept in build/node-versions).
@@ -124,6 +130,7 @@ test: deps
 	$(MAKE) test-wheel
 	$(MAKE) test-node
 	$(MAKE) test-prebuild
+	$(MAKE) portability
 
 # libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its committed

@@ -23,6 +23,7 @@
 #include "driver.h"
 #include "lines.h"
 #include "mcpping.h"
+#include "platform.h"
 #include "proc.h"
 
 enum {
@@ -694,7 +695,7 @@ static int open_pipes(server_pipes *p, int with_stderr) {
   for (int i = 0; i < 3; i++) p->fd[i][0] = p->fd[i][1] = -1;
   for (int i = 0; i < (with_stderr ? 3 : 2); i++) {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC)) {
+    if (mcpp__pipe_cloexec(fds)) {
       int err = -errno;
       close_pipes(p);
       return err;
@@ -921,7 +922,7 @@ void mcpp__conn_after_fork(mcpp_conn *c) {
   close_fd_of(&c->in);
   close_fd_of(&c->out);
   if (c->has_err_pipe) close_fd_of(&c->err);
-  if (c->proc.pidfd >= 0) close(c->proc.pidfd);
+  if (c->proc.exit_fd >= 0) close(c->proc.exit_fd);
   /* The old loop never runs again, so nothing reaches the handles inside
    * c: its memory can go (a long-lived forked child must not keep it). */
   free_conn(c);
