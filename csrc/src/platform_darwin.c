@@ -13,9 +13,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-/* macOS has no pipe2 or SOCK_CLOEXEC: the flag is set right after. A
- * spawn racing in between cannot leak the fd: every spawn here passes
- * POSIX_SPAWN_CLOEXEC_DEFAULT. */
+/* macOS has no pipe2 or SOCK_CLOEXEC: the flag is set right after. Our own
+ * spawns cannot inherit the fds in between (they all pass
+ * POSIX_SPAWN_CLOEXEC_DEFAULT); a host thread's fork+exec in that window
+ * can, as with every macOS library that makes pipes (libuv included). */
 static int cloexec_pair(int fds[2]) {
   for (int i = 0; i < 2; i++) {
     if (fcntl(fds[i], F_SETFD, FD_CLOEXEC) < 0) {
