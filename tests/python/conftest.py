@@ -30,6 +30,14 @@ def sdk_server(*args: str) -> list[str]:
 DEMO = [PY, "-m", "mcpping.demo"]
 
 
+def field(model: object, name: str) -> object:
+    """A result's field by its mcp 2.x name (snake_case) or, on mcp 1.x, camelCase."""
+    if hasattr(model, name):
+        return getattr(model, name)
+    head, *rest = name.split("_")
+    return getattr(model, head + "".join(p.title() for p in rest))
+
+
 def process_alive(pid: int) -> bool:
     """True if pid exists and is not a zombie."""
     try:
