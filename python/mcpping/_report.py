@@ -118,7 +118,10 @@ class Reporter:
 def _rtt_triple(rtts_ms: list[float]) -> tuple[float, float, float] | None:
     if not rtts_ms:
         return None
-    return min(rtts_ms), sum(rtts_ms) / len(rtts_ms), max(rtts_ms)
+    total = 0.0
+    for x in rtts_ms:  # not sum(): 3.12's compensated sum would differ from Node's
+        total += x
+    return min(rtts_ms), total / len(rtts_ms), max(rtts_ms)
 
 
 def status_text(status: str, reason: str | None, sent: int, received: int) -> str:

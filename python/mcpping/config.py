@@ -259,7 +259,9 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
             kind = "http"
         else:
             raise ConfigError(path, at, 'needs "command" (stdio) or "url" (HTTP)')
-    disabled = entry.get("disabled", False)
+    disabled = entry.get("disabled")
+    if disabled is None:
+        disabled = False
     if not isinstance(disabled, bool):
         raise ConfigError(path, json_path(at, "disabled"), f"must be a boolean, got {_kind(disabled)}")
     common = {"name": name, "transport": TRANSPORTS[kind], "file": path, "json_path": at,
