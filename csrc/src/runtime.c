@@ -868,7 +868,6 @@ static void reconnected(rconn *r, mcpp_conn *c) {
   const char *inited = mcpp_handshake_initialized(x->hs, &n);
   if (inited) mcpp_conn_send(c, inited, n);
   note_session(r, 1);
-  mcpp_engine_record_reconnect(mcpp_conn_engine(c), uv_hrtime() / 1000);
   mcpp_engine_info info;
   mcpp_engine_get_info(mcpp_conn_engine(c), &info);
   push_own_event(r, MCPP_EV_RECONNECTED, info.peer_name, attempt, 0, 0);
