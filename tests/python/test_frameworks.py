@@ -1,5 +1,6 @@
 """The real agent frameworks from PyPI, no language model: openai-agents over
-mcpping.instrument() and fastmcp.Client over mcpping.fastmcp.StdioTransport.
+mcpping.instrument(), fastmcp.Client and PydanticAI's MCPToolset over
+mcpping.fastmcp.StdioTransport.
 
 Each runs against mcp-server-time twice: the 2026.10.19 release on mcp 2.x,
 where the framework settles on protocol 2026-07-28 (no ping: liveness from
@@ -164,6 +165,26 @@ async def test_fastmcp_keep_alive_true_reuses_one_watched_server_across_sessions
     finally:
         await transport.close()
     assert peer.closed
+
+
+async def test_pydantic_ai_mcp_toolset_over_the_transport_fails_a_frozen_server_in_time():
+    from pydantic_ai.mcp import MCPToolset
+
+    records: list[dict] = []
+    transport = fastmcp_transport(TIME_SERVER, records)
+    toolset = MCPToolset(transport)
+    async with toolset:
+        assert {"get_current_time", "convert_time"} <= {t.name for t in await toolset.list_tools()}
+        out = await toolset.direct_call_tool("get_current_time", UTC)
+        assert out["timezone"] == "UTC"
+        peer = transport.peer
+        assert peer.protocol_version == "2026-07-28"
+        pid = peer.pid
+        elapsed = await freeze_and_expect_failure(
+            pid, lambda: toolset.direct_call_tool("get_current_time", UTC))
+        assert elapsed <= BOUND, f"convicted after {elapsed:.2f} s, bound {BOUND:.2f} s"
+        assert (await peer.wait_closed()).stale and not process_alive(pid)
+    assert any(r["event"] == "stale" and r["peer"] == "mcp-time" for r in records)
 
 
 def test_fastmcp_transport_refuses_a_bool_for_mcppings_keepalive():
