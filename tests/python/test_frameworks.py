@@ -132,6 +132,14 @@ async def test_fastmcp_client_on_a_legacy_server_records_keepalive_pings():
         assert not process_alive(pid)
     ok = [r for r in records if r["event"] == "ping_ok"]
     assert ok and ok[0]["peer"] == "mcp-time" and ok[0]["transport"] == "stdio"
+    # fastmcp's keep_alive kept the dead session; its own check sees it closed
+    # and the next client gets a fresh, watched server.
+    try:
+        async with Client(transport) as client:
+            assert (await client.list_tools()) and transport.peer is not peer
+            assert transport.peer.state == "alive" and transport.peer.pid != pid
+    finally:
+        await transport.close()
 
 
 async def test_fastmcp_keep_alive_false_starts_a_server_per_session_keepalive_watches_each():
