@@ -146,6 +146,8 @@ def test_bad_options_are_clear_errors_and_patch_nothing():
         mcpping.instrument(keepalive=10)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="on_event must be callable"):
         mcpping.instrument(on_event="print")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="reconnect must be a mcpping.Reconnect"):
+        mcpping.instrument(reconnect=True)  # type: ignore[arg-type]
     assert not mcpping.is_instrumented() and mcp.stdio_client is _SDK[0]
 
 
