@@ -278,3 +278,28 @@ def test_vscode_variables_are_filled_and_inputs_are_not_guessed(tmp_path):
 def test_config_usage_errors_exit_2(args, message):
     r = run(*args)
     assert (r.returncode, r.stderr) == (2, f"mcpping: {message}\n")
+
+
+def test_docs_sample_has_the_layout_and_keys_the_command_prints(tmp_path):
+    """docs/cli.md's --config sample: the table is aligned as printed, the
+    summary line and the JSON keys are the command's."""
+    from conftest import ROOT
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    section = doc[doc.index("## `--config`"):]
+    sample = section[section.index("```\n") + 4:]
+    sample = sample[:sample.index("```")]
+    lines = sample.splitlines()[1:]  # after the $ line
+    table = [l for l in lines if l.startswith("NAME ")] + [
+        l for l in lines if re.match(r"\S+\s{2,}(stdio|streamable-http|sse)\s", l)]
+    starts = [m.start() for m in re.finditer(r"(?<=  )\S", table[0])]
+    for line in table:
+        assert all(line[s - 2:s] == "  " and line[s] != " " for s in starts), line
+    assert re.fullmatch(r"\d+ servers, \d+ ok, \d+ unsupported, \d+ skipped, \d+ failed, "
+                        r"time \d+ ms", lines[-1])
+    path = write(tmp_path / "c.json", {"mcpServers": {"demo": stdio([PY, "-m", "mcpping.demo"])}})
+    printed = [json.loads(l) for l in run("--config", path, "--json", "-c", "1").stdout.splitlines()]
+    documented = [json.loads(l) for l in section.splitlines() if l.startswith('{"event":')]
+    keys = {o["event"]: list(o) for o in printed}
+    assert {o["event"] for o in documented} == set(keys)
+    for o in documented:
+        assert list(o) == keys[o["event"]], o["event"]
