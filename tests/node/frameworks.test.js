@@ -150,3 +150,30 @@ test('instrument() cannot reach ES modules: an import() namespace keeps the SDK 
     mcpping.uninstrument();
   }
 });
+
+test('from an ES module, @openai/agents loaded with createRequire is reached by instrument()', async () => {
+  const fs = require('node:fs');
+  const path = require('node:path');
+  const dir = fs.mkdtempSync(path.join(h.ROOT, 'build', 'esm-agents-'));
+  const file = path.join(dir, 'agent.mjs');
+  fs.writeFileSync(file, `
+import { createRequire } from 'node:module';
+import * as mcpping from 'mcpping';
+const require = createRequire(import.meta.url);
+mcpping.instrument();
+const { MCPServerStdio } = require('@openai/agents');
+const server = new MCPServerStdio({ name: 'everything', command: ${JSON.stringify(process.execPath)}, args: [${JSON.stringify(h.EVERYTHING)}, 'stdio'] });
+await server.connect();
+const [transport] = mcpping.instrumentedTransports();
+const text = (await server.callTool('echo', { message: 'esm' }))[0].text;
+console.log(JSON.stringify({ text, mcpping: transport instanceof mcpping.StdioClientTransport, rtt: await transport.ping() > 0 }));
+await server.close();
+`);
+  try {
+    const res = await h.run(process.execPath, [file], { cwd: dir, timeoutMs: 30000 });
+    assert.equal(res.status, 0, res.stderr);
+    assert.deepEqual(JSON.parse(res.stdout), { text: 'Echo: esm', mcpping: true, rtt: true });
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
