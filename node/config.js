@@ -212,12 +212,17 @@ function workspaceOf(file) {
 function server(file, at, name, entry) {
   if (kind(entry) !== 'object') throw new ConfigError(file, at, `must be an object, got ${kind(entry)}`);
   const fail = (key, problem) => new ConfigError(file, jsonPath(at, key), problem);
+  // No OS passes a NUL in an argument, a variable or a header.
+  const noNul = (text, where) => {
+    if (text.includes('\0')) throw new ConfigError(file, where, 'contains a NUL character');
+  };
   const string = (key, required = false) => {
     const v = entry[key];
     if ((v === undefined || v === null) && !required) return null;
     if (!Object.hasOwn(entry, key)) throw fail(key, 'is missing');
     if (typeof v !== 'string') throw fail(key, `must be a string, got ${kind(v)}`);
     if (required && !v) throw fail(key, 'must not be empty');
+    noNul(v, jsonPath(at, key));
     return v;
   };
   const strings = (key) => {
@@ -228,17 +233,22 @@ function server(file, at, name, entry) {
       if (typeof item !== 'string') {
         throw new ConfigError(file, jsonPath(jsonPath(at, key), i), `must be a string, got ${kind(item)}`);
       }
+      noNul(item, jsonPath(jsonPath(at, key), i));
     });
     return [...v];
   };
-  const table = (key) => {
+  const table = (key, names = false) => {
     const v = entry[key];
     if (v === undefined || v === null) return {};
     if (kind(v) !== 'object') throw fail(key, `must be an object of strings, got ${kind(v)}`);
     for (const [k, item] of Object.entries(v)) {
+      if (names && (!k || k.includes('=') || k.includes('\0'))) {
+        throw new ConfigError(file, jsonPath(jsonPath(at, key), k), 'is not a variable name (empty, or with = or NUL)');
+      }
       if (typeof item !== 'string') {
         throw new ConfigError(file, jsonPath(jsonPath(at, key), k), `must be a string, got ${kind(item)}`);
       }
+      noNul(item, jsonPath(jsonPath(at, key), k));
     }
     return { ...v };
   };
@@ -256,7 +266,7 @@ function server(file, at, name, entry) {
   if (typeof disabled !== 'boolean') throw fail('disabled', `must be a boolean, got ${kind(disabled)}`);
   const common = { name, transport: TRANSPORTS[type], file, jsonPath: at, disabled };
   if (type === 'stdio') {
-    return new Server({ ...common, command: string('command', true), args: strings('args'), env: table('env'), cwd: string('cwd') });
+    return new Server({ ...common, command: string('command', true), args: strings('args'), env: table('env', true), cwd: string('cwd') });
   }
   const url = string('url', true);
   if (!/^https?:\/\//i.test(url)) throw fail('url', 'must be an http:// or https:// URL');

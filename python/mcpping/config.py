@@ -221,7 +221,13 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
             raise ConfigError(path, json_path(at, key), f"must be a string, got {_kind(v)}")
         if required and not v:
             raise ConfigError(path, json_path(at, key), "must not be empty")
+        _no_nul(v, json_path(at, key))
         return v
+
+    def _no_nul(text: str, where: str) -> None:
+        # No OS passes a NUL in an argument, a variable or a header.
+        if "\0" in text:
+            raise ConfigError(path, where, "contains a NUL character")
 
     def strings(key: str) -> tuple[str, ...]:
         v = entry.get(key)
@@ -233,18 +239,23 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
             if not isinstance(item, str):
                 raise ConfigError(path, json_path(json_path(at, key), i),
                                   f"must be a string, got {_kind(item)}")
+            _no_nul(item, json_path(json_path(at, key), i))
         return tuple(v)
 
-    def table(key: str) -> dict[str, str]:
+    def table(key: str, names: bool = False) -> dict[str, str]:
         v = entry.get(key)
         if v is None:
             return {}
         if not isinstance(v, dict):
             raise ConfigError(path, json_path(at, key), f"must be an object of strings, got {_kind(v)}")
         for k, item in v.items():
+            if names and (not k or "=" in k or "\0" in k):
+                raise ConfigError(path, json_path(json_path(at, key), k),
+                                  "is not a variable name (empty, or with = or NUL)")
             if not isinstance(item, str):
                 raise ConfigError(path, json_path(json_path(at, key), k),
                                   f"must be a string, got {_kind(item)}")
+            _no_nul(item, json_path(json_path(at, key), k))
         return dict(v)
 
     kind = entry.get("type")
@@ -268,7 +279,7 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
               "disabled": disabled}
     if kind == "stdio":
         return Server(command=string("command", required=True), args=strings("args"),
-                      env=table("env"), cwd=string("cwd"), **common)
+                      env=table("env", names=True), cwd=string("cwd"), **common)
     url = string("url", required=True)
     assert url is not None
     if not re.match(r"https?://", url, re.IGNORECASE):
