@@ -226,9 +226,11 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     assert.equal(js.stderr, `mcpping: ${file}: ${problem}\n`);
   }
   const absent = path.join(configDir, 'absent.json');
-  const { js, py } = await same(['--config', absent], { status: 2 });
-  assert.equal(js.stderr, `mcpping: ${absent}: cannot read: No such file or directory\n`);
-  assert.equal(py.stderr, js.stderr);
+  for (const args of [['--config', absent], [`--config=${absent}`]]) {
+    const { js, py } = await same(args, { status: 2 });
+    assert.equal(js.stderr, `mcpping: ${absent}: cannot read: No such file or directory\n`);
+    assert.equal(py.stderr, js.stderr);
+  }
 });
 
 test('parity: --config auto with no config anywhere says where it looked, exit 2', async () => {
