@@ -136,6 +136,15 @@ test('--json: one object per server and a summary; servers run at once within th
   assert.ok(took < 4500, `three 1.5 s deadlines took ${took} ms: not in parallel`);
 });
 
+test('many servers at once: every one pinged, nothing on stderr', async () => {
+  const servers = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`demo${i}`, DEMO]));
+  const res = await cli(['--config', write('many.json', { mcpServers: servers }), '--json', '-c', '3', '-i', '0.05']);
+  assert.equal(res.status, 0, res.stderr);
+  assert.equal(res.stderr, '');
+  const rows_ = h.jsonLines(res.stdout).filter((o) => o.event === 'server');
+  assert.deepEqual(rows_.map((o) => [o.name, o.status, o.received]), Object.keys(servers).map((n) => [n, 'ok', 3]));
+});
+
 test('secrets in env and headers reach the servers and nothing else', async () => {
   const web = await recorder();
   const log = path.join(tmp, 'records.jsonl');
