@@ -118,7 +118,8 @@ test('every kind of server gets one aligned row; a failure exits 1', async () =>
 });
 
 test('--json: one object per server and a summary; servers run at once within their deadlines', async () => {
-  const silent = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60000)'] };
+  const marker = `mcpping-silent-${process.pid}-${Date.now()}`;
+  const silent = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60000)', marker] };
   const file = write('json.json', { mcpServers: { demo: DEMO, drops: peer('drop_pings.py', ['--answer-every', '2']), s1: silent, s2: silent, s3: silent } });
   const t0 = Date.now();
   const res = await cli(['--config', file, '--json', '-c', '4', '-i', '0', '-W', '0.3', '-w', '1.5']);
@@ -134,6 +135,15 @@ test('--json: one object per server and a summary; servers run at once within th
   assert.deepEqual([objs.at(-1).ok, objs.at(-1).failed], [1, 4]);
   assert.equal(res.status, 1);
   assert.ok(took < 4500, `three 1.5 s deadlines took ${took} ms: not in parallel`);
+  const left = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker)
+        && !/^\S+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${p}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
+  assert.deepEqual(left, [], 'a timed-out server outlived the command');
 });
 
 test('many servers at once: every one pinged, nothing on stderr', async () => {

@@ -14,7 +14,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import PEERS, PY, peer
+from conftest import PY, peer, process_alive
 from test_cli import EXE
 
 SECRET = "sekrit-7f3a9c"
@@ -179,7 +179,8 @@ def test_ok_and_unsupported_only_exits_0(tmp_path):
 
 
 def test_servers_are_checked_at_once_each_within_its_deadline(tmp_path):
-    silent = [PY, "-c", "import time; time.sleep(60)"]  # reads nothing, answers nothing
+    marker = f"mcpping-silent-{os.getpid()}-{time.monotonic_ns()}"
+    silent = [PY, "-c", "import time; time.sleep(60)", marker]  # reads nothing, answers nothing
     path = write(tmp_path / "c.json", {"mcpServers": {
         f"silent{i}": stdio(silent) for i in range(4)}})
     t0 = time.monotonic()
@@ -190,6 +191,20 @@ def test_servers_are_checked_at_once_each_within_its_deadline(tmp_path):
     assert r.returncode == 1
     # Four 1.5 s deadlines in parallel, not one after another (6 s).
     assert took < 4.5, took
+    assert _running(marker) == [], "a timed-out server outlived the command"
+
+
+def _running(marker: str) -> list[int]:
+    """Live processes whose command line holds marker."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read() and process_alive(int(pid)):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def test_secrets_in_env_and_headers_reach_the_servers_and_nothing_else(tmp_path, recorder):
