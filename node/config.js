@@ -141,9 +141,11 @@ function stripJsonc(text) {
  * @param {string} file
  * @param {boolean} [requireServers] false: a file without a servers object
  *   has no servers (--config auto, ~/.claude.json)
+ * @param {string} [project] default the current directory: picks Claude
+ *   Code's per-project servers in ~/.claude.json, projects[project].mcpServers
  * @returns {{path: string, workspace: string, servers: Server[]}}
  */
-function load(file, requireServers = true) {
+function load(file, requireServers = true, project) {
   let data;
   try {
     data = fs.readFileSync(file);
@@ -156,7 +158,7 @@ function load(file, requireServers = true) {
   } catch {
     throw new ConfigError(file, null, 'not UTF-8 text');
   }
-  return parse(text, file, requireServers);
+  return parse(text, file, requireServers, project);
 }
 
 /** @param {string} text @param {number} pos UTF-16 index @returns {string} "line L column C", code points */
@@ -169,10 +171,10 @@ function lineColumn(text, pos) {
 
 /**
  * Parses a config's text (JSON or JSONC).
- * @param {string} text @param {string} file @param {boolean} [requireServers]
+ * @param {string} text @param {string} file @param {boolean} [requireServers] @param {string} [project]
  * @returns {{path: string, workspace: string, servers: Server[]}}
  */
-function parse(text, file, requireServers = true) {
+function parse(text, file, requireServers = true, project = process.cwd()) {
   // A BOM is not part of the text (TextDecoder drops it already).
   if (text.startsWith('\ufeff')) text = text.slice(1);
   let doc;
@@ -189,6 +191,11 @@ function parse(text, file, requireServers = true) {
   if (Object.hasOwn(doc, 'servers')) tables.push(['$.servers', doc.servers]);
   if (tables.length === 0 && kind(doc.mcp) === 'object' && Object.hasOwn(doc.mcp, 'servers')) {
     tables.push(['$.mcp.servers', doc.mcp.servers]); // VS Code settings.json
+  }
+  const local = kind(doc.projects) === 'object' && Object.hasOwn(doc.projects, project) ? doc.projects[project] : null;
+  if (kind(local) === 'object' && Object.hasOwn(local, 'mcpServers')) {
+    // Claude Code's "local" scope: ~/.claude.json, per project folder.
+    tables.push([jsonPath(jsonPath('$.projects', project), 'mcpServers'), local.mcpServers]);
   }
   const result = { path: file, workspace: workspaceOf(file), servers: [] };
   if (tables.length === 0 && !requireServers) return result;

@@ -152,11 +152,14 @@ def _strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def load(path: str | os.PathLike[str], require_servers: bool = True) -> ConfigFile:
+def load(path: str | os.PathLike[str], require_servers: bool = True,
+         project: str | None = None) -> ConfigFile:
     """Reads one config file; raises ConfigError.
 
     require_servers=False reads a file without a servers object as one
-    without servers (``--config auto`` and ``~/.claude.json``)."""
+    without servers (``--config auto`` and ``~/.claude.json``). project
+    (default: the current directory) picks Claude Code's per-project servers
+    in ``~/.claude.json``, ``projects[project].mcpServers``."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as f:
@@ -168,7 +171,7 @@ def load(path: str | os.PathLike[str], require_servers: bool = True) -> ConfigFi
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(name, None, "not UTF-8 text") from None
-    return parse(text, name, require_servers)
+    return parse(text, name, require_servers, project)
 
 
 def _errno_name(e: OSError) -> str:
@@ -176,7 +179,8 @@ def _errno_name(e: OSError) -> str:
     return errno.errorcode.get(e.errno or 0, str(e.strerror or e))
 
 
-def parse(text: str, path: str, require_servers: bool = True) -> ConfigFile:
+def parse(text: str, path: str, require_servers: bool = True,
+          project: str | None = None) -> ConfigFile:
     """Parses a config's text (JSON or JSONC); raises ConfigError."""
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -194,6 +198,13 @@ def parse(text: str, path: str, require_servers: bool = True) -> ConfigFile:
     mcp = doc.get("mcp")
     if not tables and isinstance(mcp, dict) and "servers" in mcp:
         tables.append(("$.mcp.servers", mcp["servers"]))  # VS Code settings.json
+    projects = doc.get("projects")
+    project = os.getcwd() if project is None else project
+    if isinstance(projects, dict) and isinstance(projects.get(project), dict) \
+            and "mcpServers" in projects[project]:
+        # Claude Code's "local" scope: ~/.claude.json, per project folder.
+        tables.append((json_path(json_path("$.projects", project), "mcpServers"),
+                       projects[project]["mcpServers"]))
     if not tables and not require_servers:
         return ConfigFile(path, ())
     if not tables:

@@ -189,16 +189,19 @@ test('--config auto reads the usual places and says which', async () => {
     write('auto-project/.mcp.json', { mcpServers: { 'project-demo': DEMO } }),
     write('auto-project/.vscode/mcp.json', { servers: { 'vscode-demo': { type: 'stdio', ...DEMO } } }),
     write('auto-home/.cursor/mcp.json', { mcpServers: { 'cursor-demo': DEMO } }),
-    write('auto-home/.claude.json', { numStartups: 12 }),
+    // Claude Code's user file: servers of this project ("local" scope) only.
+    write('auto-home/.claude.json', { numStartups: 12, projects: { [project]: { mcpServers: { 'local-demo': DEMO } }, [path.join(tmp, 'elsewhere')]: { mcpServers: { other: DEMO } } } }),
   ];
   const env = { ...process.env, HOME: home };
   delete env.XDG_CONFIG_HOME;
   const res = await cli(['--config', 'auto', '-c', '1'], { cwd: project, env });
   assert.equal(res.status, 0, res.stdout + res.stderr);
   assert.deepEqual(res.stdout.split('\n').slice(0, 4), [
-    `config ${files[0]}: 1 server`, `config ${files[1]}: 1 server`, `config ${files[3]}: 0 servers`, `config ${files[2]}: 1 server`,
+    `config ${files[0]}: 1 server`, `config ${files[1]}: 1 server`, `config ${files[3]}: 1 server`, `config ${files[2]}: 1 server`,
   ]);
-  assert.deepEqual(Object.keys(rows(res.stdout)), ['project-demo', 'vscode-demo', 'cursor-demo']);
+  assert.deepEqual(Object.keys(rows(res.stdout)), ['project-demo', 'vscode-demo', 'local-demo', 'cursor-demo']);
+  const local = h.jsonLines((await cli(['--config', files[3], '--json', '-c', '1'], { cwd: project, env })).stdout)[1];
+  assert.equal(local.json_path, `$.projects[${JSON.stringify(project)}].mcpServers["local-demo"]`);
   const empty = path.join(tmp, 'auto-empty');
   fs.mkdirSync(empty);
   const none = await cli(['--config', 'auto'], { cwd: empty, env: { ...env, HOME: empty } });

@@ -254,7 +254,10 @@ def test_auto_reads_the_usual_places_and_says_which(tmp_path):
         write(project / ".cursor" / "mcp.json", {"mcpServers": {"cursor-demo": demo}}),
         write(home / ".config" / "Claude" / "claude_desktop_config.json",
               {"mcpServers": {"desktop-demo": demo}}),
-        write(home / ".claude.json", {"numStartups": 12}),  # Claude Code's, no servers
+        # Claude Code's user file: servers of this project ("local" scope) only.
+        write(home / ".claude.json", {"numStartups": 12, "projects": {
+            str(project): {"mcpServers": {"local-demo": demo}},
+            str(tmp_path / "elsewhere"): {"mcpServers": {"other": demo}}}}),
     ]
     env = {k: v for k, v in os.environ.items() if k != "XDG_CONFIG_HOME"}
     env["HOME"] = str(home)
@@ -262,8 +265,11 @@ def test_auto_reads_the_usual_places_and_says_which(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[:4] == [
         f"config {files[0]}: 1 server", f"config {files[1]}: 1 server",
-        f"config {files[2]}: 1 server", f"config {files[3]}: 0 servers"]
-    assert list(rows(r.stdout)) == ["project-demo", "cursor-demo", "desktop-demo"]
+        f"config {files[2]}: 1 server", f"config {files[3]}: 1 server"]
+    assert list(rows(r.stdout)) == ["project-demo", "cursor-demo", "desktop-demo", "local-demo"]
+    r = run("--config", files[3], "--json", "-c", "1", cwd=str(project), env=env)
+    assert json.loads(r.stdout.splitlines()[1])["json_path"] == (
+        f'$.projects[{json.dumps(str(project))}].mcpServers["local-demo"]')
     empty = tmp_path / "empty"
     empty.mkdir()
     env["HOME"] = str(empty)
