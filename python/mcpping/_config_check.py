@@ -123,6 +123,10 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
     except SpawnError as e:
         res.status, res.reason = "spawn failed", str(e)
         return res
+    except (ValueError, TypeError):
+        # A NUL in an argument and the like; the message could quote a value.
+        res.status, res.reason = "spawn failed", "invalid command line or environment"
+        return res
     try:
         await _handshake(peer, res, end, loop)
         if res.status == "ok":

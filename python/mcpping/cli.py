@@ -84,6 +84,12 @@ def parse_args(argv: list[str]) -> Options | str:
             if not o.command:
                 raise UsageError("-- needs a COMMAND")
             break
+        if a.startswith("--config="):
+            if not a[9:]:
+                raise UsageError("--config needs a FILE or auto")
+            o.configs.append(a[9:])
+            i += 1
+            continue
         if a in ("-h", "--help"):
             return "help"
         if a in ("-V", "--version"):
