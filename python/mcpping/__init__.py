@@ -13,7 +13,8 @@ Quick start::
 Pings are sent, answered and timed by a native I/O thread, so they work
 while the asyncio loop or the GIL is busy. ``mcpping.sdk.stdio_client`` is a
 drop-in for the official SDK's stdio transport; ``mcpping.guard`` wraps any
-transport's streams, in the client or the server role.
+transport's streams, in the client or the server role; ``mcpping.http.connect``
+watches a Streamable HTTP server.
 """
 
 from ._native import VERSION as __version__
@@ -22,7 +23,7 @@ from .errors import (
     SpawnError,
 )
 from .events import EVENT_NAMES, Event
-from . import metrics
+from . import http, metrics
 from .guard import Guard, guard
 from .keepalive import KeepAlive
 from .peer import CloseInfo, HandshakeError, Peer, connect
@@ -32,4 +33,5 @@ __all__ = [
     "__version__", "connect", "guard", "Peer", "Guard", "KeepAlive", "Event", "EVENT_NAMES",
     "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
     "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError", "metrics",
+    "http",
 ]

@@ -8,6 +8,7 @@ engine's next deadline moves earlier, the lazy re-arm the C driver uses.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -86,10 +87,26 @@ class EngineDriver:
         finally:
             self._arm()
 
-    def observe_outbound(self, frame: bytes) -> None:
-        """Tells the engine the application sends ``frame``."""
-        self.engine.observe_outbound(frame, now_us())
-        self._arm()
+    def observe_outbound(self, frame: bytes, timeout_ms: int = 0) -> None:
+        """Tells the engine the application sends ``frame``.
+
+        A request is timed by the engine: ``timeout_ms`` (checked by the
+        caller; 0: ``request_timeout``). On expiry it sends
+        ``notifications/cancelled`` and delivers a -32001 error answer.
+        """
+        try:
+            self.engine.observe_outbound(frame, now_us(), timeout_ms)
+        finally:
+            self._arm()
+
+    def cancel_request(self, request_id: Any) -> bool:
+        """Abandons an in-flight request (cancelled on the wire, a -32800
+        answer delivered); False if it is not in flight."""
+        id_json = json.dumps(request_id, separators=(",", ":")).encode()
+        try:
+            return self.engine.cancel_request(id_json, now_us())
+        finally:
+            self._arm()
 
     def set_session_id(self, session_id: str) -> None:
         """Sets the session id printed in records."""
@@ -98,6 +115,7 @@ class EngineDriver:
     def record_reconnect(self) -> None:
         """Emits a ``reconnect`` record (the session was initialized again)."""
         self.engine.record_reconnect(now_us())
+
     def touch(self) -> None:
         """Bytes that are no message arrived (an SSE comment): proof of life only."""
         self.engine.touch(now_us())
