@@ -36,7 +36,7 @@ class EngineDriver:
         ping_timeout: float = 5.0,
         request_timeout: float | None = None,
         peer_name: str | None = None,
-        record: RecordTarget = None,
+        record: RecordTarget | RecordSink = None,
         deliver: Callable[[bytes], None] | None = None,
         on_stale: Callable[[], None] | None = None,
         probe: str | None = AUTO_PROBE,
@@ -46,7 +46,9 @@ class EngineDriver:
         self._events = EventHub(self, peer=peer_name, transport=transport)
         self._stats = Stats()
         self._state = "alive"
-        self._records = RecordSink(record)
+        # A sink shared by many connections (the reaper's) stays open at our close.
+        self._own_records = not isinstance(record, RecordSink)
+        self._records = record if isinstance(record, RecordSink) else RecordSink(record)
         self._pings: dict[int, asyncio.Future[float]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
@@ -116,6 +118,12 @@ class EngineDriver:
         """Emits a ``reconnect`` record (the session was initialized again)."""
         self.engine.record_reconnect(now_us())
 
+    def set_reading(self, reading: bool) -> None:
+        """False while the peer cannot be heard or reached through no fault
+        of its own: no keepalive ping goes out and nothing times out."""
+        self.engine.set_reading(reading, now_us())
+        self._arm()
+
     def touch(self) -> None:
         """Bytes that are no message arrived (an SSE comment): proof of life only."""
         self.engine.touch(now_us())
@@ -152,7 +160,8 @@ class EngineDriver:
             if not fut.done():
                 fut.set_exception(PeerClosed(reason or "closed"))
         self._events.finish()
-        self._records.close()
+        if self._own_records:
+            self._records.close()
 
     # ------------------------------------------------------------ internals
 

@@ -261,6 +261,20 @@ static PyObject *Engine_cancel_request(EngineObject *self, PyObject *args) {
   return PyBool_FromLong(found);
 }
 
+PyDoc_STRVAR(set_reading_doc,
+             "set_reading(reading: bool, now: int) -> None\n\n"
+             "Whether the peer can be heard (and reached) now. While not, the\n"
+             "silence is ours: no keepalive ping goes out and nothing times out.");
+static PyObject *Engine_set_reading(EngineObject *self, PyObject *args) {
+  int reading;
+  unsigned long long now;
+  if (!PyArg_ParseTuple(args, "pK:set_reading", &reading, &now)) return NULL;
+  if (enter(self) < 0) return NULL;
+  mcpp_engine_set_reading(self->engine, reading, now);
+  if (leave(self, 0) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(ping_doc, "ping(timeout_ms: int, now: int) -> int\n\n"
                        "Send a manual ping; returns its sequence number.");
 static PyObject *Engine_ping(EngineObject *self, PyObject *args) {
@@ -394,6 +408,8 @@ static PyMethodDef Engine_methods[] = {
      observe_doc},
     {"cancel_request", (PyCFunction)Engine_cancel_request, METH_VARARGS,
      cancel_request_doc},
+    {"set_reading", (PyCFunction)Engine_set_reading, METH_VARARGS,
+     set_reading_doc},
     {"ping", (PyCFunction)Engine_ping, METH_VARARGS, ping_doc},
     {"cancel_ping", (PyCFunction)Engine_cancel_ping, METH_O, cancel_ping_doc},
     {"next_deadline", (PyCFunction)Engine_next_deadline, METH_NOARGS,
