@@ -196,3 +196,78 @@ async def test_100_sessions_30_clients_killed_are_reaped_70_untouched(tmp_path):
     assert all(r["session_id"] and r["transport"] == "streamable-http" for r in stale_records)
     closed = [r for r in records if r["event"] == "closed"]
     assert len(closed) == 100
+
+
+FAST = mcpping.KeepAlive(interval=0.5, timeout=0.5, failures=2, min_interval=0.1)
+
+
+async def test_a_client_without_listening_stream_is_unsupported_never_stale(tmp_path):
+    """A client that opens no GET stream cannot receive a ping: after the
+    grace (interval + timeout x failures) it is 'unsupported', and its
+    session stays, even once the client is gone."""
+    async with served(FAST, None) as (url, manager, reaper):
+        events: list[tuple[str, str]] = []
+        reaper.on("*", lambda sid, ev: events.append((sid, ev.name)))
+        unsupported = asyncio.get_running_loop().create_future()
+        reaper.on("unsupported", lambda sid, ev: unsupported.done() or unsupported.set_result(sid))
+        async with mcpping.http.connect(url, keepalive=None, listen=False) as peer:
+            assert not peer.listening
+            sid = await asyncio.wait_for(unsupported, 10)
+            assert sid == peer.session_id
+            assert sid in manager._server_instances
+        # The client ended with DELETE: the session ends normally, not reaped.
+        await until(lambda: not reaper.sessions, 10, "the session ended")
+        assert reaper.reaped == 0
+        assert not [n for _, n in events if n in ("timeout", "suspect", "stale")]
+
+
+async def test_pings_from_the_client_are_answered_by_the_reaper():
+    async with served(FAST, None) as (url, manager, reaper):
+        answered = []
+        reaper.on("ping_answered", lambda sid, ev: answered.append(sid))
+        async with mcpping.http.connect(url, keepalive=None) as peer:
+            assert await peer.ping(5) > 0
+            assert answered == [peer.session_id]
+
+
+async def test_on_stale_report_reports_and_keeps_the_session():
+    ka = mcpping.KeepAlive(interval=0.5, timeout=0.5, failures=2, min_interval=0.1, on_stale="report")
+    async with served(ka, None) as (url, manager, reaper):
+        stale = asyncio.get_running_loop().create_future()
+        reaper.on("stale", lambda sid, ev: stale.done() or stale.set_result(sid))
+        errs = Path(os.devnull)
+        proc = spawn_client(url, "mcpping", errs)
+        try:
+            sid = await read_line(proc, errs)
+            await until(lambda: listening(manager) == 1, 20, "the listening stream")
+            proc.kill()
+            proc.wait()
+            assert await asyncio.wait_for(stale, 20) == sid
+            assert sid in manager._server_instances and reaper.reaped == 0
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for f in (proc.stdin, proc.stdout):
+                if f is not None:
+                    f.close()
+
+
+async def test_bad_arguments_are_named():
+    from mcp.server.mcpserver import MCPServer
+
+    with pytest.raises(TypeError, match="manager must be an mcp StreamableHTTPSessionManager"):
+        SessionReaper(object())
+    server = MCPServer("x")
+    server.streamable_http_app()
+    with pytest.raises(TypeError, match="keepalive must be a KeepAlive"):
+        SessionReaper(server.session_manager, keepalive=None)  # type: ignore[arg-type]
+    with pytest.raises(ValueError, match="ping_timeout must be between"):
+        SessionReaper(server.session_manager, ping_timeout=0)
+    SessionReaper(server.session_manager)
+    with pytest.raises(ValueError, match="already has a SessionReaper"):
+        SessionReaper(server.session_manager)
+    stateless = MCPServer("y")
+    stateless.streamable_http_app(stateless_http=True)
+    with pytest.raises(ValueError, match="stateless"):
+        SessionReaper(stateless.session_manager)
