@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import os
 import subprocess
 import urllib.error
 import urllib.request
@@ -181,3 +182,15 @@ async def test_bad_options_are_named(kwargs, message):
 async def test_a_bad_url_is_named():
     with pytest.raises(ValueError, match="url must be an http:// or https:// URL"):
         await mcpping.http.connect("ftp://example.com/mcp")
+
+
+def test_the_cli_ends_its_session_with_delete(http_server):
+    import shutil
+    import sys
+
+    exe = shutil.which("mcpping", path=os.path.dirname(sys.executable))
+    r = subprocess.run([exe, "--json", "-c", "1", http_server], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    connected = json.loads(r.stdout.splitlines()[0])
+    assert connected["session_id"]
+    assert _post_raw(http_server, connected["session_id"], connected["protocol_version"]) == 404
