@@ -22,11 +22,14 @@ const RELISTEN_MAX_MS = 30000;
 class HttpSession {
   /**
    * @param {string} url
-   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null, listen?: boolean}} [options]
-   *   listen: open the GET listening stream after the handshake (default true)
+   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null,
+   *   headers?: Record<string,string>, listen?: boolean}} [options] headers: sent with every
+   *   request (a config's headers: often a secret); listen: open the GET listening stream
+   *   after the handshake (default true)
    */
   constructor(url, options = {}) {
     this.url = url;
+    this.extraHeaders = { ...(options.headers || {}) };
     this.sessionId = null;
     this.protocolVersion = null;
     this.serverInfo = null;
@@ -59,7 +62,7 @@ class HttpSession {
 
   /** @returns {Record<string,string>} the headers of every POST */
   headers() {
-    const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const h = { ...this.extraHeaders, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (this.sessionId) h['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion) h['mcp-protocol-version'] = this.protocolVersion;
     return h;
@@ -120,7 +123,7 @@ class HttpSession {
     const session = this.sessionId;
     const abort = new AbortController();
     this.listenAbort = abort;
-    const headers = { accept: 'text/event-stream', 'mcp-session-id': session };
+    const headers = { ...this.extraHeaders, accept: 'text/event-stream', 'mcp-session-id': session };
     if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion;
     let answered;
     const settled = new Promise((resolve) => (answered = resolve));

@@ -66,6 +66,18 @@ def _sse_events(lines: Iterable[bytes], on_data: Callable[[bytes], None],
         on_data("\n".join(data).encode())
 
 
+def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Extra request headers: str names and values, or None."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise TypeError(f"headers must be a mapping of str to str, not {type(headers).__name__}")
+    for k, v in headers.items():
+        if not isinstance(k, str) or not k or not isinstance(v, str):
+            raise TypeError(f"headers must map non-empty str names to str values, not {k!r}")
+    return dict(headers)
+
+
 class HttpPeer:
     """One Streamable HTTP MCP endpoint, watched through the engine.
 
@@ -75,7 +87,8 @@ class HttpPeer:
 
     def __init__(self, url: str, *, keepalive: KeepAlive | None = None, ping_timeout: float = 5.0,
                  request_timeout: float | None = None, record: RecordTarget = None,
-                 probe: str | None = AUTO_PROBE, listen: bool = True) -> None:
+                 probe: str | None = AUTO_PROBE, listen: bool = True,
+                 headers: Mapping[str, str] | None = None) -> None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__} {url!r}")
         u = urllib.parse.urlsplit(url)
@@ -84,6 +97,8 @@ class HttpPeer:
         _check.seconds("ping_timeout", ping_timeout)
         _check.optional_seconds("request_timeout", request_timeout, none="off")
         self._listen_wanted = _check.flag("listen", listen)
+        #: Sent with every request (a config's ``headers``: often a secret).
+        self._extra_headers = _check_headers(headers)
         self.url = url
         self._split = u
         default_port = 443 if u.scheme == "https" else 80
@@ -256,7 +271,7 @@ class HttpPeer:
     # ------------------------------------------------------------ HTTP
 
     def _headers(self, session: str | None) -> dict[str, str]:
-        headers: dict[str, str] = {}
+        headers: dict[str, str] = dict(self._extra_headers)
         if session:
             headers["Mcp-Session-Id"] = session
         if self.protocol_version:
@@ -566,6 +581,7 @@ def connect(
     record: RecordTarget = None,
     probe: str | None = AUTO_PROBE,
     listen: bool = True,
+    headers: Mapping[str, str] | None = None,
 ) -> _Connect:
     """Connects to a Streamable HTTP MCP server at ``url`` and watches it.
 
@@ -574,10 +590,11 @@ def connect(
     mcpping.http.connect(url)``. The options mean what they mean for
     :func:`mcpping.connect`; ``listen`` (default True) opens the GET
     listening stream after the handshake, so the server's pings are
-    answered (a server that answers the GET with 405 offers none).
+    answered (a server that answers the GET with 405 offers none);
+    ``headers`` are sent with every request (authorization, say).
     """
     _check.seconds("init_timeout", init_timeout)
     _check.flag("initialize", initialize)
     kwargs = dict(keepalive=keepalive, ping_timeout=ping_timeout, request_timeout=request_timeout,
-                  record=record, probe=probe, listen=listen)
+                  record=record, probe=probe, listen=listen, headers=headers)
     return _Connect(url, kwargs, initialize, init_timeout)

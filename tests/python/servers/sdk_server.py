@@ -1,4 +1,5 @@
-"""An MCP server built with the official SDK (MCPServer, FastMCP's 2.x name).
+"""An MCP server built with the official SDK (MCPServer, FastMCP's 2.x name;
+FastMCP on mcp 1.x, so the adapter tests run against both majors).
 
 Usage: sdk_server.py [stdio | http PORT [IDLE_TIMEOUT]]. Tools: echo, add,
 pid, and ping_client, which logs "pinging" to the client, waits a little,
@@ -9,12 +10,16 @@ client's GET listening stream over HTTP). IDLE_TIMEOUT (seconds) is the
 session manager's session_idle_timeout: past it the session answers 404.
 """
 
+import inspect
 import os
 import sys
 import time
 
 import anyio
-from mcp.server.mcpserver import Context, MCPServer
+try:
+    from mcp.server.mcpserver import Context, MCPServer
+except ImportError:  # mcp 1.x
+    from mcp.server.fastmcp import Context, FastMCP as MCPServer
 
 app = MCPServer("sdk-server")
 
@@ -62,8 +67,13 @@ async def ping_listener(count: int, ctx: Context) -> int:
 
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
+        host, port = "127.0.0.1", int(sys.argv[2])
         idle = float(sys.argv[3]) if len(sys.argv) > 3 else 30 * 60
-        anyio.run(lambda: app.run_streamable_http_async(host="127.0.0.1", port=int(sys.argv[2]),
-                                                        session_idle_timeout=idle))
+        if "port" in inspect.signature(app.run_streamable_http_async).parameters:
+            anyio.run(lambda: app.run_streamable_http_async(host=host, port=port,
+                                                            session_idle_timeout=idle))
+        else:  # mcp 1.x: host and port are settings (and no idle timeout)
+            app.settings.host, app.settings.port = host, port
+            anyio.run(app.run_streamable_http_async)
     else:
         app.run("stdio")
