@@ -28,6 +28,9 @@
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
+  /* The most a timer reads before it expires anything: Linux's largest
+   * pipe by default (/proc/sys/fs/pipe-max-size). */
+  READ_AHEAD_MAX = 1024 * 1024,
   /* Timers fire on a shared grid of this many ms, so that the keepalive
    * pings of many connections go out, and their pongs come back, in one
    * loop wake-up instead of one each (Linux's round_jiffies, in spirit). */
@@ -43,6 +46,8 @@ enum {
    * (MCPP_STDERR_CALLBACK), and how much of it the reason quotes. */
   STDERR_TAIL = 1024,
   STDERR_QUOTE = 300,
+  /* A close reason is cut at this length. */
+  MAX_REASON = 512,
   /* Answers to the peer's pings that the kernel would not take yet. */
   MAX_PENDING_PONGS = 1024,
   MAX_PENDING_PONG_BYTES = 16 * 1024 * 1024,
@@ -88,16 +93,18 @@ struct mcpp_conn {
   int in_engine;
   int has_pending;
   int pending_err;
-  char pending_reason[160];
+  char *pending_reason; /* see make_reason */
 
   int closing, eof, write_broken;
   int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
   int reading_stopped; /* backpressure: the host is behind */
   int close_err;
-  char reason[512];
+  char *reason; /* from the close on (see make_reason) */
 
-  char err_tail[STDERR_TAIL]; /* a ring: the last bytes of stderr */
-  size_t err_total;           /* bytes of stderr seen */
+  /* Idle connections stay small: the tail exists once stderr said
+   * something, the reasons once there is something to close for. */
+  char *err_tail;   /* a ring of STDERR_TAIL: the last bytes of stderr */
+  size_t err_total; /* bytes of stderr seen */
 
   size_t pending_pongs;
   size_t pending_pong_bytes;
@@ -108,6 +115,7 @@ struct mcpp_conn {
   size_t n_cork_pongs, cork_pongs_cap;
 
   void (*progress)(mcpp_conn *c, void *user_data);
+  mcpp__reconnect_hook reconnect;
 };
 
 static _Thread_local char spawn_error[256];
@@ -119,12 +127,32 @@ static uint64_t now_us(void) { return uv_hrtime() / 1000; }
 static void start_close(mcpp_conn *c, int err, const char *reason);
 static void rearm(mcpp_conn *c);
 
+/* What a reason is when there is no memory to say it: the error code
+ * still does (never freed). */
+static char no_memory_reason[] = "(no memory to format the reason)";
+
+/* A close reason (cut at MAX_REASON) in a block of its own size, or
+ * no_memory_reason. */
+static char *make_reason(mcpp_conn *c, const char *fmt, const char *arg) {
+  int n = snprintf(NULL, 0, fmt, arg);
+  if (n < 0) return no_memory_reason;
+  size_t size = (size_t)n < MAX_REASON ? (size_t)n + 1 : MAX_REASON;
+  char *r = c->alloc->malloc(size, c->alloc->user_data);
+  if (!r) return no_memory_reason;
+  snprintf(r, size, fmt, arg);
+  return r;
+}
+
+static void free_reason(mcpp_conn *c, char *r) {
+  if (r && r != no_memory_reason) c->alloc->free(r, c->alloc->user_data);
+}
+
 static void set_pending(mcpp_conn *c, int err, const char *fmt,
                         const char *arg) {
   if (c->has_pending || c->closing) return;
   c->has_pending = 1;
   c->pending_err = err;
-  snprintf(c->pending_reason, sizeof c->pending_reason, fmt, arg);
+  c->pending_reason = make_reason(c, fmt, arg);
 }
 
 static void enter(mcpp_conn *c) { c->in_engine++; }
@@ -154,6 +182,9 @@ static void free_conn(mcpp_conn *c) {
   if (c->rbuf) a->free(c->rbuf, a->user_data);
   if (c->cork) a->free(c->cork, a->user_data);
   if (c->cork_pongs) a->free(c->cork_pongs, a->user_data);
+  if (c->err_tail) a->free(c->err_tail, a->user_data);
+  free_reason(c, c->pending_reason);
+  free_reason(c, c->reason);
   a->free(c, a->user_data);
 }
 
@@ -161,7 +192,8 @@ static void on_handle_closed(uv_handle_t *h) {
   mcpp_conn *c = h->data;
   if (--c->handles) return;
   if (!c->failed && c->cb.on_close) {
-    mcpp_close_info info = {c->close_err, c->reason, c->proc.exit_status,
+    mcpp_close_info info = {c->close_err, c->reason ? c->reason : "",
+                            c->proc.exit_status,
                             c->proc.term_signal};
     c->cb.on_close(c, &info, c->user_data);
   }
@@ -394,6 +426,7 @@ static void rearm(mcpp_conn *c) {
 
 static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
                         const char *suffix);
+static void read_what_waits(mcpp_conn *c);
 
 static void on_timer(uv_timer_t *t) {
   mcpp_conn *c = t->data;
@@ -415,13 +448,20 @@ static void on_timer(uv_timer_t *t) {
   /* While reading is stopped, what the server wrote before exiting still
    * waits in the pipe: the EOF wait starts over when reading resumes. */
   if (c->exit_wait && now >= c->exit_wait && !c->reading_stopped) {
-    char reason[sizeof c->reason];
+    char reason[MAX_REASON];
     if (c->proc.exited)
       exit_reason(c, reason, sizeof reason, " (its stdout stayed open)");
     else
       snprintf(reason, sizeof reason, "server closed stdout");
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
+  }
+  if (now >= mcpp_engine_next_deadline(c->engine)) {
+    /* libuv runs timers before it polls: a loop that woke late would time
+     * out a request or ping whose answer already waits in the pipe. */
+    read_what_waits(c);
+    if (c->closing) return;
+    now = now_us();
   }
   enter(c);
   if (now >= mcpp_engine_next_deadline(c->engine)) {
@@ -468,6 +508,37 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   release_rbuf(c, n);
 }
 
+/* Reads what the server's stdout holds now, as the poll phase would, for
+ * a timer about to expire something. At most a full pipe's worth (the
+ * most that can have waited), so a server writing without pause cannot
+ * hold the timer; libuv's own read finds the rest. The pipe is
+ * non-blocking and epoll level-triggered, so reading behind libuv's back
+ * loses no wake-up. */
+static void read_what_waits(mcpp_conn *c) {
+  uv_os_fd_t fd;
+  if (c->eof || c->reading_stopped || c->closing || c->has_pending ||
+      uv_fileno((uv_handle_t *)&c->out, &fd))
+    return;
+  for (size_t got = 0; got < READ_AHEAD_MAX;) {
+    uv_buf_t buf;
+    on_alloc((uv_handle_t *)&c->out, READ_BUF_SIZE, &buf);
+    ssize_t n = UV_ENOBUFS;
+    if (buf.len) {
+      do n = read(fd, buf.base, buf.len);
+      while (n < 0 && errno == EINTR);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        release_rbuf(c, 0);
+        return;
+      }
+      n = n == 0 ? UV_EOF : n < 0 ? uv_translate_sys_error(errno) : n;
+    }
+    on_read((uv_stream_t *)&c->out, n, &buf);
+    if (n <= 0 || c->eof || c->reading_stopped || c->closing || c->has_pending)
+      return;
+    got += (size_t)n;
+  }
+}
+
 static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
   if (n == 0 || c->closing) return;
   if (n == UV_ENOBUFS) {
@@ -477,7 +548,7 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
   if (n == UV_EOF) {
     c->eof = 1;
     if (c->proc.exited) {
-      char reason[sizeof c->reason];
+      char reason[MAX_REASON];
       exit_reason(c, reason, sizeof reason, "");
       start_close(c, MCPP_ERR_CLOSED, reason);
       return;
@@ -517,6 +588,11 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
 /* ----------------------------------------------------------------- stderr */
 
 static void keep_stderr_tail(mcpp_conn *c, const char *data, size_t len) {
+  if (!c->err_tail) {
+    c->err_tail = c->alloc->malloc(STDERR_TAIL, c->alloc->user_data);
+    /* Out of memory: the reason goes without the quote; nothing else. */
+    if (!c->err_tail) return;
+  }
   if (len > STDERR_TAIL) {
     data += len - STDERR_TAIL;
     c->err_total += len - STDERR_TAIL;
@@ -560,6 +636,7 @@ static void drain_stderr(mcpp_conn *c) {
  * become spaces, at most STDERR_QUOTE bytes from its end. */
 static size_t stderr_quote(const mcpp_conn *c, char *out, size_t cap) {
   size_t have = c->err_total < STDERR_TAIL ? c->err_total : STDERR_TAIL;
+  if (!c->err_tail) have = 0;
   size_t start = c->err_total - have, n = 0;
   char tail[STDERR_TAIL];
   for (size_t i = 0; i < have; i++)
@@ -601,7 +678,7 @@ static void on_proc_exit(mcpp__proc *p) {
     return;
   }
   if (c->eof) {
-    char reason[sizeof c->reason];
+    char reason[MAX_REASON];
     exit_reason(c, reason, sizeof reason, "");
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
@@ -616,9 +693,24 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
   flush_cork(c);
   c->closing = 1;
   c->close_err = err;
-  snprintf(c->reason, sizeof c->reason, "%s", reason);
+  uint32_t attempt = 0, delay_ms = 0;
+  int again = 0;
+  char why[MAX_REASON];
+  why[0] = '\0';
+  if (c->reconnect && err != 0)
+    again = c->reconnect(c, err, reason, &attempt, &delay_ms, why, sizeof why,
+                         c->user_data);
+  c->reason = make_reason(c, "%s", why[0] ? why : reason);
   c->in_engine++;
-  mcpp_engine_close(c->engine, err, c->reason, now_us());
+  if (again) {
+    mcpp_engine_close_reconnecting(c->engine, c->reason, attempt, delay_ms,
+                                   now_us());
+  } else {
+    /* With reconnect on, a failed server's requests end in doubt whether
+     * or not another server follows. */
+    if (c->reconnect && err != 0) mcpp_engine_fail_in_flight(c->engine, now_us());
+    mcpp_engine_close(c->engine, err, c->reason, now_us());
+  }
   c->in_engine--;
   uv_read_stop((uv_stream_t *)&c->out);
   close_handle(c, (uv_handle_t *)&c->out);
@@ -885,6 +977,18 @@ mcpp_engine *mcpp_conn_engine(mcpp_conn *c) { return c ? c->engine : NULL; }
 void mcpp__conn_set_progress(mcpp_conn *c,
                              void (*fn)(mcpp_conn *c, void *user_data)) {
   c->progress = fn;
+}
+
+void mcpp__conn_set_reconnect_hook(mcpp_conn *c, mcpp__reconnect_hook fn) {
+  c->reconnect = fn;
+}
+
+void mcpp__conn_fail(mcpp_conn *c, int err, const char *reason) {
+  if (c->closing) return;
+  if (c->in_engine)
+    set_pending(c, err, "%s", reason);
+  else
+    start_close(c, err, reason);
 }
 
 size_t mcpp__conn_queued_bytes(const mcpp_conn *c) {
