@@ -20,6 +20,7 @@
 
 #include "keeper.h"
 #include "platform.h"
+#include "test_hooks.h"
 
 extern char **environ;
 
@@ -30,7 +31,6 @@ enum {
   MAX_BACKOFF_MS = 1000
 };
 
-int mcpp__proc_force_backoff;
 
 void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms) {
   memset(p, 0, sizeof *p);
@@ -87,7 +87,7 @@ static void on_backoff(uv_timer_t *t) {
  * (SIGCHLD ignored) has no exit fd either: the timer's first waitpid says
  * so. */
 static void watch(mcpp__proc *p, uv_loop_t *loop) {
-  p->exit_fd = mcpp__proc_force_backoff ? -1 : mcpp__exit_fd_open(p->pid);
+  p->exit_fd = MCPP__HOOK_FORCE_BACKOFF() ? -1 : mcpp__exit_fd_open(p->pid);
   if (p->exit_fd >= 0) {
     if (uv_poll_init(loop, &p->watch.poll, p->exit_fd) == 0) {
       uv_poll_start(&p->watch.poll, UV_READABLE, on_exit_fd);

@@ -89,8 +89,4 @@ int mcpp__proc_closing(const mcpp__proc *p);
 void mcpp__proc_exit_reason(const mcpp__proc *p, char *buf, size_t cap,
                             const char *suffix);
 
-/* Tests: watch exits with the waitpid backoff timer even where pidfds
- * exist. */
-extern int mcpp__proc_force_backoff;
-
 #endif

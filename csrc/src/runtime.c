@@ -23,8 +23,7 @@
 
 #include "driver.h"
 #include "mcpping.h"
-
-int mcpp__runtime_loop_close_rc;
+#include "test_hooks.h"
 
 enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
 
@@ -1089,7 +1088,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
     uv_async_send(&rt->async);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
-    mcpp__runtime_loop_close_rc = uv_loop_close(rt->loop);
+    MCPP__HOOK_LOOP_CLOSED(uv_loop_close(rt->loop));
     rt_free(rt, rt->loop);
   }
   for (cmd *k = rt->cmd_head, *next; k; k = next) {
