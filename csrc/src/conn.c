@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "driver.h"
+#include "internal.h"
 #include "lines.h"
 #include "mcpping.h"
 #include "platform.h"
@@ -728,10 +729,8 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
 
 static void prepare_settings(mcpp_settings *s, const mcpp_settings *given,
                              const char *file) {
-  if (given)
-    *s = *given;
-  else
-    mcpp_settings_default(s);
+  /* mcpp_conn_spawn checked the version. */
+  if (!given || mcpp__settings_import(s, given)) mcpp_settings_default(s);
   if (!s->max_line_bytes) s->max_line_bytes = DEFAULT_MAX_LINE_BYTES;
   if (!s->nonce) {
     struct timespec ts;
@@ -841,7 +840,8 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   spawn_error[0] = '\0';
   if (!out || !loop || !options || !options->file || !options->args ||
       !callbacks || !callbacks->on_message ||
-      (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE)
+      (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE ||
+      (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;
   *out = NULL;
   if (options->kill_grace_ms > MCPP_MAX_KILL_GRACE_MS)
