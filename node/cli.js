@@ -161,7 +161,7 @@ async function runConfig(opts) {
   require('node:events').setMaxListeners(0, stop.signal);
   const onSigint = () => stop.abort();
   process.on('SIGINT', onSigint);
-  const report = new ConfigReporter({ json: opts.json });
+  const report = new ConfigReporter({ json: opts.json, quiet: opts.quiet });
   report.files(files.map((f) => [f.path, f.servers.length]));
   const servers = files.flatMap((f) => f.servers.map((s) => [s, f.workspace]));
   report.start(servers.length, opts.count, opts.intervalS, opts.timeoutS, opts.deadlineS);
