@@ -102,7 +102,8 @@ $(MCP1_VENV)/.stamp: tests/python/requirements-mcp1.txt
 
 test-python-mcp1: $(MCP1_VENV)/.stamp
 	$(MCP1_VENV)/bin/python -m pip install -q --no-build-isolation .
-	cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
+	MCPP_MCP2_PYTHON=$$($(PYTHON) -c 'import sys; print(sys.executable)') && export MCPP_MCP2_PYTHON && \
+	  cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
 
 # Builds the addon against Node's own headers (no download) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.

@@ -116,7 +116,7 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
                         record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
                         kill_grace=1.0, on_message=None, on_close=None)
         else:
-            from ._http import HttpPeer
+            from .http import HttpPeer
             assert live.url is not None
             peer = HttpPeer(live.url, headers=live.headers, ping_timeout=plan.timeout,
                             record=plan.log)

@@ -218,19 +218,59 @@ static PyObject *Engine_touch(EngineObject *self, PyObject *arg) {
 }
 
 PyDoc_STRVAR(observe_doc,
-             "observe_outbound(frame: bytes, now: int) -> None\n\n"
-             "The application is sending this frame (the caller writes it).");
+             "observe_outbound(frame: bytes, now: int, timeout_ms: int = 0) -> None\n\n"
+             "The application is sending this frame (the caller writes it). A\n"
+             "request is timed with timeout_ms (0: the settings' default,\n"
+             "MCPP_TIMEOUT_NONE: never); NativeError if it is out of range.");
 static PyObject *Engine_observe(EngineObject *self, PyObject *args) {
   Py_buffer f;
   unsigned long long now;
-  if (!PyArg_ParseTuple(args, "y*K:observe_outbound", &f, &now)) return NULL;
+  unsigned int timeout_ms = MCPP_TIMEOUT_DEFAULT;
+  if (!PyArg_ParseTuple(args, "y*K|I:observe_outbound", &f, &now, &timeout_ms))
+    return NULL;
   if (enter(self) < 0) {
     PyBuffer_Release(&f);
     return NULL;
   }
-  /* NOMEM here only loses ledgering; the frame must still go out. */
-  (void)mcpp_engine_observe_outbound(self->engine, f.buf, (size_t)f.len, now);
+  int rc = mcpp_engine_observe_outbound_timed(self->engine, f.buf,
+                                              (size_t)f.len, timeout_ms, now);
   PyBuffer_Release(&f);
+  /* NOMEM here only loses ledgering; the frame must still go out. */
+  if (rc == MCPP_ERR_NOMEM) rc = 0;
+  if (leave(self, rc) < 0) return NULL;
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(cancel_request_doc,
+             "cancel_request(id_json: bytes, now: int) -> bool\n\n"
+             "Abandons the in-flight request with this raw JSON id: cancelled on\n"
+             "the wire, a -32800 error delivered. False if it is not in flight.");
+static PyObject *Engine_cancel_request(EngineObject *self, PyObject *args) {
+  Py_buffer id;
+  unsigned long long now;
+  if (!PyArg_ParseTuple(args, "y*K:cancel_request", &id, &now)) return NULL;
+  if (enter(self) < 0) {
+    PyBuffer_Release(&id);
+    return NULL;
+  }
+  int rc = mcpp_engine_cancel_request(self->engine, id.buf, (size_t)id.len, now);
+  PyBuffer_Release(&id);
+  int found = rc != MCPP_ERR_NOT_FOUND && rc != MCPP_ERR_CLOSED;
+  /* A send error abandons the request all the same; the transport reports it. */
+  if (leave(self, rc == MCPP_ERR_INVALID_ARGUMENT ? rc : 0) < 0) return NULL;
+  return PyBool_FromLong(found);
+}
+
+PyDoc_STRVAR(set_reading_doc,
+             "set_reading(reading: bool, now: int) -> None\n\n"
+             "Whether the peer can be heard (and reached) now. While not, the\n"
+             "silence is ours: no keepalive ping goes out and nothing times out.");
+static PyObject *Engine_set_reading(EngineObject *self, PyObject *args) {
+  int reading;
+  unsigned long long now;
+  if (!PyArg_ParseTuple(args, "pK:set_reading", &reading, &now)) return NULL;
+  if (enter(self) < 0) return NULL;
+  mcpp_engine_set_reading(self->engine, reading, now);
   if (leave(self, 0) < 0) return NULL;
   Py_RETURN_NONE;
 }
@@ -366,6 +406,10 @@ static PyMethodDef Engine_methods[] = {
     {"touch", (PyCFunction)Engine_touch, METH_O, touch_doc},
     {"observe_outbound", (PyCFunction)Engine_observe, METH_VARARGS,
      observe_doc},
+    {"cancel_request", (PyCFunction)Engine_cancel_request, METH_VARARGS,
+     cancel_request_doc},
+    {"set_reading", (PyCFunction)Engine_set_reading, METH_VARARGS,
+     set_reading_doc},
     {"ping", (PyCFunction)Engine_ping, METH_VARARGS, ping_doc},
     {"cancel_ping", (PyCFunction)Engine_cancel_ping, METH_O, cancel_ping_doc},
     {"next_deadline", (PyCFunction)Engine_next_deadline, METH_NOARGS,

@@ -174,7 +174,7 @@ async def run(o: Options) -> int:
     transport = "streamable-http" if o.url else "stdio"
     try:
         if o.url:
-            from ._http import HttpPeer
+            from .http import HttpPeer
             peer = HttpPeer(o.url, ping_timeout=o.timeout, record=o.log)
         else:
             peer = Peer(o.command, keepalive=None, env=None, cwd=None, stderr="ignore",

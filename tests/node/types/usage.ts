@@ -40,7 +40,29 @@ export async function usage(): Promise<void> {
   }
   await peer.close();
 
-  const stdio = new mcpping.StdioClientTransport({ command: 'node', args: ['server.js'] }, { keepalive: { intervalMs: 1000 } });
+  const stdio = new mcpping.StdioClientTransport({ command: 'node', args: ['server.js'] }, { keepalive: { intervalMs: 1000 }, reconnect: true });
+  const again = await mcpping.connect({ command: 'node' }, { reconnect: { initialMs: 500, maxDelayMs: 10000, multiplier: 2, jitter: 0.2, maxAttempts: 5 } });
+  again.on('reconnecting', (ev) => {
+    const attempt: number | undefined = ev.attempt;
+    const delay: number | undefined = ev.delayMs;
+    void attempt;
+    void delay;
+  });
+  again.on('reconnected', (ev) => {
+    const pid: number | undefined = ev.pid;
+    void pid;
+  });
+  try {
+    await again.request('tools/call', { name: 'x' });
+  } catch (err) {
+    if (err instanceof mcpping.RequestInDoubtError) {
+      const d: 'in_doubt' | 'cancelled' = err.disposition;
+      const m: string = err.method;
+      void d;
+      void m;
+    }
+  }
+  mcpping.setRetryBudget({ burst: 5, perSecond: 1 });
   const asTransport: Transport = stdio;
   const client = new Client({ name: 'c', version: '1' });
   await client.connect(stdio);
