@@ -15,6 +15,7 @@ never shown: not in ``repr``, not in an error message.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -175,7 +176,6 @@ def load(path: str | os.PathLike[str], require_servers: bool = True,
 
 
 def _errno_name(e: OSError) -> str:
-    import errno
     return errno.errorcode.get(e.errno or 0, str(e.strerror or e))
 
 
@@ -286,16 +286,16 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
         disabled = False
     if not isinstance(disabled, bool):
         raise ConfigError(path, json_path(at, "disabled"), f"must be a boolean, got {_kind(disabled)}")
-    common = {"name": name, "transport": TRANSPORTS[kind], "file": path, "json_path": at,
-              "disabled": disabled}
     if kind == "stdio":
-        return Server(command=string("command", required=True), args=strings("args"),
-                      env=table("env", names=True), cwd=string("cwd"), **common)
+        return Server(name, TRANSPORTS[kind], path, at, command=string("command", required=True),
+                      args=strings("args"), env=table("env", names=True), cwd=string("cwd"),
+                      disabled=disabled)
     url = string("url", required=True)
     assert url is not None
     if not re.match(r"https?://", url, re.IGNORECASE):
         raise ConfigError(path, json_path(at, "url"), "must be an http:// or https:// URL")
-    return Server(url=url, headers=table("headers"), **common)
+    return Server(name, TRANSPORTS[kind], path, at, url=url, headers=table("headers"),
+                  disabled=disabled)
 
 
 # ------------------------------------------------------------------ variables
