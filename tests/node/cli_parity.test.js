@@ -224,6 +224,12 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     ['disabled.json', { mcpServers: { a: { command: 'x', disabled: 'yes' } } }, '$.mcpServers.a.disabled: must be a boolean, got string'],
     ['syntax.json', '{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n}', 'invalid JSON at line 4 column 5'],
     ['truncated.json', '{"mcpServers": {"a": ', 'invalid JSON at line 1 column 22'],
+    // Python's json takes NaN and the two parsers word errors differently:
+    // both commands scan with one grammar first (config syntaxErrorAt).
+    ['nan.json', '{"mcpServers": {"a": {"command": "x", "args": [NaN]}}}', 'invalid JSON at line 1 column 48'],
+    ['literal.json', '{"mcpServers": {"a": {"command": tru}}}', 'invalid JSON at line 1 column 34'],
+    ['escape.json', '{"mcpServers": {"a": {"command": "\\q"}}}', 'invalid JSON at line 1 column 36'],
+    ['deep.json', `{"mcpServers": {}, "deep": ${'['.repeat(70)}${']'.repeat(70)}}`, 'invalid JSON at line 1 column 91'],
   ];
   for (const [name, doc, problem] of cases) {
     const file = configFile(name, doc);
