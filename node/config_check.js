@@ -129,10 +129,10 @@ async function check(server, workspace, plan, stop) {
 async function handshake(target, res, end) {
   const left = end - Date.now();
   const deadline = deadlineAfter(left);
-  const init = target.initialize(Math.max(1, Math.ceil(left)) + 1000);
+  const init = target.initialize(Math.max(1, Math.ceil(left)) + 1000).then(() => 'done');
   let outcome;
   try {
-    outcome = await Promise.race([init.then(() => 'done'), deadline.promise]);
+    outcome = await Promise.race([init, deadline.promise]);
   } catch (err) {
     res.status = 'handshake failed';
     const gone = err instanceof errors.ClosedError || target.unreachable();
