@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs, UsageError, USAGE } = require('./cli_args');
 const { Reporter, ConfigReporter } = require('./cli_report');
+const { pause } = require('./pause');
 const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
 const errors = require('./errors');
@@ -95,24 +96,6 @@ async function openHttp(opts, keepalive, records, handshakeMs) {
 function exitText(info) {
   if (info.termSignal) return `signal ${info.termSignal}`;
   return `status ${info.exitStatus}`;
-}
-
-/**
- * Resolves after ms, or early when signal aborts.
- * @param {number} ms
- * @param {AbortSignal} signal
- */
-function pause(ms, signal) {
-  return new Promise((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
 }
 
 /**
