@@ -237,7 +237,7 @@ async def run_config(o: Options) -> int:
         loop.add_signal_handler(signal.SIGINT, stop.set)
     except (NotImplementedError, RuntimeError):
         pass
-    rep = ConfigReporter(o.json)
+    rep = ConfigReporter(o.json, quiet=o.quiet)
     rep.files([(f.path, len(f.servers)) for f in files])
     servers = [(s, f.workspace) for f in files for s in f.servers]
     assert o.count is not None and o.deadline is not None
