@@ -93,6 +93,16 @@ static mcpp_item *wait_message(host *h, const char *needle) {
   return it;
 }
 
+/* Waits for a record holding both needles. */
+static void wait_record(host *h, const char *a, const char *b) {
+  for (size_t i = 0;; i++) {
+    while (i >= h->n_items) host_wait_drain(h);
+    if (h->items[i]->type == MCPP_ITEM_RECORD && strstr(h->items[i]->data, a) &&
+        strstr(h->items[i]->data, b))
+      return;
+  }
+}
+
 static size_t count_messages(host *h, const char *needle) {
   size_t n = 0;
   for (size_t i = 0; i < h->n_items; i++)
@@ -217,6 +227,8 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
   /* A ping to the new server: its record carries the attempt. */
   ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 5000, 77));
   wait_ev(&h, MCPP_EV_PONG, 0);
+  /* The record follows its event. */
+  wait_record(&h, "\"event\":\"ping_ok\"", "\"reconnect_attempt\":1");
   /* Records: the reconnect with what was in doubt, later ones numbered. */
   int reconnect_records = 0, numbered = 0, ping_ok = 0;
   for (size_t i = 0; i < h.n_items; i++) {
