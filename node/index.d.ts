@@ -364,6 +364,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: ((message: any, extra?: any) => void) | undefined;
   sessionId?: string | undefined;
+  /** The version the SDK negotiated, once it called setProtocolVersion (the Vercel AI SDK's MCPTransport reads it). */
+  protocolVersion?: string | undefined;
   setProtocolVersion(version: string): void;
   /** The server's stderr when params.stderr is 'pipe'. */
   readonly stderr: PassThrough | null;
@@ -382,6 +384,31 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
+
+/** The options of instrument(): StdioClientTransport's, plus where to find the SDK. */
+export interface InstrumentOptions {
+  keepalive?: KeepaliveOptions;
+  records?: RecordTarget;
+  probe?: ProbeOption;
+  requestTimeoutMs?: number;
+  maxPendingBytes?: number;
+  /** More directories to resolve the SDK from (default: the main module's, the current directory, mcpping's). */
+  paths?: string[];
+}
+
+/**
+ * Makes the SDK's CommonJS StdioClientTransport exports
+ * (`@modelcontextprotocol/sdk/client/stdio.js`, `@modelcontextprotocol/client/stdio`)
+ * build mcpping's transport with these options, so that frameworks loaded
+ * with require() (LangChain's MultiServerMCPClient, the OpenAI Agents SDK's
+ * MCPServerStdio) go through mcpping. ES module namespaces cannot be
+ * patched. Idempotent; returns the module files patched.
+ */
+export function instrument(options?: InstrumentOptions): string[];
+/** Restores the SDK's own StdioClientTransport; open transports stay as they are. */
+export function uninstrument(): void;
+/** The open transports made while instrumented. */
+export function instrumentedTransports(): StdioClientTransport[];
 
 /** Any SDK Transport wrapped with the mcpping engine; itself a Transport. */
 export class GuardedTransport extends EventEmitter implements Transport {

@@ -10,6 +10,7 @@ const { binding } = require('./runtime');
 const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
 const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
+const { instrument, uninstrument, instrumentedTransports } = require('./instrument');
 const {
   McppError,
   PingTimeoutError,
@@ -55,6 +56,9 @@ module.exports = {
   StdioClientTransport,
   guard,
   GuardedTransport,
+  instrument,
+  uninstrument,
+  instrumentedTransports,
   McppError,
   PingTimeoutError,
   PingError,

@@ -5,6 +5,9 @@ import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import * as mcpping from '../../../node/index.js';
+import type { MCPTransport } from '@ai-sdk/mcp';
+import { createMCPClient } from '@ai-sdk/mcp';
+import type { Transport as V2Transport } from '@modelcontextprotocol/client';
 
 export async function usage(): Promise<void> {
   const peer: mcpping.Peer = await mcpping.connect(
@@ -104,4 +107,21 @@ export function metricsUsage(register: unknown, provider: unknown): void {
   void help;
   void bounds;
   void state;
+}
+
+// The frameworks' transport interfaces: the Vercel AI SDK's MCPTransport
+// and the v2 client's Transport (the OpenAI Agents SDK's) take mcpping's.
+export async function frameworksUsage(): Promise<void> {
+  const transport = new mcpping.StdioClientTransport({ command: 'node', args: ['server.js'] }, { keepalive: { intervalMs: 1000 } });
+  const asAiSdk: MCPTransport = transport;
+  const asV2: V2Transport = transport;
+  const client = await createMCPClient({ transport });
+  await client.close();
+  const files: string[] = mcpping.instrument({ keepalive: { intervalMs: 10000 }, records: 'records.jsonl', paths: ['.'] });
+  const live: mcpping.StdioClientTransport[] = mcpping.instrumentedTransports();
+  mcpping.uninstrument();
+  void asAiSdk;
+  void asV2;
+  void files;
+  void live;
 }
