@@ -843,6 +843,11 @@ static void on_retry(uv_timer_t *t) {
   mcpp_engine_set_reconnect_attempt(mcpp_conn_engine(c), x->streak);
   pthread_mutex_lock(&rt->mu);
   r->pid = mcpp_conn_pid(c);
+  /* The new server is read from the start: a pause was the old one's. */
+  if (r->paused) {
+    r->paused = 0;
+    rt->paused--;
+  }
   pthread_mutex_unlock(&rt->mu);
   x->phase = REPLAYING;
   size_t n;
