@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 MODULE_SOURCES = [
@@ -112,9 +113,25 @@ native = Extension(
     py_limited_api=True,
 )
 
+
+
+class BuildExt(build_ext):
+    """Deletes other builds of the same extension next to this one first: a
+    version-tagged _native.cpython-3XX-*.so left from before the abi3 switch
+    would be packed beside _native.abi3.so, and Python loads it first."""
+
+    def build_extension(self, ext: Extension) -> None:
+        target = Path(self.get_ext_fullpath(ext.name))
+        stem = ext.name.rsplit(".", 1)[-1]
+        for old in target.parent.glob(stem + ".*.so"):
+            if old != target:
+                old.unlink()
+        super().build_extension(ext)
+
+
 options = {"bdist_wheel": {"py_limited_api": "cp310"}}
 if bundled():
     # Its own object directory: objects built against the system's headers
     # are never reused for the self-contained build, nor the other way round.
     options["build"] = {"build_base": "build/bundled"}
-setup(ext_modules=[native], options=options)
+setup(ext_modules=[native], cmdclass={"build_ext": BuildExt}, options=options)
