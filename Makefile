@@ -15,11 +15,15 @@ SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sa
 TEST_SOURCES := tests/c/runner.c $(wildcard tests/c/test_*.c)
 BENCH_SOURCES := $(wildcard bench/engine/*.c)
 PYTHON ?= python3
+# The second Python environment, with mcp 1.x (see test-python-mcp1).
+MCP1_VENV := build/venv-mcp1
+MCP1_TESTS := test_sdk.py test_guard.py test_instrument.py test_sdk_majors.py test_frameworks_mcp1.py
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-node \
-        bench bench-engine clean format examples fuzz fuzz-build failmalloc
+.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
+        bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-wheel \
+        test-prebuild
 
 all: build/libmcpping.a build/test-c
 
@@ -83,15 +87,47 @@ test-valgrind: build/test-c
 	  --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
 	  --error-exitcode=99 --child-silent-after-fork=no ./build/test-c
 
-test-python:
+test-python: $(MCP1_VENV)/.stamp
 	$(PYTHON) -m pip install -q -r requirements-dev.txt
 	$(PYTHON) -m pip install -q --no-build-isolation .
 	cd tests/python && $(PYTHON) -m pytest -q
+	$(MAKE) test-python-mcp1
 
-# Builds the addon against Node's own headers (no download) and runs every
+# The SDK adapter on mcp 1.x, in an environment of its own (mcp 2.x is the
+# main one): the adapter and instrumentation tests again, and the frameworks
+# that pin mcp<2. The mcp 2.x tests also spawn its legacy time server.
+$(MCP1_VENV)/.stamp: tests/python/requirements-mcp1.txt
+	$(PYTHON) -m venv $(MCP1_VENV)
+	$(MCP1_VENV)/bin/python -m pip install -q -r tests/python/requirements-mcp1.txt
+	touch $@
+
+test-python-mcp1: $(MCP1_VENV)/.stamp
+	$(MCP1_VENV)/bin/python -m pip install -q --no-build-isolation .
+	MCPP_MCP2_PYTHON=$$($(PYTHON) -c 'import sys; print(sys.executable)') && export MCPP_MCP2_PYTHON && \
+	  cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
+
+# The self-contained abi3 manylinux wheel (scripts/build-wheel.sh) in
+# build/wheel/, and its tests (tests/packaging/): it runs with the system's
+# libuv/libcjson hidden and no compiler; the sdist builds with the Debian
+# packages and says what to install without them.
+wheel:
+	PYTHON=$(PYTHON) ./scripts/build-wheel.sh
+
+test-wheel: wheel
+	cd tests/packaging && $(PYTHON) -m pytest -q -p no:cacheprovider
+
+# The npm tarball's prebuilt addon (tests/packaging/prebuild.test.js): npm
+# pack in a clean copy, an --ignore-scripts install with no compiler, the
+# demo on Node 18/20/22/24 (the `node` npm package, kept in build/node-versions).
+test-prebuild:
+	node --test --test-timeout=900000 tests/packaging/
+
+# Builds the addon from source against Node's own headers (no download;
+# `npm run build` too, since npm install keeps a fitting prebuild) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.
 test-node:
 	npm_config_nodedir=/usr npm install --no-audit --no-fund
+	npm_config_nodedir=/usr npm run --silent build
 	node --test --test-timeout=120000 tests/node/
 
 test: deps
@@ -102,7 +138,9 @@ test: deps
 	$(MAKE) test-soak
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) test-python
+	$(MAKE) test-wheel
 	$(MAKE) test-node
+	$(MAKE) test-prebuild
 
 # libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its committed

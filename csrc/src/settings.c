@@ -31,6 +31,7 @@ void mcpp_settings_default(mcpp_settings *s) {
   s->nonce = 0;
   s->clock_offset_us = 0;
   s->peer_name = NULL;
+  mcpp_reconnect_default(&s->reconnect);
 }
 
 static int in_ms_range(uint32_t v) { return v >= 1 && v <= MCPP_MAX_MS; }
@@ -77,7 +78,7 @@ static const char *range_problem(const mcpp_settings *s) {
   if (s->probe_method && !probe_method_ok(s->probe_method))
     return "probe_method must be NULL (automatic), \"\" (none) or a method "
            "name of at most " MAX_PROBE " bytes without control characters";
-  return NULL;
+  return mcpp_reconnect_problem(&s->reconnect);
 }
 
 int mcpp__settings_check(mcpp_settings *s, const char **problem) {

@@ -12,7 +12,7 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "choice", "flag"]
+__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "number", "choice", "flag", "text"]
 
 #: The longest time the engine takes (MCPP_MAX_MS, 2^31 - 1 ms), in seconds.
 MAX_SECONDS = 2_147_483.647
@@ -73,6 +73,15 @@ def integer(name: str, value: Any, low: int, high: int) -> int:
     return int(value)
 
 
+def number(name: str, value: Any, low: float, high: float) -> float:
+    """Checks a finite real number in ``low`` .. ``high`` (a bool is refused)."""
+    wanted = f"a number between {low:g} and {high:g}"
+    v = _real(name, value, wanted)
+    if not low <= v <= high:
+        raise ValueError(f"{name} must be {wanted}, not {value!r}")
+    return v
+
+
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:
     """Checks that ``value`` is one of ``allowed``."""
     if value not in allowed:
@@ -85,4 +94,11 @@ def flag(name: str, value: Any) -> bool:
     """Checks a bool."""
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def text(name: str, value: Any) -> str:
+    """Checks a non-empty str."""
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, not {type(value).__name__} {value!r}")
     return value

@@ -19,6 +19,8 @@ MCPP_ERR_STALE: int
 MCPP_ERR_NOT_FOUND: int
 MCPP_ERR_THREAD: int
 MCPP_ERR_WOULD_BLOCK: int
+#: The JSON-RPC code of the error a request gets when its server failed in flight.
+MCPP_CODE_IN_DOUBT: int
 MCPP_MAX_MS: int
 MCPP_TIMEOUT_NONE: int
 MCPP_MIN_INTERVAL_FLOOR_MS: int
@@ -47,6 +49,8 @@ def cancel_ping(conn_id: int, token: int) -> None:
     """Forgets the manual ping queued with ``token``: no outcome follows."""
 def pid(conn_id: int) -> int | None:
     """The server's process id, None once closed."""
+def set_retry_budget(burst: int, per_second: float) -> None:
+    """The reconnect budget every connection of the process shares."""
 def close(conn_id: int) -> bool:
     """Queues a close; False if the connection is already gone."""
 def info(conn_id: int) -> dict[str, Any] | None:
@@ -74,7 +78,12 @@ class Engine:
     def recv(self, frame: bytes, now: int) -> int:
         """0: forward to the application; 1: consumed."""
     def touch(self, now: int) -> None: ...
-    def observe_outbound(self, frame: bytes, now: int) -> None: ...
+    def observe_outbound(self, frame: bytes, now: int, timeout_ms: int = 0) -> None:
+        """timeout_ms: this request's deadline (0: the default; MCPP_TIMEOUT_NONE: none)."""
+    def cancel_request(self, id_json: bytes, now: int) -> bool:
+        """Abandons an in-flight request; False if it is not in flight."""
+    def set_reading(self, reading: bool, now: int) -> None:
+        """False: the silence is ours (no keepalive ping, nothing times out)."""
     def ping(self, timeout_ms: int, now: int) -> int:
         """Sends a manual ping; returns its sequence number."""
     def cancel_ping(self, seq: int) -> bool: ...

@@ -5,6 +5,9 @@ yields the ``(read_stream, write_stream)`` pair ``mcp.ClientSession`` takes,
 but the server's pipes belong to mcpping's native I/O thread. The server's
 pings are answered there (also while this asyncio loop is blocked), keepalive
 runs underneath, and everything else passes through untouched and in order.
+
+It works with mcp 1.x (>= 1.24) and 2.x, whichever is installed; any other
+mcp fails at import with an ImportError naming its version.
 """
 
 from __future__ import annotations
@@ -15,17 +18,14 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
-try:
-    import anyio
-    import mcp_types as types
-    from mcp.client.stdio import StdioServerParameters, get_default_environment
-    from mcp.shared.message import SessionMessage
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mcpping.sdk needs the official MCP SDK: pip install 'mcpping[sdk]'") from exc
+import anyio
 
+# The installed mcp's major (1.x or 2.x) is chosen there, once.
+from ._mcp import SessionMessage, StdioServerParameters, decode, encode, get_default_environment
 from .events import Event
 from .keepalive import AUTO_PROBE, KeepAlive
 from .peer import Peer, StderrTarget
+from .reconnect import Reconnect
 from .records import RecordTarget
 
 __all__ = ["stdio_client", "stdio_peer", "StdioServerParameters"]
@@ -53,6 +53,7 @@ async def stdio_peer(
     request_timeout: float | None = None,
     max_pending_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
+    reconnect: Reconnect | None = None,
 ) -> AsyncIterator[tuple[Any, Any, Peer]]:
     """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`.
 
@@ -70,7 +71,7 @@ async def stdio_peer(
         item: SessionMessage | Exception
         try:
             text = frame.decode(encoding, errors)
-            item = SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+            item = SessionMessage(decode(text))
         except ValueError as exc:
             item = exc
         try:
@@ -93,12 +94,13 @@ async def stdio_peer(
         on_event=on_event,
         max_pending_bytes=max_pending_bytes,
         probe=probe,
+        reconnect=reconnect,
     )
 
     async def stdin_writer() -> None:
         async with write_reader:
             async for msg in write_reader:
-                data = msg.message.model_dump_json(by_alias=True, exclude_unset=True)
+                data = encode(msg.message)
                 try:
                     peer.send(data.encode(encoding, errors))
                     # Backpressure: the next message waits while the
@@ -134,6 +136,7 @@ async def stdio_client(
     request_timeout: float | None = None,
     max_pending_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
+    reconnect: Reconnect | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Spawns an MCP server and yields the streams ``mcp.ClientSession`` takes.
 
@@ -145,12 +148,16 @@ async def stdio_client(
     engine's deadline for every request the session sends; past it the
     server gets ``notifications/cancelled`` and the session a -32001 error,
     so ``ClientSession`` raises ``MCPError``) and ``max_pending_bytes``
-    (backpressure, default 16 MiB). It works under ``mcp.Client`` in every mode:
+    (backpressure, default 16 MiB) and ``reconnect`` (a
+    :class:`mcpping.Reconnect`, default None: off): a server that fails is
+    spawned again under the same ``ClientSession``, with no code change;
+    requests in flight then fail with a -32003 error (``MCPError``). It works under ``mcp.Client`` in every mode:
     on a 2026-07-28 session (no ping) liveness comes from traffic, the
     idle ``server/discover`` probe and the server process's state.
     Raises :class:`mcpping.SpawnError` (an OSError) if the server cannot start.
     """
     async with stdio_peer(server, errlog, keepalive=keepalive, record=record,
                           on_event=on_event, probe=probe, request_timeout=request_timeout,
-                          max_pending_bytes=max_pending_bytes) as (read_stream, write_stream, _peer):
+                          max_pending_bytes=max_pending_bytes,
+                          reconnect=reconnect) as (read_stream, write_stream, _peer):
         yield read_stream, write_stream
