@@ -10,6 +10,7 @@ const { binding } = require('./runtime');
 const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
 const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
+const { SessionReaper } = require('./reaper');
 const {
   McppError,
   PingTimeoutError,
@@ -41,6 +42,7 @@ module.exports = {
   StdioClientTransport,
   guard,
   GuardedTransport,
+  SessionReaper,
   McppError,
   PingTimeoutError,
   PingError,
