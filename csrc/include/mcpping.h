@@ -141,7 +141,21 @@ typedef struct mcpp_reconnect {
   uint32_t max_attempts;
 } mcpp_reconnect;
 
+/* Struct versions, as in ngtcp2: the structs that grow (settings, engine
+ * info) are only ever extended at their end, and a caller passes the
+ * version its header had, through the macros below (mcpp_settings_default,
+ * mcpp_engine_get_info, mcpp_runtime_info). The library then reads and
+ * writes only the fields that version has, so a program built against an
+ * older header keeps working with a newer library. */
+#define MCPP_SETTINGS_V1 1
+#define MCPP_SETTINGS_VERSION MCPP_SETTINGS_V1
+#define MCPP_ENGINE_INFO_V1 1
+#define MCPP_ENGINE_INFO_VERSION MCPP_ENGINE_INFO_V1
+
 typedef struct mcpp_settings {
+  /* The layout this struct has: set by mcpp_settings_default, checked by
+   * every function that takes settings (mcpp_settings_problem names it). */
+  int version;
   mcpp_role role;
   mcpp_transport transport;
 
@@ -216,8 +230,13 @@ typedef struct mcpp_settings {
   mcpp_reconnect reconnect;
 } mcpp_settings;
 
-/* Fills *settings with the defaults above. */
-void mcpp_settings_default(mcpp_settings *settings);
+/* Fills *settings with the defaults above, as a struct of settings_version
+ * (no byte past that version's fields is written); an unknown version
+ * writes nothing. Call it through mcpp_settings_default. */
+void mcpp_settings_default_versioned(int settings_version,
+                                     mcpp_settings *settings);
+#define mcpp_settings_default(settings)                                       \
+  mcpp_settings_default_versioned(MCPP_SETTINGS_VERSION, (settings))
 
 /* Returns NULL if every field of *settings is in range, else a static
  * English sentence that names the first bad field and its allowed range
@@ -556,9 +575,14 @@ typedef struct mcpp_engine_info {
   uint64_t app_cancels;      /* requests abandoned by the application */
 } mcpp_engine_info;
 
-/* Fills *info. Strings point into the engine and live until it changes
- * them or is freed. */
-void mcpp_engine_get_info(const mcpp_engine *engine, mcpp_engine_info *info);
+/* Fills *info, a struct of info_version (no byte past that version's
+ * fields is written; an unknown version writes nothing). Strings point
+ * into the engine and live until it changes them or is freed. Call it
+ * through mcpp_engine_get_info. */
+void mcpp_engine_get_info_versioned(const mcpp_engine *engine,
+                                    int info_version, mcpp_engine_info *info);
+#define mcpp_engine_get_info(engine, info)                                    \
+  mcpp_engine_get_info_versioned((engine), MCPP_ENGINE_INFO_VERSION, (info))
 
 /* Returns 1 only if the peer is alive AND no application request has timed
  * out since the last answer AND none has waited past its limit: its own
@@ -806,8 +830,14 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
  * *healthy is mcpp_engine_healthy as of the call, computed from the
  * engine's healthy_until, so a request passing its limit reads unhealthy
  * at once. Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
-int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
-                      mcpp_engine_info *info, int *healthy);
+int mcpp_runtime_info_versioned(mcpp_runtime *rt, uint64_t conn_id,
+                                int info_version, mcpp_engine_info *info,
+                                int *healthy);
+/* *info is a struct of MCPP_ENGINE_INFO_VERSION; an unknown version is
+ * MCPP_ERR_INVALID_ARGUMENT. */
+#define mcpp_runtime_info(rt, conn_id, info, healthy)                         \
+  mcpp_runtime_info_versioned((rt), (conn_id), MCPP_ENGINE_INFO_VERSION,      \
+                              (info), (healthy))
 
 /* Copies what the engine learned of the session from the handshake that
  * passed through (the negotiated protocol version, and the peer's name:

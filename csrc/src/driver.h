@@ -45,7 +45,4 @@ void mcpp__conn_set_reconnect_hook(mcpp_conn *conn, mcpp__reconnect_hook fn);
  * engine call returns). */
 void mcpp__conn_fail(mcpp_conn *conn, int err, const char *reason);
 
-/* uv_loop_close()'s result when the last runtime was freed (tests). */
-extern int mcpp__runtime_loop_close_rc;
-
 #endif
