@@ -19,6 +19,7 @@ MODULE_SOURCES = [
     "python/mcpping/_engine.c",
     "python/mcpping/_convert.c",
     "python/mcpping/_rules.c",
+    "python/mcpping/_wrap.c",
 ]
 
 

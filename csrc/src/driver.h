@@ -27,6 +27,11 @@ size_t mcpp__conn_queued_bytes(const mcpp_conn *conn);
  * nothing it wrote is lost. Not from inside an engine callback. */
 void mcpp__conn_set_reading(mcpp_conn *conn, int reading);
 
+/* Closes the server's stdin once every byte queued for it is written
+ * (the proxy's client closed its input). Sends after it are dropped, as
+ * writes to a server that closed its stdin are. */
+void mcpp__conn_end_input(mcpp_conn *conn);
+
 /* uv_loop_close()'s result when the last runtime was freed (tests). */
 extern int mcpp__runtime_loop_close_rc;
 

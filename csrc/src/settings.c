@@ -31,6 +31,7 @@ void mcpp_settings_default(mcpp_settings *s) {
   s->nonce = 0;
   s->clock_offset_us = 0;
   s->peer_name = NULL;
+  s->forward_peer_pings = 0;
 }
 
 static int in_ms_range(uint32_t v) { return v >= 1 && v <= MCPP_MAX_MS; }
@@ -77,6 +78,8 @@ static const char *range_problem(const mcpp_settings *s) {
   if (s->probe_method && !probe_method_ok(s->probe_method))
     return "probe_method must be NULL (automatic), \"\" (none) or a method "
            "name of at most " MAX_PROBE " bytes without control characters";
+  if (s->forward_peer_pings != 0 && s->forward_peer_pings != 1)
+    return "forward_peer_pings must be 0 or 1";
   return NULL;
 }
 

@@ -55,6 +55,9 @@ PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
 int mcpping_rules_add_types(PyObject *module);
 
+/* Adds wrap() (_wrap.c) to the module; used by the exec slot. */
+int mcpping_wrap_add_functions(PyObject *module);
+
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);
 
