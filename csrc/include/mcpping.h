@@ -796,12 +796,10 @@ typedef struct mcpp_wrap_options {
    * none. */
   const char *log_path;
   /* Prometheus text exposition on this loopback "HOST:PORT" (127.0.0.1,
-   * ::1 or localhost; port 0 picks one, see metrics_port_fd); NULL:
-   * none. */
+   * [::1] or localhost; port 0 picks a free one), NULL: none. Once it
+   * listens, stderr says where: "mcpping wrap: metrics on
+   * http://127.0.0.1:PORT/metrics". */
   const char *metrics_addr;
-  /* If >= 0, the bound metrics port is written here in decimal followed
-   * by a newline once listening (tests). Default -1. */
-  int metrics_port_fd;
   int in_fd, out_fd; /* the client; default 0 and 1 */
 } mcpp_wrap_options;
 

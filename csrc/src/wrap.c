@@ -79,6 +79,10 @@ typedef struct wrap {
   client_handle in, out;
   int in_open, out_open, reading, client_gone;
   int out_file; /* stdout is a regular file: plain blocking writes */
+  int in_file;  /* stdin is a file (or /dev/null): read through uv_fs */
+  uv_fs_t in_req;
+  int in_req_busy;
+  char in_buf[64 * 1024];
   buf part; /* a client line still waiting for its newline */
 
   /* The server, NULL while none runs. ready: 0 while the handshake is
@@ -260,7 +264,7 @@ static void answer_for_server(wrap *w, const char *id, size_t id_len,
                               const char *method) {
   const char *what = w->cause_stale ? "server stopped responding"
                                     : "server exited";
-  int again = w->o.restart && !w->finishing;
+  int again = w->o.restart && !w->finishing && !w->ended_input;
   char msg[64];
   snprintf(msg, sizeof msg, "%s%s", what, again ? "; restarted" : "");
   const char *disposition =
@@ -447,15 +451,20 @@ static void on_close(mcpp_conn *c, const mcpp_close_info *info, void *ud) {
   w->figures.state = MCPP_STATE_CLOSED;
   w->figures.in_flight = 0;
   uv_timer_stop(&w->end_wait);
-  if (w->finishing || w->client_gone || w->ended_input) {
+  if (w->finishing || w->client_gone) {
     finish(w, w->status);
     return;
   }
   snprintf(w->cause, sizeof w->cause, "%s", info->reason);
   w->cause_stale = info->err == MCPP_ERR_STALE;
   /* The engine is valid until we return; its ledger holds the requests
-   * the server never answered. */
+   * the server never answered. A client that closed its input may still
+   * read their answers. */
   mcpp_engine_foreach_in_flight(mcpp_conn_engine(c), answer_in_flight, w);
+  if (w->ended_input) {
+    finish(w, w->status);
+    return;
+  }
   if (!w->o.restart) {
     say("%s; not restarting (--no-restart)", w->cause);
     finish(w, 1);
@@ -539,7 +548,7 @@ static void capture(wrap *w, const char *line, size_t len) {
 
 static void stop_reading_client(wrap *w) {
   if (!w->reading) return;
-  uv_read_stop(&w->in.stream);
+  if (!w->in_file) uv_read_stop(&w->in.stream);
   w->reading = 0;
 }
 
@@ -598,14 +607,7 @@ static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *b) {
   *b = uv_buf_init(rbuf, sizeof rbuf);
 }
 
-static void on_client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
-  wrap *w = s->data;
-  if (n == 0 || w->finishing) return;
-  if (n < 0) {
-    client_eof(w);
-    return;
-  }
-  const char *p = b->base, *end = b->base + n;
+static void client_bytes(wrap *w, const char *p, const char *end) {
   while (p < end && !w->finishing) {
     const char *nl = memchr(p, '\n', (size_t)(end - p));
     if (!nl) {
@@ -635,10 +637,49 @@ static void on_client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
   }
 }
 
+static void on_client_read(uv_stream_t *s, ssize_t n, const uv_buf_t *b) {
+  wrap *w = s->data;
+  if (n == 0 || w->finishing) return;
+  if (n < 0)
+    client_eof(w);
+  else
+    client_bytes(w, b->base, b->base + n);
+}
+
+static void read_file(wrap *w);
+
+static void on_file_read(uv_fs_t *req) {
+  wrap *w = req->data;
+  ssize_t n = req->result;
+  uv_fs_req_cleanup(req);
+  w->in_req_busy = 0;
+  if (w->finishing) return;
+  if (n <= 0) {
+    client_eof(w);
+    return;
+  }
+  client_bytes(w, w->in_buf, w->in_buf + n);
+  if (w->reading) read_file(w);
+}
+
+static void read_file(wrap *w) {
+  if (w->in_req_busy) return;
+  uv_buf_t b = uv_buf_init(w->in_buf, sizeof w->in_buf);
+  w->in_req.data = w;
+  if (uv_fs_read(&w->loop, &w->in_req, w->o.in_fd, &b, 1, -1, on_file_read) == 0)
+    w->in_req_busy = 1;
+  else
+    client_eof(w);
+}
+
 static void read_client(wrap *w) {
   if (w->reading || !w->in_open || w->finishing) return;
-  if (uv_read_start(&w->in.stream, on_alloc, on_client_read) == 0)
+  if (w->in_file) {
     w->reading = 1;
+    read_file(w);
+  } else if (uv_read_start(&w->in.stream, on_alloc, on_client_read) == 0) {
+    w->reading = 1;
+  }
 }
 
 static void on_check(uv_check_t *h) {
@@ -674,7 +715,7 @@ static void finish(wrap *w, int status) {
   close_if((uv_handle_t *)&w->restart_timer);
   close_if((uv_handle_t *)&w->end_wait);
   close_if((uv_handle_t *)&w->check);
-  if (w->in_open) close_if(&w->in.handle);
+  if (w->in_open && !w->in_file) close_if(&w->in.handle);
   if (w->out_open) close_if(&w->out.handle);
   w->in_open = w->out_open = 0;
   if (w->metrics) mcpp__wrap_metrics_stop(w->metrics);
@@ -728,7 +769,6 @@ void mcpp_wrap_options_default(mcpp_wrap_options *o) {
   o->settings.interval_ms = 10000;
   o->spawn.stderr_mode = MCPP_STDERR_INHERIT;
   o->restart = 1;
-  o->metrics_port_fd = -1;
   o->in_fd = 0;
   o->out_fd = 1;
 }
@@ -767,7 +807,10 @@ static int setup(wrap *w, const mcpp_wrap_options *o) {
       return -1;
     }
   }
-  if (open_client(w, &w->in, o->in_fd, 1, "stdin")) return -1;
+  if (uv_guess_handle(o->in_fd) == UV_FILE)
+    w->in_file = 1; /* `< file`, /dev/null */
+  else if (open_client(w, &w->in, o->in_fd, 1, "stdin"))
+    return -1;
   w->in_open = 1;
   if (uv_guess_handle(o->out_fd) == UV_FILE)
     w->out_file = 1; /* `> file`: nothing to wait for */
@@ -791,22 +834,16 @@ static int setup(wrap *w, const mcpp_wrap_options *o) {
   }
   w->figures.state = MCPP_STATE_CLOSED;
   if (o->metrics_addr) {
-    char err[256];
-    int port = 0;
+    char err[256], url[128];
     const char *peer = w->s.peer_name ? w->s.peer_name : o->spawn.file;
     const char *slash = strrchr(peer, '/');
     if (mcpp__wrap_metrics_start(&w->metrics, &w->loop, o->metrics_addr,
-                                 slash ? slash + 1 : peer, &w->figures, &port,
-                                 err, sizeof err)) {
+                                 slash ? slash + 1 : peer, &w->figures, url,
+                                 sizeof url, err, sizeof err)) {
       say("%s", err);
       return -1;
     }
-    if (o->metrics_port_fd >= 0) {
-      char line[16];
-      int n = snprintf(line, sizeof line, "%d\n", port);
-      ssize_t ignored = write(o->metrics_port_fd, line, (size_t)n);
-      (void)ignored;
-    }
+    say("metrics on %s", url);
   }
   return 0;
 }

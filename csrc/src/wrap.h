@@ -28,12 +28,13 @@ void mcpp__wrap_figures_observe(mcpp__wrap_figures *f, const mcpp_event *ev);
 typedef struct mcpp__wrap_metrics mcpp__wrap_metrics;
 
 /* Listens on a loopback "HOST:PORT" and answers every HTTP request with
- * the figures as Prometheus text. Returns 0 and sets *out, or a negative
- * uv error (message in errbuf). peer is the peer label (copied). */
+ * the figures as Prometheus text; url gets "http://HOST:PORT/metrics"
+ * with the port bound. Returns 0 and sets *out, or a negative uv error
+ * (message in errbuf). peer is the peer label (copied). */
 int mcpp__wrap_metrics_start(mcpp__wrap_metrics **out, uv_loop_t *loop,
                              const char *addr, const char *peer,
-                             const mcpp__wrap_figures *figures, int *port,
-                             char *errbuf, size_t cap);
+                             const mcpp__wrap_figures *figures, char *url,
+                             size_t url_cap, char *errbuf, size_t cap);
 
 /* Updates the peer label (the server's name, once learned). */
 void mcpp__wrap_metrics_set_peer(mcpp__wrap_metrics *m, const char *peer);

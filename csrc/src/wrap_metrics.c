@@ -299,8 +299,8 @@ static int parse_addr(const char *addr, struct sockaddr_storage *ss) {
 
 int mcpp__wrap_metrics_start(mcpp__wrap_metrics **out, uv_loop_t *loop,
                              const char *addr, const char *peer,
-                             const mcpp__wrap_figures *figures, int *port,
-                             char *errbuf, size_t cap) {
+                             const mcpp__wrap_figures *figures, char *url,
+                             size_t url_cap, char *errbuf, size_t cap) {
   struct sockaddr_storage ss;
   memset(&ss, 0, sizeof ss);
   int rc = parse_addr(addr, &ss);
@@ -330,10 +330,17 @@ int mcpp__wrap_metrics_start(mcpp__wrap_metrics **out, uv_loop_t *loop,
   }
   struct sockaddr_storage bound;
   int len = sizeof bound;
+  char host[64] = "";
   uv_tcp_getsockname(&m->server, (struct sockaddr *)&bound, &len);
-  *port = ntohs(bound.ss_family == AF_INET6
-                    ? ((struct sockaddr_in6 *)&bound)->sin6_port
-                    : ((struct sockaddr_in *)&bound)->sin_port);
+  if (bound.ss_family == AF_INET6) {
+    uv_ip6_name((struct sockaddr_in6 *)&bound, host, sizeof host);
+    snprintf(url, url_cap, "http://[%s]:%d/metrics", host,
+             ntohs(((struct sockaddr_in6 *)&bound)->sin6_port));
+  } else {
+    uv_ip4_name((struct sockaddr_in *)&bound, host, sizeof host);
+    snprintf(url, url_cap, "http://%s:%d/metrics", host,
+             ntohs(((struct sockaddr_in *)&bound)->sin_port));
+  }
   *out = m;
   return 0;
 }

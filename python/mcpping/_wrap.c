@@ -38,17 +38,16 @@ static char **wrap_argv(PyObject *seq, PyObject **holder) {
 }
 
 PyDoc_STRVAR(wrap_doc,
-             "wrap(argv, settings, restart, log, metrics, metrics_port_fd, "
-             "in_fd, out_fd) -> int: runs the proxy until the client or the "
+             "wrap(argv, settings, restart, log, metrics, in_fd, out_fd) "
+             " -> int: runs the proxy until the client or the "
              "server is gone; returns the exit status (0, 1 or 2, or 128 + a "
              "signal). Messages go to stderr.");
 
 static PyObject *py_wrap(PyObject *module, PyObject *args) {
   PyObject *argv_obj, *settings_obj, *log_obj, *metrics_obj;
-  int restart, port_fd, in_fd, out_fd;
-  if (!PyArg_ParseTuple(args, "OOpOOiii:wrap", &argv_obj, &settings_obj,
-                        &restart, &log_obj, &metrics_obj, &port_fd, &in_fd,
-                        &out_fd))
+  int restart, in_fd, out_fd;
+  if (!PyArg_ParseTuple(args, "OOpOOii:wrap", &argv_obj, &settings_obj,
+                        &restart, &log_obj, &metrics_obj, &in_fd, &out_fd))
     return NULL;
   mcpp_wrap_options o;
   mcpp_wrap_options_default(&o);
@@ -75,7 +74,6 @@ static PyObject *py_wrap(PyObject *module, PyObject *args) {
   o.restart = restart;
   o.log_path = log_bytes ? PyBytes_AS_STRING(log_bytes) : NULL;
   o.metrics_addr = metrics;
-  o.metrics_port_fd = port_fd;
   o.in_fd = in_fd;
   o.out_fd = out_fd;
   const char *problem = mcpp_wrap_options_problem(&o);

@@ -20,6 +20,8 @@ USAGE = """\
 usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and ping it
        mcpping [options] URL                   ping a Streamable HTTP server
        mcpping [options] [--demo]              ping the bundled demo server (the default)
+       mcpping wrap [options] -- COMMAND [ARG...]  proxy a stdio server for an MCP client
+                                               (mcpping wrap --help)
   -c N      count (demo default 5; otherwise until Ctrl-C)
   -i SEC    interval between pings (default 1; 0 = flood)
   -W SEC    per-ping timeout (default 5)
@@ -236,6 +238,9 @@ async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["wrap"]:
+        from .wrap import main as wrap_main
+        return wrap_main(args[1:])
     try:
         o = parse_args(args)
     except UsageError as e:
