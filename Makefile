@@ -15,10 +15,13 @@ SAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=address,undefined -fno-sa
 TEST_SOURCES := tests/c/runner.c $(wildcard tests/c/test_*.c)
 BENCH_SOURCES := $(wildcard bench/engine/*.c)
 PYTHON ?= python3
+# The second Python environment, with mcp 1.x (see test-python-mcp1).
+MCP1_VENV := build/venv-mcp1
+MCP1_TESTS := test_sdk.py test_guard.py test_instrument.py test_sdk_majors.py test_frameworks_mcp1.py
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-node \
+.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
         bench bench-engine clean format examples fuzz fuzz-build failmalloc
 
 all: build/libmcpping.a build/test-c
@@ -83,10 +86,23 @@ test-valgrind: build/test-c
 	  --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
 	  --error-exitcode=99 --child-silent-after-fork=no ./build/test-c
 
-test-python:
+test-python: $(MCP1_VENV)/.stamp
 	$(PYTHON) -m pip install -q -r requirements-dev.txt
 	$(PYTHON) -m pip install -q --no-build-isolation .
 	cd tests/python && $(PYTHON) -m pytest -q
+	$(MAKE) test-python-mcp1
+
+# The SDK adapter on mcp 1.x, in an environment of its own (mcp 2.x is the
+# main one): the adapter and instrumentation tests again, and the frameworks
+# that pin mcp<2. The mcp 2.x tests also spawn its legacy time server.
+$(MCP1_VENV)/.stamp: tests/python/requirements-mcp1.txt
+	$(PYTHON) -m venv $(MCP1_VENV)
+	$(MCP1_VENV)/bin/python -m pip install -q -r tests/python/requirements-mcp1.txt
+	touch $@
+
+test-python-mcp1: $(MCP1_VENV)/.stamp
+	$(MCP1_VENV)/bin/python -m pip install -q --no-build-isolation .
+	cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
 
 # Builds the addon against Node's own headers (no download) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.

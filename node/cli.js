@@ -7,7 +7,7 @@
 const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs, UsageError, USAGE } = require('./cli_args');
-const { Reporter } = require('./cli_report');
+const { Reporter, ConfigReporter } = require('./cli_report');
 const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
 const errors = require('./errors');
@@ -115,6 +115,66 @@ function pause(ms, signal) {
   });
 }
 
+/**
+ * --config: checks every server of the configs at once, one row each.
+ * @returns {Promise<number>} the exit status
+ */
+async function runConfig(opts) {
+  const config = require('./config');
+  const { checkAll, failed } = require('./config_check');
+  const isFile = (p) => {
+    try {
+      return fs.statSync(p).isFile();
+    } catch {
+      return false;
+    }
+  };
+  const paths = [];
+  let auto = false;
+  for (const c of opts.configs) {
+    if (c === 'auto') {
+      auto = true;
+      for (const p of config.autoPaths()) if (isFile(p) && !paths.includes(p)) paths.push(p);
+    } else if (!paths.includes(c)) {
+      paths.push(c);
+    }
+  }
+  if (paths.length === 0) throw new Fatal(`--config auto: no client config found in ${config.autoPaths().join(', ')}`);
+  const files = [];
+  for (const p of paths) {
+    try {
+      files.push(config.load(p, !auto || opts.configs.includes(p)));
+    } catch (err) {
+      if (err instanceof config.ConfigError) throw new Fatal(err.message);
+      throw err;
+    }
+  }
+  if (opts.log) {
+    try {
+      fs.closeSync(fs.openSync(opts.log, 'a'));
+    } catch (err) {
+      throw new Fatal(`cannot open log: ${err.message}`);
+    }
+  }
+  const stop = new AbortController();
+  const onSigint = () => stop.abort();
+  process.on('SIGINT', onSigint);
+  const report = new ConfigReporter({ json: opts.json });
+  report.files(files.map((f) => [f.path, f.servers.length]));
+  const servers = files.flatMap((f) => f.servers.map((s) => [s, f.workspace]));
+  report.start(servers.length, opts.count, opts.intervalS, opts.timeoutS, opts.deadlineS);
+  const plan = { count: opts.count, intervalS: opts.intervalS, timeoutS: opts.timeoutS, deadlineS: opts.deadlineS, log: opts.log };
+  const start = Date.now();
+  let results;
+  try {
+    results = await checkAll(servers, plan, stop.signal);
+  } finally {
+    process.off('SIGINT', onSigint);
+  }
+  report.results(results, Date.now() - start, failed);
+  return results.some(failed) ? 1 : 0;
+}
+
 /** @returns {Promise<number>} the exit status */
 async function run(argv) {
   let opts;
@@ -134,6 +194,15 @@ async function run(argv) {
   if (opts.mode === 'version') {
     process.stdout.write(`mcpping ${version}\n`);
     return 0;
+  }
+  if (opts.mode === 'config') {
+    try {
+      return await runConfig(opts);
+    } catch (err) {
+      if (!(err instanceof Fatal)) throw err;
+      process.stderr.write(`mcpping: ${err.message}\n`);
+      return 2;
+    }
   }
 
   const stop = new AbortController();

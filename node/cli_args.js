@@ -6,19 +6,26 @@
 const USAGE = `usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and ping it
        mcpping [options] URL                   ping a Streamable HTTP server
        mcpping [options] [--demo]              ping the bundled demo server (the default)
-  -c N        count (demo default 5; otherwise until Ctrl-C)
+       mcpping [options] --config FILE|auto    ping every server of a client config
+  -c N        count (demo default 5, --config 3; otherwise until Ctrl-C)
   -i SEC      interval between pings (default 1; 0 = flood)
   -W SEC      per-ping timeout (default 5)
   -w SEC      overall deadline: stop after SEC seconds whatever the count
+              (--config: each server's deadline, default 15)
   -q          summary only
   --json      one JSON object per line
   --log FILE  append governance records (JSONL) to FILE
   --no-init   ping without the initialize handshake
+  --config FILE|auto  Claude Desktop, Claude Code, Cursor or VS Code config;
+              auto: the usual places on this OS (repeatable)
   -h, --help  usage;  -V, --version  version
 `;
 
 /** A usage error: exit 2 with its message. */
 class UsageError extends Error {}
+
+/** Each server's deadline under --config unless -w says otherwise, in seconds. */
+const CONFIG_DEADLINE_S = 15;
 
 /** The longest time mcpping can wait, in seconds (mcpping.h MCPP_MAX_MS, setTimeout's limit too). */
 const MAX_SECONDS = 2147483.647;
@@ -41,7 +48,8 @@ function number(flag, value, rule) {
 
 /**
  * @param {string[]} argv arguments after the program name
- * @returns {{mode: 'demo'|'stdio'|'http'|'help'|'version', command?: string[], url?: string,
+ * @returns {{mode: 'demo'|'stdio'|'http'|'config'|'help'|'version', command?: string[], url?: string,
+ *   configs: string[],
  *   count: number|null, intervalS: number, timeoutS: number, deadlineS: number|null,
  *   quiet: boolean, json: boolean, log: string|null, init: boolean}}
  */
@@ -56,6 +64,7 @@ function parseArgs(argv) {
     json: false,
     log: null,
     init: true,
+    configs: [],
   };
   let demo = false;
   const positional = [];
@@ -68,7 +77,8 @@ function parseArgs(argv) {
     }
     // Attached values: -c5, --log=FILE.
     const short = /^-([ciWw])(.+)$/.exec(a);
-    const [flag, attached] = short ? [`-${short[1]}`, short[2]] : a.startsWith('--log=') ? ['--log', a.slice(6)] : [a, undefined];
+    const [flag, attached] = short ? [`-${short[1]}`, short[2]] : a.startsWith('--log=') ? ['--log', a.slice(6)]
+        : a.startsWith('--config=') ? ['--config', a.slice(9)] : [a, undefined];
     const value = () => (attached !== undefined ? attached : argv[++i]);
     switch (flag) {
       case '-c':
@@ -95,6 +105,12 @@ function parseArgs(argv) {
         o.log = v;
         break;
       }
+      case '--config': {
+        const v = value();
+        if (!v) throw new UsageError('option --config needs a FILE or auto');
+        o.configs.push(v);
+        break;
+      }
       case '--no-init':
         o.init = false;
         break;
@@ -112,8 +128,12 @@ function parseArgs(argv) {
         positional.push(a);
     }
   }
-  const targets = (o.command ? 1 : 0) + positional.length + (demo ? 1 : 0);
-  if (targets > 1 || positional.length > 1) throw new UsageError('give one target: --demo, a URL, or -- COMMAND');
+  const targets = (o.command ? 1 : 0) + positional.length + (demo ? 1 : 0) + (o.configs.length ? 1 : 0);
+  if (targets > 1 || positional.length > 1) throw new UsageError('give one target: --demo, a URL, --config, or -- COMMAND');
+  if (o.configs.length) {
+    if (!o.init) throw new UsageError('--config runs each server\'s handshake: drop --no-init');
+    return { ...o, mode: 'config', count: o.count ?? 3, deadlineS: o.deadlineS ?? CONFIG_DEADLINE_S };
+  }
   if (o.command) o.mode = 'stdio';
   else if (positional.length === 1) {
     if (!/^https?:\/\//i.test(positional[0])) throw new UsageError(`not a URL: ${positional[0]} (use -- COMMAND for a stdio server)`);

@@ -16,10 +16,13 @@ const { RpcRequester } = require('./rpc');
 class HttpSession {
   /**
    * @param {string} url
-   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null}} [options]
+   * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null,
+   *   headers?: Record<string,string>}} [options] headers: sent with every request
+   *   (a config's headers: often a secret)
    */
   constructor(url, options = {}) {
     this.url = url;
+    this.extraHeaders = { ...(options.headers || {}) };
     this.sessionId = null;
     this.protocolVersion = null;
     this.serverInfo = null;
@@ -43,7 +46,7 @@ class HttpSession {
 
   /** @returns {Record<string,string>} the headers of every POST */
   headers() {
-    const h = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const h = { ...this.extraHeaders, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
     if (this.sessionId) h['mcp-session-id'] = this.sessionId;
     if (this.protocolVersion) h['mcp-protocol-version'] = this.protocolVersion;
     return h;

@@ -331,8 +331,9 @@ typedef struct mcpp_engine_callbacks {
                     void *user_data);
   /* Optional. Returns the peer process's mcpp_process_state. The engine
    * calls it only when a deadline needs it (never on a fixed fast timer):
-   * when keepalive is due, halfway through a keepalive ping's or probe's
-   * timeout, and a timeout after it saw the process stopped. NULL means the
+   * halfway through a keepalive ping's or probe's timeout while it is
+   * unanswered, when keepalive is due on a session with nothing to send
+   * (no ping, no probe), and a timeout after it saw the process stopped. NULL means the
    * process is not observable (HTTP, custom transports). STOPPED makes the
    * peer suspect at once and stale if it is still stopped a timeout later;
    * EXITED makes it stale for good (the driver also sees the exit itself). */

@@ -42,6 +42,8 @@ enum {
    * (MCPP_STDERR_CALLBACK), and how much of it the reason quotes. */
   STDERR_TAIL = 1024,
   STDERR_QUOTE = 300,
+  /* A close reason is cut at this length. */
+  MAX_REASON = 512,
   /* Answers to the peer's pings that the kernel would not take yet. */
   MAX_PENDING_PONGS = 1024,
   MAX_PENDING_PONG_BYTES = 16 * 1024 * 1024,
@@ -87,16 +89,18 @@ struct mcpp_conn {
   int in_engine;
   int has_pending;
   int pending_err;
-  char pending_reason[160];
+  char *pending_reason; /* see make_reason */
 
   int closing, eof, write_broken;
   int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
   int reading_stopped; /* backpressure: the host is behind */
   int close_err;
-  char reason[512];
+  char *reason; /* from the close on (see make_reason) */
 
-  char err_tail[STDERR_TAIL]; /* a ring: the last bytes of stderr */
-  size_t err_total;           /* bytes of stderr seen */
+  /* Idle connections stay small: the tail exists once stderr said
+   * something, the reasons once there is something to close for. */
+  char *err_tail;   /* a ring of STDERR_TAIL: the last bytes of stderr */
+  size_t err_total; /* bytes of stderr seen */
 
   size_t pending_pongs;
   size_t pending_pong_bytes;
@@ -118,12 +122,32 @@ static uint64_t now_us(void) { return uv_hrtime() / 1000; }
 static void start_close(mcpp_conn *c, int err, const char *reason);
 static void rearm(mcpp_conn *c);
 
+/* What a reason is when there is no memory to say it: the error code
+ * still does (never freed). */
+static char no_memory_reason[] = "(no memory to format the reason)";
+
+/* A close reason (cut at MAX_REASON) in a block of its own size, or
+ * no_memory_reason. */
+static char *make_reason(mcpp_conn *c, const char *fmt, const char *arg) {
+  int n = snprintf(NULL, 0, fmt, arg);
+  if (n < 0) return no_memory_reason;
+  size_t size = (size_t)n < MAX_REASON ? (size_t)n + 1 : MAX_REASON;
+  char *r = c->alloc->malloc(size, c->alloc->user_data);
+  if (!r) return no_memory_reason;
+  snprintf(r, size, fmt, arg);
+  return r;
+}
+
+static void free_reason(mcpp_conn *c, char *r) {
+  if (r && r != no_memory_reason) c->alloc->free(r, c->alloc->user_data);
+}
+
 static void set_pending(mcpp_conn *c, int err, const char *fmt,
                         const char *arg) {
   if (c->has_pending || c->closing) return;
   c->has_pending = 1;
   c->pending_err = err;
-  snprintf(c->pending_reason, sizeof c->pending_reason, fmt, arg);
+  c->pending_reason = make_reason(c, fmt, arg);
 }
 
 static void enter(mcpp_conn *c) { c->in_engine++; }
@@ -153,6 +177,9 @@ static void free_conn(mcpp_conn *c) {
   if (c->rbuf) a->free(c->rbuf, a->user_data);
   if (c->cork) a->free(c->cork, a->user_data);
   if (c->cork_pongs) a->free(c->cork_pongs, a->user_data);
+  if (c->err_tail) a->free(c->err_tail, a->user_data);
+  free_reason(c, c->pending_reason);
+  free_reason(c, c->reason);
   a->free(c, a->user_data);
 }
 
@@ -160,7 +187,8 @@ static void on_handle_closed(uv_handle_t *h) {
   mcpp_conn *c = h->data;
   if (--c->handles) return;
   if (!c->failed && c->cb.on_close) {
-    mcpp_close_info info = {c->close_err, c->reason, c->proc.exit_status,
+    mcpp_close_info info = {c->close_err, c->reason ? c->reason : "",
+                            c->proc.exit_status,
                             c->proc.term_signal};
     c->cb.on_close(c, &info, c->user_data);
   }
@@ -414,7 +442,7 @@ static void on_timer(uv_timer_t *t) {
   /* While reading is stopped, what the server wrote before exiting still
    * waits in the pipe: the EOF wait starts over when reading resumes. */
   if (c->exit_wait && now >= c->exit_wait && !c->reading_stopped) {
-    char reason[sizeof c->reason];
+    char reason[MAX_REASON];
     if (c->proc.exited)
       exit_reason(c, reason, sizeof reason, " (its stdout stayed open)");
     else
@@ -476,7 +504,7 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
   if (n == UV_EOF) {
     c->eof = 1;
     if (c->proc.exited) {
-      char reason[sizeof c->reason];
+      char reason[MAX_REASON];
       exit_reason(c, reason, sizeof reason, "");
       start_close(c, MCPP_ERR_CLOSED, reason);
       return;
@@ -516,6 +544,11 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
 /* ----------------------------------------------------------------- stderr */
 
 static void keep_stderr_tail(mcpp_conn *c, const char *data, size_t len) {
+  if (!c->err_tail) {
+    c->err_tail = c->alloc->malloc(STDERR_TAIL, c->alloc->user_data);
+    /* Out of memory: the reason goes without the quote; nothing else. */
+    if (!c->err_tail) return;
+  }
   if (len > STDERR_TAIL) {
     data += len - STDERR_TAIL;
     c->err_total += len - STDERR_TAIL;
@@ -559,6 +592,7 @@ static void drain_stderr(mcpp_conn *c) {
  * become spaces, at most STDERR_QUOTE bytes from its end. */
 static size_t stderr_quote(const mcpp_conn *c, char *out, size_t cap) {
   size_t have = c->err_total < STDERR_TAIL ? c->err_total : STDERR_TAIL;
+  if (!c->err_tail) have = 0;
   size_t start = c->err_total - have, n = 0;
   char tail[STDERR_TAIL];
   for (size_t i = 0; i < have; i++)
@@ -600,7 +634,7 @@ static void on_proc_exit(mcpp__proc *p) {
     return;
   }
   if (c->eof) {
-    char reason[sizeof c->reason];
+    char reason[MAX_REASON];
     exit_reason(c, reason, sizeof reason, "");
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
@@ -615,7 +649,7 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
   flush_cork(c);
   c->closing = 1;
   c->close_err = err;
-  snprintf(c->reason, sizeof c->reason, "%s", reason);
+  c->reason = make_reason(c, "%s", reason);
   c->in_engine++;
   mcpp_engine_close(c->engine, err, c->reason, now_us());
   c->in_engine--;

@@ -381,12 +381,12 @@ static void keepalive_timed_out(mcpp_engine *e, uint64_t now) {
   }
 }
 
-/* Keepalive is due: look at the process, then ping or probe. */
+/* Keepalive is due: ping or probe, or, with nothing to send, look at the
+ * process. A ping or probe is not preceded by a process check (a few
+ * syscalls, most of an idle connection's cost): an answer makes it moot,
+ * and a stopped server behind an unanswered one is seen halfway through
+ * its timeout (process_due). */
 static int keepalive_fire(mcpp_engine *e, uint64_t now) {
-  if (e->cb.process_state) {
-    check_process(e, now);
-    if (!ka_enabled(e)) return 0; /* exited, or closed by a listener */
-  }
   int rc;
   const char *probe;
   if (!e->unsupported)
@@ -394,9 +394,11 @@ static int keepalive_fire(mcpp_engine *e, uint64_t now) {
   else if ((probe = mcpp__probe_proof(e)) != NULL)
     rc = send_probe(e, probe, now);
   else {
-    /* Nothing to send: the process check was this round's keepalive. */
+    /* Nothing to send (ka_enabled: the process can be asked): the process
+     * check is this round's keepalive. */
     e->ka_base = now;
     e->ka_probe_now = 0;
+    check_process(e, now);
     rc = 0;
   }
   if (rc == 0) draw_jitter(e);

@@ -80,10 +80,10 @@ typedef struct rconn {
   size_t out_wq_bytes;    /* the driver's write queue, as last seen */
   size_t writable_at;     /* WRITABLE once outbound bytes are this low;
                              SIZE_MAX: no send is waiting */
-  /* What the engine learned of the session ("" while unknown), for
-   * mcpp_runtime_session: the info snapshot carries no strings. */
-  char protocol_version[64];
-  char peer_name[257]; /* the engine caps names at 256 bytes */
+  /* What the engine learned of the session, for mcpp_runtime_session
+   * (the info snapshot carries no strings): "version\0name\0" in one
+   * block of its size; NULL while nothing is known. */
+  char *session;
   /* I/O thread only. */
   mcpp_conn *conn;
   int pinging; /* inside mcpp_conn_ping for ping_token */
@@ -303,21 +303,33 @@ static void push_ping_failed(rconn *r, uint64_t token, int err) {
  * settled by an event (INITIALIZED, or UNSUPPORTED on a session without
  * ping), so messages look only until the version is known. Only this
  * thread writes the copy, so comparing needs no lock. */
+static const char *session_name(const char *session) {
+  return session + strlen(session) + 1;
+}
+
 static void note_session(rconn *r, int at_event) {
-  if (!at_event && r->protocol_version[0]) return;
+  if (!at_event && r->session && r->session[0]) return;
   mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
   if (!e) return;
   mcpp_engine_info info;
   mcpp_engine_get_info(e, &info);
   const char *version = info.protocol_version ? info.protocol_version : "";
   const char *name = info.peer_name ? info.peer_name : "";
-  if (strncmp(version, r->protocol_version, sizeof r->protocol_version - 1) == 0 &&
-      strncmp(name, r->peer_name, sizeof r->peer_name - 1) == 0)
+  if (r->session ? strcmp(version, r->session) == 0 &&
+                       strcmp(name, session_name(r->session)) == 0
+                 : !*version && !*name)
     return;
+  size_t nv = strlen(version) + 1, nn = strlen(name) + 1;
+  char *copy = rt_malloc(r->rt, nv + nn);
+  /* Out of memory: the old copy stays, and the next message tries again. */
+  if (!copy) return;
+  memcpy(copy, version, nv);
+  memcpy(copy + nv, name, nn);
   pthread_mutex_lock(&r->rt->mu);
-  snprintf(r->protocol_version, sizeof r->protocol_version, "%s", version);
-  snprintf(r->peer_name, sizeof r->peer_name, "%s", name);
+  char *old = r->session;
+  r->session = copy;
   pthread_mutex_unlock(&r->rt->mu);
+  rt_free(r->rt, old);
 }
 
 static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
@@ -423,6 +435,7 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
   rt_free(rt, r->tokens);
+  rt_free(rt, r->session);
   rt_free(rt, r);
   if (rt->stopping && last) uv_close((uv_handle_t *)&rt->async, NULL);
 }
@@ -825,10 +838,11 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
   pthread_mutex_lock(&rt->mu);
   rconn *r = find_conn(rt, conn_id);
   if (r) {
+    const char *v = r->session ? r->session : "";
+    const char *n = r->session ? session_name(r->session) : "";
     if (protocol_version && version_cap)
-      snprintf(protocol_version, version_cap, "%s", r->protocol_version);
-    if (peer_name && name_cap)
-      snprintf(peer_name, name_cap, "%s", r->peer_name);
+      snprintf(protocol_version, version_cap, "%s", v);
+    if (peer_name && name_cap) snprintf(peer_name, name_cap, "%s", n);
   }
   pthread_mutex_unlock(&rt->mu);
   return r ? 0 : MCPP_ERR_NOT_FOUND;
@@ -887,6 +901,7 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
     next = r->next;
     if (r->conn) mcpp__conn_after_fork(r->conn);
     rt_free(rt, r->tokens);
+    rt_free(rt, r->session);
     rt_free(rt, r);
   }
   rt->conns = NULL;

@@ -14,6 +14,8 @@ Pings are sent, answered and timed by a native I/O thread, so they work
 while the asyncio loop or the GIL is busy. ``mcpping.sdk.stdio_client`` is a
 drop-in for the official SDK's stdio transport; ``mcpping.guard`` wraps any
 transport's streams, in the client or the server role.
+``mcpping.instrument()`` routes every stdio client the ``mcp`` SDK creates
+(whichever framework creates it) through mcpping.
 """
 
 from ._native import VERSION as __version__
@@ -24,6 +26,7 @@ from .errors import (
 from .events import EVENT_NAMES, Event
 from . import metrics
 from .guard import Guard, guard
+from .instrument import instrument, instrumented_peers, is_instrumented, uninstrument
 from .keepalive import KeepAlive
 from .peer import CloseInfo, HandshakeError, Peer, connect
 from .stats import Stats
@@ -32,4 +35,5 @@ __all__ = [
     "__version__", "connect", "guard", "Peer", "Guard", "KeepAlive", "Event", "EVENT_NAMES",
     "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
     "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError", "metrics",
+    "instrument", "uninstrument", "instrumented_peers", "is_instrumented",
 ]

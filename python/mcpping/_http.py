@@ -20,6 +20,7 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
+from collections.abc import Mapping
 from typing import Any
 
 from . import _native
@@ -36,8 +37,11 @@ class HttpPeer:
     """One Streamable HTTP MCP endpoint, pinged through the engine."""
 
     def __init__(self, url: str, *, ping_timeout: float, record: RecordTarget = None,
-                 keepalive: KeepAlive | None = None) -> None:
+                 keepalive: KeepAlive | None = None,
+                 headers: Mapping[str, str] | None = None) -> None:
         self.url = url
+        #: Sent with every POST (a config's ``headers``: often a secret).
+        self._extra_headers = dict(headers or {})
         u = urllib.parse.urlsplit(url)
         default_port = 443 if u.scheme == "https" else 80
         self.name = f"{u.hostname}:{u.port or default_port}"
@@ -59,7 +63,7 @@ class HttpPeer:
 
     def _post_blocking(self, frame: bytes, frame_id: Any) -> None:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
-        headers = {"Content-Type": "application/json",
+        headers = {**self._extra_headers, "Content-Type": "application/json",
                    "Accept": "application/json, text/event-stream"}
         sent_session = self.session_id
         if sent_session:

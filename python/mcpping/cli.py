@@ -20,20 +20,26 @@ USAGE = """\
 usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and ping it
        mcpping [options] URL                   ping a Streamable HTTP server
        mcpping [options] [--demo]              ping the bundled demo server (the default)
+       mcpping [options] --config FILE|auto    ping every server of a client config
        mcpping wrap [options] -- COMMAND [ARG...]  proxy a stdio server for an MCP client
                                                (mcpping wrap --help)
-  -c N      count (demo default 5; otherwise until Ctrl-C)
+  -c N      count (demo default 5, --config 3; otherwise until Ctrl-C)
   -i SEC    interval between pings (default 1; 0 = flood)
   -W SEC    per-ping timeout (default 5)
   -w SEC    overall deadline: stop after SEC seconds whatever the count
+            (--config: each server's deadline, default 15)
   -q        summary only
   --json    one JSON object per line
   --log FILE  append governance records (JSONL) to FILE
   --no-init   ping without the initialize handshake
+  --config FILE|auto  Claude Desktop, Claude Code, Cursor or VS Code config;
+              auto: the usual places on this OS (repeatable)
   -h, --help  usage;  -V, --version  version
 """
 
 NO_PING_VERSION = "2026-07-28"
+#: Each server's deadline under --config unless -w says otherwise, in seconds.
+CONFIG_DEADLINE = 15.0
 
 
 class UsageError(Exception):
@@ -55,6 +61,7 @@ class Options:
     command: list[str] = field(default_factory=list)
     url: str | None = None
     demo: bool = False
+    configs: list[str] = field(default_factory=list)
 
 
 def _number(flag: str, text: str, integer: bool = False) -> float:
@@ -71,7 +78,7 @@ def parse_args(argv: list[str]) -> Options | str:
     """Parses argv; returns Options, or "help"/"version"."""
     o = Options()
     i = 0
-    takes = {"-c", "-i", "-W", "-w", "--log"}
+    takes = {"-c", "-i", "-W", "-w", "--log", "--config"}
     while i < len(argv):
         a = argv[i]
         if a == "--":
@@ -100,6 +107,10 @@ def parse_args(argv: list[str]) -> Options | str:
                     raise UsageError(str(e)) from None
             elif a == "-w":
                 o.deadline = _number(a, v)
+            elif a == "--config":
+                if not v:
+                    raise UsageError("--config needs a FILE or auto")
+                o.configs.append(v)
             else:
                 o.log = v
             continue
@@ -118,8 +129,18 @@ def parse_args(argv: list[str]) -> Options | str:
         else:
             raise UsageError(f"unexpected argument {a!r} (put a server command after --)")
         i += 1
-    if sum(bool(x) for x in (o.command, o.url, o.demo)) > 1:
-        raise UsageError("give one target: -- COMMAND, URL, or --demo")
+    if sum(bool(x) for x in (o.command, o.url, o.demo, o.configs)) > 1:
+        raise UsageError("give one target: -- COMMAND, URL, --config, or --demo")
+    if o.configs:
+        if not o.init:
+            raise UsageError("--config runs each server's handshake: drop --no-init")
+        if o.count is None:
+            o.count = 3
+        if o.deadline is None:
+            o.deadline = CONFIG_DEADLINE
+        if o.deadline <= 0:
+            raise UsageError("-w must be a number > 0")
+        return o
     if not o.command and not o.url:
         o.demo = True
         o.command = [sys.executable, "-m", "mcpping.demo"]
@@ -177,6 +198,52 @@ async def run(o: Options) -> int:
         return await _ping_loop(o, peer, rep, stop, end)
     finally:
         await peer.close()
+
+
+async def run_config(o: Options) -> int:
+    """--config: checks every server of the configs at once, one row each."""
+    from . import config
+    from ._config_check import Plan, check_all
+    from ._report import ConfigReporter
+    paths: list[str] = []
+    auto = False
+    for c in o.configs:
+        if c == "auto":
+            auto = True
+            paths += [p for p in config.auto_paths() if os.path.isfile(p) and p not in paths]
+        elif c not in paths:
+            paths.append(c)
+    if not paths:
+        return _fail("--config auto: no client config found in "
+                     + ", ".join(config.auto_paths()))
+    files: list[config.ConfigFile] = []
+    for p in paths:
+        try:
+            files.append(config.load(p, require_servers=not auto or p in o.configs))
+        except config.ConfigError as e:
+            return _fail(str(e))
+    if o.log:
+        try:
+            open(o.log, "a").close()
+        except OSError as e:
+            return _fail(f"cannot open log: {e}")
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    try:
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+    except (NotImplementedError, RuntimeError):
+        pass
+    rep = ConfigReporter(o.json)
+    rep.files([(f.path, len(f.servers)) for f in files])
+    servers = [(s, f.workspace) for f in files for s in f.servers]
+    assert o.count is not None and o.deadline is not None
+    rep.start(len(servers), o.count, o.interval, o.timeout, o.deadline)
+    plan = Plan(count=o.count, interval=o.interval, timeout=o.timeout, deadline=o.deadline,
+                log=o.log)
+    start = time.monotonic()
+    results = await check_all(servers, plan, stop)
+    rep.results(results, (time.monotonic() - start) * 1000)
+    return 1 if any(r.failed for r in results) else 0
 
 
 def _reason(exc: BaseException) -> str:
@@ -253,7 +320,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     assert isinstance(o, Options)
     try:
-        return asyncio.run(run(o))
+        return asyncio.run(run_config(o) if o.configs else run(o))
     except KeyboardInterrupt:
         return 1
 

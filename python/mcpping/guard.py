@@ -44,22 +44,20 @@ class _Codec:
     def __init__(self, kind: str) -> None:
         self.kind = kind
         if kind == "sdk":
-            import mcp_types
-            from mcp.shared.message import SessionMessage
+            from . import _mcp
 
-            self._adapter = mcp_types.jsonrpc_message_adapter
-            self._session_message = SessionMessage
+            self._mcp = _mcp
         else:
             _check.choice("codec", kind, ("sdk", "json"))
 
     def encode(self, item: Any) -> bytes:
         if self.kind == "sdk":
-            return item.message.model_dump_json(by_alias=True, exclude_unset=True).encode()
+            return self._mcp.encode(item.message).encode()
         return json.dumps(item, separators=(",", ":")).encode()
 
     def decode(self, frame: bytes) -> Any:
         if self.kind == "sdk":
-            return self._session_message(self._adapter.validate_json(frame, by_name=False))
+            return self._mcp.SessionMessage(self._mcp.decode(frame))
         return json.loads(frame)
 
 

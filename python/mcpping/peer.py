@@ -448,6 +448,15 @@ class Peer:
     def __repr__(self) -> str:
         return f"<mcpping.Peer {self.name!r} state={self._state}>"
 
+    def _repr_html_(self) -> str:
+        """Jupyter's view: state, server, protocol, RTT figures and a latency sparkline."""
+        from ._html import peer_card
+
+        info = self.info()
+        return peer_card(name=self.name, state=self.state, protocol=self.protocol_version,
+                         pid=self.pid, stats=self._stats.as_dict(), rtts=self._stats.rtts,
+                         healthy=None if info is None else bool(info["healthy"]))
+
     # ------------------------------------------------------------ native items
 
     def _feed(self, batch: list[tuple[Any, ...]]) -> None:

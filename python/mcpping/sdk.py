@@ -5,6 +5,9 @@ yields the ``(read_stream, write_stream)`` pair ``mcp.ClientSession`` takes,
 but the server's pipes belong to mcpping's native I/O thread. The server's
 pings are answered there (also while this asyncio loop is blocked), keepalive
 runs underneath, and everything else passes through untouched and in order.
+
+It works with mcp 1.x (>= 1.24) and 2.x, whichever is installed; any other
+mcp fails at import with an ImportError naming its version.
 """
 
 from __future__ import annotations
@@ -15,14 +18,10 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
 
-try:
-    import anyio
-    import mcp_types as types
-    from mcp.client.stdio import StdioServerParameters, get_default_environment
-    from mcp.shared.message import SessionMessage
-except ImportError as exc:  # pragma: no cover - depends on the environment
-    raise ImportError("mcpping.sdk needs the official MCP SDK: pip install 'mcpping[sdk]'") from exc
+import anyio
 
+# The installed mcp's major (1.x or 2.x) is chosen there, once.
+from ._mcp import SessionMessage, StdioServerParameters, decode, encode, get_default_environment
 from .events import Event
 from .keepalive import AUTO_PROBE, KeepAlive
 from .peer import Peer, StderrTarget
@@ -70,7 +69,7 @@ async def stdio_peer(
         item: SessionMessage | Exception
         try:
             text = frame.decode(encoding, errors)
-            item = SessionMessage(types.jsonrpc_message_adapter.validate_json(text, by_name=False))
+            item = SessionMessage(decode(text))
         except ValueError as exc:
             item = exc
         try:
@@ -98,7 +97,7 @@ async def stdio_peer(
     async def stdin_writer() -> None:
         async with write_reader:
             async for msg in write_reader:
-                data = msg.message.model_dump_json(by_alias=True, exclude_unset=True)
+                data = encode(msg.message)
                 try:
                     peer.send(data.encode(encoding, errors))
                     # Backpressure: the next message waits while the

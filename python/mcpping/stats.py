@@ -128,6 +128,30 @@ class Stats:
                   f"{d['max'] * 1e3:.3f}/{d['mdev'] * 1e3:.3f} ms")  # type: ignore[operator]
         return s
 
+    def plot(self, ax: Any = None, title: str | None = None) -> Any:
+        """Draws the recent RTTs (ms, oldest first) with matplotlib; returns the Axes.
+
+        ``ax``: the matplotlib Axes to draw on (None: a new figure's).
+        Without matplotlib it raises ImportError saying how to install it.
+        """
+        try:
+            import matplotlib.pyplot as plt
+        except ImportError:
+            raise ImportError("Stats.plot() needs matplotlib: pip install matplotlib "
+                              "(or use the table: display(peer.stats))") from None
+        if ax is None:
+            _, ax = plt.subplots(figsize=(6, 2.5))
+        rtts = [v * 1e3 for v in self.rtts]
+        ax.plot(range(1, len(rtts) + 1), rtts, marker=".", linewidth=1)
+        if self.p50 is not None:
+            ax.axhline(self.p50 * 1e3, linestyle="--", linewidth=0.8, color="grey",
+                       label=f"p50 {self.p50 * 1e3:.3f} ms")
+            ax.legend(loc="upper right")
+        ax.set_xlabel("pong")
+        ax.set_ylabel("RTT (ms)")
+        ax.set_title(title or f"{self.received} pongs, {self.loss * 100:.1f}% loss")
+        return ax
+
     def _repr_html_(self) -> str:
         """A small table for Jupyter."""
         def ms(v: float | int | None) -> str:

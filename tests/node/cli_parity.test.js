@@ -27,13 +27,16 @@ function mask(text) {
 /**
  * Runs both commands with the same arguments and compares them.
  * @param {string[]} args
- * @param {{status: number, human?: boolean}} expect
+ * @param {{status: number, human?: boolean, aligned?: boolean}} expect
+ *   aligned: the output is a table whose column widths follow the masked
+ *   numbers, so runs of spaces are compared as one
  */
 async function same(args, expect) {
   const [js, py] = await Promise.all([node(args), python(args)]);
   assert.equal(py.status, expect.status, `python: ${py.stderr}`);
   assert.equal(js.status, expect.status, `node: ${js.stderr}`);
   if (args.includes('--json')) assert.deepEqual(shape(js.stdout), shape(py.stdout));
+  else if (expect.aligned) assert.equal(mask(js.stdout).replace(/ +/g, ' '), mask(py.stdout).replace(/ +/g, ' '));
   else assert.equal(mask(js.stdout), mask(py.stdout));
   // One reason line on stderr for exit 2, nothing otherwise.
   assert.equal(js.stderr.split('\n').filter(Boolean).length, py.stderr.split('\n').filter(Boolean).length, `${js.stderr} | ${py.stderr}`);
@@ -149,4 +152,93 @@ test('parity: both reporters print the same summary bytes for the same 25,000 RT
   const p50 = JSON.parse(js.split('\n')[0]).rtt_ms.p50;
   const whole = [...rtts].sort((a, b) => a - b)[12499];
   assert.notEqual(p50, Math.round(whole * 1000) / 1000);
+});
+
+// ---- --config: the same file through both commands.
+
+const configDir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'mcpping-parity-config-'));
+test.after(() => require('node:fs').rmSync(configDir, { recursive: true, force: true }));
+
+/** Writes doc (or text) as configDir/rel; returns its path. */
+function configFile(rel, doc) {
+  const fs = require('node:fs');
+  const file = path.join(configDir, rel);
+  fs.mkdirSync(path.dirname(file), { recursive: true });
+  fs.writeFileSync(file, typeof doc === 'string' ? doc : JSON.stringify(doc));
+  return file;
+}
+
+const peerEntry = (name, args = []) => ({ command: 'python3', args: [path.join(h.PEERS, name), ...args] });
+
+test('parity: --config rows, statuses and reasons are the same in both commands', async () => {
+  const file = configFile('.vscode/mcp.json', {
+    servers: {
+      echo: { type: 'stdio', ...peerEntry('echo.py') },
+      drops: peerEntry('drop_pings.py', ['--answer-every', '2']),
+      frozen: peerEntry('freeze.py', ['--after', '1']),
+      'refuses ping': peerEntry('unsupported.py'),
+      missing: { command: 'mcpping-no-such-program' },
+      dies: peerEntry('dies.py', ['--after', '0', '--code', '5']),
+      'dies-after': peerEntry('dies.py', ['--after', '2']),
+      asks: { type: 'stdio', command: 'python3', env: { KEY: '${input:key}' } },
+      legacy: { type: 'sse', url: 'http://127.0.0.1:1/sse' },
+      off: { command: 'x', disabled: true },
+    },
+  });
+  const args = ['--config', file, '-c', '4', '-i', '0', '-W', '0.3'];
+  const { js } = await same(args, { status: 1, aligned: true });
+  assert.match(js.stdout, /^echo {10}stdio {6}2025-11-25 {2}\d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3} ms {2,}ok$/m);
+  const both = await same([...args, '--json'], { status: 1 });
+  const verdicts = (out) => h.jsonLines(out).filter((o) => o.event === 'server').map((o) => [o.name, o.status, o.reason, o.sent, o.received, o.json_path]);
+  assert.deepEqual(verdicts(both.js.stdout), verdicts(both.py.stdout));
+  assert.deepEqual(verdicts(both.js.stdout).map((v) => v.slice(0, 2)), [
+    ['echo', 'ok'], ['drops', 'loss'], ['frozen', 'loss'], ['refuses ping', 'unsupported'], ['missing', 'spawn failed'],
+    ['dies', 'handshake failed'], ['dies-after', 'closed'], ['asks', 'not started'], ['legacy', 'skipped'], ['off', 'skipped'],
+  ]);
+  const summary = (out) => { const s = h.jsonLines(out).at(-1); delete s.time_ms; return s; };
+  assert.deepEqual(summary(both.js.stdout), summary(both.py.stdout));
+});
+
+test('parity: a bad config gives the same one-line reason and exit 2 in both', async () => {
+  const cases = [
+    ['top.json', '[]', '$: must be an object, got array'],
+    ['none.json', { other: 1 }, '$: has no "mcpServers" or "servers" object'],
+    ['table.json', { mcpServers: [] }, '$.mcpServers: must be an object, got array'],
+    ['entry.json', { servers: { a: 'npx' } }, '$.servers.a: must be an object, got string'],
+    ['neither.json', { mcpServers: { a: {} } }, '$.mcpServers.a: needs "command" (stdio) or "url" (HTTP)'],
+    ['missing.json', { mcpServers: { a: { type: 'stdio' } } }, '$.mcpServers.a.command: is missing'],
+    ['empty.json', { mcpServers: { a: { command: '' } } }, '$.mcpServers.a.command: must not be empty'],
+    ['args.json', { mcpServers: { 'my server': { command: 'x', args: ['y', 2] } } }, '$.mcpServers["my server"].args[1]: must be a string, got number'],
+    ['env.json', { mcpServers: { a: { command: 'x', env: { PORT: 3000 } } } }, '$.mcpServers.a.env.PORT: must be a string, got number'],
+    ['envlist.json', { mcpServers: { a: { command: 'x', env: ['A=1'] } } }, '$.mcpServers.a.env: must be an object of strings, got array'],
+    ['type.json', { servers: { a: { type: 'ws', url: 'ws://h' } } }, '$.servers.a.type: unknown transport "ws" (expected stdio, http or sse)'],
+    ['url.json', { servers: { a: { url: 'ftp://h/x' } } }, '$.servers.a.url: must be an http:// or https:// URL'],
+    ['header.json', { servers: { a: { url: 'http://h', headers: { K: null } } } }, '$.servers.a.headers.K: must be a string, got null'],
+    ['disabled.json', { mcpServers: { a: { command: 'x', disabled: 'yes' } } }, '$.mcpServers.a.disabled: must be a boolean, got string'],
+    ['syntax.json', '{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n}', 'invalid JSON at line 4 column 5'],
+    ['truncated.json', '{"mcpServers": {"a": ', 'invalid JSON at line 1 column 22'],
+  ];
+  for (const [name, doc, problem] of cases) {
+    const file = configFile(name, doc);
+    const { js } = await same(['--config', file], { status: 2 });
+    assert.equal(js.stderr, `mcpping: ${file}: ${problem}\n`);
+  }
+  const absent = path.join(configDir, 'absent.json');
+  const { js, py } = await same(['--config', absent], { status: 2 });
+  assert.equal(js.stderr, `mcpping: ${absent}: cannot read: No such file or directory\n`);
+  assert.equal(py.stderr, js.stderr);
+});
+
+test('parity: --config auto with no config anywhere says where it looked, exit 2', async () => {
+  const empty = configFile('empty-home/.keep', '');
+  const home = path.dirname(empty);
+  const env = { ...process.env, HOME: home, XDG_CONFIG_HOME: path.join(home, '.config') };
+  const [js, py] = await Promise.all([
+    h.run(process.execPath, [h.CLI, '--config', 'auto'], { cwd: home, env }),
+    h.run('python3', ['-m', 'mcpping', '--config', 'auto'], { cwd: home, env }),
+  ]);
+  assert.equal(js.status, 2);
+  assert.equal(py.status, 2);
+  assert.equal(js.stderr, py.stderr);
+  assert.match(js.stderr, /^mcpping: --config auto: no client config found in .*\.mcp\.json, .*claude_desktop_config\.json, /);
 });

@@ -93,7 +93,8 @@ async def test_client_role_over_streamable_http(http_server):
 
     ka = mcpping.KeepAlive(interval=0.1, timeout=3, min_interval=0.01, jitter_pct=0)
     records: list[dict] = []
-    async with streamable_http_client(http_server) as (r0, w0):
+    # mcp 1.x also yields a get_session_id callback.
+    async with streamable_http_client(http_server) as (r0, w0, *_):
         async with mcpping.guard(r0, w0, role="client", keepalive=ka, transport="streamable-http",
                                  record=records.append) as (r, w, g):
             async with ClientSession(r, w) as session:

@@ -28,6 +28,12 @@ def test_latency_notebook_executes_and_plots(tmp_path):
     outputs = [o for c in nb.cells if c.cell_type == "code" for o in c.get("outputs", [])]
     assert not [o for o in outputs if o.output_type == "error"]
     assert any("image/png" in o.get("data", {}) for o in outputs)  # the plot
-    assert any("text/html" in o.get("data", {}) and "mcpping-stats" in o["data"]["text/html"]
-               for o in outputs)  # peer.stats rendered as a table
+    html = [o["data"]["text/html"] for o in outputs if "text/html" in o.get("data", {})]
+    assert any("mcpping-stats" in h for h in html)  # peer.stats rendered as a table
+    # The peer's card: before any ping no sparkline, after 50 pings one with 50 points.
+    cards = [h for h in html if "mcpping-peer" in h]
+    assert len(cards) == 2 and "<svg" not in cards[0]
+    assert "mcpping-demo" in cards[1] and "2025-11-25" in cards[1]
+    points = cards[1].split("points='", 1)[1].split("'", 1)[0].split()
+    assert len(points) == 50
     assert any("closed" in o.get("text", "") for o in outputs if o.output_type == "stream")

@@ -1,17 +1,20 @@
-"""mcpping.sdk.stdio_client under the official SDK's ClientSession."""
+"""mcpping.sdk.stdio_client under the official SDK's ClientSession.
+
+Runs against both mcp majors: here with mcp 2.x, and in build/venv-mcp1
+(``make test-python-mcp1``) with mcp 1.x.
+"""
 
 from __future__ import annotations
 
 import asyncio
 import time
 
-import mcp_types as types
 import pytest
 from mcp import ClientSession, StdioServerParameters
 
 import mcpping
 from mcpping.sdk import stdio_client, stdio_peer
-from conftest import PY, HERE
+from conftest import PY, HERE, field
 
 PARAMS = StdioServerParameters(command=PY, args=[str(HERE / "servers" / "sdk_server.py")])
 FAST = mcpping.KeepAlive(interval=0.02, timeout=2, failures=3, min_interval=0.01, jitter_pct=0)
@@ -29,7 +32,7 @@ async def test_session_initializes_lists_and_calls_tools_while_keepalive_runs():
     async with stdio_client(PARAMS, keepalive=FAST, on_event=on_event) as (r, w):
         async with ClientSession(r, w) as session:
             init = await session.initialize()
-            assert init.server_info.name == "sdk-server"
+            assert field(init, "server_info").name == "sdk-server"
             tools = await session.list_tools()
             assert {t.name for t in tools.tools} >= {"echo", "add", "pid", "ping_client"}
             # Sequential and concurrent calls: nothing lost or reordered.
@@ -53,7 +56,7 @@ async def test_server_pings_are_answered_while_the_client_loop_is_blocked():
     """The headline: the asyncio loop sleeps 2 s, the C thread answers anyway."""
     window: list[float] = []
 
-    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+    async def on_log(params: object) -> None:
         # Block the client's event loop (and hold the GIL) with synchronous code.
         window.append(time.monotonic())
         time.sleep(2.0)
@@ -63,8 +66,8 @@ async def test_server_pings_are_answered_while_the_client_loop_is_blocked():
         async with ClientSession(r, w, logging_callback=on_log) as session:
             await session.initialize()
             res = await session.call_tool("ping_client", {"count": 5, "delay": 0.2})
-            assert not res.is_error, res
-            times = res.structured_content["result"]
+            assert not field(res, "is_error"), res
+            times = field(res, "structured_content")["result"]
     assert len(window) == 2 and len(times) == 5
     t0, t1 = window
     for sent, answered in times:
