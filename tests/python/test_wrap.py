@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -19,7 +20,7 @@ from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 from mcp.shared.exceptions import MCPError
 
-from conftest import PEERS, PY, peer, process_alive, sdk_server
+from conftest import PEERS, PY, ROOT, peer, process_alive, sdk_server
 
 WRAP = [PY, "-m", "mcpping", "wrap"]
 TIME_SERVER = [str(Path(PY).with_name("mcp-server-time"))]
@@ -42,30 +43,54 @@ def ours(line: bytes) -> bool:
     return b'"mcpp-' in line
 
 
-async def time_session(argv: list[str]) -> str:
+EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
+
+
+async def time_calls(session: ClientSession) -> str:
+    tools = await session.list_tools()
+    assert {t.name for t in tools.tools} == {"get_current_time", "convert_time"}
+    res = await session.call_tool("convert_time", {
+        "source_timezone": "Etc/UTC", "time": "12:00", "target_timezone": "Etc/GMT-9"})
+    assert not res.is_error
+    assert json.loads(res.content[0].text)["target"]["datetime"].endswith("21:00:00+09:00")
+    return res.content[0].text
+
+
+async def everything_calls(session: ClientSession) -> str:
+    tools = await session.list_tools()
+    assert "echo" in {t.name for t in tools.tools}
+    res = await session.call_tool("echo", {"message": "through the wrap"})
+    assert res.content[0].text == "Echo: through the wrap"
+    return res.content[0].text
+
+
+SERVERS = {
+    "mcp-server-time": (lambda: TIME_SERVER, time_calls),
+    "server-everything": (lambda: [shutil.which("node") or "node", str(EVERYTHING), "stdio"],
+                          everything_calls),
+}
+
+
+async def session_run(argv: list[str], calls) -> str:  # type: ignore[no-untyped-def]
     async with stdio_client(params(argv)) as (r, w):
         async with ClientSession(r, w) as session:
             await session.initialize()
-            tools = await session.list_tools()
-            assert {t.name for t in tools.tools} == {"get_current_time", "convert_time"}
-            res = await session.call_tool("convert_time", {
-                "source_timezone": "Etc/UTC", "time": "12:00", "target_timezone": "Etc/GMT-9"})
-            assert not res.is_error
-            return res.content[0].text
+            return await calls(session)
 
 
-async def test_official_client_through_wrap_sees_the_bytes_of_a_direct_run(tmp_path):
+@pytest.mark.parametrize("server", sorted(SERVERS))
+async def test_official_client_through_wrap_sees_the_bytes_of_a_direct_run(tmp_path, server):
+    argv, calls = SERVERS[server][0](), SERVERS[server][1]
     direct = tmp_path / "direct"
-    client, server = tmp_path / "client", tmp_path / "server"
-    plain = await time_session(tee(direct, TIME_SERVER))
-    wrapped = await time_session(tee(client, [*WRAP, "--", *tee(server, TIME_SERVER)]))
-    assert json.loads(plain)["target"]["datetime"].endswith("21:00:00+09:00")
+    client, srv = tmp_path / "client", tmp_path / "server"
+    plain = await session_run(tee(direct, argv), calls)
+    wrapped = await session_run(tee(client, [*WRAP, "--", *tee(srv, argv)]), calls)
     assert wrapped == plain
     # What the client sent is what the server got, and the reverse, byte
     # for byte and in order (our own keepalive lines aside)...
     assert lines(client.with_suffix(".up")) == [
-        x for x in lines(server.with_suffix(".up")) if not ours(x)]
-    assert lines(client.with_suffix(".down")) == lines(server.with_suffix(".down"))
+        x for x in lines(srv.with_suffix(".up")) if not ours(x)]
+    assert lines(client.with_suffix(".down")) == lines(srv.with_suffix(".down"))
     # ...and the same bytes as without the wrap.
     assert lines(client.with_suffix(".up")) == lines(direct.with_suffix(".up"))
     assert lines(client.with_suffix(".down")) == lines(direct.with_suffix(".down"))
@@ -189,3 +214,40 @@ def test_bad_command_lines_exit_2_with_one_line(args, message):
     assert r.returncode == 2
     err = r.stderr.decode()
     assert err.count("\n") == 1 and err.startswith("mcpping wrap: ") and message in err, err
+
+
+def test_restart_replays_the_handshake_swallows_its_answer_and_asks_for_refresh(tmp_path):
+    proc = subprocess.Popen([*WRAP, "--", *peer("dies", "--after", "3", "--list-changed")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin and proc.stdout and proc.stderr
+
+    def send(line: bytes) -> None:
+        assert proc.stdin
+        proc.stdin.write(line + b"\n")
+        proc.stdin.flush()
+
+    def read() -> dict:
+        assert proc.stdout
+        return json.loads(proc.stdout.readline())
+
+    send(b'{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":'
+         b'"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}')
+    assert read()["result"]["serverInfo"]["name"] == "dies"
+    send(b'{"jsonrpc":"2.0","method":"notifications/initialized"}')
+    # The third message kills the server, unanswered: the wrap answers it.
+    send(b'{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"x"}}')
+    gone = read()
+    assert gone["id"] == 5 and gone["error"]["message"] == "server exited; restarted"
+    # Sent while the server is down: it waits for the new server, which
+    # gets the client's handshake first. The client sees no second
+    # initialize answer, only the refresh notifications its capabilities allow.
+    send(b'{"jsonrpc":"2.0","id":6,"method":"tools/list"}')
+    seen = [read() for _ in range(3)]
+    assert {"jsonrpc": "2.0", "method": "notifications/tools/list_changed"} in seen
+    assert {"jsonrpc": "2.0", "method": "notifications/prompts/list_changed"} in seen
+    assert {"jsonrpc": "2.0", "id": 6, "result": {"tools": []}} in seen
+    proc.stdin.close()
+    rest = proc.stdout.read()
+    assert b"resources/list_changed" not in rest and b'"init"' not in rest
+    assert proc.wait(10) == 0
+    assert b"server exited with status 3; restarting in" in proc.stderr.read()
