@@ -975,6 +975,8 @@ static void on_input_drained(uv_write_t *req, int status) {
   if (!c->closing) end_input_now(c);
 }
 
+void mcpp__conn_set_exact_lines(mcpp_conn *c) { c->lines.exact = 1; }
+
 void mcpp__conn_end_input(mcpp_conn *c) {
   if (c->closing || c->write_broken) return;
   flush_cork(c);

@@ -500,6 +500,7 @@ static int start_server(wrap *w) {
   w->conn = c;
   w->figures.state = MCPP_STATE_ALIVE;
   mcpp__conn_set_progress(c, on_progress);
+  mcpp__conn_set_exact_lines(c);
   if (w->attempt) {
     mcpp_engine *e = mcpp_conn_engine(c);
     mcpp_engine_set_reconnect_attempt(e, w->attempt);
