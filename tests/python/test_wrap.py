@@ -251,3 +251,20 @@ def test_restart_replays_the_handshake_swallows_its_answer_and_asks_for_refresh(
     assert b"resources/list_changed" not in rest and b'"init"' not in rest
     assert proc.wait(10) == 0
     assert b"server exited with status 3; restarting in" in proc.stderr.read()
+
+
+def test_docs_show_the_help_and_config_snippets_that_parse():
+    from mcpping import config
+    from mcpping.wrap import USAGE, WrapOptions, parse_wrap_args
+    from test_docs import fenced_blocks
+    text = (ROOT / "docs" / "cli.md").read_text()
+    section = text[text.index("## `mcpping wrap`"):]
+    blocks = fenced_blocks(section)
+    assert blocks[0][2] == USAGE
+    snippets = [body for _, info, body in blocks if info == "json"]
+    assert len(snippets) == 4  # Claude Desktop, Cursor, VS Code, Claude Code
+    for body in snippets:
+        servers = config.parse(body, "docs/cli.md").servers
+        assert servers and all(s.command == "mcpping" and s.args[0] == "wrap" for s in servers)
+        for s in servers:
+            assert isinstance(parse_wrap_args(list(s.args[1:])), WrapOptions)
