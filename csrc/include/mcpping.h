@@ -107,6 +107,40 @@ typedef enum mcpp_stale_action {
 /* The longest settings.probe_method, in bytes. */
 #define MCPP_MAX_PROBE_METHOD 128u
 
+/* Reconnect (stdio, through the runtime): when the server goes stale,
+ * exits or closes its pipes, every in-flight application request is failed
+ * to the application (never replayed: see MCPP_CODE_IN_DOUBT), the old
+ * process group is killed and reaped, and the server is spawned again
+ * after an exponential, jittered delay that the process-wide retry budget
+ * (mcpp_retry_budget) may lengthen. The application's first initialize
+ * request is replayed (its answer swallowed) and then its
+ * notifications/initialized, so the session above keeps working. Frames
+ * the application sends meanwhile wait and go out, in order, once the new
+ * server answered the replayed initialize. */
+#define MCPP_MAX_RECONNECT_ATTEMPTS 1000000u
+#define MCPP_MAX_RECONNECT_MULTIPLIER 1000.0
+
+typedef struct mcpp_reconnect {
+  /* 0 (default): a failed server closes the connection. 1: reconnect. The
+   * fields below are checked only when enabled. */
+  int enabled;
+  /* The first delay. 1..MCPP_MAX_MS. Default 1000. */
+  uint32_t initial_ms;
+  /* The longest delay. initial_ms..MCPP_MAX_MS. Default 30000. */
+  uint32_t max_delay_ms;
+  /* Each attempt's delay is the previous one's times this.
+   * 1..MCPP_MAX_RECONNECT_MULTIPLIER. Default 2.0. */
+  double multiplier;
+  /* Each delay is spread uniformly over delay * [1 - jitter, 1 + jitter]
+   * (at most max_delay_ms), so that servers that failed together do not
+   * come back together. 0..1. Default 0.2. */
+  double jitter;
+  /* Attempts in a row (an attempt succeeds once the new server answered
+   * the replayed initialize) before the connection closes for good, with
+   * a reason that says so. 1..MCPP_MAX_RECONNECT_ATTEMPTS. Default 10. */
+  uint32_t max_attempts;
+} mcpp_reconnect;
+
 typedef struct mcpp_settings {
   mcpp_role role;
   mcpp_transport transport;
@@ -183,6 +217,8 @@ typedef struct mcpp_settings {
    * application answers them (a proxy such as mcpping wrap, whose client
    * must see the truth). Our own keepalive is unchanged. 0 or 1. */
   int forward_peer_pings;
+  /* Reconnect policy; default off. See mcpp_reconnect. */
+  mcpp_reconnect reconnect;
 } mcpp_settings;
 
 /* Fills *settings with the defaults above. */
@@ -228,14 +264,20 @@ typedef enum mcpp_event_type {
                                 that is a JSON-RPC error (error_code,
                                 message) still proves the peer's loop ran */
   MCPP_EV_PROBE_TIMEOUT,     /* our probe got no answer in time */
-  MCPP_EV_REQUEST_CANCELLED  /* the application abandoned a request
+  MCPP_EV_REQUEST_CANCELLED, /* the application abandoned a request
                                 (mcpp_engine_cancel_request) */
+  MCPP_EV_RECONNECTING,      /* the server failed (message: why); a new one
+                                is spawned after delay_ms (attempt
+                                reconnect_attempt); in_flight requests were
+                                failed with `disposition` */
+  MCPP_EV_RECONNECTED        /* the new server (pid) answered the replayed
+                                initialize; message: its name */
 } mcpp_event_type;
 
 /* Returns the public event name: "ping", "pong", "timeout", "ping_error",
  * "unsupported", "ping_answered", "suspect", "stale", "recovered", "closed",
  * "request_timeout", "initialized", "probe", "probe_ok", "probe_timeout",
- * "request_cancelled". */
+ * "request_cancelled", "reconnecting", "reconnected". */
 const char *mcpp_event_name(mcpp_event_type type);
 
 typedef enum mcpp_disposition {
@@ -278,6 +320,12 @@ typedef struct mcpp_event {
    * NULL where none applies. Static, or owned by the engine until it is
    * freed. */
   const char *proof;
+  /* RECONNECTING, RECONNECTED: the attempt (1 for the first after a
+   * failure); RECONNECTING: the delay before it, in ms; RECONNECTED: the
+   * new server's pid. */
+  uint32_t reconnect_attempt;
+  uint32_t delay_ms;
+  int pid;
 } mcpp_event;
 
 /* The kinds of proof of life, for mcpp_engine_info. */
@@ -460,6 +508,29 @@ void mcpp_engine_set_reconnect_attempt(mcpp_engine *engine, uint32_t attempt);
 
 /* Emits a "reconnect" record (for hosts that reconnect). */
 void mcpp_engine_record_reconnect(mcpp_engine *engine, uint64_t now);
+
+/* The JSON-RPC error code of the answer mcpping gives the application for
+ * a request whose server failed while it was in flight. The error's data
+ * is {"mcpping":"in_doubt"} for a request that may have run on the server
+ * (tools/call, anything not known to be side-effect free) and
+ * {"mcpping":"cancelled"} for one known to have no side effects. */
+#define MCPP_CODE_IN_DOUBT (-32003)
+
+/* Fails every in-flight application request: the application gets a
+ * JSON-RPC error (MCPP_CODE_IN_DOUBT) for each, in send order, and the
+ * ledger is cleared. Nothing goes to the peer (it is gone) and nothing is
+ * ever replayed. Returns how many requests were failed. */
+uint32_t mcpp_engine_fail_in_flight(mcpp_engine *engine, uint64_t now);
+
+/* Ends the engine of a server that is being replaced (reconnect): fails
+ * the in-flight requests as mcpp_engine_fail_in_flight, reports manual
+ * pings closed (as mcpp_engine_close does), sets reconnect_attempt, and
+ * emits RECONNECTING (message: reason; attempt; delay_ms; in_flight and
+ * disposition: the failed requests) with a "reconnect" record, instead of
+ * CLOSED. The engine is closed afterwards. reason may be NULL. */
+void mcpp_engine_close_reconnecting(mcpp_engine *engine, const char *reason,
+                                    uint32_t attempt, uint32_t delay_ms,
+                                    uint64_t now);
 
 typedef struct mcpp_engine_info {
   mcpp_state state;
@@ -724,7 +795,9 @@ int mcpp_runtime_cancel_ping(mcpp_runtime *rt, uint64_t conn_id,
                              uint64_t token);
 
 /* Returns the server's process id (also its process group id), or
- * MCPP_ERR_NOT_FOUND once the connection is closed. Thread-safe. */
+ * MCPP_ERR_NOT_FOUND once the connection is closed. With reconnect it
+ * changes with every new server (and is the last one's while waiting to
+ * spawn the next). Thread-safe. */
 int mcpp_runtime_pid(mcpp_runtime *rt, uint64_t conn_id);
 
 /* Queues a close; a CLOSED item follows. Returns 0 or MCPP_ERR_NOT_FOUND. */
@@ -821,6 +894,98 @@ const char *mcpp_wrap_options_problem(const mcpp_wrap_options *options);
  * server could not be spawned, the log or metrics address could not be
  * opened; a line on stderr says why). */
 int mcpp_wrap_run(const mcpp_wrap_options *options);
+/* Sets the retry budget every reconnecting connection of this runtime
+ * shares (see mcpp_retry_budget; the default is MCPP_RETRY_BUDGET_BURST
+ * at once, then MCPP_RETRY_BUDGET_PER_SECOND). Slots taken already stay
+ * taken. Returns 0 or MCPP_ERR_INVALID_ARGUMENT. Thread-safe. */
+int mcpp_runtime_set_retry_budget(mcpp_runtime *rt, uint32_t burst,
+                                  double per_second);
+
+/* -------------------------------------------------------------- reconnect
+ *
+ * The pieces of reconnecting that every host shares (the runtime uses them
+ * for settings.reconnect; `mcpping wrap --restart` too). Pure: the caller
+ * gives the time and the randomness. */
+
+/* Fills *policy with the defaults of mcpp_reconnect (enabled = 0). */
+void mcpp_reconnect_default(mcpp_reconnect *policy);
+
+/* Returns NULL if *policy is disabled or every field is in range, else a
+ * static sentence naming the first bad field ("reconnect.jitter must be
+ * between 0 and 1"). mcpp_settings_problem includes it. */
+const char *mcpp_reconnect_problem(const mcpp_reconnect *policy);
+
+/* The delay before attempt `attempt` (1 for the first), in µs:
+ * initial_ms * multiplier^(attempt - 1), at most max_delay_ms, spread by
+ * jitter with `random` (any 64-bit value, uniformly drawn by the caller),
+ * and at most max_delay_ms again. */
+uint64_t mcpp_reconnect_delay_us(const mcpp_reconnect *policy,
+                                 uint32_t attempt, uint64_t random);
+
+/* A token bucket shared by every connection of a process, so that a fleet
+ * whose servers fail at once reconnects at a bounded rate: at most `burst`
+ * attempts at once, then `per_second`. Reservations, as GCRA does them:
+ * each attempt takes a slot; in any window of w seconds at most
+ * burst + w * per_second attempts run. */
+typedef struct mcpp_retry_budget {
+  uint64_t interval_us;  /* 1 / per_second */
+  uint64_t tolerance_us; /* (burst - 1) * interval_us */
+  uint64_t tat_us;       /* the theoretical arrival time of the next slot */
+} mcpp_retry_budget;
+
+#define MCPP_RETRY_BUDGET_BURST 10u      /* the runtime's default */
+#define MCPP_RETRY_BUDGET_PER_SECOND 2.0 /* the runtime's default */
+#define MCPP_MAX_RETRY_BUDGET_BURST 1000000u
+
+/* Sets up a budget of `burst` (1..MCPP_MAX_RETRY_BUDGET_BURST) attempts at
+ * once and `per_second` (0.001..1e6) after that. Returns 0 or
+ * MCPP_ERR_INVALID_ARGUMENT (the budget unchanged). */
+int mcpp_retry_budget_init(mcpp_retry_budget *budget, uint32_t burst,
+                           double per_second);
+
+/* Takes a slot for an attempt wanted at `at` (µs, the caller's monotonic
+ * clock); returns when it may run: `at`, or later if the budget is spent. */
+uint64_t mcpp_retry_budget_take(mcpp_retry_budget *budget, uint64_t at);
+
+/* The handshake an application ran, captured so it can be replayed on a
+ * new server: its first initialize request and its first
+ * notifications/initialized. */
+typedef struct mcpp_handshake mcpp_handshake;
+
+/* Returns 0, MCPP_ERR_INVALID_ARGUMENT or MCPP_ERR_NOMEM. alloc may be
+ * NULL and must outlive the handshake. */
+int mcpp_handshake_new(mcpp_handshake **out, const mcpp_allocator *alloc);
+void mcpp_handshake_free(mcpp_handshake *handshake);
+
+/* Shows the handshake a frame the application sends to the server (cheap
+ * for every frame once both are captured). Returns 0 or MCPP_ERR_NOMEM
+ * (not captured). */
+int mcpp_handshake_observe(mcpp_handshake *handshake, const char *frame,
+                           size_t len);
+
+/* Returns 1 once an initialize request was captured. */
+int mcpp_handshake_captured(const mcpp_handshake *handshake);
+
+/* The initialize request to replay: the captured one, byte for byte, but
+ * with our own id ("mcpp-reconnect-<attempt>"), so that its answer is
+ * recognised and never reaches the application. Returns the frame (owned
+ * by the handshake, valid until the next call) and its length in *len, or
+ * NULL if none was captured or out of memory. */
+const char *mcpp_handshake_replay(mcpp_handshake *handshake, uint32_t attempt,
+                                  size_t *len);
+
+/* The captured notifications/initialized (NULL if the application has not
+ * sent it), with its length in *len. */
+const char *mcpp_handshake_initialized(const mcpp_handshake *handshake,
+                                       size_t *len);
+
+/* What an inbound frame is to the last replayed initialize. */
+#define MCPP_REPLAY_OTHER 0  /* not its answer: forward it */
+#define MCPP_REPLAY_RESULT 1 /* its result: swallow it */
+#define MCPP_REPLAY_ERROR 2  /* an error answer: swallow it; the attempt
+                                failed */
+int mcpp_handshake_answer(const mcpp_handshake *handshake, const char *frame,
+                          size_t len);
 
 /* ------------------------------------------------------------ shared rules
  *

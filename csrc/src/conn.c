@@ -111,6 +111,7 @@ struct mcpp_conn {
   size_t n_cork_pongs, cork_pongs_cap;
 
   void (*progress)(mcpp_conn *c, void *user_data);
+  mcpp__reconnect_hook reconnect;
 };
 
 static _Thread_local char spawn_error[256];
@@ -649,9 +650,24 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
   flush_cork(c);
   c->closing = 1;
   c->close_err = err;
-  c->reason = make_reason(c, "%s", reason);
+  uint32_t attempt = 0, delay_ms = 0;
+  int again = 0;
+  char why[MAX_REASON];
+  why[0] = '\0';
+  if (c->reconnect && err != 0)
+    again = c->reconnect(c, err, reason, &attempt, &delay_ms, why, sizeof why,
+                         c->user_data);
+  c->reason = make_reason(c, "%s", why[0] ? why : reason);
   c->in_engine++;
-  mcpp_engine_close(c->engine, err, c->reason, now_us());
+  if (again) {
+    mcpp_engine_close_reconnecting(c->engine, c->reason, attempt, delay_ms,
+                                   now_us());
+  } else {
+    /* With reconnect on, a failed server's requests end in doubt whether
+     * or not another server follows. */
+    if (c->reconnect && err != 0) mcpp_engine_fail_in_flight(c->engine, now_us());
+    mcpp_engine_close(c->engine, err, c->reason, now_us());
+  }
   c->in_engine--;
   uv_read_stop((uv_stream_t *)&c->out);
   close_handle(c, (uv_handle_t *)&c->out);
@@ -918,6 +934,18 @@ mcpp_engine *mcpp_conn_engine(mcpp_conn *c) { return c ? c->engine : NULL; }
 void mcpp__conn_set_progress(mcpp_conn *c,
                              void (*fn)(mcpp_conn *c, void *user_data)) {
   c->progress = fn;
+}
+
+void mcpp__conn_set_reconnect_hook(mcpp_conn *c, mcpp__reconnect_hook fn) {
+  c->reconnect = fn;
+}
+
+void mcpp__conn_fail(mcpp_conn *c, int err, const char *reason) {
+  if (c->closing) return;
+  if (c->in_engine)
+    set_pending(c, err, "%s", reason);
+  else
+    start_close(c, err, reason);
 }
 
 size_t mcpp__conn_queued_bytes(const mcpp_conn *c) {

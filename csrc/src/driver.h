@@ -35,6 +35,23 @@ void mcpp__conn_set_exact_lines(mcpp_conn *conn);
  * (the proxy's client closed its input). Sends after it are dropped, as
  * writes to a server that closed its stdin are. */
 void mcpp__conn_end_input(mcpp_conn *conn);
+/* Reconnect: called at the start of every close the application did not
+ * ask for (err != 0), before the engine ends. Returns 1 to have the server
+ * replaced: it sets *attempt and *delay_ms, and the engine then fails its
+ * in-flight requests and ends with RECONNECTING instead of CLOSED (the
+ * close itself goes on: kill, reap, on_close). Returns 0 for a plain
+ * close, with a reason of its own in why (cap bytes) if it wrote one (a
+ * give-up); the in-flight requests are failed as in doubt all the same. */
+typedef int (*mcpp__reconnect_hook)(mcpp_conn *conn, int err,
+                                    const char *reason, uint32_t *attempt,
+                                    uint32_t *delay_ms, char *why, size_t cap,
+                                    void *user_data);
+void mcpp__conn_set_reconnect_hook(mcpp_conn *conn, mcpp__reconnect_hook fn);
+
+/* Closes the connection with err (not 0) and reason, from anywhere,
+ * engine callbacks included (the close then starts when the outermost
+ * engine call returns). */
+void mcpp__conn_fail(mcpp_conn *conn, int err, const char *reason);
 
 /* uv_loop_close()'s result when the last runtime was freed (tests). */
 extern int mcpp__runtime_loop_close_rc;

@@ -87,7 +87,7 @@ void mcpp__record_of(const mcpp_engine *e, const mcpp_event *ev,
   }
 }
 
-static void send_record(mcpp_engine *e, const mcpp__record *r, uint64_t now) {
+void mcpp__send_record(mcpp_engine *e, const mcpp__record *r, uint64_t now) {
   char stack[1024];
   int64_t unix_us = (int64_t)now + e->s.clock_offset_us;
   size_t n = mcpp__record_format(r, unix_us, stack, sizeof stack);
@@ -113,7 +113,7 @@ void mcpp__emit(mcpp_engine *e, mcpp_event *ev, const char *record,
   if (record && e->cb.on_record) {
     mcpp__record r;
     mcpp__record_of(e, ev, record, &r);
-    send_record(e, &r, now);
+    mcpp__send_record(e, &r, now);
   }
 }
 
@@ -121,7 +121,7 @@ void mcpp__emit_record_only(mcpp_engine *e, const char *record, uint64_t now) {
   if (e->cb.on_record == NULL) return;
   mcpp__record r;
   mcpp__record_of(e, NULL, record, &r);
-  send_record(e, &r, now);
+  mcpp__send_record(e, &r, now);
 }
 
 size_t mcpp_engine_format_record(const mcpp_engine *engine,

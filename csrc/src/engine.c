@@ -112,6 +112,37 @@ void mcpp_engine_close(mcpp_engine *e, int err, const char *reason,
   mcpp__emit(e, &ev, "closed", now);
 }
 
+void mcpp_engine_close_reconnecting(mcpp_engine *e, const char *reason,
+                                    uint32_t attempt, uint32_t delay_ms,
+                                    uint64_t now) {
+  if (e == NULL || e->state == MCPP_STATE_CLOSED) return;
+  mcpp_disposition d = mcpp__abandon_disposition(e);
+  uint32_t failed = mcpp_engine_fail_in_flight(e, now);
+  e->state = MCPP_STATE_CLOSED;
+  e->ka_active = 0;
+  mcpp__close_manual(e, now);
+  e->reconnect_attempt = attempt;
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_RECONNECTING;
+  ev.message = reason;
+  ev.reconnect_attempt = attempt;
+  ev.delay_ms = delay_ms;
+  if (e->process_exited) ev.proof = "process";
+  /* Not mcpp__emit: the event and the record name what was in flight, not
+   * the empty ledger left behind. */
+  ev.state = e->state;
+  ev.failure_count = e->failure_count;
+  ev.in_flight = failed;
+  ev.disposition = failed ? d : MCPP_DISPOSITION_CONTINUED;
+  if (e->cb.on_event) e->cb.on_event(e, &ev, e->user_data);
+  if (e->cb.on_record) {
+    mcpp__record r;
+    mcpp__record_of(e, &ev, "reconnect", &r);
+    mcpp__send_record(e, &r, now);
+  }
+}
+
 /* ------------------------------------------------------------- session */
 
 int mcpp__version_has_no_ping(const char *v) {

@@ -119,6 +119,8 @@ void mcpp__emit(mcpp_engine *e, mcpp_event *ev, const char *record,
                 uint64_t now);
 /* Emits a record not tied to an event (reconnect). */
 void mcpp__emit_record_only(mcpp_engine *e, const char *record, uint64_t now);
+/* Formats and hands over one record. */
+void mcpp__send_record(mcpp_engine *e, const mcpp__record *r, uint64_t now);
 /* Builds a record from an event. */
 void mcpp__record_of(const mcpp_engine *e, const mcpp_event *ev,
                      const char *name, mcpp__record *out);

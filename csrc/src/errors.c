@@ -84,6 +84,8 @@ const char *mcpp_event_name(mcpp_event_type type) {
     case MCPP_EV_PROBE_OK: return "probe_ok";
     case MCPP_EV_PROBE_TIMEOUT: return "probe_timeout";
     case MCPP_EV_REQUEST_CANCELLED: return "request_cancelled";
+    case MCPP_EV_RECONNECTING: return "reconnecting";
+    case MCPP_EV_RECONNECTED: return "reconnected";
   }
   return "unknown";
 }

@@ -86,14 +86,40 @@ typedef struct rconn {
   char *session;
   /* I/O thread only. */
   mcpp_conn *conn;
+  struct reconnect *rc; /* NULL unless settings.reconnect.enabled */
   int pinging; /* inside mcpp_conn_ping for ping_token */
   uint64_t ping_token;
   token_pair *tokens;
   size_t n_tokens, cap_tokens;
 } rconn;
 
+/* Where a reconnecting connection is (see reconnect_*). */
+typedef enum phase {
+  LIVE = 0,  /* a server runs and has the session */
+  WAITING,   /* the server failed; the next one is spawned at retry_at */
+  REPLAYING  /* the new server has the replayed initialize, not answered */
+} phase;
+
+/* What a connection needs to spawn its server again, and the frames the
+ * application sent while there was none, in order. */
+typedef struct reconnect {
+  mcpp_reconnect policy;
+  phase phase;
+  uint32_t streak; /* attempts in a row; 0 once one succeeded */
+  uint64_t retry_at;
+  uv_timer_t timer;
+  mcpp_handshake *hs;
+  struct cmd *held, *held_tail;
+  mcpp_settings settings; /* strings below are copies */
+  mcpp_spawn_options options;
+  char *strings; /* one block: file, args, env, cwd, peer_name, probe */
+  char **vectors; /* one block: args then env pointers */
+} reconnect;
+
 struct mcpp_runtime {
   mcpp_allocator alloc;
+  mcpp_retry_budget budget; /* guarded by the mutex */
+  uint64_t rng;             /* jitter draws, I/O thread only */
   void (*notify)(void *);
   void *notify_data;
   pthread_mutex_t mu;
@@ -184,6 +210,12 @@ static void take_snapshot(rconn *r, snapshot *sn) {
   sn->info.probe_method = NULL;
   sn->healthy_until = mcpp_engine_healthy_until(e, uv_hrtime() / 1000);
   sn->queued = mcpp__conn_queued_bytes(r->conn);
+  /* Between a failed server and the answer to the replayed initialize the
+   * session is not there: not alive, and never healthy. */
+  if (r->rc && r->rc->phase != LIVE) {
+    sn->info.state = MCPP_STATE_STALE;
+    sn->healthy_until = 0;
+  }
 }
 
 /* Queues a WRITABLE item if a refused send now fits. */
@@ -332,9 +364,14 @@ static void note_session(rconn *r, int at_event) {
   rt_free(r->rt, old);
 }
 
+static int reconnect_answer(rconn *r, mcpp_conn *c, const char *frame,
+                            size_t len);
+
 static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
-  note_session(ud, 0);
-  push_data(ud, MCPP_ITEM_MESSAGE, frame, len);
+  rconn *r = ud;
+  if (r->rc && reconnect_answer(r, c, frame, len)) return;
+  note_session(r, 0);
+  push_data(r, MCPP_ITEM_MESSAGE, frame, len);
 }
 
 static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
@@ -344,6 +381,8 @@ static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
 static void on_stderr(mcpp_conn *c, const char *data, size_t len, void *ud) {
   push_data(ud, MCPP_ITEM_STDERR, data, len);
 }
+
+static void push_event(rconn *r, const mcpp_event *ev);
 
 static int is_outcome(mcpp_event_type t) {
   return t == MCPP_EV_PONG || t == MCPP_EV_TIMEOUT || t == MCPP_EV_PING_ERROR ||
@@ -376,7 +415,10 @@ static uint64_t token_for(rconn *r, const mcpp_event *ev) {
 }
 
 static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
-  rconn *r = ud;
+  push_event(ud, ev);
+}
+
+static void push_event(rconn *r, const mcpp_event *ev) {
   mcpp_runtime *rt = r->rt;
   size_t mlen = ev->message ? strlen(ev->message) : 0;
   size_t ilen = ev->id ? ev->id_len : 0;
@@ -408,9 +450,16 @@ static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
   push(rt, r, it);
 }
 
-static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
-                          void *ud) {
-  rconn *r = ud;
+static void free_reconnect(mcpp_runtime *rt, reconnect *x);
+
+static void free_rconn(uv_handle_t *h) {
+  rconn *r = h->data;
+  rt_free(r->rt, r->rc);
+  rt_free(r->rt, r);
+}
+
+/* The connection is gone for good: its CLOSED item, last. */
+static void finish(rconn *r, const mcpp_close_info *info) {
   mcpp_runtime *rt = r->rt;
   size_t len = strlen(info->reason);
   mcpp_item *it = new_item(rt, r, MCPP_ITEM_CLOSED, len);
@@ -435,15 +484,56 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
   rt_free(rt, r->tokens);
+  r->tokens = NULL;
   rt_free(rt, r->session);
-  rt_free(rt, r);
+  r->session = NULL;
+  if (r->rc) {
+    /* The rconn goes with its timer's close callback. */
+    free_reconnect(rt, r->rc);
+    uv_close((uv_handle_t *)&r->rc->timer, free_rconn);
+  } else {
+    rt_free(rt, r);
+  }
   if (rt->stopping && last) uv_close((uv_handle_t *)&rt->async, NULL);
+}
+
+static void reconnect_wait(rconn *r);
+
+static int host_closed(rconn *r) {
+  pthread_mutex_lock(&r->rt->mu);
+  int closed = r->closing || r->rt->stopping;
+  pthread_mutex_unlock(&r->rt->mu);
+  return closed;
+}
+
+static void finish_idle(rconn *r, int err, const char *reason);
+
+static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
+                          void *ud) {
+  rconn *r = ud;
+  if (r->rc && r->rc->phase == WAITING) {
+    r->conn = NULL;
+    /* The host closed while the old server was being reaped. */
+    if (host_closed(r))
+      finish_idle(r, 0, "closed by the application");
+    else
+      reconnect_wait(r);
+    return;
+  }
+  finish(r, info);
 }
 
 static const mcpp_conn_callbacks conn_callbacks = {
     on_message, on_event, on_record, on_stderr, on_conn_close};
 
 /* -------------------------------------------------------------- commands */
+
+static int reconnect_setup(rconn *r, const mcpp_settings *settings,
+                           const mcpp_spawn_options *options);
+static void free_reconnect(mcpp_runtime *rt, reconnect *x);
+static int plan_reconnect(mcpp_conn *c, int err, const char *reason,
+                          uint32_t *attempt, uint32_t *delay_ms, char *why,
+                          size_t cap, void *ud);
 
 static void run_spawn(mcpp_runtime *rt, cmd *k) {
   rconn *r = rt_malloc(rt, sizeof *r);
@@ -459,8 +549,13 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
     pthread_mutex_lock(&rt->mu);
     r->id = ++rt->next_id;
     pthread_mutex_unlock(&rt->mu);
-    rc = mcpp_conn_spawn(&r->conn, rt->loop, k->settings, k->options,
-                         &conn_callbacks, r, &rt->alloc);
+    rc = k->settings && k->settings->reconnect.enabled &&
+                 !mcpp_settings_problem(k->settings)
+             ? reconnect_setup(r, k->settings, k->options)
+             : 0;
+    if (rc == 0)
+      rc = mcpp_conn_spawn(&r->conn, rt->loop, k->settings, k->options,
+                           &conn_callbacks, r, &rt->alloc);
     if (rc && k->errbuf && k->errbuf_len)
       snprintf(k->errbuf, k->errbuf_len, "%s",
                /* The driver's own sentence where it has one (a spawn
@@ -470,6 +565,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
   }
   if (rc == 0) {
     mcpp__conn_set_progress(r->conn, on_progress);
+    if (r->rc) mcpp__conn_set_reconnect_hook(r->conn, plan_reconnect);
     push(rt, r, NULL);
   }
   pthread_mutex_lock(&rt->mu);
@@ -478,6 +574,9 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
     r->next = rt->conns;
     rt->conns = r;
     k->conn_id = r->id;
+  } else if (r && r->rc) {
+    free_reconnect(rt, r->rc);
+    uv_close((uv_handle_t *)&r->rc->timer, free_rconn);
   } else {
     rt_free(rt, r);
   }
@@ -489,7 +588,12 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
 
 static void run_ping(mcpp_runtime *rt, cmd *k) {
   rconn *r = find_conn(rt, k->conn_id);
-  if (!r || !r->conn) return;
+  if (!r) return;
+  if (!r->conn) {
+    /* Between two servers (reconnect): nobody to ping. */
+    push_ping_failed(r, k->token, MCPP_ERR_CLOSED);
+    return;
+  }
   uint64_t seq = 0;
   r->pinging = 1;
   r->ping_token = k->token;
@@ -513,9 +617,8 @@ static void run_cancel_ping(mcpp_runtime *rt, cmd *k) {
 
 /* Writes a queued frame; its bytes move from the command queue to the
  * driver's write queue (the progress hook counts those). */
-static void run_send(mcpp_runtime *rt, cmd *k) {
-  rconn *r = find_conn(rt, k->conn_id);
-  if (!r) return;
+static void send_now(rconn *r, cmd *k) {
+  mcpp_runtime *rt = r->rt;
   /* CLOSED: the connection is going; its CLOSED item tells the host. */
   if (r->conn) mcpp_conn_send_timed(r->conn, k->data, k->len, k->timeout_ms);
   snapshot sn;
@@ -528,14 +631,307 @@ static void run_send(mcpp_runtime *rt, cmd *k) {
   if (wake && rt->notify) rt->notify(rt->notify_data);
 }
 
+/* Returns 1 if it kept k (held until a new server has the session). */
+static int run_send(mcpp_runtime *rt, cmd *k) {
+  rconn *r = find_conn(rt, k->conn_id);
+  if (!r) return 0;
+  reconnect *x = r->rc;
+  if (x) {
+    /* Out of memory: nothing to replay, the frame still goes out. */
+    mcpp_handshake_observe(x->hs, k->data, k->len);
+    if (x->phase != LIVE) {
+      /* Still counted in out_cmd_bytes: the cap bounds what waits here. */
+      k->next = NULL;
+      if (x->held_tail)
+        x->held_tail->next = k;
+      else
+        x->held = k;
+      x->held_tail = k;
+      return 1;
+    }
+  }
+  send_now(r, k);
+  return 0;
+}
+
+/* ---------------------------------------------------------------- reconnect
+ *
+ * A failed server (stale, exited, pipes closed) is replaced: the driver
+ * asks plan_reconnect at the close, the engine fails what was in flight and
+ * reports RECONNECTING, and once the old group is reaped the timer spawns a
+ * new server at retry_at, replays the captured initialize, swallows its
+ * answer, sends notifications/initialized and the frames held meanwhile. */
+
+enum { REPLAY_TIMEOUT_MS = 30000 };
+
+static uint64_t next_random(mcpp_runtime *rt) {
+  if (!rt->rng) rt->rng = uv_hrtime() ^ ((uint64_t)getpid() << 32) ^ 1;
+  /* splitmix64 */
+  uint64_t z = (rt->rng += 0x9E3779B97F4A7C15ull);
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+static size_t vec_len(char **v) {
+  size_t n = 0;
+  while (v && v[n]) n++;
+  return n;
+}
+
+/* Copies the spawn inputs into two blocks (strings, pointer vectors). */
+static int copy_spawn(mcpp_runtime *rt, reconnect *x,
+                      const mcpp_settings *settings,
+                      const mcpp_spawn_options *o) {
+  size_t nargs = vec_len(o->args), nenv = vec_len(o->env), bytes = 0;
+  const char *one[4] = {o->file, o->cwd, settings ? settings->peer_name : NULL,
+                        settings ? settings->probe_method : NULL};
+  for (int i = 0; i < 4; i++)
+    if (one[i]) bytes += strlen(one[i]) + 1;
+  for (size_t i = 0; i < nargs; i++) bytes += strlen(o->args[i]) + 1;
+  for (size_t i = 0; i < nenv; i++) bytes += strlen(o->env[i]) + 1;
+  x->strings = rt_malloc(rt, bytes ? bytes : 1);
+  x->vectors = rt_malloc(rt, (nargs + 1 + nenv + 1) * sizeof(char *));
+  if (!x->strings || !x->vectors) return MCPP_ERR_NOMEM;
+  char *p = x->strings;
+  char *dup[4];
+  for (int i = 0; i < 4; i++) {
+    dup[i] = NULL;
+    if (!one[i]) continue;
+    dup[i] = strcpy(p, one[i]);
+    p += strlen(one[i]) + 1;
+  }
+  char **args = x->vectors, **env = x->vectors + nargs + 1;
+  for (size_t i = 0; i < nargs; i++) {
+    args[i] = strcpy(p, o->args[i]);
+    p += strlen(p) + 1;
+  }
+  args[nargs] = NULL;
+  for (size_t i = 0; i < nenv; i++) {
+    env[i] = strcpy(p, o->env[i]);
+    p += strlen(p) + 1;
+  }
+  env[nenv] = NULL;
+  if (settings)
+    x->settings = *settings;
+  else
+    mcpp_settings_default(&x->settings);
+  x->settings.peer_name = dup[2];
+  x->settings.probe_method = dup[3];
+  x->options = *o;
+  x->options.file = dup[0];
+  x->options.cwd = dup[1];
+  x->options.args = args;
+  x->options.env = o->env ? env : NULL;
+  return 0;
+}
+
+static void free_reconnect(mcpp_runtime *rt, reconnect *x) {
+  for (cmd *k = x->held, *next; k; k = next) {
+    next = k->next;
+    rt_free(rt, k);
+  }
+  x->held = x->held_tail = NULL;
+  mcpp_handshake_free(x->hs);
+  x->hs = NULL;
+  rt_free(rt, x->strings);
+  rt_free(rt, x->vectors);
+  x->strings = NULL;
+  x->vectors = NULL;
+}
+
+/* The next attempt: its number and, budget applied, when it runs. Returns
+ * 0, or 1 if max_attempts are spent (why says so). */
+static int next_attempt(rconn *r, const char *reason, uint32_t *attempt,
+                        uint32_t *delay_ms, char *why, size_t cap) {
+  reconnect *x = r->rc;
+  mcpp_runtime *rt = r->rt;
+  if (x->streak >= x->policy.max_attempts) {
+    snprintf(why, cap, "gave up reconnecting after %u attempts: %s",
+             (unsigned)x->streak, reason);
+    return 1;
+  }
+  x->streak++;
+  uint64_t now = uv_hrtime() / 1000;
+  uint64_t want = now + mcpp_reconnect_delay_us(&x->policy, x->streak,
+                                                next_random(rt));
+  pthread_mutex_lock(&rt->mu);
+  x->retry_at = mcpp_retry_budget_take(&rt->budget, want);
+  pthread_mutex_unlock(&rt->mu);
+  x->phase = WAITING;
+  *attempt = x->streak;
+  uint64_t ms = (x->retry_at - now + 999) / 1000;
+  *delay_ms = ms > MCPP_MAX_MS ? MCPP_MAX_MS : (uint32_t)ms;
+  return 0;
+}
+
+/* The driver's hook (see mcpp__reconnect_hook). */
+static int plan_reconnect(mcpp_conn *c, int err, const char *reason,
+                          uint32_t *attempt, uint32_t *delay_ms, char *why,
+                          size_t cap, void *ud) {
+  rconn *r = ud;
+  if (!r->rc || host_closed(r)) return 0;
+  return next_attempt(r, reason, attempt, delay_ms, why, cap) == 0;
+}
+
+static void push_event(rconn *r, const mcpp_event *ev);
+
+/* No engine runs between servers: the runtime says what happens itself. */
+static void push_own_event(rconn *r, mcpp_event_type type, const char *message,
+                           uint32_t attempt, uint32_t delay_ms, int err) {
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = type;
+  ev.state = type == MCPP_EV_CLOSED ? MCPP_STATE_CLOSED
+             : type == MCPP_EV_RECONNECTED ? MCPP_STATE_ALIVE
+                                           : MCPP_STATE_STALE;
+  ev.message = message;
+  ev.error_code = err;
+  ev.reconnect_attempt = attempt;
+  ev.delay_ms = delay_ms;
+  ev.pid = r->pid;
+  push_event(r, &ev);
+}
+
+/* Ends a connection that has no server running (host close, give-up). */
+static void finish_idle(rconn *r, int err, const char *reason) {
+  uv_timer_stop(&r->rc->timer);
+  push_own_event(r, MCPP_EV_CLOSED, reason, r->rc->streak, 0, err);
+  mcpp_close_info info = {err, reason, -1, 0};
+  finish(r, &info);
+}
+
+static void on_retry(uv_timer_t *t);
+
+/* The old server is reaped: wait for retry_at. */
+static void reconnect_wait(rconn *r) {
+  mcpp_runtime *rt = r->rt;
+  pthread_mutex_lock(&rt->mu);
+  r->info.state = MCPP_STATE_STALE;
+  r->healthy_until = 0;
+  pthread_mutex_unlock(&rt->mu);
+  uint64_t now = uv_hrtime() / 1000;
+  uint64_t ms = r->rc->retry_at > now ? (r->rc->retry_at - now + 999) / 1000 : 0;
+  uv_timer_start(&r->rc->timer, on_retry, ms, 0);
+}
+
+static void on_retry(uv_timer_t *t) {
+  rconn *r = t->data;
+  reconnect *x = r->rc;
+  mcpp_runtime *rt = r->rt;
+  mcpp_conn *c = NULL;
+  int rc = mcpp_conn_spawn(&c, rt->loop, &x->settings, &x->options,
+                           &conn_callbacks, r, &rt->alloc);
+  if (rc) {
+    /* A server that cannot start is a failed attempt too. */
+    char reason[320], why[512];
+    snprintf(reason, sizeof reason, "%s",
+             *mcpp_conn_spawn_error() ? mcpp_conn_spawn_error()
+                                      : mcpp_strerror(rc));
+    uint32_t attempt, delay_ms;
+    if (next_attempt(r, reason, &attempt, &delay_ms, why, sizeof why)) {
+      finish_idle(r, MCPP_ERR_SPAWN, why);
+      return;
+    }
+    push_own_event(r, MCPP_EV_RECONNECTING, reason, attempt, delay_ms, rc);
+    reconnect_wait(r);
+    return;
+  }
+  r->conn = c;
+  mcpp__conn_set_progress(c, on_progress);
+  mcpp__conn_set_reconnect_hook(c, plan_reconnect);
+  mcpp_engine_set_reconnect_attempt(mcpp_conn_engine(c), x->streak);
+  pthread_mutex_lock(&rt->mu);
+  r->pid = mcpp_conn_pid(c);
+  pthread_mutex_unlock(&rt->mu);
+  x->phase = REPLAYING;
+  size_t n;
+  const char *init = mcpp_handshake_replay(x->hs, x->streak, &n);
+  if (init) {
+    mcpp_conn_send_timed(c, init, n, REPLAY_TIMEOUT_MS);
+  } else if (mcpp_handshake_captured(x->hs)) {
+    mcpp__conn_fail(c, MCPP_ERR_NOMEM, "out of memory replaying initialize");
+  } else {
+    /* The application never initialized: nothing to replay. */
+    reconnect_answer(r, c, NULL, 0);
+  }
+}
+
+/* The new server has the session: the application's initialized, then
+ * whatever it sent meanwhile, in order. */
+static void reconnected(rconn *r, mcpp_conn *c) {
+  reconnect *x = r->rc;
+  uint32_t attempt = x->streak;
+  x->phase = LIVE;
+  x->streak = 0;
+  size_t n;
+  const char *inited = mcpp_handshake_initialized(x->hs, &n);
+  if (inited) mcpp_conn_send(c, inited, n);
+  note_session(r, 1);
+  mcpp_engine_info info;
+  mcpp_engine_get_info(mcpp_conn_engine(c), &info);
+  push_own_event(r, MCPP_EV_RECONNECTED, info.peer_name, attempt, 0, 0);
+  cmd *k = x->held;
+  x->held = x->held_tail = NULL;
+  while (k) {
+    cmd *next = k->next;
+    send_now(r, k);
+    rt_free(r->rt, k);
+    k = next;
+  }
+}
+
+/* Swallows the answer to the replayed initialize (and the in-doubt error
+ * the engine gives it if that server fails too). Returns 1 if the frame
+ * was it. frame NULL: there was nothing to replay. */
+static int reconnect_answer(rconn *r, mcpp_conn *c, const char *frame,
+                            size_t len) {
+  reconnect *x = r->rc;
+  int a = frame ? mcpp_handshake_answer(x->hs, frame, len) : MCPP_REPLAY_RESULT;
+  if (a == MCPP_REPLAY_OTHER) return 0;
+  if (x->phase != REPLAYING) return 1;
+  if (a == MCPP_REPLAY_RESULT)
+    reconnected(r, c);
+  else
+    mcpp__conn_fail(c, MCPP_ERR_IO,
+                    "the new server did not accept the replayed initialize");
+  return 1;
+}
+
+/* Sets up reconnect for a connection just spawned. */
+static int reconnect_setup(rconn *r, const mcpp_settings *settings,
+                           const mcpp_spawn_options *options) {
+  mcpp_runtime *rt = r->rt;
+  reconnect *x = rt_malloc(rt, sizeof *x);
+  if (!x) return MCPP_ERR_NOMEM;
+  memset(x, 0, sizeof *x);
+  x->policy = settings->reconnect;
+  int rc = mcpp_handshake_new(&x->hs, &rt->alloc);
+  if (rc == 0) rc = copy_spawn(rt, x, settings, options);
+  if (rc) {
+    free_reconnect(rt, x);
+    rt_free(rt, x);
+    return rc;
+  }
+  uv_timer_init(rt->loop, &x->timer);
+  x->timer.data = r;
+  r->rc = x;
+  return 0;
+}
+
 static void stop_all(mcpp_runtime *rt) {
   rt->stopping = 1;
   if (!rt->conns) {
     uv_close((uv_handle_t *)&rt->async, NULL);
     return;
   }
-  for (rconn *r = rt->conns; r; r = r->next)
-    if (r->conn) mcpp_conn_close(r->conn);
+  for (rconn *r = rt->conns, *next; r; r = next) {
+    next = r->next;
+    if (r->conn)
+      mcpp_conn_close(r->conn);
+    else if (r->rc)
+      finish_idle(r, 0, "closed by the application");
+  }
 }
 
 static void on_async(uv_async_t *a) {
@@ -557,7 +953,10 @@ static void on_async(uv_async_t *a) {
       k = next;
       continue;
     case CMD_SEND:
-      run_send(rt, k);
+      if (run_send(rt, k)) {
+        k = next; /* held: it belongs to the connection now */
+        continue;
+      }
       break;
     case CMD_CANCEL_REQUEST:
       /* NOT_FOUND: answered or expired meanwhile, nothing to abandon. */
@@ -571,7 +970,10 @@ static void on_async(uv_async_t *a) {
       run_cancel_ping(rt, k);
       break;
     case CMD_CLOSE:
-      if ((r = find_conn(rt, k->conn_id)) && r->conn) mcpp_conn_close(r->conn);
+      if ((r = find_conn(rt, k->conn_id)) && r->conn)
+        mcpp_conn_close(r->conn);
+      else if (r && r->rc)
+        finish_idle(r, 0, "closed by the application");
       break;
     }
     rt_free(rt, k);
@@ -660,7 +1062,22 @@ int mcpp_runtime_new(mcpp_runtime **out, const mcpp_runtime_options *options) {
   }
   pthread_mutex_init(&rt->mu, NULL);
   pthread_cond_init(&rt->cv, NULL);
+  mcpp_retry_budget_init(&rt->budget, MCPP_RETRY_BUDGET_BURST,
+                         MCPP_RETRY_BUDGET_PER_SECOND);
   *out = rt;
+  return 0;
+}
+
+int mcpp_runtime_set_retry_budget(mcpp_runtime *rt, uint32_t burst,
+                                  double per_second) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  mcpp_retry_budget b;
+  int rc = mcpp_retry_budget_init(&b, burst, per_second);
+  if (rc) return rc;
+  pthread_mutex_lock(&rt->mu);
+  b.tat_us = rt->budget.tat_us; /* slots taken stay taken */
+  rt->budget = b;
+  pthread_mutex_unlock(&rt->mu);
   return 0;
 }
 
@@ -901,6 +1318,8 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
     next = r->next;
     if (r->conn) mcpp__conn_after_fork(r->conn);
     rt_free(rt, r->tokens);
+    if (r->rc) free_reconnect(rt, r->rc);
+    rt_free(rt, r->rc);
     rt_free(rt, r->session);
     rt_free(rt, r);
   }

@@ -32,6 +32,7 @@ void mcpp_settings_default(mcpp_settings *s) {
   s->clock_offset_us = 0;
   s->peer_name = NULL;
   s->forward_peer_pings = 0;
+  mcpp_reconnect_default(&s->reconnect);
 }
 
 static int in_ms_range(uint32_t v) { return v >= 1 && v <= MCPP_MAX_MS; }
@@ -80,7 +81,7 @@ static const char *range_problem(const mcpp_settings *s) {
            "name of at most " MAX_PROBE " bytes without control characters";
   if (s->forward_peer_pings != 0 && s->forward_peer_pings != 1)
     return "forward_peer_pings must be 0 or 1";
-  return NULL;
+  return mcpp_reconnect_problem(&s->reconnect);
 }
 
 int mcpp__settings_check(mcpp_settings *s, const char **problem) {

@@ -21,7 +21,7 @@ transport's streams, in the client or the server role.
 from ._native import VERSION as __version__
 from .errors import (
     MCPPingError, PeerClosed, PingError, PingFailure, PingInvalid, PingTimeout, PingUnsupported,
-    SpawnError,
+    RequestInDoubt, SpawnError,
 )
 from .events import EVENT_NAMES, Event
 from . import metrics
@@ -29,6 +29,7 @@ from .guard import Guard, guard
 from .instrument import instrument, instrumented_peers, is_instrumented, uninstrument
 from .keepalive import KeepAlive
 from .peer import CloseInfo, HandshakeError, Peer, connect
+from .reconnect import Reconnect, set_retry_budget
 from .stats import Stats
 
 __all__ = [
@@ -36,4 +37,5 @@ __all__ = [
     "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
     "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError", "metrics",
     "instrument", "uninstrument", "instrumented_peers", "is_instrumented",
+    "Reconnect", "set_retry_budget", "RequestInDoubt",
 ]

@@ -12,7 +12,7 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "choice", "flag"]
+__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "number", "choice", "flag"]
 
 #: The longest time the engine takes (MCPP_MAX_MS, 2^31 - 1 ms), in seconds.
 MAX_SECONDS = 2_147_483.647
@@ -71,6 +71,15 @@ def integer(name: str, value: Any, low: int, high: int) -> int:
     if not low <= value <= high:
         raise ValueError(f"{name} must be {wanted}, not {value!r}")
     return int(value)
+
+
+def number(name: str, value: Any, low: float, high: float) -> float:
+    """Checks a finite real number in ``low`` .. ``high`` (a bool is refused)."""
+    wanted = f"a number between {low:g} and {high:g}"
+    v = _real(name, value, wanted)
+    if not low <= v <= high:
+        raise ValueError(f"{name} must be {wanted}, not {value!r}")
+    return v
 
 
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

@@ -53,6 +53,42 @@ static int utf8_setting(PyObject *dict, const char *key, PyObject *holder,
   return 0;
 }
 
+/* Reads a float field of the reconnect dict (absent: unchanged). */
+static int get_double(PyObject *dict, const char *key, double *out) {
+  PyObject *v = PyDict_GetItemString(dict, key); /* borrowed */
+  if (v == NULL || v == Py_None) return 0;
+  double x = PyFloat_AsDouble(v);
+  if (x == -1.0 && PyErr_Occurred()) return -1;
+  *out = x;
+  return 0;
+}
+
+/* settings["reconnect"]: None (off) or a dict of the mcpp_reconnect
+ * fields (ms as ints); present means enabled. Returns 0 or -1. */
+static int reconnect_from_dict(PyObject *settings, mcpp_reconnect *p) {
+  PyObject *dict = PyDict_GetItemString(settings, "reconnect"); /* borrowed */
+  if (dict == NULL || dict == Py_None) return 0;
+  if (!PyDict_Check(dict)) {
+    PyErr_SetString(PyExc_TypeError, "settings reconnect must be a dict");
+    return -1;
+  }
+  unsigned long long x;
+  p->enabled = 1;
+  x = p->initial_ms;
+  if (get_u64(dict, "initial_ms", &x, UINT32_MAX) < 0) return -1;
+  p->initial_ms = (uint32_t)x;
+  x = p->max_delay_ms;
+  if (get_u64(dict, "max_delay_ms", &x, UINT32_MAX) < 0) return -1;
+  p->max_delay_ms = (uint32_t)x;
+  x = p->max_attempts;
+  if (get_u64(dict, "max_attempts", &x, UINT32_MAX) < 0) return -1;
+  p->max_attempts = (uint32_t)x;
+  if (get_double(dict, "multiplier", &p->multiplier) < 0 ||
+      get_double(dict, "jitter", &p->jitter) < 0)
+    return -1;
+  return 0;
+}
+
 int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
                                PyObject **name_holder) {
   *name_holder = NULL;
@@ -99,6 +135,7 @@ int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
     if (o == -1 && PyErr_Occurred()) return -1;
     s->clock_offset_us = (int64_t)o;
   }
+  if (reconnect_from_dict(dict, &s->reconnect) < 0) return -1;
   /* The holder keeps the UTF-8 copies the settings' strings point into. */
   *name_holder = PyList_New(0);
   if (*name_holder == NULL) return -1;
@@ -152,7 +189,11 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev) {
       put(d, "disposition",
           PyUnicode_FromString(mcpp_disposition_name(ev->disposition))) < 0 ||
       put(d, "outcome", str_or_none(mcpp_outcome_name(mcpp_event_outcome(ev)), -1)) < 0 ||
-      put(d, "proof", str_or_none(ev->proof, -1)) < 0) {
+      put(d, "proof", str_or_none(ev->proof, -1)) < 0 ||
+      put(d, "reconnect_attempt",
+          PyLong_FromUnsignedLong(ev->reconnect_attempt)) < 0 ||
+      put(d, "delay_ms", PyLong_FromUnsignedLong(ev->delay_ms)) < 0 ||
+      put(d, "pid", PyLong_FromLong(ev->pid)) < 0) {
     Py_DECREF(d);
     return NULL;
   }

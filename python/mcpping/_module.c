@@ -99,6 +99,9 @@ static int ensure_runtime(mcpping_state *st) {
     return -1;
   }
   st->wake = w;
+  if (st->budget_burst)
+    mcpp_runtime_set_retry_budget(st->rt, st->budget_burst,
+                                  st->budget_per_second);
   return 0;
 }
 
@@ -337,6 +340,25 @@ static PyObject *py_pid(PyObject *module, PyObject *arg) {
   return PyLong_FromLong(pid);
 }
 
+PyDoc_STRVAR(set_retry_budget_doc,
+             "set_retry_budget(burst, per_second) -> None\n\n"
+             "The reconnect budget every connection of the process shares.");
+
+static PyObject *py_set_retry_budget(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  unsigned int burst;
+  double per_second;
+  if (!PyArg_ParseTuple(args, "Id:set_retry_budget", &burst, &per_second))
+    return NULL;
+  mcpp_retry_budget check;
+  int rc = mcpp_retry_budget_init(&check, burst, per_second);
+  if (rc != 0) return mcpping_raise(st, rc, "burst or per_second out of range");
+  st->budget_burst = burst;
+  st->budget_per_second = per_second;
+  if (st->rt) mcpp_runtime_set_retry_budget(st->rt, burst, per_second);
+  Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(close_doc, "close(conn_id) -> bool\n\n"
                         "Queue a close; False if the connection is gone.");
 
@@ -503,6 +525,8 @@ static PyMethodDef module_methods[] = {
     {"cancel_ping", py_cancel_ping, METH_VARARGS, cancel_ping_doc},
     {"pid", py_pid, METH_O, pid_doc},
     {"close", py_close, METH_O, close_doc},
+    {"set_retry_budget", py_set_retry_budget, METH_VARARGS,
+     set_retry_budget_doc},
     {"info", py_info, METH_O, info_doc},
     {"drain", py_drain, METH_NOARGS, drain_doc},
     {"wake_fd", py_wake_fd, METH_NOARGS, wake_fd_doc},
@@ -553,6 +577,7 @@ static int module_exec(PyObject *m) {
   C(MCPP_ERR_NOT_FOUND);
   C(MCPP_ERR_THREAD);
   C(MCPP_ERR_WOULD_BLOCK);
+  C(MCPP_CODE_IN_DOUBT);
   C(MCPP_MAX_MS);
   C(MCPP_MIN_INTERVAL_FLOOR_MS);
 #undef C

@@ -23,6 +23,10 @@ typedef struct mcpping_state {
   PyObject *error;           /* mcpping._native.NativeError */
   mcpp_runtime *rt;          /* created lazily by the first spawn */
   mcpping_wake *wake;        /* allocated with rt */
+  /* set_retry_budget's figures (burst 0: the default), kept for a runtime
+   * created again after shutdown(). */
+  uint32_t budget_burst;
+  double budget_per_second;
 } mcpping_state;
 
 /* Returns the state of the module object m. */

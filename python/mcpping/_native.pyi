@@ -19,6 +19,8 @@ MCPP_ERR_STALE: int
 MCPP_ERR_NOT_FOUND: int
 MCPP_ERR_THREAD: int
 MCPP_ERR_WOULD_BLOCK: int
+#: The JSON-RPC code of the error a request gets when its server failed in flight.
+MCPP_CODE_IN_DOUBT: int
 MCPP_MAX_MS: int
 MCPP_TIMEOUT_NONE: int
 MCPP_MIN_INTERVAL_FLOOR_MS: int
@@ -47,6 +49,8 @@ def cancel_ping(conn_id: int, token: int) -> None:
     """Forgets the manual ping queued with ``token``: no outcome follows."""
 def pid(conn_id: int) -> int | None:
     """The server's process id, None once closed."""
+def set_retry_budget(burst: int, per_second: float) -> None:
+    """The reconnect budget every connection of the process shares."""
 def close(conn_id: int) -> bool:
     """Queues a close; False if the connection is already gone."""
 def info(conn_id: int) -> dict[str, Any] | None:

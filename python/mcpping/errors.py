@@ -10,6 +10,7 @@ __all__ = [
     "PingInvalid",
     "PingUnsupported",
     "PeerClosed",
+    "RequestInDoubt",
     "SpawnError",
 ]
 
@@ -69,3 +70,19 @@ class PeerClosed(MCPPingError, ConnectionError):
 
 class SpawnError(MCPPingError, OSError):
     """The server command could not be started."""
+
+
+class RequestInDoubt(MCPPingError, ConnectionError):
+    """The server failed while this request was in flight (reconnect).
+
+    mcpping never sends it again: ``disposition`` is ``"in_doubt"`` when it
+    may have run on the server (a ``tools/call``: check before retrying)
+    and ``"cancelled"`` when it is known to have no side effects.
+    """
+
+    def __init__(self, method: str, disposition: str, message: str) -> None:
+        super().__init__(f"{method}: {message}")
+        #: The request's method.
+        self.method = method
+        #: ``"in_doubt"`` or ``"cancelled"``.
+        self.disposition = disposition

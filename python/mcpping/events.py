@@ -17,6 +17,7 @@ EVENT_NAMES = (
     "ping", "pong", "timeout", "ping_error", "unsupported", "ping_answered",
     "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
     "probe", "probe_ok", "probe_timeout", "request_cancelled",
+    "reconnecting", "reconnected",
 )
 
 # Events whose code is meaningful even when 0.
@@ -53,6 +54,12 @@ class Event:
     #: the connection closed), else None.
     outcome: str | None = None
     proof: str | None = None
+    #: ``reconnecting``/``reconnected``: the attempt (1 for the first after
+    #: a failure); ``reconnecting``: the wait before it, in seconds;
+    #: ``reconnected``: the new server's pid.
+    attempt: int | None = None
+    delay: float | None = None
+    pid: int | None = None
 
     @classmethod
     def from_native(cls, d: dict[str, Any]) -> "Event":
@@ -75,6 +82,9 @@ class Event:
             disposition=d["disposition"],
             outcome=d.get("outcome"),
             proof=d.get("proof"),
+            attempt=d.get("reconnect_attempt") or None,
+            delay=d.get("delay_ms", 0) / 1000 if name == "reconnecting" else None,
+            pid=(d.get("pid") or None) if name == "reconnected" else None,
         )
 
 

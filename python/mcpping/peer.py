@@ -11,8 +11,10 @@ from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequenc
 from typing import IO, Any, Literal, Union
 
 from . import _check, _isolation, _native, _runtime
+from . import reconnect as _reconnect
 from .errors import (
-    MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError,
+    MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
+    RequestInDoubt, SpawnError,
 )
 from .events import Event, EventHub, Listener
 from .keepalive import AUTO_PROBE, KeepAlive, probe_method, settings as make_settings
@@ -114,7 +116,9 @@ class Peer:
         max_pending_bytes: int | None = None,
         max_line_bytes: int | None = None,
         probe: str | None = AUTO_PROBE,
+        reconnect: _reconnect.Reconnect | None = None,
     ) -> None:
+        _reconnect.check(reconnect)
         if isinstance(command, (str, bytes)) or not command:
             raise ValueError("command must be a non-empty list: [program, arg, ...]")
         for i, arg in enumerate(command):
@@ -174,6 +178,10 @@ class Peer:
         s["max_pending_bytes"] = _check_size("max_pending_bytes", max_pending_bytes)
         if max_line_bytes is not None:
             s["max_line_bytes"] = _check_size("max_line_bytes", max_line_bytes)
+        if reconnect is not None:
+            s["reconnect"] = reconnect.settings()
+        #: The reconnect policy, None if a failed server closes the connection.
+        self.reconnect = reconnect
         full_env = None if env is None else [f"{k}={v}" for k, v in env.items()]
         _runtime.attach(self.loop)
         try:
@@ -220,7 +228,10 @@ class Peer:
 
     @property
     def pid(self) -> int | None:
-        """The server's process id (its process group id too), None once closed."""
+        """The server's process id (its process group id too), None once closed.
+
+        With ``reconnect`` it is the new server's after each ``reconnected``.
+        """
         return _native.pid(self._id)
 
     @property
@@ -357,6 +368,9 @@ class Peer:
         if resp.pop("_timed_out", False):
             self._forget_later(rid)
             raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s (cancelled on the server)")
+        doubt = _in_doubt(resp)
+        if doubt is not None:
+            raise RequestInDoubt(method, doubt, resp["error"].get("message", ""))
         return resp
 
     def _forget_later(self, rid: str) -> None:
@@ -530,7 +544,7 @@ class Peer:
 
     def _event(self, ev: Event, token: int) -> None:
         self._state = ev.state
-        if ev.name == "initialized":
+        if ev.name in ("initialized", "reconnected"):
             self._learn_session()
         if token and ev.name in ("pong", "timeout", "ping_error", "unsupported"):
             fut = self._pings.get(token)
@@ -583,6 +597,16 @@ class Peer:
         _runtime.detach(self.loop)
         if self._on_close is not None:
             _isolation.call(self._report, "on_close", self._on_close, info)
+
+
+def _in_doubt(resp: dict[str, Any]) -> str | None:
+    """The disposition of mcpping's answer for a request whose server failed, else None."""
+    err = resp.get("error")
+    if not isinstance(err, dict) or err.get("code") != _native.MCPP_CODE_IN_DOUBT:
+        return None
+    data = err.get("data")
+    mark = data.get("mcpping") if isinstance(data, dict) else None
+    return mark if mark in ("in_doubt", "cancelled") else None
 
 
 def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:
@@ -643,6 +667,7 @@ def connect(
     max_pending_bytes: int | None = None,
     max_line_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
+    reconnect: _reconnect.Reconnect | None = None,
 ) -> _Connect:
     """Spawns ``command`` (an MCP stdio server) and watches its liveness.
 
@@ -663,16 +688,21 @@ def connect(
     ``probe`` is the idle probe sent where ping is not available: "auto"
     (``server/discover`` on 2026-07-28 sessions, ``tools/list`` on servers
     that refuse ping), a method name, or None/"" for none.
+    ``reconnect`` (a :class:`~mcpping.Reconnect`; default None: off)
+    respawns a server that went stale, exited or closed its pipes (see
+    Reconnect): requests in flight then raise RequestInDoubt, and the
+    ``reconnecting``/``reconnected`` events tell the story.
     """
     # Checked here, where the caller wrote them, before anything is spawned.
     _check.seconds("init_timeout", init_timeout)
     _check.flag("initialize", initialize)
     probe_method(probe)  # refused here, where the caller wrote it
+    _reconnect.check(reconnect)
     kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
                   record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
                   kill_grace=kill_grace, on_message=on_message, on_close=on_close,
                   on_event=on_event, probe=probe, max_pending_bytes=max_pending_bytes,
-                  max_line_bytes=max_line_bytes)
+                  max_line_bytes=max_line_bytes, reconnect=reconnect)
     return _Connect(kwargs, initialize, init_timeout)
 
 

@@ -25,6 +25,7 @@ from ._mcp import SessionMessage, StdioServerParameters, decode, encode, get_def
 from .events import Event
 from .keepalive import AUTO_PROBE, KeepAlive
 from .peer import Peer, StderrTarget
+from .reconnect import Reconnect
 from .records import RecordTarget
 
 __all__ = ["stdio_client", "stdio_peer", "StdioServerParameters"]
@@ -52,6 +53,7 @@ async def stdio_peer(
     request_timeout: float | None = None,
     max_pending_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
+    reconnect: Reconnect | None = None,
 ) -> AsyncIterator[tuple[Any, Any, Peer]]:
     """Like :func:`stdio_client`, also yielding the :class:`mcpping.Peer`.
 
@@ -92,6 +94,7 @@ async def stdio_peer(
         on_event=on_event,
         max_pending_bytes=max_pending_bytes,
         probe=probe,
+        reconnect=reconnect,
     )
 
     async def stdin_writer() -> None:
@@ -133,6 +136,7 @@ async def stdio_client(
     request_timeout: float | None = None,
     max_pending_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
+    reconnect: Reconnect | None = None,
 ) -> AsyncIterator[tuple[Any, Any]]:
     """Spawns an MCP server and yields the streams ``mcp.ClientSession`` takes.
 
@@ -144,12 +148,16 @@ async def stdio_client(
     engine's deadline for every request the session sends; past it the
     server gets ``notifications/cancelled`` and the session a -32001 error,
     so ``ClientSession`` raises ``MCPError``) and ``max_pending_bytes``
-    (backpressure, default 16 MiB). It works under ``mcp.Client`` in every mode:
+    (backpressure, default 16 MiB) and ``reconnect`` (a
+    :class:`mcpping.Reconnect`, default None: off): a server that fails is
+    spawned again under the same ``ClientSession``, with no code change;
+    requests in flight then fail with a -32003 error (``MCPError``). It works under ``mcp.Client`` in every mode:
     on a 2026-07-28 session (no ping) liveness comes from traffic, the
     idle ``server/discover`` probe and the server process's state.
     Raises :class:`mcpping.SpawnError` (an OSError) if the server cannot start.
     """
     async with stdio_peer(server, errlog, keepalive=keepalive, record=record,
                           on_event=on_event, probe=probe, request_timeout=request_timeout,
-                          max_pending_bytes=max_pending_bytes) as (read_stream, write_stream, _peer):
+                          max_pending_bytes=max_pending_bytes,
+                          reconnect=reconnect) as (read_stream, write_stream, _peer):
         yield read_stream, write_stream

@@ -103,6 +103,7 @@ async def test_instrument_twice_patches_once_and_takes_the_new_options():
 
 def test_instrument_and_uninstrument_from_many_threads_leave_one_consistent_state():
     barrier = threading.Barrier(8)
+    flipped = threading.Barrier(8)
     errors: list[BaseException] = []
 
     def flip(i: int) -> None:
@@ -111,6 +112,10 @@ def test_instrument_and_uninstrument_from_many_threads_leave_one_consistent_stat
             for _ in range(50):
                 mcpping.instrument(keepalive=FAST)
                 mcpping.uninstrument()
+            # Every thread is done flipping before half of them instrument
+            # again at once, so the end state is instrumented whatever the
+            # scheduling (an even thread's last uninstrument cannot come after).
+            flipped.wait()
             if i % 2:
                 mcpping.instrument(keepalive=FAST)
         except BaseException as exc:  # pragma: no cover - reported below

@@ -1,0 +1,82 @@
+"""Reconnect policy: when a stdio server fails, spawn it again.
+
+The rules (when, how long to wait, what happens to requests in flight)
+live in the C core; this only checks the numbers and hands them over.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from . import _check, _native
+
+__all__ = ["Reconnect", "set_retry_budget"]
+
+#: The most attempts in a row (MCPP_MAX_RECONNECT_ATTEMPTS).
+MAX_ATTEMPTS = 1_000_000
+#: The largest multiplier (MCPP_MAX_RECONNECT_MULTIPLIER).
+MAX_MULTIPLIER = 1000.0
+
+
+@dataclass(frozen=True)
+class Reconnect:
+    """Respawn a stdio server that went stale, exited or closed its pipes.
+
+    Every request in flight at the failure fails at once with
+    :class:`~mcpping.RequestInDoubt` and is never sent again. The old process
+    group is killed and reaped; a new server is spawned after ``initial``
+    seconds, then ``initial * multiplier``, ... at most ``max_delay``, each
+    spread by ``jitter`` (0.2: anywhere in 80%..120%), and later still if the
+    process-wide retry budget (:func:`set_retry_budget`) is spent. The
+    application's first ``initialize`` is replayed on the new server (its
+    answer is not delivered again), then ``notifications/initialized``;
+    messages sent meanwhile wait and go out in order. After ``max_attempts``
+    failed attempts in a row the connection closes, with a reason saying so.
+    """
+
+    initial: float = 1.0
+    max_delay: float = 30.0
+    multiplier: float = 2.0
+    jitter: float = 0.2
+    max_attempts: int = 10
+
+    def __post_init__(self) -> None:
+        # Refused here, where the caller wrote it, not at connect time.
+        initial_ms = _check.seconds("Reconnect.initial", self.initial)
+        max_ms = _check.seconds("Reconnect.max_delay", self.max_delay)
+        if max_ms < initial_ms:
+            raise ValueError(f"Reconnect.max_delay must be at least initial ({self.initial:g} s), "
+                             f"not {self.max_delay!r}")
+        _check.number("Reconnect.multiplier", self.multiplier, 1.0, MAX_MULTIPLIER)
+        _check.number("Reconnect.jitter", self.jitter, 0.0, 1.0)
+        _check.integer("Reconnect.max_attempts", self.max_attempts, 1, MAX_ATTEMPTS)
+
+    def settings(self) -> dict[str, Any]:
+        """The native layer's ``reconnect`` settings."""
+        return {
+            "initial_ms": _check.seconds("Reconnect.initial", self.initial),
+            "max_delay_ms": _check.seconds("Reconnect.max_delay", self.max_delay),
+            "multiplier": float(self.multiplier),
+            "jitter": float(self.jitter),
+            "max_attempts": int(self.max_attempts),
+        }
+
+
+def check(reconnect: Any) -> Reconnect | None:
+    """Checks a ``reconnect=`` option: a Reconnect or None."""
+    if reconnect is not None and not isinstance(reconnect, Reconnect):
+        raise TypeError(f"reconnect must be a mcpping.Reconnect or None, not {reconnect!r}")
+    return reconnect
+
+
+def set_retry_budget(burst: int = 10, per_second: float = 2.0) -> None:
+    """Sets the retry budget every reconnecting connection of this process shares.
+
+    At most ``burst`` servers are respawned at once, then ``per_second``:
+    a fleet whose servers all fail together comes back at that rate, not in
+    a storm. The defaults are 10 and 2.0.
+    """
+    _check.integer("burst", burst, 1, 1_000_000)
+    _check.number("per_second", per_second, 0.001, 1e6)
+    _native.set_retry_budget(int(burst), float(per_second))

@@ -1,0 +1,301 @@
+/*
+ * Reconnect through the runtime, against a real server process (the
+ * recorder peer, which logs every message it receives): a request in
+ * flight at the crash fails to the host as in doubt and reaches the new
+ * server zero times; the handshake is replayed with its answer swallowed;
+ * frames sent between servers wait and go out in order; max_attempts ends
+ * it with a reason that says so; nothing is left behind.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+
+#include "driver.h"
+#include "task.h"
+#include "test_conn_support.h"
+
+typedef struct host {
+  int fds;
+  mcpp_runtime *rt;
+  int efd;
+  mcpp_item *items[4096];
+  size_t n_items;
+  char log[256], marker[256];
+} host;
+
+static void host_notify(void *ud) {
+  host *h = ud;
+  uint64_t one = 1;
+  ASSERT_EQ(8, write(h->efd, &one, 8));
+}
+
+static void host_init(host *h) {
+  memset(h, 0, sizeof *h);
+  h->fds = fd_baseline();
+  h->efd = eventfd(0, EFD_CLOEXEC);
+  ASSERT(h->efd >= 0);
+  mcpp_runtime_options o = {host_notify, h, NULL};
+  ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
+  snprintf(h->log, sizeof h->log, "/tmp/mcpp-reconnect-%d.log", (int)getpid());
+  snprintf(h->marker, sizeof h->marker, "/tmp/mcpp-reconnect-%d.once",
+           (int)getpid());
+  unlink(h->log);
+  unlink(h->marker);
+}
+
+static void host_wait_drain(host *h) {
+  struct pollfd p = {h->efd, POLLIN, 0};
+  int r;
+  while ((r = poll(&p, 1, (int)margin_ms(10000))) < 0 && errno == EINTR) {
+  }
+  ASSERT_EQ(1, r);
+  uint64_t n;
+  ASSERT_EQ(8, read(h->efd, &n, 8));
+  for (mcpp_item *it = mcpp_runtime_drain(h->rt), *next; it; it = next) {
+    next = it->next;
+    it->next = NULL;
+    ASSERT_LT(h->n_items, 4096);
+    h->items[h->n_items++] = it;
+  }
+}
+
+static mcpp_item *find_ev(host *h, mcpp_event_type type, size_t nth) {
+  for (size_t i = 0; i < h->n_items; i++)
+    if (h->items[i]->type == MCPP_ITEM_EVENT &&
+        h->items[i]->event.type == type && nth-- == 0)
+      return h->items[i];
+  return NULL;
+}
+
+static mcpp_item *wait_ev(host *h, mcpp_event_type type, size_t nth) {
+  mcpp_item *it;
+  while (!(it = find_ev(h, type, nth))) host_wait_drain(h);
+  return it;
+}
+
+/* The first message item holding `needle`. */
+static mcpp_item *find_message(host *h, const char *needle) {
+  for (size_t i = 0; i < h->n_items; i++)
+    if (h->items[i]->type == MCPP_ITEM_MESSAGE &&
+        strstr(h->items[i]->data, needle))
+      return h->items[i];
+  return NULL;
+}
+
+static mcpp_item *wait_message(host *h, const char *needle) {
+  mcpp_item *it;
+  while (!(it = find_message(h, needle))) host_wait_drain(h);
+  return it;
+}
+
+static size_t count_messages(host *h, const char *needle) {
+  size_t n = 0;
+  for (size_t i = 0; i < h->n_items; i++)
+    if (h->items[i]->type == MCPP_ITEM_MESSAGE &&
+        strstr(h->items[i]->data, needle))
+      n++;
+  return n;
+}
+
+static void host_finish(host *h) {
+  for (size_t i = 0; i < h->n_items; i++)
+    mcpp_runtime_items_free(h->rt, h->items[i]);
+  mcpp_runtime_free(h->rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h->efd);
+  reap_orphans();
+  ASSERT_EQ(h->fds, count_fds());
+  unlink(h->log);
+  unlink(h->marker);
+}
+
+static uint64_t spawn_recorder(host *h, uint32_t max_attempts, int once) {
+  char *args[] = {"python3", (char *)peer_path("recorder.py"), "--log", h->log,
+                  once ? "--once" : NULL, h->marker, NULL};
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  o.stderr_mode = MCPP_STDERR_IGNORE;
+  o.kill_grace_ms = 500;
+  mcpp_settings s;
+  test_settings(&s);
+  s.reconnect.enabled = 1;
+  s.reconnect.initial_ms = 20;
+  s.reconnect.max_delay_ms = 40;
+  s.reconnect.jitter = 0;
+  s.reconnect.max_attempts = max_attempts;
+  uint64_t id = 0;
+  char err[256];
+  ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, &s, &o, NULL, &id, err, sizeof err));
+  return id;
+}
+
+static void send_str(host *h, uint64_t id, const char *frame) {
+  ASSERT_EQ(0, mcpp_runtime_send(h->rt, id, frame, strlen(frame)));
+}
+
+static const char INIT[] =
+    "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{"
+    "\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},"
+    "\"clientInfo\":{\"name\":\"t\",\"version\":\"1\"}}}";
+static const char INITED[] =
+    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+
+/* Lines of the recorder's log from process pid holding needle. */
+static int log_count(host *h, int pid, const char *needle) {
+  FILE *f = fopen(h->log, "r");
+  if (!f) return 0;
+  char line[4096], who[32];
+  snprintf(who, sizeof who, "{\"pid\": %d,", pid);
+  int n = 0;
+  while (fgets(line, sizeof line, f))
+    if ((pid == 0 || strncmp(line, who, strlen(who)) == 0) && strstr(line, needle))
+      n++;
+  fclose(f);
+  return n;
+}
+
+static void handshake(host *h, uint64_t id) {
+  send_str(h, id, INIT);
+  wait_message(h, "\"serverInfo\"");
+  send_str(h, id, INITED);
+}
+
+TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
+  host h;
+  host_init(&h);
+  uint64_t id = spawn_recorder(&h, 5, 0);
+  handshake(&h, id);
+  int old_pid = mcpp_runtime_pid(h.rt, id);
+  ASSERT_GT(old_pid, 0);
+  send_str(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"hang\"}}");
+  /* Answered in order after the hanging call: the server has that call. */
+  send_str(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
+  wait_message(&h, "\"tools\":[]");
+  ASSERT_EQ(0, kill(old_pid, SIGKILL));
+
+  mcpp_item *fail = wait_message(&h, "\"id\":1,\"error\":{\"code\":-32003");
+  ASSERT(strstr(fail->data, "\"mcpping\":\"in_doubt\"") != NULL);
+  mcpp_item *ing = wait_ev(&h, MCPP_EV_RECONNECTING, 0);
+  ASSERT_UINT_EQ(ing->event.reconnect_attempt, 1);
+  ASSERT_UINT_EQ(ing->event.in_flight, 1);
+  ASSERT_EQ(ing->event.disposition, MCPP_DISPOSITION_IN_DOUBT);
+  ASSERT(ing->event.message && strstr(ing->event.message, "signal 9"));
+  mcpp_item *ed = wait_ev(&h, MCPP_EV_RECONNECTED, 0);
+  ASSERT_UINT_EQ(ed->event.reconnect_attempt, 1);
+  ASSERT_STR_EQ(ed->event.message, "recorder");
+  int new_pid = ed->event.pid;
+  ASSERT_GT(new_pid, 0);
+  ASSERT_NE(new_pid, old_pid);
+  ASSERT_EQ(new_pid, mcpp_runtime_pid(h.rt, id));
+  ASSERT(find_ev(&h, MCPP_EV_CLOSED, 0) == NULL);
+
+  send_str(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"echo\"}}");
+  char want[64];
+  snprintf(want, sizeof want, "\"text\":\"%d\"", new_pid);
+  mcpp_item *answer = wait_message(&h, "\"id\":3");
+  ASSERT(strstr(answer->data, want) != NULL);
+
+  /* The host saw one initialize answer only: the replay's was swallowed. */
+  ASSERT_EQ(count_messages(&h, "\"serverInfo\""), 1);
+  /* The hanging call reached the first server once, the new one never. */
+  ASSERT_EQ(log_count(&h, old_pid, "\"hang\""), 1);
+  ASSERT_EQ(log_count(&h, 0, "\"hang\""), 1);
+  /* The new server got the replayed initialize, initialized, then id 3. */
+  ASSERT_EQ(log_count(&h, new_pid, "\"id\": \"mcpp-reconnect-1\", \"method\": \"initialize\""), 1);
+  ASSERT_EQ(log_count(&h, new_pid, "\"clientInfo\": {\"name\": \"t\""), 1);
+  ASSERT_EQ(log_count(&h, new_pid, "notifications/initialized"), 1);
+  ASSERT_EQ(log_count(&h, new_pid, "\"id\": 3"), 1);
+
+  /* Records: the reconnect with what was in doubt, later ones numbered. */
+  int reconnect_records = 0, numbered = 0;
+  for (size_t i = 0; i < h.n_items; i++) {
+    if (h.items[i]->type != MCPP_ITEM_RECORD) continue;
+    if (strstr(h.items[i]->data, "\"event\":\"reconnect\"") &&
+        strstr(h.items[i]->data, "\"in_flight\":{\"count\":1,\"disposition\":\"in_doubt\"}"))
+      reconnect_records++;
+    if (strstr(h.items[i]->data, "\"reconnect_attempt\":1")) numbered++;
+  }
+  ASSERT_EQ(reconnect_records, 1);
+  ASSERT_GE(numbered, 2);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
+  ASSERT(closed != NULL);
+  host_finish(&h);
+}
+
+TEST_TIMEOUT(runtime_reconnect_holds_frames_sent_between_servers, 60) {
+  host h;
+  host_init(&h);
+  uint64_t id = spawn_recorder(&h, 5, 0);
+  handshake(&h, id);
+  int old_pid = mcpp_runtime_pid(h.rt, id);
+  ASSERT_EQ(0, kill(old_pid, SIGKILL));
+  wait_ev(&h, MCPP_EV_RECONNECTING, 0);
+  /* Sent while no server has the session: held, then sent in order. */
+  for (int i = 10; i < 15; i++) {
+    char frame[128];
+    snprintf(frame, sizeof frame,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}", i);
+    send_str(&h, id, frame);
+  }
+  mcpp_item *last = wait_message(&h, "\"id\":14");
+  ASSERT(strstr(last->data, "\"tools\":[]") != NULL);
+  mcpp_item *ed = wait_ev(&h, MCPP_EV_RECONNECTED, 0);
+  /* Every one answered, none failed, none sent twice. */
+  for (int i = 10; i < 15; i++) {
+    char want[32];
+    snprintf(want, sizeof want, "\"id\": %d", i);
+    ASSERT_EQ(log_count(&h, ed->event.pid, want), 1);
+  }
+  ASSERT_EQ(count_messages(&h, "-32003"), 0);
+  host_finish(&h);
+}
+
+TEST_TIMEOUT(runtime_reconnect_gives_up_after_max_attempts, 60) {
+  host h;
+  host_init(&h);
+  /* Only the first server serves: every respawn exits at once. */
+  uint64_t id = spawn_recorder(&h, 2, 1);
+  handshake(&h, id);
+  ASSERT_EQ(0, kill(mcpp_runtime_pid(h.rt, id), SIGKILL));
+  mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
+  ASSERT(strstr(closed->event.message, "gave up reconnecting after 2 attempts"));
+  ASSERT(find_ev(&h, MCPP_EV_RECONNECTING, 1) != NULL);
+  ASSERT(find_ev(&h, MCPP_EV_RECONNECTING, 2) == NULL);
+  ASSERT(find_ev(&h, MCPP_EV_RECONNECTED, 0) == NULL);
+  mcpp_item *item = NULL;
+  while (!item) {
+    for (size_t i = 0; i < h.n_items && !item; i++)
+      if (h.items[i]->type == MCPP_ITEM_CLOSED) item = h.items[i];
+    if (!item) host_wait_drain(&h);
+  }
+  ASSERT(strstr(item->close.reason, "gave up reconnecting after 2 attempts: "
+                                    "server exited with status 4"));
+  ASSERT_EQ(mcpp_runtime_pid(h.rt, id), MCPP_ERR_NOT_FOUND);
+  host_finish(&h);
+}
+
+TEST_TIMEOUT(runtime_reconnect_closed_by_host_while_waiting, 60) {
+  host h;
+  host_init(&h);
+  uint64_t id = spawn_recorder(&h, 5, 0);
+  handshake(&h, id);
+  /* A long delay: the host closes before the respawn. */
+  ASSERT_EQ(0, mcpp_runtime_set_retry_budget(h.rt, 1, 0.001));
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT, mcpp_runtime_set_retry_budget(h.rt, 0, 1));
+  ASSERT_EQ(0, kill(mcpp_runtime_pid(h.rt, id), SIGKILL));
+  wait_ev(&h, MCPP_EV_RECONNECTING, 0);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
+  ASSERT_STR_EQ(closed->event.message, "closed by the application");
+  ASSERT(find_ev(&h, MCPP_EV_RECONNECTED, 0) == NULL);
+  host_finish(&h);
+}
