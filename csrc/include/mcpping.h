@@ -863,8 +863,9 @@ typedef struct mcpp_wrap_options {
    * SIGTERM is gone within 2 s of the client. */
   mcpp_spawn_options spawn;
   /* 1 (default): respawn a server that went stale or exited, with the
-   * reconnect backoff (1 s doubling up to 30 s, 20% jitter), at most 10
-   * times in a row; 0 or 1. 0: exit with a message on stderr. */
+   * defaults of mcpp_reconnect (1 s doubling up to 30 s, 20% jitter, at
+   * most 10 attempts in a row) and a mcpp_retry_budget; 0 or 1. 0: exit
+   * with a message on stderr. */
   int restart;
   /* Governance records (JSON lines) are appended to this file; NULL:
    * none. */

@@ -44,14 +44,7 @@ enum {
    * exit by itself before it is closed (SIGTERM, then SIGKILL after the
    * kill grace): within 2 s of the client in all. */
   END_INPUT_WAIT_MS = 500,
-  DEFAULT_KILL_GRACE_MS = 1000,
-  /* The restart backoff (issue 10's reconnect defaults). */
-  RESTART_INITIAL_MS = 1000,
-  RESTART_MAX_DELAY_MS = 30000,
-  RESTART_MAX_ATTEMPTS = 10,
-  RESTART_JITTER_PCT = 20,
-  /* The JSON-RPC error code of the answers we write for the server. */
-  SERVER_GONE_CODE = -32000
+  DEFAULT_KILL_GRACE_MS = 1000
 };
 
 typedef union client_handle {
@@ -92,14 +85,17 @@ typedef struct wrap {
   uv_timer_t end_wait; /* after the client's EOF: the server's own exit */
   int ended_input;
 
-  /* The client's handshake, captured as it passed (raw lines). */
-  buf init_line, init_id, inited_line;
-  int init_answered;
+  /* The client's handshake, captured as it passed, and whether the
+   * client finished it with a server (then a new one gets it replayed). */
+  mcpp_handshake *handshake;
+  int handshake_done;
   buf backlog; /* client lines (each with its newline) awaiting a server */
 
-  /* Restarts. */
+  /* Restarts: reconnect's backoff and retry budget (reconnect.c). */
+  mcpp_reconnect policy;
+  mcpp_retry_budget budget;
   uv_timer_t restart_timer;
-  uint32_t attempt; /* consecutive attempts; 0 once a server answered */
+  uint32_t attempt; /* attempts in a row; 0 once a server answered */
   uint64_t rng;
   char cause[512]; /* why the last server went */
   int cause_stale;
@@ -274,13 +270,15 @@ static void answer_for_server(wrap *w, const char *id, size_t id_len,
   for (int pass = 0; pass < 2; pass++) {
     mcpp__sb_puts(&sb, "{\"jsonrpc\":\"2.0\",\"id\":");
     mcpp__sb_put(&sb, id, id_len);
-    mcpp__sb_puts(&sb, ",\"error\":{\"code\":-32000,\"message\":");
+    /* -32003 and data.mcpping as the library's in-doubt answers
+     * (mcpp_engine_fail_in_flight), in the words of the wrap. */
+    mcpp__sb_puts(&sb, ",\"error\":{\"code\":-32003,\"message\":");
     mcpp__sb_json_string(&sb, msg, strlen(msg));
-    mcpp__sb_puts(&sb, ",\"data\":{\"mcpping\":");
-    mcpp__sb_json_string(&sb, w->cause, strlen(w->cause));
-    mcpp__sb_puts(&sb, ",\"disposition\":\"");
+    mcpp__sb_puts(&sb, ",\"data\":{\"mcpping\":\"");
     mcpp__sb_puts(&sb, disposition);
-    mcpp__sb_puts(&sb, "\"}}}");
+    mcpp__sb_puts(&sb, "\",\"reason\":");
+    mcpp__sb_json_string(&sb, w->cause, strlen(w->cause));
+    mcpp__sb_puts(&sb, "}}}");
     if (pass) break;
     size_t need = sb.len + 1;
     char *p = mcpp__malloc(w->a, need);
@@ -294,9 +292,10 @@ static void answer_for_server(wrap *w, const char *id, size_t id_len,
 static void answer_in_flight(const char *id, size_t id_len, const char *method,
                              uint64_t sent_at, void *arg) {
   wrap *w = arg;
-  /* Our replay of the client's initialize is not the client's request. */
-  if (!w->ready && w->init_id.len == id_len &&
-      memcmp(w->init_id.p, id, id_len) == 0)
+  /* Our replay of the client's initialize (our own id, see
+   * mcpp_handshake_replay) is not the client's request. */
+  static const char replay[] = "\"mcpp-reconnect-";
+  if (id_len > sizeof replay - 1 && memcmp(id, replay, sizeof replay - 1) == 0)
     return;
   answer_for_server(w, id, id_len, method);
 }
@@ -340,25 +339,7 @@ static void notify_list_changed(wrap *w, const cJSON *caps) {
   }
 }
 
-/* The new server answered the replayed initialize: finish the handshake
- * for the client, then send what it queued meanwhile. */
-static void replay_answered(wrap *w, const char *frame, size_t len,
-                            const mcpp__msg *m) {
-  cJSON *root = cJSON_ParseWithLength(frame, len);
-  const cJSON *result = cJSON_GetObjectItemCaseSensitive(root, "result");
-  if (!cJSON_IsObject(result)) {
-    say("the restarted server refused the replayed initialize");
-    cJSON_Delete(root);
-    snprintf(w->cause, sizeof w->cause,
-             "the restarted server refused the replayed initialize");
-    mcpp_conn_close(w->conn);
-    return;
-  }
-  w->ready = 1;
-  w->attempt = 0;
-  mcpp_conn *c = w->conn;
-  if (w->inited_line.len)
-    mcpp_conn_send(c, w->inited_line.p, w->inited_line.len);
+static void send_backlog(wrap *w) {
   buf pending = w->backlog;
   memset(&w->backlog, 0, sizeof w->backlog);
   for (size_t at = 0; at < pending.len;) {
@@ -368,6 +349,28 @@ static void replay_answered(wrap *w, const char *frame, size_t len,
     at += n + 1;
   }
   buf_free(w, &pending);
+}
+
+/* The new server answered the replayed initialize (the answer is ours, the
+ * client saw its own from the first server): finish the handshake for the
+ * client, send what it queued meanwhile, and tell it to refresh what the
+ * new server says may change. */
+static void replay_answered(wrap *w, const char *frame, size_t len) {
+  cJSON *root = cJSON_ParseWithLength(frame, len);
+  const cJSON *result = cJSON_GetObjectItemCaseSensitive(root, "result");
+  if (!cJSON_IsObject(result)) {
+    cJSON_Delete(root);
+    snprintf(w->cause, sizeof w->cause,
+             "the restarted server refused the replayed initialize");
+    mcpp_conn_close(w->conn);
+    return;
+  }
+  w->ready = 1;
+  w->attempt = 0;
+  size_t n;
+  const char *initialized = mcpp_handshake_initialized(w->handshake, &n);
+  if (initialized) mcpp_conn_send(w->conn, initialized, n);
+  send_backlog(w);
   notify_list_changed(
       w, cJSON_GetObjectItemCaseSensitive(result, "capabilities"));
   cJSON_Delete(root);
@@ -376,16 +379,10 @@ static void replay_answered(wrap *w, const char *frame, size_t len,
 static void on_message(mcpp_conn *c, const char *frame, size_t len,
                        void *ud) {
   wrap *w = ud;
-  if (!w->init_answered || !w->ready) {
-    mcpp__msg m;
-    int answer = w->init_id.len && mcpp__scan_message(frame, len, &m) == 0 &&
-                 !m.method.p && mcpp__span_eq(m.id, w->init_id.p,
-                                              w->init_id.len);
-    if (answer && !w->ready) {
-      replay_answered(w, frame, len, &m);
-      return;
-    }
-    if (answer) w->init_answered = 1;
+  if (!w->ready && mcpp_handshake_answer(w->handshake, frame, len) !=
+                       MCPP_REPLAY_OTHER) {
+    replay_answered(w, frame, len);
+    return;
   }
   to_client(w, frame, len, 1);
 }
@@ -416,33 +413,40 @@ static void on_progress(mcpp_conn *c, void *ud) {
   }
 }
 
-static uint32_t restart_delay_ms(wrap *w) {
-  uint64_t d = RESTART_INITIAL_MS;
-  for (uint32_t i = 1; i < w->attempt && d < RESTART_MAX_DELAY_MS; i++) d *= 2;
-  if (d > RESTART_MAX_DELAY_MS) d = RESTART_MAX_DELAY_MS;
+static void on_restart_timer(uv_timer_t *t);
+
+/* Schedules the next attempt: reconnect's backoff, then the retry budget
+ * (one wrap per process: it bounds a crash loop's rate). */
+static void schedule_restart(wrap *w) {
+  w->attempt++;
   /* splitmix64: jitter without process-wide randomness. */
   uint64_t z = (w->rng += 0x9E3779B97F4A7C15ull);
   z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
   z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
   z ^= z >> 31;
-  uint64_t cut = d * RESTART_JITTER_PCT / 100;
-  return (uint32_t)(d - (cut ? z % (cut + 1) : 0));
+  uint64_t now = now_us();
+  uint64_t at = mcpp_retry_budget_take(
+      &w->budget, now + mcpp_reconnect_delay_us(&w->policy, w->attempt, z));
+  uint64_t ms = (at - now + 999) / 1000;
+  say("%s; restarting in %llu ms", w->cause, (unsigned long long)ms);
+  uv_timer_start(&w->restart_timer, on_restart_timer, ms, 0);
+}
+
+static int give_up(wrap *w) {
+  if (w->attempt < w->policy.max_attempts) return 0;
+  say("%s; gave up after %u restart attempts", w->cause,
+      (unsigned)w->policy.max_attempts);
+  answer_backlog(w);
+  finish(w, 1);
+  return 1;
 }
 
 static void on_restart_timer(uv_timer_t *t) {
   wrap *w = t->data;
   if (w->finishing) return;
-  if (start_server(w) == 0) return;
   /* A spawn that fails counts as an attempt too. */
-  if (w->attempt >= RESTART_MAX_ATTEMPTS) {
-    say("%s; gave up after %d restart attempts", w->cause,
-        RESTART_MAX_ATTEMPTS);
-    answer_backlog(w);
-    finish(w, 1);
-    return;
-  }
-  w->attempt++;
-  uv_timer_start(&w->restart_timer, on_restart_timer, restart_delay_ms(w), 0);
+  if (start_server(w) == 0 || give_up(w)) return;
+  schedule_restart(w);
 }
 
 static void on_close(mcpp_conn *c, const mcpp_close_info *info, void *ud) {
@@ -457,6 +461,9 @@ static void on_close(mcpp_conn *c, const mcpp_close_info *info, void *ud) {
   }
   snprintf(w->cause, sizeof w->cause, "%s", info->reason);
   w->cause_stale = info->err == MCPP_ERR_STALE;
+  mcpp_engine_info ei;
+  mcpp_engine_get_info(mcpp_conn_engine(c), &ei);
+  if (ei.initialized) w->handshake_done = 1;
   /* The engine is valid until we return; its ledger holds the requests
    * the server never answered. A client that closed its input may still
    * read their answers. */
@@ -470,18 +477,9 @@ static void on_close(mcpp_conn *c, const mcpp_close_info *info, void *ud) {
     finish(w, 1);
     return;
   }
-  if (w->attempt >= RESTART_MAX_ATTEMPTS) {
-    say("%s; gave up after %d restart attempts", w->cause,
-        RESTART_MAX_ATTEMPTS);
-    answer_backlog(w);
-    finish(w, 1);
-    return;
-  }
-  w->attempt++;
+  if (give_up(w)) return;
   w->ready = 0;
-  uint32_t delay = restart_delay_ms(w);
-  say("%s; restarting in %u ms", w->cause, (unsigned)delay);
-  uv_timer_start(&w->restart_timer, on_restart_timer, delay, 0);
+  schedule_restart(w);
 }
 
 static int start_server(wrap *w) {
@@ -509,43 +507,21 @@ static int start_server(wrap *w) {
   }
   /* A restarted server gets the client's handshake first (if the client
    * finished it with the old one), then the backlog. */
-  w->ready = !(w->attempt && w->init_answered);
-  if (!w->ready) {
-    mcpp_conn_send(c, w->init_line.p, w->init_line.len);
-    return 0;
-  }
-  if (w->attempt) {
-    buf pending = w->backlog;
-    memset(&w->backlog, 0, sizeof w->backlog);
-    for (size_t at = 0; at < pending.len;) {
-      const char *nl = memchr(pending.p + at, '\n', pending.len - at);
-      size_t n = (size_t)(nl - (pending.p + at));
-      forward_line(w, pending.p + at, n);
-      at += n + 1;
-    }
-    buf_free(w, &pending);
+  size_t n = 0;
+  const char *replay = w->attempt && w->handshake_done
+                           ? mcpp_handshake_replay(w->handshake, w->attempt, &n)
+                           : NULL;
+  w->ready = replay == NULL;
+  if (replay) {
+    mcpp_conn_send(c, replay, n);
+  } else if (w->attempt) {
+    send_backlog(w);
     w->attempt = 0;
   }
   return 0;
 }
 
 /* ---------------------------------------------------------- from the client */
-
-/* Remembers the client's handshake as it passes, for a replay. */
-static void capture(wrap *w, const char *line, size_t len) {
-  mcpp__msg m;
-  if (mcpp__scan_message(line, len, &m) != 0 || !m.method.p) return;
-  if (!w->init_line.len && m.id.p && mcpp__span_is(m.method, "\"initialize\"")) {
-    if (buf_put(w, &w->init_line, line, len) ||
-        buf_put(w, &w->init_id, m.id.p, m.id.n)) {
-      buf_free(w, &w->init_line);
-      buf_free(w, &w->init_id);
-    }
-  } else if (!w->inited_line.len && !m.id.p &&
-             mcpp__span_is(m.method, "\"notifications/initialized\"")) {
-    if (buf_put(w, &w->inited_line, line, len)) buf_free(w, &w->inited_line);
-  }
-}
 
 static void stop_reading_client(wrap *w) {
   if (!w->reading) return;
@@ -576,7 +552,9 @@ static void forward_line(wrap *w, const char *line, size_t len) {
 }
 
 static void on_line(wrap *w, const char *line, size_t len) {
-  if (!w->init_line.len || !w->inited_line.len) capture(w, line, len);
+  /* Cheap once the handshake is captured. Out of memory it is not
+   * captured: a restarted server is then not given it. */
+  mcpp_handshake_observe(w->handshake, line, len);
   forward_line(w, line, len);
 }
 
@@ -800,6 +778,14 @@ static int setup(wrap *w, const mcpp_wrap_options *o) {
   w->s.on_stale = MCPP_STALE_CLOSE;
   if (!w->o.spawn.kill_grace_ms) w->o.spawn.kill_grace_ms = DEFAULT_KILL_GRACE_MS;
   w->rng = uv_hrtime() ^ ((uint64_t)getpid() << 32);
+  mcpp_reconnect_default(&w->policy);
+  w->policy.enabled = 1;
+  mcpp_retry_budget_init(&w->budget, MCPP_RETRY_BUDGET_BURST,
+                         MCPP_RETRY_BUDGET_PER_SECOND);
+  if (mcpp_handshake_new(&w->handshake, w->a)) {
+    say("out of memory");
+    return -1;
+  }
   w->log_fd = -1;
   if (o->log_path) {
     w->log_fd = open(o->log_path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
@@ -874,9 +860,7 @@ int mcpp_wrap_run(const mcpp_wrap_options *o) {
   uv_loop_close(&w->loop);
   if (w->log_fd >= 0) close(w->log_fd);
   buf_free(w, &w->part);
-  buf_free(w, &w->init_line);
-  buf_free(w, &w->init_id);
-  buf_free(w, &w->inited_line);
+  mcpp_handshake_free(w->handshake);
   buf_free(w, &w->backlog);
   int status = w->status;
   free(w);

@@ -123,9 +123,9 @@ TEST(wrap_answers_in_flight_when_the_server_exits_without_restart) {
   char out[1024];
   size_t n = get_lines(&r, out, sizeof out, 1);
   ASSERT_EQ(1, finish(&r));
-  ASSERT(strstr(out, "\"id\":[\"odd\"],\"error\":{\"code\":-32000,"
+  ASSERT(strstr(out, "\"id\":[\"odd\"],\"error\":{\"code\":-32003,"
                      "\"message\":\"server exited\"") != NULL);
-  ASSERT(strstr(out, "\"disposition\":\"in_doubt\"") != NULL);
+  ASSERT(strstr(out, "\"data\":{\"mcpping\":\"in_doubt\",\"reason\":") != NULL);
   ASSERT(out[n - 1] == '\n' && memchr(out, '\n', n) == out + n - 1);
   close(r.from_wrap[0]);
   ASSERT_EQ(fds, count_fds());

@@ -139,7 +139,8 @@ def test_no_restart_answers_the_request_and_exits_with_the_reason(tmp_path):
     proc.stdin.close()
     assert answer["id"] == 7
     assert answer["error"]["message"] == "server exited"
-    assert answer["error"]["data"]["disposition"] == "in_doubt"
+    assert answer["error"]["code"] == -32003
+    assert answer["error"]["data"]["mcpping"] == "in_doubt"
     assert b"server exited with status 3" in err and b"not restarting (--no-restart)" in err
 
 
