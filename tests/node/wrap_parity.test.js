@@ -109,3 +109,43 @@ for (const args of [
     if (!args.some((a) => /^--(interval|timeout|failures|bogus)$/.test(a))) assert.equal(js.stderr, py.stderr);
   });
 }
+
+// --config FILE --wrap/--unwrap: the same bytes printed and written.
+const fs = require('node:fs');
+const os = require('node:os');
+const CONFIGS = {
+  'claude_desktop_config.json': JSON.stringify({ mcpServers: { time: { command: 'uvx', args: ['mcp-server-time'], env: { TZ: 'UTC' } }, 'a b': { command: 'x' } } }, null, 2),
+  '.mcp.json': JSON.stringify({ mcpServers: { echo: { type: 'stdio', command: 'python3', args: ['echo.py'] }, remote: { type: 'http', url: 'https://example.com/mcp' } } }),
+  '.cursor/mcp.json': JSON.stringify({ mcpServers: { web: { url: 'https://example.com/mcp' }, bare: { command: 'only' }, done: { command: 'mcpping', args: ['wrap', '--log', 'l', '--', 'srv', '-v'] } } }),
+  '.vscode/mcp.json': '{\n  // jsonc\n  "servers": {"t": {"type": "stdio", "command": "caf\u00e9", "args": ["\u00e9", "1.0"],},},\n}\n',
+  'settings.json': JSON.stringify({ 'editor.fontSize': 12, mcp: { servers: { e: { command: 'e', args: [] } } } }),
+};
+
+for (const [name, text] of Object.entries(CONFIGS)) {
+  test(`--config ${name} --wrap, --unwrap and --write: the same bytes from both commands`, async () => {
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-cw-'));
+    const file = path.join(dir, name);
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    fs.writeFileSync(file, text);
+    const run = (cmd, args) => h.run(cmd[0], [...cmd.slice(1), ...args], { timeoutMs: 30000 });
+    const cli = { node: [process.execPath, h.CLI], python: [PYTHON, '-m', 'mcpping'] };
+    for (const mode of ['--wrap', '--unwrap']) {
+      const [js, py] = await Promise.all([run(cli.node, ['--config', file, mode]), run(cli.python, ['--config', file, mode])]);
+      assert.equal(js.status, 0, js.stderr);
+      assert.equal(py.status, 0, py.stderr);
+      assert.equal(js.stdout, py.stdout);
+      assert.equal(js.stderr, py.stderr);
+    }
+    // --write: the same file and message, each after its own backup.
+    const copy = `${file}.copy`;
+    fs.copyFileSync(file, copy);
+    const js = await run(cli.node, ['--config', file, '--wrap', '--write']);
+    const py = await run(cli.python, ['--config', copy, '--wrap', '--write']);
+    assert.equal(js.status, 0, js.stderr);
+    assert.equal(py.status, 0, py.stderr);
+    assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(copy, 'utf8'));
+    assert.equal(fs.readFileSync(`${file}.bak`, 'utf8'), text);
+    assert.equal(fs.readFileSync(`${copy}.bak`, 'utf8'), text);
+    assert.equal(js.stderr.replace(file, 'F').replace(`${file}.bak`, 'F.bak'), py.stderr.replace(copy, 'F').replace(`${copy}.bak`, 'F.bak'));
+  });
+}
