@@ -12,6 +12,9 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -148,4 +151,101 @@ TEST(wrap_refuses_bad_options_by_name) {
   o.settings.forward_peer_pings = 7; /* forced to 1 by the wrap */
   ASSERT(mcpp_wrap_options_problem(&o) == NULL);
   ASSERT(mcpp_wrap_options_problem(NULL) != NULL);
+}
+
+TEST_TIMEOUT(wrap_restarts_replays_the_handshake_and_asks_for_refresh, 60) {
+  int fds = fd_baseline();
+  char *args[] = {"python3", (char *)peer_path("dies.py"), "--after", "3",
+                  "--list-changed", NULL};
+  wrap_run r;
+  start(&r, args, 1);
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"init\",\"method\":\"initialize\","
+          "\"params\":{\"protocolVersion\":\"2025-11-25\",\"capabilities\":{},"
+          "\"clientInfo\":{\"name\":\"c\",\"version\":\"1\"}}}\n");
+  char out[4096];
+  get_lines(&r, out, sizeof out, 1);
+  ASSERT(strstr(out, "\"id\":\"init\",\"result\"") != NULL);
+  put(&r, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n");
+  /* The third message ends the server, unanswered: we answer it. */
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":5,\"method\":\"tools/call\"}\n");
+  get_lines(&r, out, sizeof out, 1);
+  ASSERT(strstr(out, "\"id\":5,\"error\":{\"code\":-32003,\"message\":"
+                     "\"server exited; restarted\"") != NULL);
+  /* Waits for the new server, which gets the handshake first; the client
+   * sees no second initialize answer, and the refresh its tools and
+   * prompts allow. */
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":6,\"method\":\"tools/list\"}\n");
+  get_lines(&r, out, sizeof out, 3);
+  ASSERT(strstr(out, "notifications/tools/list_changed") != NULL);
+  ASSERT(strstr(out, "notifications/prompts/list_changed") != NULL);
+  ASSERT(strstr(out, "\"id\":6,\"result\":{\"tools\":[]}") != NULL);
+  ASSERT(strstr(out, "resources/list_changed") == NULL);
+  ASSERT(strstr(out, "serverInfo") == NULL);
+  ASSERT_EQ(0, finish(&r));
+  close(r.from_wrap[0]);
+  ASSERT_EQ(fds, count_fds());
+}
+
+/* A port free on 127.0.0.1 right now. */
+static int free_port(void) {
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  ASSERT_EQ(0, bind(s, (struct sockaddr *)&a, sizeof a));
+  ASSERT_EQ(0, getsockname(s, (struct sockaddr *)&a, &len));
+  close(s);
+  return ntohs(a.sin_port);
+}
+
+TEST(wrap_serves_prometheus_text_on_loopback) {
+  int fds = fd_baseline();
+  char *args[] = {"cat", NULL};
+  char addr[32];
+  int port = free_port();
+  snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
+  wrap_run r;
+  memset(&r, 0, sizeof r);
+  ASSERT_EQ(0, pipe2(r.to_wrap, O_CLOEXEC));
+  ASSERT_EQ(0, pipe2(r.from_wrap, O_CLOEXEC));
+  mcpp_wrap_options_default(&r.o);
+  r.o.spawn.file = args[0];
+  r.o.spawn.args = args;
+  r.o.settings.peer_name = "cat \"quoted\"";
+  r.o.metrics_addr = addr;
+  r.o.in_fd = r.to_wrap[0];
+  r.o.out_fd = r.from_wrap[1];
+  ASSERT_EQ(0, pthread_create(&r.thread, NULL, run_thread, &r));
+  /* A round trip through cat: the wrap is up, and listening. */
+  put(&r, "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
+  char out[256];
+  get_lines(&r, out, sizeof out, 1);
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET,
+                          .sin_port = htons((uint16_t)port),
+                          .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  ASSERT_EQ(0, connect(s, (struct sockaddr *)&a, sizeof a));
+  static const char get[] = "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n";
+  ASSERT_EQ((ssize_t)sizeof get - 1, write(s, get, sizeof get - 1));
+  static char text[16384];
+  size_t n = 0;
+  for (;;) {
+    struct pollfd p = {s, POLLIN, 0};
+    ASSERT_EQ(1, poll(&p, 1, (int)margin_ms(10000)));
+    ssize_t got = read(s, text + n, sizeof text - 1 - n);
+    ASSERT(got >= 0);
+    if (got == 0) break;
+    n += (size_t)got;
+  }
+  text[n] = '\0';
+  close(s);
+  ASSERT(strncmp(text, "HTTP/1.1 200 OK\r\n", 17) == 0);
+  ASSERT(strstr(text, "# TYPE mcpping_ping_rtt_seconds histogram\n") != NULL);
+  ASSERT(strstr(text, "mcpping_peer_state{peer=\"cat \\\"quoted\\\"\","
+                      "transport=\"stdio\",state=\"alive\"} 1\n") != NULL);
+  ASSERT(strstr(text, "mcpping_ping_rtt_seconds_bucket{peer=\"cat \\\"quoted\\\"\","
+                      "transport=\"stdio\",le=\"+Inf\"} 0\n") != NULL);
+  ASSERT_EQ(0, finish(&r));
+  close(r.from_wrap[0]);
+  ASSERT_EQ(fds, count_fds());
 }
