@@ -22,7 +22,8 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
-        bench bench-engine clean format examples fuzz fuzz-build failmalloc
+        bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-wheel \
+        test-prebuild
 
 all: build/libmcpping.a build/test-c
 
@@ -102,12 +103,31 @@ $(MCP1_VENV)/.stamp: tests/python/requirements-mcp1.txt
 
 test-python-mcp1: $(MCP1_VENV)/.stamp
 	$(MCP1_VENV)/bin/python -m pip install -q --no-build-isolation .
-	cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
+	MCPP_MCP2_PYTHON=$$($(PYTHON) -c 'import sys; print(sys.executable)') && export MCPP_MCP2_PYTHON && \
+	  cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
 
-# Builds the addon against Node's own headers (no download) and runs every
+# The self-contained abi3 manylinux wheel (scripts/build-wheel.sh) in
+# build/wheel/, and its tests (tests/packaging/): it runs with the system's
+# libuv/libcjson hidden and no compiler; the sdist builds with the Debian
+# packages and says what to install without them.
+wheel:
+	PYTHON=$(PYTHON) ./scripts/build-wheel.sh
+
+test-wheel: wheel
+	cd tests/packaging && $(PYTHON) -m pytest -q -p no:cacheprovider
+
+# The npm tarball's prebuilt addon (tests/packaging/prebuild.test.js): npm
+# pack in a clean copy, an --ignore-scripts install with no compiler, the
+# demo on Node 18/20/22/24 (the `node` npm package, kept in build/node-versions).
+test-prebuild:
+	node --test --test-timeout=900000 tests/packaging/
+
+# Builds the addon from source against Node's own headers (no download;
+# `npm run build` too, since npm install keeps a fitting prebuild) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.
 test-node:
 	npm_config_nodedir=/usr npm install --no-audit --no-fund
+	npm_config_nodedir=/usr npm run --silent build
 	node --test --test-timeout=120000 tests/node/
 
 test: deps
@@ -118,7 +138,9 @@ test: deps
 	$(MAKE) test-soak
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) test-python
+	$(MAKE) test-wheel
 	$(MAKE) test-node
+	$(MAKE) test-prebuild
 
 # libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its committed

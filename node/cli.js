@@ -157,6 +157,8 @@ async function runConfig(opts) {
     }
   }
   const stop = new AbortController();
+  // Every server waiting between pings listens to it at once.
+  require('node:events').setMaxListeners(0, stop.signal);
   const onSigint = () => stop.abort();
   process.on('SIGINT', onSigint);
   const report = new ConfigReporter({ json: opts.json });

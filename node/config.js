@@ -141,9 +141,11 @@ function stripJsonc(text) {
  * @param {string} file
  * @param {boolean} [requireServers] false: a file without a servers object
  *   has no servers (--config auto, ~/.claude.json)
+ * @param {string} [project] default the current directory: picks Claude
+ *   Code's per-project servers in ~/.claude.json, projects[project].mcpServers
  * @returns {{path: string, workspace: string, servers: Server[]}}
  */
-function load(file, requireServers = true) {
+function load(file, requireServers = true, project) {
   let data;
   try {
     data = fs.readFileSync(file);
@@ -156,7 +158,7 @@ function load(file, requireServers = true) {
   } catch {
     throw new ConfigError(file, null, 'not UTF-8 text');
   }
-  return parse(text, file, requireServers);
+  return parse(text, file, requireServers, project);
 }
 
 /** @param {string} text @param {number} pos UTF-16 index @returns {string} "line L column C", code points */
@@ -169,10 +171,10 @@ function lineColumn(text, pos) {
 
 /**
  * Parses a config's text (JSON or JSONC).
- * @param {string} text @param {string} file @param {boolean} [requireServers]
+ * @param {string} text @param {string} file @param {boolean} [requireServers] @param {string} [project]
  * @returns {{path: string, workspace: string, servers: Server[]}}
  */
-function parse(text, file, requireServers = true) {
+function parse(text, file, requireServers = true, project = process.cwd()) {
   // A BOM is not part of the text (TextDecoder drops it already).
   if (text.startsWith('\ufeff')) text = text.slice(1);
   let doc;
@@ -189,6 +191,11 @@ function parse(text, file, requireServers = true) {
   if (Object.hasOwn(doc, 'servers')) tables.push(['$.servers', doc.servers]);
   if (tables.length === 0 && kind(doc.mcp) === 'object' && Object.hasOwn(doc.mcp, 'servers')) {
     tables.push(['$.mcp.servers', doc.mcp.servers]); // VS Code settings.json
+  }
+  const local = kind(doc.projects) === 'object' && Object.hasOwn(doc.projects, project) ? doc.projects[project] : null;
+  if (kind(local) === 'object' && Object.hasOwn(local, 'mcpServers')) {
+    // Claude Code's "local" scope: ~/.claude.json, per project folder.
+    tables.push([jsonPath(jsonPath('$.projects', project), 'mcpServers'), local.mcpServers]);
   }
   const result = { path: file, workspace: workspaceOf(file), servers: [] };
   if (tables.length === 0 && !requireServers) return result;
@@ -212,12 +219,17 @@ function workspaceOf(file) {
 function server(file, at, name, entry) {
   if (kind(entry) !== 'object') throw new ConfigError(file, at, `must be an object, got ${kind(entry)}`);
   const fail = (key, problem) => new ConfigError(file, jsonPath(at, key), problem);
+  // No OS passes a NUL in an argument, a variable or a header.
+  const noNul = (text, where) => {
+    if (text.includes('\0')) throw new ConfigError(file, where, 'contains a NUL character');
+  };
   const string = (key, required = false) => {
     const v = entry[key];
     if ((v === undefined || v === null) && !required) return null;
     if (!Object.hasOwn(entry, key)) throw fail(key, 'is missing');
     if (typeof v !== 'string') throw fail(key, `must be a string, got ${kind(v)}`);
     if (required && !v) throw fail(key, 'must not be empty');
+    noNul(v, jsonPath(at, key));
     return v;
   };
   const strings = (key) => {
@@ -228,17 +240,22 @@ function server(file, at, name, entry) {
       if (typeof item !== 'string') {
         throw new ConfigError(file, jsonPath(jsonPath(at, key), i), `must be a string, got ${kind(item)}`);
       }
+      noNul(item, jsonPath(jsonPath(at, key), i));
     });
     return [...v];
   };
-  const table = (key) => {
+  const table = (key, names = false) => {
     const v = entry[key];
     if (v === undefined || v === null) return {};
     if (kind(v) !== 'object') throw fail(key, `must be an object of strings, got ${kind(v)}`);
     for (const [k, item] of Object.entries(v)) {
+      if (names && (!k || k.includes('=') || k.includes('\0'))) {
+        throw new ConfigError(file, jsonPath(jsonPath(at, key), k), 'is not a variable name (empty, or with = or NUL)');
+      }
       if (typeof item !== 'string') {
         throw new ConfigError(file, jsonPath(jsonPath(at, key), k), `must be a string, got ${kind(item)}`);
       }
+      noNul(item, jsonPath(jsonPath(at, key), k));
     }
     return { ...v };
   };
@@ -256,7 +273,7 @@ function server(file, at, name, entry) {
   if (typeof disabled !== 'boolean') throw fail('disabled', `must be a boolean, got ${kind(disabled)}`);
   const common = { name, transport: TRANSPORTS[type], file, jsonPath: at, disabled };
   if (type === 'stdio') {
-    return new Server({ ...common, command: string('command', true), args: strings('args'), env: table('env'), cwd: string('cwd') });
+    return new Server({ ...common, command: string('command', true), args: strings('args'), env: table('env', true), cwd: string('cwd') });
   }
   const url = string('url', true);
   if (!/^https?:\/\//i.test(url)) throw fail('url', 'must be an http:// or https:// URL');

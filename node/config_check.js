@@ -114,7 +114,8 @@ async function check(server, workspace, plan, stop) {
     target = await open(live, plan);
   } catch (err) {
     if (err.code === 'MCPP_ERR_SPAWN') return { ...res, status: 'spawn failed', reason: err.message };
-    throw err;
+    // A NUL in an argument and the like; the message could quote a value.
+    return { ...res, status: 'spawn failed', reason: 'invalid command line or environment' };
   }
   try {
     await handshake(target, res, end);

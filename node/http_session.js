@@ -3,7 +3,9 @@
  * A minimal Streamable HTTP MCP client for the CLI, built on fetch and the
  * sans-I/O engine: every message is a POST accepting JSON or SSE, the
  * Mcp-Session-Id is kept, MCP-Protocol-Version is sent after initialize.
- * Server pings arriving on a POST's SSE stream are answered by the engine.
+ * After the handshake the GET listening stream is opened (405: the server
+ * offers none), so server pings arriving on it or on a POST's SSE stream
+ * are answered by the engine (a POST each). Close sends DELETE.
  * The C core classifies HTTP errors (httpClassify): a 404 whose body is a
  * JSON-RPC -32601 means unsupported; any other 404 on a session means the
  * session expired, so the handshake runs again (a "reconnect" record) and
@@ -13,12 +15,17 @@ const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
 const { RpcRequester } = require('./rpc');
 
+/** The GET stream is opened again after it ends: after this long at first, doubling to the cap. */
+const RELISTEN_FIRST_MS = 250;
+const RELISTEN_MAX_MS = 30000;
+
 class HttpSession {
   /**
    * @param {string} url
    * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null,
-   *   headers?: Record<string,string>}} [options] headers: sent with every request
-   *   (a config's headers: often a secret)
+   *   headers?: Record<string,string>, listen?: boolean}} [options] headers: sent with every
+   *   request (a config's headers: often a secret); listen: open the GET listening stream
+   *   after the handshake (default true)
    */
   constructor(url, options = {}) {
     this.url = url;
@@ -33,6 +40,15 @@ class HttpSession {
     this.initArgs = null;
     /** @type {string[]|null} pings waiting for a new session (null: none running) */
     this.afterReinit = null;
+    /** Open the GET listening stream after the handshake (options.listen, default true). */
+    this.listenWanted = options.listen !== false;
+    /** True while the GET listening stream is open. */
+    this.listening = false;
+    this.closed = false;
+    /** @type {AbortController|null} aborts the GET stream at close */
+    this.listenAbort = null;
+    this.relistenMs = RELISTEN_FIRST_MS;
+    this.relistenTimer = null;
     this.driver = new EngineDriver({
       role: 'client',
       transport: 'streamable-http',
@@ -99,6 +115,82 @@ class HttpSession {
   }
 
   /**
+   * Opens the GET listening stream and feeds its events to the engine;
+   * resolves when the server has answered the GET (the stream then runs on).
+   */
+  listen() {
+    if (this.closed || !this.listenWanted || !this.sessionId || this.listenAbort) return Promise.resolve();
+    const session = this.sessionId;
+    const abort = new AbortController();
+    this.listenAbort = abort;
+    const headers = { ...this.extraHeaders, accept: 'text/event-stream', 'mcp-session-id': session };
+    if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion;
+    let answered;
+    const settled = new Promise((resolve) => (answered = resolve));
+    (async () => {
+      let res;
+      try {
+        res = await fetch(this.url, { method: 'GET', headers, signal: abort.signal });
+      } catch {
+        answered();
+        this.listenEnded(abort, session, false);
+        return;
+      }
+      const type = res.headers.get('content-type') || '';
+      if (!res.ok || !type.includes('text/event-stream')) {
+        let body = '';
+        try {
+          body = await res.text();
+        } catch {
+          // classified as empty
+        }
+        answered();
+        if (this.listenAbort === abort) this.listenAbort = null;
+        if (binding.httpClassify(res.status, body, true) === 'session_expired' && session === this.sessionId) {
+          this.sessionExpired('', null, session);
+        } else {
+          // 405 is the spec's "no listening stream here"; any other refusal
+          // is taken the same way, so the server is not asked again and again.
+          this.listenWanted = false;
+        }
+        return;
+      }
+      this.listening = session === this.sessionId;
+      this.relistenMs = RELISTEN_FIRST_MS;
+      answered();
+      try {
+        await readSse(res.body, (text) => this.feedText(text, null), () => this.driver.touch());
+      } catch {
+        // A broken stream: opened again below unless closed.
+      }
+      this.listenEnded(abort, session, true);
+    })();
+    return settled;
+  }
+
+  /** The GET stream ended: open it again after a delay that doubles while it fails. */
+  listenEnded(abort, session, wasOpen) {
+    if (this.listenAbort === abort) this.listenAbort = null;
+    if (wasOpen) this.listening = false;
+    if (this.closed || !this.listenWanted || session !== this.sessionId || this.relistenTimer) return;
+    const delay = this.relistenMs;
+    this.relistenMs = Math.min(delay * 2, RELISTEN_MAX_MS);
+    this.relistenTimer = setTimeout(() => {
+      this.relistenTimer = null;
+      this.listen();
+    }, delay);
+    this.relistenTimer.unref();
+  }
+
+  stopListening() {
+    if (this.relistenTimer) clearTimeout(this.relistenTimer);
+    this.relistenTimer = null;
+    if (this.listenAbort) this.listenAbort.abort();
+    this.listenAbort = null;
+    this.listening = false;
+  }
+
+  /**
    * A 404 on our session: initialize again, then resend the pings that met
    * it (a ping has no side effects; nothing else is resent).
    */
@@ -112,6 +204,7 @@ class HttpSession {
       this.afterReinit = [];
       this.sessionId = null;
       this.protocolVersion = null;
+      this.stopListening();
       this.reinitialize();
     }
     if (isPing) this.afterReinit.push(frame);
@@ -132,7 +225,10 @@ class HttpSession {
     for (const frame of waiting) this.post(frame);
   }
 
-  /** Feeds an error answer's body; fails failId if it carries nothing for it. */
+  /**
+   * Feeds a body of one message or a batch; fails failId (if not null)
+   * when it carries nothing for it.
+   */
   feedText(text, failId, code, message) {
     let answered = false;
     let parsed;
@@ -228,6 +324,10 @@ class HttpSession {
     this.serverInfo = result && result.serverInfo ? result.serverInfo : null;
     this.protocolVersion = result && result.protocolVersion ? result.protocolVersion : null;
     await this.notify('notifications/initialized');
+    // Wait for the GET's answer (bounded), so `listening` is true on return.
+    let timer;
+    await Promise.race([this.listen(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    clearTimeout(timer);
     return result;
   }
 
@@ -236,8 +336,11 @@ class HttpSession {
     return this.driver.ping(opts);
   }
 
-  /** Ends the session (DELETE, best effort) and closes the engine. */
+  /** Ends the session (DELETE, best effort; 405 is fine), the GET stream and the engine. */
   async close() {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopListening();
     if (this.sessionId) {
       try {
         const res = await fetch(this.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(2000) });

@@ -27,6 +27,9 @@
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
+  /* The most a timer reads before it expires anything: Linux's largest
+   * pipe by default (/proc/sys/fs/pipe-max-size). */
+  READ_AHEAD_MAX = 1024 * 1024,
   /* Timers fire on a shared grid of this many ms, so that the keepalive
    * pings of many connections go out, and their pongs come back, in one
    * loop wake-up instead of one each (Linux's round_jiffies, in spirit). */
@@ -422,6 +425,7 @@ static void rearm(mcpp_conn *c) {
 
 static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
                         const char *suffix);
+static void read_what_waits(mcpp_conn *c);
 
 static void on_timer(uv_timer_t *t) {
   mcpp_conn *c = t->data;
@@ -450,6 +454,13 @@ static void on_timer(uv_timer_t *t) {
       snprintf(reason, sizeof reason, "server closed stdout");
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
+  }
+  if (now >= mcpp_engine_next_deadline(c->engine)) {
+    /* libuv runs timers before it polls: a loop that woke late would time
+     * out a request or ping whose answer already waits in the pipe. */
+    read_what_waits(c);
+    if (c->closing) return;
+    now = now_us();
   }
   enter(c);
   if (now >= mcpp_engine_next_deadline(c->engine)) {
@@ -494,6 +505,37 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   mcpp_conn *c = s->data;
   handle_read(c, n, buf);
   release_rbuf(c, n);
+}
+
+/* Reads what the server's stdout holds now, as the poll phase would, for
+ * a timer about to expire something. At most a full pipe's worth (the
+ * most that can have waited), so a server writing without pause cannot
+ * hold the timer; libuv's own read finds the rest. The pipe is
+ * non-blocking and epoll level-triggered, so reading behind libuv's back
+ * loses no wake-up. */
+static void read_what_waits(mcpp_conn *c) {
+  uv_os_fd_t fd;
+  if (c->eof || c->reading_stopped || c->closing || c->has_pending ||
+      uv_fileno((uv_handle_t *)&c->out, &fd))
+    return;
+  for (size_t got = 0; got < READ_AHEAD_MAX;) {
+    uv_buf_t buf;
+    on_alloc((uv_handle_t *)&c->out, READ_BUF_SIZE, &buf);
+    ssize_t n = UV_ENOBUFS;
+    if (buf.len) {
+      do n = read(fd, buf.base, buf.len);
+      while (n < 0 && errno == EINTR);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        release_rbuf(c, 0);
+        return;
+      }
+      n = n == 0 ? UV_EOF : n < 0 ? uv_translate_sys_error(errno) : n;
+    }
+    on_read((uv_stream_t *)&c->out, n, &buf);
+    if (n <= 0 || c->eof || c->reading_stopped || c->closing || c->has_pending)
+      return;
+    got += (size_t)n;
+  }
 }
 
 static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {

@@ -13,7 +13,8 @@ Quick start::
 Pings are sent, answered and timed by a native I/O thread, so they work
 while the asyncio loop or the GIL is busy. ``mcpping.sdk.stdio_client`` is a
 drop-in for the official SDK's stdio transport; ``mcpping.guard`` wraps any
-transport's streams, in the client or the server role.
+transport's streams, in the client or the server role; ``mcpping.http.connect``
+watches a Streamable HTTP server.
 ``mcpping.instrument()`` routes every stdio client the ``mcp`` SDK creates
 (whichever framework creates it) through mcpping.
 """
@@ -24,7 +25,7 @@ from .errors import (
     RequestInDoubt, SpawnError,
 )
 from .events import EVENT_NAMES, Event
-from . import metrics
+from . import http, metrics
 from .guard import Guard, guard
 from .instrument import instrument, instrumented_peers, is_instrumented, uninstrument
 from .keepalive import KeepAlive
@@ -36,6 +37,7 @@ __all__ = [
     "__version__", "connect", "guard", "Peer", "Guard", "KeepAlive", "Event", "EVENT_NAMES",
     "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
     "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError", "metrics",
+    "http",
     "instrument", "uninstrument", "instrumented_peers", "is_instrumented",
     "Reconnect", "set_retry_budget", "RequestInDoubt",
 ]

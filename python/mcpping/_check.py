@@ -12,7 +12,7 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "number", "choice", "flag"]
+__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "number", "choice", "flag", "text"]
 
 #: The longest time the engine takes (MCPP_MAX_MS, 2^31 - 1 ms), in seconds.
 MAX_SECONDS = 2_147_483.647
@@ -94,4 +94,11 @@ def flag(name: str, value: Any) -> bool:
     """Checks a bool."""
     if not isinstance(value, bool):
         raise TypeError(f"{name} must be True or False, not {value!r}")
+    return value
+
+
+def text(name: str, value: Any) -> str:
+    """Checks a non-empty str."""
+    if not isinstance(value, str) or not value:
+        raise TypeError(f"{name} must be a non-empty str, not {type(value).__name__} {value!r}")
     return value

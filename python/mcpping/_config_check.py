@@ -116,12 +116,16 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
                         record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
                         kill_grace=1.0, on_message=None, on_close=None)
         else:
-            from ._http import HttpPeer
+            from .http import HttpPeer
             assert live.url is not None
             peer = HttpPeer(live.url, headers=live.headers, ping_timeout=plan.timeout,
                             record=plan.log)
     except SpawnError as e:
         res.status, res.reason = "spawn failed", str(e)
+        return res
+    except (ValueError, TypeError):
+        # A NUL in an argument and the like; the message could quote a value.
+        res.status, res.reason = "spawn failed", "invalid command line or environment"
         return res
     try:
         await _handshake(peer, res, end, loop)

@@ -8,6 +8,7 @@ engine's next deadline moves earlier, the lazy re-arm the C driver uses.
 from __future__ import annotations
 
 import asyncio
+import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
 
@@ -35,7 +36,7 @@ class EngineDriver:
         ping_timeout: float = 5.0,
         request_timeout: float | None = None,
         peer_name: str | None = None,
-        record: RecordTarget = None,
+        record: RecordTarget | RecordSink = None,
         deliver: Callable[[bytes], None] | None = None,
         on_stale: Callable[[], None] | None = None,
         probe: str | None = AUTO_PROBE,
@@ -45,7 +46,9 @@ class EngineDriver:
         self._events = EventHub(self, peer=peer_name, transport=transport)
         self._stats = Stats()
         self._state = "alive"
-        self._records = RecordSink(record)
+        # A sink shared by many connections (the reaper's) stays open at our close.
+        self._own_records = not isinstance(record, RecordSink)
+        self._records = record if isinstance(record, RecordSink) else RecordSink(record)
         self._pings: dict[int, asyncio.Future[float]] = {}
         self._timer: asyncio.TimerHandle | None = None
         self._timer_at: int | None = None
@@ -86,10 +89,26 @@ class EngineDriver:
         finally:
             self._arm()
 
-    def observe_outbound(self, frame: bytes) -> None:
-        """Tells the engine the application sends ``frame``."""
-        self.engine.observe_outbound(frame, now_us())
-        self._arm()
+    def observe_outbound(self, frame: bytes, timeout_ms: int = 0) -> None:
+        """Tells the engine the application sends ``frame``.
+
+        A request is timed by the engine: ``timeout_ms`` (checked by the
+        caller; 0: ``request_timeout``). On expiry it sends
+        ``notifications/cancelled`` and delivers a -32001 error answer.
+        """
+        try:
+            self.engine.observe_outbound(frame, now_us(), timeout_ms)
+        finally:
+            self._arm()
+
+    def cancel_request(self, request_id: Any) -> bool:
+        """Abandons an in-flight request (cancelled on the wire, a -32800
+        answer delivered); False if it is not in flight."""
+        id_json = json.dumps(request_id, separators=(",", ":")).encode()
+        try:
+            return self.engine.cancel_request(id_json, now_us())
+        finally:
+            self._arm()
 
     def set_session_id(self, session_id: str) -> None:
         """Sets the session id printed in records."""
@@ -98,6 +117,13 @@ class EngineDriver:
     def record_reconnect(self) -> None:
         """Emits a ``reconnect`` record (the session was initialized again)."""
         self.engine.record_reconnect(now_us())
+
+    def set_reading(self, reading: bool) -> None:
+        """False while the peer cannot be heard or reached through no fault
+        of its own: no keepalive ping goes out and nothing times out."""
+        self.engine.set_reading(reading, now_us())
+        self._arm()
+
     def touch(self) -> None:
         """Bytes that are no message arrived (an SSE comment): proof of life only."""
         self.engine.touch(now_us())
@@ -134,7 +160,8 @@ class EngineDriver:
             if not fut.done():
                 fut.set_exception(PeerClosed(reason or "closed"))
         self._events.finish()
-        self._records.close()
+        if self._own_records:
+            self._records.close()
 
     # ------------------------------------------------------------ internals
 

@@ -6,6 +6,11 @@
 #ifndef MCPPING_PY_NATIVE_H
 #define MCPPING_PY_NATIVE_H
 
+/* The stable ABI of CPython 3.10: one abi3 wheel serves 3.10 and later.
+ * setup.py defines it too; this keeps a hand build honest. */
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030A0000
+#endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -43,6 +48,20 @@ PyObject *mcpping_raise(mcpping_state *st, int code, const char *message);
  * reference the caller releases after use. Returns 0, or -1 with an exception set. */
 int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
                                PyObject **name_holder);
+
+/* A read-only view of a bytes-like argument ("O&" with mcpping_bytes_conv).
+ * Py_buffer is not in the 3.10 limited API, so bytes are read in place and
+ * any other buffer (bytearray, memoryview) is copied once into `owner`. The
+ * converter supports cleanup: PyArg_Parse* releases it when a later argument
+ * fails; after a successful parse the caller calls mcpping_bytes_release. */
+typedef struct mcpping_bytes {
+  PyObject *owner; /* a bytes object, a new reference */
+  const char *buf;
+  Py_ssize_t len;
+} mcpping_bytes;
+
+int mcpping_bytes_conv(PyObject *obj, void *out);
+void mcpping_bytes_release(mcpping_bytes *b);
 
 /* Returns a new dict describing an engine event, or NULL. */
 PyObject *mcpping_event_to_dict(const mcpp_event *ev);

@@ -83,7 +83,12 @@ class Engine:
     def recv(self, frame: bytes, now: int) -> int:
         """0: forward to the application; 1: consumed."""
     def touch(self, now: int) -> None: ...
-    def observe_outbound(self, frame: bytes, now: int) -> None: ...
+    def observe_outbound(self, frame: bytes, now: int, timeout_ms: int = 0) -> None:
+        """timeout_ms: this request's deadline (0: the default; MCPP_TIMEOUT_NONE: none)."""
+    def cancel_request(self, id_json: bytes, now: int) -> bool:
+        """Abandons an in-flight request; False if it is not in flight."""
+    def set_reading(self, reading: bool, now: int) -> None:
+        """False: the silence is ours (no keepalive ping, nothing times out)."""
     def ping(self, timeout_ms: int, now: int) -> int:
         """Sends a manual ping; returns its sequence number."""
     def cancel_ping(self, seq: int) -> bool: ...

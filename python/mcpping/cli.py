@@ -88,6 +88,12 @@ def parse_args(argv: list[str]) -> Options | str:
             if not o.command:
                 raise UsageError("-- needs a COMMAND")
             break
+        if a.startswith("--config="):
+            if not a[9:]:
+                raise UsageError("--config needs a FILE or auto")
+            o.configs.append(a[9:])
+            i += 1
+            continue
         if a in ("-h", "--help"):
             return "help"
         if a in ("-V", "--version"):
@@ -172,7 +178,7 @@ async def run(o: Options) -> int:
     transport = "streamable-http" if o.url else "stdio"
     try:
         if o.url:
-            from ._http import HttpPeer
+            from .http import HttpPeer
             peer = HttpPeer(o.url, ping_timeout=o.timeout, record=o.log)
         else:
             peer = Peer(o.command, keepalive=None, env=None, cwd=None, stderr="ignore",

@@ -152,11 +152,14 @@ def _strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def load(path: str | os.PathLike[str], require_servers: bool = True) -> ConfigFile:
+def load(path: str | os.PathLike[str], require_servers: bool = True,
+         project: str | None = None) -> ConfigFile:
     """Reads one config file; raises ConfigError.
 
     require_servers=False reads a file without a servers object as one
-    without servers (``--config auto`` and ``~/.claude.json``)."""
+    without servers (``--config auto`` and ``~/.claude.json``). project
+    (default: the current directory) picks Claude Code's per-project servers
+    in ``~/.claude.json``, ``projects[project].mcpServers``."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as f:
@@ -168,7 +171,7 @@ def load(path: str | os.PathLike[str], require_servers: bool = True) -> ConfigFi
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(name, None, "not UTF-8 text") from None
-    return parse(text, name, require_servers)
+    return parse(text, name, require_servers, project)
 
 
 def _errno_name(e: OSError) -> str:
@@ -176,7 +179,8 @@ def _errno_name(e: OSError) -> str:
     return errno.errorcode.get(e.errno or 0, str(e.strerror or e))
 
 
-def parse(text: str, path: str, require_servers: bool = True) -> ConfigFile:
+def parse(text: str, path: str, require_servers: bool = True,
+          project: str | None = None) -> ConfigFile:
     """Parses a config's text (JSON or JSONC); raises ConfigError."""
     if text.startswith("\ufeff"):
         text = text[1:]
@@ -194,6 +198,13 @@ def parse(text: str, path: str, require_servers: bool = True) -> ConfigFile:
     mcp = doc.get("mcp")
     if not tables and isinstance(mcp, dict) and "servers" in mcp:
         tables.append(("$.mcp.servers", mcp["servers"]))  # VS Code settings.json
+    projects = doc.get("projects")
+    project = os.getcwd() if project is None else project
+    if isinstance(projects, dict) and isinstance(projects.get(project), dict) \
+            and "mcpServers" in projects[project]:
+        # Claude Code's "local" scope: ~/.claude.json, per project folder.
+        tables.append((json_path(json_path("$.projects", project), "mcpServers"),
+                       projects[project]["mcpServers"]))
     if not tables and not require_servers:
         return ConfigFile(path, ())
     if not tables:
@@ -221,7 +232,13 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
             raise ConfigError(path, json_path(at, key), f"must be a string, got {_kind(v)}")
         if required and not v:
             raise ConfigError(path, json_path(at, key), "must not be empty")
+        _no_nul(v, json_path(at, key))
         return v
+
+    def _no_nul(text: str, where: str) -> None:
+        # No OS passes a NUL in an argument, a variable or a header.
+        if "\0" in text:
+            raise ConfigError(path, where, "contains a NUL character")
 
     def strings(key: str) -> tuple[str, ...]:
         v = entry.get(key)
@@ -233,18 +250,23 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
             if not isinstance(item, str):
                 raise ConfigError(path, json_path(json_path(at, key), i),
                                   f"must be a string, got {_kind(item)}")
+            _no_nul(item, json_path(json_path(at, key), i))
         return tuple(v)
 
-    def table(key: str) -> dict[str, str]:
+    def table(key: str, names: bool = False) -> dict[str, str]:
         v = entry.get(key)
         if v is None:
             return {}
         if not isinstance(v, dict):
             raise ConfigError(path, json_path(at, key), f"must be an object of strings, got {_kind(v)}")
         for k, item in v.items():
+            if names and (not k or "=" in k or "\0" in k):
+                raise ConfigError(path, json_path(json_path(at, key), k),
+                                  "is not a variable name (empty, or with = or NUL)")
             if not isinstance(item, str):
                 raise ConfigError(path, json_path(json_path(at, key), k),
                                   f"must be a string, got {_kind(item)}")
+            _no_nul(item, json_path(json_path(at, key), k))
         return dict(v)
 
     kind = entry.get("type")
@@ -268,7 +290,7 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
               "disabled": disabled}
     if kind == "stdio":
         return Server(command=string("command", required=True), args=strings("args"),
-                      env=table("env"), cwd=string("cwd"), **common)
+                      env=table("env", names=True), cwd=string("cwd"), **common)
     url = string("url", required=True)
     assert url is not None
     if not re.match(r"https?://", url, re.IGNORECASE):

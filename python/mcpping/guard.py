@@ -24,7 +24,7 @@ from typing import Any, Literal
 
 import asyncio
 
-from . import _check
+from . import _check, _native
 from ._driver import EngineDriver
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, KeepAlive
@@ -32,6 +32,17 @@ from .records import RecordTarget
 from .stats import Stats
 
 __all__ = ["guard", "Guard"]
+
+#: MCPP_FRAME_PING: a ping the engine sends.
+_FRAME_PING = 0
+
+
+def _no_stream_answer(ping: bytes) -> bytes:
+    """The -32601 answer for a ping that has no stream to the peer."""
+    rid = json.loads(ping).get("id")
+    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {
+        "code": -32601, "message": "mcpping: no stream to the peer to carry a ping"}},
+        separators=(",", ":")).encode()
 
 
 class _Codec:
@@ -112,6 +123,8 @@ async def guard(
     peer_name: str | None = None,
     record: RecordTarget = None,
     probe: str | None = AUTO_PROBE,
+    session_id: str | None = None,
+    _reachable: Callable[[], bool] | None = None,
 ) -> AsyncIterator[tuple[Any, Any, Guard]]:
     """Wraps a transport's (read_stream, write_stream) for a session.
 
@@ -123,7 +136,8 @@ async def guard(
     tells the engine the protocol version and the peer's name; on a session
     without ping (2026-07-28, or a peer that refuses it) keepalive sends the
     idle ``probe`` instead ("auto", a method name, or None for none) and
-    counts all traffic as proof of life.
+    counts all traffic as proof of life. ``session_id`` (e.g. the
+    Mcp-Session-Id) is printed in the records from the start.
     """
     import anyio
 
@@ -134,7 +148,17 @@ async def guard(
     done = anyio.Event()
 
     def engine_send(kind: int, frame: bytes) -> None:
+        if kind == _FRAME_PING and _reachable is not None and not _reachable():
+            # Nothing would carry this ping to the peer: it is answered
+            # "unsupported" here (soon, outside the engine's callback),
+            # so keepalive stops and the peer is never convicted for it.
+            asyncio.get_running_loop().call_soon(answer_unreachable, _no_stream_answer(frame))
+            return
         outbound.put_nowait(c.decode(frame))
+
+    def answer_unreachable(answer: bytes) -> None:
+        if driver.state != "closed":
+            driver.recv(answer)
 
     def deliver(frame: bytes) -> None:
         # A synthetic error answer for an application request that timed out.
@@ -151,6 +175,9 @@ async def guard(
                           ping_timeout=ping_timeout, request_timeout=request_timeout,
                           peer_name=peer_name, record=record, deliver=deliver, on_stale=stale,
                           probe=probe)
+    if session_id is not None:
+        _check.text("session_id", session_id)
+        driver.set_session_id(session_id)
 
     async def pump_in() -> None:
         try:
@@ -195,7 +222,7 @@ async def guard(
         # the session finishes on its own, and let the transport go.
         to_session.close()
         if driver.state == "stale":
-            driver.close("stale")
+            driver.close("the peer went stale", _native.MCPP_ERR_STALE)
             with anyio.CancelScope(shield=True):
                 try:
                     await write_stream.aclose()

@@ -214,16 +214,23 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
   ASSERT_EQ(log_count(&h, new_pid, "notifications/initialized"), 1);
   ASSERT_EQ(log_count(&h, new_pid, "\"id\": 3"), 1);
 
+  /* A ping to the new server: its record carries the attempt. */
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 5000, 77));
+  wait_ev(&h, MCPP_EV_PONG, 0);
   /* Records: the reconnect with what was in doubt, later ones numbered. */
-  int reconnect_records = 0, numbered = 0;
+  int reconnect_records = 0, numbered = 0, ping_ok = 0;
   for (size_t i = 0; i < h.n_items; i++) {
     if (h.items[i]->type != MCPP_ITEM_RECORD) continue;
     if (strstr(h.items[i]->data, "\"event\":\"reconnect\"") &&
         strstr(h.items[i]->data, "\"in_flight\":{\"count\":1,\"disposition\":\"in_doubt\"}"))
       reconnect_records++;
     if (strstr(h.items[i]->data, "\"reconnect_attempt\":1")) numbered++;
+    if (strstr(h.items[i]->data, "\"event\":\"ping_ok\"") &&
+        strstr(h.items[i]->data, "\"reconnect_attempt\":1"))
+      ping_ok++;
   }
   ASSERT_EQ(reconnect_records, 1);
+  ASSERT_EQ(ping_ok, 1);
   ASSERT_GE(numbered, 2);
   ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
   mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);

@@ -210,6 +210,8 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     ['empty.json', { mcpServers: { a: { command: '' } } }, '$.mcpServers.a.command: must not be empty'],
     ['args.json', { mcpServers: { 'my server': { command: 'x', args: ['y', 2] } } }, '$.mcpServers["my server"].args[1]: must be a string, got number'],
     ['env.json', { mcpServers: { a: { command: 'x', env: { PORT: 3000 } } } }, '$.mcpServers.a.env.PORT: must be a string, got number'],
+    ['envname.json', { mcpServers: { a: { command: 'x', env: { '': 'v' } } } }, '$.mcpServers.a.env[""]: is not a variable name (empty, or with = or NUL)'],
+    ['nul.json', '{"mcpServers": {"a": {"command": "x", "args": ["a\\u0000b"]}}}', '$.mcpServers.a.args[0]: contains a NUL character'],
     ['envlist.json', { mcpServers: { a: { command: 'x', env: ['A=1'] } } }, '$.mcpServers.a.env: must be an object of strings, got array'],
     ['type.json', { servers: { a: { type: 'ws', url: 'ws://h' } } }, '$.servers.a.type: unknown transport "ws" (expected stdio, http or sse)'],
     ['url.json', { servers: { a: { url: 'ftp://h/x' } } }, '$.servers.a.url: must be an http:// or https:// URL'],
@@ -224,9 +226,11 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     assert.equal(js.stderr, `mcpping: ${file}: ${problem}\n`);
   }
   const absent = path.join(configDir, 'absent.json');
-  const { js, py } = await same(['--config', absent], { status: 2 });
-  assert.equal(js.stderr, `mcpping: ${absent}: cannot read: No such file or directory\n`);
-  assert.equal(py.stderr, js.stderr);
+  for (const args of [['--config', absent], [`--config=${absent}`]]) {
+    const { js, py } = await same(args, { status: 2 });
+    assert.equal(js.stderr, `mcpping: ${absent}: cannot read: No such file or directory\n`);
+    assert.equal(py.stderr, js.stderr);
+  }
 });
 
 test('parity: --config auto with no config anywhere says where it looked, exit 2', async () => {

@@ -68,3 +68,86 @@ test('the classification is the C core\'s', () => {
   assert.equal(binding.httpClassify(404, 'Not Found', false), 'failed');
   assert.equal(binding.httpClassify(503, '', true), 'failed');
 });
+
+/** Starts the TS SDK's McpServer over Streamable HTTP; resolves with {url, stop}. */
+async function sdkHttpServer() {
+  const child = spawn(process.execPath, [path.join(h.FIXTURES, 'sdk_http_server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const rl = readline.createInterface({ input: child.stdout });
+  const url = await Promise.race([
+    new Promise((resolve) => rl.once('line', (line) => resolve(line.trim()))),
+    new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`sdk_http_server.mjs exited ${code}`)))),
+  ]);
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  return { url, stop: () => { rl.close(); child.kill(); return exited; } };
+}
+
+/** POSTs a ping on `session` by hand; resolves with the HTTP status. */
+async function rawPing(url, session) {
+  const res = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': session, 'mcp-protocol-version': '2025-11-25' },
+    body: '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+  });
+  await res.arrayBuffer();
+  return res.status;
+}
+
+test('the TS SDK server pings on the GET listening stream and every ping is answered', async () => {
+  const server = await sdkHttpServer();
+  const records = [];
+  const s = new HttpSession(server.url, { records: (r) => records.push(r) });
+  try {
+    await s.initialize(INIT, 5000);
+    assert.equal(s.listening, true); // initialize returns once the GET stream is open
+    const result = await s.request('tools/call', { name: 'ping_listener', arguments: { count: 3 } }, 20000);
+    assert.equal(result.content[0].text, '3');
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+  const answered = records.filter((r) => r.event === 'ping_answered');
+  assert.equal(answered.length, 3);
+  assert.ok(answered.every((r) => r.session_id === s.sessionId && r.sender === 'server'));
+});
+
+test('close sends DELETE: the TS SDK server forgets the session', async () => {
+  const server = await sdkHttpServer();
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    const sid = s.sessionId;
+    assert.equal(await rawPing(server.url, sid), 200);
+    await s.close();
+    assert.equal(s.listening, false);
+    assert.equal(await rawPing(server.url, sid), 404);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('a server without GET (http_fault.py answers 501) is not asked again', async () => {
+  const server = await faultServer('unsupported');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    assert.equal(s.listening, false);
+    assert.equal(s.listenWanted, false);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('the CLI ends its session with DELETE', async () => {
+  const server = await sdkHttpServer();
+  try {
+    const res = await h.run(process.execPath, [h.CLI, '--json', '-c', '1', server.url]);
+    assert.equal(res.status, 0, res.stderr);
+    const [connected] = h.jsonLines(res.stdout);
+    assert.ok(connected.session_id, 'session id printed');
+    assert.equal(await rawPing(server.url, connected.session_id), 404);
+  } finally {
+    await server.stop();
+  }
+});

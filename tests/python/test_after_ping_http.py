@@ -9,7 +9,7 @@ import subprocess
 import pytest
 
 import mcpping
-from mcpping._http import HttpPeer
+from mcpping.http import HttpPeer
 from conftest import PEERS, PY, free_port, wait_port
 
 KA = mcpping.KeepAlive(interval=0.5, timeout=0.5, failures=2, min_interval=0.1, jitter_pct=0,

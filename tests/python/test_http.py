@@ -13,7 +13,7 @@ import pytest
 import mcpping
 from conftest import PEERS, PY
 from mcpping import _native
-from mcpping._http import HttpPeer
+from mcpping.http import HttpPeer
 
 
 @pytest.fixture

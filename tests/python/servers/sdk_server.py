@@ -1,10 +1,13 @@
 """An MCP server built with the official SDK (MCPServer, FastMCP's 2.x name;
 FastMCP on mcp 1.x, so the adapter tests run against both majors).
 
-Usage: sdk_server.py [stdio | http PORT]. Tools: echo, add, pid, and
-ping_client, which logs "pinging" to the client, waits a little, then pings
-the client with the session's send_ping() and returns each ping's
-CLOCK_MONOTONIC send/answer times (shared by every process on the host).
+Usage: sdk_server.py [stdio | http PORT [IDLE_TIMEOUT]]. Tools: echo, add,
+pid, and ping_client, which logs "pinging" to the client, waits a little,
+then pings the client with the session's send_ping() and returns each ping's
+CLOCK_MONOTONIC send/answer times (shared by every process on the host);
+ping_listener pings the client on the connection's standalone stream (the
+client's GET listening stream over HTTP). IDLE_TIMEOUT (seconds) is the
+session manager's session_idle_timeout: past it the session answers 404.
 """
 
 import inspect
@@ -52,12 +55,24 @@ async def ping_client(count: int, delay: float, ctx: Context) -> list[list[float
     return times
 
 
+@app.tool()
+async def ping_listener(count: int, ctx: Context) -> int:
+    """Pings the client `count` times on the standalone stream; returns how many were answered."""
+    answered = 0
+    for _ in range(count):
+        await ctx.session.send_ping()  # no related request: the standalone stream
+        answered += 1
+    return answered
+
+
 if __name__ == "__main__":
     if len(sys.argv) > 2 and sys.argv[1] == "http":
         host, port = "127.0.0.1", int(sys.argv[2])
+        idle = float(sys.argv[3]) if len(sys.argv) > 3 else 30 * 60
         if "port" in inspect.signature(app.run_streamable_http_async).parameters:
-            anyio.run(lambda: app.run_streamable_http_async(host=host, port=port))
-        else:  # mcp 1.x: host and port are settings
+            anyio.run(lambda: app.run_streamable_http_async(host=host, port=port,
+                                                            session_idle_timeout=idle))
+        else:  # mcp 1.x: host and port are settings (and no idle timeout)
             app.settings.host, app.settings.port = host, port
             anyio.run(app.run_streamable_http_async)
     else:

@@ -1,0 +1,600 @@
+"""mcpping.http: a Streamable HTTP MCP client that watches liveness (stdlib only).
+
+Each message is a POST with ``Accept: application/json, text/event-stream``;
+the answer is one JSON message or an SSE stream of them. After the
+handshake the client opens the GET listening stream (``Accept:
+text/event-stream``; a 405 means the server offers none), so the server's
+own pings reach the engine, which answers them with a POST. Every inbound
+message goes through the engine on the loop thread, which times the pings
+and each request. Closing sends DELETE with the session id (a 405 is fine).
+
+An HTTP error is classified by the C core (``mcpp_http_classify``): a 404
+whose body is a JSON-RPC -32601 means the method is unsupported; any other
+404 on a session means the session expired, so the handshake runs again (a
+``reconnect`` record says so) and the pings that met the 404 are sent again
+on the new session; anything else fails the request.
+SSE comment lines (``: keep-alive``) carry no message but prove the server
+alive: they reach the engine as traffic (SEP-2575's transport-layer proof).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import http.client
+import json
+import socket
+import threading
+import urllib.error
+import urllib.parse
+import urllib.request
+from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from typing import Any
+
+from . import _check, _native
+from ._driver import EngineDriver
+from .errors import PeerClosed
+from .events import Event, Listener
+from .keepalive import AUTO_PROBE, KeepAlive
+from .peer import _TIMED_OUT, CLIENT_INFO, PROTOCOL_VERSION, HandshakeError, _request_timeout_ms
+from .records import RecordTarget
+from .stats import Stats
+
+__all__ = ["HttpPeer", "connect"]
+
+#: How long DELETE and the GET stream's connect may take.
+_SHORT_TIMEOUT = 5.0
+#: The GET stream is opened again after it ends, this long after at first,
+#: doubling to the cap while it keeps ending at once.
+_RELISTEN_FIRST = 0.25
+_RELISTEN_MAX = 30.0
+
+
+def _sse_events(lines: Iterable[bytes], on_data: Callable[[bytes], None],
+                on_comment: Callable[[], None]) -> None:
+    """Reads SSE lines: each event's data to on_data, each comment to on_comment."""
+    data: list[str] = []
+    for raw in lines:
+        line = raw.decode("utf-8", "replace").rstrip("\r\n")
+        if line.startswith("data:"):
+            data.append(line[5:].lstrip(" "))
+        elif line.startswith(":"):
+            on_comment()
+        elif not line and data:
+            on_data("\n".join(data).encode())
+            data = []
+    if data:
+        on_data("\n".join(data).encode())
+
+
+def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
+    """Extra request headers: str names and values, or None."""
+    if headers is None:
+        return {}
+    if not isinstance(headers, Mapping):
+        raise TypeError(f"headers must be a mapping of str to str, not {type(headers).__name__}")
+    for k, v in headers.items():
+        if not isinstance(k, str) or not k or not isinstance(v, str):
+            raise TypeError(f"headers must map non-empty str names to str values, not {k!r}")
+    return dict(headers)
+
+
+class HttpPeer:
+    """One Streamable HTTP MCP endpoint, watched through the engine.
+
+    Made by :func:`connect`; ``HttpPeer(url, ...)`` followed by
+    ``await initialize()`` does the same by hand.
+    """
+
+    def __init__(self, url: str, *, keepalive: KeepAlive | None = None, ping_timeout: float = 5.0,
+                 request_timeout: float | None = None, record: RecordTarget = None,
+                 probe: str | None = AUTO_PROBE, listen: bool = True,
+                 headers: Mapping[str, str] | None = None) -> None:
+        if not isinstance(url, str):
+            raise TypeError(f"url must be a str, not {type(url).__name__} {url!r}")
+        u = urllib.parse.urlsplit(url)
+        if u.scheme not in ("http", "https") or not u.hostname:
+            raise ValueError(f"url must be an http:// or https:// URL, not {url!r}")
+        _check.seconds("ping_timeout", ping_timeout)
+        _check.optional_seconds("request_timeout", request_timeout, none="off")
+        self._listen_wanted = _check.flag("listen", listen)
+        #: Sent with every request (a config's ``headers``: often a secret).
+        self._extra_headers = _check_headers(headers)
+        self.url = url
+        self._split = u
+        default_port = 443 if u.scheme == "https" else 80
+        #: The server's name (serverInfo.name after the handshake, host:port before).
+        self.name = f"{u.hostname}:{u.port or default_port}"
+        #: The negotiated protocol version, None before the handshake.
+        self.protocol_version: str | None = None
+        #: The Mcp-Session-Id the server gave, None if it gave none.
+        self.session_id: str | None = None
+        #: True while the GET listening stream is open; False once the
+        #: server answered 405 (it offers none) or listening is off.
+        self.listening = False
+        self.loop = asyncio.get_running_loop()
+        self._requests: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        #: Set when the server could not be reached at all.
+        self.fatal: BaseException | None = None
+        self._closed = False
+        self._ids = 0
+        self._init_timeout = 10.0
+        #: Pings waiting for a new session (None: no re-initialize running).
+        self._after_reinit: list[bytes] | None = None
+        self._tasks: set[asyncio.Future[Any]] = set()
+        self._listener: threading.Thread | None = None
+        self._listen_conn: http.client.HTTPConnection | None = None
+        self._relisten_delay = _RELISTEN_FIRST
+        self._relisten: asyncio.TimerHandle | None = None
+        self._listen_settled: asyncio.Future[None] | None = None
+        self.driver = EngineDriver(self._engine_send, keepalive=keepalive, transport="streamable-http",
+                                   ping_timeout=ping_timeout, request_timeout=request_timeout,
+                                   peer_name=self.name, record=record, deliver=self._deliver,
+                                   on_stale=self._stale, probe=probe)
+
+    # ------------------------------------------------------------ public
+
+    @property
+    def state(self) -> str:
+        """``alive``, ``suspect``, ``stale`` or ``closed``."""
+        return self.driver.state
+
+    @property
+    def stats(self) -> Stats:
+        """Ping counts and RTT figures."""
+        return self.driver.stats
+
+    @property
+    def healthy(self) -> bool:
+        """Live health: alive and no request past its deadline."""
+        return bool(self.driver.info().get("healthy"))
+
+    @property
+    def closed(self) -> bool:
+        """True once :meth:`close` ran or the peer was lost."""
+        return self._closed
+
+    def info(self) -> dict[str, Any]:
+        """The engine's counters and flags, ``healthy`` included."""
+        return self.driver.info()
+
+    def on(self, event: str, callback: Listener) -> Callable[[], None]:
+        """Calls ``callback(Event)`` for each ``event`` ("*": all); returns a remover."""
+        return self.driver.on(event, callback)
+
+    def events(self, *names: str) -> AsyncIterator[Event]:
+        """Async iterator over events, ending at ``closed``."""
+        return self.driver.events(*names)
+
+    async def initialize(self, timeout: float = 10.0) -> dict[str, Any]:
+        """Runs the handshake, then opens the GET listening stream; returns
+        the initialize result. Raises HandshakeError or PeerClosed."""
+        _check.seconds("init_timeout", timeout)
+        self._init_timeout = timeout
+        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
+        try:
+            resp = await self.request("initialize", params, timeout=timeout)
+        except asyncio.TimeoutError:
+            raise HandshakeError(f"no initialize result after {timeout:g} s") from None
+        result = resp.get("result")
+        if not isinstance(result, dict):
+            err = resp.get("error") or {}
+            raise HandshakeError(f"initialize failed: {err.get('code')} {err.get('message')}")
+        self.protocol_version = result.get("protocolVersion")
+        info = result.get("serverInfo") or {}
+        if isinstance(info.get("name"), str) and info["name"]:
+            self.name = info["name"]
+        self.notify("notifications/initialized")
+        if self._listen_wanted and self.session_id is not None:
+            # Wait for the GET's answer, so `listening` is true on return.
+            self._listen_settled = self.loop.create_future()
+            self._listen()
+            try:
+                await asyncio.wait_for(asyncio.shield(self._listen_settled), timeout)
+            except asyncio.TimeoutError:
+                pass  # a slow GET: it may still open; pings are answered on the POSTs meanwhile
+        return result
+
+    async def request(self, method: str, params: Mapping[str, Any] | None = None,
+                      timeout: float | None = 30.0) -> dict[str, Any]:
+        """Sends a request; returns the whole response message (result or error).
+
+        The engine times it (``timeout`` seconds; None: ``request_timeout``
+        if set): past it, it sends ``notifications/cancelled`` (never for
+        ``initialize``) and this raises ``TimeoutError``. Cancelling the
+        awaiting task abandons the request the same way. Either way the
+        request leaves the in-flight ledger, so ``healthy`` recovers.
+        """
+        timeout_ms = _request_timeout_ms(timeout)
+        if self._closed:
+            raise PeerClosed(str(self.fatal) if self.fatal else "closed")
+        self._ids += 1
+        rid = f"mcpping-{self._ids}"
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        frame = json.dumps(msg, separators=(",", ":")).encode()
+        fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        self._requests[rid] = fut
+        try:
+            self.driver.observe_outbound(frame, timeout_ms)
+            self._post(frame)
+            resp = await fut
+        except asyncio.CancelledError:
+            if not self._closed:
+                self.driver.cancel_request(rid)
+            raise
+        finally:
+            self._requests.pop(rid, None)
+        if resp.pop("_timed_out", False):
+            raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s (cancelled on the server)")
+        return resp
+
+    def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
+        """Sends a notification (fire and forget)."""
+        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
+        if params is not None:
+            msg["params"] = dict(params)
+        frame = json.dumps(msg, separators=(",", ":")).encode()
+        self.driver.observe_outbound(frame)
+        self._post(frame)
+
+    async def ping(self, timeout: float | None = None) -> float:
+        """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""
+        if self.fatal is not None:
+            raise PeerClosed(str(self.fatal))
+        return await self.driver.ping(timeout)
+
+    async def close(self) -> None:
+        """Ends the session: DELETE with its id (405 tolerated), the GET
+        stream closed, the engine stopped. POSTs still running finish in
+        their threads."""
+        if self._closed:
+            return
+        self._closed = True
+        self._stop_listening()
+        if self.session_id is not None and self.fatal is None:
+            await asyncio.to_thread(self._delete_blocking, self.session_id)
+        self._finish("closed")
+        listener = self._listener
+        if listener is not None:
+            await asyncio.to_thread(listener.join, _SHORT_TIMEOUT)
+
+    async def __aenter__(self) -> "HttpPeer":
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
+    def __repr__(self) -> str:
+        return f"<HttpPeer {self.url} session={self.session_id} state={self.state}>"
+
+    # ------------------------------------------------------------ HTTP
+
+    def _headers(self, session: str | None) -> dict[str, str]:
+        headers: dict[str, str] = dict(self._extra_headers)
+        if session:
+            headers["Mcp-Session-Id"] = session
+        if self.protocol_version:
+            headers["MCP-Protocol-Version"] = self.protocol_version
+        return headers
+
+    def _post_blocking(self, frame: bytes, frame_id: Any) -> None:
+        """Runs in a worker thread: one POST, handing each answer to the loop."""
+        sent_session = self.session_id
+        headers = {"Content-Type": "application/json",
+                   "Accept": "application/json, text/event-stream", **self._headers(sent_session)}
+        req = urllib.request.Request(self.url, data=frame, headers=headers, method="POST")
+        try:
+            resp = urllib.request.urlopen(req, timeout=60)
+        except urllib.error.HTTPError as e:
+            body = e.read()
+            verdict = _native.http_classify(e.code, body, sent_session is not None)
+            if verdict == "session_expired":
+                self._to_loop_call(self._session_expired, (frame, sent_session))
+                return
+            if frame_id is None:
+                return
+            # An HTTP error answers this request: give the engine a JSON-RPC
+            # error with our id ("unsupported": the body's -32601 itself).
+            error = {"code": -32000, "message": f"HTTP {e.code} {e.reason}"}
+            try:
+                got = json.loads(body)
+                if isinstance(got, dict) and isinstance(got.get("error"), dict):
+                    error = got["error"]
+            except ValueError:
+                pass
+            self._to_loop(json.dumps({"jsonrpc": "2.0", "id": frame_id, "error": error}).encode())
+            return
+        except OSError as e:
+            self._to_loop_call(self._fail, e)
+            return
+        with resp:
+            sid = resp.headers.get("Mcp-Session-Id")
+            if sid and not self.session_id:
+                self._to_loop_call(self._set_session, sid)
+            ctype = resp.headers.get("Content-Type", "")
+            if ctype.startswith("text/event-stream"):
+                try:
+                    _sse_events(resp, self._to_loop, self._touch)
+                except OSError:
+                    pass  # a broken stream: what it did not answer times out in the engine
+            else:
+                body = resp.read()
+                if body.strip():
+                    self._to_loop(body.strip())
+
+    def _listen(self) -> None:
+        """Opens the GET listening stream in a thread of its own."""
+        if self._closed or self._listener is not None and self._listener.is_alive():
+            return
+        self._listener = threading.Thread(target=self._listen_blocking, args=(self.session_id,),
+                                          daemon=True, name="mcpping-http-listen")
+        self._listener.start()
+
+    def _listen_blocking(self, session: str | None) -> None:
+        """Runs in the listener thread: GET, then every SSE event to the loop."""
+        u = self._split
+        cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
+        conn = cls(u.hostname or "", u.port, timeout=_SHORT_TIMEOUT)
+        self._listen_conn = conn
+        if self._closed:
+            return
+        path = u.path or "/"
+        if u.query:
+            path += "?" + u.query
+        headers = {"Accept": "text/event-stream", **self._headers(session)}
+        try:
+            conn.request("GET", path, headers=headers)
+            resp = conn.getresponse()
+            if resp.status != 200 or not resp.getheader("Content-Type", "").startswith("text/event-stream"):
+                body = resp.read()
+                self._to_loop_call(self._listen_refused, (resp.status, body, session))
+                return
+            if conn.sock is not None:
+                conn.sock.settimeout(None)  # an idle stream is no error
+            self._to_loop_call(self._listen_opened, session)
+            _sse_events(resp, self._to_loop, self._touch)
+        except OSError:
+            pass  # the stream broke (or close() shut it): opened again below unless closed
+        finally:
+            conn.close()
+        self._to_loop_call(self._listen_ended, session)
+
+    def _settle_listen(self) -> None:
+        if self._listen_settled is not None and not self._listen_settled.done():
+            self._listen_settled.set_result(None)
+
+    def _listen_opened(self, session: str | None) -> None:
+        self.listening = session == self.session_id
+        self._settle_listen()
+
+    def _listen_refused(self, what: tuple[int, bytes, str | None]) -> None:
+        status, body, session = what
+        self.listening = False
+        self._settle_listen()
+        if session != self.session_id or self._closed:
+            return
+        if _native.http_classify(status, body, session is not None) == "session_expired":
+            self._session_expired((b"", session))
+            return
+        # 405 is the spec's "no listening stream here"; any other refusal
+        # is taken the same way, so a server that cannot serve GET is not
+        # asked again and again.
+        self._listen_wanted = False
+
+    def _listen_ended(self, session: str | None) -> None:
+        self._settle_listen()
+        if self.listening and session == self.session_id:
+            self.listening = False
+            self._relisten_delay = _RELISTEN_FIRST
+            self._listen_later()
+
+    def _listen_later(self) -> None:
+        """Opens the stream again after a delay that doubles while it fails."""
+        if self._closed or not self._listen_wanted or self._relisten is not None:
+            return
+        delay = self._relisten_delay
+        self._relisten_delay = min(delay * 2, _RELISTEN_MAX)
+
+        def again() -> None:
+            self._relisten = None
+            self._listen()
+
+        self._relisten = self.loop.call_later(delay, again)
+
+    def _stop_listening(self) -> None:
+        if self._relisten is not None:
+            self._relisten.cancel()
+            self._relisten = None
+        conn = self._listen_conn
+        if conn is not None and conn.sock is not None:
+            try:
+                conn.sock.shutdown(socket.SHUT_RDWR)  # wakes the listener's blocking read
+            except OSError:
+                pass
+        self.listening = False
+
+    def _delete_blocking(self, session: str) -> None:
+        """DELETE the session; a 405 (the server keeps sessions) or a gone server is fine."""
+        req = urllib.request.Request(self.url, headers=self._headers(session), method="DELETE")
+        try:
+            with urllib.request.urlopen(req, timeout=_SHORT_TIMEOUT) as resp:
+                resp.read()
+        except (urllib.error.HTTPError, OSError):
+            pass
+
+    def _to_loop(self, frame: bytes) -> None:
+        self._to_loop_call(self._inbound, frame)
+
+    def _to_loop_call(self, fn: Any, arg: Any) -> None:
+        try:
+            self.loop.call_soon_threadsafe(fn, arg)
+        except RuntimeError:
+            pass  # the loop is closed: the run is over
+
+    def _touch(self) -> None:
+        self._to_loop_call(self._touch_now, None)
+
+    def _touch_now(self, _: None) -> None:
+        if not self._closed:
+            self.driver.touch()
+
+    def _session_expired(self, what: tuple[bytes, str | None]) -> None:
+        """A 404 on our session: initialize again, then resend the pings
+        that met it (a ping has no side effects; nothing else is resent)."""
+        frame, sent_session = what
+        if self._closed:
+            return
+        try:
+            is_ping = json.loads(frame).get("method") == "ping"
+        except (ValueError, AttributeError):
+            is_ping = False
+        if self._after_reinit is None:
+            if sent_session != self.session_id:
+                # Already on a newer session: just resend.
+                if is_ping:
+                    self._post(frame)
+                return
+            self._after_reinit = []
+            self.session_id = None
+            self.protocol_version = None
+            self._stop_listening()
+            fut = asyncio.ensure_future(self._reinitialize())
+            self._tasks.add(fut)
+            fut.add_done_callback(self._tasks.discard)
+        if is_ping:
+            self._after_reinit.append(frame)
+
+    async def _reinitialize(self) -> None:
+        try:
+            await self.initialize(self._init_timeout)
+        except Exception as e:  # the new handshake failed: the peer is gone
+            self._after_reinit = None
+            self._fail(e)
+            return
+        self.driver.record_reconnect()
+        waiting, self._after_reinit = self._after_reinit or [], None
+        for frame in waiting:
+            self._post(frame)
+
+    def _set_session(self, sid: str) -> None:
+        self.session_id = sid
+        self.driver.set_session_id(sid)
+
+    def _fail(self, exc: BaseException) -> None:
+        if self.fatal is None:
+            self.fatal = exc
+        self._closed = True
+        self._stop_listening()
+        self._finish(f"cannot reach {self.url}: {exc}")
+
+    def _stale(self) -> None:
+        """The engine's stale policy says close: the server is gone."""
+        if not self._closed:
+            self._closed = True
+            self._stop_listening()
+            self._finish("stale")
+
+    def _finish(self, reason: str) -> None:
+        for fut in self._requests.values():
+            if not fut.done():
+                fut.set_exception(PeerClosed(reason))
+        self.driver.close(reason)
+
+    def _post(self, frame: bytes) -> None:
+        try:
+            frame_id = json.loads(frame).get("id")
+        except ValueError:
+            frame_id = None
+        # A daemon thread per POST, not the loop's executor: asyncio.run()
+        # joins that executor at exit, so a server that accepted and never
+        # answered would hold the process for urlopen's whole timeout.
+        threading.Thread(target=self._post_blocking, args=(frame, frame_id), daemon=True,
+                         name="mcpping-http-post").start()
+
+    def _engine_send(self, kind: int, frame: bytes) -> None:
+        self._post(frame)
+
+    def _deliver(self, frame: bytes) -> None:
+        """The engine's own answer to a request (timed out or abandoned)."""
+        self._resolve(frame)
+
+    def _inbound(self, frame: bytes) -> None:
+        if self._closed or not self.driver.recv(frame):
+            return
+        self._resolve(frame)
+
+    def _resolve(self, frame: bytes) -> None:
+        try:
+            msg = json.loads(frame)
+        except ValueError:
+            return
+        if isinstance(msg, dict) and "method" not in msg:
+            rid = msg.get("id")
+            fut = self._requests.get(rid) if isinstance(rid, str) else None
+            if fut is not None and not fut.done():
+                if _TIMED_OUT in frame:
+                    msg["_timed_out"] = True
+                fut.set_result(msg)
+
+
+class _Connect:
+    """What :func:`connect` returns: awaitable, or an async context manager."""
+
+    def __init__(self, url: str, kwargs: dict[str, Any], initialize: bool, init_timeout: float) -> None:
+        self._url = url
+        self._kwargs = kwargs
+        self._initialize = initialize
+        self._init_timeout = init_timeout
+        self._peer: HttpPeer | None = None
+
+    async def _open(self) -> HttpPeer:
+        peer = HttpPeer(self._url, **self._kwargs)
+        if self._initialize:
+            try:
+                await peer.initialize(self._init_timeout)
+            except BaseException:
+                await peer.close()
+                raise
+        self._peer = peer
+        return peer
+
+    def __await__(self) -> Any:
+        return self._open().__await__()
+
+    async def __aenter__(self) -> HttpPeer:
+        return await self._open()
+
+    async def __aexit__(self, *exc: object) -> None:
+        if self._peer is not None:
+            await self._peer.close()
+
+
+def connect(
+    url: str,
+    *,
+    keepalive: KeepAlive | None = KeepAlive(),
+    initialize: bool = True,
+    init_timeout: float = 10.0,
+    ping_timeout: float = 5.0,
+    request_timeout: float | None = None,
+    record: RecordTarget = None,
+    probe: str | None = AUTO_PROBE,
+    listen: bool = True,
+    headers: Mapping[str, str] | None = None,
+) -> _Connect:
+    """Connects to a Streamable HTTP MCP server at ``url`` and watches it.
+
+    Use as ``async with mcpping.http.connect(url) as peer:`` (ends the
+    session with DELETE at the end) or ``peer = await
+    mcpping.http.connect(url)``. The options mean what they mean for
+    :func:`mcpping.connect`; ``listen`` (default True) opens the GET
+    listening stream after the handshake, so the server's pings are
+    answered (a server that answers the GET with 405 offers none);
+    ``headers`` are sent with every request (authorization, say).
+    """
+    _check.seconds("init_timeout", init_timeout)
+    _check.flag("initialize", initialize)
+    kwargs = dict(keepalive=keepalive, ping_timeout=ping_timeout, request_timeout=request_timeout,
+                  record=record, probe=probe, listen=listen, headers=headers)
+    return _Connect(url, kwargs, initialize, init_timeout)

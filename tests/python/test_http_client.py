@@ -1,0 +1,196 @@
+"""mcpping.http against the official Python SDK's Streamable HTTP server
+(tests/python/servers/sdk_server.py, a real MCPServer under uvicorn): the
+GET listening stream answers the server's pings, close sends DELETE, an
+expired session is initialized again, the session id reaches the records,
+and each request has the engine's own deadline (issue 10 part 2, issue 8)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import subprocess
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+
+import pytest
+
+import mcpping
+from conftest import PEERS, PY, free_port, sdk_server, wait_port
+
+
+def _serve(*args: str) -> Iterator[str]:
+    port = free_port()
+    proc = subprocess.Popen(sdk_server("http", str(port), *args), stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL, start_new_session=True)
+    try:
+        wait_port(port, proc)
+        yield f"http://127.0.0.1:{port}/mcp"
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(5)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.fixture
+def short_idle_server() -> Iterator[str]:
+    """The SDK server whose sessions expire after 1 s without a request."""
+    yield from _serve("1")
+
+
+def _post_raw(url: str, session: str, version: str) -> int:
+    """POSTs a ping on ``session`` by hand; returns the HTTP status."""
+    req = urllib.request.Request(url, method="POST", data=b'{"jsonrpc":"2.0","id":1,"method":"ping"}',
+                                 headers={"Content-Type": "application/json",
+                                          "Accept": "application/json, text/event-stream",
+                                          "Mcp-Session-Id": session, "MCP-Protocol-Version": version})
+    try:
+        with urllib.request.urlopen(req, timeout=5) as resp:
+            resp.read()
+            return resp.status
+    except urllib.error.HTTPError as e:
+        return e.code
+
+
+def _records(path) -> list[dict]:
+    return [json.loads(line) for line in path.read_text().splitlines()]
+
+
+async def _call(peer: mcpping.http.HttpPeer, tool: str, **arguments) -> dict:
+    resp = await peer.request("tools/call", {"name": tool, "arguments": arguments}, timeout=20)
+    assert "result" in resp, resp
+    return resp["result"]
+
+
+async def test_server_pings_on_the_listening_stream_are_answered(http_server, tmp_path):
+    log = tmp_path / "records.jsonl"
+    async with mcpping.http.connect(http_server, keepalive=None, record=str(log)) as peer:
+        answered = []
+        peer.on("ping_answered", answered.append)
+        assert peer.listening  # connect() returns once the GET stream is open
+        result = await _call(peer, "ping_listener", count=3)
+        assert result["content"][0]["text"] == "3", result
+        assert len(answered) == 3
+        sid = peer.session_id
+    answered_records = [r for r in _records(log) if r["event"] == "ping_answered"]
+    assert len(answered_records) == 3
+    # The session id comes from the Mcp-Session-Id header, no set_session_id().
+    assert {r["session_id"] for r in answered_records} == {sid}
+    assert all(r["direction"] == "inbound" and r["sender"] == "server" for r in answered_records)
+
+
+async def test_close_deletes_the_session(http_server):
+    peer = await mcpping.http.connect(http_server, keepalive=None)
+    sid, version = peer.session_id, peer.protocol_version
+    assert sid is not None
+    assert await asyncio.to_thread(_post_raw, http_server, sid, version) == 200
+    await peer.close()
+    assert peer.closed and peer.state == "closed"
+    # The server forgot the session: its id answers 404 now.
+    assert await asyncio.to_thread(_post_raw, http_server, sid, version) == 404
+
+
+async def test_close_tolerates_a_server_without_delete_or_get(tmp_path):
+    """tests/peers/http_fault.py answers GET with 501 and DELETE with 200;
+    close() must neither hang nor raise, and no GET is retried."""
+    proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", "expire"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        peer = await mcpping.http.connect(url, keepalive=None)
+        assert await peer.ping(5) > 0  # meets the expiry, re-initializes, answered
+        assert not peer.listening
+        await asyncio.wait_for(peer.close(), 10)
+        assert peer.closed
+    finally:
+        proc.kill()
+        proc.wait()
+
+
+async def test_an_expired_sdk_session_is_initialized_again(short_idle_server, tmp_path):
+    log = tmp_path / "records.jsonl"
+    async with mcpping.http.connect(short_idle_server, keepalive=None, listen=False,
+                                    record=str(log)) as peer:
+        first = peer.session_id
+        assert await peer.ping(5) > 0
+        # Nothing in flight and no GET stream: the SDK ends the session
+        # after its 1 s idle timeout, and the next ping meets a 404.
+        await asyncio.sleep(1.5)
+        assert await peer.ping(5) > 0
+        assert peer.session_id not in (None, first)
+        assert peer.stats.lost == 0
+        second = peer.session_id
+    recs = _records(log)
+    events = [r["event"] for r in recs]
+    assert events.count("reconnect") == 1 and events.count("ping_ok") == 2
+    oks = [r for r in recs if r["event"] == "ping_ok"]
+    assert [r["session_id"] for r in oks] == [first, second]
+
+
+async def test_request_timeout_is_the_engines(http_server, tmp_path):
+    """A tool call past its own deadline: notifications/cancelled, a -32001
+    answer inside the engine, TimeoutError here, the ledger cleared."""
+    log = tmp_path / "records.jsonl"
+    async with mcpping.http.connect(http_server, keepalive=None, record=str(log)) as peer:
+        timed_out = []
+        peer.on("request_timeout", timed_out.append)
+        before = peer.info()
+        with pytest.raises(asyncio.TimeoutError):
+            # ping_client waits `delay` s before its pings: well past 0.3 s.
+            await peer.request("tools/call", {"name": "ping_client",
+                                              "arguments": {"count": 0, "delay": 5}}, timeout=0.3)
+        assert len(timed_out) == 1
+        info = peer.info()
+        assert info["in_flight"] == before["in_flight"] == 0
+        assert info["app_timeouts"] == 1
+        assert not info["healthy"] and not peer.healthy  # no laundering by a quiet line
+        # The session still works after the cancel, and an answer heals it.
+        assert (await _call(peer, "add", a=2, b=3))["content"][0]["text"] == "5"
+        assert peer.healthy
+
+
+async def test_cancelling_a_request_abandons_it(http_server):
+    async with mcpping.http.connect(http_server, keepalive=None) as peer:
+        cancelled = []
+        peer.on("request_cancelled", cancelled.append)
+        call = asyncio.ensure_future(peer.request(
+            "tools/call", {"name": "ping_client", "arguments": {"count": 0, "delay": 5}}, timeout=30))
+        await asyncio.sleep(0.3)
+        assert peer.info()["in_flight"] == 1
+        call.cancel()
+        with pytest.raises(asyncio.CancelledError):
+            await call
+        assert len(cancelled) == 1 and peer.info()["in_flight"] == 0
+
+
+@pytest.mark.parametrize("kwargs, message", [
+    ({"ping_timeout": 0}, "ping_timeout must be between"),
+    ({"request_timeout": -1}, "request_timeout must be None"),
+    ({"init_timeout": float("nan")}, "init_timeout must be between"),
+    ({"listen": "yes"}, "listen must be True or False"),
+])
+async def test_bad_options_are_named(kwargs, message):
+    with pytest.raises((ValueError, TypeError), match=message):
+        await mcpping.http.connect("http://127.0.0.1:9/mcp", **kwargs)
+
+
+async def test_a_bad_url_is_named():
+    with pytest.raises(ValueError, match="url must be an http:// or https:// URL"):
+        await mcpping.http.connect("ftp://example.com/mcp")
+
+
+def test_the_cli_ends_its_session_with_delete(http_server):
+    import shutil
+    import sys
+
+    exe = shutil.which("mcpping", path=os.path.dirname(sys.executable))
+    r = subprocess.run([exe, "--json", "-c", "1", http_server], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    connected = json.loads(r.stdout.splitlines()[0])
+    assert connected["session_id"]
+    assert _post_raw(http_server, connected["session_id"], connected["protocol_version"]) == 404
