@@ -6,37 +6,6 @@
  */
 #include "_native.h"
 
-/* argv as C strings pointing into `holder` (a list of bytes). */
-static char **wrap_argv(PyObject *seq, PyObject **holder) {
-  *holder = NULL;
-  PyObject *fast = PySequence_Fast(seq, "argv must be a sequence");
-  if (fast == NULL) return NULL;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  PyObject *list = PyList_New(n);
-  char **argv = PyMem_Calloc((size_t)n + 1, sizeof(char *));
-  if (list == NULL || argv == NULL) {
-    Py_XDECREF(list);
-    PyMem_Free(argv);
-    Py_DECREF(fast);
-    PyErr_NoMemory();
-    return NULL;
-  }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *b = NULL;
-    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, i), &b)) {
-      Py_DECREF(list);
-      PyMem_Free(argv);
-      Py_DECREF(fast);
-      return NULL;
-    }
-    PyList_SET_ITEM(list, i, b);
-    argv[i] = PyBytes_AS_STRING(b);
-  }
-  Py_DECREF(fast);
-  *holder = list;
-  return argv;
-}
-
 PyDoc_STRVAR(wrap_doc,
              "wrap(argv, settings, restart, log, metrics, in_fd, out_fd) "
              " -> int: runs the proxy until the client or the "
@@ -57,7 +26,7 @@ static PyObject *py_wrap(PyObject *module, PyObject *args) {
   char **argv = NULL;
   if (mcpping_settings_from_dict(settings_obj, &o.settings, &name_holder) < 0)
     goto done;
-  argv = wrap_argv(argv_obj, &argv_holder);
+  argv = mcpping_to_argv(argv_obj, &argv_holder, "argv must be a sequence");
   if (argv == NULL) goto done;
   if (argv[0] == NULL) {
     PyErr_SetString(PyExc_ValueError, "argv must not be empty");
@@ -66,13 +35,13 @@ static PyObject *py_wrap(PyObject *module, PyObject *args) {
   if (log_obj != Py_None && !PyUnicode_FSConverter(log_obj, &log_bytes))
     goto done;
   if (metrics_obj != Py_None) {
-    metrics = PyUnicode_AsUTF8(metrics_obj);
+    metrics = PyUnicode_AsUTF8AndSize(metrics_obj, NULL);
     if (metrics == NULL) goto done;
   }
   o.spawn.file = argv[0];
   o.spawn.args = argv;
   o.restart = restart;
-  o.log_path = log_bytes ? PyBytes_AS_STRING(log_bytes) : NULL;
+  o.log_path = log_bytes ? PyBytes_AsString(log_bytes) : NULL;
   o.metrics_addr = metrics;
   o.in_fd = in_fd;
   o.out_fd = out_fd;
