@@ -5,15 +5,15 @@
  * not answered, in-flight requests answered when the server exits, bad
  * options refused, and nothing left open.
  */
+#include <arpa/inet.h>
 #include <errno.h>
-#include <stdio.h>
 #include <fcntl.h>
+#include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <arpa/inet.h>
-#include <netinet/in.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
