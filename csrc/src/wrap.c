@@ -44,7 +44,10 @@ enum {
    * exit by itself before it is closed (SIGTERM, then SIGKILL after the
    * kill grace): within 2 s of the client in all. */
   END_INPUT_WAIT_MS = 500,
-  DEFAULT_KILL_GRACE_MS = 1000
+  DEFAULT_KILL_GRACE_MS = 1000,
+  /* How often we look for our parent (the client) having died while
+   * someone else still holds our stdin open (so no EOF comes). */
+  PARENT_CHECK_MS = 250
 };
 
 typedef union client_handle {
@@ -83,6 +86,8 @@ typedef struct wrap {
   mcpp_conn *conn;
   int ready;
   uv_timer_t end_wait; /* after the client's EOF: the server's own exit */
+  uv_timer_t parent_watch;
+  int ppid; /* our parent when we started: the client */
   int ended_input;
 
   /* The client's handshake, captured as it passed, and whether the
@@ -558,6 +563,18 @@ static void on_line(wrap *w, const char *line, size_t len) {
   forward_line(w, line, len);
 }
 
+static void client_eof(wrap *w);
+
+/* A client killed by SIGKILL closes our stdin, unless a process it left
+ * behind holds it open: then we see it go by being reparented. */
+static void on_parent_watch(uv_timer_t *t) {
+  wrap *w = t->data;
+  if (w->ppid == (int)getppid() || w->ended_input || w->finishing) return;
+  say("the client (pid %d) is gone", w->ppid);
+  uv_timer_stop(t);
+  client_eof(w);
+}
+
 static void on_end_wait(uv_timer_t *t) {
   wrap *w = t->data;
   if (w->conn) mcpp_conn_close(w->conn);
@@ -693,6 +710,7 @@ static void finish(wrap *w, int status) {
   for (int i = 0; i < 3; i++) close_if((uv_handle_t *)&w->sig[i]);
   close_if((uv_handle_t *)&w->restart_timer);
   close_if((uv_handle_t *)&w->end_wait);
+  close_if((uv_handle_t *)&w->parent_watch);
   close_if((uv_handle_t *)&w->check);
   if (w->in_open && !w->in_file) close_if(&w->in.handle);
   if (w->out_open) close_if(&w->out.handle);
@@ -809,6 +827,12 @@ static int setup(wrap *w, const mcpp_wrap_options *o) {
   w->restart_timer.data = w;
   uv_timer_init(&w->loop, &w->end_wait);
   w->end_wait.data = w;
+  w->ppid = (int)getppid();
+  uv_timer_init(&w->loop, &w->parent_watch);
+  w->parent_watch.data = w;
+  if (w->ppid > 1)
+    uv_timer_start(&w->parent_watch, on_parent_watch, PARENT_CHECK_MS,
+                   PARENT_CHECK_MS);
   uv_check_init(&w->loop, &w->check);
   w->check.data = w;
   uv_check_start(&w->check, on_check);

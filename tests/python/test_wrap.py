@@ -269,3 +269,38 @@ def test_docs_show_the_help_and_config_snippets_that_parse():
         assert servers and all(s.command == "mcpping" and s.args[0] == "wrap" for s in servers)
         for s in servers:
             assert isinstance(parse_wrap_args(list(s.args[1:])), WrapOptions)
+
+
+def test_client_killed_while_a_leftover_holds_our_stdin_still_takes_the_server(tmp_path):
+    """No EOF comes (the client's other child keeps the pipe open): the wrap
+    sees its parent go instead."""
+    pidfile = tmp_path / "server.pid"
+    client = subprocess.Popen([PY, "-c", (
+        "import os, subprocess, sys, time\n"
+        "r, w = os.pipe()\n"
+        "subprocess.Popen(sys.argv[1:], stdin=r, stdout=subprocess.PIPE)\n"
+        "h = subprocess.Popen(['sleep', '1000'], pass_fds=[w], start_new_session=True,\n"
+        "                     stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)\n"
+        "print(h.pid, flush=True)\n"
+        "time.sleep(1000)\n"), *WRAP, "--", *peer("stubborn", "--pidfile", str(pidfile))],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert client.stdout and client.stderr
+    holder = int(client.stdout.readline())
+    try:
+        deadline = time.monotonic() + 20
+        while not pidfile.exists():
+            assert time.monotonic() < deadline, "the server never started"
+            time.sleep(0.02)  # a foreign process's readiness: nothing to await
+        server = int(pidfile.read_text())
+        client.kill()
+        client.wait()
+        killed = time.monotonic()
+        while process_alive(server) and time.monotonic() - killed < 5:
+            time.sleep(0.02)
+        gone = time.monotonic() - killed
+        assert not process_alive(server)
+        assert gone <= 2.0, gone
+        assert process_alive(holder)  # our stdin's write end is still open
+    finally:
+        os.kill(holder, signal.SIGKILL)
+    assert b"mcpping wrap: the client (pid %d) is gone" % client.pid in client.stderr.read()
