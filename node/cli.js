@@ -278,7 +278,12 @@ async function run(argv) {
   return stats.received === stats.sent && stats.sent > 0 ? 0 : 1;
 }
 
-if (require.main === module) {
+if (require.main === module && process.argv[2] === 'wrap') {
+  // The proxy owns stdin and stdout: nothing here may touch them first.
+  process.exit(require('./wrap').main(process.argv.slice(3)));
+} else if (require.main === module && process.argv.slice(2).some((a) => a === '--wrap' || a === '--unwrap')) {
+  process.exit(require('./config_wrap').main(process.argv.slice(2)));
+} else if (require.main === module) {
   run(process.argv.slice(2)).then(
     (status) => {
       process.stdout.write('', () => process.exit(status));
