@@ -89,7 +89,7 @@ test-asan: build/test-c-asan
 # in a forked child on purpose (that is what it tests).
 test-tsan: build/test-c-tsan
 	MCPP_SOURCE_DIR=$(CURDIR) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
-	  ./build/test-c-tsan runtime conn
+	  ./build/test-c-tsan runtime conn wrap
 
 # Forked test children stay under valgrind; a leak or error makes the child
 # exit 99, which the runner counts as a failure.

@@ -22,6 +22,7 @@ import sys
 from pathlib import Path
 
 from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
 MODULE_SOURCES = [
@@ -29,6 +30,7 @@ MODULE_SOURCES = [
     "python/mcpping/_engine.c",
     "python/mcpping/_convert.c",
     "python/mcpping/_rules.c",
+    "python/mcpping/_wrap.c",
 ]
 BUNDLED_CJSON = "third_party/cjson/cjson/cJSON.c"
 LIMITED_API = "0x030A0000"  # CPython 3.10, the oldest we support
@@ -106,15 +108,33 @@ native = Extension(
     include_dirs=["csrc/include", "csrc/src", *include_dirs],
     define_macros=[("_GNU_SOURCE", None), ("Py_LIMITED_API", LIMITED_API)],
     # Hidden by default: the extension exports PyInit__native and nothing else.
-    extra_compile_args=["-std=c11", "-Wno-unused-parameter", "-fvisibility=hidden", *cflags],
+    # A function outside the limited API is an error, not an int-returning guess.
+    extra_compile_args=["-std=c11", "-Wno-unused-parameter", "-fvisibility=hidden",
+                        "-Werror=implicit-function-declaration", *cflags],
     extra_link_args=link,
     depends=["python/mcpping/_native.h", "csrc/include/mcpping.h"],
     py_limited_api=True,
 )
+
+
+
+class BuildExt(build_ext):
+    """Deletes other builds of the same extension next to this one first: a
+    version-tagged _native.cpython-3XX-*.so left from before the abi3 switch
+    would be packed beside _native.abi3.so, and Python loads it first."""
+
+    def build_extension(self, ext: Extension) -> None:
+        target = Path(self.get_ext_fullpath(ext.name))
+        stem = ext.name.rsplit(".", 1)[-1]
+        for old in target.parent.glob(stem + ".*.so"):
+            if old != target:
+                old.unlink()
+        super().build_extension(ext)
+
 
 options = {"bdist_wheel": {"py_limited_api": "cp310"}}
 if bundled():
     # Its own object directory: objects built against the system's headers
     # are never reused for the self-contained build, nor the other way round.
     options["build"] = {"build_base": "build/bundled"}
-setup(ext_modules=[native], options=options)
+setup(ext_modules=[native], cmdclass={"build_ext": BuildExt}, options=options)

@@ -226,6 +226,11 @@ typedef struct mcpp_settings {
   /* The peer's name for records until serverInfo/clientInfo is learned
    * (the driver passes the program's basename). Copied; may be NULL. */
   const char *peer_name;
+  /* 0 (default): the engine answers the peer's pings itself. 1: they are
+   * forwarded to the application like any other request, and the
+   * application answers them (a proxy such as mcpping wrap, whose client
+   * must see the truth). Our own keepalive is unchanged. 0 or 1. */
+  int forward_peer_pings;
   /* Reconnect policy; default off. See mcpp_reconnect. */
   mcpp_reconnect reconnect;
 } mcpp_settings;
@@ -393,9 +398,10 @@ typedef struct mcpp_engine_callbacks {
                     void *user_data);
   /* Optional. Returns the peer process's mcpp_process_state. The engine
    * calls it only when a deadline needs it (never on a fixed fast timer):
-   * halfway through a keepalive ping's or probe's timeout while it is
-   * unanswered, when keepalive is due on a session with nothing to send
-   * (no ping, no probe), and a timeout after it saw the process stopped. NULL means the
+   * once at the first keepalive, then halfway through a keepalive ping's
+   * or probe's timeout while it is unanswered, when keepalive is due on a
+   * session with nothing to send (no ping, no probe), and a timeout after
+   * it saw the process stopped. NULL means the
    * process is not observable (HTTP, custom transports). STOPPED makes the
    * peer suspect at once and stale if it is still stopped a timeout later;
    * EXITED makes it stale for good (the driver also sees the exit itself). */
@@ -864,6 +870,62 @@ void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items);
  * thread lazily. */
 void mcpp_runtime_after_fork_child(mcpp_runtime *rt);
 
+/* ------------------------------------------------------------------ wrap
+ *
+ * mcpping wrap: a stdio proxy for MCP clients that cannot be changed. The
+ * client talks to us on in_fd/out_fd (normally our own stdin and stdout);
+ * the server runs as our child, as mcpp_conn spawns it. Every line passes
+ * through unchanged and in order, both ways; pings pass too (the client's
+ * go to the server, the server's to the client), and our own keepalive
+ * toward the server uses our own ids. When the server goes stale or
+ * exits, every request the client has in flight gets a JSON-RPC error
+ * (never a replay); with restart on, a new server is spawned and the
+ * client's handshake replayed on its behalf. When the client goes (EOF,
+ * a broken stdout, SIGTERM, SIGINT, SIGHUP), the server is closed and
+ * reaped before we return. */
+
+typedef struct mcpp_wrap_options {
+  /* Keepalive toward the server (interval_ms, timeout_ms, failures, ...)
+   * and the name for records (peer_name). forward_peer_pings is always 1
+   * here, and on_stale always MCPP_STALE_CLOSE. */
+  mcpp_settings settings;
+  /* The server. stderr_mode MCPP_STDERR_INHERIT passes its stderr
+   * through; kill_grace_ms 0 means 1000 here, so that a server ignoring
+   * SIGTERM is gone within 2 s of the client. */
+  mcpp_spawn_options spawn;
+  /* 1 (default): respawn a server that went stale or exited, with the
+   * defaults of mcpp_reconnect (1 s doubling up to 30 s, 20% jitter, at
+   * most 10 attempts in a row) and a mcpp_retry_budget; 0 or 1. 0: exit
+   * with a message on stderr. */
+  int restart;
+  /* Governance records (JSON lines) are appended to this file; NULL:
+   * none. */
+  const char *log_path;
+  /* Prometheus text exposition on this loopback "HOST:PORT" (127.0.0.1,
+   * [::1] or localhost; port 0 picks a free one), NULL: none. Once it
+   * listens, stderr says where: "mcpping wrap: metrics on
+   * http://127.0.0.1:PORT/metrics". */
+  const char *metrics_addr;
+  int in_fd, out_fd; /* the client; default 0 and 1 */
+} mcpp_wrap_options;
+
+/* Fills *options with the defaults above (settings as
+ * mcpp_settings_default, with interval_ms 10000). */
+void mcpp_wrap_options_default(mcpp_wrap_options *options);
+
+/* Returns NULL if *options can run, else a static sentence naming the
+ * first bad field (settings included, as mcpp_settings_problem). */
+const char *mcpp_wrap_options_problem(const mcpp_wrap_options *options);
+
+/* Runs the proxy on a loop of its own in the calling thread until the
+ * client goes away, or the server is gone for good. Blocks SIGPIPE in the
+ * calling thread while it runs. Returns the process exit status: 0 the
+ * client went away (128 + the signal's number after SIGTERM, SIGINT or
+ * SIGHUP), 1 the server went stale or exited and is not restarted (a
+ * line on stderr says why), 2 it could not start (bad options, the
+ * server could not be spawned, the log or metrics address could not be
+ * opened; a line on stderr says why). */
+int mcpp_wrap_run(const mcpp_wrap_options *options);
 /* Sets the retry budget every reconnecting connection of this runtime
  * shares (see mcpp_retry_budget; the default is MCPP_RETRY_BUDGET_BURST
  * at once, then MCPP_RETRY_BUDGET_PER_SECOND). Slots taken already stay

@@ -1031,3 +1031,37 @@ void mcpp__conn_after_fork(mcpp_conn *c) {
    * c: its memory can go (a long-lived forked child must not keep it). */
   free_conn(c);
 }
+
+/* The client side of a proxy closed its input: the server gets EOF on its
+ * stdin once what is queued for it has been written, as it would without
+ * the proxy, and may exit by itself. */
+static void end_input_now(mcpp_conn *c) {
+  c->write_broken = 1;
+  close_handle(c, (uv_handle_t *)&c->in);
+}
+
+static void on_input_drained(uv_write_t *req, int status) {
+  mcpp_conn *c = req->data;
+  c->alloc->free(req, c->alloc->user_data);
+  if (!c->closing) end_input_now(c);
+}
+
+void mcpp__conn_set_exact_lines(mcpp_conn *c) { c->lines.exact = 1; }
+
+void mcpp__conn_end_input(mcpp_conn *c) {
+  if (c->closing || c->write_broken) return;
+  flush_cork(c);
+  if (c->write_broken) return;
+  if (uv_stream_get_write_queue_size((uv_stream_t *)&c->in) == 0) {
+    end_input_now(c);
+    return;
+  }
+  /* An empty write completes after every write queued before it. */
+  uv_write_t *req = c->alloc->malloc(sizeof *req, c->alloc->user_data);
+  uv_buf_t none = uv_buf_init(NULL, 0);
+  if (req) req->data = c;
+  if (!req || uv_write(req, (uv_stream_t *)&c->in, &none, 1, on_input_drained)) {
+    if (req) c->alloc->free(req, c->alloc->user_data);
+    end_input_now(c);
+  }
+}

@@ -18,12 +18,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "driver.h"
 #include "internal.h"
 #include "mcpping.h"
+#include "record.h"
 #include "test_hooks.h"
 
 enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
@@ -792,6 +794,36 @@ static void push_own_event(rconn *r, mcpp_event_type type, const char *message,
   push_event(r, &ev);
 }
 
+/* The "reconnect" record of an attempt no engine saw (its server could not
+ * start), as the engine words its own: no reason, no payload. Only this
+ * thread writes r->session, so it is read here without the lock. */
+static void push_own_record(rconn *r, uint32_t attempt) {
+  reconnect *x = r->rc;
+  mcpp__record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.event = "reconnect";
+  rec.direction = MCPP__DIR_NONE;
+  rec.role = x->settings.role;
+  rec.peer = r->session && *session_name(r->session) ? session_name(r->session)
+                                                     : x->settings.peer_name;
+  rec.protocol_version = r->session && *r->session ? r->session : NULL;
+  rec.transport = x->settings.transport;
+  rec.reconnect_attempt = attempt;
+  rec.disposition = MCPP_DISPOSITION_CONTINUED;
+  int64_t offset = x->settings.clock_offset_us;
+  if (!offset) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    offset = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 -
+             (int64_t)(uv_hrtime() / 1000);
+  }
+  char buf[1024];
+  size_t n = mcpp__record_format(&rec, (int64_t)(uv_hrtime() / 1000) + offset,
+                                 buf, sizeof buf);
+  /* Bounded by the name caps: it always fits. */
+  if (n < sizeof buf) push_data(r, MCPP_ITEM_RECORD, buf, n);
+}
+
 /* Ends a connection that has no server running (host close, give-up). */
 static void finish_idle(rconn *r, int err, const char *reason) {
   uv_timer_stop(&r->rc->timer);
@@ -833,6 +865,7 @@ static void on_retry(uv_timer_t *t) {
       return;
     }
     push_own_event(r, MCPP_EV_RECONNECTING, reason, attempt, delay_ms, rc);
+    push_own_record(r, attempt);
     reconnect_wait(r);
     return;
   }
@@ -842,6 +875,11 @@ static void on_retry(uv_timer_t *t) {
   mcpp_engine_set_reconnect_attempt(mcpp_conn_engine(c), x->streak);
   pthread_mutex_lock(&rt->mu);
   r->pid = mcpp_conn_pid(c);
+  /* The new server is read from the start: a pause was the old one's. */
+  if (r->paused) {
+    r->paused = 0;
+    rt->paused--;
+  }
   pthread_mutex_unlock(&rt->mu);
   x->phase = REPLAYING;
   size_t n;

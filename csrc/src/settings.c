@@ -56,6 +56,7 @@ static void fill_defaults(mcpp_settings *s) {
   s->nonce = 0;
   s->clock_offset_us = 0;
   s->peer_name = NULL;
+  s->forward_peer_pings = 0;
   mcpp_reconnect_default(&s->reconnect);
 }
 
@@ -103,6 +104,8 @@ static const char *range_problem(const mcpp_settings *s) {
   if (s->probe_method && !probe_method_ok(s->probe_method))
     return "probe_method must be NULL (automatic), \"\" (none) or a method "
            "name of at most " MAX_PROBE " bytes without control characters";
+  if (s->forward_peer_pings != 0 && s->forward_peer_pings != 1)
+    return "forward_peer_pings must be 0 or 1";
   return mcpp_reconnect_problem(&s->reconnect);
 }
 
