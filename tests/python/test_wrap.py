@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,7 @@ SERVERS = {
 }
 
 
-async def session_run(argv: list[str], calls) -> str:  # type: ignore[no-untyped-def]
+async def session_run(argv: list[str], calls: Callable[[ClientSession], Awaitable[str]]) -> str:
     async with stdio_client(params(argv)) as (r, w):
         async with ClientSession(r, w) as session:
             await session.initialize()
