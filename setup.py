@@ -30,6 +30,7 @@ MODULE_SOURCES = [
     "python/mcpping/_engine.c",
     "python/mcpping/_convert.c",
     "python/mcpping/_rules.c",
+    "python/mcpping/_wrap.c",
 ]
 BUNDLED_CJSON = "third_party/cjson/cjson/cJSON.c"
 LIMITED_API = "0x030A0000"  # CPython 3.10, the oldest we support
@@ -107,7 +108,9 @@ native = Extension(
     include_dirs=["csrc/include", "csrc/src", *include_dirs],
     define_macros=[("_GNU_SOURCE", None), ("Py_LIMITED_API", LIMITED_API)],
     # Hidden by default: the extension exports PyInit__native and nothing else.
-    extra_compile_args=["-std=c11", "-Wno-unused-parameter", "-fvisibility=hidden", *cflags],
+    # A function outside the limited API is an error, not an int-returning guess.
+    extra_compile_args=["-std=c11", "-Wno-unused-parameter", "-fvisibility=hidden",
+                        "-Werror=implicit-function-declaration", *cflags],
     extra_link_args=link,
     depends=["python/mcpping/_native.h", "csrc/include/mcpping.h"],
     py_limited_api=True,

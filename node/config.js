@@ -136,6 +136,117 @@ function stripJsonc(text) {
   return out.join('');
 }
 
+/** Deeper nesting than this is refused (no client config comes close). */
+const MAX_DEPTH = 64;
+
+/**
+ * Where strict JSON first goes wrong in text (an index), or -1. Both
+ * languages scan with this same grammar before parsing, so a bad file gets
+ * the same line and column from each command, whatever its own JSON parser
+ * would say (Python's accepts NaN; their messages differ).
+ * @param {string} text @returns {number}
+ */
+function syntaxErrorAt(text) {
+  const n = text.length;
+  let i = 0;
+  const fail = (at) => {
+    throw Object.assign(new Error('syntax'), { at });
+  };
+  const isDigit = (c) => c >= '0' && c <= '9';
+  const ws = () => {
+    while (i < n && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const digits = () => {
+    if (i >= n || !isDigit(text[i])) fail(i);
+    while (i < n && isDigit(text[i])) i++;
+  };
+  const string = () => {
+    i++;
+    while (i < n) {
+      const c = text[i];
+      if (c === '"') {
+        i++;
+        return;
+      }
+      if (c === '\\') {
+        const next = text[i + 1];
+        if (next !== undefined && '"\\/bfnrt'.includes(next)) i += 2;
+        else if (next === 'u' && /^[0-9A-Fa-f]{4}$/.test(text.slice(i + 2, i + 6))) i += 6;
+        else fail(i + 1);
+      } else if (c < ' ') {
+        fail(i);
+      } else {
+        i++;
+      }
+    }
+    fail(n);
+  };
+  const value = (depth) => {
+    if (i >= n) fail(n);
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      if (depth >= MAX_DEPTH) fail(i);
+      const close = c === '{' ? '}' : ']';
+      i++;
+      ws();
+      if (text[i] === close) {
+        i++;
+        return;
+      }
+      for (;;) {
+        if (c === '{') {
+          if (text[i] !== '"') fail(i);
+          string();
+          ws();
+          if (text[i] !== ':') fail(i);
+          i++;
+          ws();
+        }
+        value(depth + 1);
+        ws();
+        if (text[i] === ',') {
+          i++;
+          ws();
+        } else if (text[i] === close) {
+          i++;
+          return;
+        } else {
+          fail(i);
+        }
+      }
+    } else if (c === '"') {
+      string();
+    } else if (c === '-' || isDigit(c)) {
+      if (c === '-') i++;
+      if (text[i] === '0') i++;
+      else digits();
+      if (text[i] === '.') {
+        i++;
+        digits();
+      }
+      if (text[i] === 'e' || text[i] === 'E') {
+        i++;
+        if (text[i] === '+' || text[i] === '-') i++;
+        digits();
+      }
+    } else {
+      const word = ['true', 'false', 'null'].find((w) => text.startsWith(w, i));
+      if (!word) fail(i);
+      i += word.length;
+    }
+  };
+  try {
+    ws();
+    value(0);
+    ws();
+    if (i < n) fail(i);
+  } catch (err) {
+    if (err.at === undefined) throw err;
+    return err.at;
+  }
+  return -1;
+}
+
 /**
  * Reads one config file.
  * @param {string} file
@@ -177,14 +288,10 @@ function lineColumn(text, pos) {
 function parse(text, file, requireServers = true, project = process.cwd()) {
   // A BOM is not part of the text (TextDecoder drops it already).
   if (text.startsWith('\ufeff')) text = text.slice(1);
-  let doc;
-  try {
-    doc = JSON.parse(stripJsonc(text));
-  } catch (err) {
-    const m = /position (\d+)/.exec(err.message);
-    const pos = m ? Number(m[1]) : text.length;
-    throw new ConfigError(file, null, `invalid JSON at ${lineColumn(text, pos)}`);
-  }
+  const plain = stripJsonc(text);
+  const bad = syntaxErrorAt(plain);
+  if (bad >= 0) throw new ConfigError(file, null, `invalid JSON at ${lineColumn(text, bad)}`);
+  const doc = JSON.parse(plain);
   if (kind(doc) !== 'object') throw new ConfigError(file, '$', `must be an object, got ${kind(doc)}`);
   const tables = [];
   if (Object.hasOwn(doc, 'mcpServers')) tables.push(['$.mcpServers', doc.mcpServers]);
@@ -347,4 +454,4 @@ function autoPaths(where = {}) {
   ];
 }
 
-module.exports = { ConfigError, UnresolvedVariable, Server, TRANSPORTS, load, parse, resolve, autoPaths, jsonPath, stripJsonc };
+module.exports = { ConfigError, UnresolvedVariable, Server, TRANSPORTS, load, parse, resolve, autoPaths, jsonPath, stripJsonc, syntaxErrorAt };

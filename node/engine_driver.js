@@ -109,6 +109,17 @@ class EngineDriver extends EventEmitter {
   }
 
   /**
+   * False while the peer cannot be heard or reached through no fault of its
+   * own: no keepalive ping goes out and nothing times out.
+   * @param {boolean} reading
+   */
+  setReading(reading) {
+    if (this.closed) return;
+    this.engine.setReading(Boolean(reading), nowUs(), this.sink);
+    this.arm();
+  }
+
+  /**
    * Tells the engine the application sends this frame.
    * @param {string} frame
    */

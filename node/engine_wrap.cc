@@ -46,6 +46,7 @@ Napi::Function EngineWrap::Init(Napi::Env env) {
       {
           InstanceMethod("recv", &EngineWrap::Recv),
           InstanceMethod("touch", &EngineWrap::Touch),
+          InstanceMethod("setReading", &EngineWrap::SetReading),
           InstanceMethod("observeOutbound", &EngineWrap::ObserveOutbound),
           InstanceMethod("ping", &EngineWrap::Ping),
           InstanceMethod("cancelPing", &EngineWrap::CancelPing),
@@ -157,6 +158,18 @@ Napi::Value EngineWrap::Touch(const Napi::CallbackInfo &info) {
   mcpp_engine *e = Get(info.Env());
   SinkScope scope(this, info, 1);
   mcpp_engine_touch(e, NowArg(info, 0));
+  scope.Rethrow();
+  return info.Env().Undefined();
+}
+
+/* setReading(reading, now, sink): false while the peer cannot be heard or
+ * reached through no fault of its own (no keepalive ping, nothing times
+ * out). */
+Napi::Value EngineWrap::SetReading(const Napi::CallbackInfo &info) {
+  mcpp_engine *e = Get(info.Env());
+  SinkScope scope(this, info, 2);
+  mcpp_engine_set_reading(e, info[0].ToBoolean().Value() ? 1 : 0,
+                          NowArg(info, 1));
   scope.Rethrow();
   return info.Env().Undefined();
 }

@@ -12,6 +12,7 @@ const { EngineDriver } = require('./engine_driver');
 const check = require('./validate');
 const { emitSafely, reportError, callUser } = require('./isolate');
 
+const FRAME_PING = 0;
 const FRAME_PONG = 1;
 /** mcpping.h: closed because the peer went stale. */
 const MCPP_ERR_STALE = -12;
@@ -32,6 +33,8 @@ class GuardedTransport extends EventEmitter {
     options = check.options('guard options', options);
     check.ofType('options.peerName', options.peerName, 'string');
     this.inner = inner;
+    /** @type {(() => boolean)|null} set by SessionReaper: whether a ping can reach the peer now */
+    this.reachable = null;
     this.role = check.oneOf('options.role', options.role, ['client', 'server']) || 'client';
     /** @type {((message: object, extra?: object) => void)|undefined} */
     this.onmessage = undefined;
@@ -142,6 +145,14 @@ class GuardedTransport extends EventEmitter {
    */
   writeEngineFrame(frame, kind) {
     const message = JSON.parse(frame);
+    if (kind === FRAME_PING && this.reachable && !this.reachable()) {
+      // Nothing would carry this ping to the peer: it is answered
+      // "unsupported" here (soon, outside the engine's callback), so
+      // keepalive stops and the peer is never convicted for it.
+      const answer = { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'mcpping: no stream to the peer to carry a ping' } };
+      setImmediate(() => this.driver.recv(JSON.stringify(answer)));
+      return;
+    }
     // A pong answers a request: on HTTP servers it must go back on the
     // stream of that request.
     const options = kind === FRAME_PONG ? { relatedRequestId: message.id } : undefined;

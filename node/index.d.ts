@@ -445,7 +445,29 @@ export interface GuardOptions {
   probe?: ProbeOption;
 }
 
-/** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. */
+export interface SessionReaperOptions {
+  /** Each session's keepalive (default intervalMs 15000, timeoutMs 5000, failures 3, onStale 'close'). */
+  keepalive?: KeepaliveOptions;
+  /** Every session's governance records, each naming its session_id. */
+  records?: RecordTarget;
+  /** How long a new client has to open its GET listening stream before it is 'unsupported' (default intervalMs + timeoutMs × failures). */
+  streamGraceMs?: number;
+}
+
+/** The server role over Streamable HTTP: pings each client session, closes the stale ones. */
+export class SessionReaper extends EventEmitter {
+  constructor(options?: SessionReaperOptions);
+  /** The sessions watched now, by session id. */
+  readonly sessions: Map<string, GuardedTransport>;
+  /** How many sessions it closed because their client went stale. */
+  readonly reaped: number;
+  /** Wraps a StreamableHTTPServerTransport in a guard in the server role; give it to server.connect(). */
+  watch(transport: Transport & { handleRequest(...args: any[]): Promise<void> }): GuardedTransport;
+  on(event: keyof LivenessEvents | 'closed' | 'record', listener: (sessionId: string | null, event: any) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+/** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. *//** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. */
 export function guard(transport: Transport, options?: GuardOptions): GuardedTransport;
 
 /**

@@ -11,6 +11,7 @@ const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
 const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
 const { instrument, uninstrument, instrumentedTransports } = require('./instrument');
+const { SessionReaper } = require('./reaper');
 const {
   McppError,
   PingTimeoutError,
@@ -59,6 +60,7 @@ module.exports = {
   instrument,
   uninstrument,
   instrumentedTransports,
+  SessionReaper,
   McppError,
   PingTimeoutError,
   PingError,

@@ -23,6 +23,6 @@ ctx (run.Context) gives the programs, interpreters, ctx.pick(full, quick),
 ctx.log and ctx.perf. Adding a row: write its module, list it below.
 """
 from rows import (busy, forwarding, frozen, idle, metrics, ping, pipelined, reconnect,
-                  tools_call)
+                  tools_call, wrap)
 
-ROWS = [ping, tools_call, pipelined, busy, forwarding, frozen, reconnect, idle, metrics]
+ROWS = [ping, tools_call, pipelined, busy, forwarding, frozen, reconnect, idle, metrics, wrap]

@@ -23,11 +23,11 @@
 #include <uv.h>
 
 #include "driver.h"
+#include "internal.h"
 #include "mcpping.h"
 #include "record.h"
 #include "scan.h"
-
-int mcpp__runtime_loop_close_rc;
+#include "test_hooks.h"
 
 enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
 
@@ -716,9 +716,8 @@ static int copy_spawn(mcpp_runtime *rt, reconnect *x,
     p += strlen(p) + 1;
   }
   env[nenv] = NULL;
-  if (settings)
-    x->settings = *settings;
-  else
+  /* mcpp_runtime_spawn checked the version. */
+  if (!settings || mcpp__settings_import(&x->settings, settings))
     mcpp_settings_default(&x->settings);
   x->settings.peer_name = dup[2];
   x->settings.probe_method = dup[3];
@@ -1179,7 +1178,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
     uv_async_send(&rt->async);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
-    mcpp__runtime_loop_close_rc = uv_loop_close(rt->loop);
+    MCPP__HOOK_LOOP_CLOSED(uv_loop_close(rt->loop));
     rt_free(rt, rt->loop);
   }
   for (cmd *k = rt->cmd_head, *next; k; k = next) {
@@ -1196,7 +1195,8 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
                        const mcpp_spawn_options *options,
                        void *conn_user_data, uint64_t *conn_id,
                        char *errbuf, size_t errbuf_len) {
-  if (!rt || !options || !options->file || !options->args)
+  if (!rt || !options || !options->file || !options->args ||
+      (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;
   if (errbuf && errbuf_len) errbuf[0] = '\0';
   cmd k;
@@ -1324,9 +1324,11 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id) {
   return submit(rt, k, 1);
 }
 
-int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
-                      mcpp_engine_info *info, int *healthy) {
-  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+int mcpp_runtime_info_versioned(mcpp_runtime *rt, uint64_t conn_id,
+                                int version, mcpp_engine_info *info,
+                                int *healthy) {
+  /* V1 is the only layout so far; a later one copies its prefix. */
+  if (!rt || version != MCPP_ENGINE_INFO_V1) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
   rconn *r = find_conn(rt, conn_id);
   if (r) {

@@ -57,7 +57,7 @@ def _connect_reason(exc: BaseException | None) -> str:
     """ECONNREFUSED and friends, as Node's fetch names them; never the URL."""
     while exc is not None:
         nested = getattr(exc, "reason", None)
-        if isinstance(exc, OSError) and exc.errno in errno.errorcode:
+        if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
             return errno.errorcode[exc.errno]
         if isinstance(nested, BaseException):
             exc = nested

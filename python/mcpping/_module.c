@@ -130,7 +130,7 @@ static void free_runtime(mcpping_state *st, int release_gil) {
 
 /* Converts a sequence of str/bytes to a NULL-terminated char* array of
  * filesystem-encoded copies; *holder keeps the bytes alive. */
-static char **to_argv(PyObject *seq, PyObject **holder, const char *what) {
+char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what) {
   *holder = NULL;
   PyObject *fast = PySequence_Fast(seq, what);
   if (fast == NULL) return NULL;
@@ -197,14 +197,14 @@ static PyObject *py_spawn(PyObject *module, PyObject *args) {
   char **argv = NULL, **env = NULL;
   if (mcpping_settings_from_dict(settings_obj, &settings, &name_holder) < 0)
     goto done;
-  argv = to_argv(argv_obj, &argv_holder, "argv must be a sequence");
+  argv = mcpping_to_argv(argv_obj, &argv_holder, "argv must be a sequence");
   if (argv == NULL) goto done;
   if (argv[0] == NULL) {
     PyErr_SetString(PyExc_ValueError, "argv must not be empty");
     goto done;
   }
   if (env_obj != Py_None) {
-    env = to_argv(env_obj, &env_holder, "env must be a sequence");
+    env = mcpping_to_argv(env_obj, &env_holder, "env must be a sequence");
     if (env == NULL) goto done;
   }
   if (cwd_obj != Py_None && !PyUnicode_FSConverter(cwd_obj, &cwd_bytes))
@@ -561,6 +561,7 @@ static int module_exec(PyObject *m) {
   if (PyModule_AddObjectRef(m, "NativeError", st->error) < 0) return -1;
   if (mcpping_engine_add_type(m, st) < 0) return -1;
   if (mcpping_rules_add_types(m) < 0) return -1;
+  if (mcpping_wrap_add_functions(m) < 0) return -1;
   if (PyModule_AddStringConstant(m, "VERSION", MCPP_VERSION) < 0) return -1;
 #define C(name) \
   if (PyModule_AddIntConstant(m, #name, name) < 0) return -1

@@ -78,6 +78,14 @@ PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
 int mcpping_rules_add_types(PyObject *module);
 
+/* A sequence of str/bytes as a NULL-terminated argv (PyMem_Free it) whose
+ * strings live in *holder (a new reference the caller releases); NULL
+ * with an exception set (`what` for a non-sequence). */
+char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what);
+
+/* Adds wrap() (_wrap.c) to the module; used by the exec slot. */
+int mcpping_wrap_add_functions(PyObject *module);
+
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);
 

@@ -14,8 +14,7 @@ the manager forgets it and its resources are freed.
 A server's ping reaches the client only on the client's GET listening
 stream. Until the client opens one, its silence is not held against it
 (no keepalive ping, nothing times out); a client that has opened none
-within ``interval + timeout * failures`` of the session's start is
-"unsupported", never "stale" (the manager's own idle timeout still bounds
+within ``stream_grace`` of the session's start is "unsupported", never "stale" (the manager's own idle timeout still bounds
 such sessions). A client whose stream was open and then dropped is pinged
 as before: a live client opens it again, a dead one does not answer.
 """
@@ -50,14 +49,22 @@ class SessionReaper:
     it); ``ping_timeout`` bounds each manual :meth:`Guard.ping`; ``record``
     takes the governance records of every session (one JSONL file, a
     callable, or None for the ``mcpping`` logger), each naming its
-    ``session_id``.
+    ``session_id``. ``stream_grace`` (seconds; None: ``interval + timeout
+    * failures``) is how long a new client has to open its listening
+    stream before it is "unsupported".
     """
 
     def __init__(self, manager: Any, *, keepalive: KeepAlive = KeepAlive(),
-                 ping_timeout: float = 5.0, record: RecordTarget = None) -> None:
+                 ping_timeout: float = 5.0, record: RecordTarget = None,
+                 stream_grace: float | None = None) -> None:
         if not isinstance(keepalive, KeepAlive):
             raise TypeError(f"keepalive must be a KeepAlive, not {type(keepalive).__name__} {keepalive!r}")
         _check.seconds("ping_timeout", ping_timeout)
+        _check.optional_seconds("stream_grace", stream_grace,
+                                none="interval + timeout x failures")
+        if stream_grace is None:
+            stream_grace = keepalive.interval + keepalive.timeout * keepalive.failures
+        self._grace = stream_grace
         admit = getattr(manager, "_admit_session", None)
         if not callable(admit) or not isinstance(getattr(manager, "_server_instances", None), dict):
             raise TypeError("manager must be an mcp StreamableHTTPSessionManager (mcp >= 2.3), "
@@ -113,8 +120,7 @@ class SessionReaper:
         inner_connect = transport.connect
         inner_get = transport._handle_get_request
         ka = self._keepalive
-        # How long a new client has to open its listening stream.
-        grace = ka.interval + ka.timeout * ka.failures
+        grace = self._grace  # how long a new client has to open its listening stream
         seen_stream = False
         current: list[Guard] = []
 

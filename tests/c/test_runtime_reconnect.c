@@ -19,6 +19,7 @@
 #include "driver.h"
 #include "task.h"
 #include "test_conn_support.h"
+#include "test_hooks.h"
 
 typedef struct host {
   int fds;

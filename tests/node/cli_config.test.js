@@ -120,10 +120,17 @@ test('every kind of server gets one aligned row; a failure exits 1', async () =>
 test('--json: one object per server and a summary; servers run at once within their deadlines', async () => {
   const marker = `mcpping-silent-${process.pid}-${Date.now()}`;
   const silent = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60000)', marker] };
-  const file = write('json.json', { mcpServers: { demo: DEMO, drops: peer('drop_pings.py', ['--answer-every', '2']), s1: silent, s2: silent, s3: silent } });
+  // An HTTP server that takes each request and never answers it.
+  const mute = http.createServer(() => {});
+  await new Promise((resolve) => mute.listen(0, '127.0.0.1', resolve));
+  const file = write('json.json', {
+    mcpServers: { demo: DEMO, drops: peer('drop_pings.py', ['--answer-every', '2']), s1: silent, s2: silent, s3: { url: `http://127.0.0.1:${mute.address().port}/mcp` } },
+  });
   const t0 = Date.now();
   const res = await cli(['--config', file, '--json', '-c', '4', '-i', '0', '-W', '0.3', '-w', '1.5']);
   const took = Date.now() - t0;
+  mute.closeAllConnections();
+  await new Promise((resolve) => mute.close(resolve));
   const objs = h.jsonLines(res.stdout);
   assert.deepEqual(objs[0], { event: 'config', file, servers: 5 });
   const [demo, drops, ...silents] = objs.slice(1, -1);

@@ -1,7 +1,7 @@
 """`python -m build --sdist` gives an sdist that builds with the Debian
 packages, and whose error without them says what to install where.
 
-Run by `make test-wheel`. Both builds use the running interpreter's
+Run by `make test-packaging`. Both builds use the running interpreter's
 setuptools (no build isolation, so no index is needed).
 """
 

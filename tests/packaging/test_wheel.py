@@ -1,6 +1,6 @@
 """The wheel `make wheel` builds installs and runs where nothing else is.
 
-Run by `make test-wheel` (after `make wheel`). What it proves:
+Run by `make test-packaging` (after `make wheel`). What it proves:
 - the extension needs only libc/libm/ld.so: libuv and cJSON are inside it,
   it carries no RUNPATH, and it exports PyInit__native alone;
 - the wheel is abi3 for CPython 3.10+ with a manylinux tag;

@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -181,10 +182,13 @@ def test_ok_and_unsupported_only_exits_0(tmp_path):
 def test_servers_are_checked_at_once_each_within_its_deadline(tmp_path):
     marker = f"mcpping-silent-{os.getpid()}-{time.monotonic_ns()}"
     silent = [PY, "-c", "import time; time.sleep(60)", marker]  # reads nothing, answers nothing
-    path = write(tmp_path / "c.json", {"mcpServers": {
-        f"silent{i}": stdio(silent) for i in range(4)}})
+    mute = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
+    servers: dict[str, object] = {f"silent{i}": stdio(silent) for i in range(3)}
+    servers["silent-http"] = {"url": f"http://127.0.0.1:{mute.getsockname()[1]}/mcp"}
+    path = write(tmp_path / "c.json", {"mcpServers": servers})
     t0 = time.monotonic()
-    r = run("--config", path, "--json", "-w", "1.5")
+    with mute:
+        r = run("--config", path, "--json", "-w", "1.5")
     took = time.monotonic() - t0
     objs = [json.loads(l) for l in r.stdout.splitlines()][1:-1]
     assert [(o["status"], o["reason"]) for o in objs] == [("timeout", "no initialize result")] * 4

@@ -27,16 +27,20 @@ from mcpping.reaper import SessionReaper
 pytestmark = pytest.mark.timeout(240)
 
 CLIENT = str(HERE / "hosts" / "http_session_client.py")
-# Pings after 2 s of silence, each may take 2 s, stale after 2 misses: a dead
-# client is convicted within 2.2 + 2 x 2 = 6.2 s of its last message.
-KA = mcpping.KeepAlive(interval=2.0, timeout=2.0, failures=2)
+# Pings after 2 s of silence, each may take 5 s, stale after 3 misses (a
+# machine shared by many test runs starves a live client for seconds): a
+# dead client is convicted within 2.2 + 3 x 5 = 17.2 s of its last message.
+KA = mcpping.KeepAlive(interval=2.0, timeout=5.0, failures=3)
+# A client starting on a loaded machine may take long to open its stream.
+GRACE = 120.0
 BOUND = KA.interval * (1 + KA.jitter_pct / 100) + KA.timeout * KA.failures
 # What a loaded machine (2 cores, 100 client processes) may add to the bound.
-SLACK = 2.0
+SLACK = 3.0
 
 
 @asynccontextmanager
-async def served(keepalive: mcpping.KeepAlive, record: Any) -> AsyncIterator[tuple[str, Any, SessionReaper]]:
+async def served(keepalive: mcpping.KeepAlive, record: Any,
+                 grace: float | None = None) -> AsyncIterator[tuple[str, Any, SessionReaper]]:
     """An MCPServer over Streamable HTTP on loopback, its manager reaped."""
     import uvicorn
     from mcp.server.mcpserver import MCPServer
@@ -51,7 +55,7 @@ async def served(keepalive: mcpping.KeepAlive, record: Any) -> AsyncIterator[tup
     # No idle timeout of the SDK's own: only the reaper ends a dead client's session.
     app = server.streamable_http_app(session_idle_timeout=None)
     manager = server.session_manager
-    reaper = SessionReaper(manager, keepalive=keepalive, record=record)
+    reaper = SessionReaper(manager, keepalive=keepalive, record=record, stream_grace=grace)
     port = free_port()
     web = uvicorn.Server(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning",
                                         lifespan="on"))
@@ -107,10 +111,22 @@ async def test_100_sessions_30_clients_killed_are_reaped_70_untouched(tmp_path):
     tracemalloc.start()
     procs: list[subprocess.Popen[str]] = []
     try:
-        async with served(KA, str(log)) as (url, manager, reaper):
+        async with served(KA, str(log), GRACE) as (url, manager, reaper):
             events: list[tuple[str, str]] = []
             reaper.on("*", lambda sid, ev: events.append((sid, ev.name)))
-            await asyncio.sleep(0)  # let uvicorn settle before the baseline
+            # One session first, so what the first one loads once (modules,
+            # caches) is in the baseline, not counted as the sessions' cost.
+            warm = spawn_client(url, "mcpping", tmp_path / "warm.err")
+            procs.append(warm)
+            await read_line(warm, tmp_path / "warm.err")
+            assert warm.stdin is not None
+            warm.stdin.close()
+            await asyncio.wait_for(asyncio.to_thread(warm.wait), 30)
+            await until(lambda: not manager._server_instances and not reaper.sessions, 20, "the warm-up ended")
+            procs.remove(warm)
+            for f in (warm.stdout,):
+                if f is not None:
+                    f.close()
             baseline = traced()
             # 95 clients on mcpping.http, 5 on the official SDK's client.
             kinds = ["sdk" if i % 20 == 0 else "mcpping" for i in range(100)]
@@ -175,7 +191,10 @@ async def test_100_sessions_30_clients_killed_are_reaped_70_untouched(tmp_path):
             await until(lambda: not manager._server_instances and not reaper.sessions, 20,
                         "every session ended")
             end = traced()
-            assert end - baseline <= 0.1 * (full - baseline) + 256 * 1024, (baseline, full, end)
+            # What stays is the high-water mark of containers that grew to
+            # 100 entries (dicts do not shrink); the steady state test below
+            # shows nothing is kept per session.
+            assert end - baseline <= 0.15 * (full - baseline) + 256 * 1024, (baseline, full, end)
             print(f"\nreaper: 30 reaped in {took:.2f} s (bound {BOUND:.2f} s); "
                   f"traced memory baseline {baseline / 1024:.0f} KiB, 100 sessions "
                   f"+{(full - baseline) / 1024:.0f} KiB, after reaping 30 "
@@ -195,7 +214,7 @@ async def test_100_sessions_30_clients_killed_are_reaped_70_untouched(tmp_path):
     assert len(stale_records) == 30
     assert all(r["session_id"] and r["transport"] == "streamable-http" for r in stale_records)
     closed = [r for r in records if r["event"] == "closed"]
-    assert len(closed) == 100
+    assert len(closed) == 101  # the warm-up's too
 
 
 FAST = mcpping.KeepAlive(interval=0.5, timeout=0.5, failures=2, min_interval=0.1)
@@ -264,6 +283,8 @@ async def test_bad_arguments_are_named():
         SessionReaper(server.session_manager, keepalive=None)  # type: ignore[arg-type]
     with pytest.raises(ValueError, match="ping_timeout must be between"):
         SessionReaper(server.session_manager, ping_timeout=0)
+    with pytest.raises(ValueError, match="stream_grace must be None"):
+        SessionReaper(server.session_manager, stream_grace=-1)
     SessionReaper(server.session_manager)
     with pytest.raises(ValueError, match="already has a SessionReaper"):
         SessionReaper(server.session_manager)
@@ -271,3 +292,42 @@ async def test_bad_arguments_are_named():
     stateless.streamable_http_app(stateless_http=True)
     with pytest.raises(ValueError, match="stateless"):
         SessionReaper(stateless.session_manager)
+
+
+async def test_reaped_sessions_keep_no_memory(tmp_path):
+    """Two rounds of 20 sessions whose clients are SIGKILLed and reaped: the
+    second round leaves (almost) nothing behind, so a reaped session's
+    transport, server task, guard and engine are all freed."""
+    tracemalloc.start()
+    try:
+        async with served(FAST, None, GRACE) as (url, manager, reaper):
+            async def round_() -> None:
+                errs = [tmp_path / f"r{i}.err" for i in range(20)]
+                procs = [spawn_client(url, "mcpping", e) for e in errs]
+                try:
+                    for p, e in zip(procs, errs):
+                        await read_line(p, e)
+                    await until(lambda: listening(manager) == 20, 60, "20 listening streams")
+                    for p in procs:
+                        p.kill()
+                    for p in procs:
+                        p.wait()
+                    await until(lambda: not manager._server_instances and not reaper.sessions, 30,
+                                "20 sessions reaped")
+                finally:
+                    for p in procs:
+                        if p.poll() is None:
+                            p.kill()
+                        p.wait()
+                        for f in (p.stdin, p.stdout):
+                            if f is not None:
+                                f.close()
+
+            await round_()
+            first = traced()
+            await round_()
+            second = traced()
+            assert reaper.reaped == 40
+            assert second - first <= 20 * 2048 + 64 * 1024, (first, second)
+    finally:
+        tracemalloc.stop()

@@ -4,6 +4,8 @@
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
+import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import * as mcpping from '../../../node/index.js';
 import type { MCPTransport } from '@ai-sdk/mcp';
 import { createMCPClient } from '@ai-sdk/mcp';
@@ -77,6 +79,18 @@ export async function usage(): Promise<void> {
   });
   const asTransport2: Transport = guarded;
   await client.connect(guarded);
+
+  const reaper = new mcpping.SessionReaper({ keepalive: { intervalMs: 10000, timeoutMs: 5000, failures: 3 }, streamGraceMs: 60000 });
+  const watched: mcpping.GuardedTransport = reaper.watch(new StreamableHTTPServerTransport({ sessionIdGenerator: () => 'id' }));
+  await new McpServer({ name: 's', version: '1' }).connect(watched);
+  reaper.on('stale', (sessionId) => {
+    const id: string | null = sessionId;
+    void id;
+  });
+  const reaped: number = reaper.reaped;
+  const open: number = reaper.sessions.size;
+  void reaped;
+  void open;
   void asTransport;
   void asTransport2;
 
