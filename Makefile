@@ -22,7 +22,8 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
-        bench bench-engine clean format examples fuzz fuzz-build failmalloc
+        bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-packaging install \
+        test-prebuild portability
 
 all: build/libmcpping.a build/test-c
 
@@ -34,12 +35,23 @@ build/libmcpping.a: $(SOURCES) $(HEADERS) csrc/sources.txt
 	done
 	ar rcs $@ $(patsubst csrc/src/%.c,build/obj/%.o,$(SOURCES))
 
-build/test-c: $(TEST_SOURCES) tests/c/task.h build/libmcpping.a
-	$(CC) $(BASE_CFLAGS) $(CFLAGS) -Itests/c $(TEST_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -o $@
+# The tests' own copy of the library, with the hooks of csrc/src/test_hooks.h
+# (their variables are in tests/c/test_hooks.c); libmcpping.a has none.
+TEST_HOOKS := -DMCPP_TEST_HOOKS
+build/libmcpping-test.a: $(SOURCES) $(HEADERS) csrc/sources.txt
+	@mkdir -p build/obj-test
+	@rm -f $@
+	for s in $(SOURCES); do \
+	  $(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_HOOKS) -c $$s -o build/obj-test/$$(basename $$s .c).o || exit 1; \
+	done
+	ar rcs $@ $(patsubst csrc/src/%.c,build/obj-test/%.o,$(SOURCES))
+
+build/test-c: $(TEST_SOURCES) tests/c/task.h build/libmcpping-test.a
+	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_HOOKS) -Itests/c $(TEST_SOURCES) build/libmcpping-test.a $(PKG_LIBS) -lpthread -o $@
 
 build/test-c-asan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
 	@mkdir -p build
-	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+	$(CC) $(BASE_CFLAGS) $(SAN_FLAGS) $(TEST_HOOKS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
 
 # ThreadSanitizer needs clang and a build of its own; the runtime and
 # driver tests are the ones with threads.
@@ -47,7 +59,7 @@ TSAN_CC ?= clang
 TSAN_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=thread
 build/test-c-tsan: $(TEST_SOURCES) tests/c/task.h $(SOURCES) $(HEADERS)
 	@mkdir -p build
-	$(TSAN_CC) $(BASE_CFLAGS) $(TSAN_FLAGS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+	$(TSAN_CC) $(BASE_CFLAGS) $(TSAN_FLAGS) $(TEST_HOOKS) -Itests/c $(TEST_SOURCES) $(SOURCES) $(PKG_LIBS) -lpthread -o $@
 
 build/bench-engine: $(BENCH_SOURCES) build/libmcpping.a build/responder
 	$(CC) $(BASE_CFLAGS) -O2 -g $(BENCH_SOURCES) build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
@@ -77,7 +89,7 @@ test-asan: build/test-c-asan
 # in a forked child on purpose (that is what it tests).
 test-tsan: build/test-c-tsan
 	MCPP_SOURCE_DIR=$(CURDIR) TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1:die_after_fork=0 \
-	  ./build/test-c-tsan runtime conn
+	  ./build/test-c-tsan runtime conn wrap
 
 # Forked test children stay under valgrind; a leak or error makes the child
 # exit 99, which the runner counts as a failure.
@@ -102,12 +114,65 @@ $(MCP1_VENV)/.stamp: tests/python/requirements-mcp1.txt
 
 test-python-mcp1: $(MCP1_VENV)/.stamp
 	$(MCP1_VENV)/bin/python -m pip install -q --no-build-isolation .
-	cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
+	MCPP_MCP2_PYTHON=$$($(PYTHON) -c 'import sys; print(sys.executable)') && export MCPP_MCP2_PYTHON && \
+	  cd tests/python && ../../$(MCP1_VENV)/bin/python -m pytest -q $(MCP1_TESTS)
 
-# Builds the addon against Node's own headers (no download) and runs every
+# C users: `make install PREFIX=/usr/local` installs libmcpping.so (SONAME
+# libmcpping.so.$(SOVERSION), exporting exactly csrc/libmcpping.map: the
+# functions of mcpping.h), libmcpping.a, the header and mcpping.pc.
+VERSION := 0.1.0
+SOVERSION := 0
+PREFIX ?= /usr/local
+LIBDIR ?= $(PREFIX)/lib
+INCLUDEDIR ?= $(PREFIX)/include
+SHARED := build/libmcpping.so.$(VERSION)
+
+$(SHARED): build/libmcpping.a csrc/libmcpping.map
+	$(CC) -shared -Wl,-soname,libmcpping.so.$(SOVERSION) -Wl,--version-script=csrc/libmcpping.map \
+	  -Wl,--no-undefined $(patsubst csrc/src/%.c,build/obj/%.o,$(SOURCES)) $(PKG_LIBS) -lpthread -o $@
+
+install: $(SHARED) build/libmcpping.a
+	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
+	printf '%s\n' 'prefix=$(PREFIX)' 'libdir=$(LIBDIR)' 'includedir=$(INCLUDEDIR)' '' \
+	  'Name: mcpping' 'Description: the liveness layer for MCP connections' 'Version: $(VERSION)' \
+	  'Requires: libuv' 'Requires.private: libcjson' \
+	  'Libs: -L$${libdir} -lmcpping' 'Libs.private: -lpthread -lm' 'Cflags: -I$${includedir}' \
+	  >$(DESTDIR)$(LIBDIR)/pkgconfig/mcpping.pc
+	install -m 644 csrc/include/mcpping.h $(DESTDIR)$(INCLUDEDIR)/
+	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
+	ln -sf libmcpping.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmcpping.so.$(SOVERSION)
+	ln -sf libmcpping.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libmcpping.so
+	install -m 644 build/libmcpping.a $(DESTDIR)$(LIBDIR)/
+
+# The self-contained abi3 manylinux wheel (scripts/build-wheel.sh) in
+# build/wheel/, and the packaging tests (tests/packaging/*.py): the wheel
+# runs with the system's libuv/libcjson hidden and no compiler; the sdist
+# builds with the Debian packages and says what to install without them;
+# make install's library exports only mcpping.h's functions.
+wheel:
+	PYTHON=$(PYTHON) ./scripts/build-wheel.sh
+
+test-packaging: wheel
+	cd tests/packaging && $(PYTHON) -m pytest -q -p no:cacheprovider
+
+# Cross-compiles the engine for macOS (x86_64, arm64) and Windows x86_64,
+# and the driver+runtime for macOS, with zig cc (scripts/portability.sh).
+# Compile-checked only: nothing of it runs here.
+portability:
+	PYTHON=$(PYTHON) ./scripts/portability.sh
+
+# The npm tarball's prebuilt addon (tests/packaging/prebuild.test.js): npm
+# pack in a clean copy, an --ignore-scripts install with no compiler, the
+# demo on Node 18/20/22/24 (the `node` npm package, kept in build/node-versions).
+test-prebuild:
+	node --test --test-timeout=900000 tests/packaging/
+
+# Builds the addon from source against Node's own headers (no download;
+# `npm run build` too, since npm install keeps a fitting prebuild) and runs every
 # tests/node/*.test.js; a test that hangs fails after two minutes.
 test-node:
 	npm_config_nodedir=/usr npm install --no-audit --no-fund
+	npm_config_nodedir=/usr npm run --silent build
 	node --test --test-timeout=120000 tests/node/
 
 test: deps
@@ -118,7 +183,10 @@ test: deps
 	$(MAKE) test-soak
 	$(MAKE) fuzz FUZZ_SECONDS=10
 	$(MAKE) test-python
+	$(MAKE) test-packaging
 	$(MAKE) test-node
+	$(MAKE) test-prebuild
+	$(MAKE) portability
 
 # libFuzzer harnesses (tests/fuzz/), built with clang under ASan+UBSan.
 # `make fuzz FUZZ_SECONDS=N` runs each for N seconds from its committed

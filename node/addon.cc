@@ -6,6 +6,7 @@
 #include "convert.h"
 #include "engine_wrap.h"
 #include "rules_wrap.h"
+#include "wrap_run.h"
 
 namespace mcpping_node {
 
@@ -84,6 +85,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("cancelPing", &McppAddon::CancelPing),
                   InstanceMethod("pid", &McppAddon::Pid),
                   InstanceMethod("close", &McppAddon::Close),
+                  InstanceMethod("setRetryBudget", &McppAddon::SetRetryBudget),
                   InstanceMethod("info", &McppAddon::Info),
                   InstanceMethod("ref", &McppAddon::Ref),
                   InstanceMethod("unref", &McppAddon::Unref),
@@ -93,9 +95,11 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("now", &McppAddon::Now),
                   InstanceMethod("shutdown", &McppAddon::Shutdown),
                   InstanceValue("version", Napi::String::New(env, MCPP_VERSION)),
+                  InstanceValue("CODE_IN_DOUBT", Napi::Number::New(env, MCPP_CODE_IN_DOUBT)),
               });
   exports.Set("Engine", EngineWrap::Init(env));
   InitRules(env, exports);
+  InitWrap(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
@@ -106,6 +110,7 @@ mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
   opts.user_data = this;
   int rc = mcpp_runtime_new(&rt_, &opts);
   if (rc < 0) ThrowMcppError(env, rc);
+  if (budget_burst_) mcpp_runtime_set_retry_budget(rt_, budget_burst_, budget_per_second_);
   // Unreferenced: an idle mcpping never keeps the process alive; the
   // JavaScript layer refs it while something is awaited (see ref/unref).
   wake_ = WakeFn::New(env, "mcpping", 0, 1, this);
@@ -219,6 +224,22 @@ Napi::Value McppAddon::Pid(const Napi::CallbackInfo &info) {
   int pid = rt_ ? mcpp_runtime_pid(rt_, ConnIdArg(info, 0)) : MCPP_ERR_NOT_FOUND;
   if (pid < 0) return env.Null();
   return Napi::Number::New(env, pid);
+}
+
+// setRetryBudget(burst, perSecond): the reconnect budget every connection
+// of this environment shares (checked in JS), kept for a runtime created
+// later.
+Napi::Value McppAddon::SetRetryBudget(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint32_t burst = info[0].As<Napi::Number>().Uint32Value();
+  double per_second = info[1].As<Napi::Number>().DoubleValue();
+  mcpp_retry_budget check;
+  int rc = mcpp_retry_budget_init(&check, burst, per_second);
+  if (rc < 0) ThrowMcppError(env, rc);
+  budget_burst_ = burst;
+  budget_per_second_ = per_second;
+  if (rt_) mcpp_runtime_set_retry_budget(rt_, burst, per_second);
+  return env.Undefined();
 }
 
 Napi::Value McppAddon::Close(const Napi::CallbackInfo &info) {

@@ -41,6 +41,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value Ping(const Napi::CallbackInfo &info);
   Napi::Value CancelPing(const Napi::CallbackInfo &info);
   Napi::Value Pid(const Napi::CallbackInfo &info);
+  Napi::Value SetRetryBudget(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);
   Napi::Value Ref(const Napi::CallbackInfo &info);
@@ -56,6 +57,9 @@ class McppAddon : public Napi::Addon<McppAddon> {
   bool wake_created_ = false;
   bool wake_refed_ = false;
   bool torn_down_ = false;
+  // setRetryBudget's figures (burst 0: the default).
+  uint32_t budget_burst_ = 0;
+  double budget_per_second_ = 0;
   Napi::FunctionReference dispatch_;
 };
 

@@ -8,6 +8,7 @@ const fs = require('node:fs');
 const path = require('node:path');
 const { parseArgs, UsageError, USAGE } = require('./cli_args');
 const { Reporter, ConfigReporter } = require('./cli_report');
+const { pause } = require('./pause');
 const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
 const errors = require('./errors');
@@ -98,24 +99,6 @@ function exitText(info) {
 }
 
 /**
- * Resolves after ms, or early when signal aborts.
- * @param {number} ms
- * @param {AbortSignal} signal
- */
-function pause(ms, signal) {
-  return new Promise((resolve) => {
-    if (signal.aborted || ms <= 0) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', done);
-      resolve();
-    }
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
-/**
  * --config: checks every server of the configs at once, one row each.
  * @returns {Promise<number>} the exit status
  */
@@ -157,9 +140,11 @@ async function runConfig(opts) {
     }
   }
   const stop = new AbortController();
+  // Every server waiting between pings listens to it at once.
+  require('node:events').setMaxListeners(0, stop.signal);
   const onSigint = () => stop.abort();
   process.on('SIGINT', onSigint);
-  const report = new ConfigReporter({ json: opts.json });
+  const report = new ConfigReporter({ json: opts.json, quiet: opts.quiet });
   report.files(files.map((f) => [f.path, f.servers.length]));
   const servers = files.flatMap((f) => f.servers.map((s) => [s, f.workspace]));
   report.start(servers.length, opts.count, opts.intervalS, opts.timeoutS, opts.deadlineS);
@@ -293,7 +278,12 @@ async function run(argv) {
   return stats.received === stats.sent && stats.sent > 0 ? 0 : 1;
 }
 
-if (require.main === module) {
+if (require.main === module && process.argv[2] === 'wrap') {
+  // The proxy owns stdin and stdout: nothing here may touch them first.
+  process.exit(require('./wrap').main(process.argv.slice(3)));
+} else if (require.main === module && process.argv.slice(2).some((a) => a === '--wrap' || a === '--unwrap')) {
+  process.exit(require('./config_wrap').main(process.argv.slice(2)));
+} else if (require.main === module) {
   run(process.argv.slice(2)).then(
     (status) => {
       process.stdout.write('', () => process.exit(status));

@@ -7,6 +7,10 @@ const USAGE = `usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio serv
        mcpping [options] URL                   ping a Streamable HTTP server
        mcpping [options] [--demo]              ping the bundled demo server (the default)
        mcpping [options] --config FILE|auto    ping every server of a client config
+       mcpping wrap [options] -- COMMAND [ARG...]  proxy a stdio server for an MCP client
+                                               (mcpping wrap --help)
+       mcpping --config FILE --wrap|--unwrap [--write]  put every stdio server of a
+                                               config behind mcpping wrap, or take it away
   -c N        count (demo default 5, --config 3; otherwise until Ctrl-C)
   -i SEC      interval between pings (default 1; 0 = flood)
   -W SEC      per-ping timeout (default 5)

@@ -176,9 +176,10 @@ const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
  * ConfigReporter prints the same bytes.
  */
 class ConfigReporter {
-  /** @param {{json: boolean, out?: NodeJS.WritableStream}} opts */
+  /** @param {{json: boolean, quiet?: boolean, out?: NodeJS.WritableStream}} opts */
   constructor(opts) {
     this.json = opts.json;
+    this.quiet = Boolean(opts.quiet); // -q: the summary without the table
     this.out = opts.out || process.stdout;
   }
 
@@ -210,7 +211,7 @@ class ConfigReporter {
     }
     const table = [ConfigReporter.COLUMNS, ...rows.map((r) => ConfigReporter.cells(r))];
     const widths = ConfigReporter.COLUMNS.slice(0, -1).map((_, i) => Math.max(...table.map((row) => width(row[i]))));
-    if (rows.length) {
+    if (rows.length && !this.quiet) {
       this.line('');
       for (const cells of table) {
         const head = widths.map((w, i) => cells[i] + ' '.repeat(w - width(cells[i]))).join('  ');
@@ -225,7 +226,9 @@ class ConfigReporter {
   static cells(r) {
     const t = rttTriple(r.rttsMs);
     const rtt = t ? `${t.map((x) => x.toFixed(3)).join('/')} ms` : '-';
-    return [r.server.name, r.server.transport, r.protocolVersion || '-', rtt, statusText(r)];
+    // A name or a server's message with a newline must not break the table.
+    // eslint-disable-next-line no-control-regex
+    return [r.server.name, r.server.transport, r.protocolVersion || '-', rtt, statusText(r)].map((c) => c.replace(/[\x00-\x1f\x7f]/g, '?'));
   }
 
   static jsonRow(r) {

@@ -136,14 +136,127 @@ function stripJsonc(text) {
   return out.join('');
 }
 
+/** Deeper nesting than this is refused (no client config comes close). */
+const MAX_DEPTH = 64;
+
+/**
+ * Where strict JSON first goes wrong in text (an index), or -1. Both
+ * languages scan with this same grammar before parsing, so a bad file gets
+ * the same line and column from each command, whatever its own JSON parser
+ * would say (Python's accepts NaN; their messages differ).
+ * @param {string} text @returns {number}
+ */
+function syntaxErrorAt(text) {
+  const n = text.length;
+  let i = 0;
+  const fail = (at) => {
+    throw Object.assign(new Error('syntax'), { at });
+  };
+  const isDigit = (c) => c >= '0' && c <= '9';
+  const ws = () => {
+    while (i < n && ' \t\n\r'.includes(text[i])) i++;
+  };
+  const digits = () => {
+    if (i >= n || !isDigit(text[i])) fail(i);
+    while (i < n && isDigit(text[i])) i++;
+  };
+  const string = () => {
+    i++;
+    while (i < n) {
+      const c = text[i];
+      if (c === '"') {
+        i++;
+        return;
+      }
+      if (c === '\\') {
+        const next = text[i + 1];
+        if (next !== undefined && '"\\/bfnrt'.includes(next)) i += 2;
+        else if (next === 'u' && /^[0-9A-Fa-f]{4}$/.test(text.slice(i + 2, i + 6))) i += 6;
+        else fail(i + 1);
+      } else if (c < ' ') {
+        fail(i);
+      } else {
+        i++;
+      }
+    }
+    fail(n);
+  };
+  const value = (depth) => {
+    if (i >= n) fail(n);
+    const c = text[i];
+    if (c === '{' || c === '[') {
+      if (depth >= MAX_DEPTH) fail(i);
+      const close = c === '{' ? '}' : ']';
+      i++;
+      ws();
+      if (text[i] === close) {
+        i++;
+        return;
+      }
+      for (;;) {
+        if (c === '{') {
+          if (text[i] !== '"') fail(i);
+          string();
+          ws();
+          if (text[i] !== ':') fail(i);
+          i++;
+          ws();
+        }
+        value(depth + 1);
+        ws();
+        if (text[i] === ',') {
+          i++;
+          ws();
+        } else if (text[i] === close) {
+          i++;
+          return;
+        } else {
+          fail(i);
+        }
+      }
+    } else if (c === '"') {
+      string();
+    } else if (c === '-' || isDigit(c)) {
+      if (c === '-') i++;
+      if (text[i] === '0') i++;
+      else digits();
+      if (text[i] === '.') {
+        i++;
+        digits();
+      }
+      if (text[i] === 'e' || text[i] === 'E') {
+        i++;
+        if (text[i] === '+' || text[i] === '-') i++;
+        digits();
+      }
+    } else {
+      const word = ['true', 'false', 'null'].find((w) => text.startsWith(w, i));
+      if (!word) fail(i);
+      i += word.length;
+    }
+  };
+  try {
+    ws();
+    value(0);
+    ws();
+    if (i < n) fail(i);
+  } catch (err) {
+    if (err.at === undefined) throw err;
+    return err.at;
+  }
+  return -1;
+}
+
 /**
  * Reads one config file.
  * @param {string} file
  * @param {boolean} [requireServers] false: a file without a servers object
  *   has no servers (--config auto, ~/.claude.json)
+ * @param {string} [project] default the current directory: picks Claude
+ *   Code's per-project servers in ~/.claude.json, projects[project].mcpServers
  * @returns {{path: string, workspace: string, servers: Server[]}}
  */
-function load(file, requireServers = true) {
+function load(file, requireServers = true, project) {
   let data;
   try {
     data = fs.readFileSync(file);
@@ -156,7 +269,7 @@ function load(file, requireServers = true) {
   } catch {
     throw new ConfigError(file, null, 'not UTF-8 text');
   }
-  return parse(text, file, requireServers);
+  return parse(text, file, requireServers, project);
 }
 
 /** @param {string} text @param {number} pos UTF-16 index @returns {string} "line L column C", code points */
@@ -169,26 +282,27 @@ function lineColumn(text, pos) {
 
 /**
  * Parses a config's text (JSON or JSONC).
- * @param {string} text @param {string} file @param {boolean} [requireServers]
+ * @param {string} text @param {string} file @param {boolean} [requireServers] @param {string} [project]
  * @returns {{path: string, workspace: string, servers: Server[]}}
  */
-function parse(text, file, requireServers = true) {
+function parse(text, file, requireServers = true, project = process.cwd()) {
   // A BOM is not part of the text (TextDecoder drops it already).
   if (text.startsWith('\ufeff')) text = text.slice(1);
-  let doc;
-  try {
-    doc = JSON.parse(stripJsonc(text));
-  } catch (err) {
-    const m = /position (\d+)/.exec(err.message);
-    const pos = m ? Number(m[1]) : text.length;
-    throw new ConfigError(file, null, `invalid JSON at ${lineColumn(text, pos)}`);
-  }
+  const plain = stripJsonc(text);
+  const bad = syntaxErrorAt(plain);
+  if (bad >= 0) throw new ConfigError(file, null, `invalid JSON at ${lineColumn(text, bad)}`);
+  const doc = JSON.parse(plain);
   if (kind(doc) !== 'object') throw new ConfigError(file, '$', `must be an object, got ${kind(doc)}`);
   const tables = [];
   if (Object.hasOwn(doc, 'mcpServers')) tables.push(['$.mcpServers', doc.mcpServers]);
   if (Object.hasOwn(doc, 'servers')) tables.push(['$.servers', doc.servers]);
   if (tables.length === 0 && kind(doc.mcp) === 'object' && Object.hasOwn(doc.mcp, 'servers')) {
     tables.push(['$.mcp.servers', doc.mcp.servers]); // VS Code settings.json
+  }
+  const local = kind(doc.projects) === 'object' && Object.hasOwn(doc.projects, project) ? doc.projects[project] : null;
+  if (kind(local) === 'object' && Object.hasOwn(local, 'mcpServers')) {
+    // Claude Code's "local" scope: ~/.claude.json, per project folder.
+    tables.push([jsonPath(jsonPath('$.projects', project), 'mcpServers'), local.mcpServers]);
   }
   const result = { path: file, workspace: workspaceOf(file), servers: [] };
   if (tables.length === 0 && !requireServers) return result;
@@ -212,12 +326,17 @@ function workspaceOf(file) {
 function server(file, at, name, entry) {
   if (kind(entry) !== 'object') throw new ConfigError(file, at, `must be an object, got ${kind(entry)}`);
   const fail = (key, problem) => new ConfigError(file, jsonPath(at, key), problem);
+  // No OS passes a NUL in an argument, a variable or a header.
+  const noNul = (text, where) => {
+    if (text.includes('\0')) throw new ConfigError(file, where, 'contains a NUL character');
+  };
   const string = (key, required = false) => {
     const v = entry[key];
     if ((v === undefined || v === null) && !required) return null;
     if (!Object.hasOwn(entry, key)) throw fail(key, 'is missing');
     if (typeof v !== 'string') throw fail(key, `must be a string, got ${kind(v)}`);
     if (required && !v) throw fail(key, 'must not be empty');
+    noNul(v, jsonPath(at, key));
     return v;
   };
   const strings = (key) => {
@@ -228,17 +347,22 @@ function server(file, at, name, entry) {
       if (typeof item !== 'string') {
         throw new ConfigError(file, jsonPath(jsonPath(at, key), i), `must be a string, got ${kind(item)}`);
       }
+      noNul(item, jsonPath(jsonPath(at, key), i));
     });
     return [...v];
   };
-  const table = (key) => {
+  const table = (key, names = false) => {
     const v = entry[key];
     if (v === undefined || v === null) return {};
     if (kind(v) !== 'object') throw fail(key, `must be an object of strings, got ${kind(v)}`);
     for (const [k, item] of Object.entries(v)) {
+      if (names && (!k || k.includes('=') || k.includes('\0'))) {
+        throw new ConfigError(file, jsonPath(jsonPath(at, key), k), 'is not a variable name (empty, or with = or NUL)');
+      }
       if (typeof item !== 'string') {
         throw new ConfigError(file, jsonPath(jsonPath(at, key), k), `must be a string, got ${kind(item)}`);
       }
+      noNul(item, jsonPath(jsonPath(at, key), k));
     }
     return { ...v };
   };
@@ -256,7 +380,7 @@ function server(file, at, name, entry) {
   if (typeof disabled !== 'boolean') throw fail('disabled', `must be a boolean, got ${kind(disabled)}`);
   const common = { name, transport: TRANSPORTS[type], file, jsonPath: at, disabled };
   if (type === 'stdio') {
-    return new Server({ ...common, command: string('command', true), args: strings('args'), env: table('env'), cwd: string('cwd') });
+    return new Server({ ...common, command: string('command', true), args: strings('args'), env: table('env', true), cwd: string('cwd') });
   }
   const url = string('url', true);
   if (!/^https?:\/\//i.test(url)) throw fail('url', 'must be an http:// or https:// URL');
@@ -330,4 +454,4 @@ function autoPaths(where = {}) {
   ];
 }
 
-module.exports = { ConfigError, UnresolvedVariable, Server, TRANSPORTS, load, parse, resolve, autoPaths, jsonPath, stripJsonc };
+module.exports = { ConfigError, UnresolvedVariable, Server, TRANSPORTS, load, parse, resolve, autoPaths, jsonPath, stripJsonc, syntaxErrorAt };

@@ -13,6 +13,7 @@ const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
 const errors = require('./errors');
 const { RpcError } = require('./rpc');
+const { pause } = require('./pause');
 const { version } = require('../package.json');
 
 const NO_PING_VERSION = '2026-07-28';
@@ -27,20 +28,6 @@ function deadlineAfter(ms) {
     timer = setTimeout(() => resolve_('deadline'), Math.max(0, ms));
   });
   return { promise, cancel: () => clearTimeout(timer) };
-}
-
-/** Resolves after ms, or early when signal aborts. */
-function pause(ms, signal) {
-  return new Promise((done) => {
-    if (ms <= 0 || signal.aborted) return done();
-    const t = setTimeout(finish, ms);
-    function finish() {
-      clearTimeout(t);
-      signal.removeEventListener('abort', finish);
-      done();
-    }
-    signal.addEventListener('abort', finish, { once: true });
-  });
 }
 
 /** Why initialize was refused, as Python's command says it. */
@@ -114,7 +101,8 @@ async function check(server, workspace, plan, stop) {
     target = await open(live, plan);
   } catch (err) {
     if (err.code === 'MCPP_ERR_SPAWN') return { ...res, status: 'spawn failed', reason: err.message };
-    throw err;
+    // A NUL in an argument and the like; the message could quote a value.
+    return { ...res, status: 'spawn failed', reason: 'invalid command line or environment' };
   }
   try {
     await handshake(target, res, end);
@@ -128,10 +116,10 @@ async function check(server, workspace, plan, stop) {
 async function handshake(target, res, end) {
   const left = end - Date.now();
   const deadline = deadlineAfter(left);
-  const init = target.initialize(Math.max(1, Math.ceil(left)) + 1000);
+  const init = target.initialize(Math.max(1, Math.ceil(left)) + 1000).then(() => 'done');
   let outcome;
   try {
-    outcome = await Promise.race([init.then(() => 'done'), deadline.promise]);
+    outcome = await Promise.race([init, deadline.promise]);
   } catch (err) {
     res.status = 'handshake failed';
     const gone = err instanceof errors.ClosedError || target.unreachable();

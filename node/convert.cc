@@ -112,6 +112,18 @@ void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
     out->probe_method = probe.As<Napi::String>().Utf8Value();
     s->probe_method = out->probe_method.c_str();
   }
+  // Present: reconnect on, with the fields checked in JS (validate.js).
+  Napi::Value rc = obj.Get("reconnect");
+  if (rc.IsObject()) {
+    Napi::Object r = rc.As<Napi::Object>();
+    s->reconnect.enabled = 1;
+    s->reconnect.initial_ms = GetU32(r, "initialMs", s->reconnect.initial_ms);
+    s->reconnect.max_delay_ms = GetU32(r, "maxDelayMs", s->reconnect.max_delay_ms);
+    s->reconnect.max_attempts = GetU32(r, "maxAttempts", s->reconnect.max_attempts);
+    Napi::Value m = r.Get("multiplier"), j = r.Get("jitter");
+    if (m.IsNumber()) s->reconnect.multiplier = m.As<Napi::Number>().DoubleValue();
+    if (j.IsNumber()) s->reconnect.jitter = j.As<Napi::Number>().DoubleValue();
+  }
   s->nonce = RandomNonce();
   s->clock_offset_us = ClockOffsetUs();
 }
@@ -185,6 +197,11 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
     o.Set("proof", ev.proof);
   else
     o.Set("proof", env.Null());
+  if (ev.type == MCPP_EV_RECONNECTING || ev.type == MCPP_EV_RECONNECTED)
+    o.Set("attempt", static_cast<double>(ev.reconnect_attempt));
+  if (ev.type == MCPP_EV_RECONNECTING)
+    o.Set("delayMs", static_cast<double>(ev.delay_ms));
+  if (ev.type == MCPP_EV_RECONNECTED) o.Set("pid", static_cast<double>(ev.pid));
   return o;
 }
 

@@ -65,6 +65,25 @@ class ClosedError extends McppError {
 }
 
 /**
+ * The server failed while this request was in flight (reconnect). mcpping
+ * never sends it again: `disposition` is 'in_doubt' when it may have run
+ * (a tools/call: check before retrying), 'cancelled' when it is known to
+ * have no side effects.
+ */
+class RequestInDoubtError extends McppError {
+  /**
+   * @param {string} method
+   * @param {'in_doubt'|'cancelled'} disposition
+   * @param {string} message
+   */
+  constructor(method, disposition, message) {
+    super(`${method}: ${message}`, { code: 'MCPP_REQUEST_IN_DOUBT' });
+    this.method = method;
+    this.disposition = disposition;
+  }
+}
+
+/**
  * Builds an McppError for a native MCPP_ERR_* code.
  * @param {object} binding the addon
  * @param {number} err negative MCPP_ERR_* code
@@ -84,5 +103,6 @@ module.exports = {
   PingInvalidError,
   PingUnsupportedError,
   ClosedError,
+  RequestInDoubtError,
   fromCode,
 };

@@ -83,7 +83,8 @@ export interface LivenessEvent {
   type:
     | 'ping' | 'pong' | 'timeout' | 'ping_error' | 'unsupported' | 'ping_answered'
     | 'suspect' | 'stale' | 'recovered' | 'closed' | 'request_timeout' | 'initialized'
-    | 'probe' | 'probe_ok' | 'probe_timeout' | 'request_cancelled';
+    | 'probe' | 'probe_ok' | 'probe_timeout' | 'request_cancelled'
+    | 'reconnecting' | 'reconnected';
   /** The state after this event. */
   state: State;
   pingSeq: number;
@@ -113,6 +114,32 @@ export interface LivenessEvent {
    * not lost. null on other events.
    */
   outcome: 'pong' | 'timeout' | 'error' | 'invalid' | 'unsupported' | 'closed' | null;
+  /** reconnecting, reconnected: the attempt, 1 for the first after a failure. */
+  attempt?: number;
+  /** reconnecting: the wait before the attempt, ms (backoff and retry budget). */
+  delayMs?: number;
+  /** reconnected: the new server's process id. */
+  pid?: number;
+}
+
+/**
+ * Respawn a stdio server that went stale, exited or closed its pipes.
+ * Requests in flight then reject with RequestInDoubtError (never sent
+ * again); the first initialize is replayed (its answer not delivered
+ * again), then notifications/initialized; messages sent meanwhile wait.
+ * `true` takes every default.
+ */
+export interface ReconnectOptions {
+  /** The first delay, ms: 1..2147483647, default 1000. */
+  initialMs?: number;
+  /** The longest delay, ms: initialMs..2147483647, default 30000. */
+  maxDelayMs?: number;
+  /** Each delay is the previous one's times this: 1..1000, default 2. */
+  multiplier?: number;
+  /** Each delay is spread over delay * [1 - jitter, 1 + jitter]: 0..1, default 0.2. */
+  jitter?: number;
+  /** Failed attempts in a row before the connection closes: 1..1000000, default 10. */
+  maxAttempts?: number;
 }
 
 /** Why and how a stdio connection ended. */
@@ -225,6 +252,8 @@ export interface ConnectOptions {
   maxPendingBytes?: number;
   /** The longest line accepted from the server, bytes (default 64 MiB). */
   maxLineBytes?: number;
+  /** Respawn a server that fails (default off). */
+  reconnect?: ReconnectOptions | boolean;
 }
 
 interface LivenessEvents {
@@ -243,6 +272,8 @@ interface LivenessEvents {
   probe_ok: [LivenessEvent];
   probe_timeout: [LivenessEvent];
   request_cancelled: [LivenessEvent];
+  reconnecting: [LivenessEvent];
+  reconnected: [LivenessEvent];
   record: [GovernanceRecord];
 }
 
@@ -322,6 +353,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
       requestTimeoutMs?: number;
       /** Backpressure per connection, bytes (default 16 MiB). */
       maxPendingBytes?: number;
+      /** Respawn a server that fails, under the same Client (default off). */
+      reconnect?: ReconnectOptions | boolean;
     },
   );
   start(): Promise<void>;
@@ -331,6 +364,8 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   onerror?: ((error: Error) => void) | undefined;
   onmessage?: ((message: any, extra?: any) => void) | undefined;
   sessionId?: string | undefined;
+  /** The version the SDK negotiated, once it called setProtocolVersion (the Vercel AI SDK's MCPTransport reads it). */
+  protocolVersion?: string | undefined;
   setProtocolVersion(version: string): void;
   /** The server's stderr when params.stderr is 'pipe'. */
   readonly stderr: PassThrough | null;
@@ -349,6 +384,31 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   on(event: 'error', listener: (error: unknown) => void): this;
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
+
+/** The options of instrument(): StdioClientTransport's, plus where to find the SDK. */
+export interface InstrumentOptions {
+  keepalive?: KeepaliveOptions;
+  records?: RecordTarget;
+  probe?: ProbeOption;
+  requestTimeoutMs?: number;
+  maxPendingBytes?: number;
+  /** More directories to resolve the SDK from (default: the main module's, the current directory, mcpping's). */
+  paths?: string[];
+}
+
+/**
+ * Makes the SDK's CommonJS StdioClientTransport exports
+ * (`@modelcontextprotocol/sdk/client/stdio.js`, `@modelcontextprotocol/client/stdio`)
+ * build mcpping's transport with these options, so that frameworks loaded
+ * with require() (LangChain's MultiServerMCPClient, the OpenAI Agents SDK's
+ * MCPServerStdio) go through mcpping. ES module namespaces cannot be
+ * patched. Idempotent; returns the module files patched.
+ */
+export function instrument(options?: InstrumentOptions): string[];
+/** Restores the SDK's own StdioClientTransport; open transports stay as they are. */
+export function uninstrument(): void;
+/** The open transports made while instrumented. */
+export function instrumentedTransports(): StdioClientTransport[];
 
 /** Any SDK Transport wrapped with the mcpping engine; itself a Transport. */
 export class GuardedTransport extends EventEmitter implements Transport {
@@ -442,6 +502,15 @@ export class PingUnsupportedError extends McppError {
 }
 /** The connection is closed or closing. */
 export class ClosedError extends McppError {}
+/** The server failed while this request was in flight (reconnect); it is never sent again. */
+export class RequestInDoubtError extends McppError {
+  method: string;
+  /** 'in_doubt': it may have run; 'cancelled': it has no side effects. */
+  disposition: 'in_doubt' | 'cancelled';
+}
+
+/** The retry budget every reconnecting connection of this process shares (defaults 10 at once, then 2 per second). */
+export function setRetryBudget(budget?: { burst?: number; perSecond?: number }): void;
 
 /** A metric's type and help text, as exported. */
 export type MetricKind = 'counter' | 'histogram' | 'gauge';

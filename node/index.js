@@ -10,6 +10,7 @@ const { binding } = require('./runtime');
 const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
 const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
+const { instrument, uninstrument, instrumentedTransports } = require('./instrument');
 const { SessionReaper } = require('./reaper');
 const {
   McppError,
@@ -18,9 +19,11 @@ const {
   PingInvalidError,
   PingUnsupportedError,
   ClosedError,
+  RequestInDoubtError,
 } = require('./errors');
 const { RpcError } = require('./rpc');
 const fleet = require('./metrics');
+const check = require('./validate');
 
 // A plain identifier below, not an inline object: the lexer skips those.
 const metrics = {
@@ -34,6 +37,18 @@ const metrics = {
 
 const version = binding.version;
 
+/**
+ * Sets the retry budget every reconnecting connection of this process
+ * shares: at most `burst` servers respawned at once, then `perSecond`.
+ * @param {{burst?: number, perSecond?: number}} [budget] defaults 10 and 2
+ */
+function setRetryBudget(budget) {
+  const o = check.options('budget', budget);
+  const burst = o.burst === undefined ? 10 : check.integer('budget.burst', o.burst, 1, 1000000);
+  const perSecond = o.perSecond === undefined ? 2 : check.number('budget.perSecond', o.perSecond, 0.001, 1e6);
+  binding.setRetryBudget(burst, perSecond);
+}
+
 module.exports = {
   version,
   PROTOCOL_VERSION,
@@ -42,6 +57,9 @@ module.exports = {
   StdioClientTransport,
   guard,
   GuardedTransport,
+  instrument,
+  uninstrument,
+  instrumentedTransports,
   SessionReaper,
   McppError,
   PingTimeoutError,
@@ -49,6 +67,8 @@ module.exports = {
   PingInvalidError,
   PingUnsupportedError,
   ClosedError,
+  RequestInDoubtError,
   RpcError,
   metrics,
+  setRetryBudget,
 };

@@ -23,6 +23,11 @@ const { version } = require('../package.json');
 /** Upper bounds (seconds) of the RTT histogram's buckets. */
 const RTT_BUCKETS = Object.freeze([0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
   0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+/**
+ * Pongs a connection keeps for the OpenTelemetry histograms between
+ * collections; at this many they are recorded at once.
+ */
+const RTT_BATCH = 256;
 /** The values of mcpping_peer_state's `state` label. */
 const STATES = Object.freeze(['alive', 'suspect', 'stale', 'closed']);
 /** The values of mcpping_ping_failures_total's `reason` label. */
@@ -73,6 +78,8 @@ class Figures {
     // Per bucket, not cumulative; the last one is +Inf.
     this.buckets = new Array(RTT_BUCKETS.length + 1).fill(0);
     this.rttSum = 0;
+    /** @type {number[]|null} RTTs not yet recorded into OpenTelemetry histograms */
+    this.rtts = null;
   }
 
   /** @param {string} peer */
@@ -117,16 +124,13 @@ function bucketOf(rtt) {
 }
 
 /**
- * Hands one RTT to an exporter. An exporter that throws (an OpenTelemetry
- * SDK's record) must not break the delivery of the connection's items, nor
- * vanish: it becomes a process warning.
+ * An exporter that throws (an OpenTelemetry SDK's record) must not break
+ * the delivery of the connection's items, nor lose the other RTTs, nor
+ * vanish: it becomes one process warning.
+ * @param {unknown} err
  */
-function recordRtt(sink, rtt, fig) {
-  try {
-    sink(rtt, fig);
-  } catch (err) {
-    process.emitWarning(`mcpping.metrics: recording an RTT failed: ${err && err.message}`, { type: 'McppMetricsWarning', detail: err && err.stack });
-  }
+function warnRecordFailed(err) {
+  process.emitWarning(`mcpping.metrics: recording an RTT failed: ${err && err.message}`, { type: 'McppMetricsWarning', detail: err && err.stack });
 }
 
 /** The one place every connection's events are counted. */
@@ -136,7 +140,13 @@ class Tally {
     this.open = new Set();
     /** @type {Map<string, Figures>} closed connections' sums, by label set */
     this.closedSums = new Map();
-    /** @type {Array<(rtt: number, fig: Figures) => void>} OpenTelemetry histograms */
+    /**
+     * OpenTelemetry histograms, each called with (rtt, figures) for every
+     * pong. A record() made on the pong's path costs more than the rest of
+     * the counting, so pongs wait in the connection's figures and are
+     * recorded in one pass when anything collects (rows()), or at RTT_BATCH.
+     * @type {Array<(rtt: number, fig: Figures) => void>}
+     */
     this.rttSinks = [];
   }
 
@@ -166,7 +176,10 @@ class Tally {
         fig.pongs += 1;
         fig.buckets[bucketOf(rtt)] += 1;
         fig.rttSum += rtt;
-        for (const sink of this.rttSinks) recordRtt(sink, rtt, fig);
+        if (this.rttSinks.length) {
+          (fig.rtts ||= []).push(rtt);
+          if (fig.rtts.length >= RTT_BATCH) this.recordRtts(fig);
+        }
         break;
       }
       case 'timeout':
@@ -197,9 +210,28 @@ class Tally {
     }
   }
 
+  /** @param {Figures} fig its waiting pongs go into every histogram */
+  recordRtts(fig) {
+    const rtts = fig.rtts;
+    if (!rtts) return;
+    fig.rtts = null;
+    let failed = null;
+    for (const rtt of rtts) {
+      for (const sink of this.rttSinks) {
+        try {
+          sink(rtt, fig);
+        } catch (err) {
+          failed = err;
+        }
+      }
+    }
+    if (failed) warnRecordFailed(failed);
+  }
+
   /** @param {Figures} fig the connection ended */
   closed(fig) {
     if (!this.open.delete(fig)) return;
+    this.recordRtts(fig);
     fig.state = 'closed';
     let sum = this.closedSums.get(fig.key);
     if (!sum) {
@@ -215,6 +247,7 @@ class Tally {
    */
   rows() {
     const out = new Map();
+    if (this.rttSinks.length) for (const fig of this.open) this.recordRtts(fig);
     const row = (fig) => {
       let r = out.get(fig.key);
       if (!r) {
@@ -335,8 +368,9 @@ const otelProviders = new WeakSet();
 /**
  * Creates mcpping's instruments on an OpenTelemetry MeterProvider (default:
  * the global one). Counters and gauges are observable, read at each
- * collection; the RTT histogram records each pong as it arrives, with
- * RTT_BUCKETS advised as its boundaries. Instrumenting one provider twice throws.
+ * collection; the RTT histogram gets every pong, with RTT_BUCKETS advised
+ * as its boundaries, recorded in one pass at each collection (at most
+ * RTT_BATCH per connection wait in between). Instrumenting one provider twice throws.
  * @param {object} [meterProvider]
  */
 function instrumentOtel(meterProvider) {

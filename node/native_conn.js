@@ -52,6 +52,7 @@ class NativeConn {
       peerName: path.basename(params.command),
       probe: params.probe,
     });
+    if (params.reconnect) native.reconnect = params.reconnect;
     this.timeoutMs = native.timeoutMs || binding.defaultSettings().timeoutMs;
     try {
       this.id = binding.spawn(native, {

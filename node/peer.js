@@ -6,12 +6,12 @@
  */
 const { EventEmitter } = require('node:events');
 const { NativeConn } = require('./native_conn');
-const { Hold } = require('./runtime');
+const { Hold, binding } = require('./runtime');
 const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
-const { McppError, ClosedError } = require('./errors');
+const { McppError, ClosedError, RequestInDoubtError } = require('./errors');
 const check = require('./validate');
 const { emitSafely, guardSink } = require('./isolate');
 const { version } = require('../package.json');
@@ -41,6 +41,8 @@ class Peer extends EventEmitter {
     this.keepalive = check.keepaliveOptions(options.keepalive);
     check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
     check.byteCount('options.maxLineBytes', options.maxLineBytes);
+    /** The reconnect policy in force, null when a failed server closes the connection. */
+    this.reconnect = check.reconnectOptions(options.reconnect) || null;
     this.records = guardSink(makeRecordSink(options.records), this);
     this.rpc = new RpcRequester('mcpping-');
     this._state = 'alive';
@@ -55,7 +57,7 @@ class Peer extends EventEmitter {
     // Backpressure and the line cap are connection options, not keepalive's.
     if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
-    this.conn = new NativeConn({ ...params, env, probe: options.probe }, settings, this);
+    this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect }, settings, this);
     if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
   }
 
@@ -159,6 +161,8 @@ class Peer extends EventEmitter {
       if (err instanceof RpcError && err.code === -32001 && err.message.startsWith('Request timed out (mcpping')) {
         this.rpc.ignore(message.id);
       }
+      const doubt = inDoubt(err);
+      if (doubt) throw new RequestInDoubtError(method, doubt, err.message);
       throw err;
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort);
@@ -244,6 +248,12 @@ class Peer extends EventEmitter {
     this._state = ev.state;
     this.rttStats.observe(ev);
     if (ev.type === 'closed') return; // emitted with the close info, last
+    if (ev.type === 'reconnected') {
+      // The replayed handshake's answer is not delivered again: the
+      // session it opened is read from the engine.
+      const info = this.conn.info();
+      if (info && info.protocolVersion) this.protocolVersion = info.protocolVersion;
+    }
     emitSafely(this, ev.type, ev);
   }
 
@@ -272,6 +282,18 @@ class Peer extends EventEmitter {
     this.records.close();
     emitSafely(this, 'closed', info);
   }
+}
+
+/**
+ * The disposition of mcpping's answer to a request whose server failed
+ * (reconnect), or null for any other error.
+ * @param {unknown} err
+ * @returns {'in_doubt'|'cancelled'|null}
+ */
+function inDoubt(err) {
+  if (!(err instanceof RpcError) || err.code !== binding.CODE_IN_DOUBT) return null;
+  const mark = err.data && typeof err.data === 'object' ? err.data.mcpping : undefined;
+  return mark === 'in_doubt' || mark === 'cancelled' ? mark : null;
 }
 
 /**

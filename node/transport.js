@@ -28,6 +28,8 @@ class StdioClientTransport extends EventEmitter {
    *   sends (0 or absent: none); past it the server gets
    *   notifications/cancelled and the SDK a -32001 error answer.
    *   maxPendingBytes: backpressure per connection (default 16 MiB).
+   *   reconnect: respawn a server that fails, under the same Client (see
+   *   connect()'s reconnect option); default off.
    */
   constructor(params, options) {
     super();
@@ -37,6 +39,7 @@ class StdioClientTransport extends EventEmitter {
     check.keepaliveOptions(options.keepalive);
     check.durationMs('options.requestTimeoutMs', options.requestTimeoutMs, 0, 'none');
     check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
+    this.reconnect = check.reconnectOptions(options.reconnect) || null;
     this.params = params;
     this.options = options;
     this.records = guardSink(makeRecordSink(options.records), this);
@@ -67,7 +70,7 @@ class StdioClientTransport extends EventEmitter {
       const settings = { ...this.options.keepalive };
       if (this.options.requestTimeoutMs) settings.requestTimeoutMs = this.options.requestTimeoutMs;
       if (this.options.maxPendingBytes !== undefined) settings.maxPendingBytes = this.options.maxPendingBytes;
-      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe }, settings, this);
+      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe, reconnect: this.reconnect }, settings, this);
     } catch (err) {
       if (this.onerror) this.onerror(err);
       throw err;

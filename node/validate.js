@@ -176,6 +176,54 @@ function keepaliveOptions(keepalive) {
 }
 
 /**
+ * A finite number in [min, max].
+ * @param {string} name
+ * @param {unknown} value
+ * @param {number} min
+ * @param {number} max
+ * @returns {number}
+ */
+function number(name, value, min, max) {
+  if (typeof value !== 'number') {
+    throw invalid(TypeError, `${name} must be a number between ${min} and ${max}; got ${shown(value)}`);
+  }
+  if (!Number.isFinite(value) || value < min || value > max) {
+    throw invalid(RangeError, `${name} must be a number between ${min} and ${max}; got ${shown(value)}`);
+  }
+  return value;
+}
+
+/** mcpping.h MCPP_MAX_RECONNECT_ATTEMPTS and MCPP_MAX_RECONNECT_MULTIPLIER. */
+const MAX_RECONNECT_ATTEMPTS = 1000000;
+const MAX_RECONNECT_MULTIPLIER = 1000;
+const RECONNECT_DEFAULTS = { initialMs: 1000, maxDelayMs: 30000, multiplier: 2, jitter: 0.2, maxAttempts: 10 };
+
+/**
+ * The `reconnect` option: undefined/null/false (off), true (the defaults)
+ * or an object of the fields below (absent ones take their default).
+ * @param {unknown} reconnect
+ * @returns {{initialMs: number, maxDelayMs: number, multiplier: number, jitter: number, maxAttempts: number}|undefined}
+ */
+function reconnectOptions(reconnect) {
+  if (absent(reconnect) || reconnect === false) return undefined;
+  const given = reconnect === true ? {} : options('reconnect', reconnect);
+  for (const key of Object.keys(given)) {
+    if (!(key in RECONNECT_DEFAULTS)) {
+      throw invalid(TypeError, `reconnect.${key} is not an option; the options are ${Object.keys(RECONNECT_DEFAULTS).join(', ')}`);
+    }
+  }
+  const out = { ...RECONNECT_DEFAULTS };
+  for (const [key, value] of Object.entries(given)) if (!absent(value)) out[key] = value;
+  durationMs('reconnect.initialMs', out.initialMs, 0);
+  integer('reconnect.maxDelayMs', out.maxDelayMs, out.initialMs, MAX_MS,
+    `between initialMs (${out.initialMs}) and ${MAX_MS} ms`);
+  number('reconnect.multiplier', out.multiplier, 1, MAX_RECONNECT_MULTIPLIER);
+  number('reconnect.jitter', out.jitter, 0, 1);
+  integer('reconnect.maxAttempts', out.maxAttempts, 1, MAX_RECONNECT_ATTEMPTS);
+  return out;
+}
+
+/**
  * Checks a stdio server's params (connect, Peer, StdioClientTransport).
  * @param {string} where the caller, for the message
  * @param {unknown} params
@@ -208,5 +256,7 @@ module.exports = {
   options,
   pingOptions,
   keepaliveOptions,
+  reconnectOptions,
+  number,
   serverParams,
 };

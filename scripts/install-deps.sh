@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 
 need_apt=()
-for pkg in build-essential pkg-config libuv1-dev libcjson-dev valgrind clang; do
+for pkg in build-essential pkg-config libuv1-dev libcjson-dev cmake valgrind clang llvm; do
   dpkg -s "$pkg" >/dev/null 2>&1 || need_apt+=("$pkg")
 done
 if [ ${#need_apt[@]} -gt 0 ]; then

@@ -1,10 +1,12 @@
 """Block-protocol worker (bench/method.py): tools/call through the official
 Python SDK's ClientSession, over mcpping's transport or the SDK's own.
 
-    python3 sdk_call.py mcpping|sdk RESPONDER
+    python3 sdk_call.py mcpping|sdk|wrap RESPONDER
 
 mcpping: mcpping.sdk.stdio_client (its defaults); sdk: mcp.client.stdio's
-stdio_client. Only the transport differs. A command {"n": N, "bytes": B}
+stdio_client; wrap: the SDK's stdio_client launching `mcpping wrap --
+RESPONDER` (the proxy for clients that cannot change, with its defaults)
+instead of the responder. Only the transport differs. A command {"n": N, "bytes": B}
 runs N sequential call_tool("blob", {"bytes": B}) calls, each checked to
 return B bytes of text; one latency per call.
 """
@@ -25,6 +27,10 @@ async def main(mode, responder):
     else:
         from mcpping.sdk import stdio_client
     params = StdioServerParameters(command=responder, args=[])
+    if mode == "wrap":
+        from mcp.client.stdio import stdio_client
+        params = StdioServerParameters(command=sys.executable,
+                                       args=["-m", "mcpping", "wrap", "--", responder])
     async with stdio_client(params) as (r, w), ClientSession(r, w) as session:
         await session.initialize()
         await session.list_tools()

@@ -141,7 +141,21 @@ typedef struct mcpp_reconnect {
   uint32_t max_attempts;
 } mcpp_reconnect;
 
+/* Struct versions, as in ngtcp2: the structs that grow (settings, engine
+ * info) are only ever extended at their end, and a caller passes the
+ * version its header had, through the macros below (mcpp_settings_default,
+ * mcpp_engine_get_info, mcpp_runtime_info). The library then reads and
+ * writes only the fields that version has, so a program built against an
+ * older header keeps working with a newer library. */
+#define MCPP_SETTINGS_V1 1
+#define MCPP_SETTINGS_VERSION MCPP_SETTINGS_V1
+#define MCPP_ENGINE_INFO_V1 1
+#define MCPP_ENGINE_INFO_VERSION MCPP_ENGINE_INFO_V1
+
 typedef struct mcpp_settings {
+  /* The layout this struct has: set by mcpp_settings_default, checked by
+   * every function that takes settings (mcpp_settings_problem names it). */
+  int version;
   mcpp_role role;
   mcpp_transport transport;
 
@@ -212,12 +226,22 @@ typedef struct mcpp_settings {
   /* The peer's name for records until serverInfo/clientInfo is learned
    * (the driver passes the program's basename). Copied; may be NULL. */
   const char *peer_name;
+  /* 0 (default): the engine answers the peer's pings itself. 1: they are
+   * forwarded to the application like any other request, and the
+   * application answers them (a proxy such as mcpping wrap, whose client
+   * must see the truth). Our own keepalive is unchanged. 0 or 1. */
+  int forward_peer_pings;
   /* Reconnect policy; default off. See mcpp_reconnect. */
   mcpp_reconnect reconnect;
 } mcpp_settings;
 
-/* Fills *settings with the defaults above. */
-void mcpp_settings_default(mcpp_settings *settings);
+/* Fills *settings with the defaults above, as a struct of settings_version
+ * (no byte past that version's fields is written); an unknown version
+ * writes nothing. Call it through mcpp_settings_default. */
+void mcpp_settings_default_versioned(int settings_version,
+                                     mcpp_settings *settings);
+#define mcpp_settings_default(settings)                                       \
+  mcpp_settings_default_versioned(MCPP_SETTINGS_VERSION, (settings))
 
 /* Returns NULL if every field of *settings is in range, else a static
  * English sentence that names the first bad field and its allowed range
@@ -374,9 +398,10 @@ typedef struct mcpp_engine_callbacks {
                     void *user_data);
   /* Optional. Returns the peer process's mcpp_process_state. The engine
    * calls it only when a deadline needs it (never on a fixed fast timer):
-   * halfway through a keepalive ping's or probe's timeout while it is
-   * unanswered, when keepalive is due on a session with nothing to send
-   * (no ping, no probe), and a timeout after it saw the process stopped. NULL means the
+   * once at the first keepalive, then halfway through a keepalive ping's
+   * or probe's timeout while it is unanswered, when keepalive is due on a
+   * session with nothing to send (no ping, no probe), and a timeout after
+   * it saw the process stopped. NULL means the
    * process is not observable (HTTP, custom transports). STOPPED makes the
    * peer suspect at once and stale if it is still stopped a timeout later;
    * EXITED makes it stale for good (the driver also sees the exit itself). */
@@ -555,9 +580,14 @@ typedef struct mcpp_engine_info {
   uint64_t app_cancels;      /* requests abandoned by the application */
 } mcpp_engine_info;
 
-/* Fills *info. Strings point into the engine and live until it changes
- * them or is freed. */
-void mcpp_engine_get_info(const mcpp_engine *engine, mcpp_engine_info *info);
+/* Fills *info, a struct of info_version (no byte past that version's
+ * fields is written; an unknown version writes nothing). Strings point
+ * into the engine and live until it changes them or is freed. Call it
+ * through mcpp_engine_get_info. */
+void mcpp_engine_get_info_versioned(const mcpp_engine *engine,
+                                    int info_version, mcpp_engine_info *info);
+#define mcpp_engine_get_info(engine, info)                                    \
+  mcpp_engine_get_info_versioned((engine), MCPP_ENGINE_INFO_VERSION, (info))
 
 /* Returns 1 only if the peer is alive AND no application request has timed
  * out since the last answer AND none has waited past its limit: its own
@@ -805,8 +835,14 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id);
  * *healthy is mcpp_engine_healthy as of the call, computed from the
  * engine's healthy_until, so a request passing its limit reads unhealthy
  * at once. Returns 0 or MCPP_ERR_NOT_FOUND. Thread-safe. */
-int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
-                      mcpp_engine_info *info, int *healthy);
+int mcpp_runtime_info_versioned(mcpp_runtime *rt, uint64_t conn_id,
+                                int info_version, mcpp_engine_info *info,
+                                int *healthy);
+/* *info is a struct of MCPP_ENGINE_INFO_VERSION; an unknown version is
+ * MCPP_ERR_INVALID_ARGUMENT. */
+#define mcpp_runtime_info(rt, conn_id, info, healthy)                         \
+  mcpp_runtime_info_versioned((rt), (conn_id), MCPP_ENGINE_INFO_VERSION,      \
+                              (info), (healthy))
 
 /* Copies what the engine learned of the session from the handshake that
  * passed through (the negotiated protocol version, and the peer's name:
@@ -834,6 +870,62 @@ void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items);
  * thread lazily. */
 void mcpp_runtime_after_fork_child(mcpp_runtime *rt);
 
+/* ------------------------------------------------------------------ wrap
+ *
+ * mcpping wrap: a stdio proxy for MCP clients that cannot be changed. The
+ * client talks to us on in_fd/out_fd (normally our own stdin and stdout);
+ * the server runs as our child, as mcpp_conn spawns it. Every line passes
+ * through unchanged and in order, both ways; pings pass too (the client's
+ * go to the server, the server's to the client), and our own keepalive
+ * toward the server uses our own ids. When the server goes stale or
+ * exits, every request the client has in flight gets a JSON-RPC error
+ * (never a replay); with restart on, a new server is spawned and the
+ * client's handshake replayed on its behalf. When the client goes (EOF,
+ * a broken stdout, SIGTERM, SIGINT, SIGHUP), the server is closed and
+ * reaped before we return. */
+
+typedef struct mcpp_wrap_options {
+  /* Keepalive toward the server (interval_ms, timeout_ms, failures, ...)
+   * and the name for records (peer_name). forward_peer_pings is always 1
+   * here, and on_stale always MCPP_STALE_CLOSE. */
+  mcpp_settings settings;
+  /* The server. stderr_mode MCPP_STDERR_INHERIT passes its stderr
+   * through; kill_grace_ms 0 means 1000 here, so that a server ignoring
+   * SIGTERM is gone within 2 s of the client. */
+  mcpp_spawn_options spawn;
+  /* 1 (default): respawn a server that went stale or exited, with the
+   * defaults of mcpp_reconnect (1 s doubling up to 30 s, 20% jitter, at
+   * most 10 attempts in a row) and a mcpp_retry_budget; 0 or 1. 0: exit
+   * with a message on stderr. */
+  int restart;
+  /* Governance records (JSON lines) are appended to this file; NULL:
+   * none. */
+  const char *log_path;
+  /* Prometheus text exposition on this loopback "HOST:PORT" (127.0.0.1,
+   * [::1] or localhost; port 0 picks a free one), NULL: none. Once it
+   * listens, stderr says where: "mcpping wrap: metrics on
+   * http://127.0.0.1:PORT/metrics". */
+  const char *metrics_addr;
+  int in_fd, out_fd; /* the client; default 0 and 1 */
+} mcpp_wrap_options;
+
+/* Fills *options with the defaults above (settings as
+ * mcpp_settings_default, with interval_ms 10000). */
+void mcpp_wrap_options_default(mcpp_wrap_options *options);
+
+/* Returns NULL if *options can run, else a static sentence naming the
+ * first bad field (settings included, as mcpp_settings_problem). */
+const char *mcpp_wrap_options_problem(const mcpp_wrap_options *options);
+
+/* Runs the proxy on a loop of its own in the calling thread until the
+ * client goes away, or the server is gone for good. Blocks SIGPIPE in the
+ * calling thread while it runs. Returns the process exit status: 0 the
+ * client went away (128 + the signal's number after SIGTERM, SIGINT or
+ * SIGHUP), 1 the server went stale or exited and is not restarted (a
+ * line on stderr says why), 2 it could not start (bad options, the
+ * server could not be spawned, the log or metrics address could not be
+ * opened; a line on stderr says why). */
+int mcpp_wrap_run(const mcpp_wrap_options *options);
 /* Sets the retry budget every reconnecting connection of this runtime
  * shares (see mcpp_retry_budget; the default is MCPP_RETRY_BUDGET_BURST
  * at once, then MCPP_RETRY_BUDGET_PER_SECOND). Slots taken already stay

@@ -21,12 +21,17 @@
 #include <uv.h>
 
 #include "driver.h"
+#include "internal.h"
 #include "lines.h"
 #include "mcpping.h"
+#include "platform.h"
 #include "proc.h"
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
+  /* The most a timer reads before it expires anything: Linux's largest
+   * pipe by default (/proc/sys/fs/pipe-max-size). */
+  READ_AHEAD_MAX = 1024 * 1024,
   /* Timers fire on a shared grid of this many ms, so that the keepalive
    * pings of many connections go out, and their pongs come back, in one
    * loop wake-up instead of one each (Linux's round_jiffies, in spirit). */
@@ -422,6 +427,7 @@ static void rearm(mcpp_conn *c) {
 
 static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
                         const char *suffix);
+static void read_what_waits(mcpp_conn *c);
 
 static void on_timer(uv_timer_t *t) {
   mcpp_conn *c = t->data;
@@ -450,6 +456,13 @@ static void on_timer(uv_timer_t *t) {
       snprintf(reason, sizeof reason, "server closed stdout");
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
+  }
+  if (now >= mcpp_engine_next_deadline(c->engine)) {
+    /* libuv runs timers before it polls: a loop that woke late would time
+     * out a request or ping whose answer already waits in the pipe. */
+    read_what_waits(c);
+    if (c->closing) return;
+    now = now_us();
   }
   enter(c);
   if (now >= mcpp_engine_next_deadline(c->engine)) {
@@ -494,6 +507,37 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   mcpp_conn *c = s->data;
   handle_read(c, n, buf);
   release_rbuf(c, n);
+}
+
+/* Reads what the server's stdout holds now, as the poll phase would, for
+ * a timer about to expire something. At most a full pipe's worth (the
+ * most that can have waited), so a server writing without pause cannot
+ * hold the timer; libuv's own read finds the rest. The pipe is
+ * non-blocking and epoll level-triggered, so reading behind libuv's back
+ * loses no wake-up. */
+static void read_what_waits(mcpp_conn *c) {
+  uv_os_fd_t fd;
+  if (c->eof || c->reading_stopped || c->closing || c->has_pending ||
+      uv_fileno((uv_handle_t *)&c->out, &fd))
+    return;
+  for (size_t got = 0; got < READ_AHEAD_MAX;) {
+    uv_buf_t buf;
+    on_alloc((uv_handle_t *)&c->out, READ_BUF_SIZE, &buf);
+    ssize_t n = UV_ENOBUFS;
+    if (buf.len) {
+      do n = read(fd, buf.base, buf.len);
+      while (n < 0 && errno == EINTR);
+      if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+        release_rbuf(c, 0);
+        return;
+      }
+      n = n == 0 ? UV_EOF : n < 0 ? uv_translate_sys_error(errno) : n;
+    }
+    on_read((uv_stream_t *)&c->out, n, &buf);
+    if (n <= 0 || c->eof || c->reading_stopped || c->closing || c->has_pending)
+      return;
+    got += (size_t)n;
+  }
 }
 
 static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
@@ -685,10 +729,8 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
 
 static void prepare_settings(mcpp_settings *s, const mcpp_settings *given,
                              const char *file) {
-  if (given)
-    *s = *given;
-  else
-    mcpp_settings_default(s);
+  /* mcpp_conn_spawn checked the version. */
+  if (!given || mcpp__settings_import(s, given)) mcpp_settings_default(s);
   if (!s->max_line_bytes) s->max_line_bytes = DEFAULT_MAX_LINE_BYTES;
   if (!s->nonce) {
     struct timespec ts;
@@ -744,7 +786,7 @@ static int open_pipes(server_pipes *p, int with_stderr) {
   for (int i = 0; i < 3; i++) p->fd[i][0] = p->fd[i][1] = -1;
   for (int i = 0; i < (with_stderr ? 3 : 2); i++) {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC)) {
+    if (mcpp__pipe_cloexec(fds)) {
       int err = -errno;
       close_pipes(p);
       return err;
@@ -798,7 +840,8 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   spawn_error[0] = '\0';
   if (!out || !loop || !options || !options->file || !options->args ||
       !callbacks || !callbacks->on_message ||
-      (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE)
+      (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE ||
+      (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;
   *out = NULL;
   if (options->kill_grace_ms > MCPP_MAX_KILL_GRACE_MS)
@@ -983,8 +1026,42 @@ void mcpp__conn_after_fork(mcpp_conn *c) {
   close_fd_of(&c->in);
   close_fd_of(&c->out);
   if (c->has_err_pipe) close_fd_of(&c->err);
-  if (c->proc.pidfd >= 0) close(c->proc.pidfd);
+  if (c->proc.exit_fd >= 0) close(c->proc.exit_fd);
   /* The old loop never runs again, so nothing reaches the handles inside
    * c: its memory can go (a long-lived forked child must not keep it). */
   free_conn(c);
+}
+
+/* The client side of a proxy closed its input: the server gets EOF on its
+ * stdin once what is queued for it has been written, as it would without
+ * the proxy, and may exit by itself. */
+static void end_input_now(mcpp_conn *c) {
+  c->write_broken = 1;
+  close_handle(c, (uv_handle_t *)&c->in);
+}
+
+static void on_input_drained(uv_write_t *req, int status) {
+  mcpp_conn *c = req->data;
+  c->alloc->free(req, c->alloc->user_data);
+  if (!c->closing) end_input_now(c);
+}
+
+void mcpp__conn_set_exact_lines(mcpp_conn *c) { c->lines.exact = 1; }
+
+void mcpp__conn_end_input(mcpp_conn *c) {
+  if (c->closing || c->write_broken) return;
+  flush_cork(c);
+  if (c->write_broken) return;
+  if (uv_stream_get_write_queue_size((uv_stream_t *)&c->in) == 0) {
+    end_input_now(c);
+    return;
+  }
+  /* An empty write completes after every write queued before it. */
+  uv_write_t *req = c->alloc->malloc(sizeof *req, c->alloc->user_data);
+  uv_buf_t none = uv_buf_init(NULL, 0);
+  if (req) req->data = c;
+  if (!req || uv_write(req, (uv_stream_t *)&c->in, &none, 1, on_input_drained)) {
+    if (req) c->alloc->free(req, c->alloc->user_data);
+    end_input_now(c);
+  }
 }

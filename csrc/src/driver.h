@@ -27,6 +27,14 @@ size_t mcpp__conn_queued_bytes(const mcpp_conn *conn);
  * nothing it wrote is lost. Not from inside an engine callback. */
 void mcpp__conn_set_reading(mcpp_conn *conn, int reading);
 
+/* Delivers the server's lines exactly as they came (see mcpp__lines):
+ * a proxy forwards a trailing \r and empty lines too. */
+void mcpp__conn_set_exact_lines(mcpp_conn *conn);
+
+/* Closes the server's stdin once every byte queued for it is written
+ * (the proxy's client closed its input). Sends after it are dropped, as
+ * writes to a server that closed its stdin are. */
+void mcpp__conn_end_input(mcpp_conn *conn);
 /* Reconnect: called at the start of every close the application did not
  * ask for (err != 0), before the engine ends. Returns 1 to have the server
  * replaced: it sets *attempt and *delay_ms, and the engine then fails its
@@ -44,8 +52,5 @@ void mcpp__conn_set_reconnect_hook(mcpp_conn *conn, mcpp__reconnect_hook fn);
  * engine callbacks included (the close then starts when the outermost
  * engine call returns). */
 void mcpp__conn_fail(mcpp_conn *conn, int err, const char *reason);
-
-/* uv_loop_close()'s result when the last runtime was freed (tests). */
-extern int mcpp__runtime_loop_close_rc;
 
 #endif

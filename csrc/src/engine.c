@@ -41,7 +41,8 @@ int mcpp_engine_new(mcpp_engine **out, const mcpp_settings *settings,
   *out = NULL;
   if (settings == NULL || callbacks == NULL || callbacks->send == NULL)
     return MCPP_ERR_INVALID_ARGUMENT;
-  mcpp_settings s = *settings;
+  mcpp_settings s;
+  if (mcpp__settings_import(&s, settings)) return MCPP_ERR_INVALID_ARGUMENT;
   int rc = mcpp__settings_check(&s, NULL);
   if (rc) return rc;
   if (alloc == NULL) alloc = mcpp_default_allocator();
@@ -226,8 +227,24 @@ static mcpp_proof freshest_proof(const mcpp_engine *e) {
   return MCPP_PROOF_TRAFFIC;
 }
 
-void mcpp_engine_get_info(const mcpp_engine *e, mcpp_engine_info *info) {
-  if (info == NULL) return;
+/* The size of an info struct of `version`, 0 for an unknown one (a later
+ * version's fields go at the end, as for settings). */
+static size_t info_size(int version) {
+  return version == MCPP_ENGINE_INFO_V1 ? sizeof(mcpp_engine_info) : 0;
+}
+
+static void get_info(const mcpp_engine *e, mcpp_engine_info *info);
+
+void mcpp_engine_get_info_versioned(const mcpp_engine *e, int version,
+                                    mcpp_engine_info *info) {
+  size_t size = info_size(version);
+  if (info == NULL || size == 0) return;
+  mcpp_engine_info full;
+  get_info(e, &full);
+  memcpy(info, &full, size);
+}
+
+static void get_info(const mcpp_engine *e, mcpp_engine_info *info) {
   memset(info, 0, sizeof *info);
   if (e == NULL) return;
   info->state = e->state;

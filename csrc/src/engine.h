@@ -74,6 +74,7 @@ struct mcpp_engine {
   /* Proof of life other than traffic (see mcpp_engine_info). */
   uint64_t last_ping, last_probe, last_process;
   mcpp_process_state process_state;
+  int process_asked;      /* the first keepalive looked at it */
   uint64_t stopped_since; /* when the process was seen stopped; 0: it is not */
   int process_exited;
 

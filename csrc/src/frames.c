@@ -163,7 +163,8 @@ int mcpp_engine_recv(mcpp_engine *e, const char *frame, size_t len,
   if (e->state == MCPP_STATE_CLOSED) return MCPP_ERR_CLOSED;
   if (!ours) return MCPP_RECV_FORWARD;
   if (m.method.p) {
-    if (m.id.p && mcpp__span_is(m.method, "\"ping\""))
+    if (m.id.p && mcpp__span_is(m.method, "\"ping\"") &&
+        !e->s.forward_peer_pings)
       return answer_ping(e, &m, frame, len, now);
     inbound_request(e, &m, now);
     return MCPP_RECV_FORWARD;

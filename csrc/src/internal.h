@@ -14,6 +14,13 @@
  * cJSON; larger ones are classified from their top-level spans only. */
 #define MCPP__SMALL_FRAME (64 * 1024)
 
+/* The size of a settings struct of `version`, 0 for an unknown one. */
+size_t mcpp__settings_size(int version);
+
+/* *out = *in read as a struct of in->version, the fields it lacks at their
+ * defaults. Returns 0 or MCPP_ERR_INVALID_ARGUMENT (unknown version). */
+int mcpp__settings_import(mcpp_settings *out, const mcpp_settings *in);
+
 /* Allocation through `a` (never NULL: callers resolve NULL to the default).
  * mcpp__malloc(a, 0) allocates one byte so NULL always means failure. */
 void *mcpp__malloc(const mcpp_allocator *a, size_t size);

@@ -382,11 +382,18 @@ static void keepalive_timed_out(mcpp_engine *e, uint64_t now) {
 }
 
 /* Keepalive is due: ping or probe, or, with nothing to send, look at the
- * process. A ping or probe is not preceded by a process check (a few
+ * process. After the first round, which looks once so that info() knows
+ * the process, a ping or probe is not preceded by a process check (a few
  * syscalls, most of an idle connection's cost): an answer makes it moot,
  * and a stopped server behind an unanswered one is seen halfway through
  * its timeout (process_due). */
 static int keepalive_fire(mcpp_engine *e, uint64_t now) {
+  int looked = 0;
+  if (e->cb.process_state && !e->process_asked) {
+    e->process_asked = looked = 1;
+    check_process(e, now);
+    if (!ka_enabled(e)) return 0; /* exited, or closed by a listener */
+  }
   int rc;
   const char *probe;
   if (!e->unsupported)
@@ -398,7 +405,7 @@ static int keepalive_fire(mcpp_engine *e, uint64_t now) {
      * check is this round's keepalive. */
     e->ka_base = now;
     e->ka_probe_now = 0;
-    check_process(e, now);
+    if (!looked) check_process(e, now);
     rc = 0;
   }
   if (rc == 0) draw_jitter(e);

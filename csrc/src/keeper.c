@@ -14,6 +14,7 @@
  * their children in the group.
  */
 #include "keeper.h"
+#include "platform.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,7 +86,7 @@ static int above_stdio(int fd) {
 
 static int start_locked(void) {
   int sv[2];
-  if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv)) return -1;
+  if (mcpp__socketpair_cloexec(sv)) return -1;
   sv[0] = above_stdio(sv[0]);
   if (sv[0] < 0) {
     close(sv[1]);
@@ -98,17 +99,15 @@ static int start_locked(void) {
   posix_spawn_file_actions_adddup2(&fa, sv[0], 0);
   posix_spawn_file_actions_addopen(&fa, 1, "/dev/null", O_WRONLY, 0);
   posix_spawn_file_actions_addopen(&fa, 2, "/dev/null", O_WRONLY, 0);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
   /* No fd of the host (a pipe someone waits on for EOF) lives on in it. */
-  posix_spawn_file_actions_addclosefrom_np(&fa, 3);
-#endif
+  short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  mcpp__spawn_close_others(&fa, &flags);
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
   posix_spawnattr_setsigmask(&at, &none);
   posix_spawnattr_setsigdefault(&at, &all);
-  posix_spawnattr_setflags(&at, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                    POSIX_SPAWN_SETSIGDEF);
+  posix_spawnattr_setflags(&at, flags);
   char *argv[] = {"sh", "-c", (char *)script, MCPP__KEEPER_NAME, NULL};
   pid_t pid;
   int rc = posix_spawn(&pid, "/bin/sh", &fa, &at, argv, environ);

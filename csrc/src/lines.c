@@ -25,9 +25,9 @@ void mcpp__lines_free(mcpp__lines *l) {
  * may be max + 1 bytes long only if that last byte is the \r. */
 static int emit(mcpp__lines *l, const char *line, size_t len,
                 mcpp__line_fn fn, void *arg) {
-  if (len && line[len - 1] == '\r') len--;
-  if (len > l->max) return MCPP_ERR_FRAME_TOO_LARGE;
-  if (len == 0) return 0;
+  if (len && line[len - 1] == '\r' && !l->exact) len--;
+  if (len > l->max + (size_t)l->exact) return MCPP_ERR_FRAME_TOO_LARGE;
+  if (len == 0 && !l->exact) return 0;
   return fn(arg, line, len) ? 1 : 0;
 }
 

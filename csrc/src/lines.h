@@ -15,6 +15,10 @@ typedef struct mcpp__lines {
   char *buf;    /* the partial line carried between feeds */
   size_t len;
   size_t cap;
+  /* 1: every line as it came, a trailing \r and empty lines included (a
+   * proxy passes them on); 0 (the default): one \r stripped, empty lines
+   * skipped. */
+  int exact;
 } mcpp__lines;
 
 /* Called for each complete line (newline and one trailing \r stripped,

@@ -1,8 +1,8 @@
 /*
  * The server's process lifetime (see proc.h): posix_spawn into its own
- * session, exit watched through a pidfd (or a waitpid backoff timer), the
- * SIGTERM/SIGCONT/SIGKILL escalation, the exit status, and the process
- * state read from /proc when the engine asks.
+ * session, exit watched through the platform's exit fd (a pidfd, a kqueue;
+ * or a waitpid backoff timer), the SIGTERM/SIGCONT/SIGKILL escalation, the
+ * exit status, and the process state when the engine asks.
  */
 #include "proc.h"
 
@@ -15,30 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include "keeper.h"
-
-#ifndef P_PIDFD
-#define P_PIDFD 3
-#endif
+#include "platform.h"
+#include "test_hooks.h"
 
 extern char **environ;
 
 enum {
   DEFAULT_KILL_GRACE_MS = 2000,
-  /* Without a pidfd, waitpid(pid, WNOHANG) runs at 1 ms, 2 ms, 4 ms, ...
+  /* Without an exit fd, waitpid(pid, WNOHANG) runs at 1 ms, 2 ms, 4 ms, ...
    * up to this (the server's stdout EOF usually says sooner). */
   MAX_BACKOFF_MS = 1000
 };
 
-int mcpp__proc_force_backoff;
 
 void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms) {
   memset(p, 0, sizeof *p);
-  p->pidfd = -1;
+  p->exit_fd = -1;
   p->exit_status = -1;
   p->kill_grace_ms = kill_grace_ms ? kill_grace_ms : DEFAULT_KILL_GRACE_MS;
 }
@@ -51,12 +47,7 @@ void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms) {
 static int try_reap(mcpp__proc *p) {
   siginfo_t si;
   memset(&si, 0, sizeof si);
-  int rc = -1;
-  if (p->pidfd >= 0)
-    rc = waitid((idtype_t)P_PIDFD, (id_t)p->pidfd, &si, WEXITED | WNOHANG);
-  /* Linux 5.3 has pidfds but not P_PIDFD. */
-  if (p->pidfd < 0 || (rc < 0 && errno == EINVAL))
-    rc = waitid(P_PID, (id_t)p->pid, &si, WEXITED | WNOHANG);
+  int rc = mcpp__exit_reap(p->exit_fd, p->pid, &si);
   if (rc < 0) {
     if (errno == EINTR) return 0;
     /* ECHILD: SIGCHLD is ignored (the kernel reaped it) or the host's own
@@ -73,7 +64,7 @@ static int try_reap(mcpp__proc *p) {
   return 1;
 }
 
-static void on_pidfd(uv_poll_t *h, int status, int events) {
+static void on_exit_fd(uv_poll_t *h, int status, int events) {
   mcpp__proc *p = (mcpp__proc *)h;
   if (!try_reap(p)) return;
   uv_poll_stop(h);
@@ -91,27 +82,19 @@ static void on_backoff(uv_timer_t *t) {
   uv_timer_start(t, on_backoff, p->backoff_ms, 0);
 }
 
-static int pidfd_open(int pid) {
-#ifdef SYS_pidfd_open
-  return (int)syscall(SYS_pidfd_open, pid, 0); /* close-on-exec already */
-#else
-  errno = ENOSYS;
-  return -1;
-#endif
-}
-
-/* A pidfd polled on the loop where the kernel has them (Linux 5.3+), else
- * the backoff timer. A child already reaped by the kernel (SIGCHLD
- * ignored) has no pidfd either: the timer's first waitpid says so. */
+/* The exit fd polled on the loop where the kernel has one (Linux 5.3+,
+ * macOS), else the backoff timer. A child already reaped by the kernel
+ * (SIGCHLD ignored) has no exit fd either: the timer's first waitpid says
+ * so. */
 static void watch(mcpp__proc *p, uv_loop_t *loop) {
-  p->pidfd = mcpp__proc_force_backoff ? -1 : pidfd_open(p->pid);
-  if (p->pidfd >= 0) {
-    if (uv_poll_init(loop, &p->watch.poll, p->pidfd) == 0) {
-      uv_poll_start(&p->watch.poll, UV_READABLE, on_pidfd);
+  p->exit_fd = MCPP__HOOK_FORCE_BACKOFF() ? -1 : mcpp__exit_fd_open(p->pid);
+  if (p->exit_fd >= 0) {
+    if (uv_poll_init(loop, &p->watch.poll, p->exit_fd) == 0) {
+      uv_poll_start(&p->watch.poll, UV_READABLE, on_exit_fd);
       return;
     }
-    close(p->pidfd);
-    p->pidfd = -1;
+    close(p->exit_fd);
+    p->exit_fd = -1;
   }
   uv_timer_init(loop, &p->watch.timer);
   p->backoff_ms = 1;
@@ -141,18 +124,14 @@ static int prepare(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
                    const mcpp_spawn_options *o, const int fds[3]) {
   int rc = child_stdio(fa, fds);
   if (!rc && o->cwd) rc = posix_spawn_file_actions_addchdir_np(fa, o->cwd);
-#if defined(__GLIBC__) && (__GLIBC__ > 2 || __GLIBC_MINOR__ >= 34)
-  if (!rc) rc = posix_spawn_file_actions_addclosefrom_np(fa, 3);
-#endif
+  short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
+  if (!rc) rc = mcpp__spawn_close_others(fa, &flags);
   sigset_t none, all;
   sigemptyset(&none);
   sigfillset(&all);
   if (!rc) rc = posix_spawnattr_setsigmask(at, &none);
   if (!rc) rc = posix_spawnattr_setsigdefault(at, &all);
-  if (!rc)
-    rc = posix_spawnattr_setflags(at, POSIX_SPAWN_SETSID |
-                                          POSIX_SPAWN_SETSIGMASK |
-                                          POSIX_SPAWN_SETSIGDEF);
+  if (!rc) rc = posix_spawnattr_setflags(at, flags);
   return rc;
 }
 
@@ -238,50 +217,22 @@ void mcpp__proc_kill(mcpp__proc *p) {
 }
 
 void mcpp__proc_check_soon(mcpp__proc *p) {
-  if (p->pidfd >= 0 || p->exited || !p->on_exit) return;
+  if (p->exit_fd >= 0 || p->exited || !p->on_exit) return;
   p->backoff_ms = 1;
   uv_timer_start(&p->watch.timer, on_backoff, 1, 0);
 }
 
 /* ------------------------------------------------------- process state */
 
-static int have_proc(void) {
-  static _Atomic int known; /* 0 unknown, 1 yes, -1 no */
-  if (!known) known = access("/proc/self/stat", R_OK) == 0 ? 1 : -1;
-  return known > 0;
-}
-
 mcpp_process_state mcpp__proc_state(const mcpp__proc *p) {
   if (p->exited) return MCPP_PROCESS_EXITED;
-  if (p->pid <= 0 || !have_proc()) return MCPP_PROCESS_UNKNOWN;
-  /* A readable pidfd means it exited, whatever now owns the pid. */
-  if (p->pidfd >= 0) {
-    struct pollfd pfd = {p->pidfd, POLLIN, 0};
+  if (p->pid <= 0) return MCPP_PROCESS_UNKNOWN;
+  /* A readable exit fd means it exited, whatever now owns the pid. */
+  if (p->exit_fd >= 0) {
+    struct pollfd pfd = {p->exit_fd, POLLIN, 0};
     if (poll(&pfd, 1, 0) == 1) return MCPP_PROCESS_EXITED;
   }
-  char path[32], buf[512];
-  snprintf(path, sizeof path, "/proc/%d/stat", p->pid);
-  int fd = open(path, O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return errno == ENOENT ? MCPP_PROCESS_EXITED
-                                     : MCPP_PROCESS_UNKNOWN;
-  ssize_t n = read(fd, buf, sizeof buf - 1);
-  close(fd);
-  if (n <= 0) return MCPP_PROCESS_UNKNOWN;
-  buf[n] = '\0';
-  /* "pid (comm) S ...": comm may hold anything, ')' included. */
-  const char *end = strrchr(buf, ')');
-  if (!end || end[1] != ' ' || !end[2]) return MCPP_PROCESS_UNKNOWN;
-  switch (end[2]) {
-  case 'T':
-  case 't':
-    return MCPP_PROCESS_STOPPED;
-  case 'Z':
-  case 'X':
-  case 'x':
-    return MCPP_PROCESS_EXITED;
-  default:
-    return MCPP_PROCESS_RUNNING;
-  }
+  return mcpp__process_state(p->pid);
 }
 
 /* ------------------------------------------------------------ the end */
@@ -291,8 +242,8 @@ void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb) {
   p->on_exit = NULL;
   /* uv_close stops the poll before the fd goes: no stale epoll entry. */
   uv_close((uv_handle_t *)&p->watch, close_cb);
-  if (p->pidfd >= 0) close(p->pidfd);
-  p->pidfd = -1;
+  if (p->exit_fd >= 0) close(p->exit_fd);
+  p->exit_fd = -1;
   mcpp__keeper_forget(p->pid);
 }
 

@@ -1,8 +1,9 @@
 /*
  * The server's process for the stdio driver: spawned (posix_spawn) as the
  * leader of its own session and process group, watched through its own
- * handle (a pidfd polled on the loop; a bounded waitpid(pid, WNOHANG)
- * backoff timer where there is no pidfd), reaped by pid alone, ended by
+ * handle (the platform's exit fd polled on the loop: a pidfd on Linux, a
+ * kqueue on macOS; a bounded waitpid(pid, WNOHANG) backoff timer where
+ * there is none), reaped by pid alone, ended by
  * SIGTERM then SIGKILL to the whole group. It installs no signal handler
  * and changes no process-wide signal state, so the host may run uvloop, its
  * own SIGCHLD handler or reaper, or ignore SIGCHLD. Internal to the driver.
@@ -25,14 +26,14 @@ typedef void (*mcpp__proc_exit_fn)(mcpp__proc *p);
 
 struct mcpp__proc {
   /* First, so that the watch's callback finds p; the handle's data is the
-   * owner's. A poll on pidfd, or the backoff timer without one. */
+   * owner's. A poll on exit_fd, or the backoff timer without one. */
   union {
     uv_poll_t poll;
     uv_timer_t timer;
   } watch;
   mcpp__proc_exit_fn on_exit;
   int pid;   /* also the process group's id; 0 until spawned */
-  int pidfd; /* -1 without one (then the timer watches) */
+  int exit_fd; /* platform.h's; -1 without one (then the timer watches) */
   uint32_t backoff_ms;
   int exited;
   int64_t exit_status; /* -1 if killed by a signal or unknown */
@@ -64,7 +65,7 @@ int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
  * comes first. */
 void mcpp__proc_terminate(mcpp__proc *p);
 
-/* Without a pidfd: looks for the exit again at once and backs off anew
+/* Without an exit fd: looks for the exit again at once and backs off anew
  * (the server closed stdout or was just signalled). */
 void mcpp__proc_check_soon(mcpp__proc *p);
 
@@ -76,7 +77,7 @@ void mcpp__proc_kill(mcpp__proc *p);
  * there is no /proc. */
 mcpp_process_state mcpp__proc_state(const mcpp__proc *p);
 
-/* Closes the watch handle (close_cb gets it) and the pidfd, and tells the
+/* Closes the watch handle (close_cb gets it) and the exit fd, and tells the
  * keeper to forget the group. Once only, after a successful spawn. */
 void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb);
 
@@ -87,9 +88,5 @@ int mcpp__proc_closing(const mcpp__proc *p);
  * exited (status unknown: reaped elsewhere)", then suffix. */
 void mcpp__proc_exit_reason(const mcpp__proc *p, char *buf, size_t cap,
                             const char *suffix);
-
-/* Tests: watch exits with the waitpid backoff timer even where pidfds
- * exist. */
-extern int mcpp__proc_force_backoff;
 
 #endif

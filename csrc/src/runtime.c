@@ -18,13 +18,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <uv.h>
 
 #include "driver.h"
+#include "internal.h"
 #include "mcpping.h"
-
-int mcpp__runtime_loop_close_rc;
+#include "record.h"
+#include "test_hooks.h"
 
 enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
 
@@ -712,9 +714,8 @@ static int copy_spawn(mcpp_runtime *rt, reconnect *x,
     p += strlen(p) + 1;
   }
   env[nenv] = NULL;
-  if (settings)
-    x->settings = *settings;
-  else
+  /* mcpp_runtime_spawn checked the version. */
+  if (!settings || mcpp__settings_import(&x->settings, settings))
     mcpp_settings_default(&x->settings);
   x->settings.peer_name = dup[2];
   x->settings.probe_method = dup[3];
@@ -793,6 +794,36 @@ static void push_own_event(rconn *r, mcpp_event_type type, const char *message,
   push_event(r, &ev);
 }
 
+/* The "reconnect" record of an attempt no engine saw (its server could not
+ * start), as the engine words its own: no reason, no payload. Only this
+ * thread writes r->session, so it is read here without the lock. */
+static void push_own_record(rconn *r, uint32_t attempt) {
+  reconnect *x = r->rc;
+  mcpp__record rec;
+  memset(&rec, 0, sizeof rec);
+  rec.event = "reconnect";
+  rec.direction = MCPP__DIR_NONE;
+  rec.role = x->settings.role;
+  rec.peer = r->session && *session_name(r->session) ? session_name(r->session)
+                                                     : x->settings.peer_name;
+  rec.protocol_version = r->session && *r->session ? r->session : NULL;
+  rec.transport = x->settings.transport;
+  rec.reconnect_attempt = attempt;
+  rec.disposition = MCPP_DISPOSITION_CONTINUED;
+  int64_t offset = x->settings.clock_offset_us;
+  if (!offset) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    offset = (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000 -
+             (int64_t)(uv_hrtime() / 1000);
+  }
+  char buf[1024];
+  size_t n = mcpp__record_format(&rec, (int64_t)(uv_hrtime() / 1000) + offset,
+                                 buf, sizeof buf);
+  /* Bounded by the name caps: it always fits. */
+  if (n < sizeof buf) push_data(r, MCPP_ITEM_RECORD, buf, n);
+}
+
 /* Ends a connection that has no server running (host close, give-up). */
 static void finish_idle(rconn *r, int err, const char *reason) {
   uv_timer_stop(&r->rc->timer);
@@ -834,6 +865,7 @@ static void on_retry(uv_timer_t *t) {
       return;
     }
     push_own_event(r, MCPP_EV_RECONNECTING, reason, attempt, delay_ms, rc);
+    push_own_record(r, attempt);
     reconnect_wait(r);
     return;
   }
@@ -843,6 +875,11 @@ static void on_retry(uv_timer_t *t) {
   mcpp_engine_set_reconnect_attempt(mcpp_conn_engine(c), x->streak);
   pthread_mutex_lock(&rt->mu);
   r->pid = mcpp_conn_pid(c);
+  /* The new server is read from the start: a pause was the old one's. */
+  if (r->paused) {
+    r->paused = 0;
+    rt->paused--;
+  }
   pthread_mutex_unlock(&rt->mu);
   x->phase = REPLAYING;
   size_t n;
@@ -1089,7 +1126,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
     uv_async_send(&rt->async);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
-    mcpp__runtime_loop_close_rc = uv_loop_close(rt->loop);
+    MCPP__HOOK_LOOP_CLOSED(uv_loop_close(rt->loop));
     rt_free(rt, rt->loop);
   }
   for (cmd *k = rt->cmd_head, *next; k; k = next) {
@@ -1106,7 +1143,8 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
                        const mcpp_spawn_options *options,
                        void *conn_user_data, uint64_t *conn_id,
                        char *errbuf, size_t errbuf_len) {
-  if (!rt || !options || !options->file || !options->args)
+  if (!rt || !options || !options->file || !options->args ||
+      (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;
   if (errbuf && errbuf_len) errbuf[0] = '\0';
   cmd k;
@@ -1234,9 +1272,11 @@ int mcpp_runtime_close(mcpp_runtime *rt, uint64_t conn_id) {
   return submit(rt, k, 1);
 }
 
-int mcpp_runtime_info(mcpp_runtime *rt, uint64_t conn_id,
-                      mcpp_engine_info *info, int *healthy) {
-  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+int mcpp_runtime_info_versioned(mcpp_runtime *rt, uint64_t conn_id,
+                                int version, mcpp_engine_info *info,
+                                int *healthy) {
+  /* V1 is the only layout so far; a later one copies its prefix. */
+  if (!rt || version != MCPP_ENGINE_INFO_V1) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
   rconn *r = find_conn(rt, conn_id);
   if (r) {

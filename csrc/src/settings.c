@@ -11,8 +11,33 @@
 #define MAX_OUTSTANDING "1048576"
 #define MAX_PROBE "128"
 
-void mcpp_settings_default(mcpp_settings *s) {
-  if (s == NULL) return;
+size_t mcpp__settings_size(int version) {
+  /* A later version adds fields at the end; V1's size then becomes
+   * offsetof(mcpp_settings, <its first new field>). */
+  return version == MCPP_SETTINGS_V1 ? sizeof(mcpp_settings) : 0;
+}
+
+int mcpp__settings_import(mcpp_settings *out, const mcpp_settings *in) {
+  size_t size = mcpp__settings_size(in->version);
+  if (size == 0) return MCPP_ERR_INVALID_ARGUMENT;
+  mcpp_settings_default_versioned(MCPP_SETTINGS_VERSION, out);
+  memcpy(out, in, size); /* fields the caller's version lacks keep defaults */
+  out->version = MCPP_SETTINGS_VERSION;
+  return 0;
+}
+
+static void fill_defaults(mcpp_settings *s);
+
+void mcpp_settings_default_versioned(int version, mcpp_settings *settings) {
+  size_t size = mcpp__settings_size(version);
+  if (settings == NULL || size == 0) return;
+  mcpp_settings s;
+  fill_defaults(&s);
+  s.version = version;
+  memcpy(settings, &s, size);
+}
+
+static void fill_defaults(mcpp_settings *s) {
   memset(s, 0, sizeof *s);
   s->role = MCPP_ROLE_CLIENT;
   s->transport = MCPP_TRANSPORT_STDIO;
@@ -31,6 +56,7 @@ void mcpp_settings_default(mcpp_settings *s) {
   s->nonce = 0;
   s->clock_offset_us = 0;
   s->peer_name = NULL;
+  s->forward_peer_pings = 0;
   mcpp_reconnect_default(&s->reconnect);
 }
 
@@ -78,6 +104,8 @@ static const char *range_problem(const mcpp_settings *s) {
   if (s->probe_method && !probe_method_ok(s->probe_method))
     return "probe_method must be NULL (automatic), \"\" (none) or a method "
            "name of at most " MAX_PROBE " bytes without control characters";
+  if (s->forward_peer_pings != 0 && s->forward_peer_pings != 1)
+    return "forward_peer_pings must be 0 or 1";
   return mcpp_reconnect_problem(&s->reconnect);
 }
 
@@ -101,7 +129,10 @@ int mcpp__settings_check(mcpp_settings *s, const char **problem) {
 
 const char *mcpp_settings_problem(const mcpp_settings *settings) {
   if (settings == NULL) return "settings must not be NULL";
-  mcpp_settings copy = *settings;
+  mcpp_settings copy;
+  if (mcpp__settings_import(&copy, settings))
+    return "settings.version must be a known version: initialize settings "
+           "with mcpp_settings_default";
   const char *problem;
   mcpp__settings_check(&copy, &problem);
   return problem;

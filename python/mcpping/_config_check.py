@@ -57,7 +57,7 @@ def _connect_reason(exc: BaseException | None) -> str:
     """ECONNREFUSED and friends, as Node's fetch names them; never the URL."""
     while exc is not None:
         nested = getattr(exc, "reason", None)
-        if isinstance(exc, OSError) and exc.errno in errno.errorcode:
+        if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
             return errno.errorcode[exc.errno]
         if isinstance(nested, BaseException):
             exc = nested
@@ -122,6 +122,10 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
                             record=plan.log)
     except SpawnError as e:
         res.status, res.reason = "spawn failed", str(e)
+        return res
+    except (ValueError, TypeError):
+        # A NUL in an argument and the like; the message could quote a value.
+        res.status, res.reason = "spawn failed", "invalid command line or environment"
         return res
     try:
         await _handshake(peer, res, end, loop)

@@ -49,7 +49,7 @@ static int utf8_setting(PyObject *dict, const char *key, PyObject *holder,
   int rc = PyList_Append(holder, bytes);
   Py_DECREF(bytes);
   if (rc < 0) return -1;
-  *out = PyBytes_AS_STRING(bytes);
+  *out = PyBytes_AsString(bytes);
   return 0;
 }
 
@@ -268,4 +268,39 @@ PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy) {
     return NULL;
   }
   return d;
+}
+
+int mcpping_bytes_conv(PyObject *obj, void *out) {
+  mcpping_bytes *b = out;
+  if (obj == NULL) { /* cleanup after a later argument failed */
+    mcpping_bytes_release(b);
+    return 0;
+  }
+  PyObject *bytes;
+  if (PyBytes_Check(obj)) {
+    bytes = Py_NewRef(obj);
+  } else {
+    /* The memoryview refuses what has no buffer (str included), as y* did. */
+    PyObject *view = PyMemoryView_FromObject(obj);
+    if (view == NULL) return 0;
+    bytes = PyBytes_FromObject(view);
+    Py_DECREF(view);
+    if (bytes == NULL) return 0;
+  }
+  char *buf;
+  Py_ssize_t len;
+  if (PyBytes_AsStringAndSize(bytes, &buf, &len) < 0) {
+    Py_DECREF(bytes);
+    return 0;
+  }
+  b->owner = bytes;
+  b->buf = buf;
+  b->len = len;
+  return Py_CLEANUP_SUPPORTED;
+}
+
+void mcpping_bytes_release(mcpping_bytes *b) {
+  Py_CLEAR(b->owner);
+  b->buf = NULL;
+  b->len = 0;
 }

@@ -66,7 +66,7 @@ static void cb_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
   EngineObject *self = ud;
   if (self->on_event == NULL || self->on_event == Py_None) return;
   PyObject *d = mcpping_event_to_dict(ev);
-  PyObject *r = d ? PyObject_CallOneArg(self->on_event, d) : NULL;
+  PyObject *r = d ? PyObject_CallFunctionObjArgs(self->on_event, d, NULL) : NULL;
   Py_XDECREF(d);
   if (r == NULL) stash_error(self);
   Py_XDECREF(r);
@@ -134,7 +134,7 @@ static PyObject *Engine_new(PyTypeObject *type, PyObject *args,
   PyObject *name_holder = NULL;
   if (mcpping_settings_from_dict(settings_obj, &settings, &name_holder) < 0)
     return NULL;
-  EngineObject *self = (EngineObject *)type->tp_alloc(type, 0);
+  EngineObject *self = (EngineObject *)((allocfunc)PyType_GetSlot(type, Py_tp_alloc))(type, 0);
   if (self == NULL) {
     Py_XDECREF(name_holder);
     return NULL;
@@ -186,7 +186,7 @@ static void Engine_dealloc(EngineObject *self) {
   mcpp_engine_free(self->engine);
   self->engine = NULL;
   Engine_clear(self);
-  tp->tp_free((PyObject *)self);
+  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
   Py_DECREF(tp);
 }
 
@@ -194,15 +194,15 @@ PyDoc_STRVAR(recv_doc, "recv(frame: bytes, now: int) -> int\n\n"
                        "Feed one inbound frame; returns 0 (forward it to the "
                        "application) or 1 (consumed).");
 static PyObject *Engine_recv(EngineObject *self, PyObject *args) {
-  Py_buffer f;
+  mcpping_bytes f = {0};
   unsigned long long now;
-  if (!PyArg_ParseTuple(args, "y*K:recv", &f, &now)) return NULL;
+  if (!PyArg_ParseTuple(args, "O&K:recv", mcpping_bytes_conv, &f, &now)) return NULL;
   if (enter(self) < 0) {
-    PyBuffer_Release(&f);
+    mcpping_bytes_release(&f);
     return NULL;
   }
   int rc = mcpp_engine_recv(self->engine, f.buf, (size_t)f.len, now);
-  PyBuffer_Release(&f);
+  mcpping_bytes_release(&f);
   if (leave(self, rc < 0 ? rc : 0) < 0) return NULL;
   return PyLong_FromLong(rc);
 }
@@ -223,18 +223,19 @@ PyDoc_STRVAR(observe_doc,
              "request is timed with timeout_ms (0: the settings' default,\n"
              "MCPP_TIMEOUT_NONE: never); NativeError if it is out of range.");
 static PyObject *Engine_observe(EngineObject *self, PyObject *args) {
-  Py_buffer f;
+  mcpping_bytes f = {0};
   unsigned long long now;
   unsigned int timeout_ms = MCPP_TIMEOUT_DEFAULT;
-  if (!PyArg_ParseTuple(args, "y*K|I:observe_outbound", &f, &now, &timeout_ms))
+  if (!PyArg_ParseTuple(args, "O&K|I:observe_outbound", mcpping_bytes_conv, &f, &now,
+                        &timeout_ms))
     return NULL;
   if (enter(self) < 0) {
-    PyBuffer_Release(&f);
+    mcpping_bytes_release(&f);
     return NULL;
   }
   int rc = mcpp_engine_observe_outbound_timed(self->engine, f.buf,
                                               (size_t)f.len, timeout_ms, now);
-  PyBuffer_Release(&f);
+  mcpping_bytes_release(&f);
   /* NOMEM here only loses ledgering; the frame must still go out. */
   if (rc == MCPP_ERR_NOMEM) rc = 0;
   if (leave(self, rc) < 0) return NULL;
@@ -246,15 +247,15 @@ PyDoc_STRVAR(cancel_request_doc,
              "Abandons the in-flight request with this raw JSON id: cancelled on\n"
              "the wire, a -32800 error delivered. False if it is not in flight.");
 static PyObject *Engine_cancel_request(EngineObject *self, PyObject *args) {
-  Py_buffer id;
+  mcpping_bytes id = {0};
   unsigned long long now;
-  if (!PyArg_ParseTuple(args, "y*K:cancel_request", &id, &now)) return NULL;
+  if (!PyArg_ParseTuple(args, "O&K:cancel_request", mcpping_bytes_conv, &id, &now)) return NULL;
   if (enter(self) < 0) {
-    PyBuffer_Release(&id);
+    mcpping_bytes_release(&id);
     return NULL;
   }
   int rc = mcpp_engine_cancel_request(self->engine, id.buf, (size_t)id.len, now);
-  PyBuffer_Release(&id);
+  mcpping_bytes_release(&id);
   int found = rc != MCPP_ERR_NOT_FOUND && rc != MCPP_ERR_CLOSED;
   /* A send error abandons the request all the same; the transport reports it. */
   if (leave(self, rc == MCPP_ERR_INVALID_ARGUMENT ? rc : 0) < 0) return NULL;
@@ -336,7 +337,7 @@ static PyObject *Engine_close(EngineObject *self, PyObject *args) {
 PyDoc_STRVAR(set_session_id_doc,
              "set_session_id(session_id: str) -> None");
 static PyObject *Engine_set_session_id(EngineObject *self, PyObject *arg) {
-  const char *s = PyUnicode_AsUTF8(arg);
+  const char *s = PyUnicode_AsUTF8AndSize(arg, NULL);
   if (s == NULL) return NULL;
   if (self->engine == NULL) Py_RETURN_NONE;
   int rc = mcpp_engine_set_session_id(self->engine, s);

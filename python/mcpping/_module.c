@@ -78,13 +78,13 @@ static void clear_pipe(mcpping_wake *w) {
 /* Creates the runtime on first use. Returns 0 or -1 with an exception. */
 static int ensure_runtime(mcpping_state *st) {
   if (st->rt != NULL) return 0;
-  mcpping_wake *w = PyMem_RawMalloc(sizeof *w);
+  mcpping_wake *w = malloc(sizeof *w);
   if (w == NULL) {
     PyErr_NoMemory();
     return -1;
   }
   if (make_pipe(w) != 0) {
-    PyMem_RawFree(w);
+    free(w);
     PyErr_SetFromErrno(PyExc_OSError);
     return -1;
   }
@@ -93,7 +93,7 @@ static int ensure_runtime(mcpping_state *st) {
   if (rc != 0) {
     close(w->rfd);
     close(w->wfd);
-    PyMem_RawFree(w);
+    free(w);
     st->rt = NULL;
     mcpping_raise(st, rc, NULL);
     return -1;
@@ -122,7 +122,7 @@ static void free_runtime(mcpping_state *st, int release_gil) {
   if (w != NULL) {
     close(w->rfd);
     close(w->wfd);
-    PyMem_RawFree(w);
+    free(w);
   }
 }
 
@@ -130,11 +130,11 @@ static void free_runtime(mcpping_state *st, int release_gil) {
 
 /* Converts a sequence of str/bytes to a NULL-terminated char* array of
  * filesystem-encoded copies; *holder keeps the bytes alive. */
-static char **to_argv(PyObject *seq, PyObject **holder, const char *what) {
+char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what) {
   *holder = NULL;
   PyObject *fast = PySequence_Fast(seq, what);
   if (fast == NULL) return NULL;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
+  Py_ssize_t n = PySequence_Size(fast);
   PyObject *list = PyList_New(n);
   char **argv = PyMem_Calloc((size_t)n + 1, sizeof(char *));
   if (list == NULL || argv == NULL) {
@@ -146,14 +146,17 @@ static char **to_argv(PyObject *seq, PyObject **holder, const char *what) {
   }
   for (Py_ssize_t i = 0; i < n; i++) {
     PyObject *b = NULL;
-    if (!PyUnicode_FSConverter(PySequence_Fast_GET_ITEM(fast, i), &b)) {
+    PyObject *item = PySequence_GetItem(fast, i);
+    int ok = item != NULL && PyUnicode_FSConverter(item, &b);
+    Py_XDECREF(item);
+    if (!ok) {
       Py_DECREF(list);
       PyMem_Free(argv);
       Py_DECREF(fast);
       return NULL;
     }
-    PyList_SET_ITEM(list, i, b);
-    argv[i] = PyBytes_AS_STRING(b);
+    (void)PyList_SetItem(list, i, b); /* a new list's slot: cannot fail */
+    argv[i] = PyBytes_AsString(b);
   }
   Py_DECREF(fast);
   *holder = list;
@@ -194,14 +197,14 @@ static PyObject *py_spawn(PyObject *module, PyObject *args) {
   char **argv = NULL, **env = NULL;
   if (mcpping_settings_from_dict(settings_obj, &settings, &name_holder) < 0)
     goto done;
-  argv = to_argv(argv_obj, &argv_holder, "argv must be a sequence");
+  argv = mcpping_to_argv(argv_obj, &argv_holder, "argv must be a sequence");
   if (argv == NULL) goto done;
   if (argv[0] == NULL) {
     PyErr_SetString(PyExc_ValueError, "argv must not be empty");
     goto done;
   }
   if (env_obj != Py_None) {
-    env = to_argv(env_obj, &env_holder, "env must be a sequence");
+    env = mcpping_to_argv(env_obj, &env_holder, "env must be a sequence");
     if (env == NULL) goto done;
   }
   if (cwd_obj != Py_None && !PyUnicode_FSConverter(cwd_obj, &cwd_bytes))
@@ -212,7 +215,7 @@ static PyObject *py_spawn(PyObject *module, PyObject *args) {
   opts.file = argv[0];
   opts.args = argv;
   opts.env = env;
-  opts.cwd = cwd_bytes ? PyBytes_AS_STRING(cwd_bytes) : NULL;
+  opts.cwd = cwd_bytes ? PyBytes_AsString(cwd_bytes) : NULL;
   opts.stderr_mode = (mcpp_stderr_mode)stderr_mode;
   opts.kill_grace_ms = kill_grace_ms;
 
@@ -251,19 +254,19 @@ PyDoc_STRVAR(send_doc,
 static PyObject *py_send(PyObject *module, PyObject *args) {
   mcpping_state *st = mcpping_get_state(module);
   PyObject *id_obj;
-  Py_buffer frame;
+  mcpping_bytes frame = {0};
   unsigned int timeout_ms = MCPP_TIMEOUT_DEFAULT;
   uint64_t id;
-  if (!PyArg_ParseTuple(args, "Oy*|I:send", &id_obj, &frame, &timeout_ms))
+  if (!PyArg_ParseTuple(args, "OO&|I:send", &id_obj, mcpping_bytes_conv, &frame, &timeout_ms))
     return NULL;
   if (get_conn_id(id_obj, &id) < 0) {
-    PyBuffer_Release(&frame);
+    mcpping_bytes_release(&frame);
     return NULL;
   }
   int rc = st->rt ? mcpp_runtime_send_timed(st->rt, id, frame.buf,
                                             (size_t)frame.len, timeout_ms)
                   : MCPP_ERR_NOT_FOUND;
-  PyBuffer_Release(&frame);
+  mcpping_bytes_release(&frame);
   if (rc == MCPP_ERR_WOULD_BLOCK) Py_RETURN_FALSE;
   if (rc != 0) return mcpping_raise(st, rc, NULL);
   Py_RETURN_TRUE;
@@ -277,19 +280,19 @@ PyDoc_STRVAR(cancel_request_doc,
 static PyObject *py_cancel_request(PyObject *module, PyObject *args) {
   mcpping_state *st = mcpping_get_state(module);
   PyObject *id_obj;
-  Py_buffer rid;
+  mcpping_bytes rid = {0};
   uint64_t id;
-  if (!PyArg_ParseTuple(args, "Oy*:cancel_request", &id_obj, &rid))
+  if (!PyArg_ParseTuple(args, "OO&:cancel_request", &id_obj, mcpping_bytes_conv, &rid))
     return NULL;
   if (get_conn_id(id_obj, &id) < 0 || rid.len == 0) {
     if (!PyErr_Occurred())
       PyErr_SetString(PyExc_ValueError, "id_json must not be empty");
-    PyBuffer_Release(&rid);
+    mcpping_bytes_release(&rid);
     return NULL;
   }
   /* A connection already gone has nothing left to abandon. */
   if (st->rt) mcpp_runtime_cancel_request(st->rt, id, rid.buf, (size_t)rid.len);
-  PyBuffer_Release(&rid);
+  mcpping_bytes_release(&rid);
   Py_RETURN_NONE;
 }
 
@@ -558,6 +561,7 @@ static int module_exec(PyObject *m) {
   if (PyModule_AddObjectRef(m, "NativeError", st->error) < 0) return -1;
   if (mcpping_engine_add_type(m, st) < 0) return -1;
   if (mcpping_rules_add_types(m) < 0) return -1;
+  if (mcpping_wrap_add_functions(m) < 0) return -1;
   if (PyModule_AddStringConstant(m, "VERSION", MCPP_VERSION) < 0) return -1;
 #define C(name) \
   if (PyModule_AddIntConstant(m, #name, name) < 0) return -1

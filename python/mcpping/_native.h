@@ -6,6 +6,11 @@
 #ifndef MCPPING_PY_NATIVE_H
 #define MCPPING_PY_NATIVE_H
 
+/* The stable ABI of CPython 3.10: one abi3 wheel serves 3.10 and later.
+ * setup.py defines it too; this keeps a hand build honest. */
+#ifndef Py_LIMITED_API
+#define Py_LIMITED_API 0x030A0000
+#endif
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 
@@ -44,6 +49,20 @@ PyObject *mcpping_raise(mcpping_state *st, int code, const char *message);
 int mcpping_settings_from_dict(PyObject *dict, mcpp_settings *s,
                                PyObject **name_holder);
 
+/* A read-only view of a bytes-like argument ("O&" with mcpping_bytes_conv).
+ * Py_buffer is not in the 3.10 limited API, so bytes are read in place and
+ * any other buffer (bytearray, memoryview) is copied once into `owner`. The
+ * converter supports cleanup: PyArg_Parse* releases it when a later argument
+ * fails; after a successful parse the caller calls mcpping_bytes_release. */
+typedef struct mcpping_bytes {
+  PyObject *owner; /* a bytes object, a new reference */
+  const char *buf;
+  Py_ssize_t len;
+} mcpping_bytes;
+
+int mcpping_bytes_conv(PyObject *obj, void *out);
+void mcpping_bytes_release(mcpping_bytes *b);
+
 /* Returns a new dict describing an engine event, or NULL. */
 PyObject *mcpping_event_to_dict(const mcpp_event *ev);
 
@@ -58,6 +77,14 @@ PyObject *mcpping_event_outcome(PyObject *module, PyObject *d);
 PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
 int mcpping_rules_add_types(PyObject *module);
+
+/* A sequence of str/bytes as a NULL-terminated argv (PyMem_Free it) whose
+ * strings live in *holder (a new reference the caller releases); NULL
+ * with an exception set (`what` for a non-sequence). */
+char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what);
+
+/* Adds wrap() (_wrap.c) to the module; used by the exec slot. */
+int mcpping_wrap_add_functions(PyObject *module);
 
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);

@@ -63,6 +63,11 @@ def after_fork_child() -> None:
     """Resets the runtime in a forked child."""
 def shutdown() -> None:
     """Closes every connection, kills and reaps servers, joins the I/O thread."""
+def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str | None,
+         metrics: str | None, in_fd: int, out_fd: int) -> int:
+    """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
+    GIL released, until the client or the server is gone; returns the exit
+    status. ValueError for options mcpp_wrap_options_problem refuses."""
 def strerror(code: int) -> str:
     """A sentence for an MCPP_ERR_* code."""
 def errname(code: int) -> str:

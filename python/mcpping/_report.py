@@ -7,6 +7,7 @@ printed the way ``json.dumps`` prints them.
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import IO, Any
 
@@ -115,6 +116,9 @@ class Reporter:
             self._line("rtt min/avg/max/mdev = " + "/".join(f"{st[k]:.3f}" for k in keys[:4]) + " ms")
 
 
+_CONTROL = re.compile("[\x00-\x1f\x7f]")
+
+
 def _rtt_triple(rtts_ms: list[float]) -> tuple[float, float, float] | None:
     if not rtts_ms:
         return None
@@ -139,8 +143,9 @@ class ConfigReporter:
 
     COLUMNS = ("NAME", "TRANSPORT", "PROTOCOL", "RTT MIN/AVG/MAX", "STATUS")
 
-    def __init__(self, json_mode: bool, out: IO[str] | None = None) -> None:
+    def __init__(self, json_mode: bool, out: IO[str] | None = None, quiet: bool = False) -> None:
         self.json = json_mode
+        self.quiet = quiet  # -q: the summary without the table
         self.out = out or sys.stdout
 
     def _line(self, text: str) -> None:
@@ -175,9 +180,9 @@ class ConfigReporter:
             return
         table = [self.COLUMNS] + [self._cells(r) for r in rows]
         widths = [max(len(row[i]) for row in table) for i in range(len(self.COLUMNS) - 1)]
-        if rows:
+        if rows and not self.quiet:
             self._line("")
-        for cells in table if rows else []:
+        for cells in table if rows and not self.quiet else []:
             head = "  ".join(c.ljust(w) for c, w in zip(cells, widths))
             self._line(f"{head}  {cells[-1]}")
         self._line("")
@@ -190,8 +195,10 @@ class ConfigReporter:
     def _cells(r: Any) -> tuple[str, ...]:
         t = _rtt_triple(r.rtts_ms)
         rtt = "/".join(f"{x:.3f}" for x in t) + " ms" if t else "-"
-        return (r.server.name, r.server.transport, r.protocol_version or "-", rtt,
-                status_text(r.status, r.reason, r.sent, r.received))
+        cells = (r.server.name, r.server.transport, r.protocol_version or "-", rtt,
+                 status_text(r.status, r.reason, r.sent, r.received))
+        # A name or a server's message with a newline must not break the table.
+        return tuple(_CONTROL.sub("?", c) for c in cells)
 
     @staticmethod
     def _json_row(r: Any) -> str:

@@ -17,7 +17,7 @@ int mcpping_event_from_dict(PyObject *d, mcpp_event *ev) {
     return -1;
   }
   PyObject *type = PyDict_GetItemString(d, "type");
-  const char *name = type && PyUnicode_Check(type) ? PyUnicode_AsUTF8(type) : NULL;
+  const char *name = type && PyUnicode_Check(type) ? PyUnicode_AsUTF8AndSize(type, NULL) : NULL;
   if (name == NULL) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "event has no 'type' string");
     return -1;
@@ -56,7 +56,7 @@ PyObject *mcpping_event_outcome(PyObject *module, PyObject *d) {
 }
 
 PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg) {
-  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8(arg) : NULL;
+  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, NULL) : NULL;
   if (name == NULL) {
     if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "outcome must be a str");
     return NULL;
@@ -70,10 +70,10 @@ PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg) {
 
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
   int status, had_session;
-  Py_buffer body;
-  if (!PyArg_ParseTuple(args, "iy*p", &status, &body, &had_session)) return NULL;
+  mcpping_bytes body = {0};
+  if (!PyArg_ParseTuple(args, "iO&p", &status, mcpping_bytes_conv, &body, &had_session)) return NULL;
   mcpp_http_verdict v = mcpp_http_classify(status, body.buf, (size_t)body.len, had_session);
-  PyBuffer_Release(&body);
+  mcpping_bytes_release(&body);
   return PyUnicode_FromString(mcpp_http_verdict_name(v));
 }
 
@@ -92,7 +92,7 @@ static PyObject *RttStats_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
     PyErr_Format(PyExc_ValueError, "window must be between 1 and %u", MCPP_MAX_RTT_WINDOW);
     return NULL;
   }
-  RttStatsObject *self = (RttStatsObject *)type->tp_alloc(type, 0);
+  RttStatsObject *self = (RttStatsObject *)((allocfunc)PyType_GetSlot(type, Py_tp_alloc))(type, 0);
   if (self == NULL) return NULL;
   if (mcpp_rtt_stats_new(&self->stats, (uint32_t)window, NULL) != 0) {
     Py_DECREF(self);
@@ -104,7 +104,7 @@ static PyObject *RttStats_new(PyTypeObject *type, PyObject *args, PyObject *kw) 
 static void RttStats_dealloc(RttStatsObject *self) {
   PyTypeObject *tp = Py_TYPE(self);
   mcpp_rtt_stats_free(self->stats);
-  tp->tp_free((PyObject *)self);
+  ((freefunc)PyType_GetSlot(tp, Py_tp_free))(self);
   Py_DECREF(tp);
 }
 
@@ -161,7 +161,7 @@ static PyObject *RttStats_recent(RttStatsObject *self, PyObject *Py_UNUSED(ignor
       Py_CLEAR(list);
       break;
     }
-    PyList_SET_ITEM(list, (Py_ssize_t)i, f);
+    (void)PyList_SetItem(list, (Py_ssize_t)i, f); /* a new list: cannot fail */
   }
   PyMem_Free(buf);
   return list;

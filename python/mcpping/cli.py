@@ -21,6 +21,10 @@ usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and ping it
        mcpping [options] URL                   ping a Streamable HTTP server
        mcpping [options] [--demo]              ping the bundled demo server (the default)
        mcpping [options] --config FILE|auto    ping every server of a client config
+       mcpping wrap [options] -- COMMAND [ARG...]  proxy a stdio server for an MCP client
+                                               (mcpping wrap --help)
+       mcpping --config FILE --wrap|--unwrap [--write]  put every stdio server of a
+                                               config behind mcpping wrap, or take it away
   -c N      count (demo default 5, --config 3; otherwise until Ctrl-C)
   -i SEC    interval between pings (default 1; 0 = flood)
   -W SEC    per-ping timeout (default 5)
@@ -84,6 +88,12 @@ def parse_args(argv: list[str]) -> Options | str:
             if not o.command:
                 raise UsageError("-- needs a COMMAND")
             break
+        if a.startswith("--config="):
+            if not a[9:]:
+                raise UsageError("--config needs a FILE or auto")
+            o.configs.append(a[9:])
+            i += 1
+            continue
         if a in ("-h", "--help"):
             return "help"
         if a in ("-V", "--version"):
@@ -231,7 +241,7 @@ async def run_config(o: Options) -> int:
         loop.add_signal_handler(signal.SIGINT, stop.set)
     except (NotImplementedError, RuntimeError):
         pass
-    rep = ConfigReporter(o.json)
+    rep = ConfigReporter(o.json, quiet=o.quiet)
     rep.files([(f.path, len(f.servers)) for f in files])
     servers = [(s, f.workspace) for f in files for s in f.servers]
     assert o.count is not None and o.deadline is not None
@@ -303,6 +313,12 @@ async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
     args = sys.argv[1:] if argv is None else argv
+    if args[:1] == ["wrap"]:
+        from .wrap import main as wrap_main
+        return wrap_main(args[1:])
+    if "--wrap" in args or "--unwrap" in args:
+        from .config_wrap import main as config_wrap_main
+        return config_wrap_main(args)
     try:
         o = parse_args(args)
     except UsageError as e:

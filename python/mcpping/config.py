@@ -15,6 +15,7 @@ never shown: not in ``repr``, not in an error message.
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import re
@@ -152,11 +153,136 @@ def _strip_jsonc(text: str) -> str:
     return "".join(out)
 
 
-def load(path: str | os.PathLike[str], require_servers: bool = True) -> ConfigFile:
+#: Deeper nesting than this is refused (no client config comes close).
+MAX_DEPTH = 64
+
+
+class _Syntax(Exception):
+    def __init__(self, pos: int) -> None:
+        self.pos = pos
+
+
+def syntax_error_at(text: str) -> int | None:
+    """Where strict JSON first goes wrong in text (an index), or None.
+
+    Both languages scan with this same grammar before parsing, so a bad
+    file gets the same line and column from each command, whatever its own
+    JSON parser would say (Python's accepts NaN; their messages differ).
+    """
+    n = len(text)
+    i = 0
+
+    def ws() -> None:
+        nonlocal i
+        while i < n and text[i] in " \t\n\r":
+            i += 1
+
+    def digits() -> None:
+        nonlocal i
+        if i >= n or not "0" <= text[i] <= "9":
+            raise _Syntax(i)
+        while i < n and "0" <= text[i] <= "9":
+            i += 1
+
+    def string() -> None:
+        nonlocal i
+        i += 1
+        while i < n:
+            c = text[i]
+            if c == '"':
+                i += 1
+                return
+            if c == "\\":
+                nxt = text[i + 1] if i + 1 < n else ""
+                if nxt and nxt in '"\\/bfnrt':
+                    i += 2
+                elif nxt == "u" and re.fullmatch(r"[0-9A-Fa-f]{4}", text[i + 2:i + 6]):
+                    i += 6
+                else:
+                    raise _Syntax(i + 1)
+            elif c < " ":
+                raise _Syntax(i)
+            else:
+                i += 1
+        raise _Syntax(n)
+
+    def value(depth: int) -> None:
+        nonlocal i
+        if i >= n:
+            raise _Syntax(n)
+        c = text[i]
+        if c in "{[":
+            if depth >= MAX_DEPTH:
+                raise _Syntax(i)
+            close = "}" if c == "{" else "]"
+            i += 1
+            ws()
+            if i < n and text[i] == close:
+                i += 1
+                return
+            while True:
+                if c == "{":
+                    if i >= n or text[i] != '"':
+                        raise _Syntax(i)
+                    string()
+                    ws()
+                    if i >= n or text[i] != ":":
+                        raise _Syntax(i)
+                    i += 1
+                    ws()
+                value(depth + 1)
+                ws()
+                if i < n and text[i] == ",":
+                    i += 1
+                    ws()
+                elif i < n and text[i] == close:
+                    i += 1
+                    return
+                else:
+                    raise _Syntax(i)
+        elif c == '"':
+            string()
+        elif c == "-" or "0" <= c <= "9":
+            if c == "-":
+                i += 1
+            if i < n and text[i] == "0":
+                i += 1
+            else:
+                digits()
+            if i < n and text[i] == ".":
+                i += 1
+                digits()
+            if i < n and text[i] in "eE":
+                i += 1
+                if i < n and text[i] in "+-":
+                    i += 1
+                digits()
+        else:
+            for word in ("true", "false", "null"):
+                if text.startswith(word, i):
+                    i += len(word)
+                    return
+            raise _Syntax(i)
+
+    try:
+        ws()
+        value(0)
+        ws()
+        if i < n:
+            raise _Syntax(i)
+    except _Syntax as e:
+        return e.pos
+    return None
+
+
+def load(path: str | os.PathLike[str], require_servers: bool = True,
+         project: str | None = None) -> ConfigFile:
     """Reads one config file; raises ConfigError.
 
     require_servers=False reads a file without a servers object as one
-    without servers (``--config auto`` and ``~/.claude.json``)."""
+    without servers (``--config auto`` and ``~/.claude.json``). project
+    (default: the current directory) picks Claude Code's per-project servers
+    in ``~/.claude.json``, ``projects[project].mcpServers``."""
     name = os.fspath(path)
     try:
         with open(name, "rb") as f:
@@ -168,22 +294,25 @@ def load(path: str | os.PathLike[str], require_servers: bool = True) -> ConfigFi
         text = data.decode("utf-8")
     except UnicodeDecodeError:
         raise ConfigError(name, None, "not UTF-8 text") from None
-    return parse(text, name, require_servers)
+    return parse(text, name, require_servers, project)
 
 
 def _errno_name(e: OSError) -> str:
-    import errno
     return errno.errorcode.get(e.errno or 0, str(e.strerror or e))
 
 
-def parse(text: str, path: str, require_servers: bool = True) -> ConfigFile:
+def parse(text: str, path: str, require_servers: bool = True,
+          project: str | None = None) -> ConfigFile:
     """Parses a config's text (JSON or JSONC); raises ConfigError."""
     if text.startswith("\ufeff"):
         text = text[1:]
-    try:
-        doc = json.loads(_strip_jsonc(text))
-    except json.JSONDecodeError as e:
-        raise ConfigError(path, None, f"invalid JSON at line {e.lineno} column {e.colno}") from None
+    plain = _strip_jsonc(text)
+    bad = syntax_error_at(plain)
+    if bad is not None:
+        line = text.count("\n", 0, bad) + 1
+        column = bad - (text.rfind("\n", 0, bad) + 1) + 1
+        raise ConfigError(path, None, f"invalid JSON at line {line} column {column}")
+    doc = json.loads(plain)
     if not isinstance(doc, dict):
         raise ConfigError(path, "$", f"must be an object, got {_kind(doc)}")
     tables: list[tuple[str, Any]] = []
@@ -194,6 +323,13 @@ def parse(text: str, path: str, require_servers: bool = True) -> ConfigFile:
     mcp = doc.get("mcp")
     if not tables and isinstance(mcp, dict) and "servers" in mcp:
         tables.append(("$.mcp.servers", mcp["servers"]))  # VS Code settings.json
+    projects = doc.get("projects")
+    project = os.getcwd() if project is None else project
+    if isinstance(projects, dict) and isinstance(projects.get(project), dict) \
+            and "mcpServers" in projects[project]:
+        # Claude Code's "local" scope: ~/.claude.json, per project folder.
+        tables.append((json_path(json_path("$.projects", project), "mcpServers"),
+                       projects[project]["mcpServers"]))
     if not tables and not require_servers:
         return ConfigFile(path, ())
     if not tables:
@@ -221,7 +357,13 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
             raise ConfigError(path, json_path(at, key), f"must be a string, got {_kind(v)}")
         if required and not v:
             raise ConfigError(path, json_path(at, key), "must not be empty")
+        _no_nul(v, json_path(at, key))
         return v
+
+    def _no_nul(text: str, where: str) -> None:
+        # No OS passes a NUL in an argument, a variable or a header.
+        if "\0" in text:
+            raise ConfigError(path, where, "contains a NUL character")
 
     def strings(key: str) -> tuple[str, ...]:
         v = entry.get(key)
@@ -233,18 +375,23 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
             if not isinstance(item, str):
                 raise ConfigError(path, json_path(json_path(at, key), i),
                                   f"must be a string, got {_kind(item)}")
+            _no_nul(item, json_path(json_path(at, key), i))
         return tuple(v)
 
-    def table(key: str) -> dict[str, str]:
+    def table(key: str, names: bool = False) -> dict[str, str]:
         v = entry.get(key)
         if v is None:
             return {}
         if not isinstance(v, dict):
             raise ConfigError(path, json_path(at, key), f"must be an object of strings, got {_kind(v)}")
         for k, item in v.items():
+            if names and (not k or "=" in k or "\0" in k):
+                raise ConfigError(path, json_path(json_path(at, key), k),
+                                  "is not a variable name (empty, or with = or NUL)")
             if not isinstance(item, str):
                 raise ConfigError(path, json_path(json_path(at, key), k),
                                   f"must be a string, got {_kind(item)}")
+            _no_nul(item, json_path(json_path(at, key), k))
         return dict(v)
 
     kind = entry.get("type")
@@ -264,16 +411,16 @@ def _server(path: str, at: str, name: str, entry: Any) -> Server:
         disabled = False
     if not isinstance(disabled, bool):
         raise ConfigError(path, json_path(at, "disabled"), f"must be a boolean, got {_kind(disabled)}")
-    common = {"name": name, "transport": TRANSPORTS[kind], "file": path, "json_path": at,
-              "disabled": disabled}
     if kind == "stdio":
-        return Server(command=string("command", required=True), args=strings("args"),
-                      env=table("env"), cwd=string("cwd"), **common)
+        return Server(name, TRANSPORTS[kind], path, at, command=string("command", required=True),
+                      args=strings("args"), env=table("env", names=True), cwd=string("cwd"),
+                      disabled=disabled)
     url = string("url", required=True)
     assert url is not None
     if not re.match(r"https?://", url, re.IGNORECASE):
         raise ConfigError(path, json_path(at, "url"), "must be an http:// or https:// URL")
-    return Server(url=url, headers=table("headers"), **common)
+    return Server(name, TRANSPORTS[kind], path, at, url=url, headers=table("headers"),
+                  disabled=disabled)
 
 
 # ------------------------------------------------------------------ variables

@@ -109,13 +109,14 @@ class EventHub:
         self.transport = transport
         #: This connection's figures, kept by mcpping.metrics.
         self.figures: Any = None
-        if tap is not None:
-            tap.opened(self)
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
-        # Where a listener's exception goes: the loop's exception handler.
+        # Where a listener's exception goes: the loop's exception handler
+        # (also an exporter's, which the tally learns when it opens).
         self._report = report or _isolation.reporter(asyncio.get_running_loop())
+        if tap is not None:
+            tap.opened(self)
 
     def on(self, name: str, callback: Listener) -> Callable[[], None]:
         """Calls ``callback(event)`` for every event named ``name`` ("*" for all).

@@ -41,6 +41,7 @@ except ImportError as exc:  # pragma: no cover - depends on the environment
 from .events import Event
 from .keepalive import AUTO_PROBE, KeepAlive
 from .peer import Peer
+from .reconnect import Reconnect
 from .records import RecordTarget
 from .sdk import stdio_peer
 
@@ -96,8 +97,10 @@ class StdioTransport(_fastmcp_stdio.StdioTransport):
       instead of hanging. It has nothing to do with ``keep_alive``.
     - ``record`` (governance records: a path, a callable, or None for the
       ``mcpping`` logger), ``on_event`` (called with every Event),
-      ``request_timeout`` (seconds, None: off) and ``probe`` ("auto", a
-      method name, or None) mean what they mean in ``mcpping.sdk.stdio_client``.
+      ``request_timeout`` (seconds, None: off), ``probe`` ("auto", a
+      method name, or None) and ``reconnect`` (a :class:`mcpping.Reconnect`:
+      respawn a failed server under the same session; None: off) mean what
+      they mean in ``mcpping.sdk.stdio_client``.
 
     ``transport.peer`` is the :class:`mcpping.Peer` of the current (or last)
     subprocess, None before the first connection.
@@ -117,6 +120,7 @@ class StdioTransport(_fastmcp_stdio.StdioTransport):
         on_event: Callable[[Event], Any] | None = None,
         request_timeout: float | None = None,
         probe: str | None = AUTO_PROBE,
+        reconnect: Reconnect | None = None,
     ) -> None:
         if keepalive is not None and not isinstance(keepalive, KeepAlive):
             raise TypeError("keepalive must be a mcpping.KeepAlive or None (fastmcp's "
@@ -124,7 +128,8 @@ class StdioTransport(_fastmcp_stdio.StdioTransport):
         super().__init__(command, args, env=env, cwd=cwd, keep_alive=keep_alive,
                          log_file=log_file)
         self._mcpping = {"keepalive": keepalive, "record": record, "on_event": on_event,
-                         "request_timeout": request_timeout, "probe": probe}
+                         "request_timeout": request_timeout, "probe": probe,
+                         "reconnect": reconnect}
         self.peer: Peer | None = None
         _install_router()
 

@@ -34,6 +34,7 @@ from typing import Any, TextIO
 from .events import Event
 from .keepalive import KeepAlive
 from .peer import Peer
+from .reconnect import Reconnect
 from .records import RecordTarget
 
 __all__ = ["instrument", "uninstrument", "instrumented_peers", "is_instrumented"]
@@ -88,13 +89,16 @@ def instrument(
     keepalive: KeepAlive | None = KeepAlive(),
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
+    reconnect: Reconnect | None = None,
 ) -> None:
     """Routes every stdio client the ``mcp`` SDK creates in this process through mcpping.
 
     ``keepalive`` (default ``KeepAlive()``, None: off), ``record`` (governance
-    records: a path, a callable, or None for the ``mcpping`` logger) and
-    ``on_event`` (called with every Event of every instrumented peer) apply
-    to each server spawned from now on. Calling it again changes these
+    records: a path, a callable, or None for the ``mcpping`` logger),
+    ``on_event`` (called with every Event of every instrumented peer) and
+    ``reconnect`` (a :class:`mcpping.Reconnect` to respawn a failed server
+    under the framework's session; default None: a failed server closes it)
+    apply to each server spawned from now on. Calling it again changes these
     options for later servers and patches nothing twice. Thread-safe. Needs
     ``mcp`` (``pip install 'mcpping[sdk]'``).
     """
@@ -102,13 +106,15 @@ def instrument(
         raise TypeError(f"keepalive must be a mcpping.KeepAlive or None, not {keepalive!r}")
     if on_event is not None and not callable(on_event):
         raise TypeError(f"on_event must be callable or None, not {on_event!r}")
+    if reconnect is not None and not isinstance(reconnect, Reconnect):
+        raise TypeError(f"reconnect must be a mcpping.Reconnect or None, not {reconnect!r}")
     from . import _mcp  # noqa: F401  (a clear ImportError if mcp is missing or unsupported)
     import mcp.client.stdio as home
 
     global _original
     with _lock:
         _options.clear()
-        _options.update(keepalive=keepalive, record=record, on_event=on_event)
+        _options.update(keepalive=keepalive, record=record, on_event=on_event, reconnect=reconnect)
         if _original is not None:
             return
         original = home.stdio_client

@@ -19,6 +19,7 @@
 #include "proc.h"
 #include "task.h"
 #include "test_conn_support.h"
+#include "test_hooks.h"
 
 static void start_args(conn_fixture *f, mcpp_stderr_mode mode,
                        uint32_t grace_ms, char **args) {

@@ -218,28 +218,57 @@ TEST(frozen_2026_peer_goes_suspect_then_stale_through_probes) {
   fx_done(f);
 }
 
-TEST(frozen_2026_peer_with_stopped_process_is_suspect_halfway_through_the_probe_then_stale) {
+TEST(frozen_2026_peer_with_stopped_process_is_suspect_at_once_then_stale) {
   fx *f = session_2026(1);
   f->process = MCPP_PROCESS_STOPPED;
   fx_run_until(f, T0 + SEC);
-  /* The probe goes out unasked: a process check before it would be wasted
-   * on every answered probe. */
-  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PROBE), 1);
-  ASSERT_EQ(f->process_calls, 0);
-  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
-  /* Halfway through its timeout the process is looked at: stopped. */
-  fx_run_until(f, T0 + SEC + 250 * MS);
+  /* Keepalive was due: the process was looked at, and it is stopped. */
   const fx_event *ev = fx_first_event(f, MCPP_EV_SUSPECT);
   ASSERT(ev != NULL);
-  ASSERT_UINT_EQ(ev->at, T0 + SEC + 250 * MS);
-  ASSERT_UINT_EQ(f->process_asked_at[0], T0 + SEC + 250 * MS);
+  ASSERT_UINT_EQ(ev->at, T0 + SEC);
+  ASSERT_STR_EQ(ev->proof, "process");
+  ASSERT_STR_EQ(ev->message, "the server process is stopped");
+  fx_run_until(f, T0 + SEC + 500 * MS);
+  ev = fx_first_event(f, MCPP_EV_STALE);
+  ASSERT(ev != NULL);
+  ASSERT_UINT_EQ(ev->at, T0 + SEC + 500 * MS); /* a timeout after it was seen stopped */
+  ASSERT_STR_EQ(ev->proof, "process");
+  ASSERT_EQ(ev->ev.disposition, MCPP_DISPOSITION_CANCELLED);
+  ASSERT(strstr(fx_last_record(f), "\"event\":\"stale\"") != NULL);
+  ASSERT(strstr(fx_last_record(f), "\"proof\":\"process\"") != NULL);
+  /* Within interval + timeout x failures, and no more asking after. */
+  long calls = f->process_calls;
+  fx_run_until(f, T0 + 60 * SEC);
+  ASSERT_EQ(f->process_calls, calls);
+  fx_done(f);
+}
+
+
+TEST(frozen_2026_peer_stopped_after_the_first_round_is_suspect_halfway_through_the_probe) {
+  fx *f = session_2026(1);
+  fx_run_until(f, T0 + SEC);
+  ASSERT_EQ(f->process_calls, 1); /* the first round's one look */
+  ASSERT_EQ(answer_last(f, MCPP_FRAME_PROBE, "\"result\":{}", T0 + SEC), MCPP_RECV_CONSUMED);
+  f->process = MCPP_PROCESS_STOPPED;
+  fx_run_until(f, T0 + 2 * SEC);
+  /* The next probe goes out unasked: a process check before it would be
+   * wasted on every answered probe. */
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PROBE), 2);
+  ASSERT_EQ(f->process_calls, 1);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
+  /* Halfway through its timeout the process is looked at: stopped. */
+  fx_run_until(f, T0 + 2 * SEC + 250 * MS);
+  const fx_event *ev = fx_first_event(f, MCPP_EV_SUSPECT);
+  ASSERT(ev != NULL);
+  ASSERT_UINT_EQ(ev->at, T0 + 2 * SEC + 250 * MS);
+  ASSERT_UINT_EQ(f->process_asked_at[1], T0 + 2 * SEC + 250 * MS);
   ASSERT_STR_EQ(ev->proof, "process");
   ASSERT_STR_EQ(ev->message, "the server process is stopped");
   ASSERT_EQ(fx_count_events(f, MCPP_EV_PROBE_TIMEOUT), 0);
-  fx_run_until(f, T0 + SEC + 750 * MS);
+  fx_run_until(f, T0 + 2 * SEC + 750 * MS);
   ev = fx_first_event(f, MCPP_EV_STALE);
   ASSERT(ev != NULL);
-  ASSERT_UINT_EQ(ev->at, T0 + SEC + 750 * MS); /* a timeout after it was seen stopped */
+  ASSERT_UINT_EQ(ev->at, T0 + 2 * SEC + 750 * MS); /* a timeout after it was seen stopped */
   ASSERT_STR_EQ(ev->proof, "process");
   ASSERT_EQ(ev->ev.disposition, MCPP_DISPOSITION_CANCELLED);
   ASSERT(strstr(fx_last_record(f), "\"event\":\"stale\"") != NULL);
@@ -355,20 +384,18 @@ TEST(info_names_the_freshest_proof) {
   mcpp_engine_get_info(f->e, &info);
   ASSERT_EQ(info.freshest_proof, MCPP_PROOF_TRAFFIC);
   ASSERT_UINT_EQ(info.last_traffic_us, T0);
-  /* Keepalive: a ping, then the process looked at halfway through its
-   * timeout (500 ms). */
-  fx_run_until(f, T0 + SEC + 250 * MS);
+  fx_run_until(f, T0 + SEC); /* keepalive: the process looked at, a ping */
   mcpp_engine_get_info(f->e, &info);
   ASSERT_EQ(info.freshest_proof, MCPP_PROOF_PROCESS);
   ASSERT_STR_EQ(mcpp_proof_name(info.freshest_proof), "process");
-  ASSERT_UINT_EQ(info.last_process_us, T0 + SEC + 250 * MS);
+  ASSERT_UINT_EQ(info.last_process_us, T0 + SEC);
   ASSERT(info.probe_method == NULL); /* pings serve */
-  fx_answer_last_ping(f, "\"result\":{}", T0 + SEC + 252 * MS);
+  fx_answer_last_ping(f, "\"result\":{}", T0 + SEC + 2 * MS);
   mcpp_engine_get_info(f->e, &info);
   ASSERT_EQ(info.freshest_proof, MCPP_PROOF_PING);
-  ASSERT_UINT_EQ(info.last_ping_us, T0 + SEC + 252 * MS);
-  ASSERT_UINT_EQ(info.last_traffic_us, T0 + SEC + 252 * MS); /* a pong is traffic */
-  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}", T0 + SEC + 253 * MS);
+  ASSERT_UINT_EQ(info.last_ping_us, T0 + SEC + 2 * MS);
+  ASSERT_UINT_EQ(info.last_traffic_us, T0 + SEC + 2 * MS); /* a pong is traffic */
+  fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}", T0 + SEC + 3 * MS);
   mcpp_engine_get_info(f->e, &info);
   ASSERT_EQ(info.freshest_proof, MCPP_PROOF_TRAFFIC);
   fx_done(f);

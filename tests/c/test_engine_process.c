@@ -1,7 +1,8 @@
 /* The server process as proof: the engine asks process_state only when a
- * deadline needs it (halfway through an unanswered keepalive ping or
- * probe, or at keepalive with nothing to send, never before a ping goes
- * out); a stopped server is suspect when seen and stale a timeout later, an exited one stale for good; on legacy sessions this
+ * deadline needs it (once at the first keepalive, then halfway through an
+ * unanswered keepalive ping or probe, or at keepalive with nothing to
+ * send, never before another ping goes out); a stopped server is suspect
+ * when seen and stale a timeout later, an exited one stale for good; on legacy sessions this
  * complements ping. A busy server that still talks is never convicted. */
 #include "engine_fixture.h"
 
@@ -42,32 +43,59 @@ TEST(legacy_stopped_server_is_suspect_before_the_ping_times_out) {
   fx_done(f);
 }
 
-TEST(legacy_stopped_before_keepalive_is_suspect_halfway_through_the_ping) {
+TEST(legacy_stopped_before_keepalive_is_suspect_when_it_is_due) {
   fx *f = legacy_keepalive(1000, 5000);
   f->process = MCPP_PROCESS_STOPPED;
   fx_run_until(f, T0 + SEC);
-  /* The ping goes out without a look at the process (a SIGCONT lets it be
-   * answered); the look comes halfway through its timeout. */
-  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 1);
-  ASSERT_EQ(f->process_calls, 0);
-  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
-  fx_run_until(f, T0 + SEC + 2500 * MS);
   const fx_event *ev = fx_first_event(f, MCPP_EV_SUSPECT);
   ASSERT(ev != NULL);
-  ASSERT_UINT_EQ(ev->at, T0 + SEC + 2500 * MS);
-  ASSERT_EQ(f->process_calls, 1);
-  ASSERT_STR_EQ(ev->proof, "process");
+  ASSERT_UINT_EQ(ev->at, T0 + SEC);
+  /* The ping still goes out: a SIGCONT lets it be answered. */
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 1);
   f->process = MCPP_PROCESS_RUNNING;
-  ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + 4 * SEC), MCPP_RECV_CONSUMED);
+  ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + 3 * SEC), MCPP_RECV_CONSUMED);
   ev = fx_last_event(f, MCPP_EV_RECOVERED);
   ASSERT(ev != NULL);
   ASSERT_STR_EQ(ev->proof, "ping");
   ASSERT(strstr(f->records[f->n_records - 2], "\"event\":\"recovered\"") != NULL);
   ASSERT(strstr(f->records[f->n_records - 2], "\"proof\":\"ping\"") != NULL);
   /* Running again: no stale verdict from the old stop, which would have
-   * come a timeout after it was seen (T0 + 8.5 s); the next ping (at 5 s)
-   * can only fail at 10 s. */
-  fx_run_until(f, T0 + 9 * SEC);
+   * come a timeout after it was seen (T0 + 6 s); the next ping (at 4 s)
+   * can only fail at 9 s. */
+  fx_run_until(f, T0 + 8 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 0);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 1);
+  fx_done(f);
+}
+
+
+TEST(legacy_stopped_after_the_first_round_is_suspect_halfway_through_the_ping) {
+  fx *f = legacy_keepalive(1000, 5000);
+  fx_run_until(f, T0 + SEC);
+  ASSERT_EQ(f->process_calls, 1); /* the first round's one look */
+  ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + SEC), MCPP_RECV_CONSUMED);
+  f->process = MCPP_PROCESS_STOPPED;
+  fx_run_until(f, T0 + 2 * SEC);
+  /* The next ping goes out without a look at the process (a SIGCONT lets
+   * it be answered); the look comes halfway through its timeout. */
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 2);
+  ASSERT_EQ(f->process_calls, 1);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
+  fx_run_until(f, T0 + 2 * SEC + 2500 * MS);
+  const fx_event *ev = fx_first_event(f, MCPP_EV_SUSPECT);
+  ASSERT(ev != NULL);
+  ASSERT_UINT_EQ(ev->at, T0 + 2 * SEC + 2500 * MS);
+  ASSERT_EQ(f->process_calls, 2);
+  ASSERT_STR_EQ(ev->proof, "process");
+  f->process = MCPP_PROCESS_RUNNING;
+  ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + 5 * SEC), MCPP_RECV_CONSUMED);
+  ev = fx_last_event(f, MCPP_EV_RECOVERED);
+  ASSERT(ev != NULL);
+  ASSERT_STR_EQ(ev->proof, "ping");
+  /* Running again: no stale verdict from the old stop, which would have
+   * come a timeout after it was seen (T0 + 9.5 s); the next ping (at 6 s)
+   * can only fail at 11 s. */
+  fx_run_until(f, T0 + 10 * SEC);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 0);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 1);
   fx_done(f);
@@ -82,17 +110,13 @@ TEST(exited_process_is_stale_for_good_whatever_on_stale_says) {
   fx_start(f, T0);
   fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\"}", T0);
   f->process = MCPP_PROCESS_EXITED;
-  /* The keepalive ping goes out unasked (the driver sees an exit itself);
-   * halfway through its timeout the process check finds the exit. */
-  fx_run_until(f, T0 + SEC + f->s.timeout_ms * MS / 2);
-  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 1);
+  fx_run_until(f, T0 + SEC);
   const fx_event *ev = fx_last_event(f, MCPP_EV_STALE);
   ASSERT(ev != NULL);
-  ASSERT_UINT_EQ(ev->at, T0 + SEC + f->s.timeout_ms * MS / 2);
   ASSERT_STR_EQ(ev->proof, "process");
   ASSERT_STR_EQ(ev->message, "the server process exited");
   ASSERT_EQ(ev->ev.disposition, MCPP_DISPOSITION_IN_DOUBT); /* not "continued" */
-  ASSERT_EQ(fx_count_events(f, MCPP_EV_TIMEOUT), 0);
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 0);
   /* Nothing more to do; what it left in the pipe does not revive it. */
   ASSERT_UINT_EQ(mcpp_engine_next_deadline(f->e), UINT64_MAX);
   fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\"}", T0 + 2 * SEC);
@@ -104,8 +128,9 @@ TEST(exited_process_is_stale_for_good_whatever_on_stale_says) {
 
 TEST(process_is_asked_only_when_a_deadline_needs_it) {
   fx *f = legacy_keepalive(1000, 2000);
-  /* Idle and answering: a look only halfway through a ping's timeout
-   * while it is still unanswered, never when the ping goes out. */
+  /* Idle and answering: one look at the first keepalive, then only
+   * halfway through a ping's timeout while it is still unanswered, never
+   * when a ping goes out. */
   for (uint64_t t = T0; t < T0 + 60 * SEC; t += 100 * MS) {
     fx_run_until(f, t);
     mcpp_engine_info info;
@@ -115,7 +140,7 @@ TEST(process_is_asked_only_when_a_deadline_needs_it) {
   }
   long pings = fx_count_sent(f, MCPP_FRAME_PING);
   ASSERT_GT(pings, 40);
-  ASSERT_EQ(f->process_calls, 0); /* answered within 100 ms: no halfway look */
+  ASSERT_EQ(f->process_calls, 1); /* answered within 100 ms: no halfway look */
   /* One ping left unanswered: exactly one look, at its halfway point. */
   uint64_t t = T0 + 61 * SEC + 500 * MS; /* past the next ping's halfway, before its timeout */
   fx_run_until(f, t);
@@ -123,8 +148,8 @@ TEST(process_is_asked_only_when_a_deadline_needs_it) {
   mcpp_engine_get_info(f->e, &info);
   ASSERT_EQ(info.pings_sent, info.pongs_received + 1);
   ASSERT_EQ(info.ping_timeouts, 0);
-  ASSERT_EQ(f->process_calls, 1);
-  ASSERT_UINT_EQ(f->process_asked_at[0], fx_last_event(f, MCPP_EV_PING)->at + 1000 * MS);
+  ASSERT_EQ(f->process_calls, 2);
+  ASSERT_UINT_EQ(f->process_asked_at[1], fx_last_event(f, MCPP_EV_PING)->at + 1000 * MS);
   fx_answer_last_ping(f, "\"result\":{}", t);
   /* Busy with traffic: once the ping already due is over, never asked. */
   long calls = 0;

@@ -17,6 +17,7 @@
 #include "driver.h"
 #include "task.h"
 #include "test_conn_support.h"
+#include "test_hooks.h"
 
 typedef struct host {
   int fds; /* open fds before the test */

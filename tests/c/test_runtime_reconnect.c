@@ -13,11 +13,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "driver.h"
 #include "task.h"
 #include "test_conn_support.h"
+#include "test_hooks.h"
 
 typedef struct host {
   int fds;
@@ -91,6 +93,16 @@ static mcpp_item *wait_message(host *h, const char *needle) {
   mcpp_item *it;
   while (!(it = find_message(h, needle))) host_wait_drain(h);
   return it;
+}
+
+/* Waits for a record holding both needles. */
+static void wait_record(host *h, const char *a, const char *b) {
+  for (size_t i = 0;; i++) {
+    while (i >= h->n_items) host_wait_drain(h);
+    if (h->items[i]->type == MCPP_ITEM_RECORD && strstr(h->items[i]->data, a) &&
+        strstr(h->items[i]->data, b))
+      return;
+  }
 }
 
 static size_t count_messages(host *h, const char *needle) {
@@ -214,16 +226,25 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
   ASSERT_EQ(log_count(&h, new_pid, "notifications/initialized"), 1);
   ASSERT_EQ(log_count(&h, new_pid, "\"id\": 3"), 1);
 
+  /* A ping to the new server: its record carries the attempt. */
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 5000, 77));
+  wait_ev(&h, MCPP_EV_PONG, 0);
+  /* The record follows its event. */
+  wait_record(&h, "\"event\":\"ping_ok\"", "\"reconnect_attempt\":1");
   /* Records: the reconnect with what was in doubt, later ones numbered. */
-  int reconnect_records = 0, numbered = 0;
+  int reconnect_records = 0, numbered = 0, ping_ok = 0;
   for (size_t i = 0; i < h.n_items; i++) {
     if (h.items[i]->type != MCPP_ITEM_RECORD) continue;
     if (strstr(h.items[i]->data, "\"event\":\"reconnect\"") &&
         strstr(h.items[i]->data, "\"in_flight\":{\"count\":1,\"disposition\":\"in_doubt\"}"))
       reconnect_records++;
     if (strstr(h.items[i]->data, "\"reconnect_attempt\":1")) numbered++;
+    if (strstr(h.items[i]->data, "\"event\":\"ping_ok\"") &&
+        strstr(h.items[i]->data, "\"reconnect_attempt\":1"))
+      ping_ok++;
   }
   ASSERT_EQ(reconnect_records, 1);
+  ASSERT_EQ(ping_ok, 1);
   ASSERT_GE(numbered, 2);
   ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
   mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
@@ -297,5 +318,49 @@ TEST_TIMEOUT(runtime_reconnect_closed_by_host_while_waiting, 60) {
   mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
   ASSERT_STR_EQ(closed->event.message, "closed by the application");
   ASSERT(find_ev(&h, MCPP_EV_RECONNECTED, 0) == NULL);
+  host_finish(&h);
+}
+
+TEST_TIMEOUT(runtime_reconnect_counts_a_server_that_cannot_start, 60) {
+  host h;
+  host_init(&h);
+  /* The server's program, gone before the respawn. */
+  char script[256];
+  snprintf(script, sizeof script, "/tmp/mcpp-reconnect-%d.sh", (int)getpid());
+  FILE *f = fopen(script, "w");
+  ASSERT(f != NULL);
+  fprintf(f, "#!/bin/sh\nexec python3 '%s' --log '%s'\n", peer_path("recorder.py"), h.log);
+  fclose(f);
+  ASSERT_EQ(0, chmod(script, 0700));
+  char *args[] = {script, NULL};
+  mcpp_spawn_options o = {0};
+  o.file = script;
+  o.args = args;
+  o.stderr_mode = MCPP_STDERR_IGNORE;
+  mcpp_settings s;
+  test_settings(&s);
+  s.reconnect.enabled = 1;
+  s.reconnect.initial_ms = 10;
+  s.reconnect.max_delay_ms = 20;
+  s.reconnect.max_attempts = 3;
+  uint64_t id = 0;
+  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  handshake(&h, id);
+  ASSERT_EQ(0, unlink(script));
+  ASSERT_EQ(0, kill(mcpp_runtime_pid(h.rt, id), SIGKILL));
+  mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
+  ASSERT(strstr(closed->event.message, "gave up reconnecting after 3 attempts: cannot start"));
+  /* Every respawn failed: attempts 2 and 3 were announced by the runtime
+   * itself (no engine ran), with their records. */
+  mcpp_item *third = find_ev(&h, MCPP_EV_RECONNECTING, 2);
+  ASSERT(third != NULL);
+  ASSERT_UINT_EQ(third->event.reconnect_attempt, 3);
+  ASSERT(strstr(third->event.message, "cannot start"));
+  ASSERT(find_ev(&h, MCPP_EV_RECONNECTING, 3) == NULL);
+  wait_record(&h, "\"event\":\"reconnect\"", "\"reconnect_attempt\":3");
+  for (size_t i = 0; i < h.n_items; i++)
+    if (h.items[i]->type == MCPP_ITEM_RECORD &&
+        strstr(h.items[i]->data, "\"reconnect_attempt\":3"))
+      ASSERT(strstr(h.items[i]->data, "\"peer\":\"recorder\""));
   host_finish(&h);
 }

@@ -28,6 +28,13 @@
 
 #include "mcpping.h"
 
+/* The model's own code gets no coverage instrumentation: its branches and
+ * comparisons are the harness's, not the engine's, and tracing them (the
+ * per-call invariant checks above all) cost most of an execution while
+ * steering the fuzzer nowhere. ASan and UBSan still check it. */
+#pragma clang attribute push(__attribute__((no_sanitize("coverage"))), \
+                             apply_to = function)
+
 #define CHECK(cond)                                                        \
   do {                                                                     \
     if (!(cond)) {                                                         \
@@ -145,7 +152,9 @@ static void cb_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
       if (ev->manual && ev->ping_seq) {
         int i = find_ping(m, ev->ping_seq);
         if (i >= 0) {
-          CHECK(m->ping_st[i] == P_OUT);
+          /* Resolved at most once: checked here, where it happens,
+           * rather than over every ping after every call. */
+          CHECK(m->ping_st[i] == P_OUT && m->ping_outcomes[i] == 0);
           m->ping_st[i] = P_DONE;
           m->ping_outcomes[i]++;
         }
@@ -442,7 +451,6 @@ static void check_invariants(model *m) {
   int healthy = mcpp_engine_healthy(m->e, m->now);
   uint64_t until = mcpp_engine_healthy_until(m->e, m->now);
   CHECK(healthy == (until > m->now));
-  for (int i = 0; i < m->n_pings; i++) CHECK(m->ping_outcomes[i] <= 1);
   if (m->closed) CHECK(info.state == MCPP_STATE_CLOSED);
 }
 
@@ -451,8 +459,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mcpp_settings s;
   int observe;
   settings_from(&in, &s, &observe);
-  model *m = calloc(1, sizeof *m);
-  CHECK(m);
+  /* One model for every execution, cleared: no allocation per input. */
+  static model the_model;
+  model *m = &the_model;
+  memset(m, 0, sizeof *m);
   m->now = T0;
   m->last_delivered = -1;
   m->process = MCPP_PROCESS_RUNNING;
@@ -508,6 +518,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   for (int i = 0; i < m->n_pings; i++)
     CHECK(m->ping_outcomes[i] == (m->ping_st[i] == P_CANCELLED ? 0 : 1));
   mcpp_engine_free(m->e);
-  free(m);
   return 0;
 }
+
+#pragma clang attribute pop

@@ -118,11 +118,19 @@ test('every kind of server gets one aligned row; a failure exits 1', async () =>
 });
 
 test('--json: one object per server and a summary; servers run at once within their deadlines', async () => {
-  const silent = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60000)'] };
-  const file = write('json.json', { mcpServers: { demo: DEMO, drops: peer('drop_pings.py', ['--answer-every', '2']), s1: silent, s2: silent, s3: silent } });
+  const marker = `mcpping-silent-${process.pid}-${Date.now()}`;
+  const silent = { command: process.execPath, args: ['-e', 'setTimeout(() => {}, 60000)', marker] };
+  // An HTTP server that takes each request and never answers it.
+  const mute = http.createServer(() => {});
+  await new Promise((resolve) => mute.listen(0, '127.0.0.1', resolve));
+  const file = write('json.json', {
+    mcpServers: { demo: DEMO, drops: peer('drop_pings.py', ['--answer-every', '2']), s1: silent, s2: silent, s3: { url: `http://127.0.0.1:${mute.address().port}/mcp` } },
+  });
   const t0 = Date.now();
   const res = await cli(['--config', file, '--json', '-c', '4', '-i', '0', '-W', '0.3', '-w', '1.5']);
   const took = Date.now() - t0;
+  mute.closeAllConnections();
+  await new Promise((resolve) => mute.close(resolve));
   const objs = h.jsonLines(res.stdout);
   assert.deepEqual(objs[0], { event: 'config', file, servers: 5 });
   const [demo, drops, ...silents] = objs.slice(1, -1);
@@ -134,6 +142,24 @@ test('--json: one object per server and a summary; servers run at once within th
   assert.deepEqual([objs.at(-1).ok, objs.at(-1).failed], [1, 4]);
   assert.equal(res.status, 1);
   assert.ok(took < 4500, `three 1.5 s deadlines took ${took} ms: not in parallel`);
+  const left = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
+    try {
+      return fs.readFileSync(`/proc/${p}/cmdline`, 'utf8').includes(marker)
+        && !/^\S+ \(.*\) [ZX]/.test(fs.readFileSync(`/proc/${p}/stat`, 'utf8'));
+    } catch {
+      return false;
+    }
+  });
+  assert.deepEqual(left, [], 'a timed-out server outlived the command');
+});
+
+test('many servers at once: every one pinged, nothing on stderr', async () => {
+  const servers = Object.fromEntries(Array.from({ length: 16 }, (_, i) => [`demo${i}`, DEMO]));
+  const res = await cli(['--config', write('many.json', { mcpServers: servers }), '--json', '-c', '3', '-i', '0.05']);
+  assert.equal(res.status, 0, res.stderr);
+  assert.equal(res.stderr, '');
+  const rows_ = h.jsonLines(res.stdout).filter((o) => o.event === 'server');
+  assert.deepEqual(rows_.map((o) => [o.name, o.status, o.received]), Object.keys(servers).map((n) => [n, 'ok', 3]));
 });
 
 test('secrets in env and headers reach the servers and nothing else', async () => {
@@ -170,16 +196,19 @@ test('--config auto reads the usual places and says which', async () => {
     write('auto-project/.mcp.json', { mcpServers: { 'project-demo': DEMO } }),
     write('auto-project/.vscode/mcp.json', { servers: { 'vscode-demo': { type: 'stdio', ...DEMO } } }),
     write('auto-home/.cursor/mcp.json', { mcpServers: { 'cursor-demo': DEMO } }),
-    write('auto-home/.claude.json', { numStartups: 12 }),
+    // Claude Code's user file: servers of this project ("local" scope) only.
+    write('auto-home/.claude.json', { numStartups: 12, projects: { [project]: { mcpServers: { 'local-demo': DEMO } }, [path.join(tmp, 'elsewhere')]: { mcpServers: { other: DEMO } } } }),
   ];
   const env = { ...process.env, HOME: home };
   delete env.XDG_CONFIG_HOME;
   const res = await cli(['--config', 'auto', '-c', '1'], { cwd: project, env });
   assert.equal(res.status, 0, res.stdout + res.stderr);
   assert.deepEqual(res.stdout.split('\n').slice(0, 4), [
-    `config ${files[0]}: 1 server`, `config ${files[1]}: 1 server`, `config ${files[3]}: 0 servers`, `config ${files[2]}: 1 server`,
+    `config ${files[0]}: 1 server`, `config ${files[1]}: 1 server`, `config ${files[3]}: 1 server`, `config ${files[2]}: 1 server`,
   ]);
-  assert.deepEqual(Object.keys(rows(res.stdout)), ['project-demo', 'vscode-demo', 'cursor-demo']);
+  assert.deepEqual(Object.keys(rows(res.stdout)), ['project-demo', 'vscode-demo', 'local-demo', 'cursor-demo']);
+  const local = h.jsonLines((await cli(['--config', files[3], '--json', '-c', '1'], { cwd: project, env })).stdout)[1];
+  assert.equal(local.json_path, `$.projects[${JSON.stringify(project)}].mcpServers["local-demo"]`);
   const empty = path.join(tmp, 'auto-empty');
   fs.mkdirSync(empty);
   const none = await cli(['--config', 'auto'], { cwd: empty, env: { ...env, HOME: empty } });

@@ -174,6 +174,7 @@ test('parity: --config rows, statuses and reasons are the same in both commands'
   const file = configFile('.vscode/mcp.json', {
     servers: {
       echo: { type: 'stdio', ...peerEntry('echo.py') },
+      'line\nbreak': peerEntry('echo.py'),
       drops: peerEntry('drop_pings.py', ['--answer-every', '2']),
       frozen: peerEntry('freeze.py', ['--after', '1']),
       'refuses ping': peerEntry('unsupported.py'),
@@ -187,12 +188,16 @@ test('parity: --config rows, statuses and reasons are the same in both commands'
   });
   const args = ['--config', file, '-c', '4', '-i', '0', '-W', '0.3'];
   const { js } = await same(args, { status: 1, aligned: true });
+  assert.match(js.stdout, /^line\?break {2,}stdio /m); // a control character cannot break the table
   assert.match(js.stdout, /^echo {10}stdio {6}2025-11-25 {2}\d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3} ms {2,}ok$/m);
+  const quiet = await same([...args, '-q'], { status: 1, aligned: true });
+  assert.doesNotMatch(quiet.js.stdout, /^NAME /m); // -q: the summary without the table
+  assert.match(quiet.js.stdout, /^11 servers, 2 ok, 1 unsupported, 2 skipped, 6 failed, time \d+ ms$/m);
   const both = await same([...args, '--json'], { status: 1 });
   const verdicts = (out) => h.jsonLines(out).filter((o) => o.event === 'server').map((o) => [o.name, o.status, o.reason, o.sent, o.received, o.json_path]);
   assert.deepEqual(verdicts(both.js.stdout), verdicts(both.py.stdout));
   assert.deepEqual(verdicts(both.js.stdout).map((v) => v.slice(0, 2)), [
-    ['echo', 'ok'], ['drops', 'loss'], ['frozen', 'loss'], ['refuses ping', 'unsupported'], ['missing', 'spawn failed'],
+    ['echo', 'ok'], ['line\nbreak', 'ok'], ['drops', 'loss'], ['frozen', 'loss'], ['refuses ping', 'unsupported'], ['missing', 'spawn failed'],
     ['dies', 'handshake failed'], ['dies-after', 'closed'], ['asks', 'not started'], ['legacy', 'skipped'], ['off', 'skipped'],
   ]);
   const summary = (out) => { const s = h.jsonLines(out).at(-1); delete s.time_ms; return s; };
@@ -210,6 +215,8 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     ['empty.json', { mcpServers: { a: { command: '' } } }, '$.mcpServers.a.command: must not be empty'],
     ['args.json', { mcpServers: { 'my server': { command: 'x', args: ['y', 2] } } }, '$.mcpServers["my server"].args[1]: must be a string, got number'],
     ['env.json', { mcpServers: { a: { command: 'x', env: { PORT: 3000 } } } }, '$.mcpServers.a.env.PORT: must be a string, got number'],
+    ['envname.json', { mcpServers: { a: { command: 'x', env: { '': 'v' } } } }, '$.mcpServers.a.env[""]: is not a variable name (empty, or with = or NUL)'],
+    ['nul.json', '{"mcpServers": {"a": {"command": "x", "args": ["a\\u0000b"]}}}', '$.mcpServers.a.args[0]: contains a NUL character'],
     ['envlist.json', { mcpServers: { a: { command: 'x', env: ['A=1'] } } }, '$.mcpServers.a.env: must be an object of strings, got array'],
     ['type.json', { servers: { a: { type: 'ws', url: 'ws://h' } } }, '$.servers.a.type: unknown transport "ws" (expected stdio, http or sse)'],
     ['url.json', { servers: { a: { url: 'ftp://h/x' } } }, '$.servers.a.url: must be an http:// or https:// URL'],
@@ -217,6 +224,12 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     ['disabled.json', { mcpServers: { a: { command: 'x', disabled: 'yes' } } }, '$.mcpServers.a.disabled: must be a boolean, got string'],
     ['syntax.json', '{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n}', 'invalid JSON at line 4 column 5'],
     ['truncated.json', '{"mcpServers": {"a": ', 'invalid JSON at line 1 column 22'],
+    // Python's json takes NaN and the two parsers word errors differently:
+    // both commands scan with one grammar first (config syntaxErrorAt).
+    ['nan.json', '{"mcpServers": {"a": {"command": "x", "args": [NaN]}}}', 'invalid JSON at line 1 column 48'],
+    ['literal.json', '{"mcpServers": {"a": {"command": tru}}}', 'invalid JSON at line 1 column 34'],
+    ['escape.json', '{"mcpServers": {"a": {"command": "\\q"}}}', 'invalid JSON at line 1 column 36'],
+    ['deep.json', `{"mcpServers": {}, "deep": ${'['.repeat(70)}${']'.repeat(70)}}`, 'invalid JSON at line 1 column 91'],
   ];
   for (const [name, doc, problem] of cases) {
     const file = configFile(name, doc);
@@ -224,9 +237,11 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     assert.equal(js.stderr, `mcpping: ${file}: ${problem}\n`);
   }
   const absent = path.join(configDir, 'absent.json');
-  const { js, py } = await same(['--config', absent], { status: 2 });
-  assert.equal(js.stderr, `mcpping: ${absent}: cannot read: No such file or directory\n`);
-  assert.equal(py.stderr, js.stderr);
+  for (const args of [['--config', absent], [`--config=${absent}`]]) {
+    const { js, py } = await same(args, { status: 2 });
+    assert.equal(js.stderr, `mcpping: ${absent}: cannot read: No such file or directory\n`);
+    assert.equal(py.stderr, js.stderr);
+  }
 });
 
 test('parity: --config auto with no config anywhere says where it looked, exit 2', async () => {

@@ -69,6 +69,25 @@ for (const block of BLOCKS) {
   });
 }
 
+// The README's "With your framework" snippets, the same way.
+const README = fs.readFileSync(path.join(h.ROOT, 'README.md'), 'utf8');
+const README_BLOCKS = runnable(README, 'js');
+
+test('README has its framework snippets marked runnable', () => {
+  assert.ok(README_BLOCKS.length >= 4, `only ${README_BLOCKS.length} runnable blocks`);
+  for (const name of ['@ai-sdk/mcp', '@openai/agents', '@langchain/mcp-adapters']) {
+    assert.ok(README_BLOCKS.some((b) => b.body.includes(`require('${name}')`)), name);
+  }
+});
+
+for (const block of README_BLOCKS) {
+  test(`README.md line ${block.line} runs`, async () => {
+    const r = await runSnippet(block.body);
+    assert.equal(r.status, 0, `line ${block.line} exited ${r.status}\nstdout:\n${r.stdout}\nstderr:\n${r.stderr}`);
+    assert.ok(r.stdout.trim() !== '', 'a snippet prints what it got');
+  });
+}
+
 test('a broken snippet fails', async () => {
   // The verdict can fail: a wrong name in a real block exits non-zero...
   const first = BLOCKS[0].body;

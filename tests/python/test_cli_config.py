@@ -7,6 +7,7 @@ import hashlib
 import json
 import os
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -14,7 +15,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
 
-from conftest import PEERS, PY, peer
+from conftest import PY, peer, process_alive
 from test_cli import EXE
 
 SECRET = "sekrit-7f3a9c"
@@ -179,17 +180,35 @@ def test_ok_and_unsupported_only_exits_0(tmp_path):
 
 
 def test_servers_are_checked_at_once_each_within_its_deadline(tmp_path):
-    silent = [PY, "-c", "import time; time.sleep(60)"]  # reads nothing, answers nothing
-    path = write(tmp_path / "c.json", {"mcpServers": {
-        f"silent{i}": stdio(silent) for i in range(4)}})
+    marker = f"mcpping-silent-{os.getpid()}-{time.monotonic_ns()}"
+    silent = [PY, "-c", "import time; time.sleep(60)", marker]  # reads nothing, answers nothing
+    mute = socket.create_server(("127.0.0.1", 0))  # accepts, never answers
+    servers: dict[str, object] = {f"silent{i}": stdio(silent) for i in range(3)}
+    servers["silent-http"] = {"url": f"http://127.0.0.1:{mute.getsockname()[1]}/mcp"}
+    path = write(tmp_path / "c.json", {"mcpServers": servers})
     t0 = time.monotonic()
-    r = run("--config", path, "--json", "-w", "1.5")
+    with mute:
+        r = run("--config", path, "--json", "-w", "1.5")
     took = time.monotonic() - t0
     objs = [json.loads(l) for l in r.stdout.splitlines()][1:-1]
     assert [(o["status"], o["reason"]) for o in objs] == [("timeout", "no initialize result")] * 4
     assert r.returncode == 1
     # Four 1.5 s deadlines in parallel, not one after another (6 s).
     assert took < 4.5, took
+    assert _running(marker) == [], "a timed-out server outlived the command"
+
+
+def _running(marker: str) -> list[int]:
+    """Live processes whose command line holds marker."""
+    found = []
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if marker.encode() in f.read() and process_alive(int(pid)):
+                    found.append(int(pid))
+        except OSError:
+            pass
+    return found
 
 
 def test_secrets_in_env_and_headers_reach_the_servers_and_nothing_else(tmp_path, recorder):
@@ -239,7 +258,10 @@ def test_auto_reads_the_usual_places_and_says_which(tmp_path):
         write(project / ".cursor" / "mcp.json", {"mcpServers": {"cursor-demo": demo}}),
         write(home / ".config" / "Claude" / "claude_desktop_config.json",
               {"mcpServers": {"desktop-demo": demo}}),
-        write(home / ".claude.json", {"numStartups": 12}),  # Claude Code's, no servers
+        # Claude Code's user file: servers of this project ("local" scope) only.
+        write(home / ".claude.json", {"numStartups": 12, "projects": {
+            str(project): {"mcpServers": {"local-demo": demo}},
+            str(tmp_path / "elsewhere"): {"mcpServers": {"other": demo}}}}),
     ]
     env = {k: v for k, v in os.environ.items() if k != "XDG_CONFIG_HOME"}
     env["HOME"] = str(home)
@@ -247,8 +269,11 @@ def test_auto_reads_the_usual_places_and_says_which(tmp_path):
     assert r.returncode == 0, r.stdout + r.stderr
     assert r.stdout.splitlines()[:4] == [
         f"config {files[0]}: 1 server", f"config {files[1]}: 1 server",
-        f"config {files[2]}: 1 server", f"config {files[3]}: 0 servers"]
-    assert list(rows(r.stdout)) == ["project-demo", "cursor-demo", "desktop-demo"]
+        f"config {files[2]}: 1 server", f"config {files[3]}: 1 server"]
+    assert list(rows(r.stdout)) == ["project-demo", "cursor-demo", "desktop-demo", "local-demo"]
+    r = run("--config", files[3], "--json", "-c", "1", cwd=str(project), env=env)
+    assert json.loads(r.stdout.splitlines()[1])["json_path"] == (
+        f'$.projects[{json.dumps(str(project))}].mcpServers["local-demo"]')
     empty = tmp_path / "empty"
     empty.mkdir()
     env["HOME"] = str(empty)
@@ -278,3 +303,28 @@ def test_vscode_variables_are_filled_and_inputs_are_not_guessed(tmp_path):
 def test_config_usage_errors_exit_2(args, message):
     r = run(*args)
     assert (r.returncode, r.stderr) == (2, f"mcpping: {message}\n")
+
+
+def test_docs_sample_has_the_layout_and_keys_the_command_prints(tmp_path):
+    """docs/cli.md's --config sample: the table is aligned as printed, the
+    summary line and the JSON keys are the command's."""
+    from conftest import ROOT
+    doc = (ROOT / "docs" / "cli.md").read_text()
+    section = doc[doc.index("## `--config`"):]
+    sample = section[section.index("```\n") + 4:]
+    sample = sample[:sample.index("```")]
+    lines = sample.splitlines()[1:]  # after the $ line
+    table = [l for l in lines if l.startswith("NAME ")] + [
+        l for l in lines if re.match(r"\S+\s{2,}(stdio|streamable-http|sse)\s", l)]
+    starts = [m.start() for m in re.finditer(r"(?<=  )\S", table[0])]
+    for line in table:
+        assert all(line[s - 2:s] == "  " and line[s] != " " for s in starts), line
+    assert re.fullmatch(r"\d+ servers, \d+ ok, \d+ unsupported, \d+ skipped, \d+ failed, "
+                        r"time \d+ ms", lines[-1])
+    path = write(tmp_path / "c.json", {"mcpServers": {"demo": stdio([PY, "-m", "mcpping.demo"])}})
+    printed = [json.loads(l) for l in run("--config", path, "--json", "-c", "1").stdout.splitlines()]
+    documented = [json.loads(l) for l in section.splitlines() if l.startswith('{"event":')]
+    keys = {o["event"]: list(o) for o in printed}
+    assert {o["event"] for o in documented} == set(keys)
+    for o in documented:
+        assert list(o) == keys[o["event"]], o["event"]

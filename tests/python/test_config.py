@@ -8,7 +8,8 @@ import os
 
 import pytest
 
-from mcpping.config import ConfigError, UnresolvedVariable, auto_paths, load, parse, resolve
+from mcpping.config import (ConfigError, UnresolvedVariable, auto_paths, load, parse, resolve,
+                            syntax_error_at)
 
 
 def write(tmp_path, rel: str, doc: object | str) -> str:
@@ -109,6 +110,10 @@ def test_names_that_are_not_identifiers_are_quoted_in_the_path(tmp_path):
      "must be a string, got number"),
     ({"mcpServers": {"a": {"command": "x", "env": {"PORT": 3000}}}}, "$.mcpServers.a.env.PORT",
      "must be a string, got number"),
+    ({"mcpServers": {"a": {"command": "x", "env": {"A=B": "1"}}}}, '$.mcpServers.a.env["A=B"]',
+     "is not a variable name (empty, or with = or NUL)"),
+    ({"mcpServers": {"a": {"command": "x", "env": {"K": "a\0b"}}}}, "$.mcpServers.a.env.K",
+     "contains a NUL character"),
     ({"mcpServers": {"a": {"command": "x", "env": ["A=1"]}}}, "$.mcpServers.a.env",
      "must be an object of strings, got array"),
     ({"mcpServers": {"a": {"command": "x", "cwd": True}}}, "$.mcpServers.a.cwd",
@@ -207,3 +212,15 @@ def test_a_file_without_servers_is_empty_when_not_required(tmp_path):
     assert load(path, require_servers=False).servers == ()
     with pytest.raises(ConfigError):
         load(path)
+
+
+@pytest.mark.parametrize("text, at", [
+    ("{}", None), ('[1, -2.5e+3, {"a": [true, false, null, "\\u00e9\\n"]}]', None),
+    ("[NaN]", 1), ('{"a": Infinity}', 6), ("[1, -Infinity]", 5), ('{"a": 1,,}', 8),
+    ('{"a" 1}', 5), ('{"a": tru}', 6), ('{"a":"x\n"}', 7), ('"\\q"', 2), ('"\\u12G4"', 2),
+    ("[01]", 2), ("[1.]", 3), ("[-]", 2), ('{"a":1} x', 8), ("", 0), ('"open', 5),
+    ("[" * 65 + "]" * 65, 64), ("[" * 64 + "]" * 64, None),
+])
+def test_one_strict_grammar_finds_where_json_goes_wrong(text, at):
+    # Node's config.js scans with the same grammar (cli_parity.test.js).
+    assert syntax_error_at(text) == at

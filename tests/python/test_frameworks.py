@@ -1,5 +1,6 @@
 """The real agent frameworks from PyPI, no language model: openai-agents over
-mcpping.instrument() and fastmcp.Client over mcpping.fastmcp.StdioTransport.
+mcpping.instrument(), fastmcp.Client and PydanticAI's MCPToolset over
+mcpping.fastmcp.StdioTransport.
 
 Each runs against mcp-server-time twice: the 2026.10.19 release on mcp 2.x,
 where the framework settles on protocol 2026-07-28 (no ping: liveness from
@@ -10,6 +11,10 @@ the keepalive bound.
 """
 
 from __future__ import annotations
+
+import asyncio
+import os
+import signal
 
 import pytest
 
@@ -131,6 +136,14 @@ async def test_fastmcp_client_on_a_legacy_server_records_keepalive_pings():
         assert not process_alive(pid)
     ok = [r for r in records if r["event"] == "ping_ok"]
     assert ok and ok[0]["peer"] == "mcp-time" and ok[0]["transport"] == "stdio"
+    # fastmcp's keep_alive kept the dead session; its own check sees it closed
+    # and the next client gets a fresh, watched server.
+    try:
+        async with Client(transport) as client:
+            assert (await client.list_tools()) and transport.peer is not peer
+            assert transport.peer.state == "alive" and transport.peer.pid != pid
+    finally:
+        await transport.close()
 
 
 async def test_fastmcp_keep_alive_false_starts_a_server_per_session_keepalive_watches_each():
@@ -164,6 +177,68 @@ async def test_fastmcp_keep_alive_true_reuses_one_watched_server_across_sessions
     finally:
         await transport.close()
     assert peer.closed
+
+
+async def test_pydantic_ai_mcp_toolset_over_the_transport_fails_a_frozen_server_in_time():
+    from pydantic_ai.mcp import MCPToolset
+
+    records: list[dict] = []
+    transport = fastmcp_transport(TIME_SERVER, records)
+    toolset = MCPToolset(transport)
+    async with toolset:
+        assert {"get_current_time", "convert_time"} <= {t.name for t in await toolset.list_tools()}
+        out = await toolset.direct_call_tool("get_current_time", UTC)
+        assert out["timezone"] == "UTC"
+        peer = transport.peer
+        assert peer.protocol_version == "2026-07-28"
+        pid = peer.pid
+        elapsed = await freeze_and_expect_failure(
+            pid, lambda: toolset.direct_call_tool("get_current_time", UTC))
+        assert elapsed <= BOUND, f"convicted after {elapsed:.2f} s, bound {BOUND:.2f} s"
+        assert (await peer.wait_closed()).stale and not process_alive(pid)
+    assert any(r["event"] == "stale" and r["peer"] == "mcp-time" for r in records)
+
+
+RECONNECT = mcpping.Reconnect(initial=0.02, max_delay=0.05, jitter=0.0, max_attempts=5)
+
+
+async def killed_and_replaced(peer: mcpping.Peer, call) -> int:
+    """SIGKILLs the server; the framework's next call is answered by a new one."""
+    replaced = asyncio.get_running_loop().create_future()
+    peer.on("reconnected", lambda ev: replaced.done() or replaced.set_result(ev))
+    old = peer.pid
+    os.kill(old, signal.SIGKILL)
+    ev = await asyncio.wait_for(replaced, 10)
+    assert ev.pid != old and not process_alive(old)
+    res = await asyncio.wait_for(call(), 10)
+    assert not res.is_error
+    assert peer.pid == ev.pid and peer.state == "alive"
+    return old
+
+
+@pytest.mark.parametrize("legacy", [False, True], ids=["2026-07-28", "legacy"])
+async def test_openai_agents_session_survives_a_crashed_server_with_reconnect(legacy):
+    mcpping.instrument(keepalive=KA, reconnect=RECONNECT)
+    try:
+        async with agents_server(legacy_time_server() if legacy else TIME_SERVER) as server:
+            (peer,) = mcpping.instrumented_peers()
+            assert (peer.protocol_version == "2026-07-28") is not legacy
+            assert not (await server.call_tool("get_current_time", UTC)).is_error
+            await killed_and_replaced(peer, lambda: server.call_tool("get_current_time", UTC))
+    finally:
+        mcpping.uninstrument()
+
+
+async def test_fastmcp_client_survives_a_crashed_server_with_reconnect():
+    from fastmcp import Client
+    from mcpping.fastmcp import StdioTransport
+
+    transport = StdioTransport(TIME_SERVER["command"], TIME_SERVER["args"], keepalive=KA,
+                               reconnect=RECONNECT)
+    async with Client(transport) as client:
+        assert not (await client.call_tool("get_current_time", UTC)).is_error
+        await killed_and_replaced(transport.peer, lambda: client.call_tool("get_current_time", UTC))
+    await transport.close()
 
 
 def test_fastmcp_transport_refuses_a_bool_for_mcppings_keepalive():

@@ -1,8 +1,12 @@
 """langchain-mcp-adapters (which pins mcp<2) over mcpping.instrument(), no
 language model. Runs in build/venv-mcp1 (`make test-python-mcp1`), against
-mcp-server-time on mcp 1.x: a legacy session, so keepalive pings."""
+mcp-server-time on mcp 1.x: a legacy session, so keepalive pings; and
+against the 2026.10.19 release on mcp 2.x (MCPP_MCP2_PYTHON, set by the
+Makefile), which an mcp 1.x client also meets on the initialize handshake."""
 
 from __future__ import annotations
+
+import os
 
 import pytest
 from langchain_mcp_adapters.client import MultiServerMCPClient
@@ -55,3 +59,21 @@ async def test_a_held_session_keeps_alive_with_ping_and_a_frozen_server_fails_th
     ok = [r for r in records if r["event"] == "ping_ok"]
     assert ok and ok[0]["peer"] == "mcp-time" and ok[0]["protocol_version"] == peer.protocol_version
     assert any(r["event"] == "stale" for r in records)
+
+
+async def test_an_mcp1_client_meets_the_mcp2_server_on_initialize_and_pings_it(records):
+    python = os.environ.get("MCPP_MCP2_PYTHON")
+    if not python:
+        pytest.fail("MCPP_MCP2_PYTHON (the mcp 2.x interpreter) is not set: run `make test-python`")
+    client = MultiServerMCPClient({"time": {"command": python, "args": ["-m", "mcp_server_time"],
+                                            "transport": "stdio"}})
+    async with client.session("time") as session:
+        tools = {t.name: t for t in await load_mcp_tools(session)}
+        (peer,) = mcpping.instrumented_peers()
+        # mcp 1.x has no server/discover: the 2.x server answers initialize.
+        assert peer.protocol_version and peer.protocol_version != "2026-07-28"
+        assert not peer.info()["unsupported"]
+        await first(peer, "pong")
+        assert '"timezone": "UTC"' in str(await tools["get_current_time"].ainvoke({"timezone": "UTC"}))
+    ok = [r for r in records if r["event"] == "ping_ok"]
+    assert ok and ok[0]["peer"] == "mcp-time"

@@ -101,35 +101,42 @@ async def test_instrument_twice_patches_once_and_takes_the_new_options():
     assert mcp.stdio_client is _SDK[0]
 
 
-def test_instrument_and_uninstrument_from_many_threads_leave_one_consistent_state():
-    barrier = threading.Barrier(8)
-    flipped = threading.Barrier(8)
+def run_in_threads(fn, n: int = 8) -> None:
+    """Runs fn(i) in n threads released together; re-raises the first error."""
+    barrier = threading.Barrier(n)
     errors: list[BaseException] = []
 
-    def flip(i: int) -> None:
+    def body(i: int) -> None:
         try:
             barrier.wait()
-            for _ in range(50):
-                mcpping.instrument(keepalive=FAST)
-                mcpping.uninstrument()
-            # Every thread is done flipping before half of them instrument
-            # again at once, so the end state is instrumented whatever the
-            # scheduling (an even thread's last uninstrument cannot come after).
-            flipped.wait()
-            if i % 2:
-                mcpping.instrument(keepalive=FAST)
-        except BaseException as exc:  # pragma: no cover - reported below
+            fn(i)
+        except BaseException as exc:  # pragma: no cover - re-raised below
             errors.append(exc)
 
-    threads = [threading.Thread(target=flip, args=(i,)) for i in range(8)]
+    threads = [threading.Thread(target=body, args=(i,)) for i in range(n)]
     for t in threads:
         t.start()
     for t in threads:
         t.join()
-    assert errors == []
+    if errors:
+        raise errors[0]
+
+
+def test_instrument_and_uninstrument_from_many_threads_leave_one_consistent_state():
+    def flip(_: int) -> None:
+        for _ in range(50):
+            mcpping.instrument(keepalive=FAST)
+            mcpping.uninstrument()
+
+    run_in_threads(flip)
+    # Every pair ended with an uninstrument: the originals are back everywhere.
+    assert not mcpping.is_instrumented()
+    assert mcp.stdio_client is _SDK[0] and mcp.client.stdio.stdio_client is _SDK[0]
+    # Many first calls at once: one layer of patching, the same function everywhere.
+    run_in_threads(lambda _: mcpping.instrument(keepalive=FAST))
     assert mcpping.is_instrumented()
-    # Exactly one layer of patching: the patched function wraps the original.
     assert mcp.stdio_client.__wrapped__ is _SDK[0]
+    assert mcp.client.stdio.stdio_client is mcp.stdio_client
     mcpping.uninstrument()
     assert mcp.stdio_client is _SDK[0] and mcp.client.stdio.stdio_client is _SDK[0]
 
@@ -139,6 +146,8 @@ def test_bad_options_are_clear_errors_and_patch_nothing():
         mcpping.instrument(keepalive=10)  # type: ignore[arg-type]
     with pytest.raises(TypeError, match="on_event must be callable"):
         mcpping.instrument(on_event="print")  # type: ignore[arg-type]
+    with pytest.raises(TypeError, match="reconnect must be a mcpping.Reconnect"):
+        mcpping.instrument(reconnect=True)  # type: ignore[arg-type]
     assert not mcpping.is_instrumented() and mcp.stdio_client is _SDK[0]
 
 

@@ -70,3 +70,16 @@ def test_importing_the_adapter_with_an_old_mcp_installed_fails_naming_it(tmp_pat
     last = r.stderr.strip().splitlines()[-1]
     assert last.startswith("ImportError: mcpping.sdk supports mcp 1.x (>= 1.24) and 2.x; "
                            "the installed mcp is 1.10.0"), r.stderr
+
+
+def test_the_sdk_extra_admits_both_majors():
+    import tomllib
+
+    from conftest import ROOT
+
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    assert extras["sdk"] == ["mcp>=1.24"]
+    # The floor of the extra is the floor check_version enforces.
+    assert _mcp.check_version("1.24.0") == 1
+    with pytest.raises(ImportError):
+        _mcp.check_version("1.23.0")

@@ -7,6 +7,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import * as mcpping from '../../../node/index.js';
+import type { MCPTransport } from '@ai-sdk/mcp';
+import { createMCPClient } from '@ai-sdk/mcp';
+import type { Transport as V2Transport } from '@modelcontextprotocol/client';
 
 export async function usage(): Promise<void> {
   const peer: mcpping.Peer = await mcpping.connect(
@@ -39,7 +42,29 @@ export async function usage(): Promise<void> {
   }
   await peer.close();
 
-  const stdio = new mcpping.StdioClientTransport({ command: 'node', args: ['server.js'] }, { keepalive: { intervalMs: 1000 } });
+  const stdio = new mcpping.StdioClientTransport({ command: 'node', args: ['server.js'] }, { keepalive: { intervalMs: 1000 }, reconnect: true });
+  const again = await mcpping.connect({ command: 'node' }, { reconnect: { initialMs: 500, maxDelayMs: 10000, multiplier: 2, jitter: 0.2, maxAttempts: 5 } });
+  again.on('reconnecting', (ev) => {
+    const attempt: number | undefined = ev.attempt;
+    const delay: number | undefined = ev.delayMs;
+    void attempt;
+    void delay;
+  });
+  again.on('reconnected', (ev) => {
+    const pid: number | undefined = ev.pid;
+    void pid;
+  });
+  try {
+    await again.request('tools/call', { name: 'x' });
+  } catch (err) {
+    if (err instanceof mcpping.RequestInDoubtError) {
+      const d: 'in_doubt' | 'cancelled' = err.disposition;
+      const m: string = err.method;
+      void d;
+      void m;
+    }
+  }
+  mcpping.setRetryBudget({ burst: 5, perSecond: 1 });
   const asTransport: Transport = stdio;
   const client = new Client({ name: 'c', version: '1' });
   await client.connect(stdio);
@@ -96,4 +121,21 @@ export function metricsUsage(register: unknown, provider: unknown): void {
   void help;
   void bounds;
   void state;
+}
+
+// The frameworks' transport interfaces: the Vercel AI SDK's MCPTransport
+// and the v2 client's Transport (the OpenAI Agents SDK's) take mcpping's.
+export async function frameworksUsage(): Promise<void> {
+  const transport = new mcpping.StdioClientTransport({ command: 'node', args: ['server.js'] }, { keepalive: { intervalMs: 1000 } });
+  const asAiSdk: MCPTransport = transport;
+  const asV2: V2Transport = transport;
+  const client = await createMCPClient({ transport });
+  await client.close();
+  const files: string[] = mcpping.instrument({ keepalive: { intervalMs: 10000 }, records: 'records.jsonl', paths: ['.'] });
+  const live: mcpping.StdioClientTransport[] = mcpping.instrumentedTransports();
+  mcpping.uninstrument();
+  void asAiSdk;
+  void asV2;
+  void files;
+  void live;
 }

@@ -17,7 +17,11 @@ import mcpping, {
   PingInvalidError,
   PingUnsupportedError,
   ClosedError,
+  instrument,
+  uninstrument,
+  instrumentedTransports,
 } from 'mcpping';
+import type { MCPTransport } from '@ai-sdk/mcp';
 import type { State, KeepaliveOptions, Stats, CloseInfo } from 'mcpping';
 
 export async function usage(): Promise<void> {
@@ -46,5 +50,9 @@ export async function usage(): Promise<void> {
   const stdio: Transport = new StdioClientTransport({ command: 'node' });
   const guarded: GuardedTransport = guard(stdio, { role: 'client' });
   const asTransport: Transport = guarded;
-  void [v, rtt, state, stats, info, asTransport];
+  const forAiSdk: MCPTransport = new StdioClientTransport({ command: 'node' });
+  const patched: string[] = instrument({ keepalive });
+  const live: StdioClientTransport[] = instrumentedTransports();
+  uninstrument();
+  void [v, rtt, state, stats, info, asTransport, forAiSdk, patched, live];
 }

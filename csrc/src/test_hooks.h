@@ -1,0 +1,22 @@
+/*
+ * What the C tests observe or force inside the library. The variables live
+ * in tests/c/test_hooks.c and exist only in builds made with
+ * -DMCPP_TEST_HOOKS (the Makefile's test, sanitizer and fuzz builds); every
+ * shipped build (make install, the wheel, the addon) has none of them.
+ */
+#ifndef MCPP_TEST_HOOKS_H
+#define MCPP_TEST_HOOKS_H
+
+#ifdef MCPP_TEST_HOOKS
+/* Watch exits with the waitpid backoff timer even where exit fds exist. */
+extern int mcpp__proc_force_backoff;
+/* uv_loop_close()'s result when the last runtime was freed. */
+extern int mcpp__runtime_loop_close_rc;
+#define MCPP__HOOK_FORCE_BACKOFF() (mcpp__proc_force_backoff)
+#define MCPP__HOOK_LOOP_CLOSED(rc) (mcpp__runtime_loop_close_rc = (rc))
+#else
+#define MCPP__HOOK_FORCE_BACKOFF() 0
+#define MCPP__HOOK_LOOP_CLOSED(rc) ((void)(rc))
+#endif
+
+#endif
