@@ -300,7 +300,9 @@ async def test_reaped_sessions_keep_no_memory(tmp_path):
     transport, server task, guard and engine are all freed."""
     tracemalloc.start()
     try:
-        async with served(FAST, None, GRACE) as (url, manager, reaper):
+        # A 5 s ping timeout: a live client starting on a loaded machine must not be convicted.
+        ka = mcpping.KeepAlive(interval=1.0, timeout=5.0, failures=2)
+        async with served(ka, None, GRACE) as (url, manager, reaper):
             async def round_() -> None:
                 errs = [tmp_path / f"r{i}.err" for i in range(20)]
                 procs = [spawn_client(url, "mcpping", e) for e in errs]
