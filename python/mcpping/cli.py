@@ -70,9 +70,19 @@ def _number(flag: str, text: str, integer: bool = False) -> float:
     try:
         v = int(text) if integer else float(text)
     except ValueError:
-        raise UsageError(f"{flag} needs a number, got {text!r}") from None
-    if not math.isfinite(v) or v < 0 or (integer and v < 1):
-        raise UsageError(f"{flag} must be {'a positive integer' if integer else 'a number >= 0'}")
+        raise UsageError(f"{flag} needs {'an integer' if integer else 'a number'}, got {text!r}") from None
+    if integer and v < 1:
+        raise UsageError(f"{flag} must be a positive integer")
+    return v
+
+
+def _seconds(flag: str, text: str, low: float) -> float:
+    """A time option: low .. MAX_SECONDS (the engine's longest wait), never clamped."""
+    v = _number(flag, text)
+    try:
+        _check.seconds(flag, v, low=low)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     return v
 
 
@@ -106,15 +116,13 @@ def parse_args(argv: list[str]) -> Options | str:
             if a == "-c":
                 o.count = int(_number(a, v, integer=True))
             elif a == "-i":
-                o.interval = _number(a, v)
-            elif a == "-W":
-                o.timeout = _number(a, v)
-                try:
-                    _check.seconds("-W", o.timeout)
-                except ValueError as e:
-                    raise UsageError(str(e)) from None
-            elif a == "-w":
-                o.deadline = _number(a, v)
+                o.interval = _seconds(a, v, low=0)  # 0: flood
+            elif a in ("-W", "-w"):
+                t = _seconds(a, v, low=_check.MIN_SECONDS)
+                if a == "-W":
+                    o.timeout = t
+                else:
+                    o.deadline = t
             elif a == "--config":
                 if not v:
                     raise UsageError("--config needs a FILE or auto")
@@ -146,8 +154,6 @@ def parse_args(argv: list[str]) -> Options | str:
             o.count = 3
         if o.deadline is None:
             o.deadline = CONFIG_DEADLINE
-        if o.deadline <= 0:
-            raise UsageError("-w must be a number > 0")
         return o
     if not o.command and not o.url:
         o.demo = True
