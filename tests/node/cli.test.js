@@ -154,6 +154,32 @@ test('Streamable HTTP: pings server-everything by URL, exit 0; refused connectio
   assert.equal(refused.stdout, '');
 });
 
+/** @returns {Promise<number|null>} a port fetch() refuses (WHATWG "bad ports") that is free here */
+async function freeBadPort() {
+  const net = require('node:net');
+  for (const port of [6666, 6667, 6668, 6669, 6665, 10080, 6000, 6697]) {
+    const free = await new Promise((resolve) => {
+      const srv = net.createServer().once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  return null;
+}
+
+test('Streamable HTTP: a server on a port fetch() refuses (6666, 10080...) is pinged', async (t) => {
+  const port = await freeBadPort();
+  if (port === null) return t.skip('every candidate port is in use here');
+  const server = await h.startEverythingHttp(port);
+  try {
+    const res = await cli(['--json', '-c', '1', server.url]);
+    assert.equal(res.status, 0, res.stderr);
+    assert.equal(h.jsonLines(res.stdout).at(-1).received, 1);
+  } finally {
+    await server.stop();
+  }
+});
+
 test('-h and -V exit 0', async () => {
   const help = await cli(['-h']);
   assert.equal(help.status, 0);
