@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _check, _native
+from ._config_check import _connect_reason
 from ._report import Reporter
 from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
 from .peer import HandshakeError, Peer
@@ -202,7 +203,7 @@ async def run(o: Options) -> int:
                 await peer.initialize(min(30.0, max(0.001, end - time.monotonic())))
             except (HandshakeError, PeerClosed) as e:
                 if o.url and getattr(peer, "fatal", None) is not None:
-                    return _fail(f"cannot connect to {o.url}: {_reason(peer.fatal)}")
+                    return _fail(f"cannot connect to {o.url}: {_connect_reason(peer.fatal)}")
                 return _fail(f"handshake failed: {e}")
             if peer.protocol_version and peer.protocol_version >= NO_PING_VERSION:
                 return _fail(f"ping unsupported: protocol {peer.protocol_version} has no ping")
@@ -260,11 +261,6 @@ async def run_config(o: Options) -> int:
     return 1 if any(r.failed for r in results) else 0
 
 
-def _reason(exc: BaseException) -> str:
-    r = getattr(exc, "reason", None)
-    return str(r if r is not None else exc)
-
-
 async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
                      end: float) -> int:
     sent = received = 0
@@ -297,7 +293,7 @@ async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
             sent -= 1
             if received == 0:
                 if o.url and getattr(peer, "fatal", None) is not None:
-                    return _fail(f"cannot connect to {o.url}: {_reason(peer.fatal)}")
+                    return _fail(f"cannot connect to {o.url}: {_connect_reason(peer.fatal)}")
                 return _fail(f"connection closed: {e}")
             break
         else:

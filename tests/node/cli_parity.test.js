@@ -108,6 +108,27 @@ test('parity: bad usage prints the same reason line in both commands', async () 
   }
 });
 
+test('parity: a server that exits or a refused connection: the same reason line', async () => {
+  const net = require('node:net');
+  const closed = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+  for (const args of [
+    ['-c', '1', ...peerArgs('dies.py', ['--after', '0'])],
+    ['-c', '1', '--', 'sh', '-c', 'exit 3'],
+    ['-c', '1', '--', 'sh', '-c', 'kill -9 $$'],
+    ['-c', '1', `http://127.0.0.1:${closed}/mcp`],
+  ]) {
+    const [js, py] = await Promise.all([node(args), python(args)]);
+    assert.equal(py.status, 2, py.stderr);
+    assert.equal(js.status, 2, js.stderr);
+    assert.equal(js.stderr, py.stderr, args.join(' '));
+  }
+});
+
 test('parity: --no-init', async () => {
   const { js, py } = await same(['--json', '--no-init', '-c', '1', ...peerArgs('echo.py')], { status: 0 });
   assert.deepEqual(h.jsonLines(js.stdout)[0], h.jsonLines(py.stdout)[0]);
