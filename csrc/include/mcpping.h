@@ -265,7 +265,7 @@ typedef enum mcpp_event_type {
   MCPP_EV_PING = 0,          /* we sent a ping (keepalive or manual) */
   MCPP_EV_PONG,              /* our ping was answered; rtt_us is set */
   MCPP_EV_TIMEOUT,           /* our ping got no answer in time */
-  MCPP_EV_PING_ERROR,        /* our ping got a JSON-RPC error (code set), or
+  MCPP_EV_PING_ERROR,        /* our ping got a JSON-RPC error (rpc_code set), or
                                 an invalid result (invalid = 1) */
   MCPP_EV_UNSUPPORTED,       /* the peer answered -32601/-32602, or the
                                 protocol version has no ping */
@@ -280,7 +280,7 @@ typedef enum mcpp_event_type {
                                 peer name are known */
   MCPP_EV_PROBE,             /* we sent an idle probe (proof names it) */
   MCPP_EV_PROBE_OK,          /* our probe was answered (rtt_us); an answer
-                                that is a JSON-RPC error (error_code,
+                                that is a JSON-RPC error (rpc_code,
                                 message) still proves the peer's loop ran */
   MCPP_EV_PROBE_TIMEOUT,     /* our probe got no answer in time */
   MCPP_EV_REQUEST_CANCELLED, /* the application abandoned a request
@@ -318,8 +318,13 @@ typedef struct mcpp_event {
   int manual;            /* 1 for a manual ping, 0 for keepalive */
   uint64_t rtt_us;       /* PONG */
   uint32_t timeout_ms;   /* ping events: the timeout in force */
-  int64_t error_code;    /* PING_ERROR, UNSUPPORTED: the JSON-RPC code, or an
-                            MCPP_ERR_* code for local errors (CLOSED event) */
+  /* The peer's JSON-RPC error code (PING_ERROR, UNSUPPORTED, PROBE_OK
+   * answered with an error), 0 otherwise. Never an MCPP_ERR_* code. */
+  int64_t rpc_code;
+  /* Our own MCPP_ERR_* code, 0 otherwise: CLOSED (why we closed, 0 for a
+   * requested close), TIMEOUT (MCPP_ERR_CLOSED: the close abandoned the
+   * ping). Never a JSON-RPC code. */
+  int error;
   int invalid;           /* PING_ERROR: the result was missing or not an object */
   const char *message;   /* PING_ERROR: the peer's message; CLOSED: why;
                             INITIALIZED: the peer's name (as in
@@ -515,7 +520,7 @@ int mcpp_engine_on_timer(mcpp_engine *engine, uint64_t now);
 
 /* Marks the connection closed: emits the CLOSED event and record with the
  * in-flight disposition, reports outstanding manual pings as TIMEOUT events
- * with error_code MCPP_ERR_CLOSED. reason may be NULL; err is 0 or an
+ * with error MCPP_ERR_CLOSED. reason may be NULL; err is 0 or an
  * MCPP_ERR_* code. Idempotent. */
 void mcpp_engine_close(mcpp_engine *engine, int err, const char *reason,
                        uint64_t now);
@@ -1035,7 +1040,7 @@ typedef enum mcpp_ping_outcome {
                                counted lost */
   MCPP_OUTCOME_UNSUPPORTED, /* the peer does not support ping: not lost */
   MCPP_OUTCOME_CLOSED       /* abandoned because the connection closed
-                               (error_code MCPP_ERR_CLOSED): not lost, and
+                               (error MCPP_ERR_CLOSED): not lost, and
                                not a timeout */
 } mcpp_ping_outcome;
 

@@ -44,7 +44,7 @@ static const char *record_name(const mcpp_event *ev) {
     case MCPP_EV_TIMEOUT: return "ping_timeout";
     case MCPP_EV_PING_ERROR: return ev->invalid ? "ping_invalid" : "ping_error";
     case MCPP_EV_UNSUPPORTED: return "ping_unsupported";
-    case MCPP_EV_PROBE_OK: return ev->error_code ? "probe_error" : "probe_ok";
+    case MCPP_EV_PROBE_OK: return ev->rpc_code ? "probe_error" : "probe_ok";
     default: return mcpp_event_name(ev->type);
   }
 }

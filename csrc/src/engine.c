@@ -106,7 +106,7 @@ void mcpp_engine_close(mcpp_engine *e, int err, const char *reason,
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = MCPP_EV_CLOSED;
-  ev.error_code = err;
+  ev.error = err;
   ev.message = reason;
   ev.disposition = d;
   if (e->process_exited) ev.proof = "process";

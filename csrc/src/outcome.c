@@ -11,7 +11,7 @@ mcpp_ping_outcome mcpp_event_outcome(const mcpp_event *ev) {
     case MCPP_EV_TIMEOUT:
     case MCPP_EV_PING_ERROR:
       /* A ping abandoned because we closed was never the peer's failure. */
-      if (ev->error_code == MCPP_ERR_CLOSED) return MCPP_OUTCOME_CLOSED;
+      if (ev->error == MCPP_ERR_CLOSED) return MCPP_OUTCOME_CLOSED;
       if (ev->type == MCPP_EV_TIMEOUT) return MCPP_OUTCOME_TIMEOUT;
       return ev->invalid ? MCPP_OUTCOME_INVALID : MCPP_OUTCOME_ERROR;
     case MCPP_EV_UNSUPPORTED:

@@ -789,7 +789,7 @@ static void push_own_event(rconn *r, mcpp_event_type type, const char *message,
              : type == MCPP_EV_RECONNECTED ? MCPP_STATE_ALIVE
                                            : MCPP_STATE_STALE;
   ev.message = message;
-  ev.error_code = err;
+  ev.error = err;
   ev.reconnect_attempt = attempt;
   ev.delay_ms = delay_ms;
   ev.pid = r->pid;

@@ -2,11 +2,11 @@
  * when a stale peer must be closed. */
 #include "engine_fixture.h"
 
-static mcpp_ping_outcome outcome(mcpp_event_type t, int64_t code, int invalid) {
+static mcpp_ping_outcome outcome(mcpp_event_type t, int64_t rpc_code, int invalid) {
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = t;
-  ev.error_code = code;
+  ev.rpc_code = rpc_code;
   ev.invalid = invalid;
   return mcpp_event_outcome(&ev);
 }
@@ -22,6 +22,19 @@ TEST(ping_outcome_of_each_final_event) {
   ASSERT_EQ(mcpp_event_outcome(NULL), MCPP_OUTCOME_NONE);
   ASSERT_STR_EQ(mcpp_outcome_name(MCPP_OUTCOME_CLOSED), "closed");
   ASSERT(mcpp_outcome_name(MCPP_OUTCOME_NONE) == NULL);
+}
+
+/* The peer's JSON-RPC code and our MCPP_ERR_* code live in separate fields:
+ * a peer answering with the number MCPP_ERR_CLOSED happens to be is still
+ * its error (lost), and only our own close makes a ping "closed". */
+TEST(peer_code_equal_to_an_mcpp_err_is_still_the_peers_error) {
+  ASSERT_EQ(outcome(MCPP_EV_PING_ERROR, MCPP_ERR_CLOSED, 0), MCPP_OUTCOME_ERROR);
+  ASSERT_EQ(outcome(MCPP_EV_TIMEOUT, MCPP_ERR_CLOSED, 0), MCPP_OUTCOME_TIMEOUT);
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_TIMEOUT;
+  ev.error = MCPP_ERR_CLOSED;
+  ASSERT_EQ(mcpp_event_outcome(&ev), MCPP_OUTCOME_CLOSED);
 }
 
 /* Issue 8 item 8: abandoned at close is "closed", never a timeout, and

@@ -404,8 +404,8 @@ static void on_event(soak *k, slot *s, const mcpp_event *ev) {
   } else if (ev->type == MCPP_EV_SUSPECT && !convictable(s)) {
     k->c.suspect_healthy++;
   } else if (ev->type == MCPP_EV_CLOSED && convictable(s) &&
-             ev->error_code != MCPP_ERR_STALE) {
-    note_verdict(k, s, mcpp_errname((int)ev->error_code));
+             ev->error != MCPP_ERR_STALE) {
+    note_verdict(k, s, mcpp_errname(ev->error));
   }
 }
 
