@@ -52,7 +52,7 @@ async function open(opts, handshakeMs) {
       await peer.initialize({ timeoutMs: handshakeMs });
     } catch (err) {
       await peer.close();
-      const why = peer.closeInfo && err.code === 'MCPP_ERR_CLOSED' ? `server exited (${exitText(peer.closeInfo)})` : err.message;
+      const why = peer.closeInfo && err.code === 'MCPP_ERR_CLOSED' ? endedText(peer.closeInfo) : err.message;
       throw new Fatal(`handshake failed: ${why}`);
     }
   }
@@ -93,9 +93,15 @@ async function openHttp(opts, keepalive, records, handshakeMs) {
 }
 
 /** @param {object} info close info @returns {string} */
-function exitText(info) {
-  if (info.termSignal) return `signal ${info.termSignal}`;
-  return `status ${info.exitStatus}`;
+function endedText(info) {
+  // Python's words (peer.py Peer._closed_during_handshake): both commands print the same line.
+  let reason = info.reason;
+  if (!/^server (exited|killed)/.test(reason)) {
+    const how = info.termSignal ? `server killed by signal ${info.termSignal}`
+      : info.exitStatus >= 0 ? `server exited with status ${info.exitStatus}` : 'server closed the connection';
+    reason = `${how}; ${reason}`;
+  }
+  return `the server ended before answering initialize: ${reason}`;
 }
 
 /**

@@ -34,19 +34,38 @@ const CONFIG_DEADLINE_S = 15;
 /** The longest time mcpping can wait, in seconds (mcpping.h MCPP_MAX_MS, setTimeout's limit too). */
 const MAX_SECONDS = 2147483.647;
 
+/** Python's repr() of a float, so that both commands print the same reason (docs/cli.md). */
+function pyFloat(n) {
+  if (n === 0) return Object.is(n, -0) ? '-0.0' : '0.0';
+  const a = Math.abs(n);
+  if (a < 1e-4 || a >= 1e16) return n.toExponential().replace(/e([+-])(\d)$/, 'e$10$2');
+  return Number.isInteger(n) ? n.toFixed(1) : String(n);
+}
+
 /**
+ * Parses a numeric option with the Python command's rules and messages
+ * (python/mcpping/cli.py `_number` / `_seconds`): both print the same line.
  * @param {string} flag
  * @param {string|undefined} value
- * @param {{integer?: boolean, min?: number, positive?: boolean, seconds?: boolean}} rule
- *   seconds: a time, at most MAX_SECONDS (never wrapped or clamped)
+ * @param {{integer?: boolean, low?: number}} rule
+ *   integer: a count, at least 1; otherwise a time in seconds, low .. MAX_SECONDS
+ *   (never wrapped or clamped)
  */
 function number(flag, value, rule) {
-  if (value === undefined) throw new UsageError(`option ${flag} needs a value`);
+  if (value === undefined) throw new UsageError(`${flag} needs a value`);
   const n = Number(value);
-  if (value.trim() === '' || !Number.isFinite(n)) throw new UsageError(`invalid value for ${flag}: ${value}`);
-  if (rule.integer && !Number.isInteger(n)) throw new UsageError(`invalid value for ${flag}: ${value}`);
-  if (n < (rule.min ?? 0) || (rule.positive && n <= 0)) throw new UsageError(`invalid value for ${flag}: ${value}`);
-  if (rule.seconds && n > MAX_SECONDS) throw new UsageError(`invalid value for ${flag}: ${value} (at most ${MAX_SECONDS} seconds)`);
+  const integer = /^\s*[+-]?\d+\s*$/.test(value);
+  if (rule.integer ? !integer : value.trim() === '' || Number.isNaN(n)) {
+    throw new UsageError(`${flag} needs ${rule.integer ? 'an integer' : 'a number'}, got '${value}'`);
+  }
+  if (rule.integer) {
+    if (n < 1) throw new UsageError(`${flag} must be a positive integer`);
+    return n;
+  }
+  const low = rule.low ?? 0;
+  if (!(n >= low && n <= MAX_SECONDS)) {
+    throw new UsageError(`${flag} must be between ${low} and ${MAX_SECONDS} seconds, not ${Number.isFinite(n) ? pyFloat(n) : n > 0 ? 'inf' : '-inf'}`);
+  }
   return n;
 }
 
@@ -76,7 +95,7 @@ function parseArgs(argv) {
     const a = argv[i];
     if (a === '--') {
       o.command = argv.slice(i + 1);
-      if (o.command.length === 0) throw new UsageError('no command after --');
+      if (o.command.length === 0) throw new UsageError('-- needs a COMMAND');
       break;
     }
     // Attached values: -c5, --log=FILE.
@@ -86,16 +105,16 @@ function parseArgs(argv) {
     const value = () => (attached !== undefined ? attached : argv[++i]);
     switch (flag) {
       case '-c':
-        o.count = number('-c', value(), { integer: true, positive: true });
+        o.count = number('-c', value(), { integer: true });
         break;
       case '-i':
-        o.intervalS = number('-i', value(), { seconds: true });
+        o.intervalS = number('-i', value(), { low: 0 }); // 0: flood
         break;
       case '-W':
-        o.timeoutS = number('-W', value(), { positive: true, seconds: true });
+        o.timeoutS = number('-W', value(), { low: 0.001 });
         break;
       case '-w':
-        o.deadlineS = number('-w', value(), { positive: true, seconds: true });
+        o.deadlineS = number('-w', value(), { low: 0.001 });
         break;
       case '-q':
         o.quiet = true;
@@ -105,13 +124,14 @@ function parseArgs(argv) {
         break;
       case '--log': {
         const v = value();
-        if (!v) throw new UsageError('option --log needs a value');
+        if (!v) throw new UsageError('--log needs a value');
         o.log = v;
         break;
       }
       case '--config': {
         const v = value();
-        if (!v) throw new UsageError('option --config needs a FILE or auto');
+        if (v === undefined) throw new UsageError('--config needs a value');
+        if (!v) throw new UsageError('--config needs a FILE or auto');
         o.configs.push(v);
         break;
       }
@@ -128,19 +148,21 @@ function parseArgs(argv) {
       case '--version':
         return { ...o, mode: 'version' };
       default:
-        if (a.startsWith('-') && a !== '-') throw new UsageError(`unknown option: ${a}`);
+        if (a.startsWith('-')) throw new UsageError(`unknown option ${a}`);
+        if (positional.length || !/^https?:\/\//.test(a)) {
+          throw new UsageError(`unexpected argument '${a}' (put a server command after --)`);
+        }
         positional.push(a);
     }
   }
   const targets = (o.command ? 1 : 0) + positional.length + (demo ? 1 : 0) + (o.configs.length ? 1 : 0);
-  if (targets > 1 || positional.length > 1) throw new UsageError('give one target: --demo, a URL, --config, or -- COMMAND');
+  if (targets > 1 || positional.length > 1) throw new UsageError('give one target: -- COMMAND, URL, --config, or --demo');
   if (o.configs.length) {
     if (!o.init) throw new UsageError('--config runs each server\'s handshake: drop --no-init');
     return { ...o, mode: 'config', count: o.count ?? 3, deadlineS: o.deadlineS ?? CONFIG_DEADLINE_S };
   }
   if (o.command) o.mode = 'stdio';
   else if (positional.length === 1) {
-    if (!/^https?:\/\//i.test(positional[0])) throw new UsageError(`not a URL: ${positional[0]} (use -- COMMAND for a stdio server)`);
     o.mode = 'http';
     o.url = positional[0];
   }

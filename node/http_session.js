@@ -1,7 +1,7 @@
 'use strict';
 /**
- * A minimal Streamable HTTP MCP client for the CLI, built on fetch and the
- * sans-I/O engine: every message is a POST accepting JSON or SSE, the
+ * A minimal Streamable HTTP MCP client for the CLI, built on node:http
+ * (http_request.js, not fetch: see there) and the sans-I/O engine: every message is a POST accepting JSON or SSE, the
  * Mcp-Session-Id is kept, MCP-Protocol-Version is sent after initialize.
  * After the handshake the GET listening stream is opened (405: the server
  * offers none), so server pings arriving on it or on a POST's SSE stream
@@ -14,6 +14,7 @@
 const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
 const { RpcRequester } = require('./rpc');
+const { request } = require('./http_request');
 
 /** The GET stream is opened again after it ends: after this long at first, doubling to the cap. */
 const RELISTEN_FIRST_MS = 250;
@@ -85,7 +86,7 @@ class HttpSession {
     const sentSession = this.sessionId;
     let res;
     try {
-      res = await fetch(this.url, { method: 'POST', headers: this.headers(), body: frame });
+      res = await request(this.url, { method: 'POST', headers: this.headers(), body: frame });
     } catch (err) {
       this.connectError = err;
       if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
@@ -130,7 +131,7 @@ class HttpSession {
     (async () => {
       let res;
       try {
-        res = await fetch(this.url, { method: 'GET', headers, signal: abort.signal });
+        res = await request(this.url, { method: 'GET', headers, signal: abort.signal });
       } catch {
         answered();
         this.listenEnded(abort, session, false);
@@ -343,7 +344,7 @@ class HttpSession {
     this.stopListening();
     if (this.sessionId) {
       try {
-        const res = await fetch(this.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(2000) });
+        const res = await request(this.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(2000) });
         await res.arrayBuffer();
       } catch {
         // The server may be gone; nothing to clean up then.

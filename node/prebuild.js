@@ -12,9 +12,11 @@ const path = require('node:path');
 const { prebuildFile } = require('./prebuild_path.js');
 
 const root = path.resolve(__dirname, '..');
-const res = spawnSync(process.execPath, [path.join(__dirname, 'build.js')], { stdio: 'inherit' });
+// The build's output goes to stderr: `npm pack` prints the tarball's name on
+// stdout, and scripts read it (npm install "$(npm pack)").
+const res = spawnSync(process.execPath, [path.join(__dirname, 'build.js')], { stdio: ['inherit', 2, 2] });
 if (res.status !== 0) process.exit(res.status === null ? 1 : res.status);
 const target = prebuildFile();
 fs.mkdirSync(path.dirname(target), { recursive: true });
 fs.copyFileSync(path.join(root, 'build', 'Release', 'mcpping.node'), target);
-console.log(`mcpping: prebuild ${path.relative(root, target)}`);
+console.error(`mcpping: prebuild ${path.relative(root, target)}`);

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _check, _native
+from ._config_check import _connect_reason
 from ._report import Reporter
 from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
 from .peer import HandshakeError, Peer
@@ -70,9 +71,19 @@ def _number(flag: str, text: str, integer: bool = False) -> float:
     try:
         v = int(text) if integer else float(text)
     except ValueError:
-        raise UsageError(f"{flag} needs a number, got {text!r}") from None
-    if not math.isfinite(v) or v < 0 or (integer and v < 1):
-        raise UsageError(f"{flag} must be {'a positive integer' if integer else 'a number >= 0'}")
+        raise UsageError(f"{flag} needs {'an integer' if integer else 'a number'}, got {text!r}") from None
+    if integer and v < 1:
+        raise UsageError(f"{flag} must be a positive integer")
+    return v
+
+
+def _seconds(flag: str, text: str, low: float) -> float:
+    """A time option: low .. MAX_SECONDS (the engine's longest wait), never clamped."""
+    v = _number(flag, text)
+    try:
+        _check.seconds(flag, v, low=low)
+    except ValueError as e:
+        raise UsageError(str(e)) from None
     return v
 
 
@@ -106,15 +117,13 @@ def parse_args(argv: list[str]) -> Options | str:
             if a == "-c":
                 o.count = int(_number(a, v, integer=True))
             elif a == "-i":
-                o.interval = _number(a, v)
-            elif a == "-W":
-                o.timeout = _number(a, v)
-                try:
-                    _check.seconds("-W", o.timeout)
-                except ValueError as e:
-                    raise UsageError(str(e)) from None
-            elif a == "-w":
-                o.deadline = _number(a, v)
+                o.interval = _seconds(a, v, low=0)  # 0: flood
+            elif a in ("-W", "-w"):
+                t = _seconds(a, v, low=_check.MIN_SECONDS)
+                if a == "-W":
+                    o.timeout = t
+                else:
+                    o.deadline = t
             elif a == "--config":
                 if not v:
                     raise UsageError("--config needs a FILE or auto")
@@ -146,8 +155,6 @@ def parse_args(argv: list[str]) -> Options | str:
             o.count = 3
         if o.deadline is None:
             o.deadline = CONFIG_DEADLINE
-        if o.deadline <= 0:
-            raise UsageError("-w must be a number > 0")
         return o
     if not o.command and not o.url:
         o.demo = True
@@ -196,7 +203,7 @@ async def run(o: Options) -> int:
                 await peer.initialize(min(30.0, max(0.001, end - time.monotonic())))
             except (HandshakeError, PeerClosed) as e:
                 if o.url and getattr(peer, "fatal", None) is not None:
-                    return _fail(f"cannot connect to {o.url}: {_reason(peer.fatal)}")
+                    return _fail(f"cannot connect to {o.url}: {_connect_reason(peer.fatal)}")
                 return _fail(f"handshake failed: {e}")
             if peer.protocol_version and peer.protocol_version >= NO_PING_VERSION:
                 return _fail(f"ping unsupported: protocol {peer.protocol_version} has no ping")
@@ -254,11 +261,6 @@ async def run_config(o: Options) -> int:
     return 1 if any(r.failed for r in results) else 0
 
 
-def _reason(exc: BaseException) -> str:
-    r = getattr(exc, "reason", None)
-    return str(r if r is not None else exc)
-
-
 async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
                      end: float) -> int:
     sent = received = 0
@@ -291,7 +293,7 @@ async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
             sent -= 1
             if received == 0:
                 if o.url and getattr(peer, "fatal", None) is not None:
-                    return _fail(f"cannot connect to {o.url}: {_reason(peer.fatal)}")
+                    return _fail(f"cannot connect to {o.url}: {_connect_reason(peer.fatal)}")
                 return _fail(f"connection closed: {e}")
             break
         else:

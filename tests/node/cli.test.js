@@ -91,7 +91,8 @@ test('spawn failure, handshake failure and bad usage exit 2 with one line on std
   for (const flag of ['-W', '-i', '-w']) {
     const res = await cli([flag, '100000000', '-c', '1']);
     assert.equal(res.status, 2, flag);
-    assert.match(res.stderr, new RegExp(`^mcpping: invalid value for ${flag}: 100000000 \\(at most 2147483\\.647 seconds\\)\n$`));
+    const low = flag === '-i' ? '0' : '0\\.001';
+    assert.match(res.stderr, new RegExp(`^mcpping: ${flag} must be between ${low} and 2147483\\.647 seconds, not 100000000\\.0\n$`));
   }
 });
 
@@ -151,6 +152,32 @@ test('Streamable HTTP: pings server-everything by URL, exit 0; refused connectio
   assert.equal(refused.status, 2);
   assert.equal(refused.stderr, `mcpping: cannot connect to ${url}: ECONNREFUSED\n`);
   assert.equal(refused.stdout, '');
+});
+
+/** @returns {Promise<number|null>} a port fetch() refuses (WHATWG "bad ports") that is free here */
+async function freeBadPort() {
+  const net = require('node:net');
+  for (const port of [6666, 6667, 6668, 6669, 6665, 10080, 6000, 6697]) {
+    const free = await new Promise((resolve) => {
+      const srv = net.createServer().once('error', () => resolve(false));
+      srv.listen(port, '127.0.0.1', () => srv.close(() => resolve(true)));
+    });
+    if (free) return port;
+  }
+  return null;
+}
+
+test('Streamable HTTP: a server on a port fetch() refuses (6666, 10080...) is pinged', async (t) => {
+  const port = await freeBadPort();
+  if (port === null) return t.skip('every candidate port is in use here');
+  const server = await h.startEverythingHttp(port);
+  try {
+    const res = await cli(['--json', '-c', '1', server.url]);
+    assert.equal(res.status, 0, res.stderr);
+    assert.equal(h.jsonLines(res.stdout).at(-1).received, 1);
+  } finally {
+    await server.stop();
+  }
 });
 
 test('-h and -V exit 0', async () => {

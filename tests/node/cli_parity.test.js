@@ -89,6 +89,46 @@ test('parity: spawn failure, handshake failure and bad usage exit 2', async () =
   await same(['--log', '/nonexistent-dir/records.jsonl', '-c', '1', ...peerArgs('echo.py')], { status: 2 });
 });
 
+test('parity: bad usage prints the same reason line in both commands', async () => {
+  // docs/cli.md: both commands print the same lines. Numeric options are
+  // checked before any server starts, so each of these exits 2 at once.
+  const cases = [
+    ['-c'], ['-c', 'x'], ['-c', '0'], ['-c', '-3'], ['-c', '1.5'],
+    ['-i', 'abc'], ['-i', '-1'], ['-i', '3000000'],
+    ['-W', '0'], ['-W', '-1'], ['-W', '0.0001'], ['-W', '1e20'],
+    ['-w', '0'], ['-w', '-2.5'], ['--config', 'x', '-w', '0'],
+    ['--bogus'], ['--'], ['not-a-url'], ['http://a/', 'http://b/'], ['--demo', '--', 'true'],
+  ];
+  for (const args of cases) {
+    const [js, py] = await Promise.all([node(args), python(args)]);
+    assert.equal(py.status, 2, `python ${args.join(' ')}: ${py.stderr}`);
+    assert.equal(js.status, 2, `node ${args.join(' ')}: ${js.stderr}`);
+    assert.match(py.stderr, /^mcpping: [^\n]+\n$/, args.join(' '));
+    assert.equal(js.stderr, py.stderr, args.join(' '));
+  }
+});
+
+test('parity: a server that exits or a refused connection: the same reason line', async () => {
+  const net = require('node:net');
+  const closed = await new Promise((resolve) => {
+    const srv = net.createServer().listen(0, '127.0.0.1', () => {
+      const { port } = srv.address();
+      srv.close(() => resolve(port));
+    });
+  });
+  for (const args of [
+    ['-c', '1', ...peerArgs('dies.py', ['--after', '0'])],
+    ['-c', '1', '--', 'sh', '-c', 'exit 3'],
+    ['-c', '1', '--', 'sh', '-c', 'kill -9 $$'],
+    ['-c', '1', `http://127.0.0.1:${closed}/mcp`],
+  ]) {
+    const [js, py] = await Promise.all([node(args), python(args)]);
+    assert.equal(py.status, 2, py.stderr);
+    assert.equal(js.status, 2, js.stderr);
+    assert.equal(js.stderr, py.stderr, args.join(' '));
+  }
+});
+
 test('parity: --no-init', async () => {
   const { js, py } = await same(['--json', '--no-init', '-c', '1', ...peerArgs('echo.py')], { status: 0 });
   assert.deepEqual(h.jsonLines(js.stdout)[0], h.jsonLines(py.stdout)[0]);

@@ -116,11 +116,12 @@ function freePort() {
 }
 
 /**
- * Starts server-everything over Streamable HTTP on a free port; resolves
- * {url, stop}.
+ * Starts server-everything over Streamable HTTP on `port` (default: a free
+ * one); resolves {url, stop}.
+ * @param {number} [port]
  */
-async function startEverythingHttp() {
-  const port = await freePort();
+async function startEverythingHttp(port) {
+  port = port ?? (await freePort());
   const child = spawn(process.execPath, [EVERYTHING, 'streamableHttp'], {
     env: { ...process.env, PORT: String(port) },
     stdio: ['ignore', 'ignore', 'pipe'],

@@ -80,9 +80,14 @@ before(() => {
   // npm install builds from source here (a clean clone has no prebuilds/);
   // npm pack's prepack then leaves the prebuild for the tarball.
   run('npm', ['install', '--no-audit', '--no-fund', '--loglevel=error'], { cwd: clone, env: { ...process.env, npm_config_nodedir: '/usr' } });
-  run('npm', ['pack', '--loglevel=error', '--pack-destination', work], { cwd: clone, env: { ...process.env, npm_config_nodedir: '/usr' } });
+  const pack = spawnSync('npm', ['pack', '--silent', '--pack-destination', work],
+    { cwd: clone, encoding: 'utf8', timeout: 600_000, env: { ...process.env, npm_config_nodedir: '/usr' } });
+  assert.equal(pack.status, 0, `npm pack failed:\n${pack.stdout}${pack.stderr}`);
   [tarball] = fs.readdirSync(work).filter((f) => /^mcpping-.*\.tgz$/.test(f)).map((f) => path.join(work, f));
   assert.ok(tarball, 'npm pack wrote no tarball');
+  // `npm install "$(npm pack --silent)"` is how scripts install a packed
+  // tarball: the prepack script's build output must not reach stdout.
+  assert.equal(pack.stdout, `${path.basename(tarball)}\n`);
 
   minimalPath = path.join(work, 'bin');
   fs.mkdirSync(minimalPath);

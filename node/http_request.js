@@ -1,0 +1,71 @@
+'use strict';
+/**
+ * The few parts of fetch() that http_session.js uses, on node:http.
+ *
+ * Node's fetch() refuses the WHATWG "bad ports" (6000, 6665-6669, 10080,
+ * ...) before it connects: a browser rule that made an MCP server on such a
+ * port unreachable from Node while the Python command pinged it.
+ */
+const http = require('node:http');
+const https = require('node:https');
+
+/** Response headers, read as fetch's Headers#get reads them. */
+class ResponseHeaders {
+  /** @param {import('node:http').IncomingHttpHeaders} raw */
+  constructor(raw) {
+    this.raw = raw;
+  }
+
+  /** @param {string} name @returns {string|null} */
+  get(name) {
+    const v = this.raw[name.toLowerCase()];
+    if (v === undefined) return null;
+    return Array.isArray(v) ? v.join(', ') : v;
+  }
+}
+
+/** @param {import('node:http').IncomingMessage} res @returns {Promise<Buffer>} */
+async function readAll(res) {
+  const parts = [];
+  for await (const chunk of res) parts.push(chunk);
+  return Buffer.concat(parts);
+}
+
+/**
+ * @param {string} url http: or https:
+ * @param {{method?: string, headers?: Record<string, string>, body?: string, signal?: AbortSignal}} [init]
+ * @returns {Promise<{status: number, ok: boolean, headers: ResponseHeaders,
+ *   body: AsyncIterable<Buffer>, text(): Promise<string>, arrayBuffer(): Promise<ArrayBuffer>}>}
+ *   rejects with the socket's error (err.code: ECONNREFUSED...) or an AbortError
+ */
+function request(url, init = {}) {
+  const { method = 'GET', body, signal } = init;
+  return new Promise((resolve, reject) => {
+    const u = new URL(url);
+    const client = u.protocol === 'https:' ? https : u.protocol === 'http:' ? http : null;
+    if (!client) {
+      reject(new TypeError(`not an http: or https: URL: ${url}`));
+      return;
+    }
+    const headers = { ...init.headers };
+    if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
+    const req = client.request(u, { method, headers, signal }, (res) => {
+      const status = res.statusCode ?? 0;
+      resolve({
+        status,
+        ok: status >= 200 && status < 300,
+        headers: new ResponseHeaders(res.headers),
+        body: res,
+        text: async () => (await readAll(res)).toString('utf8'),
+        arrayBuffer: async () => {
+          const b = await readAll(res);
+          return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+        },
+      });
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
+module.exports = { request };
