@@ -403,6 +403,8 @@ export interface InstrumentOptions {
   probe?: ProbeOption;
   requestTimeoutMs?: number;
   maxPendingBytes?: number;
+  /** Respawn a server that fails, under the same Client (default off). */
+  reconnect?: ReconnectOptions | boolean;
   /** More directories to resolve the SDK from (default: the main module's, the current directory, mcpping's). */
   paths?: string[];
 }
