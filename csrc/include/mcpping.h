@@ -735,7 +735,7 @@ typedef struct mcpp_runtime mcpp_runtime;
 
 typedef enum mcpp_item_type {
   MCPP_ITEM_MESSAGE = 0, /* data: an inbound application frame */
-  MCPP_ITEM_EVENT,       /* event: an engine event (strings point into data) */
+  MCPP_ITEM_EVENT,       /* event: an engine event */
   MCPP_ITEM_RECORD,      /* data: a governance record (JSON, no newline) */
   MCPP_ITEM_STDERR,      /* data: bytes the server wrote to stderr */
   MCPP_ITEM_CLOSED,      /* close: the connection is gone; last item */
@@ -744,19 +744,32 @@ typedef enum mcpp_item_type {
                             be retried now */
 } mcpp_item_type;
 
-typedef struct mcpp_item {
-  struct mcpp_item *next;
-  mcpp_item_type type;
-  uint64_t conn_id;
-  void *conn_user_data;  /* as given to mcpp_runtime_spawn */
-  char *data;            /* owned by the item */
-  size_t len;
-  mcpp_event event;      /* EVENT */
-  uint64_t ping_token;   /* EVENT (ping outcome of a manual ping) and
-                            PING_FAILED: the token given to mcpp_runtime_ping */
-  int error;             /* PING_FAILED */
-  mcpp_close_info close; /* CLOSED; reason points into data */
-} mcpp_item;
+/* One thing the runtime queued for the host; opaque, so it can grow.
+ * mcpp_runtime_drain returns a list of them, read with the accessors below
+ * (none takes NULL); what they return points into the item and lives until
+ * mcpp_runtime_items_free. */
+typedef struct mcpp_item mcpp_item;
+
+/* The next item of a drained list, or NULL after the last. */
+mcpp_item *mcpp_item_next(const mcpp_item *item);
+mcpp_item_type mcpp_item_get_type(const mcpp_item *item);
+uint64_t mcpp_item_get_conn_id(const mcpp_item *item);
+/* As given to mcpp_runtime_spawn. */
+void *mcpp_item_get_conn_user_data(const mcpp_item *item);
+/* MESSAGE, RECORD, STDERR: the bytes, NUL-terminated after len (the NUL
+ * is not counted). Never NULL. */
+const char *mcpp_item_get_data(const mcpp_item *item);
+size_t mcpp_item_get_len(const mcpp_item *item);
+/* EVENT: the event (its strings point into the item), else NULL. */
+const mcpp_event *mcpp_item_get_event(const mcpp_item *item);
+/* EVENT (the outcome of a manual ping) and PING_FAILED: the token given to
+ * mcpp_runtime_ping; else 0. */
+uint64_t mcpp_item_get_ping_token(const mcpp_item *item);
+/* PING_FAILED: why the queued ping could not start (MCPP_ERR_*); else 0. */
+int mcpp_item_get_error(const mcpp_item *item);
+/* CLOSED: how the connection ended (reason points into the item), else
+ * NULL. */
+const mcpp_close_info *mcpp_item_get_close(const mcpp_item *item);
 
 typedef struct mcpp_runtime_options {
   /* Called on the I/O thread when the item queue turns non-empty. Must not

@@ -24,6 +24,7 @@
 
 #include "driver.h"
 #include "internal.h"
+#include "item.h"
 #include "mcpping.h"
 #include "record.h"
 #include "scan.h"
