@@ -309,7 +309,17 @@ typedef enum mcpp_disposition {
 /* Returns "continued", "cancelled" or "in_doubt". */
 const char *mcpp_disposition_name(mcpp_disposition d);
 
+#define MCPP_EVENT_V1 1
+#define MCPP_EVENT_VERSION MCPP_EVENT_V1
+
 typedef struct mcpp_event {
+  /* The layout this struct has; it only ever grows at its end. Events the
+   * library delivers carry MCPP_EVENT_VERSION. One you build for
+   * mcpp_event_outcome, mcpp_engine_should_close, mcpp_rtt_stats_observe
+   * or mcpp_engine_format_record sets it, or leaves it 0, read as V1 (so
+   * a zeroed event keeps working); any other version is read as no event
+   * and nothing past V1's fields is touched. */
+  int version;
   mcpp_event_type type;
   mcpp_state state;      /* the state after this event */
   /* Ping events: our ping's sequence number (as returned by

@@ -439,6 +439,7 @@ static void push_event(rconn *r, const mcpp_event *ev) {
   mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen + 1 + plen);
   if (it) {
     it->event = *ev;
+    it->event.version = MCPP_EVENT_VERSION; /* the runtime's own too */
     it->ping_token = token;
     if (ev->message) memcpy(it->data, ev->message, mlen);
     it->data[mlen] = '\0';
