@@ -101,6 +101,8 @@ test-valgrind: build/test-c
 test-python: $(MCP1_VENV)/.stamp
 	$(PYTHON) -m pip install -q -r requirements-dev.txt
 	$(PYTHON) -m pip install -q --no-build-isolation .
+	# test_readme runs the mcp 1.x snippets with the other environment's mcpping.
+	$(MCP1_VENV)/bin/python -m pip install -q --no-build-isolation .
 	cd tests/python && $(PYTHON) -m pytest -q
 	$(MAKE) test-python-mcp1
 

@@ -86,9 +86,9 @@ class SessionReaper extends EventEmitter {
         seenStream = true;
         g.driver.setReading(true);
       }
-      const sid = transport.sessionId;
-      if (sid && !this.sessions.has(sid) && !g.driver.closed) this.sessions.set(sid, g);
-      return handleRequest(req, res, body);
+      this.track(transport, g);
+      // The initialize POST is where the transport learns its session id.
+      return handleRequest(req, res, body).finally(() => this.track(transport, g));
     };
     for (const name of EVENTS) {
       g.on(name, (ev) => {
@@ -102,6 +102,12 @@ class SessionReaper extends EventEmitter {
       });
     }
     return g;
+  }
+
+  /** Lists a session by its id once the transport has one (until it closes). */
+  track(transport, g) {
+    const sid = transport.sessionId;
+    if (sid && !g.driver.closed && !this.sessions.has(sid)) this.sessions.set(sid, g);
   }
 }
 

@@ -26,6 +26,7 @@
 #include "internal.h"
 #include "mcpping.h"
 #include "record.h"
+#include "scan.h"
 #include "test_hooks.h"
 
 enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
@@ -533,6 +534,7 @@ static const mcpp_conn_callbacks conn_callbacks = {
 static int reconnect_setup(rconn *r, const mcpp_settings *settings,
                            const mcpp_spawn_options *options);
 static void free_reconnect(mcpp_runtime *rt, reconnect *x);
+static int reconnect_cancel_held(rconn *r, const char *id, size_t id_len);
 static int plan_reconnect(mcpp_conn *c, int err, const char *reason,
                           uint32_t *attempt, uint32_t *delay_ms, char *why,
                           size_t cap, void *ud);
@@ -935,6 +937,54 @@ static int reconnect_answer(rconn *r, mcpp_conn *c, const char *frame,
   return 1;
 }
 
+/* The application abandons a request held between two servers: it is
+ * taken out (nothing goes to any server) and answered as the engine
+ * answers an abandoned request. Returns 1 if it was held. Ids compare by
+ * their raw text, as the application wrote both. */
+static int reconnect_cancel_held(rconn *r, const char *id, size_t id_len) {
+  reconnect *x = r->rc;
+  cmd *prev = NULL;
+  for (cmd *k = x->held; k; prev = k, k = k->next) {
+    mcpp__msg m;
+    if (mcpp__scan_message(k->data, k->len, &m) != 0 || !m.method.p ||
+        !mcpp__span_eq(m.id, id, id_len))
+      continue;
+    if (prev)
+      prev->next = k->next;
+    else
+      x->held = k->next;
+    if (x->held_tail == k) x->held_tail = prev;
+    static const char d1[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+    static const char d2[] =
+        ",\"error\":{\"code\":-32800,\"message\":\"Request cancelled "
+        "(mcpping: abandoned by the application)\"}}";
+    size_t n = sizeof d1 - 1 + id_len + sizeof d2 - 1;
+    mcpp_item *it = new_item(r->rt, r, MCPP_ITEM_MESSAGE, n);
+    if (it) {
+      memcpy(it->data, d1, sizeof d1 - 1);
+      memcpy(it->data + sizeof d1 - 1, id, id_len);
+      memcpy(it->data + sizeof d1 - 1 + id_len, d2, sizeof d2 - 1);
+    }
+    push(r->rt, r, it);
+    mcpp_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = MCPP_EV_REQUEST_CANCELLED;
+    ev.state = MCPP_STATE_STALE;
+    ev.id = id;
+    ev.id_len = id_len;
+    push_event(r, &ev);
+    /* Its bytes leave the outbound count, as a sent frame's do. */
+    pthread_mutex_lock(&r->rt->mu);
+    r->out_cmd_bytes -= k->len + 1;
+    int wake = append_locked(r->rt, writable_locked(r));
+    pthread_mutex_unlock(&r->rt->mu);
+    if (wake && r->rt->notify) r->rt->notify(r->rt->notify_data);
+    rt_free(r->rt, k);
+    return 1;
+  }
+  return 0;
+}
+
 /* Sets up reconnect for a connection just spawned. */
 static int reconnect_setup(rconn *r, const mcpp_settings *settings,
                            const mcpp_spawn_options *options) {
@@ -996,9 +1046,11 @@ static void on_async(uv_async_t *a) {
       }
       break;
     case CMD_CANCEL_REQUEST:
+      if (!(r = find_conn(rt, k->conn_id))) break;
+      /* Still held between two servers: it never went out. */
+      if (r->rc && reconnect_cancel_held(r, k->data, k->len)) break;
       /* NOT_FOUND: answered or expired meanwhile, nothing to abandon. */
-      if ((r = find_conn(rt, k->conn_id)) && r->conn)
-        mcpp_conn_cancel_request(r->conn, k->data, k->len);
+      if (r->conn) mcpp_conn_cancel_request(r->conn, k->data, k->len);
       break;
     case CMD_PING:
       run_ping(rt, k);

@@ -142,6 +142,8 @@ async def guard(
     import anyio
 
     c = _Codec(codec)
+    if session_id is not None:
+        _check.text("session_id", session_id)
     to_session, session_read = anyio.create_memory_object_stream[Any](math.inf)
     session_write, from_session = anyio.create_memory_object_stream[Any](0)
     outbound: asyncio.Queue[Any] = asyncio.Queue()
@@ -176,7 +178,6 @@ async def guard(
                           peer_name=peer_name, record=record, deliver=deliver, on_stale=stale,
                           probe=probe)
     if session_id is not None:
-        _check.text("session_id", session_id)
         driver.set_session_id(session_id)
 
     async def pump_in() -> None:

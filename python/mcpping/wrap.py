@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import math
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import _check, _native
 
@@ -62,7 +64,8 @@ def _float(flag: str, text: str) -> float:
     return v
 
 
-def _checked(fn, *args, **kwargs):  # type: ignore[no-untyped-def]
+def _checked(fn: Callable[..., int], *args: Any, **kwargs: Any) -> int:
+    """Runs one _check validator; its sentence becomes the usage error."""
     try:
         return fn(*args, **kwargs)
     except (TypeError, ValueError) as e:

@@ -126,7 +126,8 @@ static void host_finish(host *h) {
   unlink(h->marker);
 }
 
-static uint64_t spawn_recorder(host *h, uint32_t max_attempts, int once) {
+static uint64_t spawn_recorder_after(host *h, uint32_t max_attempts, int once,
+                                     uint32_t initial_ms) {
   char *args[] = {"python3", (char *)peer_path("recorder.py"), "--log", h->log,
                   once ? "--once" : NULL, h->marker, NULL};
   mcpp_spawn_options o = {0};
@@ -137,14 +138,18 @@ static uint64_t spawn_recorder(host *h, uint32_t max_attempts, int once) {
   mcpp_settings s;
   test_settings(&s);
   s.reconnect.enabled = 1;
-  s.reconnect.initial_ms = 20;
-  s.reconnect.max_delay_ms = 40;
+  s.reconnect.initial_ms = initial_ms;
+  s.reconnect.max_delay_ms = 2 * initial_ms;
   s.reconnect.jitter = 0;
   s.reconnect.max_attempts = max_attempts;
   uint64_t id = 0;
   char err[256];
   ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, &s, &o, NULL, &id, err, sizeof err));
   return id;
+}
+
+static uint64_t spawn_recorder(host *h, uint32_t max_attempts, int once) {
+  return spawn_recorder_after(h, max_attempts, once, 20);
 }
 
 static void send_str(host *h, uint64_t id, const char *frame) {
@@ -255,7 +260,9 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
 TEST_TIMEOUT(runtime_reconnect_holds_frames_sent_between_servers, 60) {
   host h;
   host_init(&h);
-  uint64_t id = spawn_recorder(&h, 5, 0);
+  /* A backoff long enough that what follows the RECONNECTING event is
+   * sent (and abandoned) before the next server is there. */
+  uint64_t id = spawn_recorder_after(&h, 5, 0, margin_ms(300));
   handshake(&h, id);
   int old_pid = mcpp_runtime_pid(h.rt, id);
   ASSERT_EQ(0, kill(old_pid, SIGKILL));
@@ -267,6 +274,12 @@ TEST_TIMEOUT(runtime_reconnect_holds_frames_sent_between_servers, 60) {
              "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"tools/list\"}", i);
     send_str(&h, id, frame);
   }
+  /* One the host abandons before any server has it: never sent. */
+  send_str(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":20,\"method\":\"tools/call\","
+                   "\"params\":{\"name\":\"echo\"}}");
+  ASSERT_EQ(0, mcpp_runtime_cancel_request(h.rt, id, "20", 2));
+  mcpp_item *cancelled = wait_message(&h, "\"id\":20,\"error\":{\"code\":-32800");
+  ASSERT(cancelled != NULL);
   mcpp_item *last = wait_message(&h, "\"id\":14");
   ASSERT(strstr(last->data, "\"tools\":[]") != NULL);
   mcpp_item *ed = wait_ev(&h, MCPP_EV_RECONNECTED, 0);
@@ -277,6 +290,8 @@ TEST_TIMEOUT(runtime_reconnect_holds_frames_sent_between_servers, 60) {
     ASSERT_EQ(log_count(&h, ed->event.pid, want), 1);
   }
   ASSERT_EQ(count_messages(&h, "-32003"), 0);
+  ASSERT_EQ(log_count(&h, 0, "\"id\": 20"), 0);
+  ASSERT(find_ev(&h, MCPP_EV_REQUEST_CANCELLED, 0) != NULL);
   host_finish(&h);
 }
 

@@ -127,3 +127,38 @@ test('reconnect options and the budget are checked at the boundary', () => {
   assert.throws(() => mcpping.setRetryBudget({ perSecond: 0 }), RangeError);
   mcpping.setRetryBudget({ burst: 10, perSecond: 2 });
 });
+
+test('a stopped server goes stale and is replaced; records carry reconnect_attempt', async () => {
+  const dir = tmpdir();
+  const records = [];
+  const peer = await mcpping.connect(h.peer('recorder.py', ['--log', path.join(dir, 'log.jsonl')]), {
+    reconnect: FAST,
+    keepalive: { intervalMs: 100, timeoutMs: 300, failures: 2, minIntervalMs: 10, jitterPct: 0 },
+    records: (r) => records.push(r),
+  });
+  try {
+    await h.nextEvent(peer, 'pong', 10000);
+    assert.ok(records.length > 0 && records.every((r) => r.reconnect_attempt === null));
+    const old = peer.pid;
+    const stale = h.nextEvent(peer, 'stale', 10000);
+    const reconnecting = h.nextEvent(peer, 'reconnecting', 10000);
+    const reconnected = h.nextEvent(peer, 'reconnected', 10000);
+    process.kill(old, 'SIGSTOP');
+    assert.equal((await stale).proof, 'process');
+    assert.match((await reconnecting).message, /^the server went stale/);
+    const ed = await reconnected;
+    assert.notEqual(ed.pid, old);
+    const before = records.length;
+    await h.nextEvent(peer, 'pong', 10000);
+    // Every record is delivered by the close (a record may follow its event).
+    await peer.close();
+    const rec = records.find((r) => r.event === 'reconnect');
+    assert.equal(rec.reconnect_attempt, 1);
+    const later = records.slice(before);
+    assert.ok(later.some((r) => r.event === 'ping_ok'));
+    assert.ok(later.every((r) => r.reconnect_attempt === 1));
+  } finally {
+    await peer.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

@@ -39,18 +39,26 @@ SLACK = 3.0
 
 
 @asynccontextmanager
-async def served(keepalive: mcpping.KeepAlive, record: Any,
-                 grace: float | None = None) -> AsyncIterator[tuple[str, Any, SessionReaper]]:
-    """An MCPServer over Streamable HTTP on loopback, its manager reaped."""
+async def served(keepalive: mcpping.KeepAlive, record: Any, grace: float | None = None,
+                 lowlevel: bool = False) -> AsyncIterator[tuple[str, Any, SessionReaper]]:
+    """An MCPServer (or the SDK's low-level Server) over Streamable HTTP on
+    loopback, its manager reaped."""
     import uvicorn
-    from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("reaped-server")
+    server: Any
+    if lowlevel:
+        from mcp.server.lowlevel import Server
 
-    @server.tool()
-    def echo(text: str) -> str:
-        """Returns text unchanged."""
-        return text
+        server = Server("reaped-lowlevel")
+    else:
+        from mcp.server.mcpserver import MCPServer
+
+        server = MCPServer("reaped-server")
+
+        @server.tool()
+        def echo(text: str) -> str:
+            """Returns text unchanged."""
+            return text
 
     # No idle timeout of the SDK's own: only the reaper ends a dead client's session.
     app = server.streamable_http_app(session_idle_timeout=None)
@@ -249,6 +257,34 @@ async def test_pings_from_the_client_are_answered_by_the_reaper():
             assert answered == [peer.session_id]
 
 
+async def test_the_low_level_server_is_reaped_too(tmp_path):
+    """The SDK's low-level Server builds the same session manager: a live
+    client is answered and kept, a SIGKILLed one is reaped."""
+    ka = mcpping.KeepAlive(interval=1.0, timeout=5.0, failures=2)
+    async with served(ka, None, GRACE, lowlevel=True) as (url, manager, reaper):
+        stale = asyncio.get_running_loop().create_future()
+        reaper.on("stale", lambda sid, ev: stale.done() or stale.set_result(sid))
+        errs = tmp_path / "c.err"
+        proc = spawn_client(url, "mcpping", errs)
+        try:
+            async with mcpping.http.connect(url, keepalive=None) as live:
+                assert await live.ping(5) > 0  # answered by the reaper's engine
+                sid = await read_line(proc, errs)
+                await until(lambda: listening(manager) == 2, 30, "two listening streams")
+                proc.kill()
+                proc.wait()
+                assert await asyncio.wait_for(stale, 30) == sid
+                await until(lambda: sid not in manager._server_instances, 10, "the dead session gone")
+                assert live.session_id in manager._server_instances and reaper.reaped == 1
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for f in (proc.stdin, proc.stdout):
+                if f is not None:
+                    f.close()
+
+
 async def test_on_stale_report_reports_and_keeps_the_session():
     ka = mcpping.KeepAlive(interval=0.5, timeout=0.5, failures=2, min_interval=0.1, on_stale="report")
     async with served(ka, None) as (url, manager, reaper):
@@ -300,7 +336,9 @@ async def test_reaped_sessions_keep_no_memory(tmp_path):
     transport, server task, guard and engine are all freed."""
     tracemalloc.start()
     try:
-        async with served(FAST, None, GRACE) as (url, manager, reaper):
+        # A 5 s ping timeout: a live client starting on a loaded machine must not be convicted.
+        ka = mcpping.KeepAlive(interval=1.0, timeout=5.0, failures=2)
+        async with served(ka, None, GRACE) as (url, manager, reaper):
             async def round_() -> None:
                 errs = [tmp_path / f"r{i}.err" for i in range(20)]
                 procs = [spawn_client(url, "mcpping", e) for e in errs]

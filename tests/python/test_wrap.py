@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 import urllib.request
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 import pytest
@@ -71,7 +72,7 @@ SERVERS = {
 }
 
 
-async def session_run(argv: list[str], calls) -> str:  # type: ignore[no-untyped-def]
+async def session_run(argv: list[str], calls: Callable[[ClientSession], Awaitable[str]]) -> str:
     async with stdio_client(params(argv)) as (r, w):
         async with ClientSession(r, w) as session:
             await session.initialize()
@@ -304,3 +305,49 @@ def test_client_killed_while_a_leftover_holds_our_stdin_still_takes_the_server(t
     finally:
         os.kill(holder, signal.SIGKILL)
     assert b"mcpping wrap: the client (pid %d) is gone" % client.pid in client.stderr.read()
+
+
+def test_a_session_without_ping_is_watched_by_process_proofs_and_restarted(tmp_path):
+    """Protocol 2026-07-28 (no ping, no initialize): the wrap sends no ping,
+    convicts a stopped server by its process state, and the next call works."""
+    log = tmp_path / "records.jsonl"
+    proc = subprocess.Popen([*WRAP, "--interval", "1", "--timeout", "1", "--failures", "2",
+                             "--log", str(log), "--", *peer("modern")],
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+    assert proc.stdin and proc.stdout
+
+    def call(line: bytes) -> dict:
+        assert proc.stdin and proc.stdout
+        proc.stdin.write(line + b"\n")
+        proc.stdin.flush()
+        return json.loads(proc.stdout.readline())
+
+    meta = b'"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}'
+    found = call(b'{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{' + meta + b'}}')
+    assert found["result"]["supportedVersions"] == ["2026-07-28"]
+    pid_call = b'{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"pid",' + meta + b'}}'
+    stopped = json.loads(call(pid_call % 2)["result"]["content"][0]["text"])
+    os.kill(stopped, signal.SIGSTOP)
+    try:
+        started = time.monotonic()
+        gone = call(pid_call % 3)
+        took = time.monotonic() - started
+    finally:
+        if process_alive(stopped):
+            os.kill(stopped, signal.SIGCONT)
+    assert gone["id"] == 3 and gone["error"]["message"] == "server stopped responding; restarted"
+    assert took <= 1 + 1 * 2 + 1.0, took
+    second = call(pid_call % 4)
+    assert "result" in second
+    proc.stdin.close()
+    assert proc.wait(10) == 0
+    records = [json.loads(x) for x in log.read_text().splitlines()]
+    stale = [r for r in records if r["event"] == "stale"]
+    assert stale and stale[0]["protocol_version"] == "2026-07-28"
+    assert stale[0]["proof"] == "process"
+    # No ping on a session whose protocol has none: "unsupported" is
+    # recorded (for each server), no ping was sent.
+    pings = [r for r in records if r["event"].startswith("ping")]
+    assert pings and all(r["event"] == "ping_unsupported" and r["ping_id"] is None
+                         for r in pings)
+    assert not process_alive(stopped)
