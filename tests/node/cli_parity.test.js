@@ -99,6 +99,7 @@ test('parity: bad usage prints the same reason line in both commands', async () 
     ['-w', '0'], ['-w', '-2.5'], ['--config', 'x', '-w', '0'],
     ['--bogus'], ['--'], ['not-a-url'], ['http://a/', 'http://b/'], ['--demo', '--', 'true'],
     ['-c0'], ['-ix'], ['-W0'], ['-w-1'], ['--log='], ['--log'],
+    ['-i', 'inf'], ['-W', '-Infinity'], ['-w', 'nan'], ['-W', '0x10'], ['-i', '1e400'], ['-c', '0x5'],
   ];
   for (const args of cases) {
     const [js, py] = await Promise.all([node(args), python(args)]);
