@@ -18,36 +18,40 @@ uint64_t ConnIdArg(const Napi::CallbackInfo &info, size_t i) {
 
 Napi::Value ItemToJs(Napi::Env env, const mcpp_item *it) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("conn", static_cast<double>(it->conn_id));
-  switch (it->type) {
+  o.Set("conn", static_cast<double>(mcpp_item_get_conn_id(it)));
+  const char *data = mcpp_item_get_data(it);
+  size_t len = mcpp_item_get_len(it);
+  switch (mcpp_item_get_type(it)) {
     case MCPP_ITEM_MESSAGE:
       o.Set("kind", "message");
-      o.Set("data", Napi::String::New(env, it->data ? it->data : "", it->len));
+      o.Set("data", Napi::String::New(env, data, len));
       break;
     case MCPP_ITEM_EVENT:
       o.Set("kind", "event");
-      o.Set("event", EventToJs(env, it->event, it->ping_token));
+      o.Set("event", EventToJs(env, *mcpp_item_get_event(it), mcpp_item_get_ping_token(it)));
       break;
     case MCPP_ITEM_RECORD:
       o.Set("kind", "record");
-      o.Set("data", Napi::String::New(env, it->data ? it->data : "", it->len));
+      o.Set("data", Napi::String::New(env, data, len));
       break;
     case MCPP_ITEM_STDERR:
       o.Set("kind", "stderr");
-      o.Set("data", Napi::Buffer<char>::Copy(env, it->data ? it->data : "", it->len));
+      o.Set("data", Napi::Buffer<char>::Copy(env, data, len));
       break;
-    case MCPP_ITEM_CLOSED:
+    case MCPP_ITEM_CLOSED: {
+      const mcpp_close_info *c = mcpp_item_get_close(it);
       o.Set("kind", "closed");
-      o.Set("error", it->close.err);
-      o.Set("errorName", it->close.err ? mcpp_errname(it->close.err) : "");
-      o.Set("reason", it->close.reason ? it->close.reason : "");
-      o.Set("exitStatus", static_cast<double>(it->close.exit_status));
-      o.Set("termSignal", it->close.term_signal);
+      o.Set("error", c->err);
+      o.Set("errorName", c->err ? mcpp_errname(c->err) : "");
+      o.Set("reason", c->reason ? c->reason : "");
+      o.Set("exitStatus", static_cast<double>(c->exit_status));
+      o.Set("termSignal", c->term_signal);
       break;
+    }
     case MCPP_ITEM_PING_FAILED:
       o.Set("kind", "ping_failed");
-      o.Set("token", static_cast<double>(it->ping_token));
-      o.Set("error", it->error);
+      o.Set("token", static_cast<double>(mcpp_item_get_ping_token(it)));
+      o.Set("error", mcpp_item_get_error(it));
       break;
     case MCPP_ITEM_WRITABLE:
       o.Set("kind", "writable");
@@ -145,10 +149,10 @@ void McppAddon::Drain(Napi::Env env) {
   if (!batch.items || dispatch_.IsEmpty()) return;
   Napi::HandleScope scope(env);
   size_t n = 0;
-  for (mcpp_item *it = batch.items; it; it = it->next) n++;
+  for (mcpp_item *it = batch.items; it; it = mcpp_item_next(it)) n++;
   Napi::Array arr = Napi::Array::New(env, n);
   uint32_t i = 0;
-  for (mcpp_item *it = batch.items; it; it = it->next) arr.Set(i++, ItemToJs(env, it));
+  for (mcpp_item *it = batch.items; it; it = mcpp_item_next(it)) arr.Set(i++, ItemToJs(env, it));
   // Copied into JavaScript: the native copy goes now, so the batch is not
   // held twice while the host works through it (backpressure's budget).
   mcpp_runtime_items_free(rt_, batch.items);

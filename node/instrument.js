@@ -38,6 +38,7 @@ function checkOptions(options) {
   check.keepaliveOptions(o.keepalive);
   check.durationMs('options.requestTimeoutMs', o.requestTimeoutMs, 0, 'none');
   check.byteCount('options.maxPendingBytes', o.maxPendingBytes);
+  check.reconnectOptions(o.reconnect);
   if (o.paths !== undefined && (!Array.isArray(o.paths) || !o.paths.every((p) => typeof p === 'string'))) {
     throw check.invalid(TypeError, `options.paths must be an array of directory names; got ${check.shown(o.paths)}`);
   }
@@ -75,7 +76,8 @@ function replacementFor(Original) {
  * Routes the SDK's stdio client transports through mcpping. Idempotent:
  * calling it again replaces the options (for transports created after).
  * @param {{keepalive?: object, records?: string|Function|object, probe?: string|null,
- *   requestTimeoutMs?: number, maxPendingBytes?: number, paths?: string[]}} [options]
+ *   requestTimeoutMs?: number, maxPendingBytes?: number, reconnect?: object|boolean,
+ *   paths?: string[]}} [options]
  *   the StdioClientTransport options; paths: more directories to find the
  *   SDK from (default: the main module's, the current directory, mcpping's)
  * @returns {string[]} the SDK module files patched

@@ -25,7 +25,10 @@ from .errors import (
     RequestInDoubt, SpawnError,
 )
 from .events import EVENT_NAMES, Event
-from . import http, metrics
+from . import metrics
+# mcpping.http is public but not in __all__: a star import must not shadow
+# the standard library's http package.
+from . import http
 from .guard import Guard, guard
 from .instrument import instrument, instrumented_peers, is_instrumented, uninstrument
 from .keepalive import KeepAlive
@@ -37,7 +40,6 @@ __all__ = [
     "__version__", "connect", "guard", "Peer", "Guard", "KeepAlive", "Event", "EVENT_NAMES",
     "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
     "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError", "metrics",
-    "http",
     "instrument", "uninstrument", "instrumented_peers", "is_instrumented",
     "Reconnect", "set_retry_budget", "RequestInDoubt",
 ]

@@ -69,7 +69,11 @@ TEST(conn_timer_woken_late_reads_the_answers_waiting_before_expiring) {
   /* A late wake-up well under the pause threshold: no host-pause grace
    * forgives it, only reading first does. */
   f.s.pause_threshold_ms = margin_ms(5000);
-  cf_start(&f, "echo.py", NULL);
+  /* Answers come a moment after each request, so the turn that writes
+   * the request (slow under valgrind) does not read them already. */
+  char delay[32];
+  snprintf(delay, sizeof delay, "%.3f", margin_ms(40) / 1000.0);
+  cf_start(&f, "echo.py", "--delay", delay, NULL);
   ASSERT_EQ(0, mcpp_conn_send(f.r.conn, init_req, strlen(init_req)));
   run_until_frames(&f.loop, &f.r, 1);
   int fd = our_end_of_stdout(f.r.pid);

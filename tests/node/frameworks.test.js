@@ -131,6 +131,9 @@ test('instrument() is idempotent, validated, and uninstrument() restores the SDK
     assert.ok(new sdkStdio.StdioClientTransport({ command: 'x', stderr: new PassThrough() }) instanceof original);
     assert.throws(() => mcpping.instrument({ keepalive: { intervalMs: -1 } }), { code: 'ERR_MCPPING_INVALID_ARG' });
     assert.throws(() => mcpping.instrument({ paths: 'node_modules' }), /options\.paths must be an array/);
+    // reconnect is checked here too, not later inside the framework's constructor.
+    assert.throws(() => mcpping.instrument({ reconnect: { multiplier: 0 } }), { code: 'ERR_MCPPING_INVALID_ARG' });
+    assert.throws(() => mcpping.instrument({ reconnect: 'yes' }), { code: 'ERR_MCPPING_INVALID_ARG' });
   } finally {
     mcpping.uninstrument();
   }

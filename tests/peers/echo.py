@@ -13,16 +13,20 @@ back byte for byte). Test helpers:
 Flags:
   --stderr TEXT   write TEXT and a newline to stderr at start
   --name NAME     serverInfo name (default "echo")
+  --delay SEC     wait SEC before handling each message (answers arrive
+                  after the client's loop turn that wrote the request)
 """
 import argparse
 import subprocess
 import sys
+import time
 
 from _common import answer_standard, is_request, messages, result, send
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--stderr")
 ap.add_argument("--name", default="echo")
+ap.add_argument("--delay", type=float, default=0.0)
 args = ap.parse_args()
 if args.stderr:
     sys.stderr.write(args.stderr + "\n")
@@ -33,6 +37,8 @@ children = []
 for raw, msg in messages():
     if msg is None:
         continue
+    if args.delay:
+        time.sleep(args.delay)
     if "method" not in msg and "result" in msg and str(msg.get("id", "")).startswith("srv-"):
         pongs += 1
         continue

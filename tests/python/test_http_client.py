@@ -10,6 +10,7 @@ import asyncio
 import json
 import os
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -88,8 +89,11 @@ async def test_close_deletes_the_session(http_server):
     sid, version = peer.session_id, peer.protocol_version
     assert sid is not None
     assert await asyncio.to_thread(_post_raw, http_server, sid, version) == 200
+    assert any(t.name == "mcpping-http-listen" for t in threading.enumerate())
     await peer.close()
     assert peer.closed and peer.state == "closed"
+    # The listening stream's thread is gone with it (nothing keeps running unseen).
+    assert not any(t.name == "mcpping-http-listen" for t in threading.enumerate())
     # The server forgot the session: its id answers 404 now.
     assert await asyncio.to_thread(_post_raw, http_server, sid, version) == 404
 

@@ -39,18 +39,26 @@ SLACK = 3.0
 
 
 @asynccontextmanager
-async def served(keepalive: mcpping.KeepAlive, record: Any,
-                 grace: float | None = None) -> AsyncIterator[tuple[str, Any, SessionReaper]]:
-    """An MCPServer over Streamable HTTP on loopback, its manager reaped."""
+async def served(keepalive: mcpping.KeepAlive, record: Any, grace: float | None = None,
+                 lowlevel: bool = False) -> AsyncIterator[tuple[str, Any, SessionReaper]]:
+    """An MCPServer (or the SDK's low-level Server) over Streamable HTTP on
+    loopback, its manager reaped."""
     import uvicorn
-    from mcp.server.mcpserver import MCPServer
 
-    server = MCPServer("reaped-server")
+    server: Any
+    if lowlevel:
+        from mcp.server.lowlevel import Server
 
-    @server.tool()
-    def echo(text: str) -> str:
-        """Returns text unchanged."""
-        return text
+        server = Server("reaped-lowlevel")
+    else:
+        from mcp.server.mcpserver import MCPServer
+
+        server = MCPServer("reaped-server")
+
+        @server.tool()
+        def echo(text: str) -> str:
+            """Returns text unchanged."""
+            return text
 
     # No idle timeout of the SDK's own: only the reaper ends a dead client's session.
     app = server.streamable_http_app(session_idle_timeout=None)
@@ -247,6 +255,34 @@ async def test_pings_from_the_client_are_answered_by_the_reaper():
         async with mcpping.http.connect(url, keepalive=None) as peer:
             assert await peer.ping(5) > 0
             assert answered == [peer.session_id]
+
+
+async def test_the_low_level_server_is_reaped_too(tmp_path):
+    """The SDK's low-level Server builds the same session manager: a live
+    client is answered and kept, a SIGKILLed one is reaped."""
+    ka = mcpping.KeepAlive(interval=1.0, timeout=5.0, failures=2)
+    async with served(ka, None, GRACE, lowlevel=True) as (url, manager, reaper):
+        stale = asyncio.get_running_loop().create_future()
+        reaper.on("stale", lambda sid, ev: stale.done() or stale.set_result(sid))
+        errs = tmp_path / "c.err"
+        proc = spawn_client(url, "mcpping", errs)
+        try:
+            async with mcpping.http.connect(url, keepalive=None) as live:
+                assert await live.ping(5) > 0  # answered by the reaper's engine
+                sid = await read_line(proc, errs)
+                await until(lambda: listening(manager) == 2, 30, "two listening streams")
+                proc.kill()
+                proc.wait()
+                assert await asyncio.wait_for(stale, 30) == sid
+                await until(lambda: sid not in manager._server_instances, 10, "the dead session gone")
+                assert live.session_id in manager._server_instances and reaper.reaped == 1
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
+            for f in (proc.stdin, proc.stdout):
+                if f is not None:
+                    f.close()
 
 
 async def test_on_stale_report_reports_and_keeps_the_session():

@@ -131,7 +131,7 @@ export async function frameworksUsage(): Promise<void> {
   const asV2: V2Transport = transport;
   const client = await createMCPClient({ transport });
   await client.close();
-  const files: string[] = mcpping.instrument({ keepalive: { intervalMs: 10000 }, records: 'records.jsonl', paths: ['.'] });
+  const files: string[] = mcpping.instrument({ keepalive: { intervalMs: 10000 }, records: 'records.jsonl', paths: ['.'], reconnect: { maxAttempts: 3 } });
   const live: mcpping.StdioClientTransport[] = mcpping.instrumentedTransports();
   mcpping.uninstrument();
   void asAiSdk;
