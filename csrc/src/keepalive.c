@@ -20,7 +20,12 @@ static uint64_t next_random(uint64_t *state) {
 }
 
 static void draw_jitter(mcpp_engine *e) {
-  uint64_t span = (uint64_t)e->s.interval_ms * US_PER_MS * e->s.jitter_pct / 100;
+  uint64_t interval = (uint64_t)e->s.interval_ms * US_PER_MS;
+  uint64_t span = interval * e->s.jitter_pct / 100;
+  /* Strictly less than the interval: at jitter_pct 100 a draw of the whole
+   * interval would make the next keepalive due at once (found by
+   * fuzz_engine: the deadline after on_timer was `now`). */
+  if (span >= interval) span = interval ? interval - 1 : 0;
   e->ka_jitter_us = span ? next_random(&e->rng) % (span + 1) : 0;
 }
 

@@ -135,6 +135,24 @@ TEST(jitter_within_bounds_and_varies) {
   fx_done(f);
 }
 
+/* jitter_pct 100 moves a keepalive anywhere within its interval, never onto
+ * the moment it was scheduled: a zero gap made the deadline after on_timer
+ * `now` (fuzz_engine found it). A draw is one of 10,001 gaps here; the
+ * first draw of enough nonces meets the zero one. */
+TEST(full_jitter_never_makes_the_next_keepalive_due_at_once) {
+  for (uint64_t nonce = 1; nonce <= 40000; nonce++) {
+    fx *f = fx_new();
+    f->s.interval_ms = f->s.min_interval_ms = MCPP_MIN_INTERVAL_FLOOR_MS;
+    f->s.jitter_pct = 100;
+    f->s.nonce = nonce;
+    fx_start(f, T0);
+    uint64_t d = mcpp_engine_next_deadline(f->e);
+    ASSERT_GT(d, T0);
+    ASSERT_LE(d, T0 + MCPP_MIN_INTERVAL_FLOOR_MS * MS);
+    fx_done(f);
+  }
+}
+
 TEST(jitter_differs_between_nonces) {
   uint64_t first[2];
   for (int i = 0; i < 2; i++) {
