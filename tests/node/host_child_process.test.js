@@ -16,6 +16,9 @@ test('a host using child_process: every exit is seen, the host exits on its own'
   assert.ok(r.rtt > 0);
   assert.deepEqual(r.sleeperExit, { code: 0, signal: null });
   assert.deepEqual(r.late, { code: 4, signal: null });
-  assert.equal(r.termSignal, 15);
+  // close() ends stdin and sends SIGTERM in the same turn: the server dies of
+  // the signal, or (a busy machine preempting our thread between the two)
+  // exits by itself on the EOF first. Either is its own exit, seen.
+  assert.ok(r.termSignal === 15 || (r.termSignal === 0 && r.exitStatus === 0), JSON.stringify(r));
   assert.equal(h.exists(r.serverPid), false);
 });

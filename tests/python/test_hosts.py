@@ -101,7 +101,7 @@ answer = await peer.request("echo", {"seq": 7}, timeout=5)
 pong = await peer.events("pong").__anext__()
 print("ping", rtt > 0, answer["result"] == {"seq": 7}, peer.healthy)""",
     """info = await peer.close()
-print("closed", info.term_signal)""",
+print("closed", info.term_signal, info.exit_status)""",
 ]
 
 
@@ -120,7 +120,11 @@ def test_a_jupyter_kernel_connects_pings_closes_and_shuts_down_cleanly(tmp_path)
     text = "".join(o.get("text", "") for o in outputs)
     lines = {line.split()[0]: line.split()[1:] for line in text.splitlines()}
     assert lines["ping"] == ["True", "True", "True"]
-    assert lines["closed"] == [str(int(signal.SIGTERM))]
+    # close() ends stdin and sends SIGTERM in the same turn: echo.py dies of
+    # the signal, or (a busy machine preempting our thread between the two)
+    # exits by itself on the EOF first. Either is the server's own exit.
+    term, status = lines["closed"]
+    assert term == str(int(signal.SIGTERM)) or (term, status) == ("0", "0"), lines["closed"]
     # The kernel exited on its own (no kill after the shutdown wait), and
     # took the connection left open with it.
     assert marker.read_text() == "clean exit"
