@@ -123,6 +123,8 @@ mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
 void McppAddon::Cleanup(McppAddon *self) {
   if (self->torn_down_) return;
   self->torn_down_ = true;
+  mcpp_runtime_items_free(self->rt_, self->batch_);
+  self->batch_ = nullptr;
   // Joins the I/O thread, so Notify cannot run after this line.
   mcpp_runtime_free(self->rt_);
   self->rt_ = nullptr;
@@ -139,26 +141,56 @@ void McppAddon::Notify(void *user_data) {
   self->wake_.NonBlockingCall();
 }
 
+// A drained batch crosses into JavaScript a chunk at a time. Converted
+// whole, up to half the cap of strings stays reachable from one array for
+// the whole dispatch: every scavenge then finds it alive, V8 promotes it to
+// the old generation and grows the young one to its maximum, and RSS ends
+// several times the cap. A chunk is garbage before the next scavenge.
+constexpr size_t kChunkBytes = 64 * 1024;
+constexpr uint32_t kChunkItems = 256;
+
 void McppAddon::Drain(Napi::Env env) {
-  if (!rt_) return;
-  ItemsGuard batch{rt_, mcpp_runtime_drain(rt_)};
-  if (!batch.items || dispatch_.IsEmpty()) return;
-  Napi::HandleScope scope(env);
-  size_t n = 0;
-  for (mcpp_item *it = batch.items; it; it = it->next) n++;
-  Napi::Array arr = Napi::Array::New(env, n);
-  uint32_t i = 0;
-  for (mcpp_item *it = batch.items; it; it = it->next) arr.Set(i++, ItemToJs(env, it));
-  // Copied into JavaScript: the native copy goes now, so the batch is not
-  // held twice while the host works through it (backpressure's budget).
-  mcpp_runtime_items_free(rt_, batch.items);
-  batch.items = nullptr;
-  try {
-    dispatch_.Call({arr});
-  } catch (const Napi::Error &e) {
-    // Reported as an uncaught exception once this callback returns.
-    e.ThrowAsJavaScriptException();
+  if (!rt_ || draining_) return;
+  draining_ = true;
+  // Behind whatever an earlier drain could not hand over (it threw).
+  mcpp_item **tail = &batch_;
+  while (*tail) tail = &(*tail)->next;
+  *tail = mcpp_runtime_drain(rt_);
+  if (dispatch_.IsEmpty()) {
+    mcpp_runtime_items_free(rt_, batch_);
+    batch_ = nullptr;
   }
+  Napi::Error first;
+  try {
+    // rt_ goes if a handler shuts the runtime down (Cleanup freed the rest).
+    while (batch_ && rt_) {
+      Napi::HandleScope scope(env);
+      Napi::Array chunk = Napi::Array::New(env);
+      uint32_t n = 0;
+      size_t bytes = 0;
+      while (batch_ && n < kChunkItems && bytes < kChunkBytes) {
+        // Detached first: freed now whatever the conversion does, so the
+        // batch is never held twice (backpressure's budget).
+        ItemsGuard one{rt_, batch_};
+        batch_ = batch_->next;
+        one.items->next = nullptr;
+        bytes += one.items->len;
+        chunk.Set(n++, ItemToJs(env, one.items));
+      }
+      try {
+        dispatch_.Call({chunk});
+      } catch (const Napi::Error &e) {
+        // The rest of the batch is still delivered; the first error is
+        // reported as an uncaught exception once this callback returns.
+        if (first.IsEmpty()) first = e;
+      }
+    }
+  } catch (...) {
+    draining_ = false;
+    throw;
+  }
+  draining_ = false;
+  if (!first.IsEmpty()) first.ThrowAsJavaScriptException();
 }
 
 Napi::Value McppAddon::SetDispatch(const Napi::CallbackInfo &info) {

@@ -61,6 +61,10 @@ class McppAddon : public Napi::Addon<McppAddon> {
   uint32_t budget_burst_ = 0;
   double budget_per_second_ = 0;
   Napi::FunctionReference dispatch_;
+  // The drained batch not yet handed to JavaScript, oldest first: it
+  // crosses a chunk at a time (see Drain), and Cleanup frees what is left.
+  mcpp_item *batch_ = nullptr;
+  bool draining_ = false;
 };
 
 }  // namespace mcpping_node
