@@ -62,7 +62,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   double budget_per_second_ = 0;
   Napi::FunctionReference dispatch_;
   // The drained batch not yet handed to JavaScript, oldest first: it
-  // crosses a chunk at a time (see Drain), and Cleanup frees what is left.
+  // crosses one item at a time (see Drain), and Cleanup frees what is left.
   mcpp_item *batch_ = nullptr;
   bool draining_ = false;
 };
