@@ -53,18 +53,23 @@ function pyFloat(n) {
  */
 function number(flag, value, rule) {
   if (value === undefined) throw new UsageError(`${flag} needs a value`);
-  const n = Number(value);
+  // What Python's int() / float() read: decimal only (no 0x10), inf and nan included.
   const integer = /^\s*[+-]?\d+\s*$/.test(value);
-  if (rule.integer ? !integer : value.trim() === '' || Number.isNaN(n)) {
+  const decimal = /^\s*[+-]?(\d+\.?\d*|\.\d+)(e[+-]?\d+)?\s*$/i.test(value);
+  const special = /^\s*([+-]?)(inf|infinity|nan)\s*$/i.exec(value);
+  if (rule.integer ? !integer : !decimal && !special) {
     throw new UsageError(`${flag} needs ${rule.integer ? 'an integer' : 'a number'}, got '${value}'`);
   }
+  const n = special ? NaN : Number(value);
   if (rule.integer) {
     if (n < 1) throw new UsageError(`${flag} must be a positive integer`);
     return n;
   }
   const low = rule.low ?? 0;
   if (!(n >= low && n <= MAX_SECONDS)) {
-    throw new UsageError(`${flag} must be between ${low} and ${MAX_SECONDS} seconds, not ${Number.isFinite(n) ? pyFloat(n) : n > 0 ? 'inf' : '-inf'}`);
+    const shown = special ? `${special[1] === '-' && !/nan/i.test(special[2]) ? '-' : ''}${/nan/i.test(special[2]) ? 'nan' : 'inf'}`
+      : Number.isFinite(n) ? pyFloat(n) : n > 0 ? 'inf' : '-inf';
+    throw new UsageError(`${flag} must be between ${low} and ${MAX_SECONDS} seconds, not ${shown}`);
   }
   return n;
 }

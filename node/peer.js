@@ -296,6 +296,10 @@ function inDoubt(err) {
   return mark === 'in_doubt' || mark === 'cancelled' ? mark : null;
 }
 
+/** connect()'s options (ConnectOptions, index.d.ts): a misspelt one throws, never ignored. */
+const CONNECT_OPTIONS = ['keepalive', 'records', 'initialize', 'initializeTimeoutMs', 'inheritEnv', 'probe',
+  'maxPendingBytes', 'maxLineBytes', 'reconnect'];
+
 /**
  * Spawns an MCP server over stdio, performs the handshake (unless
  * `initialize: false`) and starts keepalive if asked.
@@ -310,6 +314,11 @@ function inDoubt(err) {
  */
 async function connect(params, options) {
   const o = check.options('options', options);
+  for (const key of Object.keys(o)) {
+    if (!CONNECT_OPTIONS.includes(key)) {
+      throw check.invalid(TypeError, `options.${key} is not an option; the options are ${CONNECT_OPTIONS.join(', ')}`);
+    }
+  }
   check.ofType('options.initialize', o.initialize, 'boolean');
   const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, 30000, 'none');
   const peer = new Peer(params, o);

@@ -92,6 +92,7 @@ def parse_args(argv: list[str]) -> Options | str:
     o = Options()
     i = 0
     takes = {"-c", "-i", "-W", "-w", "--log", "--config"}
+    argv = list(argv)
     while i < len(argv):
         a = argv[i]
         if a == "--":
@@ -99,6 +100,13 @@ def parse_args(argv: list[str]) -> Options | str:
             if not o.command:
                 raise UsageError("-- needs a COMMAND")
             break
+        # Attached values, as the Node command takes them: -c5, -i0.2, --log=FILE.
+        if len(a) > 2 and a[:2] in ("-c", "-i", "-W", "-w"):
+            argv[i:i + 1] = [a[:2], a[2:]]
+            continue
+        if a.startswith("--log="):
+            argv[i:i + 1] = ["--log", a[6:]]
+            continue
         if a.startswith("--config="):
             if not a[9:]:
                 raise UsageError("--config needs a FILE or auto")
@@ -129,6 +137,8 @@ def parse_args(argv: list[str]) -> Options | str:
                     raise UsageError("--config needs a FILE or auto")
                 o.configs.append(v)
             else:
+                if not v:
+                    raise UsageError("--log needs a value")
                 o.log = v
             continue
         if a == "-q":

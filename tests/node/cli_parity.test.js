@@ -98,6 +98,8 @@ test('parity: bad usage prints the same reason line in both commands', async () 
     ['-W', '0'], ['-W', '-1'], ['-W', '0.0001'], ['-W', '1e20'],
     ['-w', '0'], ['-w', '-2.5'], ['--config', 'x', '-w', '0'],
     ['--bogus'], ['--'], ['not-a-url'], ['http://a/', 'http://b/'], ['--demo', '--', 'true'],
+    ['-c0'], ['-ix'], ['-W0'], ['-w-1'], ['--log='], ['--log'],
+    ['-i', 'inf'], ['-W', '-Infinity'], ['-w', 'nan'], ['-W', '0x10'], ['-i', '1e400'], ['-c', '0x5'],
   ];
   for (const args of cases) {
     const [js, py] = await Promise.all([node(args), python(args)]);
@@ -106,6 +108,15 @@ test('parity: bad usage prints the same reason line in both commands', async () 
     assert.match(py.stderr, /^mcpping: [^\n]+\n$/, args.join(' '));
     assert.equal(js.stderr, py.stderr, args.join(' '));
   }
+});
+
+test('parity: attached values (-c1, -i0, --log=FILE) are taken by both commands', async () => {
+  const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'mcpping-attached-'));
+  const { js, py } = await same(['--json', '-c1', '-i0', '-W2', '-w20', `--log=${path.join(dir, 'r.jsonl')}`, ...peerArgs('echo.py')], { status: 0 });
+  assert.equal(h.jsonLines(js.stdout).at(-1).sent, 1);
+  assert.equal(h.jsonLines(py.stdout).at(-1).sent, 1);
+  assert.ok(require('node:fs').statSync(path.join(dir, 'r.jsonl')).size > 0);
+  require('node:fs').rmSync(dir, { recursive: true });
 });
 
 test('parity: a server that exits or a refused connection: the same reason line', async () => {

@@ -89,6 +89,8 @@ test('connect() refuses bad keepalive settings, killGraceMs and its own options,
     [{ initialize: 'no' }, TypeError, /options\.initialize must be a boolean/],
     [{ inheritEnv: 0 }, TypeError, /options\.inheritEnv must be a boolean/],
     [{ records: 42 }, TypeError, /records must be a file path, a function or a writable stream/],
+    // A misspelt option throws rather than being ignored (here: a 30 s handshake wait).
+    [{ initTimeoutMs: 2000 }, TypeError, /options\.initTimeoutMs is not an option; the options are keepalive, .*initializeTimeoutMs/],
   ];
   for (const [options, Kind, names] of cases) {
     await assert.rejects(mcpping.connect(h.peer('echo.py'), options), invalid(Kind, names), JSON.stringify(options));
