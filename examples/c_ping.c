@@ -65,7 +65,7 @@ static void on_event(mcpp_conn *conn, const mcpp_event *ev, void *ud) {
   case MCPP_EV_PING_ERROR:
   case MCPP_EV_UNSUPPORTED:
     /* A close reports the ping still out as a TIMEOUT with MCPP_ERR_CLOSED. */
-    printf("%s seq=%d\n", ev->error_code == MCPP_ERR_CLOSED ? "closed before pong"
+    printf("%s seq=%d\n", ev->error == MCPP_ERR_CLOSED ? "closed before pong"
                                                            : mcpp_event_name(ev->type),
            a->sent);
     if (ev->type == MCPP_EV_UNSUPPORTED) a->stop = 1; /* further pings would fail */

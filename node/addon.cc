@@ -18,36 +18,40 @@ uint64_t ConnIdArg(const Napi::CallbackInfo &info, size_t i) {
 
 Napi::Value ItemToJs(Napi::Env env, const mcpp_item *it) {
   Napi::Object o = Napi::Object::New(env);
-  o.Set("conn", static_cast<double>(it->conn_id));
-  switch (it->type) {
+  o.Set("conn", static_cast<double>(mcpp_item_get_conn_id(it)));
+  const char *data = mcpp_item_get_data(it);
+  size_t len = mcpp_item_get_len(it);
+  switch (mcpp_item_get_type(it)) {
     case MCPP_ITEM_MESSAGE:
       o.Set("kind", "message");
-      o.Set("data", Napi::String::New(env, it->data ? it->data : "", it->len));
+      o.Set("data", Napi::String::New(env, data, len));
       break;
     case MCPP_ITEM_EVENT:
       o.Set("kind", "event");
-      o.Set("event", EventToJs(env, it->event, it->ping_token));
+      o.Set("event", EventToJs(env, *mcpp_item_get_event(it), mcpp_item_get_ping_token(it)));
       break;
     case MCPP_ITEM_RECORD:
       o.Set("kind", "record");
-      o.Set("data", Napi::String::New(env, it->data ? it->data : "", it->len));
+      o.Set("data", Napi::String::New(env, data, len));
       break;
     case MCPP_ITEM_STDERR:
       o.Set("kind", "stderr");
-      o.Set("data", Napi::Buffer<char>::Copy(env, it->data ? it->data : "", it->len));
+      o.Set("data", Napi::Buffer<char>::Copy(env, data, len));
       break;
-    case MCPP_ITEM_CLOSED:
+    case MCPP_ITEM_CLOSED: {
+      const mcpp_close_info *c = mcpp_item_get_close(it);
       o.Set("kind", "closed");
-      o.Set("error", it->close.err);
-      o.Set("errorName", it->close.err ? mcpp_errname(it->close.err) : "");
-      o.Set("reason", it->close.reason ? it->close.reason : "");
-      o.Set("exitStatus", static_cast<double>(it->close.exit_status));
-      o.Set("termSignal", it->close.term_signal);
+      o.Set("error", c->err);
+      o.Set("errorName", c->err ? mcpp_errname(c->err) : "");
+      o.Set("reason", c->reason ? c->reason : "");
+      o.Set("exitStatus", static_cast<double>(c->exit_status));
+      o.Set("termSignal", c->term_signal);
       break;
+    }
     case MCPP_ITEM_PING_FAILED:
       o.Set("kind", "ping_failed");
-      o.Set("token", static_cast<double>(it->ping_token));
-      o.Set("error", it->error);
+      o.Set("token", static_cast<double>(mcpp_item_get_ping_token(it)));
+      o.Set("error", mcpp_item_get_error(it));
       break;
     case MCPP_ITEM_WRITABLE:
       o.Set("kind", "writable");
@@ -57,15 +61,6 @@ Napi::Value ItemToJs(Napi::Env env, const mcpp_item *it) {
   }
   return o;
 }
-
-// Frees a drained batch whatever happens while it is handed over.
-struct ItemsGuard {
-  mcpp_runtime *rt;
-  mcpp_item *items;
-  ~ItemsGuard() {
-    if (items) mcpp_runtime_items_free(rt, items);
-  }
-};
 
 }  // namespace
 
@@ -123,8 +118,7 @@ mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
 void McppAddon::Cleanup(McppAddon *self) {
   if (self->torn_down_) return;
   self->torn_down_ = true;
-  mcpp_runtime_items_free(self->rt_, self->batch_);
-  self->batch_ = nullptr;
+  self->FreeBatch();
   // Joins the I/O thread, so Notify cannot run after this line.
   mcpp_runtime_free(self->rt_);
   self->rt_ = nullptr;
@@ -141,11 +135,17 @@ void McppAddon::Notify(void *user_data) {
   self->wake_.NonBlockingCall();
 }
 
-// Clears a flag however the scope is left.
-struct FlagGuard {
-  bool *flag;
-  ~FlagGuard() { *flag = false; }
+// Frees the drained batch however Drain is left, unless a handler shut the
+// runtime down meanwhile (Cleanup freed it then).
+struct BatchGuard {
+  McppAddon *addon;
+  ~BatchGuard() { addon->FreeBatch(); }
 };
+
+void McppAddon::FreeBatch() {
+  if (rt_) mcpp_runtime_items_free(rt_, batch_);
+  batch_ = nullptr;
+}
 
 // A drained batch crosses into JavaScript one item per call, each string
 // made just before its handler runs. Converted whole, up to half the cap of
@@ -155,31 +155,14 @@ struct FlagGuard {
 // growth). Even 16-item chunks survive often enough to grow it; one item is
 // garbage before the next scavenge, and costs about 4% more CPU.
 void McppAddon::Drain(Napi::Env env) {
-  if (!rt_ || draining_) return;
-  draining_ = true;
-  FlagGuard done{&draining_};
-  // Behind whatever an earlier drain could not hand over (it threw).
-  mcpp_item **tail = &batch_;
-  while (*tail) tail = &(*tail)->next;
-  *tail = mcpp_runtime_drain(rt_);
-  if (dispatch_.IsEmpty()) {
-    mcpp_runtime_items_free(rt_, batch_);
-    batch_ = nullptr;
-    return;
-  }
+  if (!rt_) return;
+  batch_ = mcpp_runtime_drain(rt_);
+  BatchGuard done{this};
+  if (dispatch_.IsEmpty()) return;
   Napi::Error first;
-  // rt_ goes if a handler shuts the runtime down (Cleanup freed the rest).
-  while (batch_ && rt_) {
+  for (mcpp_item *it = batch_; it; it = mcpp_item_next(it)) {
     Napi::HandleScope scope(env);
-    Napi::Value item;
-    {
-      // Freed before its handler runs, so no byte is held twice
-      // (backpressure's budget), whatever the conversion does.
-      ItemsGuard one{rt_, batch_};
-      batch_ = batch_->next;
-      one.items->next = nullptr;
-      item = ItemToJs(env, one.items);
-    }
+    Napi::Value item = ItemToJs(env, it);
     try {
       dispatch_.Call({item});
     } catch (const Napi::Error &e) {
@@ -187,6 +170,7 @@ void McppAddon::Drain(Napi::Env env) {
       // uncaught exception once this callback returns.
       if (first.IsEmpty()) first = e;
     }
+    if (!rt_) break;  // a handler shut the runtime down: Cleanup freed the batch
   }
   if (!first.IsEmpty()) first.ThrowAsJavaScriptException();
 }

@@ -181,7 +181,11 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
   o.Set("token", static_cast<double>(token));
   o.Set("rttUs", static_cast<double>(ev.rtt_us));
   o.Set("timeoutMs", static_cast<double>(ev.timeout_ms));
-  o.Set("errorCode", static_cast<double>(ev.error_code));
+  o.Set("rpcCode", static_cast<double>(ev.rpc_code));
+  o.Set("error", ev.error);
+  // The one code that applies to this event type (kept from before the
+  // split): the peer's JSON-RPC code, else our MCPP_ERR_* code.
+  o.Set("errorCode", static_cast<double>(ev.rpc_code ? ev.rpc_code : ev.error));
   o.Set("invalid", ev.invalid != 0);
   if (ev.message)
     o.Set("message", ev.message);

@@ -164,7 +164,7 @@ class EngineDriver extends EventEmitter {
         seq = this.engine.ping(timeoutMs, nowUs(), this.sink);
       } catch (err) {
         this.pendingEntry = null;
-        reject(err.code === 'MCPP_ERR_UNSUPPORTED' ? outcomeError({ type: 'unsupported', errorCode: 0, message: err.message }, 0) : err);
+        reject(err.code === 'MCPP_ERR_UNSUPPORTED' ? outcomeError({ type: 'unsupported', rpcCode: 0, error: 0, errorCode: 0, message: err.message }, 0) : err);
         return;
       } finally {
         this.arm();

@@ -93,7 +93,18 @@ export interface LivenessEvent {
   /** Pong round-trip time in µs, measured on the native side. */
   rttUs: number;
   timeoutMs: number;
-  /** JSON-RPC code (ping_error, unsupported) or a negative MCPP_ERR_* code. */
+  /**
+   * The peer's JSON-RPC error code: ping_error, unsupported, and a probe_ok
+   * answered with an error; 0 otherwise. Never an MCPP_ERR_* code.
+   */
+  rpcCode: number;
+  /**
+   * Our own MCPP_ERR_* code (negative): closed (why we closed; 0 for a
+   * requested close), timeout (MCPP_ERR_CLOSED when the close abandoned the
+   * ping); 0 otherwise. Never a JSON-RPC code.
+   */
+  error: number;
+  /** The one of rpcCode and error this event type carries (0 if none). */
   errorCode: number;
   invalid: boolean;
   message: string | null;

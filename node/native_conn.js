@@ -291,9 +291,9 @@ class NativeConn {
 function outcomeError(ev, timeoutMs) {
   // The C core decides how the ping ended (ev.outcome); this translates.
   const outcome = ev.outcome || binding.eventOutcome(ev);
-  if (outcome === 'unsupported') return new errors.PingUnsupportedError(ev.errorCode || null, ev.message || undefined);
+  if (outcome === 'unsupported') return new errors.PingUnsupportedError(ev.rpcCode || null, ev.message || undefined);
   if (outcome === 'invalid') return new errors.PingInvalidError(ev.message || undefined);
-  if (outcome === 'error') return new errors.PingError(ev.errorCode, ev.message || '');
+  if (outcome === 'error') return new errors.PingError(ev.rpcCode, ev.message || '');
   if (outcome === 'closed') return new errors.ClosedError('connection closed before the pong');
   return new errors.PingTimeoutError(ev.timeoutMs || timeoutMs);
 }

@@ -96,7 +96,7 @@ class SessionReaper extends EventEmitter {
         if (name === 'closed') {
           clearTimeout(grace);
           if (sid) this.sessions.delete(sid);
-          if (ev && ev.errorCode === MCPP_ERR_STALE) this.reaped++;
+          if (ev && ev.error === MCPP_ERR_STALE) this.reaped++;
         }
         emitSafely(this, name, sid, ev);
       });

@@ -47,7 +47,7 @@ class RttStats {
   /**
    * Feeds an engine event: a ping counts sent, a pong its RTT, a lost
    * outcome lost; others are ignored.
-   * @param {{type: string, rttUs?: number, errorCode?: number, invalid?: boolean}} ev
+   * @param {{type: string, rttUs?: number, rpcCode?: number, error?: number, errorCode?: number, invalid?: boolean}} ev
    */
   observe(ev) {
     this.native.observe(ev, US_PER_MS);

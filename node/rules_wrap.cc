@@ -25,8 +25,23 @@ mcpp_event EventFromJs(Napi::Env env, Napi::Value value) {
     }
   }
   if (!found) throw Napi::TypeError::New(env, "unknown event type '" + name + "'");
-  Napi::Value code = o.Get("errorCode");
-  if (code.IsNumber()) ev.error_code = code.As<Napi::Number>().Int64Value();
+  Napi::Value rpc = o.Get("rpcCode");
+  Napi::Value err = o.Get("error");
+  if (rpc.IsNumber()) ev.rpc_code = rpc.As<Napi::Number>().Int64Value();
+  if (err.IsNumber()) ev.error = err.As<Napi::Number>().Int32Value();
+  if (!rpc.IsNumber() && !err.IsNumber()) {
+    // An event written with only errorCode: which code it is follows from
+    // the type, as in the events the addon makes.
+    Napi::Value code = o.Get("errorCode");
+    if (code.IsNumber()) {
+      bool peer = ev.type == MCPP_EV_PING_ERROR || ev.type == MCPP_EV_UNSUPPORTED ||
+                  ev.type == MCPP_EV_PROBE_OK;
+      if (peer)
+        ev.rpc_code = code.As<Napi::Number>().Int64Value();
+      else
+        ev.error = code.As<Napi::Number>().Int32Value();
+    }
+  }
   ev.invalid = o.Get("invalid").ToBoolean().Value() ? 1 : 0;
   Napi::Value rtt = o.Get("rttUs");
   if (rtt.IsNumber()) {

@@ -10,7 +10,8 @@
 
 namespace mcpping_node {
 
-// Reads an event object (type, errorCode, invalid, rttUs) as an mcpp_event;
+// Reads an event object (type, rpcCode, error, or
+// errorCode alone, invalid, rttUs) as an mcpp_event;
 // throws a TypeError if it is not one.
 mcpp_event EventFromJs(Napi::Env env, Napi::Value value);
 

@@ -265,7 +265,7 @@ typedef enum mcpp_event_type {
   MCPP_EV_PING = 0,          /* we sent a ping (keepalive or manual) */
   MCPP_EV_PONG,              /* our ping was answered; rtt_us is set */
   MCPP_EV_TIMEOUT,           /* our ping got no answer in time */
-  MCPP_EV_PING_ERROR,        /* our ping got a JSON-RPC error (code set), or
+  MCPP_EV_PING_ERROR,        /* our ping got a JSON-RPC error (rpc_code set), or
                                 an invalid result (invalid = 1) */
   MCPP_EV_UNSUPPORTED,       /* the peer answered -32601/-32602, or the
                                 protocol version has no ping */
@@ -280,7 +280,7 @@ typedef enum mcpp_event_type {
                                 peer name are known */
   MCPP_EV_PROBE,             /* we sent an idle probe (proof names it) */
   MCPP_EV_PROBE_OK,          /* our probe was answered (rtt_us); an answer
-                                that is a JSON-RPC error (error_code,
+                                that is a JSON-RPC error (rpc_code,
                                 message) still proves the peer's loop ran */
   MCPP_EV_PROBE_TIMEOUT,     /* our probe got no answer in time */
   MCPP_EV_REQUEST_CANCELLED, /* the application abandoned a request
@@ -309,7 +309,17 @@ typedef enum mcpp_disposition {
 /* Returns "continued", "cancelled" or "in_doubt". */
 const char *mcpp_disposition_name(mcpp_disposition d);
 
+#define MCPP_EVENT_V1 1
+#define MCPP_EVENT_VERSION MCPP_EVENT_V1
+
 typedef struct mcpp_event {
+  /* The layout this struct has; it only ever grows at its end. Events the
+   * library delivers carry MCPP_EVENT_VERSION. One you build for
+   * mcpp_event_outcome, mcpp_engine_should_close, mcpp_rtt_stats_observe
+   * or mcpp_engine_format_record sets it, or leaves it 0, read as V1 (so
+   * a zeroed event keeps working); any other version is read as no event
+   * and nothing past V1's fields is touched. */
+  int version;
   mcpp_event_type type;
   mcpp_state state;      /* the state after this event */
   /* Ping events: our ping's sequence number (as returned by
@@ -318,8 +328,13 @@ typedef struct mcpp_event {
   int manual;            /* 1 for a manual ping, 0 for keepalive */
   uint64_t rtt_us;       /* PONG */
   uint32_t timeout_ms;   /* ping events: the timeout in force */
-  int64_t error_code;    /* PING_ERROR, UNSUPPORTED: the JSON-RPC code, or an
-                            MCPP_ERR_* code for local errors (CLOSED event) */
+  /* The peer's JSON-RPC error code (PING_ERROR, UNSUPPORTED, PROBE_OK
+   * answered with an error), 0 otherwise. Never an MCPP_ERR_* code. */
+  int64_t rpc_code;
+  /* Our own MCPP_ERR_* code, 0 otherwise: CLOSED (why we closed, 0 for a
+   * requested close), TIMEOUT (MCPP_ERR_CLOSED: the close abandoned the
+   * ping). Never a JSON-RPC code. */
+  int error;
   int invalid;           /* PING_ERROR: the result was missing or not an object */
   const char *message;   /* PING_ERROR: the peer's message; CLOSED: why;
                             INITIALIZED: the peer's name (as in
@@ -515,7 +530,7 @@ int mcpp_engine_on_timer(mcpp_engine *engine, uint64_t now);
 
 /* Marks the connection closed: emits the CLOSED event and record with the
  * in-flight disposition, reports outstanding manual pings as TIMEOUT events
- * with error_code MCPP_ERR_CLOSED. reason may be NULL; err is 0 or an
+ * with error MCPP_ERR_CLOSED. reason may be NULL; err is 0 or an
  * MCPP_ERR_* code. Idempotent. */
 void mcpp_engine_close(mcpp_engine *engine, int err, const char *reason,
                        uint64_t now);
@@ -730,7 +745,7 @@ typedef struct mcpp_runtime mcpp_runtime;
 
 typedef enum mcpp_item_type {
   MCPP_ITEM_MESSAGE = 0, /* data: an inbound application frame */
-  MCPP_ITEM_EVENT,       /* event: an engine event (strings point into data) */
+  MCPP_ITEM_EVENT,       /* event: an engine event */
   MCPP_ITEM_RECORD,      /* data: a governance record (JSON, no newline) */
   MCPP_ITEM_STDERR,      /* data: bytes the server wrote to stderr */
   MCPP_ITEM_CLOSED,      /* close: the connection is gone; last item */
@@ -739,19 +754,32 @@ typedef enum mcpp_item_type {
                             be retried now */
 } mcpp_item_type;
 
-typedef struct mcpp_item {
-  struct mcpp_item *next;
-  mcpp_item_type type;
-  uint64_t conn_id;
-  void *conn_user_data;  /* as given to mcpp_runtime_spawn */
-  char *data;            /* owned by the item */
-  size_t len;
-  mcpp_event event;      /* EVENT */
-  uint64_t ping_token;   /* EVENT (ping outcome of a manual ping) and
-                            PING_FAILED: the token given to mcpp_runtime_ping */
-  int error;             /* PING_FAILED */
-  mcpp_close_info close; /* CLOSED; reason points into data */
-} mcpp_item;
+/* One thing the runtime queued for the host; opaque, so it can grow.
+ * mcpp_runtime_drain returns a list of them, read with the accessors below
+ * (none takes NULL); what they return points into the item and lives until
+ * mcpp_runtime_items_free. */
+typedef struct mcpp_item mcpp_item;
+
+/* The next item of a drained list, or NULL after the last. */
+mcpp_item *mcpp_item_next(const mcpp_item *item);
+mcpp_item_type mcpp_item_get_type(const mcpp_item *item);
+uint64_t mcpp_item_get_conn_id(const mcpp_item *item);
+/* As given to mcpp_runtime_spawn. */
+void *mcpp_item_get_conn_user_data(const mcpp_item *item);
+/* MESSAGE, RECORD, STDERR: the bytes, NUL-terminated after len (the NUL
+ * is not counted). Never NULL. */
+const char *mcpp_item_get_data(const mcpp_item *item);
+size_t mcpp_item_get_len(const mcpp_item *item);
+/* EVENT: the event (its strings point into the item), else NULL. */
+const mcpp_event *mcpp_item_get_event(const mcpp_item *item);
+/* EVENT (the outcome of a manual ping) and PING_FAILED: the token given to
+ * mcpp_runtime_ping; else 0. */
+uint64_t mcpp_item_get_ping_token(const mcpp_item *item);
+/* PING_FAILED: why the queued ping could not start (MCPP_ERR_*); else 0. */
+int mcpp_item_get_error(const mcpp_item *item);
+/* CLOSED: how the connection ended (reason points into the item), else
+ * NULL. */
+const mcpp_close_info *mcpp_item_get_close(const mcpp_item *item);
 
 typedef struct mcpp_runtime_options {
   /* Called on the I/O thread when the item queue turns non-empty. Must not
@@ -1035,7 +1063,7 @@ typedef enum mcpp_ping_outcome {
                                counted lost */
   MCPP_OUTCOME_UNSUPPORTED, /* the peer does not support ping: not lost */
   MCPP_OUTCOME_CLOSED       /* abandoned because the connection closed
-                               (error_code MCPP_ERR_CLOSED): not lost, and
+                               (error MCPP_ERR_CLOSED): not lost, and
                                not a timeout */
 } mcpp_ping_outcome;
 

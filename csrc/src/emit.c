@@ -44,7 +44,7 @@ static const char *record_name(const mcpp_event *ev) {
     case MCPP_EV_TIMEOUT: return "ping_timeout";
     case MCPP_EV_PING_ERROR: return ev->invalid ? "ping_invalid" : "ping_error";
     case MCPP_EV_UNSUPPORTED: return "ping_unsupported";
-    case MCPP_EV_PROBE_OK: return ev->error_code ? "probe_error" : "probe_ok";
+    case MCPP_EV_PROBE_OK: return ev->rpc_code ? "probe_error" : "probe_ok";
     default: return mcpp_event_name(ev->type);
   }
 }
@@ -106,6 +106,7 @@ void mcpp__send_record(mcpp_engine *e, const mcpp__record *r, uint64_t now) {
 
 void mcpp__emit(mcpp_engine *e, mcpp_event *ev, const char *record,
                 uint64_t now) {
+  ev->version = MCPP_EVENT_VERSION;
   ev->state = e->state;
   ev->failure_count = e->failure_count;
   ev->in_flight = (uint32_t)e->ledger.count;
@@ -127,7 +128,7 @@ void mcpp__emit_record_only(mcpp_engine *e, const char *record, uint64_t now) {
 size_t mcpp_engine_format_record(const mcpp_engine *engine,
                                  const mcpp_event *event, uint64_t now,
                                  char *buf, size_t cap) {
-  if (engine == NULL || event == NULL) {
+  if (engine == NULL || !mcpp__event_readable(event)) {
     if (cap) buf[0] = '\0';
     return 0;
   }

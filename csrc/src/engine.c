@@ -106,7 +106,7 @@ void mcpp_engine_close(mcpp_engine *e, int err, const char *reason,
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = MCPP_EV_CLOSED;
-  ev.error_code = err;
+  ev.error = err;
   ev.message = reason;
   ev.disposition = d;
   if (e->process_exited) ev.proof = "process";
@@ -132,6 +132,7 @@ void mcpp_engine_close_reconnecting(mcpp_engine *e, const char *reason,
   if (e->process_exited) ev.proof = "process";
   /* Not mcpp__emit: the event and the record name what was in flight, not
    * the empty ledger left behind. */
+  ev.version = MCPP_EVENT_VERSION;
   ev.state = e->state;
   ev.failure_count = e->failure_count;
   ev.in_flight = failed;

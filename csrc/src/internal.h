@@ -46,4 +46,8 @@ void mcpp__sb_u64(mcpp__sb *sb, uint64_t v);
  * and control characters, and replacing invalid UTF-8 with U+FFFD. */
 void mcpp__sb_json_string(mcpp__sb *sb, const char *s, size_t n);
 
+/* 1 if the library can read *ev: version 0 (a zeroed event: V1) or one it
+ * knows. */
+int mcpp__event_readable(const mcpp_event *ev);
+
 #endif

@@ -284,7 +284,7 @@ void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
     ev.rtt_us = now > e->ka.sent_at ? now - e->ka.sent_at : 0;
     int error = kind >= 2;
     if (error) {
-      ev.error_code = code;
+      ev.rpc_code = code;
       ev.message = message;
     }
     mcpp__emit(e, &ev, error ? "probe_error" : "probe_ok", now);
@@ -322,14 +322,14 @@ void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
     case 2:
       e->ping_errors++;
       ev.type = MCPP_EV_PING_ERROR;
-      ev.error_code = code;
+      ev.rpc_code = code;
       ev.message = message;
       record = "ping_error";
       break;
     default:
       mcpp__turn_off_pings(e);
       ev.type = MCPP_EV_UNSUPPORTED;
-      ev.error_code = code;
+      ev.rpc_code = code;
       ev.message = message;
       record = "ping_unsupported";
       break;

@@ -3,15 +3,19 @@
  * instead of keeping their own copies of these rules. */
 #include "engine.h"
 
+int mcpp__event_readable(const mcpp_event *ev) {
+  return ev != NULL && (ev->version == 0 || ev->version == MCPP_EVENT_V1);
+}
+
 mcpp_ping_outcome mcpp_event_outcome(const mcpp_event *ev) {
-  if (ev == NULL) return MCPP_OUTCOME_NONE;
+  if (!mcpp__event_readable(ev)) return MCPP_OUTCOME_NONE;
   switch (ev->type) {
     case MCPP_EV_PONG:
       return MCPP_OUTCOME_PONG;
     case MCPP_EV_TIMEOUT:
     case MCPP_EV_PING_ERROR:
       /* A ping abandoned because we closed was never the peer's failure. */
-      if (ev->error_code == MCPP_ERR_CLOSED) return MCPP_OUTCOME_CLOSED;
+      if (ev->error == MCPP_ERR_CLOSED) return MCPP_OUTCOME_CLOSED;
       if (ev->type == MCPP_EV_TIMEOUT) return MCPP_OUTCOME_TIMEOUT;
       return ev->invalid ? MCPP_OUTCOME_INVALID : MCPP_OUTCOME_ERROR;
     case MCPP_EV_UNSUPPORTED:
@@ -39,6 +43,7 @@ int mcpp_outcome_is_lost(mcpp_ping_outcome o) {
 }
 
 int mcpp_engine_should_close(const mcpp_engine *e, const mcpp_event *ev) {
-  if (e == NULL || ev == NULL || ev->type != MCPP_EV_STALE) return 0;
+  if (e == NULL || !mcpp__event_readable(ev) || ev->type != MCPP_EV_STALE)
+    return 0;
   return e->s.on_stale == MCPP_STALE_CLOSE || e->process_exited;
 }

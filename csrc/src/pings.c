@@ -155,7 +155,7 @@ void mcpp__close_manual(mcpp_engine *e, uint64_t now) {
     mcpp_event ev;
     char idbuf[64];
     mcpp__ping_event(e, &ev, MCPP_EV_TIMEOUT, &p, 1, idbuf);
-    ev.error_code = MCPP_ERR_CLOSED;
+    ev.error = MCPP_ERR_CLOSED;
     mcpp__emit(e, &ev, "ping_timeout", now);
   }
 }

@@ -65,7 +65,7 @@ void mcpp_rtt_stats_add(mcpp_rtt_stats *st, double rtt) {
 
 void mcpp_rtt_stats_observe(mcpp_rtt_stats *st, const mcpp_event *ev,
                             double us_per_unit) {
-  if (st == NULL || ev == NULL) return;
+  if (st == NULL || !mcpp__event_readable(ev)) return;
   if (ev->type == MCPP_EV_PING) {
     st->sent++;
     return;

@@ -24,6 +24,7 @@
 
 #include "driver.h"
 #include "internal.h"
+#include "item.h"
 #include "mcpping.h"
 #include "record.h"
 #include "scan.h"
@@ -438,6 +439,7 @@ static void push_event(rconn *r, const mcpp_event *ev) {
   mcpp_item *it = new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen + 1 + plen);
   if (it) {
     it->event = *ev;
+    it->event.version = MCPP_EVENT_VERSION; /* the runtime's own too */
     it->ping_token = token;
     if (ev->message) memcpy(it->data, ev->message, mlen);
     it->data[mlen] = '\0';
@@ -789,7 +791,7 @@ static void push_own_event(rconn *r, mcpp_event_type type, const char *message,
              : type == MCPP_EV_RECONNECTED ? MCPP_STATE_ALIVE
                                            : MCPP_STATE_STALE;
   ev.message = message;
-  ev.error_code = err;
+  ev.error = err;
   ev.reconnect_attempt = attempt;
   ev.delay_ms = delay_ms;
   ev.pid = r->pid;

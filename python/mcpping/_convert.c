@@ -178,7 +178,8 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev) {
       put(d, "manual", PyBool_FromLong(ev->manual)) < 0 ||
       put(d, "rtt_us", PyLong_FromUnsignedLongLong(ev->rtt_us)) < 0 ||
       put(d, "timeout_ms", PyLong_FromUnsignedLong(ev->timeout_ms)) < 0 ||
-      put(d, "error_code", PyLong_FromLongLong(ev->error_code)) < 0 ||
+      put(d, "rpc_code", PyLong_FromLongLong(ev->rpc_code)) < 0 ||
+      put(d, "error", PyLong_FromLong(ev->error)) < 0 ||
       put(d, "invalid", PyBool_FromLong(ev->invalid)) < 0 ||
       put(d, "message", str_or_none(ev->message, -1)) < 0 ||
       put(d, "id", ev->id ? str_or_none(ev->id, (Py_ssize_t)ev->id_len)

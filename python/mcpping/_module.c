@@ -404,32 +404,34 @@ static PyObject *text_of(const char *s, Py_ssize_t len) {
 
 /* Builds the Python tuple of one item; NULL with an exception on error. */
 static PyObject *item_to_tuple(const mcpp_item *it) {
-  PyObject *h = (PyObject *)it->conn_user_data;
-  switch (it->type) {
+  PyObject *h = (PyObject *)mcpp_item_get_conn_user_data(it);
+  switch (mcpp_item_get_type(it)) {
     case MCPP_ITEM_MESSAGE:
-      return Py_BuildValue("(Oiy#)", h, K_MESSAGE, it->data,
-                           (Py_ssize_t)it->len);
+      return Py_BuildValue("(Oiy#)", h, K_MESSAGE, mcpp_item_get_data(it),
+                           (Py_ssize_t)mcpp_item_get_len(it));
     case MCPP_ITEM_EVENT: {
-      PyObject *ev = mcpping_event_to_dict(&it->event);
+      PyObject *ev = mcpping_event_to_dict(mcpp_item_get_event(it));
       if (ev == NULL) return NULL;
       return Py_BuildValue("(OiNK)", h, K_EVENT, ev,
-                           (unsigned long long)it->ping_token);
+                           (unsigned long long)mcpp_item_get_ping_token(it));
     }
     case MCPP_ITEM_RECORD:
       return Py_BuildValue("(OiN)", h, K_RECORD,
-                           text_of(it->data, (Py_ssize_t)it->len));
+                           text_of(mcpp_item_get_data(it),
+                                   (Py_ssize_t)mcpp_item_get_len(it)));
     case MCPP_ITEM_STDERR:
-      return Py_BuildValue("(Oiy#)", h, K_STDERR, it->data,
-                           (Py_ssize_t)it->len);
-    case MCPP_ITEM_CLOSED:
-      return Py_BuildValue("(Oi(iNLi))", h, K_CLOSED, it->close.err,
-                           text_of(it->close.reason ? it->close.reason
-                                                    : "closed", -1),
-                           (long long)it->close.exit_status,
-                           it->close.term_signal);
+      return Py_BuildValue("(Oiy#)", h, K_STDERR, mcpp_item_get_data(it),
+                           (Py_ssize_t)mcpp_item_get_len(it));
+    case MCPP_ITEM_CLOSED: {
+      const mcpp_close_info *c = mcpp_item_get_close(it);
+      return Py_BuildValue("(Oi(iNLi))", h, K_CLOSED, c->err,
+                           text_of(c->reason ? c->reason : "closed", -1),
+                           (long long)c->exit_status, c->term_signal);
+    }
     case MCPP_ITEM_PING_FAILED:
       return Py_BuildValue("(OiKi)", h, K_PING_FAILED,
-                           (unsigned long long)it->ping_token, it->error);
+                           (unsigned long long)mcpp_item_get_ping_token(it),
+                           mcpp_item_get_error(it));
     case MCPP_ITEM_WRITABLE:
       return Py_BuildValue("(Oi)", h, K_WRITABLE);
   }
@@ -449,14 +451,15 @@ static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
   clear_pipe(st->wake);
   mcpp_item *items = mcpp_runtime_drain(st->rt);
   int failed = 0;
-  for (mcpp_item *it = items; it != NULL; it = it->next) {
+  for (mcpp_item *it = items; it != NULL; it = mcpp_item_next(it)) {
     if (!failed) {
       PyObject *t = item_to_tuple(it);
       if (t == NULL || PyList_Append(list, t) < 0) failed = 1;
       Py_XDECREF(t);
     }
     /* The runtime's reference to the handle ends with the CLOSED item. */
-    if (it->type == MCPP_ITEM_CLOSED) Py_XDECREF((PyObject *)it->conn_user_data);
+    if (mcpp_item_get_type(it) == MCPP_ITEM_CLOSED)
+      Py_XDECREF((PyObject *)mcpp_item_get_conn_user_data(it));
   }
   mcpp_runtime_items_free(st->rt, items);
   if (failed) {

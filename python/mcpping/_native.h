@@ -70,7 +70,7 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev);
 PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy);
 
 /* The shared rules (_rules.c): a native event dict as an mcpp_event
- * (type, error_code, invalid, rtt_us), module functions, and the RttStats
+ * (type, rpc_code, error, invalid, rtt_us), module functions, and the RttStats
  * type for the exec slot. */
 int mcpping_event_from_dict(PyObject *d, mcpp_event *ev);
 PyObject *mcpping_event_outcome(PyObject *module, PyObject *d);

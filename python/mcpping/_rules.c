@@ -3,12 +3,14 @@
  * policy, HTTP answer classification and mcpping._native.RttStats. The
  * Python package translates these answers; it keeps no copy of the rules.
  */
+#include <limits.h>
 #include <math.h>
 #include <string.h>
 
 #include "_native.h"
 
-/* Fills *ev from a native event dict (type, error_code, invalid, rtt_us);
+/* Fills *ev from a native event dict (type, rpc_code, error, invalid,
+ * rtt_us);
  * returns 0, or -1 with an exception set. */
 int mcpping_event_from_dict(PyObject *d, mcpp_event *ev) {
   memset(ev, 0, sizeof *ev);
@@ -35,9 +37,18 @@ int mcpping_event_from_dict(PyObject *d, mcpp_event *ev) {
     return -1;
   }
   PyObject *v;
-  if ((v = PyDict_GetItemString(d, "error_code")) && v != Py_None) {
-    ev->error_code = PyLong_AsLongLong(v);
+  if ((v = PyDict_GetItemString(d, "rpc_code")) && v != Py_None) {
+    ev->rpc_code = PyLong_AsLongLong(v);
     if (PyErr_Occurred()) return -1;
+  }
+  if ((v = PyDict_GetItemString(d, "error")) && v != Py_None) {
+    long err = PyLong_AsLong(v);
+    if (err == -1 && PyErr_Occurred()) return -1;
+    if (err < INT_MIN || err > INT_MAX) {
+      PyErr_SetString(PyExc_OverflowError, "event 'error' out of range");
+      return -1;
+    }
+    ev->error = (int)err;
   }
   if ((v = PyDict_GetItemString(d, "invalid"))) ev->invalid = PyObject_IsTrue(v) == 1;
   if ((v = PyDict_GetItemString(d, "rtt_us")) && v != Py_None) {

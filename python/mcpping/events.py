@@ -20,6 +20,9 @@ EVENT_NAMES = (
     "reconnecting", "reconnected",
 )
 
+# Events whose ``code`` is the peer's JSON-RPC code (native ``rpc_code``);
+# every other event's is our own MCPP_ERR_* code (native ``error``).
+_RPC_CODED = ("ping_error", "unsupported", "probe_ok")
 # Events whose code is meaningful even when 0.
 _CODED = ("ping_error", "unsupported", "closed")
 
@@ -28,9 +31,11 @@ _CODED = ("ping_error", "unsupported", "closed")
 class Event:
     """One thing that happened on a connection.
 
-    ``rtt`` and ``timeout`` are in seconds. ``code`` is the JSON-RPC or
-    MCPP_ERR_* code where there is one (a ``timeout`` whose ping the close
-    abandoned carries MCPP_ERR_CLOSED), else None. ``invalid`` marks a ``ping_error``
+    ``rtt`` and ``timeout`` are in seconds. ``code`` is, by event: the
+    peer's JSON-RPC code for ``ping_error``, ``unsupported`` and a
+    ``probe_ok`` answered with an error; our MCPP_ERR_* code for ``closed``
+    (0 for a requested close) and for a ``timeout`` whose ping the close
+    abandoned (MCPP_ERR_CLOSED); else None. ``invalid`` marks a ``ping_error``
     whose pong had no object result. ``disposition`` says what became of the
     in-flight application requests (``continued``, ``cancelled``,
     ``in_doubt``).
@@ -65,6 +70,7 @@ class Event:
     def from_native(cls, d: dict[str, Any]) -> "Event":
         """Builds an Event from the dict the native layer produces."""
         name = d["type"]
+        c = d["rpc_code"] if name in _RPC_CODED else d["error"]
         return cls(
             name=name,
             state=d["state"],
@@ -73,7 +79,7 @@ class Event:
             rtt=d["rtt_us"] / 1e6 if name in ("pong", "probe_ok") else None,
             timeout=d["timeout_ms"] / 1000 if d["timeout_ms"] else None,
             # A ``timeout`` carries MCPP_ERR_CLOSED when the close abandoned the ping.
-            code=d["error_code"] if d["error_code"] or name in _CODED else None,
+            code=c if c or name in _CODED else None,
             message=d["message"],
             invalid=d["invalid"],
             ping_id=d["id"],

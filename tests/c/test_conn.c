@@ -327,7 +327,7 @@ TEST(conn_unsupported_peer_stops_pinging_and_stays_open) {
   cf_start(&f, "unsupported.py", NULL);
   handshake(&f);
   run_until_event(&f.loop, &f.r, MCPP_EV_UNSUPPORTED);
-  ASSERT_EQ(-32601, f.r.last_error_code);
+  ASSERT_EQ(-32601, f.r.last_rpc_code);
   /* Ten keepalive intervals later: still exactly one ping sent. */
   run_for(&f.loop, 200);
   send_str(&f.r, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test/pings\"}");

@@ -81,7 +81,7 @@ static void rec_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
   }
   if (ev->type == MCPP_EV_PONG) r->last_rtt_us = ev->rtt_us;
   if (ev->type == MCPP_EV_UNSUPPORTED || ev->type == MCPP_EV_PING_ERROR)
-    r->last_error_code = ev->error_code;
+    r->last_rpc_code = ev->rpc_code;
 }
 
 static void rec_record(mcpp_conn *c, const char *json, size_t len, void *ud) {

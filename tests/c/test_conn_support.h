@@ -27,7 +27,7 @@ typedef struct rec {
   uint64_t event_seq[REC_MAX_EVENTS];
   size_t n_events;
   uint64_t last_rtt_us;
-  int64_t last_error_code;
+  int64_t last_rpc_code;
   size_t n_records;
   char stderr_buf[4096];
   size_t stderr_len;

@@ -158,7 +158,7 @@ TEST(unsupported_on_method_not_found_and_invalid_params) {
     ASSERT_EQ(fx_answer_last_ping(f, tail, T0 + MS), MCPP_RECV_CONSUMED);
     const fx_event *ev = fx_last_event(f, MCPP_EV_UNSUPPORTED);
     ASSERT(ev != NULL);
-    ASSERT_EQ(ev->ev.error_code, codes[i]);
+    ASSERT_EQ(ev->ev.rpc_code, codes[i]);
     ASSERT_EQ(ev->ev.state, MCPP_STATE_ALIVE);
     ASSERT(strstr(fx_last_record(f), "\"event\":\"ping_unsupported\"") != NULL);
     ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0 + 2 * MS, NULL), MCPP_ERR_UNSUPPORTED);
@@ -179,7 +179,7 @@ TEST(other_error_is_ping_error_and_counts_as_life) {
             MCPP_RECV_CONSUMED);
   const fx_event *ev = fx_last_event(f, MCPP_EV_PING_ERROR);
   ASSERT(ev != NULL);
-  ASSERT_EQ(ev->ev.error_code, -32603);
+  ASSERT_EQ(ev->ev.rpc_code, -32603);
   ASSERT_EQ(ev->ev.invalid, 0);
   ASSERT_STR_EQ(ev->message, "busy \"now\"");
   ASSERT_EQ(ev->ev.state, MCPP_STATE_ALIVE);

@@ -92,7 +92,7 @@ TEST(session_2026_sends_no_ping_and_probes_server_discover) {
   ev = fx_last_event(f, MCPP_EV_PROBE_OK);
   ASSERT(ev != NULL);
   ASSERT_UINT_EQ(ev->ev.rtt_us, 3 * MS);
-  ASSERT_EQ(ev->ev.error_code, 0);
+  ASSERT_EQ(ev->ev.rpc_code, 0);
   ASSERT(strstr(fx_last_record(f), "\"event\":\"probe_ok\"") != NULL);
   ASSERT(strstr(fx_last_record(f), "\"ping_id\":\"mcpp-0123456789abcdef-1\"") != NULL);
   ASSERT(strstr(fx_last_record(f), "\"latency_ms\":3.000") != NULL);
@@ -134,7 +134,7 @@ TEST(probe_answer_that_is_an_error_still_proves_life) {
             MCPP_RECV_CONSUMED);
   const fx_event *ev = fx_last_event(f, MCPP_EV_PROBE_OK);
   ASSERT(ev != NULL);
-  ASSERT_EQ(ev->ev.error_code, -32603);
+  ASSERT_EQ(ev->ev.rpc_code, -32603);
   ASSERT_STR_EQ(ev->message, "busy");
   ASSERT(strstr(fx_last_record(f), "\"event\":\"probe_error\"") != NULL);
   /* Even -32601 (no such method) is an answer: the loop ran. */

@@ -166,7 +166,7 @@ TEST(close_disposition_in_doubt_for_tools_call_and_unknown_methods) {
     mcpp_engine_close(f->e, MCPP_ERR_STALE, NULL, T0 + SEC);
     const fx_event *ev = fx_last_event(f, MCPP_EV_CLOSED);
     ASSERT_EQ(ev->ev.disposition, MCPP_DISPOSITION_IN_DOUBT);
-    ASSERT_EQ(ev->ev.error_code, MCPP_ERR_STALE);
+    ASSERT_EQ(ev->ev.error, MCPP_ERR_STALE);
     ASSERT_EQ(ev->has_message, 0);
     fx_done(f);
   }
@@ -184,7 +184,7 @@ TEST(close_reports_manual_pings_and_is_idempotent) {
   ASSERT_EQ(fx_count_events(f, MCPP_EV_CLOSED), 1);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_TIMEOUT), 2);
   const fx_event *ev = fx_last_event(f, MCPP_EV_TIMEOUT);
-  ASSERT_EQ(ev->ev.error_code, MCPP_ERR_CLOSED);
+  ASSERT_EQ(ev->ev.error, MCPP_ERR_CLOSED);
   ASSERT_UINT_EQ(ev->ev.ping_seq, b);
   ASSERT_EQ(f->events[f->n_events - 1].ev.type, MCPP_EV_CLOSED);
   ASSERT_EQ(f->events[f->n_events - 1].ev.state, MCPP_STATE_CLOSED);

@@ -2,11 +2,11 @@
  * when a stale peer must be closed. */
 #include "engine_fixture.h"
 
-static mcpp_ping_outcome outcome(mcpp_event_type t, int64_t code, int invalid) {
+static mcpp_ping_outcome outcome(mcpp_event_type t, int64_t rpc_code, int invalid) {
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = t;
-  ev.error_code = code;
+  ev.rpc_code = rpc_code;
   ev.invalid = invalid;
   return mcpp_event_outcome(&ev);
 }
@@ -22,6 +22,49 @@ TEST(ping_outcome_of_each_final_event) {
   ASSERT_EQ(mcpp_event_outcome(NULL), MCPP_OUTCOME_NONE);
   ASSERT_STR_EQ(mcpp_outcome_name(MCPP_OUTCOME_CLOSED), "closed");
   ASSERT(mcpp_outcome_name(MCPP_OUTCOME_NONE) == NULL);
+}
+
+/* The peer's JSON-RPC code and our MCPP_ERR_* code live in separate fields:
+ * a peer answering with the number MCPP_ERR_CLOSED happens to be is still
+ * its error (lost), and only our own close makes a ping "closed". */
+TEST(an_event_of_an_unknown_version_is_read_as_none) {
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_TIMEOUT;
+  ASSERT_EQ(mcpp_event_outcome(&ev), MCPP_OUTCOME_TIMEOUT); /* 0: V1 */
+  ev.version = MCPP_EVENT_V1;
+  ASSERT_EQ(mcpp_event_outcome(&ev), MCPP_OUTCOME_TIMEOUT);
+  ev.version = MCPP_EVENT_VERSION + 1;
+  ASSERT_EQ(mcpp_event_outcome(&ev), MCPP_OUTCOME_NONE);
+  mcpp_rtt_stats *st = NULL;
+  ASSERT_EQ(mcpp_rtt_stats_new(&st, 0, NULL), 0);
+  ev.type = MCPP_EV_PING;
+  mcpp_rtt_stats_observe(st, &ev, 1000.0);
+  ev.version = 0;
+  mcpp_rtt_stats_observe(st, &ev, 1000.0);
+  mcpp_rtt_summary sum;
+  mcpp_rtt_stats_summary(st, &sum);
+  ASSERT_UINT_EQ(sum.sent, 1); /* only the readable one */
+  mcpp_rtt_stats_free(st);
+  fx *f = fx_new();
+  fx_start(f, T0);
+  char buf[256] = "x";
+  ev.version = MCPP_EVENT_VERSION + 1;
+  ASSERT_UINT_EQ(mcpp_engine_format_record(f->e, &ev, T0, buf, sizeof buf), 0);
+  ASSERT_STR_EQ(buf, "");
+  ev.version = 0;
+  ASSERT(mcpp_engine_format_record(f->e, &ev, T0, buf, sizeof buf) > 0);
+  fx_done(f);
+}
+
+TEST(peer_code_equal_to_an_mcpp_err_is_still_the_peers_error) {
+  ASSERT_EQ(outcome(MCPP_EV_PING_ERROR, MCPP_ERR_CLOSED, 0), MCPP_OUTCOME_ERROR);
+  ASSERT_EQ(outcome(MCPP_EV_TIMEOUT, MCPP_ERR_CLOSED, 0), MCPP_OUTCOME_TIMEOUT);
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_TIMEOUT;
+  ev.error = MCPP_ERR_CLOSED;
+  ASSERT_EQ(mcpp_event_outcome(&ev), MCPP_OUTCOME_CLOSED);
 }
 
 /* Issue 8 item 8: abandoned at close is "closed", never a timeout, and
@@ -60,6 +103,14 @@ static int should_close_on_stale(mcpp_stale_action action, int exited) {
   mcpp_event other = ev->ev;
   other.type = MCPP_EV_SUSPECT;
   ASSERT_EQ(mcpp_engine_should_close(f->e, &other), 0);
+  /* The engine's events carry their layout's version; a zeroed one (an
+   * older caller's) is read as V1, an unknown one as no event. */
+  ASSERT_EQ(ev->ev.version, MCPP_EVENT_VERSION);
+  mcpp_event mine = ev->ev;
+  mine.version = 0;
+  ASSERT_EQ(mcpp_engine_should_close(f->e, &mine), yes);
+  mine.version = MCPP_EVENT_VERSION + 1;
+  ASSERT_EQ(mcpp_engine_should_close(f->e, &mine), 0);
   fx_done(f);
   return yes;
 }

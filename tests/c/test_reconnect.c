@@ -267,7 +267,7 @@ TEST(engine_close_reconnecting_reports_instead_of_closed) {
   /* The manual ping ends as a close does. */
   const fx_event *t = fx_last_event(f, MCPP_EV_TIMEOUT);
   ASSERT(t != NULL);
-  ASSERT_EQ(t->ev.error_code, MCPP_ERR_CLOSED);
+  ASSERT_EQ(t->ev.error, MCPP_ERR_CLOSED);
   /* One "reconnect" record carrying the attempt and what was in flight. */
   const char *rec = f->records[f->n_records - 1];
   ASSERT(strstr(rec, "\"event\":\"reconnect\"") != NULL);

@@ -68,7 +68,10 @@ static mcpp_event ev_of(mcpp_event_type t, int64_t code, int invalid, uint64_t r
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = t;
-  ev.error_code = code;
+  if (t == MCPP_EV_TIMEOUT)
+    ev.error = (int)code; /* ours: MCPP_ERR_CLOSED */
+  else
+    ev.rpc_code = code;   /* the peer's JSON-RPC code */
   ev.invalid = invalid;
   ev.rtt_us = rtt_us;
   return ev;

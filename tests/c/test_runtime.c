@@ -26,8 +26,10 @@ typedef struct host {
   atomic_int notified;
   pthread_t io_thread_seen;
   /* Everything drained so far, in order. */
-  mcpp_item *items[4096];
+  mcpp_item *items[4096]; /* every item drained, in order */
   size_t n_items;
+  mcpp_item *batches[4096]; /* the lists they came in, to free */
+  size_t n_batches;
 } host;
 
 static void host_notify(void *ud) {
@@ -59,9 +61,10 @@ static size_t host_wait_drain(host *h) {
   uint64_t n;
   ASSERT_EQ(8, read(h->efd, &n, 8));
   size_t got = 0;
-  for (mcpp_item *it = mcpp_runtime_drain(h->rt), *next; it; it = next) {
-    next = it->next;
-    it->next = NULL;
+  mcpp_item *batch = mcpp_runtime_drain(h->rt);
+  ASSERT_LT(h->n_batches, 4096);
+  if (batch) h->batches[h->n_batches++] = batch;
+  for (mcpp_item *it = batch; it; it = mcpp_item_next(it)) {
     ASSERT_LT(h->n_items, 4096);
     h->items[h->n_items++] = it;
     got++;
@@ -71,7 +74,7 @@ static size_t host_wait_drain(host *h) {
 
 static mcpp_item *find_item(host *h, mcpp_item_type type, size_t from) {
   for (size_t i = from; i < h->n_items; i++)
-    if (h->items[i]->type == type) return h->items[i];
+    if (mcpp_item_get_type(h->items[i]) == type) return h->items[i];
   return NULL;
 }
 
@@ -83,16 +86,17 @@ static mcpp_item *wait_item(host *h, mcpp_item_type type) {
 
 static mcpp_item *find_event_item(host *h, mcpp_event_type type) {
   for (size_t i = 0; i < h->n_items; i++)
-    if (h->items[i]->type == MCPP_ITEM_EVENT &&
-        h->items[i]->event.type == type)
+    if (mcpp_item_get_type(h->items[i]) == MCPP_ITEM_EVENT &&
+        mcpp_item_get_event(h->items[i])->type == type)
       return h->items[i];
   return NULL;
 }
 
 /* Frees the drained items and the runtime, which must close its loop. */
 static void host_free(host *h) {
-  for (size_t i = 0; i < h->n_items; i++)
-    mcpp_runtime_items_free(h->rt, h->items[i]);
+  for (size_t i = 0; i < h->n_batches; i++)
+    mcpp_runtime_items_free(h->rt, h->batches[i]);
+  h->n_batches = 0;
   h->n_items = 0;
   mcpp_runtime_free(h->rt);
   ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
@@ -151,23 +155,26 @@ TEST(runtime_spawn_send_ping_close_from_host_thread) {
   ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
   ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 4242));
   mcpp_item *msg = wait_item(&h, MCPP_ITEM_MESSAGE);
-  ASSERT_MEM_EQ(msg->data, msg->len,
+  ASSERT_MEM_EQ(mcpp_item_get_data(msg), mcpp_item_get_len(msg),
                 "{\"jsonrpc\":\"2.0\",\"id\":5,\"result\":{\"x\":1}}");
-  ASSERT(msg->conn_user_data == &marker);
-  ASSERT_UINT_EQ(id, msg->conn_id);
+  ASSERT(mcpp_item_get_conn_user_data(msg) == &marker);
+  ASSERT_UINT_EQ(id, mcpp_item_get_conn_id(msg));
+  /* Another type's accessors answer NULL, not garbage; data ends in NUL. */
+  ASSERT(mcpp_item_get_event(msg) == NULL && mcpp_item_get_close(msg) == NULL);
+  ASSERT_EQ('\0', mcpp_item_get_data(msg)[mcpp_item_get_len(msg)]);
   while (!find_event_item(&h, MCPP_EV_PONG)) host_wait_drain(&h);
   mcpp_item *ping = find_event_item(&h, MCPP_EV_PING);
   mcpp_item *pong = find_event_item(&h, MCPP_EV_PONG);
   ASSERT(ping && pong);
-  ASSERT_UINT_EQ(4242, ping->ping_token);
-  ASSERT_UINT_EQ(4242, pong->ping_token);
-  ASSERT_UINT_EQ(ping->event.ping_seq, pong->event.ping_seq);
+  ASSERT_UINT_EQ(4242, mcpp_item_get_ping_token(ping));
+  ASSERT_UINT_EQ(4242, mcpp_item_get_ping_token(pong));
+  ASSERT_UINT_EQ(mcpp_item_get_event(ping)->ping_seq, mcpp_item_get_event(pong)->ping_seq);
   /* The event's strings were copied into the item. */
-  ASSERT(pong->event.id != NULL && pong->event.id_len > 0);
-  ASSERT(pong->event.id >= pong->data);
+  ASSERT(mcpp_item_get_event(pong)->id != NULL && mcpp_item_get_event(pong)->id_len > 0);
+  ASSERT(mcpp_item_get_event(pong)->id >= mcpp_item_get_data(pong));
   wait_item(&h, MCPP_ITEM_RECORD);
   while (!find_item(&h, MCPP_ITEM_STDERR, 0)) host_wait_drain(&h);
-  ASSERT(strstr(find_item(&h, MCPP_ITEM_STDERR, 0)->data, "runtime hello"));
+  ASSERT(strstr(mcpp_item_get_data(find_item(&h, MCPP_ITEM_STDERR, 0)), "runtime hello"));
   ASSERT(!pthread_equal(h.io_thread_seen, pthread_self()));
 
   ASSERT_EQ(0, mcpp_runtime_info(h.rt, id, &info, &healthy));
@@ -177,8 +184,9 @@ TEST(runtime_spawn_send_ping_close_from_host_thread) {
   ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_close(h.rt, id));
   ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_send(h.rt, id, "{}", 2));
   mcpp_item *closed = wait_item(&h, MCPP_ITEM_CLOSED);
-  ASSERT_EQ(0, closed->close.err);
-  ASSERT_STR_EQ("closed by the application", closed->close.reason);
+  ASSERT_EQ(0, mcpp_item_get_close(closed)->err);
+  ASSERT(mcpp_item_get_event(closed) == NULL);
+  ASSERT_STR_EQ("closed by the application", mcpp_item_get_close(closed)->reason);
   /* CLOSED is the connection's last item. */
   ASSERT(h.items[h.n_items - 1] == closed);
   ASSERT(find_event_item(&h, MCPP_EV_CLOSED) != NULL);
@@ -212,10 +220,10 @@ TEST(runtime_items_batched_notify_once_per_batch) {
   host_wait_drain(&h);
   size_t messages = 0;
   for (size_t i = 0; i < h.n_items; i++)
-    if (h.items[i]->type == MCPP_ITEM_MESSAGE) {
+    if (mcpp_item_get_type(h.items[i]) == MCPP_ITEM_MESSAGE) {
       snprintf(buf, sizeof buf, "{\"jsonrpc\":\"2.0\",\"id\":%zu,\"result\":{}}",
                messages);
-      ASSERT_MEM_EQ(h.items[i]->data, h.items[i]->len, buf);
+      ASSERT_MEM_EQ(mcpp_item_get_data(h.items[i]), mcpp_item_get_len(h.items[i]), buf);
       messages++;
     }
   ASSERT_UINT_EQ(N, messages);
@@ -239,12 +247,12 @@ TEST(runtime_ping_event_rides_with_its_outcome) {
   ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 300, 77));
   host_wait_drain(&h);
   ASSERT_GE(h.n_items, 2);
-  ASSERT_EQ(MCPP_ITEM_EVENT, h.items[0]->type);
-  ASSERT_EQ(MCPP_EV_PING, h.items[0]->event.type);
-  ASSERT_EQ(MCPP_ITEM_EVENT, h.items[1]->type);
-  ASSERT_EQ(MCPP_EV_TIMEOUT, h.items[1]->event.type);
-  ASSERT_UINT_EQ(77, h.items[0]->ping_token);
-  ASSERT_UINT_EQ(77, h.items[1]->ping_token);
+  ASSERT_EQ(MCPP_ITEM_EVENT, mcpp_item_get_type(h.items[0]));
+  ASSERT_EQ(MCPP_EV_PING, mcpp_item_get_event(h.items[0])->type);
+  ASSERT_EQ(MCPP_ITEM_EVENT, mcpp_item_get_type(h.items[1]));
+  ASSERT_EQ(MCPP_EV_TIMEOUT, mcpp_item_get_event(h.items[1])->type);
+  ASSERT_UINT_EQ(77, mcpp_item_get_ping_token(h.items[0]));
+  ASSERT_UINT_EQ(77, mcpp_item_get_ping_token(h.items[1]));
   host_finish(&h);
 }
 
@@ -264,13 +272,13 @@ TEST(runtime_cancel_ping_and_pid) {
   ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 300, 6));
   mcpp_item *it;
   while (!(it = find_event_item(&h, MCPP_EV_TIMEOUT))) host_wait_drain(&h);
-  ASSERT_UINT_EQ(6, it->ping_token);
+  ASSERT_UINT_EQ(6, mcpp_item_get_ping_token(it));
   ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
   wait_item(&h, MCPP_ITEM_CLOSED);
   for (size_t i = 0; i < h.n_items; i++)
-    if (h.items[i]->type == MCPP_ITEM_EVENT &&
-        h.items[i]->event.type == MCPP_EV_TIMEOUT)
-      ASSERT_UINT_EQ(6, h.items[i]->ping_token);
+    if (mcpp_item_get_type(h.items[i]) == MCPP_ITEM_EVENT &&
+        mcpp_item_get_event(h.items[i])->type == MCPP_EV_TIMEOUT)
+      ASSERT_UINT_EQ(6, mcpp_item_get_ping_token(h.items[i]));
   ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_pid(h.rt, id));
   host_finish(&h);
 }
@@ -416,15 +424,17 @@ TEST(runtime_session_learned_from_the_handshake_and_proof_in_items) {
   /* The keepalive ping is refused; the configured probe takes over. */
   while (!find_event_item(&h, MCPP_EV_PROBE_OK)) host_wait_drain(&h);
   mcpp_item *ok = find_event_item(&h, MCPP_EV_PROBE_OK);
-  ASSERT_STR_EQ("probe:tools/list", ok->event.proof);
-  ASSERT(ok->event.proof == ok->data + ok->len + 1 + ok->event.id_len + 1);
+  ASSERT_STR_EQ("probe:tools/list", mcpp_item_get_event(ok)->proof);
+  const mcpp_event *okev = mcpp_item_get_event(ok);
+  ASSERT(okev->proof == mcpp_item_get_data(ok) + mcpp_item_get_len(ok) + 1 +
+                            okev->id_len + 1);
 
   ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
   wait_item(&h, MCPP_ITEM_CLOSED);
   ASSERT_EQ(MCPP_ERR_NOT_FOUND,
             mcpp_runtime_session(h.rt, id, version, sizeof version, NULL, 0));
   /* The items outlive the connection and its engine. */
-  ASSERT_STR_EQ("probe:tools/list", ok->event.proof);
+  ASSERT_STR_EQ("probe:tools/list", mcpp_item_get_event(ok)->proof);
   host_finish(&h);
 }
 

@@ -22,6 +22,7 @@ typedef struct flow_host {
   mcpp_runtime *rt;
   int efd;
   uint64_t id;
+  mcpp_item *held; /* the batch drain_until found its message in */
 } flow_host;
 
 static void flow_notify(void *ud) {
@@ -68,25 +69,32 @@ static void send_str(flow_host *h, const char *s, uint32_t timeout_ms) {
   ASSERT_EQ(0, mcpp_runtime_send_timed(h->rt, h->id, s, strlen(s), timeout_ms));
 }
 
-/* Drains until a MESSAGE containing needle arrives (and returns it, the
- * caller frees), noting the event types seen on the way in *seen. */
+/* Drains until a MESSAGE containing needle arrives and returns it, noting
+ * the event types seen on the way in *seen. The batch holding it is kept
+ * in h->held until drop_held. */
 static mcpp_item *drain_until(flow_host *h, const char *needle,
                               unsigned *seen) {
   for (;;) {
     mcpp_item *items = mcpp_runtime_drain(h->rt), *found = NULL;
-    for (mcpp_item *it = items, *next; it; it = next) {
-      next = it->next;
-      it->next = NULL;
-      if (it->type == MCPP_ITEM_EVENT && seen)
-        *seen |= 1u << it->event.type;
-      if (!found && it->type == MCPP_ITEM_MESSAGE && strstr(it->data, needle))
+    for (mcpp_item *it = items; it; it = mcpp_item_next(it)) {
+      const mcpp_event *ev = mcpp_item_get_event(it);
+      if (ev && seen) *seen |= 1u << ev->type;
+      if (!found && mcpp_item_get_type(it) == MCPP_ITEM_MESSAGE &&
+          strstr(mcpp_item_get_data(it), needle))
         found = it;
-      else
-        mcpp_runtime_items_free(h->rt, it);
     }
-    if (found) return found;
+    if (found) {
+      h->held = items;
+      return found;
+    }
+    mcpp_runtime_items_free(h->rt, items);
     ASSERT(flow_wait(h, margin_ms(10000)));
   }
+}
+
+static void drop_held(flow_host *h) {
+  mcpp_runtime_items_free(h->rt, h->held);
+  h->held = NULL;
 }
 
 static void info_of(flow_host *h, mcpp_engine_info *info, int *healthy) {
@@ -112,8 +120,8 @@ TEST(runtime_info_live_hung_request_turns_unhealthy_without_any_item) {
   /* Commands run in order: once the ping's answer is back, the send ran. */
   send_str(&h, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"ping\"}",
            MCPP_TIMEOUT_DEFAULT);
-  mcpp_item *pong = drain_until(&h, "\"id\":8", NULL);
-  mcpp_runtime_items_free(h.rt, pong);
+  drain_until(&h, "\"id\":8", NULL);
+  drop_held(&h);
   info_of(&h, &info, &healthy);
   ASSERT_EQ(1, info.in_flight);
   /* Nothing is queued or scheduled now: no item will announce the limit
@@ -128,12 +136,12 @@ TEST(runtime_info_live_hung_request_turns_unhealthy_without_any_item) {
   unsigned seen = 0;
   ASSERT_EQ(0, mcpp_runtime_cancel_request(h.rt, h.id, "7", 1));
   mcpp_item *err = drain_until(&h, "\"id\":7", &seen);
-  ASSERT(strstr(err->data, "-32800") != NULL);
-  mcpp_runtime_items_free(h.rt, err);
+  ASSERT(strstr(mcpp_item_get_data(err), "-32800") != NULL);
+  drop_held(&h);
   send_str(&h, cancelled_req, MCPP_TIMEOUT_DEFAULT);
   mcpp_item *ids = drain_until(&h, "\"ids\"", &seen);
-  ASSERT(strstr(ids->data, "\"ids\":[7]") != NULL);
-  mcpp_runtime_items_free(h.rt, ids);
+  ASSERT(strstr(mcpp_item_get_data(ids), "\"ids\":[7]") != NULL);
+  drop_held(&h);
   ASSERT(seen & (1u << MCPP_EV_REQUEST_CANCELLED));
   info_of(&h, &info, &healthy);
   ASSERT_EQ(0, info.in_flight);
@@ -154,8 +162,8 @@ TEST(runtime_send_timed_expires_cancels_on_the_wire_and_answers_host) {
   send_str(&h, hang_req, 150);
   unsigned seen = 0;
   mcpp_item *err = drain_until(&h, "\"id\":7", &seen);
-  ASSERT(strstr(err->data, "\"code\":-32001") != NULL);
-  mcpp_runtime_items_free(h.rt, err);
+  ASSERT(strstr(mcpp_item_get_data(err), "\"code\":-32001") != NULL);
+  drop_held(&h);
   mcpp_engine_info info;
   int healthy = -1;
   info_of(&h, &info, &healthy);
@@ -164,8 +172,8 @@ TEST(runtime_send_timed_expires_cancels_on_the_wire_and_answers_host) {
   ASSERT_EQ(0, healthy); /* a timeout counts until the next answer */
   send_str(&h, cancelled_req, MCPP_TIMEOUT_DEFAULT);
   mcpp_item *ids = drain_until(&h, "\"ids\"", &seen);
-  ASSERT(strstr(ids->data, "\"ids\":[7]") != NULL);
-  mcpp_runtime_items_free(h.rt, ids);
+  ASSERT(strstr(mcpp_item_get_data(ids), "\"ids\":[7]") != NULL);
+  drop_held(&h);
   ASSERT(seen & (1u << MCPP_EV_REQUEST_TIMEOUT));
   info_of(&h, &info, &healthy);
   ASSERT_EQ(1, healthy);
@@ -224,19 +232,20 @@ TEST_TIMEOUT(runtime_undrained_flood_stops_reading_convicts_nobody_loses_nothing
   while (!done) {
     mcpp_item *items = mcpp_runtime_drain(h.rt);
     size_t bytes = 0;
-    for (mcpp_item *it = items; it; it = it->next) {
-      if (it->type == MCPP_ITEM_EVENT) events |= 1u << it->event.type;
-      if (it->type != MCPP_ITEM_MESSAGE) continue;
-      bytes += it->len;
-      if (strstr(it->data, "test/flood_done")) {
+    for (mcpp_item *it = items; it; it = mcpp_item_next(it)) {
+      if (mcpp_item_get_type(it) == MCPP_ITEM_EVENT)
+        events |= 1u << mcpp_item_get_event(it)->type;
+      if (mcpp_item_get_type(it) != MCPP_ITEM_MESSAGE) continue;
+      bytes += mcpp_item_get_len(it);
+      if (strstr(mcpp_item_get_data(it), "test/flood_done")) {
         char count[32];
         snprintf(count, sizeof count, "\"count\":%d,", COUNT);
-        ASSERT(strstr(it->data, count) != NULL);
+        ASSERT(strstr(mcpp_item_get_data(it), count) != NULL);
         done = 1;
-      } else if (strstr(it->data, "test/seq")) {
+      } else if (strstr(mcpp_item_get_data(it), "test/seq")) {
         size_t n = flood_line(want, sizeof want, next, PAD);
-        ASSERT_MEM_EQ(it->data, it->len, want);
-        ASSERT_EQ(n, it->len);
+        ASSERT_MEM_EQ(mcpp_item_get_data(it), mcpp_item_get_len(it), want);
+        ASSERT_EQ(n, mcpp_item_get_len(it));
         next++;
       }
     }
@@ -303,9 +312,9 @@ TEST_TIMEOUT(runtime_full_outbound_queue_would_block_until_writable, 40) {
   while (!writable) {
     ASSERT(flow_wait(&h, margin_ms(10000)));
     mcpp_item *items = mcpp_runtime_drain(h.rt);
-    for (mcpp_item *it = items; it; it = it->next) {
-      if (it->type == MCPP_ITEM_WRITABLE) writable++;
-      if (it->type == MCPP_ITEM_MESSAGE) answers++;
+    for (mcpp_item *it = items; it; it = mcpp_item_next(it)) {
+      if (mcpp_item_get_type(it) == MCPP_ITEM_WRITABLE) writable++;
+      if (mcpp_item_get_type(it) == MCPP_ITEM_MESSAGE) answers++;
     }
     mcpp_runtime_items_free(h.rt, items);
   }
@@ -316,8 +325,8 @@ TEST_TIMEOUT(runtime_full_outbound_queue_would_block_until_writable, 40) {
   snprintf(last, sizeof last, "\"id\":%d,", sent - 1);
   while (answers < sent) {
     mcpp_item *items = mcpp_runtime_drain(h.rt);
-    for (mcpp_item *it = items; it; it = it->next)
-      if (it->type == MCPP_ITEM_MESSAGE) answers++;
+    for (mcpp_item *it = items; it; it = mcpp_item_next(it))
+      if (mcpp_item_get_type(it) == MCPP_ITEM_MESSAGE) answers++;
     mcpp_runtime_items_free(h.rt, items);
     if (answers < sent) ASSERT(flow_wait(&h, margin_ms(10000)));
   }

@@ -25,8 +25,10 @@ typedef struct host {
   int fds;
   mcpp_runtime *rt;
   int efd;
-  mcpp_item *items[4096];
+  mcpp_item *items[4096]; /* every item drained, in order */
   size_t n_items;
+  mcpp_item *batches[4096]; /* the lists they came in, to free */
+  size_t n_batches;
   char log[256], marker[256];
 } host;
 
@@ -58,9 +60,10 @@ static void host_wait_drain(host *h) {
   ASSERT_EQ(1, r);
   uint64_t n;
   ASSERT_EQ(8, read(h->efd, &n, 8));
-  for (mcpp_item *it = mcpp_runtime_drain(h->rt), *next; it; it = next) {
-    next = it->next;
-    it->next = NULL;
+  mcpp_item *batch = mcpp_runtime_drain(h->rt);
+  ASSERT_LT(h->n_batches, 4096);
+  if (batch) h->batches[h->n_batches++] = batch;
+  for (mcpp_item *it = batch; it; it = mcpp_item_next(it)) {
     ASSERT_LT(h->n_items, 4096);
     h->items[h->n_items++] = it;
   }
@@ -68,8 +71,8 @@ static void host_wait_drain(host *h) {
 
 static mcpp_item *find_ev(host *h, mcpp_event_type type, size_t nth) {
   for (size_t i = 0; i < h->n_items; i++)
-    if (h->items[i]->type == MCPP_ITEM_EVENT &&
-        h->items[i]->event.type == type && nth-- == 0)
+    if (mcpp_item_get_type(h->items[i]) == MCPP_ITEM_EVENT &&
+        mcpp_item_get_event(h->items[i])->type == type && nth-- == 0)
       return h->items[i];
   return NULL;
 }
@@ -83,8 +86,8 @@ static mcpp_item *wait_ev(host *h, mcpp_event_type type, size_t nth) {
 /* The first message item holding `needle`. */
 static mcpp_item *find_message(host *h, const char *needle) {
   for (size_t i = 0; i < h->n_items; i++)
-    if (h->items[i]->type == MCPP_ITEM_MESSAGE &&
-        strstr(h->items[i]->data, needle))
+    if (mcpp_item_get_type(h->items[i]) == MCPP_ITEM_MESSAGE &&
+        strstr(mcpp_item_get_data(h->items[i]), needle))
       return h->items[i];
   return NULL;
 }
@@ -99,8 +102,9 @@ static mcpp_item *wait_message(host *h, const char *needle) {
 static void wait_record(host *h, const char *a, const char *b) {
   for (size_t i = 0;; i++) {
     while (i >= h->n_items) host_wait_drain(h);
-    if (h->items[i]->type == MCPP_ITEM_RECORD && strstr(h->items[i]->data, a) &&
-        strstr(h->items[i]->data, b))
+    if (mcpp_item_get_type(h->items[i]) == MCPP_ITEM_RECORD &&
+        strstr(mcpp_item_get_data(h->items[i]), a) &&
+        strstr(mcpp_item_get_data(h->items[i]), b))
       return;
   }
 }
@@ -108,15 +112,16 @@ static void wait_record(host *h, const char *a, const char *b) {
 static size_t count_messages(host *h, const char *needle) {
   size_t n = 0;
   for (size_t i = 0; i < h->n_items; i++)
-    if (h->items[i]->type == MCPP_ITEM_MESSAGE &&
-        strstr(h->items[i]->data, needle))
+    if (mcpp_item_get_type(h->items[i]) == MCPP_ITEM_MESSAGE &&
+        strstr(mcpp_item_get_data(h->items[i]), needle))
       n++;
   return n;
 }
 
 static void host_finish(host *h) {
-  for (size_t i = 0; i < h->n_items; i++)
-    mcpp_runtime_items_free(h->rt, h->items[i]);
+  for (size_t i = 0; i < h->n_batches; i++)
+    mcpp_runtime_items_free(h->rt, h->batches[i]);
+  h->n_batches = 0;
   mcpp_runtime_free(h->rt);
   ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
   close(h->efd);
@@ -198,16 +203,17 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
   ASSERT_EQ(0, kill(old_pid, SIGKILL));
 
   mcpp_item *fail = wait_message(&h, "\"id\":1,\"error\":{\"code\":-32003");
-  ASSERT(strstr(fail->data, "\"mcpping\":\"in_doubt\"") != NULL);
+  ASSERT(strstr(mcpp_item_get_data(fail), "\"mcpping\":\"in_doubt\"") != NULL);
   mcpp_item *ing = wait_ev(&h, MCPP_EV_RECONNECTING, 0);
-  ASSERT_UINT_EQ(ing->event.reconnect_attempt, 1);
-  ASSERT_UINT_EQ(ing->event.in_flight, 1);
-  ASSERT_EQ(ing->event.disposition, MCPP_DISPOSITION_IN_DOUBT);
-  ASSERT(ing->event.message && strstr(ing->event.message, "signal 9"));
+  ASSERT_UINT_EQ(mcpp_item_get_event(ing)->reconnect_attempt, 1);
+  ASSERT_UINT_EQ(mcpp_item_get_event(ing)->in_flight, 1);
+  ASSERT_EQ(mcpp_item_get_event(ing)->disposition, MCPP_DISPOSITION_IN_DOUBT);
+  ASSERT(mcpp_item_get_event(ing)->message &&
+         strstr(mcpp_item_get_event(ing)->message, "signal 9"));
   mcpp_item *ed = wait_ev(&h, MCPP_EV_RECONNECTED, 0);
-  ASSERT_UINT_EQ(ed->event.reconnect_attempt, 1);
-  ASSERT_STR_EQ(ed->event.message, "recorder");
-  int new_pid = ed->event.pid;
+  ASSERT_UINT_EQ(mcpp_item_get_event(ed)->reconnect_attempt, 1);
+  ASSERT_STR_EQ(mcpp_item_get_event(ed)->message, "recorder");
+  int new_pid = mcpp_item_get_event(ed)->pid;
   ASSERT_GT(new_pid, 0);
   ASSERT_NE(new_pid, old_pid);
   ASSERT_EQ(new_pid, mcpp_runtime_pid(h.rt, id));
@@ -218,7 +224,7 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
   char want[64];
   snprintf(want, sizeof want, "\"text\":\"%d\"", new_pid);
   mcpp_item *answer = wait_message(&h, "\"id\":3");
-  ASSERT(strstr(answer->data, want) != NULL);
+  ASSERT(strstr(mcpp_item_get_data(answer), want) != NULL);
 
   /* The host saw one initialize answer only: the replay's was swallowed. */
   ASSERT_EQ(count_messages(&h, "\"serverInfo\""), 1);
@@ -239,13 +245,14 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
   /* Records: the reconnect with what was in doubt, later ones numbered. */
   int reconnect_records = 0, numbered = 0, ping_ok = 0;
   for (size_t i = 0; i < h.n_items; i++) {
-    if (h.items[i]->type != MCPP_ITEM_RECORD) continue;
-    if (strstr(h.items[i]->data, "\"event\":\"reconnect\"") &&
-        strstr(h.items[i]->data, "\"in_flight\":{\"count\":1,\"disposition\":\"in_doubt\"}"))
+    if (mcpp_item_get_type(h.items[i]) != MCPP_ITEM_RECORD) continue;
+    if (strstr(mcpp_item_get_data(h.items[i]), "\"event\":\"reconnect\"") &&
+        strstr(mcpp_item_get_data(h.items[i]),
+               "\"in_flight\":{\"count\":1,\"disposition\":\"in_doubt\"}"))
       reconnect_records++;
-    if (strstr(h.items[i]->data, "\"reconnect_attempt\":1")) numbered++;
-    if (strstr(h.items[i]->data, "\"event\":\"ping_ok\"") &&
-        strstr(h.items[i]->data, "\"reconnect_attempt\":1"))
+    if (strstr(mcpp_item_get_data(h.items[i]), "\"reconnect_attempt\":1")) numbered++;
+    if (strstr(mcpp_item_get_data(h.items[i]), "\"event\":\"ping_ok\"") &&
+        strstr(mcpp_item_get_data(h.items[i]), "\"reconnect_attempt\":1"))
       ping_ok++;
   }
   ASSERT_EQ(reconnect_records, 1);
@@ -281,13 +288,13 @@ TEST_TIMEOUT(runtime_reconnect_holds_frames_sent_between_servers, 60) {
   mcpp_item *cancelled = wait_message(&h, "\"id\":20,\"error\":{\"code\":-32800");
   ASSERT(cancelled != NULL);
   mcpp_item *last = wait_message(&h, "\"id\":14");
-  ASSERT(strstr(last->data, "\"tools\":[]") != NULL);
+  ASSERT(strstr(mcpp_item_get_data(last), "\"tools\":[]") != NULL);
   mcpp_item *ed = wait_ev(&h, MCPP_EV_RECONNECTED, 0);
   /* Every one answered, none failed, none sent twice. */
   for (int i = 10; i < 15; i++) {
     char want[32];
     snprintf(want, sizeof want, "\"id\": %d", i);
-    ASSERT_EQ(log_count(&h, ed->event.pid, want), 1);
+    ASSERT_EQ(log_count(&h, mcpp_item_get_event(ed)->pid, want), 1);
   }
   ASSERT_EQ(count_messages(&h, "-32003"), 0);
   ASSERT_EQ(log_count(&h, 0, "\"id\": 20"), 0);
@@ -303,17 +310,17 @@ TEST_TIMEOUT(runtime_reconnect_gives_up_after_max_attempts, 60) {
   handshake(&h, id);
   ASSERT_EQ(0, kill(mcpp_runtime_pid(h.rt, id), SIGKILL));
   mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
-  ASSERT(strstr(closed->event.message, "gave up reconnecting after 2 attempts"));
+  ASSERT(strstr(mcpp_item_get_event(closed)->message, "gave up reconnecting after 2 attempts"));
   ASSERT(find_ev(&h, MCPP_EV_RECONNECTING, 1) != NULL);
   ASSERT(find_ev(&h, MCPP_EV_RECONNECTING, 2) == NULL);
   ASSERT(find_ev(&h, MCPP_EV_RECONNECTED, 0) == NULL);
   mcpp_item *item = NULL;
   while (!item) {
     for (size_t i = 0; i < h.n_items && !item; i++)
-      if (h.items[i]->type == MCPP_ITEM_CLOSED) item = h.items[i];
+      if (mcpp_item_get_type(h.items[i]) == MCPP_ITEM_CLOSED) item = h.items[i];
     if (!item) host_wait_drain(&h);
   }
-  ASSERT(strstr(item->close.reason, "gave up reconnecting after 2 attempts: "
+  ASSERT(strstr(mcpp_item_get_close(item)->reason, "gave up reconnecting after 2 attempts: "
                                     "server exited with status 4"));
   ASSERT_EQ(mcpp_runtime_pid(h.rt, id), MCPP_ERR_NOT_FOUND);
   host_finish(&h);
@@ -331,7 +338,7 @@ TEST_TIMEOUT(runtime_reconnect_closed_by_host_while_waiting, 60) {
   wait_ev(&h, MCPP_EV_RECONNECTING, 0);
   ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
   mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
-  ASSERT_STR_EQ(closed->event.message, "closed by the application");
+  ASSERT_STR_EQ(mcpp_item_get_event(closed)->message, "closed by the application");
   ASSERT(find_ev(&h, MCPP_EV_RECONNECTED, 0) == NULL);
   host_finish(&h);
 }
@@ -364,18 +371,19 @@ TEST_TIMEOUT(runtime_reconnect_counts_a_server_that_cannot_start, 60) {
   ASSERT_EQ(0, unlink(script));
   ASSERT_EQ(0, kill(mcpp_runtime_pid(h.rt, id), SIGKILL));
   mcpp_item *closed = wait_ev(&h, MCPP_EV_CLOSED, 0);
-  ASSERT(strstr(closed->event.message, "gave up reconnecting after 3 attempts: cannot start"));
+  ASSERT(strstr(mcpp_item_get_event(closed)->message,
+                "gave up reconnecting after 3 attempts: cannot start"));
   /* Every respawn failed: attempts 2 and 3 were announced by the runtime
    * itself (no engine ran), with their records. */
   mcpp_item *third = find_ev(&h, MCPP_EV_RECONNECTING, 2);
   ASSERT(third != NULL);
-  ASSERT_UINT_EQ(third->event.reconnect_attempt, 3);
-  ASSERT(strstr(third->event.message, "cannot start"));
+  ASSERT_UINT_EQ(mcpp_item_get_event(third)->reconnect_attempt, 3);
+  ASSERT(strstr(mcpp_item_get_event(third)->message, "cannot start"));
   ASSERT(find_ev(&h, MCPP_EV_RECONNECTING, 3) == NULL);
   wait_record(&h, "\"event\":\"reconnect\"", "\"reconnect_attempt\":3");
   for (size_t i = 0; i < h.n_items; i++)
-    if (h.items[i]->type == MCPP_ITEM_RECORD &&
-        strstr(h.items[i]->data, "\"reconnect_attempt\":3"))
-      ASSERT(strstr(h.items[i]->data, "\"peer\":\"recorder\""));
+    if (mcpp_item_get_type(h.items[i]) == MCPP_ITEM_RECORD &&
+        strstr(mcpp_item_get_data(h.items[i]), "\"reconnect_attempt\":3"))
+      ASSERT(strstr(mcpp_item_get_data(h.items[i]), "\"peer\":\"recorder\""));
   host_finish(&h);
 }

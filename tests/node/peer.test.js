@@ -106,6 +106,8 @@ test('-32601 rejects with PingUnsupportedError and keeps the connection', async 
     const unsupported = h.nextEvent(peer, 'unsupported', 3000);
     await assert.rejects(peer.ping(), mcpping.PingUnsupportedError);
     assert.equal((await unsupported).errorCode, -32601);
+    assert.equal((await unsupported).rpcCode, -32601);
+    assert.equal((await unsupported).error, 0);
     // Never convicted as dead: still alive and still serving requests.
     assert.equal(peer.state, 'alive');
     const answer = await peer.request('echo', { x: 1 });

@@ -142,7 +142,7 @@ test('observe: ping counts sent, pong an RTT, timeout and ping_error lost (not c
   s.observe({ type: 'pong', rttUs: 2500 });
   s.observe({ type: 'pong', rttUs: 3500 });
   s.observe({ type: 'timeout', timeoutMs: 200 });
-  s.observe({ type: 'ping_error', errorCode: -6 }); // MCPP_ERR_CLOSED: not lost
+  s.observe({ type: 'timeout', error: -6 }); // MCPP_ERR_CLOSED: not lost
   s.observe({ type: 'suspect' });
   assert.equal(s.sent, 4);
   assert.equal(s.received, 3);
@@ -172,6 +172,10 @@ test('a ping abandoned at close is not counted lost', () => {
   assert.equal(s.lost, 0);
   assert.equal(s.lossPct, 0);
   assert.equal(binding.eventOutcome({ type: 'timeout', errorCode: 0 }), 'timeout');
+  assert.equal(binding.eventOutcome({ type: 'timeout', error: -6 }), 'closed');
+  // The peer's code is never ours: a peer answering -6 made a ping_error.
+  assert.equal(binding.eventOutcome({ type: 'ping_error', rpcCode: -6 }), 'error');
+  assert.equal(binding.eventOutcome({ type: 'ping_error', errorCode: -6 }), 'error');
   assert.equal(binding.eventOutcome({ type: 'stale' }), null);
 });
 

@@ -147,21 +147,23 @@ def test_loss_and_text() -> None:
 
 def native(kind: str, **kw: object) -> dict[str, object]:
     """A native event dict as the C layer makes it (the keys Stats reads)."""
-    return {"type": kind, "error_code": 0, "invalid": False, "rtt_us": 0, **kw}
+    return {"type": kind, "rpc_code": 0, "error": 0, "invalid": False, "rtt_us": 0, **kw}
 
 
 def test_counts_come_from_the_c_rule_closing_errors_are_not_lost() -> None:
     s = Stats()
     for _ in range(5):
         s.observe(native("ping"))
-    s.observe(native("ping_error", error_code=-32000))
+    s.observe(native("ping_error", rpc_code=-32000))
     s.observe(native("ping_error", invalid=True))
-    s.observe(native("timeout", error_code=_native.MCPP_ERR_CLOSED))
-    s.observe(native("unsupported", error_code=-32601))
+    s.observe(native("timeout", error=_native.MCPP_ERR_CLOSED))
+    s.observe(native("unsupported", rpc_code=-32601))
     s.observe(native("pong", rtt_us=1500))
     assert (s.count, s.received, s.lost) == (5, 1, 2)
     assert s.min == 0.0015
-    assert _native.event_outcome(native("timeout", error_code=_native.MCPP_ERR_CLOSED)) == "closed"
+    assert _native.event_outcome(native("timeout", error=_native.MCPP_ERR_CLOSED)) == "closed"
     assert _native.event_outcome(native("timeout")) == "timeout"
+    # The peer's code lives apart from ours: -6 from the peer is its error.
+    assert _native.event_outcome(native("ping_error", rpc_code=_native.MCPP_ERR_CLOSED)) == "error"
     assert _native.event_outcome(native("stale")) is None
     assert _native.outcome_is_lost("invalid") and not _native.outcome_is_lost("closed")

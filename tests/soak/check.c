@@ -404,8 +404,8 @@ static void on_event(soak *k, slot *s, const mcpp_event *ev) {
   } else if (ev->type == MCPP_EV_SUSPECT && !convictable(s)) {
     k->c.suspect_healthy++;
   } else if (ev->type == MCPP_EV_CLOSED && convictable(s) &&
-             ev->error_code != MCPP_ERR_STALE) {
-    note_verdict(k, s, mcpp_errname((int)ev->error_code));
+             ev->error != MCPP_ERR_STALE) {
+    note_verdict(k, s, mcpp_errname(ev->error));
   }
 }
 
@@ -437,25 +437,26 @@ static void on_closed(soak *k, slot *s, const mcpp_close_info *info) {
 }
 
 void check_item(soak *k, const mcpp_item *it) {
-  slot *s = it->conn_user_data;
-  if (!s || s->phase == P_FREE || it->conn_id != s->conn_id) {
-    if (it->type != MCPP_ITEM_RECORD && it->type != MCPP_ITEM_STDERR)
+  slot *s = mcpp_item_get_conn_user_data(it);
+  if (!s || s->phase == P_FREE || mcpp_item_get_conn_id(it) != s->conn_id) {
+    if (mcpp_item_get_type(it) != MCPP_ITEM_RECORD &&
+        mcpp_item_get_type(it) != MCPP_ITEM_STDERR)
       fprintf(stderr, "soak: an item (%d) for no open connection\n",
-              (int)it->type);
+              (int)mcpp_item_get_type(it));
     return;
   }
-  switch (it->type) {
+  switch (mcpp_item_get_type(it)) {
   case MCPP_ITEM_MESSAGE:
-    on_message(k, s, it->data, it->len);
+    on_message(k, s, mcpp_item_get_data(it), mcpp_item_get_len(it));
     break;
   case MCPP_ITEM_EVENT:
-    on_event(k, s, &it->event);
+    on_event(k, s, mcpp_item_get_event(it));
     break;
   case MCPP_ITEM_RECORD:
-    on_record(k, s, it->data, it->len);
+    on_record(k, s, mcpp_item_get_data(it), mcpp_item_get_len(it));
     break;
   case MCPP_ITEM_CLOSED:
-    on_closed(k, s, &it->close);
+    on_closed(k, s, mcpp_item_get_close(it));
     break;
   default:
     break;

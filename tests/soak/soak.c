@@ -306,7 +306,7 @@ void slot_after_close(soak *k, slot *s) {
 
 static void drain(void) {
   mcpp_item *items = mcpp_runtime_drain(K.rt);
-  for (mcpp_item *it = items; it; it = it->next) check_item(&K, it);
+  for (mcpp_item *it = items; it; it = mcpp_item_next(it)) check_item(&K, it);
   mcpp_runtime_items_free(K.rt, items);
 }
 
@@ -537,8 +537,8 @@ static void warm_up(void) {
     int closed = 0;
     for (int i = 0; i < 1000 && !closed; i++) {
       mcpp_item *items = mcpp_runtime_drain(rt);
-      for (mcpp_item *it = items; it; it = it->next)
-        closed |= it->type == MCPP_ITEM_CLOSED;
+      for (mcpp_item *it = items; it; it = mcpp_item_next(it))
+        closed |= mcpp_item_get_type(it) == MCPP_ITEM_CLOSED;
       mcpp_runtime_items_free(rt, items);
       if (!closed) usleep(10000);
     }
