@@ -23,8 +23,10 @@ class McppAddon : public Napi::Addon<McppAddon> {
  public:
   McppAddon(Napi::Env env, Napi::Object exports);
 
-  // Hands every queued item to the JavaScript dispatcher as one array.
+  // Hands every queued item to the JavaScript dispatcher, one per call.
   void Drain(Napi::Env env);
+  // Frees the batch being handed over (if the runtime is still there).
+  void FreeBatch();
 
  private:
   // Creates the runtime and the wake-up function on first use.
@@ -61,6 +63,9 @@ class McppAddon : public Napi::Addon<McppAddon> {
   uint32_t budget_burst_ = 0;
   double budget_per_second_ = 0;
   Napi::FunctionReference dispatch_;
+  // The batch being handed to JavaScript, one item at a time (see Drain);
+  // Cleanup frees it if a handler shuts the runtime down meanwhile.
+  mcpp_item *batch_ = nullptr;
 };
 
 }  // namespace mcpping_node

@@ -18,22 +18,22 @@ let holds = 0;
 let nextToken = 1;
 
 /**
- * Delivers one batch, in order. A throwing handler does not stop the rest
- * of the batch; its error is rethrown asynchronously as uncaught.
- * @param {object[]} items
+ * Delivers one native item; the addon calls it for each item of a drained
+ * batch in order (one at a time, so a batch is never all in the heap at
+ * once). A throwing handler does not stop the rest; its error is rethrown
+ * asynchronously as uncaught.
+ * @param {object} item
  */
-function dispatch(items) {
-  for (const item of items) {
-    const handler = conns.get(item.conn);
-    if (item.kind === 'closed') conns.delete(item.conn);
-    if (!handler) continue;
-    try {
-      handler.onItem(item);
-    } catch (err) {
-      process.nextTick(() => {
-        throw err;
-      });
-    }
+function dispatch(item) {
+  const handler = conns.get(item.conn);
+  if (item.kind === 'closed') conns.delete(item.conn);
+  if (!handler) return;
+  try {
+    handler.onItem(item);
+  } catch (err) {
+    process.nextTick(() => {
+      throw err;
+    });
   }
 }
 

@@ -145,8 +145,11 @@ test('a flood while the JavaScript thread is blocked: every frame, in order, has
   assert.equal(out.inOrder, true);
   assert.equal(out.hashOk, true);
   assert.deepEqual(out.convicted, []);
-  // V8 sizes its own heap lazily (its young generation alone takes tens of
-  // MiB under this allocation rate), so RSS here bounds the queue, not
-  // V8: unbounded, the same run grows by 250+ MiB.
-  assert.ok(out.rssGrowth < 96 * 1024 * 1024, `rss growth ${out.rssGrowth}`);
+  // Twice the cap (what the native runtime and the item being dispatched
+  // may hold) plus 8 MiB that no cap governs: V8's young generation grows
+  // from 1 to about 4 MiB per semi-space under this allocation rate, and
+  // node's own code pages for JSON and hashing are touched for the first
+  // time. Measured: 9.4 MiB. Converting a drained batch all at once grew it
+  // by 54 MiB (V8 promoted the batch); unbounded, by 250+ MiB.
+  assert.ok(out.rssGrowth < 2 * cap + (8 << 20), `rss growth ${out.rssGrowth}`);
 });
