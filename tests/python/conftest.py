@@ -75,11 +75,11 @@ def wait_port(port: int, proc: subprocess.Popen, timeout: float = 20.0) -> None:
     raise TimeoutError(f"nothing listening on {port}")
 
 
-@pytest.fixture
-def http_server():
-    """A real MCPServer over Streamable HTTP on a free port; yields its URL."""
+def serve_sdk_http(*args: str):
+    """Runs the SDK test server over Streamable HTTP on a free port (extra
+    args after the port) and yields its URL; the server ends with the generator."""
     port = free_port()
-    proc = subprocess.Popen(sdk_server("http", str(port)), stdout=subprocess.DEVNULL,
+    proc = subprocess.Popen(sdk_server("http", str(port), *args), stdout=subprocess.DEVNULL,
                             stderr=subprocess.DEVNULL, start_new_session=True)
     try:
         wait_port(port, proc)
@@ -91,3 +91,9 @@ def http_server():
         except subprocess.TimeoutExpired:
             proc.kill()
             proc.wait()
+
+
+@pytest.fixture
+def http_server():
+    """A real MCPServer over Streamable HTTP on a free port; yields its URL."""
+    yield from serve_sdk_http()

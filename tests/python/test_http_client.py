@@ -18,29 +18,13 @@ from collections.abc import Iterator
 import pytest
 
 import mcpping
-from conftest import PEERS, PY, free_port, sdk_server, wait_port
-
-
-def _serve(*args: str) -> Iterator[str]:
-    port = free_port()
-    proc = subprocess.Popen(sdk_server("http", str(port), *args), stdout=subprocess.DEVNULL,
-                            stderr=subprocess.DEVNULL, start_new_session=True)
-    try:
-        wait_port(port, proc)
-        yield f"http://127.0.0.1:{port}/mcp"
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(5)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+from conftest import PEERS, PY, serve_sdk_http
 
 
 @pytest.fixture
 def short_idle_server() -> Iterator[str]:
     """The SDK server whose sessions expire after 1 s without a request."""
-    yield from _serve("1")
+    yield from serve_sdk_http("1")
 
 
 def _post_raw(url: str, session: str, version: str) -> int:
