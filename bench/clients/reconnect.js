@@ -6,8 +6,9 @@
  *   node reconnect.js mcpping|sdk RESPONDER CYCLES
  *
  * mcpping: the TS SDK's Client over mcpping.StdioClientTransport with
- * reconnect (1 ms backoff, no jitter); a call that fails in doubt is retried
- * at once. sdk: the Client over the SDK's own StdioClientTransport, rebuilt
+ * reconnect (1 ms backoff, no jitter, a retry budget wide enough for every
+ * cycle, so the figure is not the fleet budget's 2 a second); a call that
+ * fails in doubt is retried at once. sdk: the Client over the SDK's own StdioClientTransport, rebuilt
  * by hand when a call fails: close, new transport, new Client, connect (the
  * handshake), call again. Each cycle SIGKILLs the server and times until a
  * call succeeds. Prints one JSON object: {"samples_ms": [...], "failures": N}.
@@ -27,6 +28,7 @@ async function call(client) {
 
 async function withMcpping(responder, cycles) {
   const mcpping = require(ROOT);
+  mcpping.setRetryBudget({ burst: 1e6, perSecond: 1e6 });
   const transport = new mcpping.StdioClientTransport({ command: responder, args: [] },
     { reconnect: { initialMs: 1, maxDelayMs: 1, jitter: 0, maxAttempts: 100 } });
   const client = new Client({ name: 'bench', version: '0.1.0' });

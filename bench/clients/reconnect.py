@@ -4,8 +4,9 @@ successful tools/call after it.
     python3 reconnect.py mcpping|sdk RESPONDER CYCLES
 
 mcpping: ClientSession over mcpping.sdk.stdio_peer with reconnect (1 ms
-backoff, no jitter, so the figure is mcpping's own); a call that fails in
-doubt is retried at once. sdk: ClientSession over mcp.client.stdio's
+backoff, no jitter, and a retry budget wide enough for every cycle, so the
+figure is mcpping's own reconnect, not the fleet budget's 2 a second); a
+call that fails in doubt is retried at once. sdk: ClientSession over mcp.client.stdio's
 stdio_client, as an application does it by hand: when a call fails, close
 the session and the transport, open new ones, initialize, call again. Each
 cycle SIGKILLs the server and times until a call succeeds. Prints one JSON
@@ -53,6 +54,7 @@ async def with_mcpping(responder, cycles):
     from mcp.client.stdio import StdioServerParameters
     from mcpping.sdk import stdio_peer
 
+    mcpping.set_retry_budget(burst=1_000_000, per_second=1e6)
     policy = mcpping.Reconnect(initial=0.001, max_delay=0.001, jitter=0.0, max_attempts=100)
     params = StdioServerParameters(command=responder, args=[])
     samples, failures = [], 0
