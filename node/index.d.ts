@@ -307,6 +307,11 @@ export class Peer extends EventEmitter {
   /** Timed by the engine: past timeoutMs (0 (none of its own) or 1..2147483647, default 60000) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
   request(method: string, params?: object, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   notify(method: string, params?: object): void;
+  /**
+   * The handshake: initialize, or, when the server refuses it, server/discover
+   * (a 2026-07-28 session, which has no ping). Rejects with McppError code
+   * 'HANDSHAKE' naming each refusal.
+   */
   initialize(options?: { timeoutMs?: number }): Promise<unknown>;
   /** Terminates and reaps the server's process group. */
   close(): Promise<CloseInfo>;

@@ -25,6 +25,12 @@ __all__ = ["Peer", "connect", "CloseInfo", "HandshakeError", "PROTOCOL_VERSION",
 
 #: The protocol version mcpping asks for in initialize.
 PROTOCOL_VERSION = "2025-11-25"
+#: The version mcpping proposes in server/discover when initialize is refused.
+MODERN_PROTOCOL_VERSION = "2026-07-28"
+META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
+META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
+META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
+META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
 CLIENT_INFO = {"name": "mcpping", "version": _native.VERSION}
 
 _MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED, _WRITABLE = range(7)
@@ -390,31 +396,70 @@ class Peer:
             _native.cancel_request(self._id, json.dumps(rid).encode())
 
     async def initialize(self, timeout: float = 30.0) -> dict[str, Any]:
-        """Runs the MCP handshake; returns the initialize result."""
+        """Runs the MCP handshake; returns its result.
+
+        ``initialize`` first, as every server that speaks a protocol with
+        ping accepts it. A server that refuses it with a JSON-RPC error is
+        asked ``server/discover`` (protocol 2026-07-28, which has no
+        handshake and no ping); if it lists 2026-07-28, the session is that
+        version and the discover result is returned. Raises HandshakeError
+        naming each refusal otherwise.
+        """
         _check.seconds("init_timeout", timeout)
-        try:
-            resp = await self.request("initialize", {
-                "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-                "clientInfo": CLIENT_INFO}, timeout=timeout)
-        except asyncio.TimeoutError:
-            raise HandshakeError(f"no initialize result after {timeout:g} s") from None
-        except PeerClosed:
-            raise HandshakeError(await self._closed_during_handshake()) from None
-        if "error" in resp or not isinstance(resp.get("result"), dict):
-            err = resp.get("error") or {}
-            raise HandshakeError(f"initialize failed: {err.get('code')} {err.get('message')}")
+        end = self.loop.time() + timeout
+        resp = await self._handshake_request("initialize", {
+            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
+            "clientInfo": CLIENT_INFO}, timeout)
+        if "error" in resp:
+            refused = _refusal("initialize", resp["error"])
+            return await self._discover(refused, timeout, max(0.001, end - self.loop.time()))
+        if not isinstance(resp.get("result"), dict):
+            raise HandshakeError("initialize failed: the answer has no result object")
         result: dict[str, Any] = resp["result"]
         self.protocol_version = result.get("protocolVersion")
-        info = result.get("serverInfo")
-        if isinstance(info, dict):
-            self.server_info = info
-            if isinstance(info.get("name"), str) and info["name"]:
-                self.name = info["name"]
+        self._learn_server(result.get("serverInfo"))
         try:
             self.notify("notifications/initialized")
         except PeerClosed:
             pass  # it answered, then left: the close is reported on its own
         return result
+
+    async def _handshake_request(self, method: str, params: dict[str, Any],
+                                 timeout: float, left: float | None = None) -> dict[str, Any]:
+        """One handshake request given `left` of the whole `timeout` (seconds)."""
+        try:
+            return await self.request(method, params, timeout=timeout if left is None else left)
+        except asyncio.TimeoutError:
+            raise HandshakeError(f"no {method} result after {timeout:g} s") from None
+        except PeerClosed:
+            raise HandshakeError(await self._closed_during_handshake()) from None
+
+    async def _discover(self, refused: str, timeout: float, left: float) -> dict[str, Any]:
+        """The 2026-07-28 handshake, after initialize was refused."""
+        resp = await self._handshake_request("server/discover", {"_meta": {
+            META_PROTOCOL_VERSION: MODERN_PROTOCOL_VERSION,
+            META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}}, timeout, left)
+        result = resp.get("result")
+        if "error" in resp or not isinstance(result, dict):
+            why = (_refusal("server/discover", resp["error"]) if "error" in resp
+                   else "server/discover failed: the answer has no result object")
+            raise HandshakeError(f"{refused}; {why}")
+        versions = result.get("supportedVersions")
+        if not isinstance(versions, list) or MODERN_PROTOCOL_VERSION not in versions:
+            listed = json.dumps(versions, separators=(",", ":"), ensure_ascii=False)
+            raise HandshakeError(
+                f"{refused}; server/discover lists protocol versions {listed}, and "
+                f"mcpping speaks {PROTOCOL_VERSION} and {MODERN_PROTOCOL_VERSION}")
+        self.protocol_version = MODERN_PROTOCOL_VERSION
+        meta = result.get("_meta")
+        self._learn_server(meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None)
+        return result
+
+    def _learn_server(self, info: Any) -> None:
+        if isinstance(info, dict):
+            self.server_info = info
+            if isinstance(info.get("name"), str) and info["name"]:
+                self.name = info["name"]
 
     async def _closed_during_handshake(self) -> str:
         """Why the handshake ended: how the server exited, once the close is known."""
@@ -597,6 +642,12 @@ class Peer:
         _runtime.detach(self.loop)
         if self._on_close is not None:
             _isolation.call(self._report, "on_close", self._on_close, info)
+
+
+def _refusal(method: str, error: Any) -> str:
+    """``initialize failed: -32601 Method not found``, from an error answer."""
+    err = error if isinstance(error, dict) else {}
+    return f"{method} failed: {err.get('code')} {err.get('message')}"
 
 
 def _in_doubt(resp: dict[str, Any]) -> str | None:

@@ -79,6 +79,36 @@ test('a 2026-07-28 session run by the application is learned, probed with server
   assert.ok(['probe:server/discover', 'process'].includes(stale.proof), stale.proof);
 });
 
+test('connect() reaches a 2026-07-28-only server through server/discover, probes it and convicts it frozen in bound', async () => {
+  // modern.py refuses initialize (-32601): connect() asks server/discover.
+  const peer = await mcpping.connect(h.peer('modern.py'), { keepalive: KEEPALIVE });
+  assert.equal(peer.protocolVersion, '2026-07-28');
+  assert.equal(peer.name, 'modern');
+  const ok = await h.nextEvent(peer, 'probe_ok', 5000);
+  assert.equal(ok.proof, 'probe:server/discover');
+  const stats = peer.stats;
+  assert.equal(stats.protocolVersion, '2026-07-28');
+  assert.equal(stats.pingsSent, 0);
+  const pid = peer.pid;
+  const closed = once(peer, 'closed');
+  process.kill(pid, 'SIGSTOP');
+  const t0 = Date.now();
+  const [info] = await h.within(closed, BOUND_MS + 5000, 'the frozen server to be convicted');
+  const elapsed = Date.now() - t0;
+  assert.equal(info.error, 'MCPP_ERR_STALE');
+  assert.ok(elapsed <= BOUND_MS, `stale after ${elapsed} ms, bound ${BOUND_MS} ms`);
+  assert.equal(h.exists(pid), false, 'the stopped server was reaped');
+});
+
+test('connect() names both refusals when a server shares no protocol version', async () => {
+  await assert.rejects(mcpping.connect(h.peer('modern.py', ['--versions', '2027-01-01']), { keepalive: null }), (err) => {
+    assert.equal(err.code, 'HANDSHAKE');
+    assert.equal(err.message, 'handshake failed: initialize failed: -32601 Method not found; server/discover '
+      + 'lists protocol versions ["2027-01-01"], and mcpping speaks 2025-11-25 and 2026-07-28');
+    return true;
+  });
+});
+
 test('the SDK Client on a legacy server that refuses ping: learned from initialize, probed with tools/list, convicted in bound', async () => {
   const t = new mcpping.StdioClientTransport(h.peer('unsupported.py'), { keepalive: KEEPALIVE });
   const client = new Client({ name: 'after-ping-test', version: '1' });

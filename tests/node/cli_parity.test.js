@@ -81,6 +81,17 @@ test('parity: ping unsupported exits 2', async () => {
   assert.equal(js.stderr, py.stderr);
 });
 
+test('parity: a 2026-07-28-only server is reached through server/discover, and has no ping (exit 2)', async () => {
+  const { js, py } = await same(['-c', '1', ...peerArgs('modern.py')], { status: 2 });
+  assert.equal(py.stderr, 'mcpping: ping unsupported: protocol 2026-07-28 has no ping\n');
+  assert.equal(js.stderr, py.stderr);
+  // One that lists no version mcpping speaks: both refusals, named.
+  const none = await same(['-c', '1', ...peerArgs('modern.py', ['--versions', '2027-01-01'])], { status: 2 });
+  assert.equal(none.py.stderr, 'mcpping: handshake failed: initialize failed: -32601 Method not found; '
+    + 'server/discover lists protocol versions ["2027-01-01"], and mcpping speaks 2025-11-25 and 2026-07-28\n');
+  assert.equal(none.js.stderr, none.py.stderr);
+});
+
 test('parity: spawn failure, handshake failure and bad usage exit 2', async () => {
   await same(['--json', '--', 'mcpping-no-such-program'], { status: 2 });
   await same(['--json', ...peerArgs('dies.py', ['--after', '0'])], { status: 2 });

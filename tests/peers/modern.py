@@ -10,7 +10,8 @@ in the result's _meta, refuses `ping` with -32601 (the method is gone in
          notification every `every` seconds (default 0.25) when the request
          asked for progress, then answers: a server busy on one long call.
 Flags:
-  --name NAME   the server's name (default "modern")
+  --name NAME         the server's name (default "modern")
+  --versions V[,V]    the versions server/discover lists (default 2026-07-28)
 """
 import argparse
 import os
@@ -18,11 +19,12 @@ import time
 
 from _common import error, is_request, messages, result, send
 
+VERSION = "2026-07-28"
 ap = argparse.ArgumentParser()
 ap.add_argument("--name", default="modern")
+ap.add_argument("--versions", default=VERSION)
 args = ap.parse_args()
 
-VERSION = "2026-07-28"
 META = {"io.modelcontextprotocol/serverInfo": {"name": args.name, "version": "0.1.0"}}
 TOOLS = [{"name": n, "inputSchema": {"type": "object"}} for n in ("echo", "pid", "busy")]
 
@@ -48,7 +50,7 @@ for _, msg in messages():
         continue
     method = msg["method"]
     if method == "server/discover":
-        result(msg, {"supportedVersions": [VERSION], "capabilities": {"tools": {}},
+        result(msg, {"supportedVersions": args.versions.split(","), "capabilities": {"tools": {}},
                      "cacheScope": "private", "ttlMs": 0,
                      "resultType": "complete", "_meta": META})
     elif method == "tools/list":

@@ -274,3 +274,34 @@ async def test_guard_learns_a_2026_session_from_the_traffic_and_convicts_a_froze
     stale = next(e for e in events if e.name == "stale")
     assert stale.proof == "probe:server/discover"
     assert not [e for e in events if e.name == "ping"]
+
+
+async def test_connect_reaches_a_2026_only_server_through_server_discover_and_watches_it():
+    # modern.py refuses initialize (-32601): connect() asks server/discover.
+    command = [PY, str(PEERS / "modern.py")]
+    events: list[mcpping.Event] = []
+    async with mcpping.connect(command, keepalive=KA, on_event=events.append) as peer:
+        assert (peer.protocol_version, peer.name) == ("2026-07-28", "modern")
+        info = peer.info()
+        assert (info["protocol_version"], info["peer_name"]) == ("2026-07-28", "modern")
+        async for ev in peer.events("probe_ok"):
+            assert ev.proof == "probe:server/discover"
+            break
+        assert info["pings_sent"] == 0
+        pid = peer.pid
+        os.kill(pid, signal.SIGSTOP)
+        t0 = time.monotonic()
+        closed = await asyncio.wait_for(peer.wait_closed(), BOUND + 5)
+        elapsed = time.monotonic() - t0
+        assert closed.stale and elapsed <= BOUND, (closed, elapsed)
+        assert not process_alive(pid)
+
+
+async def test_connect_names_both_refusals_when_no_version_is_shared():
+    command = [PY, str(PEERS / "modern.py"), "--versions", "2027-01-01"]
+    with pytest.raises(mcpping.HandshakeError) as info:
+        async with mcpping.connect(command, keepalive=None):
+            pass
+    assert str(info.value) == (
+        'initialize failed: -32601 Method not found; server/discover lists protocol versions '
+        '["2027-01-01"], and mcpping speaks 2025-11-25 and 2026-07-28')

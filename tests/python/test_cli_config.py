@@ -173,10 +173,15 @@ def test_json_gives_one_object_per_server_and_a_summary(tmp_path):
 
 def test_ok_and_unsupported_only_exits_0(tmp_path):
     path = write(tmp_path / "c.json", {"mcpServers": {
-        "demo": stdio([PY, "-m", "mcpping.demo"]), "no-ping": stdio(peer("unsupported"))}})
+        "demo": stdio([PY, "-m", "mcpping.demo"]), "no-ping": stdio(peer("unsupported")),
+        # Refuses initialize: reached through server/discover, a healthy
+        # 2026-07-28 server, not a failed handshake.
+        "modern": stdio(peer("modern"))}})
     r = run("--config", path, "-c", "1")
     assert r.returncode == 0, r.stdout + r.stderr
-    assert rows(r.stdout)["no-ping"][4] == "unsupported"
+    got = rows(r.stdout)
+    assert got["no-ping"][4] == "unsupported"
+    assert (got["modern"][2], got["modern"][4]) == ("2026-07-28", "unsupported")
 
 
 def test_servers_are_checked_at_once_each_within_its_deadline(tmp_path):
