@@ -1023,7 +1023,16 @@ void mcpp_handshake_free(mcpp_handshake *handshake);
 int mcpp_handshake_observe(mcpp_handshake *handshake, const char *frame,
                            size_t len);
 
-/* Returns 1 once an initialize request was captured. */
+/* Shows the handshake a frame from the server. An error answer to the
+ * captured initialize drops it: the server refused it, so it is no
+ * handshake to replay (a client that goes on to server/discover, or to
+ * another initialize, has the session that way; the next initialize is
+ * captured). Cheap once the captured initialize was answered. Returns 0
+ * or MCPP_ERR_INVALID_ARGUMENT. */
+int mcpp_handshake_observe_answer(mcpp_handshake *handshake, const char *frame,
+                                  size_t len);
+
+/* Returns 1 once an initialize request was captured (and not refused). */
 int mcpp_handshake_captured(const mcpp_handshake *handshake);
 
 /* The initialize request to replay: the captured one, byte for byte, but

@@ -92,6 +92,7 @@ struct mcpp_handshake {
   char *init; /* the captured initialize request */
   size_t init_len;
   size_t id_at, id_len; /* its id's span in init */
+  int accepted;         /* the server answered it with a result */
   char *initialized;    /* the captured notifications/initialized */
   size_t initialized_len;
   char *replay; /* the last replay built */
@@ -136,6 +137,24 @@ int mcpp_handshake_observe(mcpp_handshake *h, const char *frame, size_t len) {
     if (h->initialized == NULL) return MCPP_ERR_NOMEM;
     h->initialized_len = len;
   }
+  return 0;
+}
+
+int mcpp_handshake_observe_answer(mcpp_handshake *h, const char *frame,
+                                  size_t len) {
+  if (h == NULL || frame == NULL) return MCPP_ERR_INVALID_ARGUMENT;
+  if (h->init == NULL || h->accepted) return 0;
+  mcpp__msg m;
+  if (mcpp__scan_message(frame, len, &m) != 0 || m.method.p != NULL ||
+      !mcpp__span_eq(m.id, h->init + h->id_at, h->id_len))
+    return 0;
+  if (m.result.p && *m.result.p == '{') {
+    h->accepted = 1;
+    return 0;
+  }
+  mcpp__free(h->alloc, h->init);
+  h->init = NULL;
+  h->init_len = h->id_at = h->id_len = 0;
   return 0;
 }
 

@@ -373,7 +373,10 @@ static int reconnect_answer(rconn *r, mcpp_conn *c, const char *frame,
 
 static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
   rconn *r = ud;
-  if (r->rc && reconnect_answer(r, c, frame, len)) return;
+  if (r->rc) {
+    if (reconnect_answer(r, c, frame, len)) return;
+    mcpp_handshake_observe_answer(r->rc->hs, frame, len);
+  }
   note_session(r, 0);
   push_data(r, MCPP_ITEM_MESSAGE, frame, len);
 }

@@ -389,6 +389,7 @@ static void on_message(mcpp_conn *c, const char *frame, size_t len,
     replay_answered(w, frame, len);
     return;
   }
+  mcpp_handshake_observe_answer(w->handshake, frame, len);
   to_client(w, frame, len, 1);
 }
 

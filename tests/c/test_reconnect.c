@@ -209,6 +209,37 @@ TEST(handshake_recognises_only_the_replays_answer) {
   mcpp_handshake_free(h);
 }
 
+TEST(handshake_drops_an_initialize_the_server_refused) {
+  mcpp_handshake *h;
+  ASSERT_EQ(mcpp_handshake_new(&h, NULL), 0);
+  ASSERT_EQ(mcpp_handshake_observe(h, INIT, sizeof INIT - 1), 0);
+  /* Answers to other requests, and the server's own requests, leave it. */
+  static const char other[] = "{\"jsonrpc\":\"2.0\",\"id\":\"0\",\"error\":{\"code\":-32601,\"message\":\"x\"}}";
+  ASSERT_EQ(mcpp_handshake_observe_answer(h, other, sizeof other - 1), 0);
+  static const char req[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"ping\"}";
+  ASSERT_EQ(mcpp_handshake_observe_answer(h, req, sizeof req - 1), 0);
+  ASSERT_EQ(mcpp_handshake_captured(h), 1);
+  /* A 2026-07-28-only server refuses it: nothing to replay. */
+  static const char refused[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}";
+  ASSERT_EQ(mcpp_handshake_observe_answer(h, refused, sizeof refused - 1), 0);
+  ASSERT_EQ(mcpp_handshake_captured(h), 0);
+  size_t n;
+  ASSERT(mcpp_handshake_replay(h, 1, &n) == NULL);
+  /* The client's next initialize is the handshake, once accepted kept. */
+  static const char again[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"initialize\",\"params\":{}}";
+  ASSERT_EQ(mcpp_handshake_observe(h, again, sizeof again - 1), 0);
+  static const char ok[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}";
+  ASSERT_EQ(mcpp_handshake_observe_answer(h, ok, sizeof ok - 1), 0);
+  static const char late[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"error\":{\"code\":1,\"message\":\"x\"}}";
+  ASSERT_EQ(mcpp_handshake_observe_answer(h, late, sizeof late - 1), 0);
+  ASSERT_EQ(mcpp_handshake_captured(h), 1);
+  const char *r = mcpp_handshake_replay(h, 2, &n);
+  ASSERT(r != NULL && strstr(r, "\"mcpp-reconnect-2\"") != NULL);
+  ASSERT_EQ(mcpp_handshake_observe_answer(NULL, ok, 1), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(mcpp_handshake_observe_answer(h, NULL, 1), MCPP_ERR_INVALID_ARGUMENT);
+  mcpp_handshake_free(h);
+}
+
 TEST(handshake_out_of_memory_loses_nothing_else) {
   for (long k = 1; k <= 3; k++) {
     fx_alloc fa = {{fx_malloc, fx_realloc, fx_free_block, NULL}, 0, 0, k, 0};

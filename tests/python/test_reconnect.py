@@ -173,6 +173,23 @@ async def test_a_stopped_server_goes_stale_and_is_replaced(tmp_path):
         assert p.state == "alive"
 
 
+async def test_a_2026_session_reached_through_discover_reconnects_without_replaying_initialize():
+    # connect() sent initialize, modern.py refused it, server/discover made the
+    # session: the refused initialize is no handshake to replay on the new server.
+    watch = Watch()
+    async with mcpping.connect(peer("modern"), reconnect=FAST, keepalive=None,
+                               on_event=watch) as p:
+        assert p.protocol_version == "2026-07-28"
+        old = p.pid
+        os.kill(old, signal.SIGKILL)
+        (done,) = await watch.wait("reconnected")
+        assert watch.named("reconnecting")[-1].attempt == 1
+        assert p.pid not in (None, old)
+        answer = await p.request("tools/call", {"name": "pid", "arguments": {}, "_meta": {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28"}}, timeout=5)
+        assert answer["result"]["content"][0]["text"] == str(p.pid)
+
+
 async def test_records_carry_reconnect_attempt(tmp_path):
     records: list[dict] = []
     watch = Watch()
