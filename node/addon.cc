@@ -177,6 +177,8 @@ void McppAddon::Drain(Napi::Env env) {
 
 Napi::Value McppAddon::SetDispatch(const Napi::CallbackInfo &info) {
   dispatch_ = Napi::Persistent(info[0].As<Napi::Function>());
+  if (info.Length() > 1 && info[1].IsFunction())
+    make_event_ = Napi::Persistent(info[1].As<Napi::Function>());
   return info.Env().Undefined();
 }
 

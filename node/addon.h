@@ -27,6 +27,8 @@ class McppAddon : public Napi::Addon<McppAddon> {
   void Drain(Napi::Env env);
   // Frees the batch being handed over (if the runtime is still there).
   void FreeBatch();
+  // JavaScript's event constructor (see EventToJs), empty until set.
+  Napi::FunctionReference &EventFactory() { return make_event_; }
 
  private:
   // Creates the runtime and the wake-up function on first use.
@@ -63,6 +65,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   uint32_t budget_burst_ = 0;
   double budget_per_second_ = 0;
   Napi::FunctionReference dispatch_;
+  Napi::FunctionReference make_event_;
   // The batch being handed to JavaScript, one item at a time (see Drain);
   // Cleanup frees it if a handler shuts the runtime down meanwhile.
   mcpp_item *batch_ = nullptr;
