@@ -16,50 +16,52 @@ uint64_t ConnIdArg(const Napi::CallbackInfo &info, size_t i) {
   return static_cast<uint64_t>(info[i].As<Napi::Number>().Int64Value());
 }
 
-Napi::Value ItemToJs(Napi::Env env, const mcpp_item *it) {
-  Napi::Object o = Napi::Object::New(env);
-  o.Set("conn", static_cast<double>(mcpp_item_get_conn_id(it)));
+// An item crosses as dispatch(conn, kind, payload): no wrapper object, so
+// a message costs one string and one call. payload: the frame, record or
+// stderr bytes, the event, or an object with the item's other fields.
+const char *ItemKind(mcpp_item_type type) {
+  switch (type) {
+    case MCPP_ITEM_MESSAGE: return "message";
+    case MCPP_ITEM_EVENT: return "event";
+    case MCPP_ITEM_RECORD: return "record";
+    case MCPP_ITEM_STDERR: return "stderr";
+    case MCPP_ITEM_CLOSED: return "closed";
+    case MCPP_ITEM_PING_FAILED: return "ping_failed";
+    case MCPP_ITEM_WRITABLE: return "writable";
+    default: return "unknown";
+  }
+}
+
+Napi::Value ItemPayload(Napi::Env env, const mcpp_item *it) {
   const char *data = mcpp_item_get_data(it);
   size_t len = mcpp_item_get_len(it);
   switch (mcpp_item_get_type(it)) {
     case MCPP_ITEM_MESSAGE:
-      o.Set("kind", "message");
-      o.Set("data", Napi::String::New(env, data, len));
-      break;
-    case MCPP_ITEM_EVENT:
-      o.Set("kind", "event");
-      o.Set("event", EventToJs(env, *mcpp_item_get_event(it), mcpp_item_get_ping_token(it)));
-      break;
     case MCPP_ITEM_RECORD:
-      o.Set("kind", "record");
-      o.Set("data", Napi::String::New(env, data, len));
-      break;
+      return Napi::String::New(env, data, len);
+    case MCPP_ITEM_EVENT:
+      return EventToJs(env, *mcpp_item_get_event(it), mcpp_item_get_ping_token(it));
     case MCPP_ITEM_STDERR:
-      o.Set("kind", "stderr");
-      o.Set("data", Napi::Buffer<char>::Copy(env, data, len));
-      break;
+      return Napi::Buffer<char>::Copy(env, data, len);
     case MCPP_ITEM_CLOSED: {
       const mcpp_close_info *c = mcpp_item_get_close(it);
-      o.Set("kind", "closed");
+      Napi::Object o = Napi::Object::New(env);
       o.Set("error", c->err);
       o.Set("errorName", c->err ? mcpp_errname(c->err) : "");
       o.Set("reason", c->reason ? c->reason : "");
       o.Set("exitStatus", static_cast<double>(c->exit_status));
       o.Set("termSignal", c->term_signal);
-      break;
+      return o;
     }
-    case MCPP_ITEM_PING_FAILED:
-      o.Set("kind", "ping_failed");
+    case MCPP_ITEM_PING_FAILED: {
+      Napi::Object o = Napi::Object::New(env);
       o.Set("token", static_cast<double>(mcpp_item_get_ping_token(it)));
       o.Set("error", mcpp_item_get_error(it));
-      break;
-    case MCPP_ITEM_WRITABLE:
-      o.Set("kind", "writable");
-      break;
+      return o;
+    }
     default:
-      o.Set("kind", "unknown");
+      return env.Undefined();
   }
-  return o;
 }
 
 }  // namespace
@@ -162,9 +164,11 @@ void McppAddon::Drain(Napi::Env env) {
   Napi::Error first;
   for (mcpp_item *it = batch_; it; it = mcpp_item_next(it)) {
     Napi::HandleScope scope(env);
-    Napi::Value item = ItemToJs(env, it);
+    Napi::Value conn = Napi::Number::New(env, static_cast<double>(mcpp_item_get_conn_id(it)));
+    Napi::Value kind = Napi::String::New(env, ItemKind(mcpp_item_get_type(it)));
+    Napi::Value payload = ItemPayload(env, it);
     try {
-      dispatch_.Call({item});
+      dispatch_.Call({conn, kind, payload});
     } catch (const Napi::Error &e) {
       // The rest is still delivered; the first error is reported as an
       // uncaught exception once this callback returns.

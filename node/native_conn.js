@@ -208,29 +208,33 @@ class NativeConn {
     });
   }
 
-  /** Routes one native item (called by the runtime dispatcher). */
-  onItem(item) {
-    switch (item.kind) {
+  /**
+   * Routes one native item (called by the runtime dispatcher).
+   * @param {string} kind
+   * @param {unknown} payload
+   */
+  onItem(kind, payload) {
+    switch (kind) {
       case 'message':
-        this.owner.onMessage(item.data);
+        this.owner.onMessage(payload);
         break;
       case 'event':
-        this.onEvent(item.event);
+        this.onEvent(payload);
         break;
       case 'record':
-        this.owner.onRecord(item.data);
+        this.owner.onRecord(payload);
         break;
       case 'stderr':
-        this.owner.onStderr(item.data);
+        this.owner.onStderr(payload);
         break;
       case 'ping_failed':
-        this.settlePing(item.token, null, errors.fromCode(binding, item.error));
+        this.settlePing(payload.token, null, errors.fromCode(binding, payload.error));
         break;
       case 'writable':
         this.onWritable();
         break;
       case 'closed':
-        this.onClosed(item);
+        this.onClosed(payload);
         break;
       default:
         break;
@@ -253,7 +257,7 @@ class NativeConn {
     else this.settlePing(ev.token, null, outcomeError(ev, entry.timeoutMs));
   }
 
-  /** @param {object} item the CLOSED item */
+  /** @param {object} item the closed item's fields ({errorName, reason, exitStatus, termSignal}) */
   onClosed(item) {
     this.closed = true;
     if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);

@@ -12,7 +12,7 @@
  */
 const binding = require('./binding');
 
-/** @type {Map<number, {onItem: (item: object) => void}>} */
+/** @type {Map<number, {onItem: (kind: string, payload: unknown) => void}>} */
 const conns = new Map();
 let holds = 0;
 let nextToken = 1;
@@ -22,14 +22,16 @@ let nextToken = 1;
  * batch in order (one at a time, so a batch is never all in the heap at
  * once). A throwing handler does not stop the rest; its error is rethrown
  * asynchronously as uncaught.
- * @param {object} item
+ * @param {number} conn the connection's id
+ * @param {string} kind 'message', 'event', 'record', 'stderr', 'closed', 'ping_failed' or 'writable'
+ * @param {unknown} payload the frame, record or stderr bytes, the event, or the item's fields
  */
-function dispatch(item) {
-  const handler = conns.get(item.conn);
-  if (item.kind === 'closed') conns.delete(item.conn);
+function dispatch(conn, kind, payload) {
+  const handler = conns.get(conn);
+  if (kind === 'closed') conns.delete(conn);
   if (!handler) return;
   try {
-    handler.onItem(item);
+    handler.onItem(kind, payload);
   } catch (err) {
     process.nextTick(() => {
       throw err;
@@ -79,7 +81,7 @@ class Hold {
 /**
  * Registers a handler for a connection's items.
  * @param {number} connId
- * @param {{onItem: (item: object) => void}} handler
+ * @param {{onItem: (kind: string, payload: unknown) => void}} handler
  */
 function register(connId, handler) {
   conns.set(connId, handler);
