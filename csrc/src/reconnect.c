@@ -140,15 +140,26 @@ int mcpp_handshake_observe(mcpp_handshake *h, const char *frame, size_t len) {
   return 0;
 }
 
+/* What frame is to the request whose raw id is `id`: not its answer
+ * (MCPP_REPLAY_OTHER), a result (MCPP_REPLAY_RESULT) or an error answer
+ * (MCPP_REPLAY_ERROR). */
+static int answer_to(const char *frame, size_t len, const char *id,
+                     size_t id_len) {
+  mcpp__msg m;
+  if (mcpp__scan_message(frame, len, &m) != 0 || m.method.p != NULL ||
+      !mcpp__span_eq(m.id, id, id_len))
+    return MCPP_REPLAY_OTHER;
+  return m.result.p && *m.result.p == '{' ? MCPP_REPLAY_RESULT
+                                          : MCPP_REPLAY_ERROR;
+}
+
 int mcpp_handshake_observe_answer(mcpp_handshake *h, const char *frame,
                                   size_t len) {
   if (h == NULL || frame == NULL) return MCPP_ERR_INVALID_ARGUMENT;
   if (h->init == NULL || h->accepted) return 0;
-  mcpp__msg m;
-  if (mcpp__scan_message(frame, len, &m) != 0 || m.method.p != NULL ||
-      !mcpp__span_eq(m.id, h->init + h->id_at, h->id_len))
-    return 0;
-  if (m.result.p && *m.result.p == '{') {
+  int a = answer_to(frame, len, h->init + h->id_at, h->id_len);
+  if (a == MCPP_REPLAY_OTHER) return 0;
+  if (a == MCPP_REPLAY_RESULT) {
     h->accepted = 1;
     return 0;
   }
@@ -191,10 +202,5 @@ const char *mcpp_handshake_initialized(const mcpp_handshake *h, size_t *len) {
 int mcpp_handshake_answer(const mcpp_handshake *h, const char *frame,
                           size_t len) {
   if (h == NULL || h->replay_id_len == 0 || frame == NULL) return MCPP_REPLAY_OTHER;
-  mcpp__msg m;
-  if (mcpp__scan_message(frame, len, &m) != 0 || m.method.p != NULL ||
-      !mcpp__span_eq(m.id, h->replay_id, h->replay_id_len))
-    return MCPP_REPLAY_OTHER;
-  return m.result.p && *m.result.p == '{' ? MCPP_REPLAY_RESULT
-                                          : MCPP_REPLAY_ERROR;
+  return answer_to(frame, len, h->replay_id, h->replay_id_len);
 }
