@@ -4,7 +4,6 @@
 #include <time.h>
 
 #include <random>
-#include <vector>
 
 #include "addon.h"
 
@@ -176,12 +175,15 @@ Napi::Value StringOrNull(Napi::Env env, const char *s) {
 
 }  // namespace
 
-// The fields go to JavaScript's event constructor (runtime.js makeEvent)
-// in one call: an object literal there costs a fraction of setting twenty
-// named properties from C++, each of which V8 serves on its slow path
-// (the key internalized, the object's shape changed, every time). Without
-// the constructor (before runtime.js ran) the object is built here.
+// The fields go to JavaScript's event constructor (runtime.js makeEvent,
+// registered with setDispatch before any connection exists) in one call: an
+// object literal there costs a fraction of setting twenty named properties
+// from C++, each of which V8 serves on its slow path (the key internalized,
+// the object's shape changed, every time). makeEvent names the fields.
 Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
+  McppAddon *addon = env.GetInstanceData<McppAddon>();
+  if (addon == nullptr || addon->EventFactory().IsEmpty())
+    throw Napi::Error::New(env, "mcpping: runtime.js has not registered makeEvent");
   const char *outcome = mcpp_outcome_name(mcpp_event_outcome(&ev));
   Napi::Value id = ev.id && ev.id_len
                        ? Napi::Value(Napi::String::New(env, ev.id, ev.id_len))
@@ -189,7 +191,7 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
   // The one code that applies to this event type (kept from before the
   // split): the peer's JSON-RPC code, else our MCPP_ERR_* code.
   double error_code = static_cast<double>(ev.rpc_code ? ev.rpc_code : ev.error);
-  std::vector<napi_value> fields = {
+  const napi_value fields[] = {
       Napi::String::New(env, mcpp_event_name(ev.type)),
       Napi::String::New(env, mcpp_state_name(ev.state)),
       Napi::Number::New(env, static_cast<double>(ev.ping_seq)),
@@ -208,20 +210,9 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
       Napi::String::New(env, mcpp_disposition_name(ev.disposition)),
       StringOrNull(env, outcome),
       StringOrNull(env, ev.proof)};
-  static const char *const kNames[] = {
-      "type",    "state",   "pingSeq",   "manual",       "token",
-      "rttUs",   "timeoutMs", "rpcCode", "error",        "errorCode",
-      "invalid", "message", "id",        "failureCount", "inFlight",
-      "disposition", "outcome", "proof"};
-  static_assert(sizeof kNames / sizeof kNames[0] == 18, "one name a field");
-  McppAddon *addon = env.GetInstanceData<McppAddon>();
-  Napi::Object o;
-  if (addon && !addon->EventFactory().IsEmpty()) {
-    o = addon->EventFactory().Call(fields).As<Napi::Object>();
-  } else {
-    o = Napi::Object::New(env);
-    for (size_t i = 0; i < fields.size(); i++) o.Set(kNames[i], fields[i]);
-  }
+  Napi::Object o = addon->EventFactory()
+                       .Call(env.Undefined(), sizeof fields / sizeof fields[0], fields)
+                       .As<Napi::Object>();
   if (ev.type == MCPP_EV_RECONNECTING || ev.type == MCPP_EV_RECONNECTED)
     o.Set("attempt", static_cast<double>(ev.reconnect_attempt));
   if (ev.type == MCPP_EV_RECONNECTING)

@@ -167,9 +167,7 @@ class Peer extends EventEmitter {
       return await Promise.race([promise, aborted]);
     } catch (err) {
       // The engine gave up on it: a late answer is not the application's.
-      if (err instanceof RpcError && err.code === -32001 && err.message.startsWith('Request timed out (mcpping')) {
-        this.rpc.ignore(message.id);
-      }
+      if (timedOutByEngine(err)) this.rpc.ignore(message.id);
       const doubt = inDoubt(err);
       if (doubt) throw new RequestInDoubtError(method, doubt, err.message);
       throw err;
@@ -396,9 +394,14 @@ function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
 }
 
+/** The engine's own answer to a request that passed its deadline. */
+function timedOutByEngine(err) {
+  return err instanceof RpcError && err.code === -32001 && err.message.startsWith('Request timed out (mcpping');
+}
+
 /** A JSON-RPC error answer (not a timeout of ours): the peer refused. */
 function isRefusal(err) {
-  return err instanceof RpcError && !err.message.startsWith('Request timed out (mcpping');
+  return err instanceof RpcError && !timedOutByEngine(err);
 }
 
 /** `initialize failed: -32601 Method not found`, as Python's Peer says it. */

@@ -41,8 +41,8 @@ function dispatch(conn, kind, payload) {
 
 /**
  * Builds an engine event for the addon (convert.cc EventToJs passes the
- * fields in this order): one object literal here is much cheaper than the
- * addon setting each property from C++.
+ * fields in this order; this is the one place that names them): one object
+ * literal here is much cheaper than the addon setting each property from C++.
  */
 function makeEvent(type, state, pingSeq, manual, token, rttUs, timeoutMs, rpcCode, error, errorCode,
   invalid, message, id, failureCount, inFlight, disposition, outcome, proof) {
