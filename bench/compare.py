@@ -31,7 +31,7 @@ def values(res: dict[str, Any], kind: str) -> dict[str, tuple[str, float]]:
     out = {}
     for row, r in res.get("rows", {}).items():
         for key, item in r.get(kind, {}).items():
-            v = item.get("value" if kind == "ratios" else "median")
+            v = item.get("value", item.get("median"))  # "median": figures before 12/2026
             if isinstance(v, (int, float)):
                 out[f"{row}: {key}"] = (item.get("label", key), float(v))
     return out

@@ -118,6 +118,18 @@ def load_between(a: dict[str, Any], b: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def merge_loads(loads: list[dict[str, Any]]) -> dict[str, Any]:
+    """One row's load over its passes: wall time summed, cores averaged
+    over it, the load average at the first pass's start and the last's end."""
+    wall = sum(ld["wall_s"] for ld in loads)
+    out: dict[str, Any] = {"wall_s": wall, "loadavg_start": loads[0]["loadavg_start"],
+                           "loadavg_end": loads[-1]["loadavg_end"]}
+    for k in ("busy_cores", "ours_cores", "others_cores", "steal_pct"):
+        if wall > 0 and all(k in ld for ld in loads):
+            out[k] = sum(ld[k] * ld["wall_s"] for ld in loads) / wall
+    return out
+
+
 def noisy(load: dict[str, Any], limit_cores: float = 0.05) -> bool:
     """Whether something else used more than limit_cores while we measured."""
     return load.get("others_cores", 0.0) > limit_cores

@@ -25,10 +25,11 @@ switches (voluntary + involuntary) over the block. samples_us, when present,
 holds one latency per operation.
 
 Figures are summarised per block first (a block's p50, its rate, its CPU
-per operation), then over blocks: the median, with the interquartile range
-as the spread. A ratio between two series is the ratio of their medians;
-its spread is the interquartile range of the per-round ratios (the two
-blocks of one round ran seconds apart), which tells how firm it is.
+per operation), then over blocks: the interquartile mean (spread() says
+why not the median), with the interquartile range as the spread. A ratio
+between two series is the ratio of their interquartile means; its spread
+is the interquartile range of the per-round ratios (the two blocks of one
+round ran seconds apart), which tells how firm it is.
 """
 from __future__ import annotations
 
@@ -41,6 +42,9 @@ import subprocess
 import tempfile
 import time
 from typing import Any, Callable
+
+
+WARM_S = 1.0  # warm-up per series, in seconds of its blocks, for sized rows
 
 
 class WorkerError(RuntimeError):
@@ -151,14 +155,37 @@ def pct(sorted_xs: list[float], p: float) -> float:
 
 
 def spread(xs: list[float]) -> dict[str, float]:
-    """Median and interquartile range of xs: {"median", "q1", "q3", "n"}."""
+    """The centre and spread of xs: {"iqm", "median", "q1", "q3", "n"}.
+
+    iqm, the centre every figure and ratio uses, is the interquartile mean:
+    the mean of the middle half (a 25% trimmed mean). On this VM a figure's
+    blocks often fall in two modes, a fast spell's and a slow one's. Their
+    median jumps from one mode to the other when a few blocks change sides
+    (a pair of runs moved a ratio by 28% that way, their interquartile
+    means by 9%); the interquartile mean moves with the modes' shares and
+    still leaves out the outliers (a GC pause, a stalled block) that a plain
+    mean would take in.
+    """
     xs = sorted(x for x in xs if x is not None)
     if not xs:
-        return {"median": None, "q1": None, "q3": None, "n": 0}
+        return {"iqm": None, "median": None, "q1": None, "q3": None, "n": 0}
     if len(xs) == 1:
-        return {"median": xs[0], "q1": xs[0], "q3": xs[0], "n": 1}
+        return {"iqm": xs[0], "median": xs[0], "q1": xs[0], "q3": xs[0], "n": 1}
     q1, q2, q3 = statistics.quantiles(xs, n=4, method="inclusive")
-    return {"median": statistics.median(xs), "q1": q1, "q3": q3, "n": len(xs)}
+    return {"iqm": interquartile_mean(xs), "median": statistics.median(xs), "q1": q1,
+            "q3": q3, "n": len(xs)}
+
+
+def interquartile_mean(sorted_xs: list[float]) -> float:
+    """The mean of the middle half of an already sorted, non-empty list, the
+    quarters at each end weighing in fractionally when n is not a multiple
+    of 4 (so that every value's weight is the same as in the quantiles)."""
+    n = len(sorted_xs)
+    lo, hi = n / 4, 3 * n / 4
+    total = 0.0
+    for i, x in enumerate(sorted_xs):
+        total += x * max(0.0, min(i + 1, hi) - max(i, lo))
+    return total / (hi - lo)
 
 
 def block_figures(r: dict[str, Any]) -> dict[str, float]:
@@ -182,24 +209,34 @@ def block_figures(r: dict[str, Any]) -> dict[str, float]:
 
 def interleave(workers: dict[str, Worker], commands: dict[str, dict[str, Any]], rounds: int,
                log: Callable[[str], None] = lambda s: None, target_s: float | None = None,
-               on_block: Callable[[str, dict[str, Any]], None] | None = None
+               on_block: Callable[[str, dict[str, Any]], None] | None = None,
+               warm_s: float = WARM_S
                ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
     """Runs a warm-up round and then rounds rounds of one block per series,
     the order rotating from round to round.
 
-    With target_s, two warm-up rounds also size each series' blocks: its "n"
-    becomes what takes about target_s, so a slow series and a fast one get
-    blocks of about the same length. Returns, per series, the figures of
+    With target_s, the warm-up rounds (at least two, and until every series
+    has run warm_s) also size each series' blocks: its "n" becomes what takes
+    about target_s, so a slow series and a fast one get blocks of about the
+    same length. Returns, per series, the figures of
     each kept block in round order (blocks with the same index ran in the
     same round), and the commands used. on_block(name, raw_result) sees
     every kept block's raw result.
     """
     names = list(workers)
     commands = {n: dict(c) for n, c in commands.items()}
-    # A first block pays for JIT, caches and lazy setup, so sizing takes two.
-    for _ in range(2 if target_s else 1):
+    # A first block pays for caches and lazy setup; V8 takes longer still
+    # (a fresh TS SDK client runs 3-6x its steady cost for its first ~0.3 s
+    # of pings), so sized rows warm up for WARM_S of each series' blocks,
+    # re-sizing them after every warm-up block.
+    spent = {n: 0.0 for n in names}
+    warm_rounds = 0
+    while warm_rounds < (2 if target_s else 1) or (
+            target_s and min(spent.values()) < warm_s):
+        warm_rounds += 1
         for name in names:
             raw = workers[name].block(commands[name])
+            spent[name] += raw["wall_s"]
             if target_s and raw["wall_s"] > 0:
                 per_op = raw["wall_s"] / raw["ops"]
                 commands[name]["n"] = max(20, min(50_000, round(target_s / per_op)))
@@ -219,7 +256,8 @@ def interleave(workers: dict[str, Worker], commands: dict[str, dict[str, Any]], 
 def measure(specs: dict[str, tuple[list[str], dict[str, str] | None]],
             commands: dict[str, dict[str, Any]], rounds: int, cwd: str,
             log: Callable[[str], None] = lambda s: None, target_s: float | None = None,
-            on_block: Callable[[str, dict[str, Any]], None] | None = None
+            on_block: Callable[[str, dict[str, Any]], None] | None = None,
+            warm_s: float = WARM_S
             ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
     """Starts one worker per series (specs: name -> (argv, env)), runs
     interleave() over them and closes them, also on failure."""
@@ -227,10 +265,15 @@ def measure(specs: dict[str, tuple[list[str], dict[str, str] | None]],
     try:
         for name, (argv, env) in specs.items():
             workers[name] = Worker(name, argv, env=env, cwd=cwd)
-        return interleave(workers, commands, rounds, log, target_s, on_block)
+        return interleave(workers, commands, rounds, log, target_s, on_block, warm_s)
     finally:
         for w in workers.values():
             w.close()
+
+
+def rounds(blocks: dict[str, list[Any]]) -> int:
+    """How many rounds blocks holds (every series has one block per round)."""
+    return min((len(b) for b in blocks.values()), default=0)
 
 
 def summary(blocks: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
@@ -241,13 +284,13 @@ def summary(blocks: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
 
 def ratio(blocks: dict[str, list[dict[str, Any]]], num: str, den: str, figure: str
           ) -> dict[str, Any]:
-    """median(num's figure) / median(den's figure), with the IQR of the
-    per-round ratios as its spread."""
+    """iqm(num's figure) / iqm(den's figure) (spread()), with the IQR of
+    the per-round ratios as its spread."""
     a = [b[figure] for b in blocks[num]]
     b = [b[figure] for b in blocks[den]]
     per_round = [x / y for x, y in zip(a, b) if x is not None and y]
     s = spread(per_round)
-    ma, mb = spread(a)["median"], spread(b)["median"]
+    ma, mb = spread(a)["iqm"], spread(b)["iqm"]
     return {"num": num, "den": den, "figure": figure,
             "value": ma / mb if ma is not None and mb else None,
             "q1": s["q1"], "q3": s["q3"], "rounds": s["n"]}

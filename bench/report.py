@@ -20,13 +20,13 @@ def num(x: float | None, digits: int = 1) -> str:
     return f"{x:.2g}"
 
 
-def med(s: dict[str, Any] | None, digits: int = 1) -> str:
-    """A spread as "median (q1–q3)"."""
-    if not s or s.get("median") is None:
+def iqm(s: dict[str, Any] | None, digits: int = 1) -> str:
+    """A spread (method.spread) as "iqm (q1–q3)"."""
+    if not s or s.get("iqm") is None:
         return "–"
     if s.get("n", 0) < 2 or s["q1"] == s["q3"]:
-        return num(s["median"], digits)
-    return f"{num(s['median'], digits)} ({num(s['q1'], digits)}–{num(s['q3'], digits)})"
+        return num(s["iqm"], digits)
+    return f"{num(s['iqm'], digits)} ({num(s['q1'], digits)}–{num(s['q3'], digits)})"
 
 
 def times(r: dict[str, Any] | None) -> str:
@@ -52,15 +52,15 @@ def table(header: list[str], rows: list[list[str]], right_from: int = 1) -> list
 def series_table(labels: dict[str, str], series: dict[str, dict[str, Any]],
                  columns: list[tuple[str, str, int]]) -> list[str]:
     """One line per series, one column per (figure, header, digits), each
-    cell the median over blocks with its interquartile range."""
-    rows = [[labels.get(name, name)] + [med(s.get(fig), d) for fig, _, d in columns]
+    cell the interquartile mean over blocks with the interquartile range."""
+    rows = [[labels.get(name, name)] + [iqm(s.get(fig), d) for fig, _, d in columns]
             for name, s in series.items()]
     return table(["series"] + [h for _, h, _ in columns], rows)
 
 
 def ratio_table(ratios: dict[str, dict[str, Any]]) -> list[str]:
     rows = [[r.get("label", k), times(r), str(r.get("rounds", ""))] for k, r in ratios.items()]
-    return table(["ratio (of the medians)", "value (IQR of the per-round ratios)", "rounds"],
+    return table(["ratio (of the interquartile means)", "value (IQR of the per-round ratios)", "rounds"],
                  rows, right_from=2)
 
 
@@ -117,10 +117,17 @@ def render(res: dict[str, Any], rows: list[Any]) -> str:
        "responder (`tests/peers/responder.c`). Each client setup (a *series*) runs in a "
        "worker process that keeps its connection open; the runner drives the workers of a "
        "row in rounds, one short block of each series per round, the order rotating from "
-       "round to round, after warm-up rounds that also size the blocks (bench/method.py). A figure is the median "
-       "over blocks of the per-block figure (a block's p50, its rate, its CPU per "
-       "operation), shown as `median (q1–q3)`, the interquartile range over blocks. A ratio "
-       "is the ratio of two series' medians; its IQR is that of the per-round ratios, so a "
+       "round to round, after warm-up rounds (at least 1 s of each series, since V8 takes "
+       "that long to compile a fresh client's hot path) that also size the blocks "
+       "(bench/method.py). This VM's speed moves in spells tens of seconds long, which slow "
+       "the series that hand work between threads more than the others, so the rows with "
+       "ratios run in passes spread over the whole run, with fresh workers each pass, and "
+       "their figures pool every pass's blocks. A figure is the interquartile mean (the "
+       "mean of the middle half) over blocks of the per-block figure (a block's p50, its "
+       "rate, its CPU per operation), shown as `iqm (q1–q3)` with the interquartile range "
+       "over blocks; not the median, because a spell puts a figure's blocks in two modes "
+       "and the median jumps between them (bench/method.py spread()). A ratio is the ratio "
+       "of two series' interquartile means; its IQR is that of the per-round ratios, so a "
        "wide one says the ratio is not firm. CPU is the client process's own, user + "
        "system over all its threads (getrusage / `process.cpuUsage()`), per operation; "
        "csw are its context switches per operation.", ""])
@@ -173,6 +180,12 @@ def render(res: dict[str, Any], rows: list[Any]) -> str:
             a([f"- {key}:", "", "  ```"] + [f"  {ln}" for ln in err.splitlines()[-12:]]
               + ["  ```", ""])
     return "\n".join(L).rstrip() + "\n"
+
+
+def passes(res: dict[str, Any]) -> str:
+    """" in N passes" for a row measured in passes spread over the run."""
+    n = res.get("passes", 1)
+    return f" in {n} passes spread over the run (fresh workers each)" if n > 1 else ""
 
 
 def _la(xs: list[float] | None) -> str:

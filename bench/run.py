@@ -8,9 +8,12 @@
 --rows ping"` for a short partial run). The whole run holds the CPUs out of
 deep idle (steady mode, machine.py) and says whether it could. Each row
 (bench/rows/) measures its series in interleaved blocks and reports medians
-with their spread (bench/method.py); profiles run after the measuring
-(bench/profiles.py). A full run writes bench/RESULTS.md, bench/RESULTS.json
-and bench/latency_cdf.png; a quick or partial run writes them to bench/out/
+with their spread (bench/method.py). The rows with ratios run in passes
+spread over the whole run, fresh workers each pass, because this VM's speed
+moves in spells tens of seconds long that slow some series more than others
+(schedule()); profiles run after the measuring (bench/profiles.py). A full
+run writes bench/RESULTS.md, bench/RESULTS.json and bench/latency_cdf.png; a
+quick or partial run writes them to bench/out/
 unless --out says otherwise, so it never replaces the full report by
 accident. `python3 bench/compare.py A.json B.json` compares two runs.
 """
@@ -40,13 +43,19 @@ ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, "build")
 PROGRAMS = {"responder": "responder", "c_ping": "bench-c-ping", "idle_cost": "bench-idle-cost"}
 NOISY_CORES = 0.05  # other processes' CPU above which a row is flagged
+PASSES = {False: 4, True: 2}  # passes of the spread rows, by --quick
 
 
 class Context:
     """What a row gets: programs, interpreters, run options."""
 
-    def __init__(self, quick: bool, out: str, programs: dict[str, str], perf: dict[str, Any]):
+    def __init__(self, quick: bool, out: str, programs: dict[str, str], perf: dict[str, Any],
+                 passes: int = 1):
         self.quick = quick
+        self.passes = passes
+        self.pass_no = 0
+        self.spread = False
+        self._kept: dict[tuple[str, str], dict[str, list[Any]]] = {}
         self.out = out
         self.root = ROOT
         self.clients = os.path.join(HERE, "clients")
@@ -59,8 +68,29 @@ class Context:
     def pick(self, full: Any, quick: Any) -> Any:
         return quick if self.quick else full
 
+    def rounds(self, full: int, quick: int) -> int:
+        """This pass's share of a spread row's rounds (schedule())."""
+        total = self.pick(full, quick)
+        return max(1, total // self.passes + (self.pass_no < total % self.passes))
+
+    @property
+    def final_pass(self) -> bool:
+        return self.pass_no == self.passes - 1
+
+    def keep(self, tag: str, lists: dict[str, list[Any]]) -> dict[str, list[Any]]:
+        """Adds this pass's lists (per series, in round order) to the row's
+        earlier passes' under tag, and returns them all: a spread row
+        computes its figures over every pass so far, and the last pass's
+        result is the row's."""
+        store = self._kept.setdefault((self.row, tag), {})
+        for name, xs in lists.items():
+            store.setdefault(name, []).extend(xs)
+        return {name: list(xs) for name, xs in store.items()}
+
     def log(self, msg: str) -> None:
-        print(f"[bench{' ' + self.row if self.row else ''}] {msg}", file=sys.stderr, flush=True)
+        where = self.row + (f" pass {self.pass_no + 1}/{self.passes}"
+                            if self.row and self.spread and self.passes > 1 else "")
+        print(f"[bench{' ' + where if where else ''}] {msg}", file=sys.stderr, flush=True)
 
 
 def prepare_programs() -> tuple[str, dict[str, str]]:
@@ -84,7 +114,7 @@ def floor_p50(programs: dict[str, str]) -> float | None:
         blocks, _ = method.measure(
             {"floor": ([programs["c_ping"], "floor", programs["responder"]], None)},
             {"floor": {"n": 2000}}, 2, ROOT)
-        return method.spread([b["p50_us"] for b in blocks["floor"]])["median"]
+        return method.spread([b["p50_us"] for b in blocks["floor"]])["iqm"]
     except method.WorkerError:
         return None
 
@@ -108,7 +138,7 @@ def draft_reason(res: dict[str, Any], all_rows: bool) -> str:
 def measure(o: argparse.Namespace, keys: list[str]) -> dict[str, Any]:
     private, programs = prepare_programs()
     perf = profiles.perf_status()
-    ctx = Context(o.quick, o.out, programs, perf)
+    ctx = Context(o.quick, o.out, programs, perf, o.passes or PASSES[o.quick])
     res: dict[str, Any] = {"schema": 1, "argv": sys.argv[1:], "quick": o.quick,
                            "machine": machine.facts(),
                            "versions": machine.versions(ROOT, ctx.py, ctx.node), "perf": perf,
@@ -124,20 +154,27 @@ def measure(o: argparse.Namespace, keys: list[str]) -> dict[str, Any]:
             res["steady_check"] = check
             start = machine.snapshot()
             by_key = {r.KEY: r for r in ROWS}
-            for key in keys:
+            loads: dict[str, list[dict[str, Any]]] = {}
+            for pass_no, key in schedule(keys, by_key, ctx.passes):
+                if key in res["failed"]:
+                    continue
                 row = by_key[key]
-                ctx.row = key
+                ctx.row, ctx.pass_no, ctx.spread = key, pass_no, spread(row)
                 ctx.log(row.TITLE)
                 a = machine.snapshot()
                 try:
                     r = row.run(ctx)
                 except Exception:  # one failing row must not lose the others
                     res["failed"][key] = traceback.format_exc()[-3000:]
+                    res["rows"].pop(key, None)
                     ctx.log(f"failed:\n{res['failed'][key]}")
                     continue
+                loads.setdefault(key, []).append(machine.load_between(a, machine.snapshot()))
                 r["title"] = row.TITLE
-                r["load"] = machine.load_between(a, machine.snapshot())
+                r["passes"] = pass_no + 1 if ctx.spread else 1
+                r["load"] = machine.merge_loads(loads[key])
                 res["rows"][key] = r
+            res["rows"] = {k: res["rows"][k] for k in keys if k in res["rows"]}
             res["load"] = machine.load_between(start, machine.snapshot())
             res["goals"] = goals(res)
             if o.profile if o.profile is not None else not o.quick:
@@ -152,6 +189,31 @@ def measure(o: argparse.Namespace, keys: list[str]) -> dict[str, Any]:
     res["elapsed_s"] = time.monotonic() - t0
     res["draft"] = "; ".join(x for x in (o.draft, draft_reason(res, keys == all_keys())) if x)
     return res
+
+
+def spread(row: Any) -> bool:
+    return getattr(row, "SPREAD", False)
+
+
+def schedule(keys: list[str], by_key: dict[str, Any], passes: int) -> list[tuple[int, str]]:
+    """The order of the run: (pass, row key) pairs.
+
+    This VM's speed moves in spells tens of seconds long (the host's doing:
+    every series slows, those that hand work between threads most), so a
+    ratio taken over one 20-second stretch depends on the spell it fell in.
+    The spread rows (SPREAD = True: those with ratios) therefore run in
+    passes, each with fresh workers and its share of the rounds, and the
+    other rows run between the passes, so every ratio samples the whole run.
+    """
+    many = [k for k in keys if spread(by_key[k])]
+    once = [k for k in keys if k not in many]
+    gaps = max(1, passes - 1)
+    out: list[tuple[int, str]] = []
+    for p in range(passes):
+        out += [(p, k) for k in many]
+        if p < gaps:
+            out += [(0, k) for k in once[p::gaps]]
+    return out
 
 
 def goals(res: dict[str, Any]) -> list[dict[str, Any]]:
@@ -185,12 +247,16 @@ def main() -> None:
     ap.add_argument("--profile", dest="profile", action="store_true", default=None,
                     help="run the profiles (the default for a full run)")
     ap.add_argument("--no-profile", dest="profile", action="store_false")
+    ap.add_argument("--passes", type=int, default=None, help="passes of the rows with ratios "
+                    f"(default {PASSES[False]}, {PASSES[True]} with --quick)")
     ap.add_argument("--draft", default="", help="mark the report as a draft, saying why")
     ap.add_argument("--out", default=None, help="directory for RESULTS.md/.json and the chart "
                     "(default: bench/ for a full run, bench/out/ otherwise)")
     ap.add_argument("--render", action="store_true",
                     help="only rewrite RESULTS.md from the RESULTS.json in --out (no measuring)")
     o = ap.parse_args()
+    if o.passes is not None and o.passes < 1:
+        ap.error("--passes must be at least 1")
     keys = all_keys() if not o.rows else o.rows.split(",")
     unknown = [k for k in keys if k not in all_keys()]
     if unknown:

@@ -8,7 +8,7 @@ A row is one module here with:
            measures (method.measure for interleaved blocks) and returns a
            JSON-able result: "series" (method.summary per series), "ratios"
            (key -> method.ratio + "label"), optionally "figures" (key ->
-           {"label", "median", ...}) for figures bench/compare.py should
+           {"label", "value", ...}) for figures bench/compare.py should
            follow that are not ratios
   render(res) -> list[str]
            its section of RESULTS.md (helpers in report.py)

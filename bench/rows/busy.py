@@ -63,7 +63,7 @@ def run(ctx: Any) -> dict[str, Any]:
     series = {n: method.summary(rs) for n, rs in runs.items()}
     figures = {f"{n} answered during block": {
         "label": f"{LABELS[n]}: pings answered during the block",
-        **series[n]["answered_during"]} for n in names}
+        "value": series[n]["answered_during"]["median"]} for n in names}
     return {"rounds": rounds, "series": series, "figures": figures, "runs": runs}
 
 
@@ -76,9 +76,9 @@ def render(res: dict[str, Any]) -> list[str]:
          f"{res['rounds']} run(s) of each client, interleaved.", ""]
     rows = []
     for n, s in res["series"].items():
-        rows.append([LABELS[n], report.med(s["sent_during"], 0), report.med(s["answered_during"], 0),
-                     report.med(s["answered_eventually"], 0), report.med(s["lat_p50_ms"], 2),
-                     report.med(s["lat_max_ms"], 2)])
+        rows.append([LABELS[n], report.iqm(s["sent_during"], 0), report.iqm(s["answered_during"], 0),
+                     report.iqm(s["answered_eventually"], 0), report.iqm(s["lat_p50_ms"], 2),
+                     report.iqm(s["lat_max_ms"], 2)])
     L += report.table(["client", "sent during block", "answered during block",
                        "answered eventually", "latency p50 (ms)", "latency max (ms)"], rows)
     return L

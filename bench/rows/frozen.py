@@ -58,7 +58,7 @@ def run(ctx: Any) -> dict[str, Any]:
             except (ValueError, IndexError):
                 series[name] = {"noticed_s": None, "how": "client printed no result"}
         figures = {f"{n} noticed": {"label": f"{LABELS[n][0]}: frozen peer noticed after (s)",
-                                    "median": series[n].get("noticed_s")}
+                                    "value": series[n].get("noticed_s")}
                    for n in ("py-api", "node-api")}
         return {"limit_s": limit, "series": series, "figures": figures}
     finally:

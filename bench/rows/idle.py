@@ -30,10 +30,12 @@ def run(ctx: Any) -> dict[str, Any]:
            "series": {"keepalive": method.summary(blocks)}, "blocks": blocks}
     s = res["series"]["keepalive"]
     res["figures"] = {
-        "idle cpu_pct": {"label": f"CPU % of one core at {n} idle connections", **s["cpu_pct"]},
-        "idle cpu per ping": {"label": "CPU µs per keepalive ping", **s["cpu_us_per_op"]},
+        "idle cpu_pct": {"label": f"CPU % of one core at {n} idle connections",
+                         "value": s["cpu_pct"]["iqm"]},
+        "idle cpu per ping": {"label": "CPU µs per keepalive ping",
+                              "value": s["cpu_us_per_op"]["iqm"]},
         "idle rss per conn": {"label": "RSS bytes per connection",
-                              "median": r["rss_per_conn_bytes"]}}
+                              "value": r["rss_per_conn_bytes"]}}
     return res
 
 
@@ -41,7 +43,7 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
     s = res["series"]["keepalive"]
     cpu = s["cpu_pct"]
     rss = res["run"]["rss_per_conn_bytes"]
-    m = (f"{report.med(cpu, 2)} % of one core, {rss:,.0f} B RSS per connection "
+    m = (f"{report.iqm(cpu, 2)} % of one core, {rss:,.0f} B RSS per connection "
          f"(N = {res['n']})")
     if res["n"] != FULL_N:
         return [method.goal("1000 idle connections", "≤ 1% of one core and ≤ 4 KiB each", m,
@@ -49,7 +51,7 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
     note = "borderline: the interquartile range straddles 1%" \
         if cpu["q1"] <= 1.0 <= cpu["q3"] else ""
     return [method.goal("1000 idle connections", "≤ 1% of one core and ≤ 4 KiB each", m,
-                        cpu["median"] <= 1.0 and rss <= 4096, note)]
+                        cpu["iqm"] <= 1.0 and rss <= 4096, note)]
 
 
 def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict[str, Any]:
@@ -68,7 +70,7 @@ def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict
                 return {"perf": {"error": "idle_cost exited before settling"}}
         out = {"perf": profiles.perf_attach(p.pid, secs)}
         per_s = profiles.syscalls_attached(p.pid, secs)
-        pongs = res["series"]["keepalive"]["pongs_per_s"]["median"] or 1
+        pongs = res["series"]["keepalive"]["pongs_per_s"]["iqm"] or 1
         if "calls" in per_s:
             per_s = {"per_op": per_s["per_op"] / pongs,
                      "calls": [[c, n / pongs] for c, n in per_s["calls"]]}
@@ -90,15 +92,15 @@ def render(res: dict[str, Any]) -> list[str]:
          "in each; at the end its RSS growth over the baseline taken before the first spawn, "
          "and the bytes live in mcpping's allocator (counted by an injected allocator).", ""]
     s = res["series"]["keepalive"]
-    L += report.table(["figure", "median (IQR over windows)"], [
-        ["CPU % of one core", report.med(s["cpu_pct"], 2)],
-        ["keepalive pongs/s", report.med(s["pongs_per_s"], 0)],
-        ["CPU µs per keepalive ping", report.med(s["cpu_us_per_op"], 1)],
-        ["context switches per keepalive ping", report.med(s["csw_per_op"], 2)],
+    L += report.table(["figure", "interquartile mean (IQR over windows)"], [
+        ["CPU % of one core", report.iqm(s["cpu_pct"], 2)],
+        ["keepalive pongs/s", report.iqm(s["pongs_per_s"], 0)],
+        ["CPU µs per keepalive ping", report.iqm(s["cpu_us_per_op"], 1)],
+        ["context switches per keepalive ping", report.iqm(s["csw_per_op"], 2)],
         ["RSS growth per connection (bytes)", f"{r['rss_per_conn_bytes']:,.0f}"],
         ["mcpping allocator bytes per connection", f"{r['alloc_per_conn_bytes']:,.0f}"],
         ["ping timeouts / stale during the run", f"{r['timeouts']} / {r['stale']}"]])
-    if s["pongs_per_s"]["median"] is not None and s["pongs_per_s"]["median"] < 0.5 * res["n"]:
+    if s["pongs_per_s"]["iqm"] is not None and s["pongs_per_s"]["iqm"] < 0.5 * res["n"]:
         L += ["**Warning:** far fewer than one pong per connection per second: these figures "
               "do not measure keepalive.", ""]
     prof = res.get("profile", {})

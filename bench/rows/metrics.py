@@ -13,6 +13,7 @@ from rows import ping
 
 KEY = "metrics"
 TITLE = "Keepalive CPU with metrics on"
+SPREAD = True  # runs in passes spread over the run (run.py schedule())
 CONNS, INTERVAL_MS, BLOCK_MS, COLLECTIONS, EVENT_PAIRS = 20, 50, 1000, 20, 100_000
 
 # Worker -> (language label, exporter label).
@@ -42,7 +43,7 @@ def specs(ctx: Any) -> dict[str, list[str]]:
 
 
 def run(ctx: Any) -> dict[str, Any]:
-    rounds = ctx.pick(12, 3)
+    rounds = ctx.rounds(12, 3)
     block_ms = ctx.pick(BLOCK_MS, 500)
     workers: dict[str, method.Worker] = {}
     try:
@@ -59,16 +60,18 @@ def run(ctx: Any) -> dict[str, Any]:
     finally:
         for w in workers.values():
             w.close()
+    blocks, collect, micro = ctx.keep("blocks", blocks), ctx.keep("collect", collect), \
+        ctx.keep("events", micro)
     series_sum = {n: method.summary(b) for n, b in blocks.items()}
     events = {n: method.summary(b) for n, b in micro.items()}
     figures = {}
     for w, (lang, fn) in WORKERS.items():
-        added = events[w]["cpu_us_per_op"]["median"] - events[f"{w}-off"]["cpu_us_per_op"]["median"]
-        base = series_sum[f"{w}-off"]["cpu_us_per_op"]["median"]
+        added = events[w]["cpu_us_per_op"]["iqm"] - events[f"{w}-off"]["cpu_us_per_op"]["iqm"]
+        base = series_sum[f"{w}-off"]["cpu_us_per_op"]["iqm"]
         figures[f"{w} counting share"] = {
             "label": f"{lang}, {fn}: counting's CPU per keepalive ping ÷ the ping's CPU",
-            "median": added / base, "added_us": added}
-    return {"rounds": rounds, "block_ms": block_ms, "commands": commands,
+            "value": added / base, "added_us": added}
+    return {"rounds": method.rounds(blocks), "block_ms": block_ms, "commands": commands,
             "series": series_sum, "collect": {n: method.summary(b) for n, b in collect.items()},
             "events": events, "figures": figures,
             "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
@@ -90,7 +93,7 @@ def render(res: dict[str, Any]) -> list[str]:
          "over the keepalive pongs in the block. Its blocks alternate between the tally "
          "hooked and unhooked (what a process that never turned metrics on runs), so each "
          "ratio compares one process with itself. "
-         f"{res['rounds']} rounds, the order rotating.", ""]
+         f"{res['rounds']} rounds{report.passes(res)}, the order rotating.", ""]
     L += report.series_table(LABELS, res["series"], [
         ("cpu_us_per_op", "CPU µs per keepalive ping", 1), ("rate", "pongs/s", 0)])
     L += report.ratio_table(res["ratios"])
@@ -107,6 +110,6 @@ def render(res: dict[str, Any]) -> list[str]:
               "`Histogram.record()` is included:", ""]
         L += report.table(["series", "µs added per keepalive ping", "share of the ping's CPU"], [
             [f"{lang}, {fn}", f"{res['figures'][f'{w} counting share']['added_us']:.2f}",
-             f"{100 * res['figures'][f'{w} counting share']['median']:.1f}%"]
+             f"{100 * res['figures'][f'{w} counting share']['value']:.1f}%"]
             for w, (lang, fn) in WORKERS.items()])
     return L

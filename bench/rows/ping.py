@@ -12,6 +12,7 @@ import report
 
 KEY = "ping"
 TITLE = "Sequential ping round trip"
+SPREAD = True  # runs in passes spread over the run (run.py schedule())
 
 LABELS = {
     "floor": "bare libuv pipe (floor)",
@@ -64,12 +65,12 @@ def ratios(blocks: dict[str, list[dict[str, Any]]], table: list[tuple]) -> dict[
 def run(ctx: Any) -> dict[str, Any]:
     pooled: dict[str, list[float]] = {n: [] for n in LABELS}
     target = ctx.pick(0.05, 0.02)
-    rounds = ctx.pick(60, 8)
     blocks, commands = method.measure(
-        specs(ctx), {n: {"n": 200} for n in LABELS}, rounds, ctx.root, ctx.log,
+        specs(ctx), {n: {"n": 200} for n in LABELS}, ctx.rounds(60, 8), ctx.root, ctx.log,
         target_s=target,
         on_block=lambda name, raw: pooled[name].extend(raw.get("samples_us", ())))
-    res = {"rounds": rounds, "target_s": target, "commands": commands,
+    blocks, pooled = ctx.keep("blocks", blocks), ctx.keep("samples", pooled)
+    res = {"rounds": method.rounds(blocks), "target_s": target, "commands": commands,
            "series": {n: method.summary(b) for n, b in blocks.items()},
            "ratios": ratios(blocks, RATIOS), "blocks": blocks}
     res["chart"] = chart(pooled, res["series"], os.path.join(ctx.out, "latency_cdf.png"))
@@ -122,7 +123,7 @@ def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict
     out: dict[str, Any] = {}
     sp = specs(ctx)
     for name in LABELS:
-        per_op = res["series"][name]["wall_us_per_op"]["median"] or 100.0
+        per_op = res["series"][name]["wall_us_per_op"]["iqm"] or 100.0
         cmd = {"n": max(200, int(0.5e6 / per_op))}
         argv, env = sp[name]
         ctx.log(f"profile: {name}")
@@ -142,7 +143,8 @@ def _try(fn: Any, *args: Any) -> dict[str, Any]:
 
 
 def render(res: dict[str, Any]) -> list[str]:
-    L = [f"One ping in flight. {res['rounds']} rounds after a warm-up; each block about "
+    L = [f"One ping in flight. {res['rounds']} rounds{report.passes(res)} after a warm-up; "
+         "each block about "
          f"{res['target_s'] * 1000:.0f} ms of pings (block sizes: "
          + ", ".join(f"{LABELS[k].split(' (')[0]} {c['n']}" for k, c in res["commands"].items())
          + "). Latency is the wall time around one ping as the caller sees it (C: `uv_hrtime` "
@@ -229,10 +231,10 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
     s = res["series"]
     if api not in s or sdk not in s or not s[api].get("native_p50_us"):
         return []
-    wall = s[api]["p50_us"]["median"]
-    native = s[api]["native_p50_us"]["median"]
-    ts = s[sdk]["p50_us"]["median"]
-    floor = s.get("floor", {}).get("p50_us", {}).get("median")
+    wall = s[api]["p50_us"]["iqm"]
+    native = s[api]["native_p50_us"]["iqm"]
+    ts = s[sdk]["p50_us"]["iqm"]
+    floor = s.get("floor", {}).get("p50_us", {}).get("iqm")
     runtime = "V8 and Node's runtime" if lang == "Node" else "the interpreter"
     text = (f"**Where a {lang} round trip spends its time.** A caller of mcpping's "
             f"`peer.ping()` waits {wall:.1f} µs (p50). {native:.0f} µs of it is the round trip "
@@ -296,7 +298,7 @@ def chart(pooled: dict[str, list[float]], series: dict[str, Any], path: str) -> 
         k = min(len(xs), 4000)
         idx = [min(len(xs) - 1, int(i * len(xs) / k)) for i in range(k)] + [len(xs) - 1]
         color, ls, lw = styles.get(name, ("gray", "-", 1))
-        p50 = series[name]["p50_us"]["median"]
+        p50 = series[name]["p50_us"]["iqm"]
         ax.plot([xs[i] for i in idx], [(i + 1) / len(xs) for i in idx], color=color,
                 linestyle=ls, linewidth=lw, label=f"{LABELS[name]} (p50 {p50:.1f} µs)")
     ax.set_xscale("log")

@@ -9,6 +9,7 @@ from rows import ping
 
 KEY = "pipelined"
 TITLE = "Pipelined rate (64 pings in flight)"
+SPREAD = True  # runs in passes spread over the run (run.py schedule())
 DEPTH = 64
 
 RATIOS = [
@@ -26,11 +27,11 @@ RATIOS = [
 
 def run(ctx: Any) -> dict[str, Any]:
     target = ctx.pick(0.1, 0.03)
-    rounds = ctx.pick(40, 6)
     blocks, commands = method.measure(
-        ping.specs(ctx), {n: {"n": 2000, "depth": DEPTH} for n in ping.LABELS}, rounds,
-        ctx.root, ctx.log, target_s=target)
-    return {"rounds": rounds, "target_s": target, "commands": commands,
+        ping.specs(ctx), {n: {"n": 2000, "depth": DEPTH} for n in ping.LABELS},
+        ctx.rounds(40, 6), ctx.root, ctx.log, target_s=target)
+    blocks = ctx.keep("blocks", blocks)
+    return {"rounds": method.rounds(blocks), "target_s": target, "commands": commands,
             "series": {n: method.summary(b) for n, b in blocks.items()},
             "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
 
@@ -46,7 +47,8 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def render(res: dict[str, Any]) -> list[str]:
-    L = [f"{DEPTH} pings in flight, {res['rounds']} rounds after a warm-up, blocks of about "
+    L = [f"{DEPTH} pings in flight, {res['rounds']} rounds{report.passes(res)} after a "
+         "warm-up, blocks of about "
          f"{res['target_s'] * 1000:.0f} ms (block sizes: "
          + ", ".join(f"{ping.LABELS[k].split(' (')[0]} {c['n']}"
                      for k, c in res["commands"].items())
@@ -66,7 +68,7 @@ def cpu_bound(res: dict[str, Any]) -> str:
     that it waits on the server. Says so with this run's figures."""
     parts = []
     for name, s in res["series"].items():
-        rate, cpu = s["rate"]["median"], s["cpu_us_per_op"]["median"]
+        rate, cpu = s["rate"]["iqm"], s["cpu_us_per_op"]["iqm"]
         if rate and cpu:
             parts.append(f"{ping.LABELS[name]} {rate * cpu / 1e6:.2f}")
     return ("What bounds each rate: pings/s × CPU per ping is the number of cores the client "

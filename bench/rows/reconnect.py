@@ -12,6 +12,7 @@ import report
 
 KEY = "reconnect"
 TITLE = "Crash to the first successful call after it"
+SPREAD = True  # runs in passes spread over the run (run.py schedule())
 LABELS = {
     "py-mcpping": "Python `ClientSession` over `mcpping.sdk.stdio_peer(reconnect=...)`",
     "py-sdk": "Python `ClientSession` over `mcp.client.stdio`, rebuilt by hand",
@@ -23,7 +24,7 @@ PAIRS = [("py-mcpping/py-sdk", "py-mcpping", "py-sdk", "Python"),
 
 
 def run(ctx: Any) -> dict[str, Any]:
-    rounds, cycles = ctx.pick(6, 2), ctx.pick(20, 3)
+    rounds, cycles = ctx.rounds(8, 2), ctx.pick(20, 3)
     r = ctx.programs["responder"]
     py = os.path.join(ctx.clients, "reconnect.py")
     js = os.path.join(ctx.clients, "reconnect.js")
@@ -33,31 +34,33 @@ def run(ctx: Any) -> dict[str, Any]:
             "ts-sdk": [ctx.node, js, "sdk", r, str(cycles)]}
     ctx.log(f"{rounds} rounds of {cycles} crashes per series, the order rotating")
     samples: dict[str, list[float]] = {n: [] for n in LABELS}
-    failures = {n: 0 for n in LABELS}
+    failures: dict[str, list[int]] = {n: [] for n in LABELS}
     per_round: dict[str, list[float]] = {n: [] for n in LABELS}
     names = list(LABELS)
     for i in range(rounds):
         for name in names[i % len(names):] + names[:i % len(names)]:
             out = method.run_once(argv[name], timeout=120, cwd=ctx.root)
             samples[name] += out["samples_ms"]
-            failures[name] += out["failures"]
+            failures[name].append(out["failures"])
             per_round[name].append(statistics.median(out["samples_ms"]))
+    samples, failures = ctx.keep("samples", samples), ctx.keep("failures", failures)
+    per_round = ctx.keep("per_round", per_round)
     series = {}
     for name, xs in samples.items():
         xs = sorted(xs)
         series[name] = {"ms": method.spread(xs), "p90_ms": method.pct(xs, 90), "max_ms": xs[-1],
-                        "n": len(xs), "failed_calls": failures[name]}
+                        "n": len(xs), "failed_calls": sum(failures[name])}
     ratios = {}
     for key, num, den, lang in PAIRS:
         rs = [a / b for a, b in zip(per_round[num], per_round[den]) if b]
         s = method.spread(rs)
-        ratios[key] = {"value": series[num]["ms"]["median"] / series[den]["ms"]["median"],
+        ratios[key] = {"value": series[num]["ms"]["iqm"] / series[den]["ms"]["iqm"],
                        "q1": s["q1"], "q3": s["q3"], "rounds": len(rs),
-                       "label": f"{lang} crash-to-call median, mcpping reconnect ÷ rebuilt by hand"}
+                       "label": f"{lang} crash to call, mcpping reconnect ÷ rebuilt by hand"}
     figures = {f"{n} crash to call": {"label": f"{LABELS[n]}: crash to call (ms)",
-                                      "median": series[n]["ms"]["median"]} for n in LABELS}
-    return {"rounds": rounds, "cycles": cycles, "series": series, "ratios": ratios,
-            "figures": figures}
+                                      "value": series[n]["ms"]["iqm"]} for n in LABELS}
+    return {"rounds": method.rounds(per_round), "cycles": cycles, "series": series,
+            "ratios": ratios, "figures": figures}
 
 
 def render(res: dict[str, Any]) -> list[str]:
@@ -69,13 +72,14 @@ def render(res: dict[str, Any]) -> list[str]:
          "respawn, the replayed handshake); a call the crash caught in flight fails in doubt "
          "and is retried by the client. The hand-built application closes its session and "
          "transport on the first failed call, opens new ones and runs the handshake again. "
-         f"{res['rounds']} rounds of {res['cycles']} crashes per series, the order rotating.",
+         f"{res['rounds']} rounds{report.passes(res)} of {res['cycles']} crashes per series, "
+         "the order rotating.",
          ""]
     rows = []
     for name, s in res["series"].items():
-        rows.append([LABELS[name], report.med(s["ms"], 2), report.num(s["p90_ms"], 2),
+        rows.append([LABELS[name], report.iqm(s["ms"], 2), report.num(s["p90_ms"], 2),
                      report.num(s["max_ms"], 2), str(s["n"]), str(s["failed_calls"])])
-    L += report.table(["series", "median ms (IQR)", "p90 ms", "max ms", "crashes",
+    L += report.table(["series", "ms, interquartile mean (IQR)", "p90 ms", "max ms", "crashes",
                        "failed calls"], rows)
     L += report.ratio_table(res["ratios"])
     return L

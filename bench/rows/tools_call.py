@@ -11,6 +11,7 @@ from rows import ping
 
 KEY = "tools_call"
 TITLE = "Small `tools/call` through the SDK session"
+SPREAD = True  # runs in passes spread over the run (run.py schedule())
 BYTES = 64
 
 LABELS = {
@@ -45,10 +46,10 @@ def specs(ctx: Any, sdk_mode: str = "sdk") -> dict[str, tuple[list[str], None]]:
 
 def run(ctx: Any) -> dict[str, Any]:
     target = ctx.pick(0.05, 0.02)
-    rounds = ctx.pick(40, 6)
     blocks, commands = method.measure(specs(ctx), {n: {"n": 50, "bytes": BYTES} for n in LABELS},
-                                      rounds, ctx.root, ctx.log, target_s=target)
-    return {"rounds": rounds, "target_s": target, "commands": commands,
+                                      ctx.rounds(40, 6), ctx.root, ctx.log, target_s=target)
+    blocks = ctx.keep("blocks", blocks)
+    return {"rounds": method.rounds(blocks), "target_s": target, "commands": commands,
             "series": {n: method.summary(b) for n, b in blocks.items()},
             "ratios": ping.ratios(blocks, RATIOS), "blocks": blocks}
 
@@ -72,7 +73,8 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
 def render(res: dict[str, Any]) -> list[str]:
     L = [f"`tools/call` of the responder's `blob` tool returning {BYTES} bytes of text, one "
          f"call in flight, through the official SDK's client session; only the transport "
-         f"differs (mcpping's with its defaults). {res['rounds']} rounds after a warm-up, "
+         f"differs (mcpping's with its defaults). {res['rounds']} rounds{report.passes(res)} "
+         "after a warm-up, "
          f"blocks of about {res['target_s'] * 1000:.0f} ms (block sizes: "
          + ", ".join(f"{k} {c['n']}" for k, c in res["commands"].items()) + ").", ""]
     L += report.series_table(LABELS, res["series"], [

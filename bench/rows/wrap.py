@@ -12,6 +12,7 @@ from rows import forwarding, ping
 
 KEY = "wrap"
 TITLE = "`mcpping wrap` vs a direct server"
+SPREAD = True  # runs in passes spread over the run (run.py schedule())
 SMALL = 64
 LARGE = 16 << 20
 
@@ -46,12 +47,12 @@ def specs(ctx: Any) -> dict[str, tuple[list[str], None]]:
 
 def run(ctx: Any) -> dict[str, Any]:
     target = ctx.pick(0.05, 0.02)
-    small_rounds, large_rounds = ctx.pick(30, 4), ctx.pick(8, 2)
     small, small_cmds = method.measure(specs(ctx), {n: {"n": 50, "bytes": SMALL} for n in LABELS},
-                                       small_rounds, ctx.root, ctx.log, target_s=target)
+                                       ctx.rounds(32, 4), ctx.root, ctx.log, target_s=target)
     large, _ = method.measure(specs(ctx), {n: {"n": 1, "bytes": LARGE} for n in LABELS},
-                              large_rounds, ctx.root, ctx.log)
-    return {"rounds": [small_rounds, large_rounds], "target_s": target,
+                              ctx.rounds(8, 2), ctx.root, ctx.log)
+    small, large = ctx.keep("small", small), ctx.keep("large", large)
+    return {"rounds": [method.rounds(small), method.rounds(large)], "target_s": target,
             "commands": small_cmds,
             "series": {n: method.summary(b) for n, b in small.items()},
             "large_series": {n: method.summary(b) for n, b in large.items()},
@@ -82,8 +83,9 @@ def render(res: dict[str, Any]) -> list[str]:
          f"or `mcpping wrap -- responder` (its defaults: keepalive after 10 s idle, which "
          f"never fires here). A `tools/call` of `blob` returning {SMALL} bytes, one call in "
          f"flight, {small_rounds} rounds of blocks of about {res['target_s'] * 1000:.0f} ms; "
-         f"then one returning 16 MiB, one call per block, {large_rounds} rounds. CPU is the "
-         f"client's (the wrap is a process of its own).", ""]
+         f"then one returning 16 MiB, one call per block, {large_rounds} rounds; both"
+         f"{report.passes(res) or ' in one pass'}. CPU is the client's (the wrap is a process "
+         "of its own).", ""]
     L += report.series_table(LABELS, res["series"], [
         ("p50_us", "small p50 µs", 1), ("p99_us", "small p99 µs", 1),
         ("cpu_us_per_op", "client CPU µs/call", 1)])

@@ -15,27 +15,45 @@ ROOT = Path(__file__).resolve().parents[2]
 BENCH = ROOT / "bench"
 sys.path.insert(0, str(BENCH))
 
+import machine  # noqa: E402
 import method  # noqa: E402
+import run  # noqa: E402
 
 
 def blocks(**series: list[float]) -> dict[str, list[dict[str, float]]]:
     return {name: [{"p50_us": x} for x in xs] for name, xs in series.items()}
 
 
-def test_ratio_is_the_ratio_of_the_medians_with_the_per_round_iqr_beside_it():
+def test_ratio_is_the_ratio_of_the_interquartile_means_with_the_per_round_iqr_beside_it():
     b = blocks(a=[10, 20, 30, 40, 50], b=[5, 10, 10, 20, 25])
     r = method.ratio(b, "a", "b", "p50_us")
-    assert r["value"] == pytest.approx(30 / 10)
+    # Middle halves, the quartiles' neighbours weighing 3/4: (15 + 30 + 30) / 2.5
+    # and (7.5 + 10 + 15) / 2.5.
+    assert r["value"] == pytest.approx(30 / 13)
     # Per-round ratios 2, 2, 3, 2, 2: the spread is theirs, not the medians'.
     assert (r["q1"], r["q3"]) == (pytest.approx(2.0), pytest.approx(2.0))
     assert r["rounds"] == 5
 
 
-def test_spread_gives_the_median_and_the_interquartile_range():
+def test_spread_gives_the_interquartile_mean_the_median_and_the_interquartile_range():
     s = method.spread([1, 2, 3, 4, 5, 6, 7, 8, 100])
     assert s["median"] == 5
+    assert s["iqm"] == pytest.approx(5.0)  # the outlier is left out, as by the median
     assert (s["q1"], s["q3"]) == (3, 7)
-    assert method.spread([])["median"] is None
+    assert method.spread([4, 2, 6, 8])["iqm"] == pytest.approx(5.0)
+    assert method.spread([3])["iqm"] == 3
+    assert method.spread([])["iqm"] is None and method.spread([])["median"] is None
+
+
+def test_the_interquartile_mean_follows_two_modes_shares_where_the_median_jumps():
+    # Blocks from a fast spell (50) and a slow one (80): two more slow blocks
+    # move the median from one mode to the other (+60%), the interquartile
+    # mean by the share they changed in the middle half (11 and 9 of 20 fast,
+    # then 9 and 11: 63.5 to 66.5, +5%).
+    before = method.spread([50.0] * 21 + [80.0] * 19)
+    after = method.spread([50.0] * 19 + [80.0] * 21)
+    assert (before["median"], after["median"]) == (50.0, 80.0)
+    assert (before["iqm"], after["iqm"]) == (pytest.approx(63.5), pytest.approx(66.5))
 
 
 def test_a_goal_whose_limit_falls_inside_the_iqr_is_borderline():
@@ -85,7 +103,7 @@ def test_interleave_warms_up_sizes_blocks_and_rotates_the_order(worker_script, t
     log = tmp_path / "order"
     specs = {n: ([sys.executable, str(worker_script), n, str(log)], None) for n in "ABC"}
     got, commands = method.measure(specs, {n: {"n": 10} for n in "ABC"}, 3, str(tmp_path),
-                                   target_s=0.005)
+                                   target_s=0.005, warm_s=0.0)
     order = log.read_text().split()
     # Two sizing rounds in the given order, then A B C, B C A, C A B.
     assert order == list("ABC") * 2 + list("ABCBCACAB")
@@ -95,6 +113,19 @@ def test_interleave_warms_up_sizes_blocks_and_rotates_the_order(worker_script, t
         b = got[n][0]
         assert b["p50_us"] == 10.0
         assert b["cpu_us_per_op"] > 0 and b["rate"] > 0
+
+
+def test_warm_up_goes_on_until_every_series_has_run_warm_s(worker_script, tmp_path):
+    log = tmp_path / "order"
+    specs = {n: ([sys.executable, str(worker_script), n, str(log)], None) for n in "AB"}
+    got, commands = method.measure(specs, {n: {"n": 10} for n in "AB"}, 2, str(tmp_path),
+                                   target_s=0.005, warm_s=0.05)
+    order = log.read_text().split()
+    warm = order[:-4]
+    # Blocks of ~5 ms: 0.05 s of warm-up takes about ten rounds, not two.
+    assert len(warm) >= 16 and warm == list("AB") * (len(warm) // 2)
+    assert order[-4:] == list("ABBA")
+    assert all(len(got[n]) == 2 for n in "AB")
 
 
 def test_a_block_counts_the_cpu_of_every_thread_of_the_worker(worker_script, tmp_path):
@@ -151,3 +182,46 @@ def test_compare_passes_two_runs_within_15_percent(tmp_path):
     p = compare(a, b)
     assert p.returncode == 0, p.stdout
     assert "0 of 2 ratios moved" in p.stdout
+
+
+class Row:
+    def __init__(self, key: str, spread: bool):
+        self.KEY, self.SPREAD = key, spread
+
+
+def test_spread_rows_run_in_passes_with_the_other_rows_between_them():
+    rows = {"ping": Row("ping", True), "busy": Row("busy", False),
+            "wrap": Row("wrap", True), "idle": Row("idle", False)}
+    got = run.schedule(["ping", "busy", "wrap", "idle"], rows, 3)
+    assert got == [(0, "ping"), (0, "wrap"), (0, "busy"),
+                   (1, "ping"), (1, "wrap"), (0, "idle"),
+                   (2, "ping"), (2, "wrap")]
+    assert run.schedule(["ping", "busy"], rows, 1) == [(0, "ping"), (0, "busy")]
+
+
+def test_a_spread_row_gets_its_share_of_the_rounds_and_keeps_every_pass():
+    ctx = run.Context(quick=False, out="", programs={}, perf={}, passes=4)
+    ctx.row = "ping"
+    shares, kept = [], {}
+    for p in range(4):
+        ctx.pass_no = p
+        shares.append(ctx.rounds(10, 2))
+        kept = ctx.keep("blocks", {"a": [p] * shares[-1], "b": [p * 10] * shares[-1]})
+        assert ctx.final_pass == (p == 3)
+    assert shares == [3, 3, 2, 2] and sum(shares) == 10
+    assert kept == {"a": [0, 0, 0, 1, 1, 1, 2, 2, 3, 3],
+                    "b": [0, 0, 0, 10, 10, 10, 20, 20, 30, 30]}
+    assert method.rounds(kept) == 10
+    ctx.row = "wrap"  # another row's lists are its own
+    assert ctx.keep("blocks", {"a": [7]}) == {"a": [7]}
+
+
+def test_a_row_s_load_over_its_passes_is_averaged_over_their_wall_time():
+    a = {"wall_s": 10.0, "loadavg_start": [1, 1, 1], "loadavg_end": [2, 2, 2],
+         "busy_cores": 1.0, "ours_cores": 1.0, "others_cores": 0.0, "steal_pct": 0.0}
+    b = {"wall_s": 30.0, "loadavg_start": [3, 3, 3], "loadavg_end": [4, 4, 4],
+         "busy_cores": 1.0, "ours_cores": 0.6, "others_cores": 0.4, "steal_pct": 2.0}
+    m = machine.merge_loads([a, b])
+    assert m["wall_s"] == 40.0
+    assert m["others_cores"] == pytest.approx(0.3) and m["steal_pct"] == pytest.approx(1.5)
+    assert (m["loadavg_start"], m["loadavg_end"]) == ([1, 1, 1], [4, 4, 4])
