@@ -99,12 +99,19 @@ def worker_script(tmp_path: Path) -> Path:
     return p
 
 
-def test_interleave_warms_up_sizes_blocks_and_rotates_the_order(worker_script, tmp_path):
+def run_toys(worker_script: Path, tmp_path: Path, names: str, rounds: int, warm_s: float
+             ) -> tuple[list[str], dict, dict]:
+    """Measures toy series named by the letters of names in blocks of ~5 ms;
+    returns the order the blocks ran in, the blocks and the commands."""
     log = tmp_path / "order"
-    specs = {n: ([sys.executable, str(worker_script), n, str(log)], None) for n in "ABC"}
-    got, commands = method.measure(specs, {n: {"n": 10} for n in "ABC"}, 3, str(tmp_path),
-                                   target_s=0.005, warm_s=0.0)
-    order = log.read_text().split()
+    specs = {n: ([sys.executable, str(worker_script), n, str(log)], None) for n in names}
+    got, commands = method.measure(specs, {n: {"n": 10} for n in names}, rounds,
+                                   str(tmp_path), target_s=0.005, warm_s=warm_s)
+    return log.read_text().split(), got, commands
+
+
+def test_interleave_warms_up_sizes_blocks_and_rotates_the_order(worker_script, tmp_path):
+    order, got, commands = run_toys(worker_script, tmp_path, "ABC", 3, warm_s=0.0)
     # Two sizing rounds in the given order, then A B C, B C A, C A B.
     assert order == list("ABC") * 2 + list("ABCBCACAB")
     for n in "ABC":
@@ -116,14 +123,12 @@ def test_interleave_warms_up_sizes_blocks_and_rotates_the_order(worker_script, t
 
 
 def test_warm_up_goes_on_until_every_series_has_run_warm_s(worker_script, tmp_path):
-    log = tmp_path / "order"
-    specs = {n: ([sys.executable, str(worker_script), n, str(log)], None) for n in "AB"}
-    got, commands = method.measure(specs, {n: {"n": 10} for n in "AB"}, 2, str(tmp_path),
-                                   target_s=0.005, warm_s=0.05)
-    order = log.read_text().split()
+    order, got, _ = run_toys(worker_script, tmp_path, "AB", 2, warm_s=0.2)
     warm = order[:-4]
-    # Blocks of ~5 ms: 0.05 s of warm-up takes about ten rounds, not two.
-    assert len(warm) >= 16 and warm == list("AB") * (len(warm) // 2)
+    # Blocks of ~5 ms: 0.2 s of warm-up takes about forty rounds, not just the
+    # two that size the blocks (which only a machine 40 times slower than the
+    # blocks' CPU time could make last 0.2 s).
+    assert len(warm) >= 6 and warm == list("AB") * (len(warm) // 2)
     assert order[-4:] == list("ABBA")
     assert all(len(got[n]) == 2 for n in "AB")
 
