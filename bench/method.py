@@ -277,7 +277,8 @@ def rounds(blocks: dict[str, list[Any]]) -> int:
 
 
 def summary(blocks: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
-    """Median and IQR over blocks of every figure the blocks have."""
+    """spread() (interquartile mean, median, IQR) over blocks of every figure
+    the blocks have."""
     keys = blocks[0].keys() if blocks else ()
     return {k: spread([b.get(k) for b in blocks]) for k in keys}
 

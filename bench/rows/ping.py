@@ -73,7 +73,8 @@ def run(ctx: Any) -> dict[str, Any]:
     res = {"rounds": method.rounds(blocks), "target_s": target, "commands": commands,
            "series": {n: method.summary(b) for n, b in blocks.items()},
            "ratios": ratios(blocks, RATIOS), "blocks": blocks}
-    res["chart"] = chart(pooled, res["series"], os.path.join(ctx.out, "latency_cdf.png"))
+    if ctx.final_pass:  # the earlier passes' results are superseded, charts and all
+        res["chart"] = chart(pooled, res["series"], os.path.join(ctx.out, "latency_cdf.png"))
     return res
 
 
