@@ -28,6 +28,10 @@ std::string GetString(const Napi::Object &obj, const char *key) {
   return v.ToString().Utf8Value();
 }
 
+Napi::Value StringOrNull(Napi::Env env, const char *s) {
+  return s ? Napi::Value(Napi::String::New(env, s)) : env.Null();
+}
+
 }  // namespace
 
 uint64_t MonotonicUs() {
@@ -166,14 +170,6 @@ void SpawnFromJs(const Napi::Object &obj, OwnedSpawn *out) {
     throw Napi::TypeError::New(env, "stderr must be 'inherit', 'pipe' or 'ignore'");
   o->kill_grace_ms = GetU32(obj, "killGraceMs", 0);
 }
-
-namespace {
-
-Napi::Value StringOrNull(Napi::Env env, const char *s) {
-  return s ? Napi::Value(Napi::String::New(env, s)) : env.Null();
-}
-
-}  // namespace
 
 // The fields go to JavaScript's event constructor (runtime.js makeEvent,
 // registered with setDispatch before any connection exists) in one call: an
