@@ -56,6 +56,9 @@ typedef struct cmd {
   /* CMD_PING, CMD_CANCEL_PING; CMD_SEND: the request's timeout */
   uint32_t timeout_ms;
   uint64_t token;
+  /* CMD_SEND held between two servers: when its request expires (µs,
+   * uv_hrtime's clock); 0: never. */
+  uint64_t deadline;
   /* CMD_SEND: the frame; CMD_CANCEL_REQUEST: the raw id */
   size_t len;
   char data[];
@@ -111,7 +114,9 @@ typedef struct reconnect {
   phase phase;
   uint32_t streak; /* attempts in a row; 0 once one succeeded */
   uint64_t retry_at;
-  uv_timer_t timer;
+  uv_timer_t timer; /* the respawn at retry_at, or a held request's expiry */
+  int retry_armed;  /* the timer is set for the respawn */
+  uint64_t held_due; /* at most the earliest held deadline; UINT64_MAX */
   mcpp_handshake *hs;
   struct cmd *held, *held_tail;
   mcpp_settings settings; /* strings below are copies */
@@ -543,6 +548,7 @@ static int reconnect_cancel_held(rconn *r, const char *id, size_t id_len);
 static int plan_reconnect(mcpp_conn *c, int err, const char *reason,
                           uint32_t *attempt, uint32_t *delay_ms, char *why,
                           size_t cap, void *ud);
+static void start_held_timeout(rconn *r, cmd *k);
 
 static void run_spawn(mcpp_runtime *rt, cmd *k) {
   rconn *r = rt_malloc(rt, sizeof *r);
@@ -656,6 +662,7 @@ static int run_send(mcpp_runtime *rt, cmd *k) {
       else
         x->held = k;
       x->held_tail = k;
+      start_held_timeout(r, k);
       return 1;
     }
   }
@@ -841,6 +848,128 @@ static void finish_idle(rconn *r, int err, const char *reason) {
 
 static void on_retry(uv_timer_t *t);
 
+/* A held frame's request timeout in ms as the engine would take it, or 0:
+ * untimed, or no request the engine would time (m: the frame, scanned). */
+static uint32_t held_timeout_ms(const reconnect *x, const cmd *k,
+                                mcpp__msg *m) {
+  uint32_t ms = k->timeout_ms == MCPP_TIMEOUT_DEFAULT
+                    ? x->settings.request_timeout_ms
+                : k->timeout_ms == MCPP_TIMEOUT_NONE ? 0
+                                                     : k->timeout_ms;
+  if (!ms || mcpp__scan_message(k->data, k->len, m) != 0 || m->dup ||
+      !m->id.p || !m->method.p || m->method.n < 2 || m->method.p[0] != '"')
+    return 0;
+  return ms;
+}
+
+/* Sets the timer for what comes first: the respawn (waiting, the old
+ * server reaped) or the earliest held request's expiry. */
+static void reconnect_arm(rconn *r) {
+  reconnect *x = r->rc;
+  if (uv_is_closing((uv_handle_t *)&x->timer)) return;
+  uint64_t due = x->held_due;
+  x->retry_armed = x->phase == WAITING && !r->conn && x->retry_at <= due;
+  if (x->retry_armed) due = x->retry_at;
+  if (due == UINT64_MAX) {
+    uv_timer_stop(&x->timer);
+    return;
+  }
+  uint64_t now = uv_hrtime() / 1000;
+  uv_timer_start(&x->timer, on_retry, due > now ? (due - now + 999) / 1000 : 0,
+                 0);
+}
+
+/* A request held now has its timeout run from now, as it would had a
+ * server been there: the application's wait does not stop for a
+ * reconnect. */
+static void start_held_timeout(rconn *r, cmd *k) {
+  reconnect *x = r->rc;
+  mcpp__msg m;
+  uint32_t ms = held_timeout_ms(x, k, &m);
+  k->deadline = ms ? uv_hrtime() / 1000 + (uint64_t)ms * 1000 : 0;
+  if (!k->deadline || k->deadline >= x->held_due) return;
+  x->held_due = k->deadline;
+  reconnect_arm(r);
+}
+
+/* Answers a held request that is given up on (k unlinked by the caller,
+ * id inside k or not) with the JSON-RPC error the engine gives one it
+ * sent (error: "code,message"), and the event; then drops the frame: no
+ * server saw it, so no notifications/cancelled goes anywhere. */
+static void answer_held(rconn *r, cmd *k, const char *id, size_t id_len,
+                        const char *error, mcpp_event *ev) {
+  static const char d1[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  static const char d2[] = ",\"error\":{\"code\":";
+  static const char d3[] = "}}";
+  size_t ne = strlen(error);
+  mcpp_item *it = new_item(r->rt, r, MCPP_ITEM_MESSAGE,
+                           sizeof d1 - 1 + id_len + sizeof d2 - 1 + ne +
+                               sizeof d3 - 1);
+  if (it) {
+    char *p = it->data;
+    memcpy(p, d1, sizeof d1 - 1);
+    p += sizeof d1 - 1;
+    memcpy(p, id, id_len);
+    p += id_len;
+    memcpy(p, d2, sizeof d2 - 1);
+    p += sizeof d2 - 1;
+    memcpy(p, error, ne);
+    memcpy(p + ne, d3, sizeof d3 - 1);
+  }
+  push(r->rt, r, it);
+  ev->state = MCPP_STATE_STALE;
+  ev->id = id;
+  ev->id_len = id_len;
+  push_event(r, ev);
+  /* Its bytes leave the outbound count, as a sent frame's do. */
+  pthread_mutex_lock(&r->rt->mu);
+  r->out_cmd_bytes -= k->len + 1;
+  int wake = append_locked(r->rt, writable_locked(r));
+  pthread_mutex_unlock(&r->rt->mu);
+  if (wake && r->rt->notify) r->rt->notify(r->rt->notify_data);
+  rt_free(r->rt, k);
+}
+
+/* Answers each held request whose deadline has passed as the engine
+ * answers one of its own that timed out (-32001, REQUEST_TIMEOUT), and
+ * learns the earliest deadline left. */
+static void expire_held(rconn *r, uint64_t now) {
+  reconnect *x = r->rc;
+  cmd *prev = NULL, *k = x->held;
+  x->held_due = UINT64_MAX;
+  while (k) {
+    cmd *next = k->next;
+    if (!k->deadline || k->deadline > now) {
+      if (k->deadline && k->deadline < x->held_due) x->held_due = k->deadline;
+      prev = k;
+      k = next;
+      continue;
+    }
+    if (prev)
+      prev->next = next;
+    else
+      x->held = next;
+    if (x->held_tail == k) x->held_tail = prev;
+    mcpp__msg m;
+    uint32_t ms = held_timeout_ms(x, k, &m);
+    char error[128];
+    snprintf(error, sizeof error,
+             "-32001,\"message\":\"Request timed out (mcpping: no answer "
+             "after %u ms)\"",
+             (unsigned)ms);
+    /* The frame goes: its method string is ended in place for the event. */
+    char *method = k->data + (m.method.p - k->data) + 1;
+    method[m.method.n - 2] = '\0';
+    mcpp_event ev;
+    memset(&ev, 0, sizeof ev);
+    ev.type = MCPP_EV_REQUEST_TIMEOUT;
+    ev.timeout_ms = ms;
+    ev.message = method;
+    answer_held(r, k, m.id.p, m.id.n, error, &ev);
+    k = next;
+  }
+}
+
 /* The old server is reaped: wait for retry_at. */
 static void reconnect_wait(rconn *r) {
   mcpp_runtime *rt = r->rt;
@@ -848,15 +977,19 @@ static void reconnect_wait(rconn *r) {
   r->info.state = MCPP_STATE_STALE;
   r->healthy_until = 0;
   pthread_mutex_unlock(&rt->mu);
-  uint64_t now = uv_hrtime() / 1000;
-  uint64_t ms = r->rc->retry_at > now ? (r->rc->retry_at - now + 999) / 1000 : 0;
-  uv_timer_start(&r->rc->timer, on_retry, ms, 0);
+  reconnect_arm(r);
 }
 
 static void on_retry(uv_timer_t *t) {
   rconn *r = t->data;
   reconnect *x = r->rc;
   mcpp_runtime *rt = r->rt;
+  int retry = x->retry_armed;
+  expire_held(r, uv_hrtime() / 1000);
+  if (!retry) {
+    reconnect_arm(r);
+    return;
+  }
   mcpp_conn *c = NULL;
   int rc = mcpp_conn_spawn(&c, rt->loop, &x->settings, &x->options,
                            &conn_callbacks, r, &rt->alloc);
@@ -899,6 +1032,8 @@ static void on_retry(uv_timer_t *t) {
     /* The application never initialized: nothing to replay. */
     reconnect_answer(r, c, NULL, 0);
   }
+  /* Held requests still expire while the replay is answered. */
+  reconnect_arm(r);
 }
 
 /* The new server has the session: the application's initialized, then
@@ -915,14 +1050,20 @@ static void reconnected(rconn *r, mcpp_conn *c) {
   mcpp_engine_info info;
   mcpp_engine_get_info(mcpp_conn_engine(c), &info);
   push_own_event(r, MCPP_EV_RECONNECTED, info.peer_name, attempt, 0, 0);
+  uint64_t now = uv_hrtime() / 1000;
+  expire_held(r, now);
   cmd *k = x->held;
   x->held = x->held_tail = NULL;
+  x->held_due = UINT64_MAX;
   while (k) {
     cmd *next = k->next;
+    /* Its timeout ran while it was held: only what is left goes with it. */
+    if (k->deadline) k->timeout_ms = (uint32_t)((k->deadline - now + 999) / 1000);
     send_now(r, k);
     rt_free(r->rt, k);
     k = next;
   }
+  reconnect_arm(r);
 }
 
 /* Swallows the answer to the replayed initialize (and the in-doubt error
@@ -959,32 +1100,13 @@ static int reconnect_cancel_held(rconn *r, const char *id, size_t id_len) {
     else
       x->held = k->next;
     if (x->held_tail == k) x->held_tail = prev;
-    static const char d1[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-    static const char d2[] =
-        ",\"error\":{\"code\":-32800,\"message\":\"Request cancelled "
-        "(mcpping: abandoned by the application)\"}}";
-    size_t n = sizeof d1 - 1 + id_len + sizeof d2 - 1;
-    mcpp_item *it = new_item(r->rt, r, MCPP_ITEM_MESSAGE, n);
-    if (it) {
-      memcpy(it->data, d1, sizeof d1 - 1);
-      memcpy(it->data + sizeof d1 - 1, id, id_len);
-      memcpy(it->data + sizeof d1 - 1 + id_len, d2, sizeof d2 - 1);
-    }
-    push(r->rt, r, it);
     mcpp_event ev;
     memset(&ev, 0, sizeof ev);
     ev.type = MCPP_EV_REQUEST_CANCELLED;
-    ev.state = MCPP_STATE_STALE;
-    ev.id = id;
-    ev.id_len = id_len;
-    push_event(r, &ev);
-    /* Its bytes leave the outbound count, as a sent frame's do. */
-    pthread_mutex_lock(&r->rt->mu);
-    r->out_cmd_bytes -= k->len + 1;
-    int wake = append_locked(r->rt, writable_locked(r));
-    pthread_mutex_unlock(&r->rt->mu);
-    if (wake && r->rt->notify) r->rt->notify(r->rt->notify_data);
-    rt_free(r->rt, k);
+    answer_held(r, k, id, id_len,
+                "-32800,\"message\":\"Request cancelled (mcpping: abandoned "
+                "by the application)\"",
+                &ev);
     return 1;
   }
   return 0;
@@ -998,6 +1120,7 @@ static int reconnect_setup(rconn *r, const mcpp_settings *settings,
   if (!x) return MCPP_ERR_NOMEM;
   memset(x, 0, sizeof *x);
   x->policy = settings->reconnect;
+  x->held_due = UINT64_MAX;
   int rc = mcpp_handshake_new(&x->hs, &rt->alloc);
   if (rc == 0) rc = copy_spawn(rt, x, settings, options);
   if (rc) {

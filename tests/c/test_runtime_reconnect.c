@@ -3,8 +3,9 @@
  * recorder peer, which logs every message it receives): a request in
  * flight at the crash fails to the host as in doubt and reaches the new
  * server zero times; the handshake is replayed with its answer swallowed;
- * frames sent between servers wait and go out in order; max_attempts ends
- * it with a reason that says so; nothing is left behind.
+ * frames sent between servers wait and go out in order, their timeouts
+ * running all the while; max_attempts ends it with a reason that says so;
+ * nothing is left behind.
  */
 #include <errno.h>
 #include <poll.h>
@@ -14,6 +15,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "driver.h"
@@ -299,6 +301,90 @@ TEST_TIMEOUT(runtime_reconnect_holds_frames_sent_between_servers, 60) {
   ASSERT_EQ(count_messages(&h, "-32003"), 0);
   ASSERT_EQ(log_count(&h, 0, "\"id\": 20"), 0);
   ASSERT(find_ev(&h, MCPP_EV_REQUEST_CANCELLED, 0) != NULL);
+  host_finish(&h);
+}
+
+static double now_s(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+TEST_TIMEOUT(runtime_reconnect_times_out_a_held_request_during_the_backoff, 60) {
+  host h;
+  host_init(&h);
+  /* An 8 s backoff against a 300 ms timeout: the answer must come first,
+   * however slow the machine (an ordering, not a speed). */
+  const uint32_t backoff_ms = margin_ms(8000), timeout_ms = 300;
+  uint64_t id = spawn_recorder_after(&h, 5, 0, backoff_ms);
+  handshake(&h, id);
+  ASSERT_EQ(0, kill(mcpp_runtime_pid(h.rt, id), SIGKILL));
+  wait_ev(&h, MCPP_EV_RECONNECTING, 0);
+  double sent = now_s();
+  static const char list[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":30,\"method\":\"tools/list\"}";
+  ASSERT_EQ(0, mcpp_runtime_send_timed(h.rt, id, list, strlen(list), timeout_ms));
+  /* Untimed: it stays held. */
+  static const char untimed[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":31,\"method\":\"tools/list\"}";
+  ASSERT_EQ(0, mcpp_runtime_send_timed(h.rt, id, untimed, strlen(untimed),
+                                       MCPP_TIMEOUT_NONE));
+  mcpp_item *answer = wait_message(&h, "\"id\":30,");
+  double waited = now_s() - sent;
+  /* The engine's own answer to a request that timed out, word for word. */
+  ASSERT_STR_EQ(mcpp_item_get_data(answer),
+                "{\"jsonrpc\":\"2.0\",\"id\":30,\"error\":{\"code\":-32001,"
+                "\"message\":\"Request timed out (mcpping: no answer after 300 "
+                "ms)\"}}");
+  /* Not before its deadline, and long before the next server. */
+  ASSERT(waited >= timeout_ms / 1000.0);
+  ASSERT(waited < backoff_ms / 1000.0);
+  ASSERT(find_ev(&h, MCPP_EV_RECONNECTED, 0) == NULL);
+  const mcpp_event *ev = mcpp_item_get_event(wait_ev(&h, MCPP_EV_REQUEST_TIMEOUT, 0));
+  ASSERT_UINT_EQ(ev->timeout_ms, timeout_ms);
+  ASSERT_MEM_EQ(ev->id, ev->id_len, "30");
+  ASSERT_STR_EQ(ev->message, "tools/list");
+  ASSERT(find_message(&h, "\"id\":31") == NULL);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  wait_ev(&h, MCPP_EV_CLOSED, 0);
+  ASSERT(find_ev(&h, MCPP_EV_RECONNECTED, 0) == NULL);
+  ASSERT(find_ev(&h, MCPP_EV_REQUEST_TIMEOUT, 1) == NULL);
+  host_finish(&h);
+}
+
+TEST_TIMEOUT(runtime_reconnect_sends_a_held_request_with_what_is_left_of_its_timeout, 60) {
+  host h;
+  host_init(&h);
+  const uint32_t backoff_ms = margin_ms(2000), timeout_ms = backoff_ms + 2000;
+  uint64_t id = spawn_recorder_after(&h, 5, 0, backoff_ms);
+  handshake(&h, id);
+  ASSERT_EQ(0, kill(mcpp_runtime_pid(h.rt, id), SIGKILL));
+  wait_ev(&h, MCPP_EV_RECONNECTING, 0);
+  /* A call the next server never answers, held for most of the backoff,
+   * and one that expires while held. */
+  static const char hang[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":40,\"method\":\"tools/call\","
+      "\"params\":{\"name\":\"hang\"}}";
+  ASSERT_EQ(0, mcpp_runtime_send_timed(h.rt, id, hang, strlen(hang), timeout_ms));
+  static const char brief[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":41,\"method\":\"tools/call\","
+      "\"params\":{\"name\":\"echo\"}}";
+  ASSERT_EQ(0, mcpp_runtime_send_timed(h.rt, id, brief, strlen(brief), 100));
+  wait_message(&h, "\"id\":41,\"error\":{\"code\":-32001");
+  mcpp_item *ed = wait_ev(&h, MCPP_EV_RECONNECTED, 0);
+  int new_pid = mcpp_item_get_event(ed)->pid;
+  mcpp_item *answer = wait_message(&h, "\"id\":40,");
+  ASSERT(strstr(mcpp_item_get_data(answer), "\"code\":-32001") != NULL);
+  /* The engine timed it with what was left after the wait, not afresh. */
+  const mcpp_event *ev = mcpp_item_get_event(wait_ev(&h, MCPP_EV_REQUEST_TIMEOUT, 1));
+  ASSERT_MEM_EQ(ev->id, ev->id_len, "40");
+  ASSERT_GT(ev->timeout_ms, 0);
+  ASSERT_LT(ev->timeout_ms, timeout_ms);
+  /* The new server got the call once; the expired one reached nobody. */
+  ASSERT_EQ(log_count(&h, new_pid, "\"id\": 40"), 1);
+  ASSERT_EQ(log_count(&h, 0, "\"id\": 41"), 0);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  wait_ev(&h, MCPP_EV_CLOSED, 0);
   host_finish(&h);
 }
 
