@@ -63,6 +63,45 @@ test('a call in flight at the crash rejects in doubt and reaches the new server 
   }
 });
 
+test('a request sent during a long backoff rejects with the timeout error on its own clock', async () => {
+  // The next server comes 8 s after the crash; the request's 1 s runs from
+  // when it was sent, so its timeout comes first (an ordering, not a speed).
+  const backoffMs = 8000;
+  const dir = tmpdir();
+  const peer = await mcpping.connect(h.peer('recorder.py', ['--log', path.join(dir, 'log.jsonl')]), {
+    reconnect: { initialMs: backoffMs, maxDelayMs: backoffMs, jitter: 0 },
+  });
+  try {
+    let reconnectedAt = null;
+    peer.on('reconnected', () => { reconnectedAt = Date.now(); });
+    const timeouts = [];
+    peer.on('request_timeout', (ev) => timeouts.push(ev));
+    const reconnecting = h.nextEvent(peer, 'reconnecting', 10000);
+    const reconnected = h.nextEvent(peer, 'reconnected', backoffMs + 20000);
+    process.kill(peer.pid, 'SIGKILL');
+    await reconnecting;
+    const sent = Date.now();
+    await assert.rejects(peer.request('tools/list', {}, { timeoutMs: 1000 }), (err) => {
+      assert.ok(err instanceof mcpping.RpcError);
+      assert.equal(err.code, -32001);
+      assert.match(err.message, /^Request timed out \(mcpping: no answer after 1000 ms\)/);
+      return true;
+    });
+    const waited = Date.now() - sent;
+    assert.ok(waited >= 1000 && waited < backoffMs, `waited ${waited} ms`);
+    assert.equal(reconnectedAt, null);
+    assert.deepEqual(timeouts.map((ev) => ev.message), ['tools/list']);
+    // Awaited, not abandoned: the held frame is seen to go to no server.
+    const ed = await reconnected;
+    const res = await peer.request('tools/call', { name: 'echo', arguments: {} });
+    assert.equal(res.content[0].text, String(ed.pid));
+    assert.deepEqual(logged(dir).filter((e) => e.msg.method === 'tools/list'), []);
+  } finally {
+    await peer.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
+
 test('the TS SDK Client over StdioClientTransport keeps working across a server-everything crash', async () => {
   const transport = new mcpping.StdioClientTransport(
     { command: process.execPath, args: [h.EVERYTHING, 'stdio'], stderr: 'ignore' },

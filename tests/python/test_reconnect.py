@@ -87,6 +87,32 @@ async def test_a_call_in_flight_at_the_crash_fails_in_doubt_and_never_reaches_th
     assert not watch.named("closed")[:-1]  # closed only at the very end
 
 
+async def test_a_request_sent_during_a_long_backoff_raises_timeout_error_on_its_own_clock(tmp_path):
+    # The next server comes 8 s after the crash; the request's 1 s runs from
+    # when it was sent, so TimeoutError comes first (an ordering, not a speed).
+    backoff = 8.0
+    watch = Watch()
+    slow = mcpping.Reconnect(initial=backoff, max_delay=backoff, jitter=0.0)
+    async with mcpping.connect(recorder(tmp_path), reconnect=slow, keepalive=None,
+                               on_event=watch) as p:
+        os.kill(p.pid, signal.SIGKILL)
+        await watch.wait("reconnecting")
+        sent = time.monotonic()
+        with pytest.raises(TimeoutError):
+            await p.request("tools/list", timeout=1)
+        waited = time.monotonic() - sent
+        assert 1 <= waited < backoff
+        assert not watch.named("reconnected")
+        (ev,) = await watch.wait("request_timeout")
+        assert ev.message == "tools/list"
+        # Awaited, not abandoned: the slot the retry budget gave it is used,
+        # and the held frame is seen to go to no server, old or new.
+        (ed,) = await watch.wait("reconnected", timeout=backoff + 20)
+        resp = await p.request("tools/call", {"name": "echo", "arguments": {}}, timeout=10)
+        assert resp["result"]["content"][0]["text"] == str(ed.pid)
+    assert not [e for e in logged(tmp_path) if e["msg"].get("method") == "tools/list"]
+
+
 async def test_official_client_session_keeps_working_across_a_crash():
     params = StdioServerParameters(command=PY, args=[str(HERE / "servers" / "sdk_server.py")])
     watch = Watch()
