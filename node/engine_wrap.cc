@@ -18,15 +18,23 @@ uint64_t NowArg(const Napi::CallbackInfo &info, size_t i) {
 
 }  // namespace
 
+// Calls nest: a synchronous transport feeds the engine from inside one of
+// its callbacks (an in-memory pair answers a ping inside engine.ping). The
+// inner call has its own sink; the outer call's comes back when it returns,
+// so what the outer C call emits after that still reaches the outer sink.
+// The outer call's handle scope is still open, so its sink value is valid.
 class EngineWrap::SinkScope {
  public:
   SinkScope(EngineWrap *self, const Napi::CallbackInfo &info, size_t i)
-      : self_(self) {
+      : self_(self), outer_sink_(self->sink_), outer_threw_(self->sink_threw_) {
     self_->env_ = info.Env();
     self_->sink_ = (info.Length() > i && info[i].IsFunction()) ? napi_value(info[i]) : nullptr;
     self_->sink_threw_ = false;
   }
-  ~SinkScope() { self_->sink_ = nullptr; }
+  ~SinkScope() {
+    self_->sink_ = outer_sink_;
+    self_->sink_threw_ = outer_threw_;
+  }
   // Rethrows what the sink threw during the C call, if anything.
   void Rethrow() {
     if (!self_->sink_threw_) return;
@@ -38,6 +46,8 @@ class EngineWrap::SinkScope {
 
  private:
   EngineWrap *self_;
+  napi_value outer_sink_;
+  bool outer_threw_;
 };
 
 Napi::Function EngineWrap::Init(Napi::Env env) {

@@ -90,6 +90,29 @@ test('guard() in the server role answers the client\'s pings itself and keeps th
   }
 });
 
+test('guard() on both ends of an in-memory pair: the pong comes back inside the ping, and no event is lost', async () => {
+  // The server's engine answers the ping inside the client's engine.ping
+  // (InMemoryTransport delivers synchronously): the client's engine is fed
+  // from inside its own call.
+  const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
+  const server = new McpServer({ name: 'guarded-server', version: '1.0.0' });
+  await server.connect(mcpping.guard(serverSide, { role: 'server' }));
+  const guarded = mcpping.guard(clientSide, { role: 'client' });
+  const client = new Client({ name: 'in-memory-client', version: '1.0.0' });
+  await client.connect(guarded);
+  try {
+    const seen = [];
+    for (const name of ['ping', 'pong']) guarded.on(name, () => seen.push(name));
+    const rtt = await guarded.ping();
+    assert.ok(rtt >= 0 && rtt < 1000);
+    assert.deepEqual([...seen].sort(), ['ping', 'pong']);
+    assert.equal(guarded.stats.pingsSent, 1);
+    assert.equal(guarded.stats.pongsReceived, 1);
+  } finally {
+    await client.close();
+  }
+});
+
 test('guard() reports an unsupported peer without convicting it', async () => {
   const inner = new sdkStdio.StdioClientTransport(h.peer('unsupported.py'));
   const transport = mcpping.guard(inner);
