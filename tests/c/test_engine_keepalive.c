@@ -135,22 +135,64 @@ TEST(jitter_within_bounds_and_varies) {
   fx_done(f);
 }
 
+/* The engine's generator (keepalive.c): splitmix64 over the nonce. The
+ * tests below pick their nonces with it, at the edges of a draw. */
+static uint64_t splitmix(uint64_t *state) {
+  uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
 /* jitter_pct 100 moves a keepalive anywhere within its interval, never onto
  * the moment it was scheduled: a zero gap made the deadline after on_timer
- * `now` (fuzz_engine found it). A draw is one of 10,001 gaps here; the
- * first draw of enough nonces meets the zero one. */
+ * `now` (fuzz_engine found it). Before the fix a draw was one of 10,001
+ * gaps of the 10 ms floor, the whole interval (draw % 10,001 == 10,000)
+ * among them; the fix leaves 10,000. Instead of drawing 40,000 nonces and
+ * meeting the bad gap by numbers, this takes the nonces in 1..40,000 whose
+ * first draw was that gap, one whose first draw is the largest left, and
+ * the fuzz input's own, and checks each deadline exactly: were the
+ * generator changed, the picks would no longer sit at the edges, and this
+ * says so instead of passing without testing anything. */
 TEST(full_jitter_never_makes_the_next_keepalive_due_at_once) {
-  for (uint64_t nonce = 1; nonce <= 40000; nonce++) {
+  const uint64_t interval = MCPP_MIN_INTERVAL_FLOOR_MS * MS;
+  static const uint64_t zero_gap[] = {8550, 9186, 23961};
+  static const uint64_t nonces[] = {8550, 9186, 23961, 3626, 1, 2, 3};
+  for (size_t i = 0; i < sizeof nonces / sizeof nonces[0]; i++) {
+    uint64_t state = nonces[i], draw = splitmix(&state);
+    if (i < sizeof zero_gap / sizeof zero_gap[0])
+      ASSERT_UINT_EQ(draw % (interval + 1), interval); /* the old edge */
+    if (nonces[i] == 3626) ASSERT_UINT_EQ(draw % interval, interval - 1);
     fx *f = fx_new();
     f->s.interval_ms = f->s.min_interval_ms = MCPP_MIN_INTERVAL_FLOOR_MS;
     f->s.jitter_pct = 100;
-    f->s.nonce = nonce;
+    f->s.nonce = nonces[i];
     fx_start(f, T0);
     uint64_t d = mcpp_engine_next_deadline(f->e);
     ASSERT_GT(d, T0);
-    ASSERT_LE(d, T0 + MCPP_MIN_INTERVAL_FLOOR_MS * MS);
+    ASSERT_UINT_EQ(d, T0 + interval - draw % interval);
     fx_done(f);
   }
+  /* The fuzz input kept as a seed (corpus/engine/full-jitter-zero-gap):
+   * nonce 0x1234 + 0xcc, whose 33rd draw was the whole interval. Every
+   * keepalive answered at once: the next one is never due at the answer. */
+  uint64_t state = 0x1234u + 0xcc;
+  for (int k = 1; k < 33; k++)
+    ASSERT_NE(splitmix(&state) % (interval + 1), interval);
+  ASSERT_UINT_EQ(splitmix(&state) % (interval + 1), interval);
+  fx *f = fx_new();
+  f->s.interval_ms = f->s.min_interval_ms = MCPP_MIN_INTERVAL_FLOOR_MS;
+  f->s.jitter_pct = 100;
+  f->s.nonce = 0x1234u + 0xcc;
+  fx_start(f, T0);
+  for (int i = 0; i < 40; i++) {
+    uint64_t t = mcpp_engine_next_deadline(f->e);
+    ASSERT_EQ(mcpp_engine_on_timer(f->e, t), 0);
+    ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), i + 1);
+    ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", t), MCPP_RECV_CONSUMED);
+    ASSERT_GT(mcpp_engine_next_deadline(f->e), t);
+  }
+  fx_done(f);
 }
 
 TEST(jitter_differs_between_nonces) {
