@@ -137,7 +137,9 @@ export interface LivenessEvent {
  * Respawn a stdio server that went stale, exited or closed its pipes.
  * Requests in flight then reject with RequestInDoubtError (never sent
  * again); the first initialize is replayed (its answer not delivered
- * again), then notifications/initialized; messages sent meanwhile wait.
+ * again), then notifications/initialized; messages sent meanwhile wait (a
+ * request's timeoutMs runs while it waits: past it, the -32001 timeout
+ * error, and it is never sent).
  * `true` takes every default.
  */
 export interface ReconnectOptions {

@@ -116,7 +116,10 @@ typedef enum mcpp_stale_action {
  * request is replayed (its answer swallowed) and then its
  * notifications/initialized, so the session above keeps working. Frames
  * the application sends meanwhile wait and go out, in order, once the new
- * server answered the replayed initialize. */
+ * server answered the replayed initialize. A waiting request's timeout
+ * runs from when it was sent: it expires as a sent one does (the -32001
+ * answer, REQUEST_TIMEOUT), but is never sent, and one sent later has only
+ * what is left of its timeout. */
 #define MCPP_MAX_RECONNECT_ATTEMPTS 1000000u
 #define MCPP_MAX_RECONNECT_MULTIPLIER 1000.0
 

@@ -31,8 +31,10 @@ class Reconnect:
     process-wide retry budget (:func:`set_retry_budget`) is spent. The
     application's first ``initialize`` is replayed on the new server (its
     answer is not delivered again), then ``notifications/initialized``;
-    messages sent meanwhile wait and go out in order. After ``max_attempts``
-    failed attempts in a row the connection closes, with a reason saying so.
+    messages sent meanwhile wait and go out in order (a request's timeout
+    runs while it waits: past it, ``TimeoutError``, and it is never sent).
+    After ``max_attempts`` failed attempts in a row the connection closes,
+    with a reason saying so.
     """
 
     initial: float = 1.0
