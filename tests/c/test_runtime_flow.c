@@ -205,7 +205,10 @@ TEST_TIMEOUT(runtime_undrained_flood_stops_reading_convicts_nobody_loses_nothing
   s.max_pending_bytes = CAP;
   s.interval_ms = 100; /* keepalive on: it must not convict while paused */
   s.jitter_pct = 0;
-  s.timeout_ms = 200;
+  /* Long enough that a peer or I/O thread a busy machine starves is not
+   * suspected while the flood flows (200 ms was not); the pause below
+   * outlasts a whole conviction, so counting it still shows. */
+  s.timeout_ms = margin_ms(1000);
   s.failures = 2;
   flow_host h;
   flow_start(&h, &s);
@@ -222,7 +225,7 @@ TEST_TIMEOUT(runtime_undrained_flood_stops_reading_convicts_nobody_loses_nothing
     ASSERT_LT(i, (int)margin_ms(2000));
     nanosleep(&nap, NULL);
   }
-  ASSERT(!flow_wait(&h, 4 * s.interval_ms));
+  ASSERT(!flow_wait(&h, 2 * s.interval_ms + s.failures * s.timeout_ms));
   ASSERT_EQ(0, reading_of(&h));
 
   char want[2048];
