@@ -31,21 +31,26 @@ static int test_count;
 static char source_dir[4096] = ".";
 static double timeout_scale = 1;
 
-#if defined(__has_feature)
-#if __has_feature(address_sanitizer) && !defined(__SANITIZE_ADDRESS__)
-#define __SANITIZE_ADDRESS__ 1
-#endif
-#if __has_feature(thread_sanitizer) && !defined(__SANITIZE_THREAD__)
-#define __SANITIZE_THREAD__ 1
+/* GCC says which sanitizer is on with __SANITIZE_*__, clang with
+ * __has_feature. */
+#if defined(__SANITIZE_THREAD__)
+#define MCPP_TEST_TSAN 1
+#elif defined(__SANITIZE_ADDRESS__)
+#define MCPP_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define MCPP_TEST_TSAN 1
+#elif __has_feature(address_sanitizer)
+#define MCPP_TEST_ASAN 1
 #endif
 #endif
 
 /* How much longer than on a plain build a test may take here. */
 static double build_scale(void) {
   double scale = 1;
-#if defined(__SANITIZE_THREAD__)
+#if defined(MCPP_TEST_TSAN)
   scale = 5;
-#elif defined(__SANITIZE_ADDRESS__)
+#elif defined(MCPP_TEST_ASAN)
   scale = 3;
 #endif
   if (getenv("MCPP_UNDER_VALGRIND")) scale = 10;
