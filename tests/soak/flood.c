@@ -36,8 +36,24 @@
 
 /* What the process needs besides the items: the I/O thread's stack and
  * loop, read and line buffers, and malloc's per-thread arenas keeping
- * freed blocks for reuse. Measured with a 1 MiB flood, then rounded up. */
+ * freed blocks for reuse. A 1 MiB flood grows RSS by 1.4-2.4 MiB with a
+ * 1 MiB cap, as much as a 256 MiB one: the growth is the cap's, not the
+ * volume's. */
 enum { ALLOWANCE_KIB = 4096, STALL_MS = 1000, STALLS = 4 };
+
+/* Under ASan the quarantine keeps freed blocks (up to 256 MiB) and the
+ * shadow grows with them: RSS says nothing about us there, so the run
+ * checks memory errors, leaks and delivery only. */
+#if defined(__SANITIZE_ADDRESS__)
+#define RSS_JUDGED 0
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define RSS_JUDGED 0
+#endif
+#endif
+#ifndef RSS_JUDGED
+#define RSS_JUDGED 1
+#endif
 
 static const char *server = "build/flood-server";
 static uint64_t total = 256ull << 20;
@@ -255,12 +271,13 @@ static int run_case(const char *what, const char *host) {
   if (r.done_bad && r.done_bad != UINT64_MAX) r.reordered += r.done_bad;
   long growth = peak - base;
   long limit = (long)(3 * cap / 1024) + ALLOWANCE_KIB;
-  int ok = !r.lost && !r.reordered && !r.false_stale && growth <= limit;
+  int ok = !r.lost && !r.reordered && !r.false_stale && (growth <= limit || !RSS_JUDGED);
   printf("flood %s %s: %" PRIu64 " MiB in %.1f s, rss growth %ld KiB (limit %ld KiB), "
          "max held %zu KiB, lost %" PRIu64 ", reordered %" PRIu64 ", false stale %" PRIu64
          ": %s\n",
          what, host, total >> 20, secs, growth, limit, r.max_held / 1024, r.lost,
-         r.reordered, r.false_stale, ok ? "ok" : "FAILED");
+         r.reordered, r.false_stale,
+         !ok ? "FAILED" : RSS_JUDGED ? "ok" : "ok (rss not judged under ASan)");
   fflush(stdout);
   return ok ? 0 : 1;
 }
@@ -294,8 +311,10 @@ int main(int argc, char **argv) {
         continue;
       /* A fresh process per case: one case's heap is not the next one's
        * baseline. */
+      fflush(stdout);
       pid_t pid = fork();
-      if (pid == 0) _exit(run_case(cases[c], hosts[h]));
+      /* exit, not _exit: LeakSanitizer checks at exit. */
+      if (pid == 0) exit(run_case(cases[c], hosts[h]));
       int st = 0;
       waitpid(pid, &st, 0);
       if (!WIFEXITED(st) || WEXITSTATUS(st)) {
