@@ -142,7 +142,7 @@ def test_a_drain_on_one_loop_never_resumes_a_connection_whose_loop_is_blocked():
 
             async with mcpping.connect(peer("flood"), keepalive=None, on_message=on_message_a,
                                        max_pending_bytes=cap) as p:
-                for _ in range(6000):  # B stops at its cap, drained or not
+                for _ in range(1500):  # B stops at its cap, drained or not
                     if not reading_b():
                         break
                     await asyncio.sleep(0.01)
