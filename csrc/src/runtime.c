@@ -244,14 +244,12 @@ static void store_snapshot_locked(rconn *r, const snapshot *sn) {
   r->out_wq_bytes = sn->queued;
 }
 
-/* Counts an item against its connection until the host frees or releases
- * it. Returns 1 if the connection just reached its cap: then it is marked
- * paused and the caller stops its reading (outside the engine), and the
- * host is woken if nothing has woken it yet, or nothing would free the
+/* Returns 1 if the connection's count just reached its cap: then it is
+ * marked paused and the caller stops its reading (outside the engine), and
+ * the host is woken if nothing has woken it yet, or nothing would free the
  * bytes (an item that wakes nobody, a PING event, may be the last). */
-static int charge_locked(rconn *r, mcpp_item *it, int *wake) {
+static int pause_at_cap_locked(rconn *r, int *wake) {
   mcpp_runtime *rt = r->rt;
-  if (it) r->held += it->charge;
   if (r->held < r->cap || r->paused || r->closing) return 0;
   r->paused = 1;
   rt->paused++;
@@ -265,7 +263,7 @@ static int charge_locked(rconn *r, mcpp_item *it, int *wake) {
 /* Queues an item (NULL: none, out of memory) and refreshes the
  * connection's snapshot under the same lock, so the host never drains
  * an item older than what info() shows. Returns 1 if the caller must
- * stop the connection's reading (see charge_locked); callers inside the
+ * stop the connection's reading (see pause_at_cap_locked); callers inside the
  * engine leave that to on_progress, which runs when the engine returns. */
 static int push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
                         int may_pause) {
@@ -276,7 +274,7 @@ static int push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
   int wake = append_locked(rt, it);
   int pause = 0;
   if (it) r->held += it->charge;
-  if (may_pause) pause = charge_locked(r, NULL, &wake);
+  if (may_pause) pause = pause_at_cap_locked(r, &wake);
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
   return pause;
@@ -304,7 +302,7 @@ static void on_progress(mcpp_conn *c, void *ud) {
   pthread_mutex_lock(&rt->mu);
   store_snapshot_locked(r, &sn);
   int wake = append_locked(rt, writable_locked(r));
-  int pause = charge_locked(r, NULL, &wake);
+  int pause = pause_at_cap_locked(r, &wake);
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
   if (pause) mcpp__conn_set_reading(c, 0);
