@@ -743,7 +743,8 @@ int mcpp_conn_pid(const mcpp_conn *conn);
  * and not again until the host has called mcpp_runtime_drain from its own
  * thread. A PING or PROBE event (we sent one) never wakes the host by
  * itself: it is delivered with the next batch, at the latest with its
- * outcome. */
+ * outcome (or at once if the connection reached max_pending_bytes, so the
+ * host can free what holds it back). */
 typedef struct mcpp_runtime mcpp_runtime;
 
 typedef enum mcpp_item_type {
