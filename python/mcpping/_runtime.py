@@ -6,6 +6,11 @@ Every asyncio loop with a live connection watches that pipe with
 connection's items to its own loop (directly, or ``call_soon_threadsafe``
 when the connection lives on another loop). A closed loop just loses its
 items; nothing here can block the I/O thread, which never takes the GIL.
+
+A connection's items count against its ``max_pending_bytes`` until its own
+loop has processed them (``_native.release`` after ``_feed``), not until
+some loop drained them: a blocked loop's connections stay paused while the
+other loops' connections run.
 """
 
 from __future__ import annotations
@@ -60,40 +65,40 @@ def detach(loop: asyncio.AbstractEventLoop) -> None:
 
 def _on_wake(loop: asyncio.AbstractEventLoop) -> None:
     """Drains every queued item and routes it by connection."""
-    batches: dict[int, tuple[Handle, list[tuple[Any, ...]]]] = {}
-    for item in _native.drain():
-        handle = item[0]
-        entry = batches.get(id(handle))
-        if entry is None:
-            batches[id(handle)] = (handle, [item])
-        else:
-            entry[1].append(item)
-    routed = list(batches.values())
-    for n, (handle, batch) in enumerate(routed):
+    routed = _native.drain()
+    for n, (handle, conn_id, charge, batch) in enumerate(routed):
         try:
-            _route(loop, handle, batch, now=True)
+            _route(loop, handle, batch, conn_id, charge, now=True)
         except BaseException:
             # KeyboardInterrupt or SystemExit from user code: the other
             # connections' items still go out, on the next loop steps.
-            for later, rest in routed[n + 1:]:
-                _route(loop, later, rest, now=False)
+            for later, later_id, later_charge, rest in routed[n + 1:]:
+                _route(loop, later, rest, later_id, later_charge, now=False)
             raise
 
 
+def _feed(handle: Handle, batch: list[tuple[Any, ...]], conn_id: int, charge: int) -> None:
+    """Feeds ``batch`` to ``handle``, then gives its bytes back to the runtime."""
+    try:
+        handle._feed(batch)
+    finally:
+        _native.release(conn_id, charge)
+
+
 def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[Any, ...]],
-           now: bool) -> None:
+           conn_id: int, charge: int, now: bool) -> None:
     """Feeds ``batch`` to ``handle`` on its own loop (at once if that is ``loop``)."""
     if handle.loop is loop:
         if now:
-            handle._feed(batch)
+            _feed(handle, batch, conn_id, charge)
         else:
-            loop.call_soon(handle._feed, batch)
+            loop.call_soon(_feed, handle, batch, conn_id, charge)
         return
     try:
-        handle.loop.call_soon_threadsafe(handle._feed, batch)
+        handle.loop.call_soon_threadsafe(_feed, handle, batch, conn_id, charge)
     except RuntimeError:
-        # Its loop is closed: nobody is left to tell.
-        pass
+        # Its loop is closed: nobody is left to tell, nor to hold the bytes.
+        _native.release(conn_id, charge)
 
 
 def shutdown() -> None:

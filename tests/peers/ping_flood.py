@@ -5,7 +5,8 @@ Flags:
   --no-read     never read stdin (our pongs pile up), and never exit
   --window W    with reading: at most W pings unanswered at once (default
                 1000), a fast but not abusive pinger
-Without --no-read a reader thread counts the pongs; when all N arrived it
+Without --no-read a reader thread answers the client's pings and counts
+the pongs; when all N arrived it
 writes {"jsonrpc":"2.0","method":"notifications/flood_done",
 "params":{"answered":N}} and then serves normally.
 """
@@ -30,6 +31,12 @@ answered = 0
 def reader():
     global answered
     for _, msg in messages():
+        if msg is not None and msg.get("method") == "ping" and "id" in msg:
+            # The client's own pings are answered while we flood, as a
+            # real server's loop would.
+            with lock:
+                send({"jsonrpc": "2.0", "id": msg["id"], "result": {}})
+            continue
         if msg is not None and "method" not in msg and "result" in msg:
             with answered_cv:
                 answered += 1
