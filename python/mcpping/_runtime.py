@@ -6,6 +6,13 @@ Every asyncio loop with a live connection watches that pipe with
 connection's items to its own loop (directly, or ``call_soon_threadsafe``
 when the connection lives on another loop). A closed loop just loses its
 items; nothing here can block the I/O thread, which never takes the GIL.
+
+A connection whose own bounded queue is full (``messages()``, the SDK
+adapter's read stream) takes a hold: while any hold is taken no loop drains,
+so the runtime pauses each connection once its undrained bytes reach half of
+its ``max_pending_bytes`` (backpressure to the server, which is not blamed
+for the silence). The runtime's drain is process-wide, so the hold is too:
+every connection's items wait until the consumer that is behind makes room.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from typing import Any, Protocol
 
 from . import _native
 
-__all__ = ["Handle", "attach", "detach", "shutdown"]
+__all__ = ["Handle", "attach", "detach", "hold", "release", "shutdown"]
 
 
 class Handle(Protocol):
@@ -32,6 +39,10 @@ class Handle(Protocol):
 
 _lock = threading.Lock()
 _loops: dict[asyncio.AbstractEventLoop, int] = {}
+# Whoever holds (a connection whose consumer is behind), and the loops
+# that stopped watching the wake pipe because of it.
+_holders: set[object] = set()
+_parked: set[asyncio.AbstractEventLoop] = set()
 
 
 def attach(loop: asyncio.AbstractEventLoop) -> None:
@@ -51,6 +62,7 @@ def detach(loop: asyncio.AbstractEventLoop) -> None:
             _loops[loop] = n
             return
         _loops.pop(loop, None)
+        _parked.discard(loop)
     if not loop.is_closed():
         try:
             loop.remove_reader(_native.wake_fd())
@@ -58,8 +70,54 @@ def detach(loop: asyncio.AbstractEventLoop) -> None:
             pass
 
 
+def hold(holder: object) -> None:
+    """Stops draining until ``holder`` releases (its consumer is behind)."""
+    with _lock:
+        _holders.add(holder)
+
+
+def release(holder: object) -> None:
+    """Ends ``holder``'s hold; with none left, parked loops drain again."""
+    with _lock:
+        if holder not in _holders:
+            return
+        _holders.discard(holder)
+        if _holders:
+            return
+        parked = list(_parked)
+        _parked.clear()
+    for loop in parked:
+        try:
+            loop.call_soon_threadsafe(_rearm, loop)
+        except RuntimeError:
+            pass  # closed: nothing left to drain for
+
+
+def held() -> bool:
+    """True while some consumer holds the runtime's items back."""
+    return bool(_holders)
+
+
+def _rearm(loop: asyncio.AbstractEventLoop) -> None:
+    with _lock:
+        if loop not in _loops or loop in _parked:
+            return
+    loop.add_reader(_native.wake_fd(), _on_wake, loop)
+    # The runtime notifies once per drain, and none ran: drain now.
+    _on_wake(loop)
+
+
 def _on_wake(loop: asyncio.AbstractEventLoop) -> None:
     """Drains every queued item and routes it by connection."""
+    with _lock:
+        park = bool(_holders)
+        if park:
+            _parked.add(loop)
+    if park:
+        # Not drained: the runtime keeps the items (and stops reading at
+        # its cap). The wake pipe stays readable, so stop watching it.
+        loop.remove_reader(_native.wake_fd())
+        return
     batches: dict[int, tuple[Handle, list[tuple[Any, ...]]]] = {}
     for item in _native.drain():
         handle = item[0]
@@ -106,6 +164,8 @@ def _after_fork_child() -> None:
     global _lock
     _lock = threading.Lock()
     _loops.clear()
+    _holders.clear()
+    _parked.clear()
     _native.after_fork_child()
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import itertools
 import json
+import logging
 import os
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
@@ -40,6 +41,9 @@ _MAX_ABANDONED = 1024
 _TIMED_OUT = b'"message":"Request timed out (mcpping:'
 _STDERR_MODES = {"inherit": 0, "ignore": 2}
 _tokens = itertools.count(1)
+#: The runtime's max_pending_bytes when none is given (mcpping.h).
+_DEFAULT_PENDING = 16 << 20
+_log = logging.getLogger("mcpping")
 
 #: "inherit" (the server writes to our stderr), "ignore", a text stream, or a
 #: callable taking each chunk as str.
@@ -138,6 +142,7 @@ class Peer:
                          ("on_event", on_event)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable or None, not {fn!r}")
+        pending = _check_size("max_pending_bytes", max_pending_bytes)
         self.loop = asyncio.get_running_loop()
         self._command = [os.fspath(c) for c in command]
         #: serverInfo.name once known, else the program's basename.
@@ -168,7 +173,9 @@ class Peer:
         self._outbox: deque[tuple[bytes, int]] = deque()
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._req_ids = itertools.count(1)
-        self._inbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        # What messages() has yet to yield: half of max_pending_bytes, as
+        # the runtime counts its own queue (so both together stay within it).
+        self._inbox = _Inbox(self, (pending or _DEFAULT_PENDING) // 2)
         self._on_message = on_message
         self._on_close = on_close
         self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()
@@ -181,7 +188,7 @@ class Peer:
             self._stderr_fn = stderr if callable(stderr) else stderr.write
         s = make_settings(keepalive, transport="stdio", ping_timeout=ping_timeout,
                           request_timeout=request_timeout, peer_name=self.name, probe=probe)
-        s["max_pending_bytes"] = _check_size("max_pending_bytes", max_pending_bytes)
+        s["max_pending_bytes"] = pending
         if max_line_bytes is not None:
             s["max_line_bytes"] = _check_size("max_line_bytes", max_line_bytes)
         if reconnect is not None:
@@ -244,6 +251,11 @@ class Peer:
     def close_info(self) -> CloseInfo | None:
         """How the connection ended, once it has."""
         return self._closed.result() if self._closed.done() else None
+
+    @property
+    def dropped_messages(self) -> int:
+        """Messages dropped because nobody iterated :meth:`messages` (see there)."""
+        return self._inbox.dropped
 
     def info(self) -> dict[str, Any] | None:
         """The engine's live counters and flags (``healthy`` included), None once closed."""
@@ -479,18 +491,31 @@ class Peer:
             reason = f"{how}; {reason}"
         return f"the server ended before answering initialize: {reason}"
 
-    async def messages(self) -> AsyncIterator[dict[str, Any]]:
-        """Yields what the server sends besides pings and answers to our requests."""
-        while True:
-            msg = await self._inbox.get()
-            if msg is None:
-                self._inbox.put_nowait(None)
-                return
-            yield msg
+    def messages(self) -> AsyncIterator[dict[str, Any]]:
+        """Yields what the server sends besides pings and answers to our requests.
+
+        The queue behind it is bounded: half of ``max_pending_bytes`` of
+        frames. While an iterator is open (from this call until it ends, is
+        closed or is garbage) the messages are asked for: none is dropped,
+        and when the queue is full nothing more is drained from the runtime
+        until the iterator makes room, so the server is paused (backpressure;
+        answers to requests wait behind the queue too, so do not await a
+        request from the loop that iterates while it is behind). While no
+        iterator is open, the newest messages are kept up to the bound and
+        older ones dropped, counted in :attr:`dropped_messages` with a
+        warning on the ``mcpping`` logger; answers to requests never enter
+        this queue and are never dropped.
+        """
+        return _Messages(self._inbox)
 
     async def close(self) -> CloseInfo:
         """Stops the server (SIGTERM, SIGKILL after the grace), reaps it, closes pipes."""
         if not self._closed.done():
+            # The close is reported through the runtime's items: hold none
+            # back (the SDK adapter's hold is this peer's too).
+            self._inbox.closing = True
+            self._inbox._release()
+            _runtime.release(self)
             _native.close(self._id)
         return await asyncio.shield(self._closed)
 
@@ -580,12 +605,7 @@ class Peer:
         if self._on_message is not None:
             _isolation.call(self._report, "on_message", self._on_message, frame)
             return
-        try:
-            self._inbox.put_nowait(json.loads(frame))
-        except (ValueError, RecursionError):
-            # Not JSON Python can read (or nested past its recursion limit):
-            # handed over as text rather than lost.
-            self._inbox.put_nowait({"_unparsed": frame.decode("utf-8", "replace")})
+        self._inbox.put(frame)
 
     def _event(self, ev: Event, token: int) -> None:
         self._state = ev.state
@@ -634,7 +654,7 @@ class Peer:
                 fut.set_exception(PeerClosed(info.reason))
         self._outbox.clear()
         self._wake_drainers(PeerClosed(info.reason))
-        self._inbox.put_nowait(None)
+        self._inbox.end()
         self._events.finish()
         if not self._closed.done():
             self._closed.set_result(info)
@@ -642,6 +662,151 @@ class Peer:
         _runtime.detach(self.loop)
         if self._on_close is not None:
             _isolation.call(self._report, "on_close", self._on_close, info)
+
+
+class _Inbox:
+    """The bounded queue of frames behind :meth:`Peer.messages`.
+
+    ``bound`` is in bytes of frames. With readers (open iterators), a full
+    queue takes a runtime hold (nothing more is drained, the server is
+    paused) until it is down to half; without readers it keeps the newest
+    frames within the bound and drops, counted, the oldest.
+    """
+
+    def __init__(self, peer: Peer, bound: int) -> None:
+        self.peer = peer
+        self.bound = bound
+        self.frames: deque[bytes] = deque()
+        self.size = 0
+        self.readers = 0
+        self.dropped = 0
+        self.ended = False
+        self.held = False
+        #: close() was called: the close must come through, so no hold.
+        self.closing = False
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def put(self, frame: bytes) -> None:
+        self.frames.append(frame)
+        self.size += len(frame)
+        if self.size >= self.bound:
+            if self.readers:
+                if not self.held and not self.closing:
+                    self.held = True
+                    _runtime.hold(self.peer)
+            else:
+                self._trim()
+        self._wake()
+
+    def _trim(self) -> None:
+        """Drops the oldest frames nobody asked for, down to the bound."""
+        n = 0
+        while self.size > self.bound and len(self.frames) > 1:
+            self.size -= len(self.frames.popleft())
+            n += 1
+        if not n:
+            return
+        before, self.dropped = self.dropped, self.dropped + n
+        # A warning at each power of two: a flood says so without a line each.
+        if before.bit_length() != self.dropped.bit_length():
+            _log.warning("mcpping: %s: messages dropped so far: %d (nobody iterates "
+                         "messages(); kept: the newest %d bytes)",
+                         self.peer.name, self.dropped, self.bound)
+
+    def _wake(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
+
+    async def get(self) -> bytes | None:
+        """The oldest frame; None once the connection closed and all are taken."""
+        while not self.frames:
+            if self.ended:
+                return None
+            fut: asyncio.Future[None] = self.peer.loop.create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                # Its wake-up (if it had one) goes to the next waiter.
+                if fut.done() and not fut.cancelled():
+                    self._wake()
+                raise
+        frame = self.frames.popleft()
+        self.size -= len(frame)
+        if self.held and self.size <= self.bound // 2:
+            # Half empty: hysteresis, so a slow reader costs few drains.
+            self._release()
+        if self.frames:
+            self._wake()  # another reader may wait
+        return frame
+
+    def _release(self) -> None:
+        if self.held:
+            self.held = False
+            _runtime.release(self.peer)
+
+    def subscribe(self) -> None:
+        self.readers += 1
+
+    def unsubscribe(self) -> None:
+        self.readers -= 1
+        if not self.readers:
+            self._release()
+            self._trim()
+
+    def end(self) -> None:
+        self.ended = True
+        self._release()
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+
+
+class _Messages:
+    """One :meth:`Peer.messages` iterator: asks for messages while open."""
+
+    def __init__(self, inbox: _Inbox) -> None:
+        self._inbox: _Inbox | None = inbox
+        inbox.subscribe()
+
+    def __aiter__(self) -> "_Messages":
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self._inbox is None:
+            raise StopAsyncIteration
+        frame = await self._inbox.get()
+        if frame is None:
+            self._close()
+            raise StopAsyncIteration
+        try:
+            return json.loads(frame)  # type: ignore[no-any-return]
+        except (ValueError, RecursionError):
+            # Not JSON Python can read (or nested past its recursion limit):
+            # handed over as text rather than lost.
+            return {"_unparsed": frame.decode("utf-8", "replace")}
+
+    async def aclose(self) -> None:
+        """Stops asking: what arrives after is kept only up to the bound."""
+        self._close()
+
+    def _close(self) -> None:
+        inbox, self._inbox = self._inbox, None
+        if inbox is not None:
+            inbox.unsubscribe()
+
+    def __del__(self) -> None:
+        inbox, self._inbox = self._inbox, None
+        if inbox is not None:
+            # Garbage collection may run on any thread: unsubscribe on the loop.
+            try:
+                inbox.peer.loop.call_soon_threadsafe(inbox.unsubscribe)
+            except RuntimeError:
+                pass  # the loop is closed
 
 
 def _refusal(method: str, error: Any) -> str:
