@@ -12,8 +12,9 @@ mcp fails at import with an ImportError naming its version.
 
 from __future__ import annotations
 
-import math
+import asyncio
 import sys
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
@@ -22,9 +23,10 @@ import anyio
 
 # The installed mcp's major (1.x or 2.x) is chosen there, once.
 from ._mcp import SessionMessage, StdioServerParameters, decode, encode, get_default_environment
+from . import _runtime
 from .events import Event
 from .keepalive import AUTO_PROBE, KeepAlive
-from .peer import Peer, StderrTarget
+from .peer import _DEFAULT_PENDING, Peer, StderrTarget
 from .reconnect import Reconnect
 from .records import RecordTarget
 
@@ -39,6 +41,90 @@ def _stderr_target(errlog: TextIO) -> StderrTarget:
     except (AttributeError, OSError, ValueError):
         pass
     return errlog
+
+
+class _Reader:
+    """Hands the server's messages to the session's zero-buffer stream, in order.
+
+    A message goes straight into the session's hand when it waits for one;
+    otherwise it waits here, and the pump task sends it when the session
+    takes it. What waits here is bounded: at ``bound`` bytes of frames this
+    takes a runtime hold (nothing more is drained, so the runtime pauses the
+    server at its max_pending_bytes) until the session has taken half.
+    """
+
+    def __init__(self, writer: Any, bound: int) -> None:
+        self.writer = writer
+        self.bound = bound
+        self.peer: Peer | None = None
+        self.items: deque[tuple[Any, int]] = deque()
+        self.size = 0
+        self.held = False
+        self.ended = False
+        self.stopped = False
+        self._wakeup = asyncio.Event()
+
+    def put(self, item: Any, size: int) -> None:
+        if self.stopped:
+            return
+        if not self.items:
+            try:
+                self.writer.send_nowait(item)
+                return
+            except anyio.WouldBlock:
+                pass
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self.stop()  # the session is gone: nobody reads any more
+                return
+        self.items.append((item, size))
+        self.size += size
+        # Never once close() was called: the close comes through the items.
+        if self.size >= self.bound and not self.held and self.peer is not None \
+                and not self.peer._inbox.closing:
+            self.held = True
+            _runtime.hold(self.peer)
+        self._wakeup.set()
+
+    def end(self) -> None:
+        """The connection closed: the stream ends after what waits here."""
+        self.ended = True
+        self._wakeup.set()
+
+    def stop(self) -> None:
+        """Nobody reads any more: drop what waits, hold nothing back."""
+        self.stopped = True
+        self.items.clear()
+        self.size = 0
+        self._release()
+        self._wakeup.set()
+
+    def _release(self) -> None:
+        if self.held:
+            self.held = False
+            if self.peer is not None:
+                _runtime.release(self.peer)
+
+    async def pump(self) -> None:
+        try:
+            while not self.stopped:
+                if not self.items:
+                    if self.ended:
+                        break
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
+                    continue
+                item, size = self.items[0]
+                await self.writer.send(item)
+                self.items.popleft()
+                self.size -= size
+                if self.held and self.size <= self.bound // 2:
+                    self._release()  # half empty: few holds for a slow session
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.stop()
+            return
+        finally:
+            self._release()
+        self.writer.close()
 
 
 @asynccontextmanager
@@ -61,23 +147,23 @@ async def stdio_peer(
     handshake the session runs (``peer.protocol_version``, ``peer.name``,
     ``peer.info()``).
     """
-    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
+    # Zero-buffered, as the official SDK's stdio transport: the session takes
+    # each message from the sender's hand, so a session that is behind
+    # pushes back (through _Reader) to the server.
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     encoding, errors = server.encoding, server.encoding_error_handler
+    reader = _Reader(read_writer, (max_pending_bytes or _DEFAULT_PENDING) // 2)
 
     def on_message(frame: bytes) -> None:
-        # Runs on the loop, in arrival order; the buffer is unbounded so
-        # order holds without awaiting here.
+        # Runs on the loop, in arrival order.
         item: SessionMessage | Exception
         try:
             text = frame.decode(encoding, errors)
             item = SessionMessage(decode(text))
         except ValueError as exc:
             item = exc
-        try:
-            read_writer.send_nowait(item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        reader.put(item, len(frame))
 
     peer = Peer(
         [server.command, *server.args],
@@ -90,7 +176,7 @@ async def stdio_peer(
         request_timeout=request_timeout,
         kill_grace=kill_grace,
         on_message=on_message,
-        on_close=lambda info: read_writer.close(),
+        on_close=lambda info: reader.end(),
         on_event=on_event,
         max_pending_bytes=max_pending_bytes,
         probe=probe,
@@ -108,18 +194,21 @@ async def stdio_peer(
                     await peer.drain()
                 except Exception:
                     # The server is gone: end the session's read side too.
-                    read_writer.close()
+                    reader.end()
                     return
 
+    reader.peer = peer
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(stdin_writer)
+            tg.start_soon(reader.pump)
             try:
                 yield read_stream, write_stream, peer
             finally:
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            reader.stop()
             await peer.close()
             read_writer.close()
             write_stream.close()

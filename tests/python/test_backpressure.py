@@ -124,6 +124,16 @@ def test_messages_read_slowly_get_the_whole_flood_in_order_within_the_bound(loop
     assert r["dropped"] == 0
 
 
+@pytest.mark.parametrize("loop", LOOPS)
+def test_an_sdk_session_read_slowly_gets_the_whole_flood_in_order_within_the_bound(loop):
+    pytest.importorskip("mcp")
+    cap = 1 << 20
+    r = run_unread("sdk", loop, 16384, 4096, cap)  # 64 MiB through ClientSession
+    assert r["rss_growth"] < 3 * cap + ALLOWANCE, r
+    assert r["received"] == 16384 and r["in_order"] and r["done"] == 16384
+    assert r["tools"] == 2  # and the session's requests are still answered
+
+
 async def test_messages_nobody_iterates_are_dropped_oldest_first_with_a_counted_warning(caplog):
     cap = 64 * 1024  # messages() keeps 32 KiB
     async with mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap) as p:
