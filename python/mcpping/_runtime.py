@@ -43,6 +43,8 @@ _loops: dict[asyncio.AbstractEventLoop, int] = {}
 # that stopped watching the wake pipe because of it.
 _holders: set[object] = set()
 _parked: set[asyncio.AbstractEventLoop] = set()
+# Batches drained and not yet fed, per connection (by id), in drain order.
+_pending: dict[int, tuple[Handle, list[list[tuple[Any, ...]]]]] = {}
 
 
 def attach(loop: asyncio.AbstractEventLoop) -> None:
@@ -140,18 +142,55 @@ def _on_wake(loop: asyncio.AbstractEventLoop) -> None:
 
 def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[Any, ...]],
            now: bool) -> None:
-    """Feeds ``batch`` to ``handle`` on its own loop (at once if that is ``loop``)."""
+    """Feeds ``batch`` to ``handle`` on its own loop (at once if that is ``loop``).
+
+    Two loops may drain one after the other, each taking some of a
+    connection's items: the batches wait in ``_pending`` in drain order and
+    one flush on the connection's loop feeds them, so a later batch drained
+    on the connection's own loop never overtakes an earlier one still on
+    its way from another thread.
+    """
+    with _lock:
+        entry = _pending.get(id(handle))
+        if entry is None:
+            _pending[id(handle)] = (handle, [batch])
+        else:
+            entry[1].append(batch)
+            return  # a flush is due and takes this batch too
     if handle.loop is loop:
         if now:
-            handle._feed(batch)
+            _flush(handle)
         else:
-            loop.call_soon(handle._feed, batch)
+            loop.call_soon(_flush, handle)
         return
     try:
-        handle.loop.call_soon_threadsafe(handle._feed, batch)
+        handle.loop.call_soon_threadsafe(_flush, handle)
     except RuntimeError:
         # Its loop is closed: nobody is left to tell.
-        pass
+        with _lock:
+            _pending.pop(id(handle), None)
+
+
+def _flush(handle: Handle) -> None:
+    """Feeds ``handle`` every batch routed to it, oldest first, on its loop."""
+    while True:
+        with _lock:
+            entry = _pending.get(id(handle))
+            if entry is None or not entry[1]:
+                _pending.pop(id(handle), None)
+                return
+            batch = entry[1][0]
+        try:
+            handle._feed(batch)
+        except BaseException:
+            # KeyboardInterrupt or SystemExit from user code: the feed
+            # queued the rest of its batch; the later batches follow it.
+            with _lock:
+                entry[1].pop(0)
+            handle.loop.call_soon(_flush, handle)
+            raise
+        with _lock:
+            entry[1].pop(0)
 
 
 def shutdown() -> None:
@@ -166,6 +205,7 @@ def _after_fork_child() -> None:
     _loops.clear()
     _holders.clear()
     _parked.clear()
+    _pending.clear()
     _native.after_fork_child()
 
 

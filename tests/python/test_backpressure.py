@@ -174,3 +174,47 @@ async def test_a_peer_whose_messages_reader_is_behind_still_closes():
     seqs = [m["params"]["seq"] async for m in stream if m["method"] == "test/seq"]
     assert seqs == list(range(1, len(seqs) + 1))  # what was queued, in order, then the end
     assert p.dropped_messages == 0
+
+
+async def test_a_reader_behind_holds_other_loops_back_only_until_it_catches_up():
+    # The runtime's drain is process-wide, so the hold is: a connection on
+    # another loop (thread) waits, and gets its answer once this reader
+    # has made room.
+    import threading
+
+    cap = 64 * 1024
+    p = await mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap)
+    other: dict = {}
+
+    async def on_other_loop() -> None:
+        other["loop"] = asyncio.get_running_loop()
+        async with mcpping.connect(peer("flood"), keepalive=None, initialize=False) as q:
+            other["answer"] = await q.request("test/flood_status")
+
+    thread = threading.Thread(target=lambda: asyncio.run(on_other_loop()))
+    try:
+        stream = p.messages()
+        await p.request("test/flood", {"count": 2048, "size": 1024})  # 2 MiB, 32 times the cap
+        seqs = [(await stream.__anext__())["params"]["seq"]]
+        for _ in range(100000):
+            if _runtime.held():
+                break
+            await asyncio.sleep(0)
+        assert _runtime.held()
+        thread.start()
+        for _ in range(1000):  # bounded: 10 s at most
+            if other.get("loop") in _runtime._parked:
+                break
+            await asyncio.sleep(0.01)
+        assert other["loop"] in _runtime._parked  # woken, it stopped watching
+        assert "answer" not in other  # and its answer waits
+        async for msg in stream:
+            if msg["method"] == "test/flood_done":
+                break
+            seqs.append(msg["params"]["seq"])
+        assert seqs == list(range(2048))
+        await asyncio.get_running_loop().run_in_executor(None, thread.join, 60)
+        assert not thread.is_alive() and other["answer"]["result"] == {"done": False}
+        assert not _runtime.held() and not _runtime._parked
+    finally:
+        await p.close()
