@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
 import logging
 import os
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Literal, Union
@@ -44,6 +46,30 @@ _tokens = itertools.count(1)
 #: The runtime's max_pending_bytes when none is given (mcpping.h).
 _DEFAULT_PENDING = 16 << 20
 _log = logging.getLogger("mcpping")
+# Tasks awaiting an answer that comes through the runtime's items (a
+# request's, a ping's, a drain's), each with how many; and the messages()
+# queues that hold the runtime back. A queue whose own reader awaits such
+# an answer must not hold: the answer would wait behind the queue forever.
+_awaiting: dict[asyncio.Task[Any], int] = {}
+_holding: set["_Inbox"] = set()
+
+
+@contextlib.contextmanager
+def _awaiting_answer() -> Generator[None, None, None]:
+    task = asyncio.current_task()
+    if task is None:
+        yield
+        return
+    _awaiting[task] = _awaiting.get(task, 0) + 1
+    for inbox in list(_holding):
+        if task in inbox.reader_tasks:
+            inbox._release()
+    try:
+        yield
+    finally:
+        n = _awaiting.pop(task) - 1
+        if n:
+            _awaiting[task] = n
 
 #: "inherit" (the server writes to our stderr), "ignore", a text stream, or a
 #: callable taking each chunk as str.
@@ -285,7 +311,8 @@ class Peer:
             _native.ping(self._id, timeout_ms, token)
             # No asyncio timer: the engine times the ping in C and always
             # reports an outcome (a close reports every ping still out).
-            return await fut
+            with _awaiting_answer():
+                return await fut
         except _native.NativeError:
             raise PeerClosed("connection is closed") from None
         except asyncio.CancelledError:
@@ -312,7 +339,8 @@ class Peer:
                 raise PeerClosed("connection is closed")
             fut: asyncio.Future[None] = self.loop.create_future()
             self._drain_waiters.append(fut)
-            await fut
+            with _awaiting_answer():
+                await fut
 
     def _send(self, data: bytes, timeout_ms: int) -> None:
         if self._outbox or not self._native_send(data, timeout_ms):
@@ -377,7 +405,8 @@ class Peer:
         data = _encode(msg)
         try:
             self._send(data, timeout_ms)
-            resp = await fut
+            with _awaiting_answer():
+                resp = await fut
         except asyncio.CancelledError:
             self._abandon(rid, data)
             raise
@@ -498,9 +527,11 @@ class Peer:
         frames. While an iterator is open (from this call until it ends, is
         closed or is garbage) the messages are asked for: none is dropped,
         and when the queue is full nothing more is drained from the runtime
-        until the iterator makes room, so the server is paused (backpressure;
-        answers to requests wait behind the queue too, so do not await a
-        request from the loop that iterates while it is behind). While no
+        until the iterator makes room, so the server is paused (backpressure).
+        Answers come through the same pipe, behind the queue: while the task
+        that iterates awaits a request(), ping() or drain() (of any peer),
+        its queue does not hold the runtime back, so that answer can come
+        (the queue may pass the bound meanwhile). While no
         iterator is open, the newest messages are kept up to the bound and
         older ones dropped, counted in :attr:`dropped_messages` with a
         warning on the ``mcpping`` logger; answers to requests never enter
@@ -684,6 +715,8 @@ class _Inbox:
         self.held = False
         #: close() was called: the close must come through, so no hold.
         self.closing = False
+        #: The tasks that iterate messages() (those a hold could deadlock).
+        self.reader_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     def put(self, frame: bytes) -> None:
@@ -691,8 +724,10 @@ class _Inbox:
         self.size += len(frame)
         if self.size >= self.bound:
             if self.readers:
-                if not self.held and not self.closing:
+                if not self.held and not self.closing and \
+                        not any(t in _awaiting for t in self.reader_tasks):
                     self.held = True
+                    _holding.add(self)
                     _runtime.hold(self.peer)
             else:
                 self._trim()
@@ -746,6 +781,7 @@ class _Inbox:
     def _release(self) -> None:
         if self.held:
             self.held = False
+            _holding.discard(self)
             _runtime.release(self.peer)
 
     def subscribe(self) -> None:
@@ -779,6 +815,9 @@ class _Messages:
     async def __anext__(self) -> dict[str, Any]:
         if self._inbox is None:
             raise StopAsyncIteration
+        task = asyncio.current_task()
+        if task is not None:
+            self._inbox.reader_tasks.add(task)
         frame = await self._inbox.get()
         if frame is None:
             self._close()

@@ -218,3 +218,30 @@ async def test_a_reader_behind_holds_other_loops_back_only_until_it_catches_up()
         assert not _runtime.held() and not _runtime._parked
     finally:
         await p.close()
+
+
+async def test_a_reader_that_awaits_a_request_in_its_loop_gets_the_answer():
+    # The answer is behind the flood in the pipe: holding the runtime back
+    # for this reader's full queue would wait for it forever.
+    cap = 64 * 1024
+    async with mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap) as p:
+        stream = p.messages()
+        await p.request("test/flood", {"count": 2048, "size": 1024})  # 2 MiB, 32 times the cap
+        seqs = []
+        answers = 0
+
+        async def read() -> None:
+            nonlocal answers
+            async for msg in stream:
+                if msg["method"] == "test/flood_done":
+                    return
+                seqs.append(msg["params"]["seq"])
+                if len(seqs) % 256 == 1:
+                    for _ in range(3):
+                        await asyncio.sleep(0)  # let the queue fill up meanwhile
+                    await p.request("test/flood_status", timeout=None)
+                    answers += 1
+
+        await asyncio.wait_for(read(), 60)
+        assert seqs == list(range(2048)) and answers == 8
+        assert p.dropped_messages == 0 and not _runtime.held()
