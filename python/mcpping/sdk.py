@@ -53,10 +53,10 @@ class _Reader:
     server at its max_pending_bytes) until the session has taken half.
     """
 
-    def __init__(self, writer: Any, bound: int) -> None:
+    def __init__(self, writer: Any, bound: int, peer: Peer) -> None:
         self.writer = writer
         self.bound = bound
-        self.peer: Peer | None = None
+        self.peer = peer
         self.items: deque[tuple[Any, int]] = deque()
         self.size = 0
         self.held = False
@@ -79,8 +79,7 @@ class _Reader:
         self.items.append((item, size))
         self.size += size
         # Never once close() was called: the close comes through the items.
-        if self.size >= self.bound and not self.held and self.peer is not None \
-                and not self.peer._inbox.closing:
+        if self.size >= self.bound and not self.held and not self.peer._inbox.closing:
             self.held = True
             _runtime.hold(self.peer)
         self._wakeup.set()
@@ -101,8 +100,7 @@ class _Reader:
     def _release(self) -> None:
         if self.held:
             self.held = False
-            if self.peer is not None:
-                _runtime.release(self.peer)
+            _runtime.release(self.peer)
 
     async def pump(self) -> None:
         try:
@@ -153,7 +151,6 @@ async def stdio_peer(
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     encoding, errors = server.encoding, server.encoding_error_handler
-    reader = _Reader(read_writer, (max_pending_bytes or _DEFAULT_PENDING) // 2)
 
     def on_message(frame: bytes) -> None:
         # Runs on the loop, in arrival order.
@@ -197,7 +194,9 @@ async def stdio_peer(
                     reader.end()
                     return
 
-    reader.peer = peer
+    # Made once the Peer has checked max_pending_bytes; the callbacks above
+    # run on later loop turns only.
+    reader = _Reader(read_writer, (max_pending_bytes or _DEFAULT_PENDING) // 2, peer)
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(stdin_writer)
