@@ -94,6 +94,14 @@ async def test_a_line_over_max_line_bytes_closes_with_a_clear_reason():
     assert "longer than max_line_bytes (4096 bytes)" in info.reason
 
 
+async def until(cond, turns: int = 3000) -> None:
+    """Waits, bounded (30 s), for cond() to turn true; the caller asserts it."""
+    for _ in range(turns):
+        if cond():
+            return
+        await asyncio.sleep(0.01)
+
+
 def run_unread(mode: str, loop: str, count: int, size: int, cap: int) -> dict:
     out = subprocess.run([PY, str(UNREAD_HOST), mode, loop, str(count), str(size), str(cap)],
                          capture_output=True, text=True, timeout=120, check=True)
@@ -164,10 +172,7 @@ async def test_a_peer_whose_messages_reader_is_behind_still_closes():
     await p.request("test/flood", {"count": 4096, "size": 1024})  # 4 MiB, 64 times the cap
     first = await stream.__anext__()
     assert first["params"]["seq"] == 0
-    for _ in range(100000):
-        if _runtime.held():
-            break
-        await asyncio.sleep(0)  # one loop turn: one more batch drained
+    await until(_runtime.held)
     assert _runtime.held()  # the reader is behind: nothing more is drained
     info = await asyncio.wait_for(p.close(), 30)
     assert info.reason is not None and not _runtime.held()
@@ -196,16 +201,10 @@ async def test_a_reader_behind_holds_other_loops_back_only_until_it_catches_up()
         stream = p.messages()
         await p.request("test/flood", {"count": 2048, "size": 1024})  # 2 MiB, 32 times the cap
         seqs = [(await stream.__anext__())["params"]["seq"]]
-        for _ in range(100000):
-            if _runtime.held():
-                break
-            await asyncio.sleep(0)
+        await until(_runtime.held)
         assert _runtime.held()
         thread.start()
-        for _ in range(1000):  # bounded: 10 s at most
-            if other.get("loop") in _runtime._parked:
-                break
-            await asyncio.sleep(0.01)
+        await until(lambda: other.get("loop") in _runtime._parked)
         assert other["loop"] in _runtime._parked  # woken, it stopped watching
         assert "answer" not in other  # and its answer waits
         async for msg in stream:
