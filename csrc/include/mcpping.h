@@ -200,13 +200,16 @@ typedef struct mcpp_settings {
   uint32_t max_outstanding_pings;
   /* Longest accepted line, newline excluded (driver). Default 64 MiB. */
   size_t max_line_bytes;
-  /* Backpressure (runtime), per connection. Inbound: the runtime stops
-   * reading the server once the application frames (and stderr) queued
-   * since the host's last drain reach half of this, so that the queue
-   * plus the batch the host is still working through stay within it
-   * (give or take one 64 KiB read and one line). Outbound: sends that
-   * would queue more than this many bytes not yet taken by the server are
-   * refused with MCPP_ERR_WOULD_BLOCK. 0: the default, 16 MiB. */
+  /* Backpressure (runtime), per connection. Inbound: every item the
+   * runtime holds for the host (messages, stderr, events, records: each
+   * item's whole size) counts from when it is queued until the host frees
+   * it; at this many bytes the runtime stops reading the server's stdout
+   * and stderr, below half of it reading resumes (see
+   * mcpp_runtime_drain). The count can pass it by one read's worth: 64 KiB
+   * of stdout or stderr and the items made from it. Outbound: sends that
+   * would queue more than this many bytes not yet taken by the server
+   * (the driver's queued writes, pongs included) are refused with
+   * MCPP_ERR_WOULD_BLOCK. 0: the default, 16 MiB. */
   size_t max_pending_bytes;
   /* The idle probe for sessions without ping: a side-effect-free request
    * sent with our own id whose answer the application never sees. NULL
@@ -884,13 +887,36 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
 
 /* Takes every queued item, oldest first, as a linked list (NULL if none).
  * The caller frees it with mcpp_runtime_items_free. Any thread.
- * Backpressure: once a connection's undrained MESSAGE and STDERR bytes
- * reach half of settings.max_pending_bytes the runtime stops reading its
- * server
- * (the engine is told, so the silence convicts nobody); a drain resumes
- * it. Nothing is dropped: the server blocks on its full pipe meanwhile. */
+ * Backpressure, per connection: every item (MESSAGE, STDERR, EVENT,
+ * RECORD, PING_FAILED, WRITABLE; its whole size, struct and data) counts
+ * against its connection's settings.max_pending_bytes from the moment it
+ * is queued until the host frees it (or takes its charge, below); a drain
+ * alone gives nothing back. Once a connection's count reaches the cap the
+ * runtime stops reading its server, stdout and stderr both (the engine is
+ * told, so the silence convicts nobody, and keepalive waits); once frees
+ * bring it below half the cap, reading resumes. Nothing is dropped: the
+ * server blocks on its full pipes meanwhile, and the pings it sent before
+ * are still answered. The count can pass the cap by what one read brings
+ * (64 KiB of stdout, or of stderr, and the items made from it). Other
+ * connections are not affected: each counts only its own items. */
 mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt);
+/* Frees a drained list and gives back what its items count against their
+ * connections. */
 void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items);
+
+/* For a host that copies items out and frees them before it is done with
+ * the copies (one drain serving several event loops, each connection's
+ * items handed to its own loop): takes the bytes the item counts against
+ * its connection off the item and returns them (0 the second time), so
+ * that mcpp_runtime_items_free no longer gives them back; the host gives
+ * them back with mcpp_runtime_release once the connection's own loop is
+ * done with them. */
+size_t mcpp_item_take_charge(mcpp_item *item);
+/* Gives back `bytes` taken with mcpp_item_take_charge from items of
+ * conn_id; reading resumes as after a free. Returns 0, or
+ * MCPP_ERR_NOT_FOUND if the connection is gone (then nothing counts any
+ * more). Any thread. */
+int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes);
 
 /* Call in a forked child (pthread_atfork) before using the runtime there:
  * the thread did not survive the fork, so the child's runtime forgets its

@@ -17,6 +17,8 @@ struct mcpp_item {
                             PING_FAILED: the token given to mcpp_runtime_ping */
   int error;             /* PING_FAILED */
   mcpp_close_info close; /* CLOSED; reason points into data */
+  size_t charge;         /* bytes counted against the connection's
+                            max_pending_bytes until freed or taken */
 };
 
 #endif

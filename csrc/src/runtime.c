@@ -9,9 +9,10 @@
  * refreshes after every engine call, timer runs included; healthy is
  * computed at read time from the snapshot's healthy_until, so a request
  * passing its limit shows at once. Memory is bounded per connection by
- * max_pending_bytes: inbound frames the host has not drained stop the
- * reading, outbound bytes not yet written refuse sends (WOULD_BLOCK) until
- * a WRITABLE item.
+ * max_pending_bytes: the items a connection holds for the host (queued,
+ * or drained and not yet freed or released) stop its reading at the cap
+ * and resume it below half; outbound bytes not yet written refuse sends
+ * (WOULD_BLOCK) until a WRITABLE item.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -76,9 +77,8 @@ typedef struct rconn {
   int pid;
   mcpp_engine_info info;
   uint64_t healthy_until; /* see mcpp_engine_healthy_until */
-  size_t in_bytes;        /* inbound frames queued since drain in_gen */
-  uint64_t in_gen;
-  int want_pause;         /* in_bytes reached cap: stop reading */
+  size_t held;            /* bytes of this connection's items the host
+                             has not freed or released (mcpp_item.charge) */
   int paused;             /* reading stopped for the host */
   size_t out_cmd_bytes;   /* sends queued to the I/O thread, not yet run */
   size_t out_wq_bytes;    /* the driver's write queue, as last seen */
@@ -137,9 +137,8 @@ struct mcpp_runtime {
   cmd *cmd_head, *cmd_tail;
   mcpp_item *item_head, *item_tail;
   int notified; /* notify was called for the items queued now */
-  uint64_t drain_gen; /* drains so far */
-  int paused;         /* connections not reading for the host */
-  int resume;         /* a drain asked the I/O thread to resume reading */
+  int paused;   /* connections not reading for the host */
+  int resume;   /* a free or release asked the I/O thread to resume reading */
   rconn *conns;
   uint64_t next_id;
 };
@@ -171,6 +170,8 @@ static mcpp_item *new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
   it->data = (char *)(it + 1);
   it->data[data_len] = '\0';
   it->len = data_len;
+  /* What the host holds while it has the item: all of it. */
+  it->charge = sizeof *it + data_len + 1;
   return it;
 }
 
@@ -229,7 +230,10 @@ static mcpp_item *writable_locked(rconn *r) {
     return NULL;
   mcpp_item *it = new_item(r->rt, r, MCPP_ITEM_WRITABLE, 0);
   /* Out of memory: the next progress tries again. */
-  if (it) r->writable_at = SIZE_MAX;
+  if (it) {
+    r->writable_at = SIZE_MAX;
+    r->held += it->charge;
+  }
   return it;
 }
 
@@ -240,51 +244,58 @@ static void store_snapshot_locked(rconn *r, const snapshot *sn) {
   r->out_wq_bytes = sn->queued;
 }
 
-/* Counts an inbound frame the host has yet to drain; at half the cap,
- * asks for reading to stop (done outside the engine, in progress()).
- * Half: the host holds the batch it drained last while it works through
- * it, so the queue and that batch together stay within the cap. */
-static void count_inbound_locked(rconn *r, size_t len) {
+/* Counts an item against its connection until the host frees or releases
+ * it. Returns 1 if the connection just reached its cap: then it is marked
+ * paused and the caller stops its reading (outside the engine), and the
+ * host is woken if nothing has woken it yet, or nothing would free the
+ * bytes (an item that wakes nobody, a PING event, may be the last). */
+static int charge_locked(rconn *r, mcpp_item *it, int *wake) {
   mcpp_runtime *rt = r->rt;
-  if (r->in_gen != rt->drain_gen) {
-    r->in_gen = rt->drain_gen;
-    r->in_bytes = 0;
+  if (it) r->held += it->charge;
+  if (r->held < r->cap || r->paused || r->closing) return 0;
+  r->paused = 1;
+  rt->paused++;
+  if (!rt->notified && rt->item_head) {
+    rt->notified = 1;
+    *wake = 1;
   }
-  r->in_bytes += len;
-  if (r->in_bytes >= r->cap / 2 && !r->paused) r->want_pause = 1;
+  return 1;
 }
 
 /* Queues an item (NULL: none, out of memory) and refreshes the
  * connection's snapshot under the same lock, so the host never drains
- * an item older than what info() shows. `inbound`: bytes that count
- * against the connection's cap. */
-static void push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
-                         size_t inbound) {
+ * an item older than what info() shows. Returns 1 if the caller must
+ * stop the connection's reading (see charge_locked); callers inside the
+ * engine leave that to on_progress, which runs when the engine returns. */
+static int push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
+                        int may_pause) {
   snapshot sn;
   take_snapshot(r, &sn);
   pthread_mutex_lock(&rt->mu);
   store_snapshot_locked(r, &sn);
-  if (inbound) count_inbound_locked(r, inbound);
   int wake = append_locked(rt, it);
+  int pause = 0;
+  if (it) r->held += it->charge;
+  if (may_pause) pause = charge_locked(r, NULL, &wake);
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
+  return pause;
 }
 
 static void push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
   push_counted(rt, r, it, 0);
 }
 
-static void push_data(rconn *r, mcpp_item_type type, const char *data,
-                      size_t len) {
+static int push_data(rconn *r, mcpp_item_type type, const char *data,
+                     size_t len) {
   mcpp_item *it = new_item(r->rt, r, type, len);
   if (it) memcpy(it->data, data, len);
-  int counted = type == MCPP_ITEM_MESSAGE || type == MCPP_ITEM_STDERR;
-  push_counted(r->rt, r, it, counted ? len : 0);
+  return push_counted(r->rt, r, it, type == MCPP_ITEM_STDERR);
 }
 
 /* The driver's progress hook: after every engine call and write. Refreshes
- * the snapshot, stops reading at the inbound cap, and tells the host when
- * a refused send fits again. */
+ * the snapshot, stops reading at the cap, and tells the host when a
+ * refused send fits again. */
 static void on_progress(mcpp_conn *c, void *ud) {
   rconn *r = ud;
   mcpp_runtime *rt = r->rt;
@@ -292,32 +303,42 @@ static void on_progress(mcpp_conn *c, void *ud) {
   take_snapshot(r, &sn);
   pthread_mutex_lock(&rt->mu);
   store_snapshot_locked(r, &sn);
-  /* Not if the host drained those bytes meanwhile: nothing would resume
-   * the reading then. */
-  int pause = r->want_pause && !r->paused && !r->closing &&
-              r->in_gen == rt->drain_gen;
-  r->want_pause = 0;
-  if (pause) {
-    r->paused = 1;
-    rt->paused++;
-  }
   int wake = append_locked(rt, writable_locked(r));
+  int pause = charge_locked(r, NULL, &wake);
   pthread_mutex_unlock(&rt->mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
   if (pause) mcpp__conn_set_reading(c, 0);
 }
 
-/* After a drain: connections stopped for the host read again. */
+/* After a free or release: connections stopped for the host that are
+ * back below half their cap read again (the half keeps a host that frees
+ * item by item from flapping the reading). */
+static int may_resume(const rconn *r) {
+  return r->paused && r->held < r->cap / 2;
+}
+
 static void resume_reading(mcpp_runtime *rt) {
   for (rconn *r = rt->conns; r; r = r->next) {
     pthread_mutex_lock(&rt->mu);
-    int go = r->paused && r->in_gen != rt->drain_gen;
+    int go = may_resume(r);
     if (go) {
       r->paused = 0;
       rt->paused--;
     }
     pthread_mutex_unlock(&rt->mu);
     if (go && r->conn) mcpp__conn_set_reading(r->conn, 1);
+  }
+}
+
+/* Gives back bytes the host held for connection id; asks the I/O thread
+ * to resume its reading if that brings it below half the cap. */
+static void release_locked(mcpp_runtime *rt, uint64_t id, size_t bytes) {
+  rconn *r = find_conn(rt, id);
+  if (!r || !bytes) return;
+  r->held -= bytes < r->held ? bytes : r->held;
+  if (may_resume(r) && !rt->resume) {
+    rt->resume = 1;
+    uv_async_send(&rt->async);
   }
 }
 
@@ -385,8 +406,11 @@ static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
   push_data(ud, MCPP_ITEM_RECORD, json, len);
 }
 
+/* stderr reads run outside the engine, so no progress hook follows them:
+ * the cap is checked here, or a server writing only stderr is never
+ * paused. */
 static void on_stderr(mcpp_conn *c, const char *data, size_t len, void *ud) {
-  push_data(ud, MCPP_ITEM_STDERR, data, len);
+  if (push_data(ud, MCPP_ITEM_STDERR, data, len)) mcpp__conn_set_reading(c, 0);
 }
 
 static void push_event(rconn *r, const mcpp_event *ev);
@@ -475,6 +499,7 @@ static void finish(rconn *r, const mcpp_close_info *info) {
     memcpy(it->data, info->reason, len);
     it->close = *info;
     it->close.reason = it->data;
+    it->charge = 0; /* nothing is left to count it against */
   }
   r->conn = NULL;
   /* Unlinked under the same lock that queues CLOSED: once the host sees
@@ -1368,21 +1393,67 @@ mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt) {
   mcpp_item *items = rt->item_head;
   rt->item_head = rt->item_tail = NULL;
   rt->notified = 0;
-  /* Every connection's undrained inbound bytes are now the host's. */
-  rt->drain_gen++;
-  int resume = rt->paused && !rt->resume;
-  if (resume) rt->resume = 1;
-  if (resume) uv_async_send(&rt->async);
+  /* The items still count against their connections until freed. */
   pthread_mutex_unlock(&rt->mu);
   return items;
 }
 
+/* Gives back what the items still count against their connections, one
+ * lock for the whole list: a batch is mostly runs of a few connections. */
+static void release_items(mcpp_runtime *rt, const mcpp_item *items) {
+  enum { RUNS = 16 };
+  struct {
+    uint64_t id;
+    size_t bytes;
+  } run[RUNS];
+  size_t n = 0;
+  for (const mcpp_item *it = items; it; it = it->next) {
+    if (!it->charge) continue;
+    size_t i = 0;
+    while (i < n && run[i].id != it->conn_id) i++;
+    if (i == n && n == RUNS) {
+      /* Many connections in one batch: give back what is summed so far. */
+      pthread_mutex_lock(&rt->mu);
+      for (size_t j = 0; j < n; j++) release_locked(rt, run[j].id, run[j].bytes);
+      pthread_mutex_unlock(&rt->mu);
+      n = i = 0;
+    }
+    if (i == n) {
+      run[n].id = it->conn_id;
+      run[n++].bytes = 0;
+    }
+    run[i].bytes += it->charge;
+  }
+  if (!n) return;
+  pthread_mutex_lock(&rt->mu);
+  for (size_t j = 0; j < n; j++) release_locked(rt, run[j].id, run[j].bytes);
+  pthread_mutex_unlock(&rt->mu);
+}
+
 void mcpp_runtime_items_free(mcpp_runtime *rt, mcpp_item *items) {
+  if (!rt) return;
+  release_items(rt, items);
   while (items) {
     mcpp_item *next = items->next;
     rt_free(rt, items);
     items = next;
   }
+}
+
+size_t mcpp_item_take_charge(mcpp_item *item) {
+  if (!item) return 0;
+  size_t n = item->charge;
+  item->charge = 0;
+  return n;
+}
+
+int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  int found = find_conn(rt, conn_id) != NULL;
+  release_locked(rt, conn_id, bytes);
+  pthread_mutex_unlock(&rt->mu);
+  return found ? 0 : MCPP_ERR_NOT_FOUND;
 }
 
 /* The parent's loop, which a forked child cannot close (uv_loop_close

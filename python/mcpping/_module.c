@@ -439,22 +439,66 @@ static PyObject *item_to_tuple(const mcpp_item *it) {
 }
 
 PyDoc_STRVAR(drain_doc,
-             "drain() -> list[tuple]\n\n"
+             "drain() -> list[list]\n\n"
              "Clear the wake pipe and take every queued item, oldest first,\n"
-             "as (handle, kind, ...) tuples.");
+             "as one [handle, conn_id, charge, items] per connection, in the\n"
+             "order each first appears; items are (handle, kind, ...) tuples.\n"
+             "The charge (bytes) still counts against the connection's\n"
+             "max_pending_bytes: give it back with release(conn_id, charge)\n"
+             "once the connection's own loop has processed the items.");
+
+/* Gives back the charges taken so far (a drain that failed part way). */
+static void release_batches(mcpping_state *st, PyObject *batches) {
+  for (Py_ssize_t i = 0; i < PyList_Size(batches); i++) {
+    PyObject *b = PyList_GetItem(batches, i);
+    mcpp_runtime_release(st->rt,
+                         PyLong_AsUnsignedLongLong(PyList_GetItem(b, 1)),
+                         PyLong_AsSize_t(PyList_GetItem(b, 2)));
+  }
+}
 
 static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
   mcpping_state *st = mcpping_get_state(module);
-  PyObject *list = PyList_New(0);
-  if (list == NULL || st->rt == NULL) return list;
+  PyObject *batches = PyList_New(0);
+  if (batches == NULL || st->rt == NULL) return batches;
+  PyObject *index = PyDict_New(); /* conn_id -> its batch */
+  if (index == NULL) {
+    Py_DECREF(batches);
+    return NULL;
+  }
   /* Clear first, then drain: an item queued after the drain wakes us again. */
   clear_pipe(st->wake);
   mcpp_item *items = mcpp_runtime_drain(st->rt);
   int failed = 0;
   for (mcpp_item *it = items; it != NULL; it = mcpp_item_next(it)) {
     if (!failed) {
-      PyObject *t = item_to_tuple(it);
-      if (t == NULL || PyList_Append(list, t) < 0) failed = 1;
+      /* Per connection: its bytes stay counted until its own loop is done
+       * with them (another loop may be blocked), not until this drain. */
+      PyObject *id = PyLong_FromUnsignedLongLong(mcpp_item_get_conn_id(it));
+      PyObject *b = id ? PyDict_GetItemWithError(index, id) : NULL;
+      if (id && !b && !PyErr_Occurred()) {
+        PyObject *handle = (PyObject *)mcpp_item_get_conn_user_data(it);
+        b = Py_BuildValue("[OOn[]]", handle ? handle : Py_None, id,
+                          (Py_ssize_t)0);
+        if (b && (PyDict_SetItem(index, id, b) < 0 ||
+                  PyList_Append(batches, b) < 0))
+          Py_CLEAR(b);
+        Py_XDECREF(b); /* index and batches hold it */
+      }
+      Py_XDECREF(id);
+      PyObject *t = b ? item_to_tuple(it) : NULL;
+      if (t == NULL || PyList_Append(PyList_GetItem(b, 3), t) < 0) {
+        failed = 1;
+      } else {
+        size_t charge = PyLong_AsSize_t(PyList_GetItem(b, 2)) +
+                        mcpp_item_take_charge(it);
+        PyObject *c = PyLong_FromSize_t(charge);
+        if (c == NULL) {
+          failed = 1;
+        } else {
+          PyList_SetItem(b, 2, c);
+        }
+      }
       Py_XDECREF(t);
     }
     /* The runtime's reference to the handle ends with the CLOSED item. */
@@ -462,11 +506,34 @@ static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
       Py_XDECREF((PyObject *)mcpp_item_get_conn_user_data(it));
   }
   mcpp_runtime_items_free(st->rt, items);
+  Py_DECREF(index);
   if (failed) {
-    Py_DECREF(list);
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    release_batches(st, batches);
+    PyErr_Restore(type, value, tb);
+    Py_DECREF(batches);
     return NULL;
   }
-  return list;
+  return batches;
+}
+
+PyDoc_STRVAR(release_doc,
+             "release(conn_id, charge) -> None\n\n"
+             "Give back the charge of a drained batch once its connection's\n"
+             "loop has processed it (reading resumes below half the cap).");
+
+static PyObject *py_release(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj;
+  Py_ssize_t charge;
+  if (!PyArg_ParseTuple(args, "On", &id_obj, &charge)) return NULL;
+  uint64_t id;
+  if (get_conn_id(id_obj, &id) < 0) return NULL;
+  /* A closed connection counts nothing any more. */
+  if (st->rt != NULL && charge > 0)
+    mcpp_runtime_release(st->rt, id, (size_t)charge);
+  Py_RETURN_NONE;
 }
 
 PyDoc_STRVAR(wake_fd_doc,
@@ -535,6 +602,7 @@ static PyMethodDef module_methods[] = {
      set_retry_budget_doc},
     {"info", py_info, METH_O, info_doc},
     {"drain", py_drain, METH_NOARGS, drain_doc},
+    {"release", py_release, METH_VARARGS, release_doc},
     {"wake_fd", py_wake_fd, METH_NOARGS, wake_fd_doc},
     {"after_fork_child", py_after_fork_child, METH_NOARGS, after_fork_doc},
     {"shutdown", py_shutdown, METH_NOARGS, shutdown_doc},

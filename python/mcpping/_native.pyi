@@ -55,8 +55,12 @@ def close(conn_id: int) -> bool:
     """Queues a close; False if the connection is already gone."""
 def info(conn_id: int) -> dict[str, Any] | None:
     """The engine's state and counters, None once closed."""
-def drain() -> list[Item]:
-    """Clears the wake pipe and returns every queued item, oldest first."""
+def drain() -> list[list[Any]]:
+    """Clears the wake pipe and returns every queued item, oldest first, as
+    one ``[handle, conn_id, charge, items]`` per connection; ``charge``
+    bytes count against the connection until ``release``."""
+def release(conn_id: int, charge: int) -> None:
+    """Gives back a drained batch's charge once its loop processed it."""
 def wake_fd() -> int:
     """The wake pipe's read end (creates the runtime)."""
 def after_fork_child() -> None:

@@ -7,12 +7,13 @@ connection's items to its own loop (directly, or ``call_soon_threadsafe``
 when the connection lives on another loop). A closed loop just loses its
 items; nothing here can block the I/O thread, which never takes the GIL.
 
-A connection whose own bounded queue is full (``messages()``, the SDK
-adapter's read stream) takes a hold: while any hold is taken no loop drains,
-so the runtime pauses each connection once its undrained bytes reach half of
-its ``max_pending_bytes`` (backpressure to the server, which is not blamed
-for the silence). The runtime's drain is process-wide, so the hold is too:
-every connection's items wait until the consumer that is behind makes room.
+A connection's items count against its ``max_pending_bytes`` until its own
+loop has processed them (``_native.release`` after ``_feed``), not until
+some loop drained them: a blocked loop's connections stay paused while the
+other loops' connections run. A frame a connection keeps in a bounded queue
+of its own (``messages()``, the SDK adapter's read side) stays counted until
+the application takes it, so a consumer that is behind pauses its own
+server and no other.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from typing import Any, Protocol
 
 from . import _native
 
-__all__ = ["Handle", "attach", "detach", "hold", "release", "shutdown"]
+__all__ = ["Handle", "attach", "detach", "shutdown"]
 
 
 class Handle(Protocol):
@@ -33,18 +34,16 @@ class Handle(Protocol):
 
     loop: asyncio.AbstractEventLoop
 
-    def _feed(self, batch: list[tuple[Any, ...]]) -> None:
-        """Processes this connection's items, oldest first, on its loop."""
+    def _feed(self, batch: list[tuple[Any, ...]], charge: int) -> None:
+        """Processes this connection's items, oldest first, on its loop, and
+        gives back (``_native.release``) the part of ``charge`` it does not keep."""
 
 
 _lock = threading.Lock()
 _loops: dict[asyncio.AbstractEventLoop, int] = {}
-# Whoever holds (a connection whose consumer is behind), and the loops
-# that stopped watching the wake pipe because of it.
-_holders: set[object] = set()
-_parked: set[asyncio.AbstractEventLoop] = set()
-# Batches drained and not yet fed, per connection (by id), in drain order.
-_pending: dict[int, tuple[Handle, list[list[tuple[Any, ...]]]]] = {}
+# Batches drained and not yet fed, per connection (by id), in drain order,
+# each with its connection id and charge.
+_pending: dict[int, tuple[Handle, list[tuple[list[tuple[Any, ...]], int, int]]]] = {}
 
 
 def attach(loop: asyncio.AbstractEventLoop) -> None:
@@ -64,7 +63,6 @@ def detach(loop: asyncio.AbstractEventLoop) -> None:
             _loops[loop] = n
             return
         _loops.pop(loop, None)
-        _parked.discard(loop)
     if not loop.is_closed():
         try:
             loop.remove_reader(_native.wake_fd())
@@ -72,76 +70,22 @@ def detach(loop: asyncio.AbstractEventLoop) -> None:
             pass
 
 
-def hold(holder: object) -> None:
-    """Stops draining until ``holder`` releases (its consumer is behind)."""
-    with _lock:
-        _holders.add(holder)
-
-
-def release(holder: object) -> None:
-    """Ends ``holder``'s hold; with none left, parked loops drain again."""
-    with _lock:
-        if holder not in _holders:
-            return
-        _holders.discard(holder)
-        if _holders:
-            return
-        parked = list(_parked)
-        _parked.clear()
-    for loop in parked:
-        try:
-            loop.call_soon_threadsafe(_rearm, loop)
-        except RuntimeError:
-            pass  # closed: nothing left to drain for
-
-
-def held() -> bool:
-    """True while some consumer holds the runtime's items back."""
-    return bool(_holders)
-
-
-def _rearm(loop: asyncio.AbstractEventLoop) -> None:
-    with _lock:
-        if loop not in _loops or loop in _parked:
-            return
-    loop.add_reader(_native.wake_fd(), _on_wake, loop)
-    # The runtime notifies once per drain, and none ran: drain now.
-    _on_wake(loop)
-
-
 def _on_wake(loop: asyncio.AbstractEventLoop) -> None:
     """Drains every queued item and routes it by connection."""
-    with _lock:
-        park = bool(_holders)
-        if park:
-            _parked.add(loop)
-    if park:
-        # Not drained: the runtime keeps the items (and stops reading at
-        # its cap). The wake pipe stays readable, so stop watching it.
-        loop.remove_reader(_native.wake_fd())
-        return
-    batches: dict[int, tuple[Handle, list[tuple[Any, ...]]]] = {}
-    for item in _native.drain():
-        handle = item[0]
-        entry = batches.get(id(handle))
-        if entry is None:
-            batches[id(handle)] = (handle, [item])
-        else:
-            entry[1].append(item)
-    routed = list(batches.values())
-    for n, (handle, batch) in enumerate(routed):
+    routed = _native.drain()
+    for n, (handle, conn_id, charge, batch) in enumerate(routed):
         try:
-            _route(loop, handle, batch, now=True)
+            _route(loop, handle, batch, conn_id, charge, now=True)
         except BaseException:
             # KeyboardInterrupt or SystemExit from user code: the other
             # connections' items still go out, on the next loop steps.
-            for later, rest in routed[n + 1:]:
-                _route(loop, later, rest, now=False)
+            for later, later_id, later_charge, rest in routed[n + 1:]:
+                _route(loop, later, rest, later_id, later_charge, now=False)
             raise
 
 
 def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[Any, ...]],
-           now: bool) -> None:
+           conn_id: int, charge: int, now: bool) -> None:
     """Feeds ``batch`` to ``handle`` on its own loop (at once if that is ``loop``).
 
     Two loops may drain one after the other, each taking some of a
@@ -153,9 +97,9 @@ def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[An
     with _lock:
         entry = _pending.get(id(handle))
         if entry is None:
-            _pending[id(handle)] = (handle, [batch])
+            _pending[id(handle)] = (handle, [(batch, conn_id, charge)])
         else:
-            entry[1].append(batch)
+            entry[1].append((batch, conn_id, charge))
             return  # a flush is due and takes this batch too
     if handle.loop is loop:
         if now:
@@ -166,22 +110,29 @@ def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[An
     try:
         handle.loop.call_soon_threadsafe(_flush, handle)
     except RuntimeError:
-        # Its loop is closed: nobody is left to tell.
+        # Its loop is closed: nobody is left to tell, nor to hold the bytes.
         with _lock:
-            _pending.pop(id(handle), None)
+            entry = _pending.pop(id(handle), None)
+        for _, cid, c in entry[1] if entry else ():
+            _native.release(cid, c)
 
 
 def _flush(handle: Handle) -> None:
-    """Feeds ``handle`` every batch routed to it, oldest first, on its loop."""
+    """Feeds ``handle`` every batch routed to it, oldest first, on its loop.
+
+    Each batch's charge goes with it: the handle gives back what it does
+    not keep (a frame waiting in a bounded queue of its own keeps its bytes
+    counted until the application takes it).
+    """
     while True:
         with _lock:
             entry = _pending.get(id(handle))
             if entry is None or not entry[1]:
                 _pending.pop(id(handle), None)
                 return
-            batch = entry[1][0]
+            batch, conn_id, charge = entry[1][0]
         try:
-            handle._feed(batch)
+            handle._feed(batch, charge)
         except BaseException:
             # KeyboardInterrupt or SystemExit from user code: the feed
             # queued the rest of its batch; the later batches follow it.
@@ -203,8 +154,6 @@ def _after_fork_child() -> None:
     global _lock
     _lock = threading.Lock()
     _loops.clear()
-    _holders.clear()
-    _parked.clear()
     _pending.clear()
     _native.after_fork_child()
 

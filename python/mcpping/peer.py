@@ -48,10 +48,11 @@ _DEFAULT_PENDING = 16 << 20
 _log = logging.getLogger("mcpping")
 # Tasks awaiting an answer that comes through the runtime's items (a
 # request's, a ping's, a drain's), each with how many; and the messages()
-# queues that hold the runtime back. A queue whose own reader awaits such
-# an answer must not hold: the answer would wait behind the queue forever.
+# queues whose frames count against their connection. A queue whose own
+# reader awaits such an answer must not pause its server: the answer would
+# wait behind the queue forever.
 _awaiting: dict[asyncio.Task[Any], int] = {}
-_holding: set["_Inbox"] = set()
+_charging: set["_Inbox"] = set()
 
 
 @contextlib.contextmanager
@@ -61,9 +62,9 @@ def _awaiting_answer() -> Generator[None, None, None]:
         yield
         return
     _awaiting[task] = _awaiting.get(task, 0) + 1
-    for inbox in list(_holding):
+    for inbox in list(_charging):
         if task in inbox.reader_tasks:
-            inbox._release()
+            inbox.uncharge_all()
     try:
         yield
     finally:
@@ -199,8 +200,10 @@ class Peer:
         self._outbox: deque[tuple[bytes, int]] = deque()
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._req_ids = itertools.count(1)
-        # What messages() has yet to yield: half of max_pending_bytes, as
-        # the runtime counts its own queue (so both together stay within it).
+        #: What of the batch being fed still counts against max_pending_bytes.
+        self._budget = 0
+        # What messages() has yet to yield. Asked for, its frames count
+        # against max_pending_bytes until taken; not, it keeps half of it.
         self._inbox = _Inbox(self, (pending or _DEFAULT_PENDING) // 2)
         self._on_message = on_message
         self._on_close = on_close
@@ -523,30 +526,23 @@ class Peer:
     def messages(self) -> AsyncIterator[dict[str, Any]]:
         """Yields what the server sends besides pings and answers to our requests.
 
-        The queue behind it is bounded: half of ``max_pending_bytes`` of
-        frames. While an iterator is open (from this call until it ends, is
-        closed or is garbage) the messages are asked for: none is dropped,
-        and when the queue is full nothing more is drained from the runtime
-        until the iterator makes room, so the server is paused (backpressure).
-        Answers come through the same pipe, behind the queue: while the task
-        that iterates awaits a request(), ping() or drain() (of any peer),
-        its queue does not hold the runtime back, so that answer can come
-        (the queue may pass the bound meanwhile). While no
-        iterator is open, the newest messages are kept up to the bound and
-        older ones dropped, counted in :attr:`dropped_messages` with a
-        warning on the ``mcpping`` logger; answers to requests never enter
-        this queue and are never dropped.
+        While an iterator is open (from this call until it ends, is closed
+        or is garbage) the messages are asked for: none is dropped, and each
+        waiting one counts against ``max_pending_bytes`` until taken, so a
+        reader that is behind pauses this server (backpressure). Answers
+        come through the same pipe, behind the queue: while the task that
+        iterates awaits a request(), ping() or drain() (of any peer) the
+        queue counts nothing, so that answer can come. While no iterator is
+        open, the newest messages are kept within half of
+        ``max_pending_bytes`` and older ones dropped, counted in
+        :attr:`dropped_messages` with a warning on the ``mcpping`` logger;
+        answers to requests never enter this queue and are never dropped.
         """
         return _Messages(self._inbox)
 
     async def close(self) -> CloseInfo:
         """Stops the server (SIGTERM, SIGKILL after the grace), reaps it, closes pipes."""
         if not self._closed.done():
-            # The close is reported through the runtime's items: hold none
-            # back (the SDK adapter's hold is this peer's too).
-            self._inbox.closing = True
-            self._inbox._release()
-            _runtime.release(self)
             _native.close(self._id)
         return await asyncio.shield(self._closed)
 
@@ -574,21 +570,41 @@ class Peer:
 
     # ------------------------------------------------------------ native items
 
-    def _feed(self, batch: list[tuple[Any, ...]]) -> None:
+    def _feed(self, batch: list[tuple[Any, ...]], charge: int = 0) -> None:
         """Processes one batch of items from the I/O thread, in order.
 
+        ``charge`` is what the batch counts against max_pending_bytes: the
+        frames this peer keeps queued for the application keep their part
+        (``_charge``) until it takes them; the rest is given back at the end.
         No item's failure costs another: an exception is reported and the
         next item follows. KeyboardInterrupt or SystemExit is let through,
         with the rest of the batch queued on the loop first.
         """
-        for i, item in enumerate(batch):
-            try:
-                self._item(item)
-            except Exception as exc:
-                self._report("mcpping: an item could not be delivered", exc)
-            except BaseException:
-                self.loop.call_soon(self._feed, batch[i + 1:])
-                raise
+        self._budget = charge
+        try:
+            for i, item in enumerate(batch):
+                try:
+                    self._item(item)
+                except Exception as exc:
+                    self._report("mcpping: an item could not be delivered", exc)
+                except BaseException:
+                    self.loop.call_soon(self._feed, batch[i + 1:], 0)
+                    raise
+        finally:
+            left, self._budget = self._budget, 0
+            if left:
+                _native.release(self._id, left)
+
+    def _charge(self, nbytes: int) -> int:
+        """Keeps up to ``nbytes`` of the batch being fed counted; returns how many."""
+        kept = min(nbytes, self._budget)
+        self._budget -= kept
+        return kept
+
+    def _uncharge(self, nbytes: int) -> None:
+        """Gives back bytes kept with _charge (reading resumes below half the cap)."""
+        if nbytes:
+            _native.release(self._id, nbytes)
 
     def _item(self, item: tuple[Any, ...]) -> None:
         kind = item[1]
@@ -696,48 +712,52 @@ class Peer:
 
 
 class _Inbox:
-    """The bounded queue of frames behind :meth:`Peer.messages`.
+    """The queue of frames behind :meth:`Peer.messages`.
 
-    ``bound`` is in bytes of frames. With readers (open iterators), a full
-    queue takes a runtime hold (nothing more is drained, the server is
-    paused) until it is down to half; without readers it keeps the newest
-    frames within the bound and drops, counted, the oldest.
+    With readers (open iterators) each frame keeps its bytes counted
+    against the connection's max_pending_bytes until a reader takes it, so
+    a reader that is behind pauses this server (and no other): nothing is
+    dropped and the runtime's cap bounds the queue. Without readers nothing
+    is counted, the newest frames are kept within ``bound`` bytes and the
+    oldest dropped, counted.
     """
 
     def __init__(self, peer: Peer, bound: int) -> None:
         self.peer = peer
         self.bound = bound
-        self.frames: deque[bytes] = deque()
+        #: (frame, bytes it keeps counted), oldest first.
+        self.frames: deque[tuple[bytes, int]] = deque()
         self.size = 0
+        #: Bytes the queued frames keep counted in the runtime.
+        self.charged = 0
         self.readers = 0
         self.dropped = 0
         self.ended = False
-        self.held = False
-        #: close() was called: the close must come through, so no hold.
-        self.closing = False
-        #: The tasks that iterate messages() (those a hold could deadlock).
+        #: The tasks that iterate messages() (those a pause could deadlock).
         self.reader_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
         self._waiters: deque[asyncio.Future[None]] = deque()
 
     def put(self, frame: bytes) -> None:
-        self.frames.append(frame)
+        charged = 0
+        if self.readers and not self.ended and \
+                not any(t in _awaiting for t in self.reader_tasks):
+            charged = self.peer._charge(len(frame))
+            if charged and not self.charged:
+                _charging.add(self)
+            self.charged += charged
+        self.frames.append((frame, charged))
         self.size += len(frame)
-        if self.size >= self.bound:
-            if self.readers:
-                if not self.held and not self.closing and \
-                        not any(t in _awaiting for t in self.reader_tasks):
-                    self.held = True
-                    _holding.add(self)
-                    _runtime.hold(self.peer)
-            else:
-                self._trim()
+        if not self.readers and self.size > self.bound:
+            self._trim()
         self._wake()
 
     def _trim(self) -> None:
         """Drops the oldest frames nobody asked for, down to the bound."""
         n = 0
         while self.size > self.bound and len(self.frames) > 1:
-            self.size -= len(self.frames.popleft())
+            frame, charged = self.frames.popleft()
+            self.size -= len(frame)
+            self._give_back(charged)
             n += 1
         if not n:
             return
@@ -747,6 +767,24 @@ class _Inbox:
             _log.warning("mcpping: %s: messages dropped so far: %d (nobody iterates "
                          "messages(); kept: the newest %d bytes)",
                          self.peer.name, self.dropped, self.bound)
+
+    def _give_back(self, charged: int) -> None:
+        if charged:
+            self.charged -= charged
+            if not self.charged:
+                _charging.discard(self)
+            if not self.ended:
+                self.peer._uncharge(charged)
+
+    def uncharge_all(self) -> None:
+        """Counts none of the queued frames any more (reading resumes)."""
+        if not self.charged:
+            return
+        charged, self.charged = self.charged, 0
+        _charging.discard(self)
+        self.frames = deque((frame, 0) for frame, _ in self.frames)
+        if not self.ended:
+            self.peer._uncharge(charged)
 
     def _wake(self) -> None:
         while self._waiters:
@@ -769,20 +807,12 @@ class _Inbox:
                 if fut.done() and not fut.cancelled():
                     self._wake()
                 raise
-        frame = self.frames.popleft()
+        frame, charged = self.frames.popleft()
         self.size -= len(frame)
-        if self.held and self.size <= self.bound // 2:
-            # Half empty: hysteresis, so a slow reader costs few drains.
-            self._release()
+        self._give_back(charged)
         if self.frames:
             self._wake()  # another reader may wait
         return frame
-
-    def _release(self) -> None:
-        if self.held:
-            self.held = False
-            _holding.discard(self)
-            _runtime.release(self.peer)
 
     def subscribe(self) -> None:
         self.readers += 1
@@ -790,12 +820,14 @@ class _Inbox:
     def unsubscribe(self) -> None:
         self.readers -= 1
         if not self.readers:
-            self._release()
+            self.uncharge_all()
             self._trim()
 
     def end(self) -> None:
+        # The connection is gone: nothing counts any more.
         self.ended = True
-        self._release()
+        self.charged = 0
+        _charging.discard(self)
         while self._waiters:
             fut = self._waiters.popleft()
             if not fut.done():

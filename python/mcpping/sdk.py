@@ -23,10 +23,9 @@ import anyio
 
 # The installed mcp's major (1.x or 2.x) is chosen there, once.
 from ._mcp import SessionMessage, StdioServerParameters, decode, encode, get_default_environment
-from . import _runtime
 from .events import Event
 from .keepalive import AUTO_PROBE, KeepAlive
-from .peer import _DEFAULT_PENDING, Peer, StderrTarget
+from .peer import Peer, StderrTarget
 from .reconnect import Reconnect
 from .records import RecordTarget
 
@@ -48,18 +47,16 @@ class _Reader:
 
     A message goes straight into the session's hand when it waits for one;
     otherwise it waits here, and the pump task sends it when the session
-    takes it. What waits here is bounded: at ``bound`` bytes of frames this
-    takes a runtime hold (nothing more is drained, so the runtime pauses the
-    server at its max_pending_bytes) until the session has taken half.
+    takes it. A message waiting here keeps its bytes counted against the
+    connection's max_pending_bytes until then, so a session that is behind
+    pauses its server (the runtime's cap bounds what waits here).
     """
 
-    def __init__(self, writer: Any, bound: int, peer: Peer) -> None:
+    def __init__(self, writer: Any, peer: Peer) -> None:
         self.writer = writer
-        self.bound = bound
         self.peer = peer
+        #: (item, bytes it keeps counted), oldest first.
         self.items: deque[tuple[Any, int]] = deque()
-        self.size = 0
-        self.held = False
         self.ended = False
         self.stopped = False
         self._wakeup = asyncio.Event()
@@ -76,12 +73,7 @@ class _Reader:
             except (anyio.ClosedResourceError, anyio.BrokenResourceError):
                 self.stop()  # the session is gone: nobody reads any more
                 return
-        self.items.append((item, size))
-        self.size += size
-        # Never once close() was called: the close comes through the items.
-        if self.size >= self.bound and not self.held and not self.peer._inbox.closing:
-            self.held = True
-            _runtime.hold(self.peer)
+        self.items.append((item, self.peer._charge(size)))
         self._wakeup.set()
 
     def end(self) -> None:
@@ -90,17 +82,11 @@ class _Reader:
         self._wakeup.set()
 
     def stop(self) -> None:
-        """Nobody reads any more: drop what waits, hold nothing back."""
+        """Nobody reads any more: drop what waits, count none of it."""
         self.stopped = True
-        self.items.clear()
-        self.size = 0
-        self._release()
+        items, self.items = self.items, deque()
+        self.peer._uncharge(sum(charged for _, charged in items))
         self._wakeup.set()
-
-    def _release(self) -> None:
-        if self.held:
-            self.held = False
-            _runtime.release(self.peer)
 
     async def pump(self) -> None:
         try:
@@ -111,17 +97,16 @@ class _Reader:
                     self._wakeup.clear()
                     await self._wakeup.wait()
                     continue
-                item, size = self.items[0]
+                item, charged = self.items[0]
                 await self.writer.send(item)
                 self.items.popleft()
-                self.size -= size
-                if self.held and self.size <= self.bound // 2:
-                    self._release()  # half empty: few holds for a slow session
+                self.peer._uncharge(charged)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             self.stop()
             return
         finally:
-            self._release()
+            if self.items and not self.ended:
+                self.stop()  # cancelled: what waits is read by nobody
         self.writer.close()
 
 
@@ -194,9 +179,8 @@ async def stdio_peer(
                     reader.end()
                     return
 
-    # Made once the Peer has checked max_pending_bytes; the callbacks above
-    # run on later loop turns only.
-    reader = _Reader(read_writer, (max_pending_bytes or _DEFAULT_PENDING) // 2, peer)
+    # The callbacks above run on later loop turns only.
+    reader = _Reader(read_writer, peer)
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(stdin_writer)

@@ -25,6 +25,11 @@ thread floods; every write holds one lock, so lines never interleave).
                                        answered {"slept": M} after M ms
   test/cancelled                       answers {"ids": [requestId of every
                                        notifications/cancelled received]}
+  test/stderr_flood {"count": N, "size": S}
+      answers {} first, then writes N lines of S bytes (S >= 11) to stderr,
+      line I being b"E%08d " % I, then "e" up to a newline, then sends
+      {"jsonrpc":"2.0","method":"test/stderr_done",
+       "params":{"count":N,"bytes":N*S}}
 """
 import hashlib
 import json
@@ -80,6 +85,20 @@ def flood(count, size, log=False):
     flood_done.set()
 
 
+def stderr_flood(count, size):
+    err = sys.stderr.buffer
+    fill = b"e" * (size - 11) + b"\n"
+    batch = []
+    for i in range(count):
+        batch.append(b"E%08d " % i + fill)
+        if len(batch) == 64 or i == count - 1:
+            err.write(b"".join(batch))
+            err.flush()
+            batch.clear()
+    send({"jsonrpc": "2.0", "method": "test/stderr_done",
+          "params": {"count": count, "bytes": count * size}})
+
+
 def sleep_then_answer(msg, ms):
     threading.Event().wait(ms / 1000)
     result(msg, {"slept": ms})
@@ -119,6 +138,11 @@ for _, msg in messages():
         result(msg, {"content": []})
         threading.Thread(target=flood, args=(int(args.get("count", 1)),
                                              int(args.get("size", 100)), True),
+                         daemon=True).start()
+    elif method == "test/stderr_flood":
+        result(msg, {})
+        threading.Thread(target=stderr_flood, args=(int(params.get("count", 1)),
+                                                    max(11, int(params.get("size", 100)))),
                          daemon=True).start()
     elif method == "test/cancelled":
         result(msg, {"ids": cancelled})

@@ -15,6 +15,7 @@ import json
 import os
 import signal
 import subprocess
+import threading
 import sys
 from pathlib import Path
 
@@ -22,7 +23,6 @@ import pytest
 from conftest import PY, peer
 
 import mcpping
-from mcpping import _runtime
 
 HOST = Path(__file__).resolve().parent / "backpressure_host.py"
 UNREAD_HOST = Path(__file__).resolve().parent / "hosts" / "flood_unread.py"
@@ -172,49 +172,45 @@ async def test_a_peer_whose_messages_reader_is_behind_still_closes():
     await p.request("test/flood", {"count": 4096, "size": 1024})  # 4 MiB, 64 times the cap
     first = await stream.__anext__()
     assert first["params"]["seq"] == 0
-    await until(_runtime.held)
-    assert _runtime.held()  # the reader is behind: nothing more is drained
+    await until(lambda: not p.info()["reading"])
+    assert not p.info()["reading"]  # the reader is behind: its server is paused
     info = await asyncio.wait_for(p.close(), 30)
-    assert info.reason is not None and not _runtime.held()
+    assert info.reason is not None and p._inbox.charged == 0
     seqs = [m["params"]["seq"] async for m in stream if m["method"] == "test/seq"]
     assert seqs == list(range(1, len(seqs) + 1))  # what was queued, in order, then the end
     assert p.dropped_messages == 0
 
 
-async def test_a_reader_behind_holds_other_loops_back_only_until_it_catches_up():
-    # The runtime's drain is process-wide, so the hold is: a connection on
-    # another loop (thread) waits, and gets its answer once this reader
-    # has made room.
-    import threading
-
+async def test_a_reader_behind_pauses_its_own_server_and_no_other():
+    # The frames waiting in messages() count against their own connection
+    # only: a connection on another loop (thread) runs on meanwhile.
     cap = 64 * 1024
     p = await mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap)
     other: dict = {}
 
     async def on_other_loop() -> None:
-        other["loop"] = asyncio.get_running_loop()
         async with mcpping.connect(peer("flood"), keepalive=None, initialize=False) as q:
             other["answer"] = await q.request("test/flood_status")
 
-    thread = threading.Thread(target=lambda: asyncio.run(on_other_loop()))
     try:
         stream = p.messages()
         await p.request("test/flood", {"count": 2048, "size": 1024})  # 2 MiB, 32 times the cap
         seqs = [(await stream.__anext__())["params"]["seq"]]
-        await until(_runtime.held)
-        assert _runtime.held()
+        await until(lambda: not p.info()["reading"])
+        assert not p.info()["reading"]
+        queued = p._inbox.size
+        assert cap // 2 <= queued <= 2 * cap  # the runtime's cap bounds the queue
+        thread = threading.Thread(target=lambda: asyncio.run(on_other_loop()))
         thread.start()
-        await until(lambda: other.get("loop") in _runtime._parked)
-        assert other["loop"] in _runtime._parked  # woken, it stopped watching
-        assert "answer" not in other  # and its answer waits
+        await asyncio.get_running_loop().run_in_executor(None, thread.join, 60)
+        assert other["answer"]["result"] == {"done": False}  # answered, A still behind
+        assert p._inbox.size == queued and not p.info()["reading"]
         async for msg in stream:
             if msg["method"] == "test/flood_done":
                 break
             seqs.append(msg["params"]["seq"])
-        assert seqs == list(range(2048))
-        await asyncio.get_running_loop().run_in_executor(None, thread.join, 60)
-        assert not thread.is_alive() and other["answer"]["result"] == {"done": False}
-        assert not _runtime.held() and not _runtime._parked
+        assert seqs == list(range(2048)) and p.dropped_messages == 0
+        assert p._inbox.charged == 0
     finally:
         await p.close()
 
@@ -243,4 +239,83 @@ async def test_a_reader_that_awaits_a_request_in_its_loop_gets_the_answer():
 
         await asyncio.wait_for(read(), 60)
         assert seqs == list(range(2048)) and answers == 8
-        assert p.dropped_messages == 0 and not _runtime.held()
+        assert p.dropped_messages == 0 and p._inbox.charged == 0
+
+
+def test_a_drain_on_one_loop_never_resumes_a_connection_whose_loop_is_blocked():
+    """Issue 23: with two asyncio loops in one process, a drain on one reset
+    the other's count, so a blocked loop's connection read on and its items
+    piled up in that loop's queue. Each connection's bytes now count until
+    its own loop has processed them."""
+    from mcpping import _native
+
+    cap = 256 * 1024
+    count, size = 4000, 1000  # 4 MB for each loop, 16 times the cap
+    seen_b: list[int] = []
+    ids: dict[str, int] = {}
+    ready, unblock, b_done = threading.Event(), threading.Event(), threading.Event()
+    errors: list[BaseException] = []
+
+    def on_message_b(frame: bytes) -> None:
+        msg = json.loads(frame)
+        if msg.get("method") == "test/seq":
+            seen_b.append(msg["params"]["seq"])
+
+    async def loop_b() -> None:
+        async with mcpping.connect(peer("flood"), keepalive=None, on_message=on_message_b,
+                                   max_pending_bytes=cap) as p:
+            ids["b"] = p._id
+            await p.request("test/flood", {"count": count, "size": size})
+            ready.set()
+            unblock.wait(120)  # this loop is blocked: it processes nothing
+            while len(seen_b) < count:
+                await asyncio.sleep(0.01)
+
+    def thread_b() -> None:
+        try:
+            asyncio.run(loop_b())
+        except BaseException as exc:  # reported by the main thread
+            errors.append(exc)
+        finally:
+            b_done.set()
+
+    t = threading.Thread(target=thread_b)
+    t.start()
+    try:
+        assert ready.wait(60)
+
+        def reading_b() -> bool:
+            return bool(_native.info(ids["b"])["reading"])
+
+        async def loop_a() -> list[int]:
+            seen_a: list[int] = []
+            done = asyncio.Event()
+
+            def on_message_a(frame: bytes) -> None:
+                msg = json.loads(frame)
+                if msg.get("method") == "test/seq":
+                    seen_a.append(msg["params"]["seq"])
+                elif msg.get("method") == "test/flood_done":
+                    done.set()
+
+            async with mcpping.connect(peer("flood"), keepalive=None, on_message=on_message_a,
+                                       max_pending_bytes=cap) as p:
+                for _ in range(1500):  # B stops at its cap, drained or not
+                    if not reading_b():
+                        break
+                    await asyncio.sleep(0.01)
+                assert not reading_b()
+                await p.request("test/flood", {"count": count, "size": size})
+                await asyncio.wait_for(done.wait(), 120)  # many pauses and resumes of A's own
+                # This loop drained B's items too, but B's loop holds them unprocessed.
+                assert not reading_b()
+                assert seen_b == []
+            return seen_a
+
+        assert asyncio.run(loop_a()) == list(range(count))
+    finally:
+        unblock.set()
+        assert b_done.wait(120)
+        t.join()
+    assert not errors, errors
+    assert seen_b == list(range(count))
