@@ -10,7 +10,10 @@ items; nothing here can block the I/O thread, which never takes the GIL.
 A connection's items count against its ``max_pending_bytes`` until its own
 loop has processed them (``_native.release`` after ``_feed``), not until
 some loop drained them: a blocked loop's connections stay paused while the
-other loops' connections run.
+other loops' connections run. A frame a connection keeps in a bounded queue
+of its own (``messages()``, the SDK adapter's read side) stays counted until
+the application takes it, so a consumer that is behind pauses its own
+server and no other.
 """
 
 from __future__ import annotations
@@ -31,12 +34,16 @@ class Handle(Protocol):
 
     loop: asyncio.AbstractEventLoop
 
-    def _feed(self, batch: list[tuple[Any, ...]]) -> None:
-        """Processes this connection's items, oldest first, on its loop."""
+    def _feed(self, batch: list[tuple[Any, ...]], charge: int) -> None:
+        """Processes this connection's items, oldest first, on its loop, and
+        gives back (``_native.release``) the part of ``charge`` it does not keep."""
 
 
 _lock = threading.Lock()
 _loops: dict[asyncio.AbstractEventLoop, int] = {}
+# Batches drained and not yet fed, per connection (by id), in drain order,
+# each with its connection id and charge.
+_pending: dict[int, tuple[Handle, list[tuple[list[tuple[Any, ...]], int, int]]]] = {}
 
 
 def attach(loop: asyncio.AbstractEventLoop) -> None:
@@ -77,28 +84,64 @@ def _on_wake(loop: asyncio.AbstractEventLoop) -> None:
             raise
 
 
-def _feed(handle: Handle, batch: list[tuple[Any, ...]], conn_id: int, charge: int) -> None:
-    """Feeds ``batch`` to ``handle``, then gives its bytes back to the runtime."""
-    try:
-        handle._feed(batch)
-    finally:
-        _native.release(conn_id, charge)
-
-
 def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[Any, ...]],
            conn_id: int, charge: int, now: bool) -> None:
-    """Feeds ``batch`` to ``handle`` on its own loop (at once if that is ``loop``)."""
+    """Feeds ``batch`` to ``handle`` on its own loop (at once if that is ``loop``).
+
+    Two loops may drain one after the other, each taking some of a
+    connection's items: the batches wait in ``_pending`` in drain order and
+    one flush on the connection's loop feeds them, so a later batch drained
+    on the connection's own loop never overtakes an earlier one still on
+    its way from another thread.
+    """
+    with _lock:
+        entry = _pending.get(id(handle))
+        if entry is None:
+            _pending[id(handle)] = (handle, [(batch, conn_id, charge)])
+        else:
+            entry[1].append((batch, conn_id, charge))
+            return  # a flush is due and takes this batch too
     if handle.loop is loop:
         if now:
-            _feed(handle, batch, conn_id, charge)
+            _flush(handle)
         else:
-            loop.call_soon(_feed, handle, batch, conn_id, charge)
+            loop.call_soon(_flush, handle)
         return
     try:
-        handle.loop.call_soon_threadsafe(_feed, handle, batch, conn_id, charge)
+        handle.loop.call_soon_threadsafe(_flush, handle)
     except RuntimeError:
         # Its loop is closed: nobody is left to tell, nor to hold the bytes.
-        _native.release(conn_id, charge)
+        with _lock:
+            entry = _pending.pop(id(handle), None)
+        for _, cid, c in entry[1] if entry else ():
+            _native.release(cid, c)
+
+
+def _flush(handle: Handle) -> None:
+    """Feeds ``handle`` every batch routed to it, oldest first, on its loop.
+
+    Each batch's charge goes with it: the handle gives back what it does
+    not keep (a frame waiting in a bounded queue of its own keeps its bytes
+    counted until the application takes it).
+    """
+    while True:
+        with _lock:
+            entry = _pending.get(id(handle))
+            if entry is None or not entry[1]:
+                _pending.pop(id(handle), None)
+                return
+            batch, conn_id, charge = entry[1][0]
+        try:
+            handle._feed(batch, charge)
+        except BaseException:
+            # KeyboardInterrupt or SystemExit from user code: the feed
+            # queued the rest of its batch; the later batches follow it.
+            with _lock:
+                entry[1].pop(0)
+            handle.loop.call_soon(_flush, handle)
+            raise
+        with _lock:
+            entry[1].pop(0)
 
 
 def shutdown() -> None:
@@ -111,6 +154,7 @@ def _after_fork_child() -> None:
     global _lock
     _lock = threading.Lock()
     _loops.clear()
+    _pending.clear()
     _native.after_fork_child()
 
 

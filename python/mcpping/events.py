@@ -162,7 +162,8 @@ class EventHub:
                 self._report("mcpping: the metrics tally raised", exc)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
             _isolation.call(self._report, f"the listener for {ev.name!r}", cb, ev)
-        for q, names in self._queues:
+        # A copy: an iterator that becomes garbage meanwhile leaves the list.
+        for q, names in list(self._queues):
             if not names or ev.name in names:
                 q.put_nowait(ev)
         if ev.name == "closed":
@@ -205,5 +206,15 @@ class EventStream:
 
     async def aclose(self) -> None:
         """Unsubscribes."""
-        if self._entry in self._hub._queues:
+        self._unsubscribe()
+
+    def _unsubscribe(self) -> None:
+        try:
             self._hub._queues.remove(self._entry)
+        except ValueError:
+            pass  # already gone
+
+    def __del__(self) -> None:
+        # An iterator nobody holds (left with ``break``) is read by nobody:
+        # its queue must not keep every later event until the close.
+        self._unsubscribe()

@@ -17,7 +17,6 @@ carry: pass it with ``Guard.set_session_id()`` to have records name it.
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, Literal
@@ -144,7 +143,10 @@ async def guard(
     c = _Codec(codec)
     if session_id is not None:
         _check.text("session_id", session_id)
-    to_session, session_read = anyio.create_memory_object_stream[Any](math.inf)
+    # Zero-buffered, as the SDK's own transports: pump_in waits for the
+    # session to take each message, so a session that is behind pushes back
+    # to the transport instead of piling messages up here.
+    to_session, session_read = anyio.create_memory_object_stream[Any](0)
     session_write, from_session = anyio.create_memory_object_stream[Any](0)
     outbound: asyncio.Queue[Any] = asyncio.Queue()
     done = anyio.Event()
@@ -164,8 +166,25 @@ async def guard(
 
     def deliver(frame: bytes) -> None:
         # A synthetic error answer for an application request that timed out.
+        item = c.decode(frame)
         try:
-            to_session.send_nowait(c.decode(frame))
+            to_session.send_nowait(item)
+        except anyio.WouldBlock:
+            # The session is not waiting: hand it over when it takes it
+            # (one task per timed-out request, so bounded by the requests).
+            # This runs in an engine callback (a timer's too): no anyio
+            # context to start a task in, so an asyncio task it is.
+            task = asyncio.get_running_loop().create_task(send_later(item))
+            late.add(task)
+            task.add_done_callback(late.discard)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            pass
+
+    late: set[asyncio.Task[None]] = set()
+
+    async def send_later(item: Any) -> None:
+        try:
+            await to_session.send(item)
         except (anyio.ClosedResourceError, anyio.BrokenResourceError):
             pass
 
@@ -237,5 +256,7 @@ async def guard(
         finally:
             done.set()
             driver.close("stale" if driver.state == "stale" else "closed")
+            for task in list(late):
+                task.cancel()  # answers nobody will read now
             to_session.close()
             from_session.close()

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
 import json
+import logging
 import os
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Literal, Union
@@ -40,6 +43,34 @@ _MAX_ABANDONED = 1024
 _TIMED_OUT = b'"message":"Request timed out (mcpping:'
 _STDERR_MODES = {"inherit": 0, "ignore": 2}
 _tokens = itertools.count(1)
+#: The runtime's max_pending_bytes when none is given (mcpping.h).
+_DEFAULT_PENDING = 16 << 20
+_log = logging.getLogger("mcpping")
+# Tasks awaiting an answer that comes through the runtime's items (a
+# request's, a ping's, a drain's), each with how many; and the messages()
+# queues whose frames count against their connection. A queue whose own
+# reader awaits such an answer must not pause its server: the answer would
+# wait behind the queue forever.
+_awaiting: dict[asyncio.Task[Any], int] = {}
+_charging: set["_Inbox"] = set()
+
+
+@contextlib.contextmanager
+def _awaiting_answer() -> Generator[None, None, None]:
+    task = asyncio.current_task()
+    if task is None:
+        yield
+        return
+    _awaiting[task] = _awaiting.get(task, 0) + 1
+    for inbox in list(_charging):
+        if task in inbox.reader_tasks:
+            inbox.uncharge_all()
+    try:
+        yield
+    finally:
+        n = _awaiting.pop(task) - 1
+        if n:
+            _awaiting[task] = n
 
 #: "inherit" (the server writes to our stderr), "ignore", a text stream, or a
 #: callable taking each chunk as str.
@@ -138,6 +169,7 @@ class Peer:
                          ("on_event", on_event)):
             if fn is not None and not callable(fn):
                 raise TypeError(f"{name} must be callable or None, not {fn!r}")
+        pending = _check_size("max_pending_bytes", max_pending_bytes)
         self.loop = asyncio.get_running_loop()
         self._command = [os.fspath(c) for c in command]
         #: serverInfo.name once known, else the program's basename.
@@ -168,7 +200,11 @@ class Peer:
         self._outbox: deque[tuple[bytes, int]] = deque()
         self._drain_waiters: list[asyncio.Future[None]] = []
         self._req_ids = itertools.count(1)
-        self._inbox: asyncio.Queue[dict[str, Any] | None] = asyncio.Queue()
+        #: What of the batch being fed still counts against max_pending_bytes.
+        self._budget = 0
+        # What messages() has yet to yield. Asked for, its frames count
+        # against max_pending_bytes until taken; not, it keeps half of it.
+        self._inbox = _Inbox(self, (pending or _DEFAULT_PENDING) // 2)
         self._on_message = on_message
         self._on_close = on_close
         self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()
@@ -181,7 +217,7 @@ class Peer:
             self._stderr_fn = stderr if callable(stderr) else stderr.write
         s = make_settings(keepalive, transport="stdio", ping_timeout=ping_timeout,
                           request_timeout=request_timeout, peer_name=self.name, probe=probe)
-        s["max_pending_bytes"] = _check_size("max_pending_bytes", max_pending_bytes)
+        s["max_pending_bytes"] = pending
         if max_line_bytes is not None:
             s["max_line_bytes"] = _check_size("max_line_bytes", max_line_bytes)
         if reconnect is not None:
@@ -245,6 +281,11 @@ class Peer:
         """How the connection ended, once it has."""
         return self._closed.result() if self._closed.done() else None
 
+    @property
+    def dropped_messages(self) -> int:
+        """Messages dropped because nobody iterated :meth:`messages` (see there)."""
+        return self._inbox.dropped
+
     def info(self) -> dict[str, Any] | None:
         """The engine's live counters and flags (``healthy`` included), None once closed."""
         return _native.info(self._id)
@@ -273,7 +314,8 @@ class Peer:
             _native.ping(self._id, timeout_ms, token)
             # No asyncio timer: the engine times the ping in C and always
             # reports an outcome (a close reports every ping still out).
-            return await fut
+            with _awaiting_answer():
+                return await fut
         except _native.NativeError:
             raise PeerClosed("connection is closed") from None
         except asyncio.CancelledError:
@@ -300,7 +342,8 @@ class Peer:
                 raise PeerClosed("connection is closed")
             fut: asyncio.Future[None] = self.loop.create_future()
             self._drain_waiters.append(fut)
-            await fut
+            with _awaiting_answer():
+                await fut
 
     def _send(self, data: bytes, timeout_ms: int) -> None:
         if self._outbox or not self._native_send(data, timeout_ms):
@@ -365,7 +408,8 @@ class Peer:
         data = _encode(msg)
         try:
             self._send(data, timeout_ms)
-            resp = await fut
+            with _awaiting_answer():
+                resp = await fut
         except asyncio.CancelledError:
             self._abandon(rid, data)
             raise
@@ -479,14 +523,22 @@ class Peer:
             reason = f"{how}; {reason}"
         return f"the server ended before answering initialize: {reason}"
 
-    async def messages(self) -> AsyncIterator[dict[str, Any]]:
-        """Yields what the server sends besides pings and answers to our requests."""
-        while True:
-            msg = await self._inbox.get()
-            if msg is None:
-                self._inbox.put_nowait(None)
-                return
-            yield msg
+    def messages(self) -> AsyncIterator[dict[str, Any]]:
+        """Yields what the server sends besides pings and answers to our requests.
+
+        While an iterator is open (from this call until it ends, is closed
+        or is garbage) the messages are asked for: none is dropped, and each
+        waiting one counts against ``max_pending_bytes`` until taken, so a
+        reader that is behind pauses this server (backpressure). Answers
+        come through the same pipe, behind the queue: while the task that
+        iterates awaits a request(), ping() or drain() (of any peer) the
+        queue counts nothing, so that answer can come. While no iterator is
+        open, the newest messages are kept within half of
+        ``max_pending_bytes`` and older ones dropped, counted in
+        :attr:`dropped_messages` with a warning on the ``mcpping`` logger;
+        answers to requests never enter this queue and are never dropped.
+        """
+        return _Messages(self._inbox)
 
     async def close(self) -> CloseInfo:
         """Stops the server (SIGTERM, SIGKILL after the grace), reaps it, closes pipes."""
@@ -518,21 +570,41 @@ class Peer:
 
     # ------------------------------------------------------------ native items
 
-    def _feed(self, batch: list[tuple[Any, ...]]) -> None:
+    def _feed(self, batch: list[tuple[Any, ...]], charge: int = 0) -> None:
         """Processes one batch of items from the I/O thread, in order.
 
+        ``charge`` is what the batch counts against max_pending_bytes: the
+        frames this peer keeps queued for the application keep their part
+        (``_charge``) until it takes them; the rest is given back at the end.
         No item's failure costs another: an exception is reported and the
         next item follows. KeyboardInterrupt or SystemExit is let through,
         with the rest of the batch queued on the loop first.
         """
-        for i, item in enumerate(batch):
-            try:
-                self._item(item)
-            except Exception as exc:
-                self._report("mcpping: an item could not be delivered", exc)
-            except BaseException:
-                self.loop.call_soon(self._feed, batch[i + 1:])
-                raise
+        self._budget = charge
+        try:
+            for i, item in enumerate(batch):
+                try:
+                    self._item(item)
+                except Exception as exc:
+                    self._report("mcpping: an item could not be delivered", exc)
+                except BaseException:
+                    self.loop.call_soon(self._feed, batch[i + 1:], 0)
+                    raise
+        finally:
+            left, self._budget = self._budget, 0
+            if left:
+                _native.release(self._id, left)
+
+    def _charge(self, nbytes: int) -> int:
+        """Keeps up to ``nbytes`` of the batch being fed counted; returns how many."""
+        kept = min(nbytes, self._budget)
+        self._budget -= kept
+        return kept
+
+    def _uncharge(self, nbytes: int) -> None:
+        """Gives back bytes kept with _charge (reading resumes below half the cap)."""
+        if nbytes:
+            _native.release(self._id, nbytes)
 
     def _item(self, item: tuple[Any, ...]) -> None:
         kind = item[1]
@@ -580,12 +652,7 @@ class Peer:
         if self._on_message is not None:
             _isolation.call(self._report, "on_message", self._on_message, frame)
             return
-        try:
-            self._inbox.put_nowait(json.loads(frame))
-        except (ValueError, RecursionError):
-            # Not JSON Python can read (or nested past its recursion limit):
-            # handed over as text rather than lost.
-            self._inbox.put_nowait({"_unparsed": frame.decode("utf-8", "replace")})
+        self._inbox.put(frame)
 
     def _event(self, ev: Event, token: int) -> None:
         self._state = ev.state
@@ -634,7 +701,7 @@ class Peer:
                 fut.set_exception(PeerClosed(info.reason))
         self._outbox.clear()
         self._wake_drainers(PeerClosed(info.reason))
-        self._inbox.put_nowait(None)
+        self._inbox.end()
         self._events.finish()
         if not self._closed.done():
             self._closed.set_result(info)
@@ -642,6 +709,175 @@ class Peer:
         _runtime.detach(self.loop)
         if self._on_close is not None:
             _isolation.call(self._report, "on_close", self._on_close, info)
+
+
+class _Inbox:
+    """The queue of frames behind :meth:`Peer.messages`.
+
+    With readers (open iterators) each frame keeps its bytes counted
+    against the connection's max_pending_bytes until a reader takes it, so
+    a reader that is behind pauses this server (and no other): nothing is
+    dropped and the runtime's cap bounds the queue. Without readers nothing
+    is counted, the newest frames are kept within ``bound`` bytes and the
+    oldest dropped, counted.
+    """
+
+    def __init__(self, peer: Peer, bound: int) -> None:
+        self.peer = peer
+        self.bound = bound
+        #: (frame, bytes it keeps counted), oldest first.
+        self.frames: deque[tuple[bytes, int]] = deque()
+        self.size = 0
+        #: Bytes the queued frames keep counted in the runtime.
+        self.charged = 0
+        self.readers = 0
+        self.dropped = 0
+        self.ended = False
+        #: The tasks that iterate messages() (those a pause could deadlock).
+        self.reader_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
+        self._waiters: deque[asyncio.Future[None]] = deque()
+
+    def put(self, frame: bytes) -> None:
+        charged = 0
+        if self.readers and not self.ended and \
+                not any(t in _awaiting for t in self.reader_tasks):
+            charged = self.peer._charge(len(frame))
+            if charged and not self.charged:
+                _charging.add(self)
+            self.charged += charged
+        self.frames.append((frame, charged))
+        self.size += len(frame)
+        if not self.readers and self.size > self.bound:
+            self._trim()
+        self._wake()
+
+    def _trim(self) -> None:
+        """Drops the oldest frames nobody asked for, down to the bound."""
+        n = 0
+        while self.size > self.bound and len(self.frames) > 1:
+            frame, charged = self.frames.popleft()
+            self.size -= len(frame)
+            self._give_back(charged)
+            n += 1
+        if not n:
+            return
+        before, self.dropped = self.dropped, self.dropped + n
+        # A warning at each power of two: a flood says so without a line each.
+        if before.bit_length() != self.dropped.bit_length():
+            _log.warning("mcpping: %s: messages dropped so far: %d (nobody iterates "
+                         "messages(); kept: the newest %d bytes)",
+                         self.peer.name, self.dropped, self.bound)
+
+    def _give_back(self, charged: int) -> None:
+        if charged:
+            self.charged -= charged
+            if not self.charged:
+                _charging.discard(self)
+            if not self.ended:
+                self.peer._uncharge(charged)
+
+    def uncharge_all(self) -> None:
+        """Counts none of the queued frames any more (reading resumes)."""
+        if not self.charged:
+            return
+        charged, self.charged = self.charged, 0
+        _charging.discard(self)
+        self.frames = deque((frame, 0) for frame, _ in self.frames)
+        if not self.ended:
+            self.peer._uncharge(charged)
+
+    def _wake(self) -> None:
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+                return
+
+    async def get(self) -> bytes | None:
+        """The oldest frame; None once the connection closed and all are taken."""
+        while not self.frames:
+            if self.ended:
+                return None
+            fut: asyncio.Future[None] = self.peer.loop.create_future()
+            self._waiters.append(fut)
+            try:
+                await fut
+            except asyncio.CancelledError:
+                # Its wake-up (if it had one) goes to the next waiter.
+                if fut.done() and not fut.cancelled():
+                    self._wake()
+                raise
+        frame, charged = self.frames.popleft()
+        self.size -= len(frame)
+        self._give_back(charged)
+        if self.frames:
+            self._wake()  # another reader may wait
+        return frame
+
+    def subscribe(self) -> None:
+        self.readers += 1
+
+    def unsubscribe(self) -> None:
+        self.readers -= 1
+        if not self.readers:
+            self.uncharge_all()
+            self._trim()
+
+    def end(self) -> None:
+        # The connection is gone: nothing counts any more.
+        self.ended = True
+        self.charged = 0
+        _charging.discard(self)
+        while self._waiters:
+            fut = self._waiters.popleft()
+            if not fut.done():
+                fut.set_result(None)
+
+
+class _Messages:
+    """One :meth:`Peer.messages` iterator: asks for messages while open."""
+
+    def __init__(self, inbox: _Inbox) -> None:
+        self._inbox: _Inbox | None = inbox
+        inbox.subscribe()
+
+    def __aiter__(self) -> "_Messages":
+        return self
+
+    async def __anext__(self) -> dict[str, Any]:
+        if self._inbox is None:
+            raise StopAsyncIteration
+        task = asyncio.current_task()
+        if task is not None:
+            self._inbox.reader_tasks.add(task)
+        frame = await self._inbox.get()
+        if frame is None:
+            self._close()
+            raise StopAsyncIteration
+        try:
+            return json.loads(frame)  # type: ignore[no-any-return]
+        except (ValueError, RecursionError):
+            # Not JSON Python can read (or nested past its recursion limit):
+            # handed over as text rather than lost.
+            return {"_unparsed": frame.decode("utf-8", "replace")}
+
+    async def aclose(self) -> None:
+        """Stops asking: what arrives after is kept only up to the bound."""
+        self._close()
+
+    def _close(self) -> None:
+        inbox, self._inbox = self._inbox, None
+        if inbox is not None:
+            inbox.unsubscribe()
+
+    def __del__(self) -> None:
+        inbox, self._inbox = self._inbox, None
+        if inbox is not None:
+            # Garbage collection may run on any thread: unsubscribe on the loop.
+            try:
+                inbox.peer.loop.call_soon_threadsafe(inbox.unsubscribe)
+            except RuntimeError:
+                pass  # the loop is closed
 
 
 def _refusal(method: str, error: Any) -> str:

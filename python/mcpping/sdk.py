@@ -12,8 +12,9 @@ mcp fails at import with an ImportError naming its version.
 
 from __future__ import annotations
 
-import math
+import asyncio
 import sys
+from collections import deque
 from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from typing import Any, TextIO
@@ -41,6 +42,74 @@ def _stderr_target(errlog: TextIO) -> StderrTarget:
     return errlog
 
 
+class _Reader:
+    """Hands the server's messages to the session's zero-buffer stream, in order.
+
+    A message goes straight into the session's hand when it waits for one;
+    otherwise it waits here, and the pump task sends it when the session
+    takes it. A message waiting here keeps its bytes counted against the
+    connection's max_pending_bytes until then, so a session that is behind
+    pauses its server (the runtime's cap bounds what waits here).
+    """
+
+    def __init__(self, writer: Any, peer: Peer) -> None:
+        self.writer = writer
+        self.peer = peer
+        #: (item, bytes it keeps counted), oldest first.
+        self.items: deque[tuple[Any, int]] = deque()
+        self.ended = False
+        self.stopped = False
+        self._wakeup = asyncio.Event()
+
+    def put(self, item: Any, size: int) -> None:
+        if self.stopped:
+            return
+        if not self.items:
+            try:
+                self.writer.send_nowait(item)
+                return
+            except anyio.WouldBlock:
+                pass
+            except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+                self.stop()  # the session is gone: nobody reads any more
+                return
+        self.items.append((item, self.peer._charge(size)))
+        self._wakeup.set()
+
+    def end(self) -> None:
+        """The connection closed: the stream ends after what waits here."""
+        self.ended = True
+        self._wakeup.set()
+
+    def stop(self) -> None:
+        """Nobody reads any more: drop what waits, count none of it."""
+        self.stopped = True
+        items, self.items = self.items, deque()
+        self.peer._uncharge(sum(charged for _, charged in items))
+        self._wakeup.set()
+
+    async def pump(self) -> None:
+        try:
+            while not self.stopped:
+                if not self.items:
+                    if self.ended:
+                        break
+                    self._wakeup.clear()
+                    await self._wakeup.wait()
+                    continue
+                item, charged = self.items[0]
+                await self.writer.send(item)
+                self.items.popleft()
+                self.peer._uncharge(charged)
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
+            self.stop()
+            return
+        finally:
+            if self.items and not self.ended:
+                self.stop()  # cancelled: what waits is read by nobody
+        self.writer.close()
+
+
 @asynccontextmanager
 async def stdio_peer(
     server: StdioServerParameters,
@@ -61,23 +130,22 @@ async def stdio_peer(
     handshake the session runs (``peer.protocol_version``, ``peer.name``,
     ``peer.info()``).
     """
-    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](math.inf)
+    # Zero-buffered, as the official SDK's stdio transport: the session takes
+    # each message from the sender's hand, so a session that is behind
+    # pushes back (through _Reader) to the server.
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     encoding, errors = server.encoding, server.encoding_error_handler
 
     def on_message(frame: bytes) -> None:
-        # Runs on the loop, in arrival order; the buffer is unbounded so
-        # order holds without awaiting here.
+        # Runs on the loop, in arrival order.
         item: SessionMessage | Exception
         try:
             text = frame.decode(encoding, errors)
             item = SessionMessage(decode(text))
         except ValueError as exc:
             item = exc
-        try:
-            read_writer.send_nowait(item)
-        except (anyio.ClosedResourceError, anyio.BrokenResourceError):
-            pass
+        reader.put(item, len(frame))
 
     peer = Peer(
         [server.command, *server.args],
@@ -90,7 +158,7 @@ async def stdio_peer(
         request_timeout=request_timeout,
         kill_grace=kill_grace,
         on_message=on_message,
-        on_close=lambda info: read_writer.close(),
+        on_close=lambda info: reader.end(),
         on_event=on_event,
         max_pending_bytes=max_pending_bytes,
         probe=probe,
@@ -108,18 +176,22 @@ async def stdio_peer(
                     await peer.drain()
                 except Exception:
                     # The server is gone: end the session's read side too.
-                    read_writer.close()
+                    reader.end()
                     return
 
+    # The callbacks above run on later loop turns only.
+    reader = _Reader(read_writer, peer)
     try:
         async with anyio.create_task_group() as tg:
             tg.start_soon(stdin_writer)
+            tg.start_soon(reader.pump)
             try:
                 yield read_stream, write_stream, peer
             finally:
                 tg.cancel_scope.cancel()
     finally:
         with anyio.CancelScope(shield=True):
+            reader.stop()
             await peer.close()
             read_writer.close()
             write_stream.close()

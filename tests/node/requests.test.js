@@ -12,6 +12,7 @@ const { peer, within, EVERYTHING } = require('./helpers');
 
 const HANG = { name: 'hang' };
 const HOST = path.join(__dirname, 'fixtures', 'backpressure_host.js');
+const UNREAD_HOST = path.join(__dirname, 'fixtures', 'flood_unread_host.js');
 
 /** @returns {Promise<unknown[]>} requestIds of every notifications/cancelled flood.py got */
 async function cancelledIds(p) {
@@ -153,3 +154,41 @@ test('a flood while the JavaScript thread is blocked: every frame, in order, has
   // by 54 MiB (V8 promoted the batch); unbounded, by 250+ MiB.
   assert.ok(out.rssGrowth < 2 * cap + (8 << 20), `rss growth ${out.rssGrowth}`);
 });
+
+/**
+ * Runs fixtures/flood_unread_host.js with V8's heap capped (16 MiB old
+ * space, 1 MiB semi-spaces), so its peak RSS counts what is kept rather
+ * than garbage V8 has not collected yet, and a queue that kept the flood
+ * would die of it.
+ */
+function runUnread(mode, count, size, cap, where = 'main') {
+  const args = ['--max-old-space-size=16', '--max-semi-space-size=1', UNREAD_HOST, mode, String(count), String(size), String(cap), where];
+  return new Promise((resolve, reject) => {
+    execFile(process.execPath, args, { timeout: 120000 }, (err, stdout) => (err ? reject(err) : resolve(JSON.parse(stdout))));
+  });
+}
+
+for (const where of ['main', 'worker']) {
+  test(`a peer used only through request() keeps nothing of a 256 MiB notification flood (issue 23, ${where} thread)`, async () => {
+    // No 'message' listener: an EventEmitter keeps nothing, and no other
+    // queue holds the notifications. Requests are answered throughout.
+    const cap = 1 << 20;
+    const out = await runUnread('requests', 262144, 1024, cap, where);
+    assert.ok(out.answered >= 1);
+    assert.equal(out.state, 'alive');
+    // Three times the cap plus 8 MiB for node itself (measured 3.9-4.6 MiB).
+    assert.ok(out.rssGrowth < 3 * cap + (8 << 20), `rss growth ${out.rssGrowth}`);
+  });
+
+  test(`the SDK Client over StdioClientTransport takes a 256 MiB flood, slowly, in order, memory bounded (issue 23, ${where} thread)`, async () => {
+    // The SDK calls onmessage synchronously and mcpping queues nothing in
+    // between: a slow handler keeps the thread busy, so the runtime pauses.
+    const cap = 1 << 20;
+    const out = await runUnread('sdk', 65536, 4096, cap, where);
+    assert.equal(out.received, 65536);
+    assert.equal(out.inOrder, true);
+    assert.equal(out.done, 65536);
+    assert.equal(out.tools, 2);
+    assert.ok(out.rssGrowth < 3 * cap + (8 << 20), `rss growth ${out.rssGrowth}`); // measured 6.3-7.2 MiB
+  });
+}

@@ -11,7 +11,15 @@ thread floods; every write holds one lock, so lines never interleave).
       {"jsonrpc":"2.0","method":"test/flood_done",
        "params":{"count":N,"bytes":B,"sha256":H}}
       where H is the SHA-256 of every flood line (newline included) in
-      order and B their total length.
+      order and B their total length. With "log": true the lines are
+      {"jsonrpc":"2.0","method":"notifications/message","params":
+       {"level":"info","data":{"seq":I,"pad":"..."}}} (what an SDK
+      session surfaces) and the last one's data is {"done":N,"sha256":H}.
+  test/flood_status                    answers {"done": true once the last
+                                       flood line is written, else false}
+  tools/call {"name": "flood", "arguments": {"count": N, "size": S}}
+                                       (not listed) answered {"content": []},
+                                       then floods as test/flood with "log": true
   tools/call {"name": "hang"}          never answered (a hung tool call)
   tools/call {"name": "sleep", "arguments": {"ms": M}}
                                        answered {"slept": M} after M ms
@@ -32,6 +40,7 @@ from _common import IN, OUT, messages
 
 lock = threading.Lock()
 cancelled = []
+flood_done = threading.Event()
 
 
 def send(obj):
@@ -45,14 +54,19 @@ def result(msg, value):
     send({"jsonrpc": "2.0", "id": msg["id"], "result": value})
 
 
-def flood(count, size):
+def flood(count, size, log=False):
     h = hashlib.sha256()
     total = 0
-    head = b'{"jsonrpc":"2.0","method":"test/seq","params":{"seq":'
+    if log:
+        head = b'{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":{"seq":'
+        tail = b'"}}}\n'
+    else:
+        head = b'{"jsonrpc":"2.0","method":"test/seq","params":{"seq":'
+        tail = b'"}}\n'
     pad = b"x" * max(0, size - len(head) - 24)
     batch = []
     for i in range(count):
-        line = head + str(i).encode() + b',"pad":"' + pad + b'"}}\n'
+        line = head + str(i).encode() + b',"pad":"' + pad + tail
         h.update(line)
         total += len(line)
         batch.append(line)
@@ -62,8 +76,13 @@ def flood(count, size):
             with lock:
                 OUT.write(data)
                 OUT.flush()
-    send({"jsonrpc": "2.0", "method": "test/flood_done",
-          "params": {"count": count, "bytes": total, "sha256": h.hexdigest()}})
+    if log:
+        send({"jsonrpc": "2.0", "method": "notifications/message",
+              "params": {"level": "info", "data": {"done": count, "sha256": h.hexdigest()}}})
+    else:
+        send({"jsonrpc": "2.0", "method": "test/flood_done",
+              "params": {"count": count, "bytes": total, "sha256": h.hexdigest()}})
+    flood_done.set()
 
 
 def stderr_flood(count, size):
@@ -109,7 +128,16 @@ for _, msg in messages():
     elif method == "test/flood":
         result(msg, {})
         threading.Thread(target=flood, args=(int(params.get("count", 1)),
-                                             int(params.get("size", 100))),
+                                             int(params.get("size", 100)),
+                                             bool(params.get("log"))),
+                         daemon=True).start()
+    elif method == "test/flood_status":
+        result(msg, {"done": flood_done.is_set()})
+    elif method == "tools/call" and params.get("name") == "flood":
+        args = params.get("arguments") or {}
+        result(msg, {"content": []})
+        threading.Thread(target=flood, args=(int(args.get("count", 1)),
+                                             int(args.get("size", 100)), True),
                          daemon=True).start()
     elif method == "test/stderr_flood":
         result(msg, {})

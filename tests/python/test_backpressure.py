@@ -1,8 +1,11 @@
-"""Bounded memory with nothing lost (issue 8 item 10).
+"""Bounded memory with nothing lost (issue 8 item 10, issue 23).
 
 The 1 GiB run of the issue is manual (docs/python.md, "Backpressure"):
   python tests/python/backpressure_host.py 1048576 1024 16777216 5
-make test runs a 64 MiB flood against a 4 MiB cap with the loop blocked 2 s.
+make test runs a 64 MiB flood against a 4 MiB cap with the loop blocked 2 s,
+and 64 MiB floods against a 1 MiB cap with the loop free: nobody reading
+(a Peer used only through request()), messages() and the SDK adapter read
+slowly (tests/python/hosts/flood_unread.py).
 """
 
 from __future__ import annotations
@@ -17,11 +20,18 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import peer
+from conftest import PY, peer
 
 import mcpping
 
 HOST = Path(__file__).resolve().parent / "backpressure_host.py"
+UNREAD_HOST = Path(__file__).resolve().parent / "hosts" / "flood_unread.py"
+#: What the bindings' bounded queues allow besides 3x max_pending_bytes:
+#: interpreter and SDK heap growth, allocator slack (issue 23's soak states
+#: RSS growth <= 3x the cap plus a fixed allowance).
+ALLOWANCE = 8 << 20
+LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
+    __import__("importlib").util.find_spec("uvloop") is None, reason="uvloop is in requirements-dev.txt"))]
 
 
 def run_host(count: int, size: int, cap: int, block_s: float) -> dict:
@@ -82,6 +92,154 @@ async def test_a_line_over_max_line_bytes_closes_with_a_clear_reason():
                 "params": {"count": 1, "size": 8192}})
         info = await p.wait_closed()
     assert "longer than max_line_bytes (4096 bytes)" in info.reason
+
+
+async def until(cond, turns: int = 3000) -> None:
+    """Waits, bounded (30 s), for cond() to turn true; the caller asserts it."""
+    for _ in range(turns):
+        if cond():
+            return
+        await asyncio.sleep(0.01)
+
+
+def run_unread(mode: str, loop: str, count: int, size: int, cap: int) -> dict:
+    out = subprocess.run([PY, str(UNREAD_HOST), mode, loop, str(count), str(size), str(cap)],
+                         capture_output=True, text=True, timeout=120, check=True)
+    return json.loads(out.stdout)
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_a_peer_used_only_through_request_keeps_no_flood_beyond_the_bound(loop):
+    cap = 1 << 20
+    count = 65536  # 64 MiB of notifications nobody iterates messages() for
+    r = run_unread("requests", loop, count, 1024, cap)
+    assert r["rss_growth"] < 3 * cap + ALLOWANCE, r
+    assert r["answered"] >= 1 and r["state"] == "alive"
+    # The newest messages, within half the cap, were kept; every older one
+    # was dropped and counted; the last is the flood's end.
+    assert r["dropped"] + r["kept"] == count + 1
+    assert 0 < r["kept"] <= cap // 2 // 1000  # frames of about 1020 bytes
+    assert r["kept_seqs_consecutive"]
+    assert r["last"]["method"] == "test/flood_done" and r["last"]["params"]["count"] == count
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_messages_read_slowly_get_the_whole_flood_in_order_within_the_bound(loop):
+    cap = 1 << 20
+    r = run_unread("messages", loop, 16384, 4096, cap)  # 64 MiB
+    assert r["rss_growth"] < 3 * cap + ALLOWANCE, r
+    assert r["received"] == 16384 and r["in_order"] and r["done"] == 16384
+    assert r["dropped"] == 0
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_an_sdk_session_read_slowly_gets_the_whole_flood_in_order_within_the_bound(loop):
+    pytest.importorskip("mcp")
+    cap = 1 << 20
+    r = run_unread("sdk", loop, 16384, 4096, cap)  # 64 MiB through ClientSession
+    assert r["rss_growth"] < 3 * cap + ALLOWANCE, r
+    assert r["received"] == 16384 and r["in_order"] and r["done"] == 16384
+    assert r["tools"] == 2  # and the session's requests are still answered
+
+
+async def test_messages_nobody_iterates_are_dropped_oldest_first_with_a_counted_warning(caplog):
+    cap = 64 * 1024  # messages() keeps 32 KiB
+    async with mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap) as p:
+        await p.request("test/flood", {"count": 200, "size": 1024})
+        while not (await p.request("test/flood_status"))["result"]["done"]:
+            pass
+        await p.request("test/flood_status")  # after the flood's last line
+        kept = []
+        async for msg in p.messages():
+            kept.append(msg)
+            if msg["method"] == "test/flood_done":
+                break
+    assert p.dropped_messages + len(kept) == 201
+    assert 0 < len(kept) <= 33
+    seqs = [m["params"]["seq"] for m in kept[:-1]]
+    assert seqs == list(range(200 - len(seqs), 200))  # the newest, in order
+    # One warning per power of two crossed, each with the count so far.
+    counts = [int(r.getMessage().split("dropped so far: ")[1].split()[0])
+              for r in caplog.records if "messages dropped so far" in r.getMessage()]
+    assert counts and counts == sorted(counts) and counts[-1] <= p.dropped_messages
+    assert len(counts) == len({c.bit_length() for c in counts})
+
+
+async def test_a_peer_whose_messages_reader_is_behind_still_closes():
+    cap = 64 * 1024
+    p = await mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap)
+    stream = p.messages()
+    await p.request("test/flood", {"count": 4096, "size": 1024})  # 4 MiB, 64 times the cap
+    first = await stream.__anext__()
+    assert first["params"]["seq"] == 0
+    await until(lambda: not p.info()["reading"])
+    assert not p.info()["reading"]  # the reader is behind: its server is paused
+    info = await asyncio.wait_for(p.close(), 30)
+    assert info.reason is not None and p._inbox.charged == 0
+    seqs = [m["params"]["seq"] async for m in stream if m["method"] == "test/seq"]
+    assert seqs == list(range(1, len(seqs) + 1))  # what was queued, in order, then the end
+    assert p.dropped_messages == 0
+
+
+async def test_a_reader_behind_pauses_its_own_server_and_no_other():
+    # The frames waiting in messages() count against their own connection
+    # only: a connection on another loop (thread) runs on meanwhile.
+    cap = 64 * 1024
+    p = await mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap)
+    other: dict = {}
+
+    async def on_other_loop() -> None:
+        async with mcpping.connect(peer("flood"), keepalive=None, initialize=False) as q:
+            other["answer"] = await q.request("test/flood_status")
+
+    try:
+        stream = p.messages()
+        await p.request("test/flood", {"count": 2048, "size": 1024})  # 2 MiB, 32 times the cap
+        seqs = [(await stream.__anext__())["params"]["seq"]]
+        await until(lambda: not p.info()["reading"])
+        assert not p.info()["reading"]
+        queued = p._inbox.size
+        assert cap // 2 <= queued <= 2 * cap  # the runtime's cap bounds the queue
+        thread = threading.Thread(target=lambda: asyncio.run(on_other_loop()))
+        thread.start()
+        await asyncio.get_running_loop().run_in_executor(None, thread.join, 60)
+        assert other["answer"]["result"] == {"done": False}  # answered, A still behind
+        assert p._inbox.size == queued and not p.info()["reading"]
+        async for msg in stream:
+            if msg["method"] == "test/flood_done":
+                break
+            seqs.append(msg["params"]["seq"])
+        assert seqs == list(range(2048)) and p.dropped_messages == 0
+        assert p._inbox.charged == 0
+    finally:
+        await p.close()
+
+
+async def test_a_reader_that_awaits_a_request_in_its_loop_gets_the_answer():
+    # The answer is behind the flood in the pipe: holding the runtime back
+    # for this reader's full queue would wait for it forever.
+    cap = 64 * 1024
+    async with mcpping.connect(peer("flood"), keepalive=None, max_pending_bytes=cap) as p:
+        stream = p.messages()
+        await p.request("test/flood", {"count": 2048, "size": 1024})  # 2 MiB, 32 times the cap
+        seqs = []
+        answers = 0
+
+        async def read() -> None:
+            nonlocal answers
+            async for msg in stream:
+                if msg["method"] == "test/flood_done":
+                    return
+                seqs.append(msg["params"]["seq"])
+                if len(seqs) % 256 == 1:
+                    for _ in range(3):
+                        await asyncio.sleep(0)  # let the queue fill up meanwhile
+                    await p.request("test/flood_status", timeout=None)
+                    answers += 1
+
+        await asyncio.wait_for(read(), 60)
+        assert seqs == list(range(2048)) and answers == 8
+        assert p.dropped_messages == 0 and p._inbox.charged == 0
 
 
 def test_a_drain_on_one_loop_never_resumes_a_connection_whose_loop_is_blocked():

@@ -108,3 +108,34 @@ async def test_client_role_over_streamable_http(http_server):
     ok = [x for x in records if x["event"] == "ping_ok"]
     assert ok and all(x["transport"] == "streamable-http" for x in ok)
     assert ok[0]["peer"] == "sdk-server"
+
+
+async def test_a_session_that_is_behind_pushes_back_to_the_transport():
+    # The transport has 1000 notifications ready; the session takes 10.
+    t_send, t_recv = anyio.create_memory_object_stream(math.inf)
+    out_send, out_recv = anyio.create_memory_object_stream(math.inf)
+    for i in range(1000):
+        t_send.send_nowait({"jsonrpc": "2.0", "method": "test/seq", "params": {"seq": i}})
+    async with mcpping.guard(t_recv, out_send, role="client", keepalive=None,
+                             codec="json") as (read, write, g):
+        got = [(await read.receive())["params"]["seq"] for _ in range(10)]
+        for _ in range(100):
+            await anyio.sleep(0)  # turns of the loop the guard could use to read on
+        # Zero-buffered, as the SDK's transports: the guard holds at most the
+        # one message it waits to hand over; the rest stays with the transport.
+        assert t_recv.statistics().current_buffer_used >= 1000 - 10 - 1
+        got += [(await read.receive())["params"]["seq"] for _ in range(990)]
+    assert got == list(range(1000))
+
+
+async def test_a_timed_out_request_is_answered_to_a_session_that_was_not_reading():
+    t_send, t_recv = anyio.create_memory_object_stream(math.inf)
+    out_send, out_recv = anyio.create_memory_object_stream(math.inf)
+    async with mcpping.guard(t_recv, out_send, role="client", keepalive=None, codec="json",
+                             request_timeout=0.05) as (read, write, g):
+        timed_out = g.events("request_timeout")
+        await write.send({"jsonrpc": "2.0", "id": 7, "method": "tools/list"})
+        with anyio.fail_after(5):
+            await timed_out.__anext__()  # nobody waited in read.receive() meanwhile
+            answer = await read.receive()
+    assert answer["id"] == 7 and answer["error"]["code"] == -32001

@@ -131,3 +131,33 @@ def test_a_jupyter_kernel_connects_pings_closes_and_shuts_down_cleanly(tmp_path)
     assert not process_alive(int(lines["kernel"][0]))
     for pid in lines["servers"]:
         assert not process_alive(int(pid))
+
+
+def test_a_jupyter_kernel_keeps_floods_it_reads_slowly_or_not_at_all_bounded(tmp_path):
+    # issue 23: the floods of test_backpressure.py, run by a kernel's loop.
+    _ensure_kernel()
+    cap = 1 << 20
+    setup = (f"import json, sys\nsys.path.insert(0, {str(HOSTS)!r})\nimport flood_unread\n"
+             f"CAP = {cap}\n")
+    cells = [
+        setup + "r = await flood_unread.requests_only(65536, 1024, CAP)\n"
+                "print('requests', json.dumps(r))",
+        "r = await flood_unread.messages(16384, 4096, CAP)\nprint('messages', json.dumps(r))",
+        "r = await flood_unread.sdk(16384, 4096, CAP)\nprint('sdk', json.dumps(r))",
+    ]
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [nbformat.v4.new_code_cell(src) for src in cells]
+    NotebookClient(nb, timeout=120, kernel_name="python3", shutdown_kernel="graceful",
+                   resources={"metadata": {"path": str(tmp_path)}}).execute()
+    outputs = [o for c in nb.cells for o in c.get("outputs", [])]
+    assert not [o for o in outputs if o.output_type == "error"], outputs
+    text = "".join(o.get("text", "") for o in outputs if o.get("name") == "stdout")
+    r = {line.split(" ", 1)[0]: json.loads(line.split(" ", 1)[1])
+         for line in text.splitlines() if line.split(" ", 1)[0] in ("requests", "messages", "sdk")}
+    bound = 3 * cap + (8 << 20)
+    assert r["requests"]["rss_growth"] < bound, r
+    assert r["requests"]["dropped"] + r["requests"]["kept"] == 65537
+    assert r["requests"]["last"]["method"] == "test/flood_done"
+    for mode in ("messages", "sdk"):
+        assert r[mode]["rss_growth"] < bound, r
+        assert r[mode]["received"] == 16384 and r[mode]["in_order"], r

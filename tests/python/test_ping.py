@@ -193,3 +193,20 @@ async def test_a_ping_abandoned_at_close_is_peer_closed_and_not_lost():
     abandoned = [e for e in events if e.name == "timeout"]
     assert len(abandoned) == 1 and abandoned[0].code == mcpping._native.MCPP_ERR_CLOSED
     assert abandoned[0].outcome == "closed"  # the C core's verdict
+
+
+async def test_an_events_iterator_nobody_holds_keeps_no_events():
+    async with mcpping.connect(DEMO, keepalive=None) as p:
+
+        async def first_pong() -> None:
+            async for ev in p.events("pong"):
+                break  # the iterator is garbage from here: nobody can read it
+
+        task = asyncio.create_task(first_pong())
+        await asyncio.sleep(0)  # subscribed
+        await p.ping()
+        await task
+        for _ in range(50):
+            await p.ping()
+        # Nothing collects the 50 pongs for an iterator nobody can read.
+        assert p._events._queues == []
