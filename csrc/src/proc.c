@@ -88,6 +88,14 @@ static void on_backoff(uv_timer_t *t) {
  * so. */
 static void watch(mcpp__proc *p, uv_loop_t *loop) {
   p->exit_fd = MCPP__HOOK_FORCE_BACKOFF() ? -1 : mcpp__exit_fd_open(p->pid);
+  /* A host that closed its stdin or stderr would get the exit fd there:
+   * it must not become the next spawn's stdio, and libuv refuses to close
+   * fds 0-2. */
+  if (p->exit_fd >= 0 && p->exit_fd <= 2) {
+    int moved = fcntl(p->exit_fd, F_DUPFD_CLOEXEC, 3);
+    close(p->exit_fd);
+    p->exit_fd = moved;
+  }
   if (p->exit_fd >= 0) {
     if (uv_poll_init(loop, &p->watch.poll, p->exit_fd) == 0) {
       uv_poll_start(&p->watch.poll, UV_READABLE, on_exit_fd);
@@ -103,12 +111,27 @@ static void watch(mcpp__proc *p, uv_loop_t *loop) {
 
 /* ------------------------------------------------------------ spawning */
 
-static int child_stdio(posix_spawn_file_actions_t *fa, const int fds[3]) {
+/* The child's stdio. An inherited fd is passed through a fresh copy above
+ * stdio and dup2'd back onto itself: a dup2 clears close-on-exec, and
+ * hosts mark their own 0-2 close-on-exec (Node does), so without it the
+ * server would start with that fd closed and die on its first log line.
+ * (A dup2 action of an fd onto itself need not clear the flag before POSIX
+ * 2024, so the copy is a different fd.) Where
+ * the host's fd is closed, the child gets /dev/null rather than a hole that
+ * its next open() would fill. tmp[i] is the copy, closed by the caller
+ * after the spawn, or -1. */
+static int child_stdio(posix_spawn_file_actions_t *fa, const int fds[3],
+                       int tmp[3]) {
   for (int i = 0; i < 3; i++) {
-    int rc = 0;
-    if (fds[i] >= 0)
-      rc = posix_spawn_file_actions_adddup2(fa, fds[i], i);
-    else if (fds[i] == MCPP__PROC_DEVNULL)
+    int rc = 0, fd = fds[i];
+    if (fd == MCPP__PROC_INHERIT) {
+      tmp[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
+      if (tmp[i] < 0 && errno != EBADF) return errno;
+      fd = tmp[i] >= 0 ? tmp[i] : MCPP__PROC_DEVNULL;
+    }
+    if (fd >= 0)
+      rc = posix_spawn_file_actions_adddup2(fa, fd, i);
+    else if (fd == MCPP__PROC_DEVNULL)
       rc = posix_spawn_file_actions_addopen(fa, i, "/dev/null",
                                             i ? O_WRONLY : O_RDONLY, 0);
     if (rc) return rc;
@@ -121,8 +144,9 @@ static int child_stdio(posix_spawn_file_actions_t *fa, const int fds[3]) {
  * SIGCHLD), an empty signal mask (our I/O thread blocks everything), and
  * no fd beyond its stdio. */
 static int prepare(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
-                   const mcpp_spawn_options *o, const int fds[3]) {
-  int rc = child_stdio(fa, fds);
+                   const mcpp_spawn_options *o, const int fds[3],
+                   int tmp[3]) {
+  int rc = child_stdio(fa, fds, tmp);
   if (!rc && o->cwd) rc = posix_spawn_file_actions_addchdir_np(fa, o->cwd);
   short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   if (!rc) rc = mcpp__spawn_close_others(fa, &flags);
@@ -184,14 +208,17 @@ int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
     return -ENOMEM;
   }
   pid_t pid = 0;
+  int tmp[3] = {-1, -1, -1};
   int rc = find_program(o->file, o->cwd);
-  if (!rc) rc = prepare(&fa, &at, o, child_fds);
+  if (!rc) rc = prepare(&fa, &at, o, child_fds, tmp);
   /* glibc reports exec's own failure (ENOENT, EACCES) here. */
   if (!rc)
     rc = posix_spawnp(&pid, o->file, &fa, &at, o->args,
                       o->env ? o->env : environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
+  for (int i = 0; i < 3; i++)
+    if (tmp[i] >= 0) close(tmp[i]);
   if (rc) return -rc;
   p->pid = pid;
   p->on_exit = cb;

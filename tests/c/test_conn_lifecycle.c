@@ -365,3 +365,72 @@ TEST_TIMEOUT(conn_host_sigkill_kills_every_server_group, 30) {
     if (p == 0) usleep(10000);
   }
 }
+
+/* A host whose stderr is close-on-exec (Node marks its fds 0-2 so) still
+ * gives an inheriting server its stderr: the server logs to it, keeps
+ * working, and the host's stderr gets the line. */
+TEST(conn_inherited_stderr_survives_host_cloexec) {
+  conn_fixture f;
+  cf_init(&f);
+  char path[] = "/tmp/mcpp-stderr-XXXXXX";
+  int file = mkstemp(path);
+  ASSERT_GE(file, 0);
+  unlink(path);
+  int saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(2, dup2(file, 2));
+  ASSERT_EQ(0, fcntl(2, F_SETFD, FD_CLOEXEC));
+  close(file);
+  char *args[] = {"python3", "-c",
+                  "import os, sys\n"
+                  "os.write(2, b'server log line\\n')\n"
+                  "print('logged', flush=True)\n"
+                  "sys.stdin.read()\n",
+                  NULL};
+  start_args(&f, MCPP_STDERR_INHERIT, 0, args);
+  run_until_frames(&f.loop, &f.r, 1);
+  ASSERT_STR_EQ("logged", f.r.frames[0].data);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  run_until(&f.loop, &f.r.closed);
+  /* The host's own fd 2 is unchanged: still close-on-exec. */
+  ASSERT_EQ(FD_CLOEXEC, fcntl(2, F_GETFD) & FD_CLOEXEC);
+  char got[64] = {0};
+  ASSERT_EQ(16, pread(2, got, sizeof got - 1, 0));
+  ASSERT_STR_EQ("server log line\n", got);
+  ASSERT_EQ(2, dup2(saved, 2));
+  close(saved);
+  cf_finish(&f);
+}
+
+/* A host with its stderr closed gives an inheriting server /dev/null
+ * there, not a hole its first open() would fill. */
+TEST(conn_inherited_stderr_closed_in_host_is_dev_null) {
+  conn_fixture f;
+  cf_init(&f);
+  char *args[] = {"python3", "-c",
+                  "import os, sys\n"
+                  "print(os.readlink('/proc/self/fd/2'), flush=True)\n"
+                  "sys.stdin.read()\n",
+                  NULL};
+  /* libuv opens its spare fd (for EMFILE) with the loop's first stream:
+   * before fd 2 is closed, or it would be that fd. */
+  uv_pipe_t first;
+  ASSERT_EQ(0, uv_pipe_init(&f.loop, &first, 0));
+  uv_close((uv_handle_t *)&first, NULL);
+  int saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  ASSERT_GE(saved, 0);
+  close(2);
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  int rc = mcpp_conn_spawn(&f.r.conn, &f.loop, &f.s, &o, test_rec_callbacks(),
+                           &f.r, NULL);
+  ASSERT_EQ(2, dup2(saved, 2));
+  close(saved);
+  ASSERT_EQ(0, rc);
+  f.r.pid = mcpp_conn_pid(f.r.conn);
+  run_until_frames(&f.loop, &f.r, 1);
+  ASSERT_STR_EQ("/dev/null", f.r.frames[0].data);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
