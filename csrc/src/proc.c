@@ -36,7 +36,9 @@ void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms) {
   memset(p, 0, sizeof *p);
   p->exit_fd = -1;
   p->exit_status = -1;
-  p->kill_grace_ms = kill_grace_ms ? kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+  p->kill_grace_ms = kill_grace_ms == MCPP_KILL_GRACE_NONE ? 0
+                    : kill_grace_ms                       ? kill_grace_ms
+                                                          : DEFAULT_KILL_GRACE_MS;
 }
 
 /* ------------------------------------------------------------- reaping */

@@ -41,14 +41,15 @@ struct mcpp__proc {
   /* Someone else reaped it first (SIGCHLD set to SIG_IGN, a host's
    * waitpid(-1) loop): it is gone, its status is not known. */
   int status_unknown;
-  uint32_t kill_grace_ms; /* SIGTERM-to-SIGKILL grace */
+  uint32_t kill_grace_ms; /* SIGTERM-to-SIGKILL grace; 0: SIGKILL at once */
 };
 
 /* The child's stdio in mcpp__proc_spawn: an fd to dup2 onto it, or one of
  * these. */
 enum { MCPP__PROC_INHERIT = -1, MCPP__PROC_DEVNULL = -2 };
 
-/* Starts p afresh; kill_grace_ms 0 means the default. */
+/* Starts p afresh; kill_grace_ms as mcpp_spawn_options has it (0 the
+ * default, MCPP_KILL_GRACE_NONE none). */
 void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms);
 
 /* Starts options' program with child_fds as its stdin, stdout, stderr,

@@ -434,3 +434,37 @@ TEST(conn_inherited_stderr_closed_in_host_is_dev_null) {
   ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
   cf_finish(&f);
 }
+
+/* kill_grace_ms MCPP_KILL_GRACE_NONE: the close SIGKILLs the group at
+ * once. The server would note a SIGTERM in a file (it traps it); with no
+ * grace it never gets one, and it ends by SIGKILL. */
+TEST(conn_kill_grace_none_sigkills_at_once) {
+  conn_fixture f;
+  cf_init(&f);
+  char dir[] = "/tmp/mcpp-grace-XXXXXX";
+  ASSERT(mkdtemp(dir) != NULL);
+  char script[256], noted[64];
+  snprintf(noted, sizeof noted, "%s/term", dir);
+  snprintf(script, sizeof script,
+           "trap 'echo term > %s' TERM; echo ready; "
+           "while :; do sleep 0.01; done",
+           noted);
+  sh(&f, MCPP_STDERR_INHERIT, MCPP_KILL_GRACE_NONE, script);
+  run_until_frames(&f.loop, &f.r, 1);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+  ASSERT_EQ(SIGKILL, f.r.close.term_signal);
+  ASSERT_EQ(-1, access(noted, F_OK));
+  /* The same server with a grace gets its SIGTERM first (the trap runs,
+   * then the grace ends it): the file is how the test above can fail. */
+  conn_fixture g;
+  cf_init(&g);
+  sh(&g, MCPP_STDERR_INHERIT, 300, script);
+  run_until_frames(&g.loop, &g.r, 1);
+  ASSERT_EQ(0, mcpp_conn_close(g.r.conn));
+  cf_finish(&g);
+  ASSERT_EQ(SIGKILL, g.r.close.term_signal);
+  ASSERT_EQ(0, access(noted, F_OK));
+  unlink(noted);
+  rmdir(dir);
+}
