@@ -79,8 +79,15 @@ void mcpp__proc_kill(mcpp__proc *p);
 mcpp_process_state mcpp__proc_state(const mcpp__proc *p);
 
 /* Closes the watch handle (close_cb gets it) and the exit fd, and tells the
- * keeper to forget the group. Once only, after a successful spawn. */
+ * keeper to forget the group. A server not reaped yet (SIGKILL sent, stuck
+ * in the kernel) is watched on apart from the loop until it is reaped; only
+ * then is it forgotten. Once only, after a successful spawn. */
 void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb);
+
+/* Servers whose connection closed before they could be reaped (still
+ * watched, by a thread of their own), plus 1 while that thread runs. For
+ * tests. */
+int mcpp__proc_orphans(void);
 
 /* 1 once mcpp__proc_close ran. */
 int mcpp__proc_closing(const mcpp__proc *p);

@@ -468,3 +468,59 @@ TEST(conn_kill_grace_none_sigkills_at_once) {
   unlink(noted);
   rmdir(dir);
 }
+
+/* The state letter of /proc/<pid>/stat, or 0 once there is no such
+ * process. */
+static char proc_state(int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char *end = strrchr(buf, ')');
+  return end && end[1] == ' ' ? end[2] : '?';
+}
+
+/* A killed server that outlives the kill wait (stuck in the kernel: here
+ * our SIGKILLs are made not to take) no longer holds up the close, and is
+ * still watched: once it finally dies it is reaped (no zombie stays), the
+ * keeper forgets it, the watch and its thread go, and the loop closed
+ * clean before all that. */
+TEST_TIMEOUT(conn_server_outliving_the_kill_wait_is_reaped_when_it_dies, 40) {
+  for (int round = 0; round < 2; round++) {
+    mcpp__proc_force_backoff = round; /* with a pidfd, then without */
+    mcpp__proc_sigkill_lost = 1;
+    conn_fixture f;
+    cf_init(&f);
+    sh(&f, MCPP_STDERR_INHERIT, 50, "trap '' TERM; echo ready; exec sleep 1000");
+    run_until_frames(&f.loop, &f.r, 1);
+    ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+    run_until(&f.loop, &f.r.closed);
+    ASSERT_EQ(0, uv_run(&f.loop, UV_RUN_DEFAULT));
+    ASSERT_EQ(0, uv_loop_close(&f.loop));
+    /* Closed without the reap: it still runs, and is watched. */
+    char st = proc_state(f.r.pid);
+    ASSERT(st == 'S' || st == 'R');
+    ASSERT_EQ(2, mcpp__proc_orphans()); /* it, and the reaper thread */
+    mcpp__proc_sigkill_lost = 0;
+    ASSERT_EQ(0, kill(f.r.pid, SIGKILL));
+    /* Gone from /proc means reaped: a zombie would stay 'Z' for good. */
+    uint64_t t0 = uv_hrtime();
+    while (proc_state(f.r.pid) != 0) {
+      if ((uv_hrtime() - t0) / 1000000 > margin_ms(5000))
+        MCPP_FAIL("server %d still in state %c", f.r.pid, proc_state(f.r.pid));
+      usleep(5000);
+    }
+    while (mcpp__proc_orphans() != 0) {
+      ASSERT_LT((uv_hrtime() - t0) / 1000000, margin_ms(5000));
+      usleep(5000);
+    }
+    assert_gone(f.r.pid);
+    ASSERT_EQ(f.fds, count_fds());
+    for (size_t i = 0; i < f.r.n_frames; i++) free(f.r.frames[i].data);
+    free(f.r.frames);
+  }
+}
