@@ -214,6 +214,10 @@ int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
   int tmp[3] = {-1, -1, -1};
   int rc = find_program(o->file, o->cwd);
   if (!rc) rc = prepare(&fa, &at, o, child_fds, tmp);
+  /* The keeper runs before the server does, so that the only moment a
+   * host killed at once would leave the server behind is one send() (the
+   * '+' line after the spawn), not the keeper's start. */
+  if (!rc) mcpp__keeper_ensure();
   /* glibc reports exec's own failure (ENOENT, EACCES) here. */
   if (!rc)
     rc = posix_spawnp(&pid, o->file, &fa, &at, o->args,
