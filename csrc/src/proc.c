@@ -178,12 +178,18 @@ static int executable(const char *cwd, const char *candidate, int *err) {
 }
 
 /* 0 if `file` names an executable as execvp would find it on the host's
- * PATH, else the errno exec would fail with. Checked before spawning so a
+ * PATH (its path, relative to cwd as exec will see it, copied to found),
+ * else the errno exec would fail with. Checked before spawning so a
  * missing program is a spawn error everywhere, also where posix_spawn
  * cannot report exec's failure (valgrind, libcs without vfork). */
-static int find_program(const char *file, const char *cwd) {
+static int find_program(const char *file, const char *cwd, char *found,
+                        size_t cap) {
   int err = ENOENT;
-  if (strchr(file, '/')) return executable(cwd, file, &err);
+  if (strchr(file, '/')) {
+    if (strlen(file) >= cap) return ENAMETOOLONG;
+    strcpy(found, file);
+    return executable(cwd, file, &err);
+  }
   const char *path = getenv("PATH");
   if (path == NULL || *path == '\0') path = "/usr/local/bin:/usr/bin:/bin";
   char buf[4096];
@@ -193,43 +199,89 @@ static int find_program(const char *file, const char *cwd) {
     /* An empty entry is the current directory, as for execvp. */
     int len = snprintf(buf, sizeof buf, "%.*s/%s", (int)(n ? n : 1),
                        n ? dir : ".", file);
-    if (len > 0 && (size_t)len < sizeof buf && executable(cwd, buf, &err) == 0)
+    if (len > 0 && (size_t)len < sizeof buf && (size_t)len < cap &&
+        executable(cwd, buf, &err) == 0) {
+      strcpy(found, buf);
       return 0;
+    }
     if (end == NULL) return err;
     dir = end;
   }
 }
 
-int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
-                     const mcpp_spawn_options *o, const int child_fds[3],
-                     mcpp__proc_exit_fn cb) {
+/* The spawn whose child tells the keeper itself, before it execs
+ * (platform.h): a host killed at any moment leaves no server the keeper
+ * does not know. Returns 0, a positive errno, or ENOSYS where there is no
+ * such spawn. */
+static int spawn_registered(const mcpp_spawn_options *o, const int fds[3],
+                            int tmp[3], const char *path, pid_t *pid,
+                            int *registered) {
+  mcpp__spawn_req req = {path, o->args, o->env ? o->env : environ, o->cwd,
+                         {-1, -1, -1}, -1};
+  for (int i = 0; i < 3; i++) {
+    if (fds[i] >= 0) {
+      req.stdio[i] = fds[i];
+    } else if (fds[i] == MCPP__PROC_INHERIT) {
+      /* As child_stdio does: a copy, or /dev/null for a closed fd. */
+      tmp[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
+      if (tmp[i] < 0 && errno != EBADF) return errno;
+      req.stdio[i] = tmp[i];
+    }
+  }
+  req.keeper_fd = mcpp__keeper_hold();
+  int child = 0;
+  int rc = mcpp__spawn_registered(&req, &child, registered);
+  mcpp__keeper_release();
+  if (rc && rc != ENOSYS && *registered) mcpp__keeper_forget(child);
+  if (!rc) *pid = child;
+  return rc;
+}
+
+/* Where there is no registered spawn: posix_spawn, the keeper started
+ * before it, so that a host killed at once leaves its server behind only
+ * within the one send() of the '+' line after it. */
+static int spawn_then_register(const mcpp_spawn_options *o, const int fds[3],
+                               int tmp[3], pid_t *pid) {
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
-  if (posix_spawn_file_actions_init(&fa)) return -ENOMEM;
+  if (posix_spawn_file_actions_init(&fa)) return ENOMEM;
   if (posix_spawnattr_init(&at)) {
     posix_spawn_file_actions_destroy(&fa);
-    return -ENOMEM;
+    return ENOMEM;
   }
-  pid_t pid = 0;
-  int tmp[3] = {-1, -1, -1};
-  int rc = find_program(o->file, o->cwd);
-  if (!rc) rc = prepare(&fa, &at, o, child_fds, tmp);
-  /* The keeper runs before the server does, so that the only moment a
-   * host killed at once would leave the server behind is one send() (the
-   * '+' line after the spawn), not the keeper's start. */
+  int rc = prepare(&fa, &at, o, fds, tmp);
   if (!rc) mcpp__keeper_ensure();
   /* glibc reports exec's own failure (ENOENT, EACCES) here. */
   if (!rc)
-    rc = posix_spawnp(&pid, o->file, &fa, &at, o->args,
+    rc = posix_spawnp(pid, o->file, &fa, &at, o->args,
                       o->env ? o->env : environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
+  return rc;
+}
+
+int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
+                     const mcpp_spawn_options *o, const int child_fds[3],
+                     mcpp__proc_exit_fn cb) {
+  pid_t pid = 0;
+  int tmp[3] = {-1, -1, -1};
+  int registered = 0;
+  char path[4096];
+  int rc = find_program(o->file, o->cwd, path, sizeof path);
+  if (!rc) rc = spawn_registered(o, child_fds, tmp, path, &pid, &registered);
+  if (rc == ENOSYS) {
+    for (int i = 0; i < 3; i++)
+      if (tmp[i] >= 0) close(tmp[i]);
+    tmp[0] = tmp[1] = tmp[2] = -1;
+    rc = spawn_then_register(o, child_fds, tmp, &pid);
+  }
   for (int i = 0; i < 3; i++)
     if (tmp[i] >= 0) close(tmp[i]);
   if (rc) return -rc;
+  MCPP__HOOK_AFTER_SPAWN(pid);
   p->pid = pid;
   p->on_exit = cb;
-  mcpp__keeper_watch(pid);
+  if (!registered) mcpp__keeper_watch(pid);
   watch(p, loop);
   return 0;
 }

@@ -524,3 +524,63 @@ TEST_TIMEOUT(conn_server_outliving_the_kill_wait_is_reaped_when_it_dies, 40) {
     free(f.r.frames);
   }
 }
+
+static int died_report_fd = -1;
+
+/* The hook of the test below: the host reports the pid and dies there. */
+static void die_right_after_spawn(int pid) {
+  if (write(died_report_fd, &pid, sizeof pid) != sizeof pid) _exit(2);
+  raise(SIGKILL);
+}
+
+/* A host killed right after the spawn returned, before it did anything
+ * else, leaves no server behind: the server (ignoring SIGTERM, stdin EOF
+ * and SIGHUP) was known to the keeper before it could run, and is gone
+ * within the keeper's bound. */
+TEST_TIMEOUT(conn_host_killed_right_after_spawn_leaves_no_server, 30) {
+  ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+  int report[2];
+  ASSERT_EQ(0, pipe(report));
+  pid_t host = fork();
+  ASSERT_GE(host, 0);
+  if (host == 0) {
+    close(report[0]);
+    died_report_fd = report[1];
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    mcpp_settings s;
+    test_settings(&s);
+    rec r;
+    memset(&r, 0, sizeof r);
+    char *stubborn[] = {"sh", "-c",
+                        "trap '' TERM HUP; while :; do read x || sleep 1; done",
+                        NULL};
+    mcpp_spawn_options o = {0};
+    o.file = "sh";
+    o.args = stubborn;
+    mcpp__proc_after_spawn = die_right_after_spawn;
+    mcpp_conn_spawn(&r.conn, &loop, &s, &o, test_rec_callbacks(), &r, NULL);
+    _exit(3); /* not reached */
+  }
+  close(report[1]);
+  int pid = 0;
+  ASSERT_EQ(sizeof pid, read(report[0], &pid, sizeof pid));
+  close(report[0]);
+  int status;
+  ASSERT_EQ(host, waitpid(host, &status, 0));
+  ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  uint64_t t0 = uv_hrtime();
+  while (!gone(pid)) {
+    if ((uv_hrtime() - t0) / 1000000 >= margin_ms(3000)) {
+      kill(-pid, SIGKILL); /* not left behind by the test either */
+      MCPP_FAIL("server %d still there 3 s after its host died", pid);
+    }
+    usleep(10000);
+  }
+  for (;;) {
+    pid_t p = waitpid(-1, NULL, WNOHANG);
+    if (p < 0 && errno == ECHILD) break;
+    ASSERT_LT((uv_hrtime() - t0) / 1000000, margin_ms(4000));
+    if (p == 0) usleep(10000);
+  }
+}
