@@ -5,11 +5,9 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -35,28 +33,29 @@ int mcpp__spawn_close_others(posix_spawn_file_actions_t *fa, short *flags) {
 
 /* ------------------------------------------------- the registered spawn
  *
- * posix_spawn as glibc does it (clone with CLONE_VM | CLONE_VFORK: the
- * child runs on its own stack in our memory until it execs, the calling
- * thread waits), with one more step in the child: "+ PID" to the keeper,
- * before execve. The keeper's socket is close-on-exec, so the child holds
- * a copy of it until the exec: if the host dies at any moment, the keeper
- * either never sees the server (the host died before the clone) or sees
- * its line before its EOF, and kills it. A gate process or a stopped start
- * would need a second exec or a signal per spawn; this costs a send().
+ * posix_spawn as glibc did it (vfork: the child runs in our memory, below
+ * the calling frame, until it execs; the calling thread waits), with one
+ * more step in the child: "+ PID" to the keeper, before execve. (Not
+ * clone() on a stack of its own as glibc now does: ThreadSanitizer takes
+ * every clone() for a fork and breaks on it; it turns vfork into a fork,
+ * which the status pipe below also serves.) The keeper's socket is
+ * close-on-exec, so the child holds a copy of it until the exec: if the
+ * host dies at any moment, the keeper either never sees the server (the
+ * host died before the vfork) or sees its line before its EOF, and kills
+ * it. A gate process or a stopped start would need a second exec or a
+ * signal per spawn; this costs a send().
  *
  * The child may only make raw system calls: it shares the host's memory
  * and its thread's TLS, so no lock, allocation, libc state, or sanitizer
  * interceptor may be touched. All signals are blocked in the calling
- * thread across the clone, so no host handler runs on the child's stack;
+ * thread across the vfork, so no host handler runs on the child's stack;
  * the child sets every disposition to the default before it unblocks them.
- * Where the kernel has no CLONE_VM semantics for us (valgrind turns it into
- * a fork), the status pipe still says what happened. */
+ * Where the vfork is really a fork (valgrind, ThreadSanitizer), the status
+ * pipe still says what happened. */
 
 #ifndef SYS_close_range
 #define SYS_close_range 436
 #endif
-
-enum { CHILD_STACK = 64 * 1024 };
 
 typedef struct spawn_child {
   const mcpp__spawn_req *req;
@@ -76,14 +75,15 @@ typedef struct spawn_child {
 
 NO_SANITIZE static long sys_fail(long rc) { return rc < 0 ? -1 : rc; }
 
-NO_SANITIZE static void child_fail(int status_fd, long err) {
+NO_SANITIZE __attribute__((noreturn)) static void child_fail(int status_fd,
+                                                             long err) {
   int e = (int)err;
   syscall(SYS_write, status_fd, &e, sizeof e);
-  syscall(SYS_exit_group, 127);
+  for (;;) syscall(SYS_exit_group, 127);
 }
 
-NO_SANITIZE static int spawn_child_main(void *arg) {
-  spawn_child *c = arg;
+NO_SANITIZE __attribute__((noreturn)) static void
+spawn_child_main(const spawn_child *c) {
   const mcpp__spawn_req *r = c->req;
   /* Every disposition to the default (a zeroed kernel sigaction is
    * SIG_DFL, no flags, an empty mask): no handler of the host may run
@@ -132,11 +132,11 @@ NO_SANITIZE static int spawn_child_main(void *arg) {
   syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
   syscall(SYS_execve, r->path, r->argv, r->envp);
   child_fail(c->status_fd, errno);
-  return 127;
+  for (;;) syscall(SYS_exit_group, 127);
 }
 
-int mcpp__spawn_registered(const mcpp__spawn_req *req, int *pid,
-                           int *registered) {
+NO_SANITIZE int mcpp__spawn_registered(const mcpp__spawn_req *req, int *pid,
+                                       int *registered) {
   int status[2];
   if (pipe2(status, O_CLOEXEC)) return errno;
   /* The child's stdio goes onto 0-2: its end must be above them. */
@@ -150,34 +150,25 @@ int mcpp__spawn_registered(const mcpp__spawn_req *req, int *pid,
       return err;
     }
   }
-  void *stack = mmap(NULL, CHILD_STACK, PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
-  if (stack == MAP_FAILED) {
-    int err = errno;
-    close(status[0]);
-    close(status[1]);
-    return err;
-  }
   spawn_child c = {req, status[1]};
   sigset_t all, old;
   sigfillset(&all);
   int cancel;
   pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  /* Returns once the child exec'd or exited (CLONE_VFORK). */
-  int child = clone(spawn_child_main, (char *)stack + CHILD_STACK,
-                    CLONE_VM | CLONE_VFORK | SIGCHLD, &c);
-  int clone_err = errno;
+  /* Returns once the child exec'd or exited. */
+  pid_t child = vfork();
+  if (child == 0) spawn_child_main(&c);
+  int fork_err = errno;
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   pthread_setcancelstate(cancel, NULL);
-  munmap(stack, CHILD_STACK);
   close(status[1]);
   if (child < 0) {
     close(status[0]);
-    return clone_err;
+    return fork_err;
   }
   /* 's' if registered, then 4 bytes of errno if the exec failed; EOF once
-   * the exec closed the pipe (at once here, but also where the clone was
+   * the exec closed the pipe (at once here, but also where the vfork was
    * turned into a fork). */
   char got[1 + sizeof(int)];
   size_t have = 0;

@@ -228,9 +228,14 @@ static int spawn_registered(const mcpp_spawn_options *o, const int fds[3],
       req.stdio[i] = tmp[i];
     }
   }
-  req.keeper_fd = mcpp__keeper_hold();
+  /* A copy of the keeper's socket: where the vfork is a fork
+   * (ThreadSanitizer), the fork's handlers close the socket itself in the
+   * child. */
+  int keeper = mcpp__keeper_hold();
+  req.keeper_fd = keeper >= 0 ? fcntl(keeper, F_DUPFD_CLOEXEC, 3) : -1;
   int child = 0;
   int rc = mcpp__spawn_registered(&req, &child, registered);
+  if (req.keeper_fd >= 0) close(req.keeper_fd);
   mcpp__keeper_release();
   if (rc && rc != ENOSYS && *registered) mcpp__keeper_forget(child);
   if (!rc) *pid = child;
