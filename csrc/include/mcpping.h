@@ -662,13 +662,20 @@ typedef struct mcpp_spawn_options {
   char **env;         /* NULL: inherit */
   const char *cwd;    /* NULL: inherit */
   mcpp_stderr_mode stderr_mode;
-  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000; at most
-   * MCPP_MAX_KILL_GRACE_MS (MCPP_ERR_INVALID_ARGUMENT beyond). */
+  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000 (so a
+   * zeroed struct is the default); MCPP_KILL_GRACE_NONE: no grace, SIGKILL
+   * at once; else 1..MCPP_MAX_KILL_GRACE_MS (MCPP_ERR_INVALID_ARGUMENT
+   * beyond). */
   uint32_t kill_grace_ms;
 } mcpp_spawn_options;
 
 /* The longest mcpp_spawn_options.kill_grace_ms (as every *_ms setting). */
 #define MCPP_MAX_KILL_GRACE_MS MCPP_MAX_MS
+/* mcpp_spawn_options.kill_grace_ms for no grace: the close sends SIGKILL to
+ * the group at once, no SIGTERM. Far outside the milliseconds, so that 0
+ * keeps meaning the default (a zeroed struct), and not UINT32_MAX, so that
+ * a binding's -1 wrapped to unsigned is still refused. */
+#define MCPP_KILL_GRACE_NONE (UINT32_MAX - 1u)
 
 typedef struct mcpp_close_info {
   int err;              /* 0 for a requested close, else MCPP_ERR_* */

@@ -718,11 +718,18 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
   close_handle(c, (uv_handle_t *)&c->in);
   uv_timer_stop(&c->timer);
   c->armed = UINT64_MAX;
-  mcpp__proc_terminate(&c->proc);
+  if (c->proc.kill_grace_ms == 0 && !c->proc.exited) {
+    /* No grace: SIGKILL now, and the timer bounds the reap. */
+    c->killed = 1;
+    mcpp__proc_kill(&c->proc);
+  } else {
+    mcpp__proc_terminate(&c->proc);
+  }
   if (c->proc.exited)
     close_remaining(c);
   else
-    uv_timer_start(&c->timer, on_timer, c->proc.kill_grace_ms, 0);
+    uv_timer_start(&c->timer, on_timer,
+                   c->killed ? KILL_WAIT_MS : c->proc.kill_grace_ms, 0);
 }
 
 /* --------------------------------------------------------------- spawning */
@@ -844,7 +851,8 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
       (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  if (options->kill_grace_ms > MCPP_MAX_KILL_GRACE_MS)
+  if (options->kill_grace_ms > MCPP_MAX_KILL_GRACE_MS &&
+      options->kill_grace_ms != MCPP_KILL_GRACE_NONE)
     return refuse("kill_grace_ms must be between 0 (the default, 2000) and "
                   "%llu ms",
                   MCPP_MAX_KILL_GRACE_MS);

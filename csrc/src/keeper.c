@@ -147,6 +147,15 @@ static void tell(char op, int pgid) {
   pthread_mutex_unlock(&mu);
 }
 
+int mcpp__keeper_hold(void) {
+  pthread_mutex_lock(&mu);
+  if (keeper_fd >= 0 && owner != getpid()) drop_parents_keeper();
+  if (keeper_fd < 0 && !start_failed && start_locked() < 0) start_failed = 1;
+  return keeper_fd;
+}
+
+void mcpp__keeper_release(void) { pthread_mutex_unlock(&mu); }
+
 int mcpp__keeper_ensure(void) {
   pthread_mutex_lock(&mu);
   if (keeper_fd >= 0 && owner != getpid()) drop_parents_keeper();

@@ -15,6 +15,13 @@ void mcpp__keeper_watch(int pgid);
  * reused id is never killed. */
 void mcpp__keeper_forget(int pgid);
 
+/* For a spawn whose child registers itself (platform.h's
+ * mcpp__spawn_registered): locks the keeper, starting it if need be, and
+ * returns its socket (-1 if there is none); the socket stays open until
+ * mcpp__keeper_release, which must follow. */
+int mcpp__keeper_hold(void);
+void mcpp__keeper_release(void);
+
 /* Starts the keeper now if it is not running (tests count its fd in their
  * baseline). Returns 0, or -1 if it cannot start. */
 int mcpp__keeper_ensure(void);

@@ -26,6 +26,31 @@ int mcpp__socketpair_cloexec(int sv[2]);
  * a positive errno, as posix_spawn's calls do. */
 int mcpp__spawn_close_others(posix_spawn_file_actions_t *fa, short *flags);
 
+/* A spawn for mcpp__spawn_registered: the resolved program (as execvp would
+ * find it), its argv and environment, the directory to start in (NULL: the
+ * host's), the fds that become its stdin, stdout and stderr (-1: /dev/null;
+ * all above 2, close-on-exec in the host), and the keeper's socket (-1:
+ * none). */
+typedef struct mcpp__spawn_req {
+  const char *path;
+  char *const *argv;
+  char *const *envp;
+  const char *cwd;
+  int stdio[3];
+  int keeper_fd;
+} mcpp__spawn_req;
+
+/* Starts req's program as proc.c's posix_spawn does (its own session,
+ * every signal at its default disposition, an empty mask, no fd beyond its
+ * stdio), but the child itself sends "+ PID" to the keeper before it
+ * execs, so that no moment exists in which the server runs unknown to the
+ * keeper (see proc.c). Returns 0 with *pid and *registered (1 if the line
+ * was sent), a positive errno (exec's own failure included; nothing
+ * runs, and *pid and *registered say what the keeper must forget), or
+ * ENOSYS where there is no such spawn (the caller then uses posix_spawn). */
+int mcpp__spawn_registered(const mcpp__spawn_req *req, int *pid,
+                           int *registered);
+
 /* A pollable fd that turns readable when child `pid` exits: a pidfd on
  * Linux 5.3+, a kqueue watching EVFILT_PROC/NOTE_EXIT on macOS. Returns
  * the close-on-exec fd, or -1 with errno (the caller then polls waitid). */

@@ -44,6 +44,11 @@ int mcpp__spawn_close_others(posix_spawn_file_actions_t *fa, short *flags) {
   return 0;
 }
 
+int mcpp__spawn_registered(const mcpp__spawn_req *req, int *pid,
+                           int *registered) {
+  return ENOSYS; /* posix_spawn, then the keeper is told */
+}
+
 int mcpp__exit_fd_open(int pid) {
   int kq = kqueue();
   if (kq < 0) return -1;

@@ -4,6 +4,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -27,6 +29,173 @@ int mcpp__spawn_close_others(posix_spawn_file_actions_t *fa, short *flags) {
 #else
   return 0;
 #endif
+}
+
+/* ------------------------------------------------- the registered spawn
+ *
+ * posix_spawn as glibc did it (vfork: the child runs in our memory, below
+ * the calling frame, until it execs; the calling thread waits), with one
+ * more step in the child: "+ PID" to the keeper, before execve. (Not
+ * clone() on a stack of its own as glibc now does: ThreadSanitizer takes
+ * every clone() for a fork and breaks on it; it turns vfork into a fork,
+ * which the status pipe below also serves.) The keeper's socket is
+ * close-on-exec, so the child holds a copy of it until the exec: if the
+ * host dies at any moment, the keeper either never sees the server (the
+ * host died before the vfork) or sees its line before its EOF, and kills
+ * it. A gate process or a stopped start would need a second exec or a
+ * signal per spawn; this costs a send().
+ *
+ * The child may only make raw system calls: it shares the host's memory
+ * and its thread's TLS, so no lock, allocation, libc state, or sanitizer
+ * interceptor may be touched. All signals are blocked in the calling
+ * thread across the vfork, so no host handler runs on the child's stack;
+ * the child sets every disposition to the default before it unblocks them.
+ * Where the vfork is really a fork (valgrind, ThreadSanitizer), the status
+ * pipe still says what happened. */
+
+#ifndef SYS_close_range
+#define SYS_close_range 436
+#endif
+
+typedef struct spawn_child {
+  const mcpp__spawn_req *req;
+  int status_fd; /* write end: 's' once registered, then errno on failure */
+} spawn_child;
+
+/* The child's code touches no sanitizer state either. */
+#if defined(__clang__)
+#define NO_SANITIZE __attribute__((no_sanitize("address", "thread", "undefined")))
+#elif defined(__GNUC__)
+#define NO_SANITIZE                                                         \
+  __attribute__((no_sanitize_address, no_sanitize_thread,                   \
+                 no_sanitize_undefined))
+#else
+#define NO_SANITIZE
+#endif
+
+NO_SANITIZE static long sys_fail(long rc) { return rc < 0 ? -1 : rc; }
+
+NO_SANITIZE __attribute__((noreturn)) static void child_fail(int status_fd,
+                                                             long err) {
+  int e = (int)err;
+  syscall(SYS_write, status_fd, &e, sizeof e);
+  for (;;) syscall(SYS_exit_group, 127);
+}
+
+NO_SANITIZE __attribute__((noreturn)) static void
+spawn_child_main(const spawn_child *c) {
+  const mcpp__spawn_req *r = c->req;
+  /* Every disposition to the default (a zeroed kernel sigaction is
+   * SIG_DFL, no flags, an empty mask): no handler of the host may run
+   * here, and the server starts as a new program should. */
+  unsigned long dfl[8];
+  for (size_t i = 0; i < sizeof dfl / sizeof *dfl; i++) dfl[i] = 0;
+  for (int sig = 1; sig < 65; sig++)
+    if (sig != SIGKILL && sig != SIGSTOP)
+      syscall(SYS_rt_sigaction, sig, dfl, 0, 8);
+  if (syscall(SYS_setsid) < 0) child_fail(c->status_fd, errno);
+  if (r->keeper_fd >= 0) {
+    /* "+ PID\n", formatted by hand. */
+    char line[24], digits[12];
+    long pid = syscall(SYS_getpid);
+    int n = 0, len = 0;
+    do digits[n++] = (char)('0' + pid % 10);
+    while ((pid /= 10) > 0);
+    line[len++] = '+';
+    line[len++] = ' ';
+    while (n) line[len++] = digits[--n];
+    line[len++] = '\n';
+    if (syscall(SYS_sendto, r->keeper_fd, line, len, MSG_NOSIGNAL, 0, 0) ==
+        len)
+      syscall(SYS_write, c->status_fd, "s", 1);
+  }
+  for (int i = 0; i < 3; i++) {
+    long fd = r->stdio[i];
+    if (fd < 0) {
+      fd = syscall(SYS_openat, AT_FDCWD, "/dev/null", i ? O_WRONLY : O_RDONLY);
+      if (fd < 0) child_fail(c->status_fd, errno);
+      if (fd == i) continue;
+    }
+    /* dup2 (dup3 where there is no dup2) clears close-on-exec. */
+    if (sys_fail(syscall(SYS_dup3, fd, i, 0)) < 0)
+      child_fail(c->status_fd, errno);
+    if (r->stdio[i] < 0) syscall(SYS_close, fd);
+  }
+  if (r->cwd && syscall(SYS_chdir, r->cwd) < 0)
+    child_fail(c->status_fd, errno);
+  /* No fd of the host beyond stdio (one without close-on-exec that a
+   * reader waits on for EOF must not live on), the status pipe aside. */
+  if (c->status_fd > 3)
+    syscall(SYS_close_range, 3, c->status_fd - 1, 0);
+  syscall(SYS_close_range, c->status_fd + 1, ~0u, 0);
+  unsigned long none = 0;
+  syscall(SYS_rt_sigprocmask, SIG_SETMASK, &none, 0, 8);
+  syscall(SYS_execve, r->path, r->argv, r->envp);
+  child_fail(c->status_fd, errno);
+  for (;;) syscall(SYS_exit_group, 127);
+}
+
+NO_SANITIZE int mcpp__spawn_registered(const mcpp__spawn_req *req, int *pid,
+                                       int *registered) {
+  int status[2];
+  if (pipe2(status, O_CLOEXEC)) return errno;
+  /* The child's stdio goes onto 0-2: its end must be above them. */
+  if (status[1] <= 2) {
+    int moved = fcntl(status[1], F_DUPFD_CLOEXEC, 3);
+    int err = errno;
+    close(status[1]);
+    status[1] = moved;
+    if (moved < 0) {
+      close(status[0]);
+      return err;
+    }
+  }
+  spawn_child c = {req, status[1]};
+  sigset_t all, old;
+  sigfillset(&all);
+  int cancel;
+  pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &cancel);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  /* Returns once the child exec'd or exited. */
+  pid_t child = vfork();
+  if (child == 0) spawn_child_main(&c);
+  int fork_err = errno;
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_setcancelstate(cancel, NULL);
+  close(status[1]);
+  if (child < 0) {
+    close(status[0]);
+    return fork_err;
+  }
+  /* 's' if registered, then 4 bytes of errno if the exec failed; EOF once
+   * the exec closed the pipe (at once here, but also where the vfork was
+   * turned into a fork). */
+  char got[1 + sizeof(int)];
+  size_t have = 0;
+  for (;;) {
+    ssize_t n = read(status[0], got + have, sizeof got - have);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;
+    have += (size_t)n;
+    if (have == sizeof got) break;
+  }
+  close(status[0]);
+  int sent = have > 0 && got[0] == 's';
+  size_t at = sent ? 1 : 0;
+  if (have >= at + sizeof(int)) {
+    int err;
+    memcpy(&err, got + at, sizeof err);
+    /* It never ran the program: reap it here (the caller tells the keeper
+     * to forget it if it was registered). */
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {
+    }
+    *pid = child;
+    *registered = sent;
+    return err ? err : ENOEXEC;
+  }
+  *pid = child;
+  *registered = sent;
+  return 0;
 }
 
 int mcpp__exit_fd_open(int pid) {

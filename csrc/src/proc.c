@@ -9,6 +9,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <spawn.h>
 #include <stdio.h>
@@ -36,7 +37,9 @@ void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms) {
   memset(p, 0, sizeof *p);
   p->exit_fd = -1;
   p->exit_status = -1;
-  p->kill_grace_ms = kill_grace_ms ? kill_grace_ms : DEFAULT_KILL_GRACE_MS;
+  p->kill_grace_ms = kill_grace_ms == MCPP_KILL_GRACE_NONE ? 0
+                    : kill_grace_ms                       ? kill_grace_ms
+                                                          : DEFAULT_KILL_GRACE_MS;
 }
 
 /* ------------------------------------------------------------- reaping */
@@ -88,6 +91,14 @@ static void on_backoff(uv_timer_t *t) {
  * so. */
 static void watch(mcpp__proc *p, uv_loop_t *loop) {
   p->exit_fd = MCPP__HOOK_FORCE_BACKOFF() ? -1 : mcpp__exit_fd_open(p->pid);
+  /* A host that closed its stdin or stderr would get the exit fd there:
+   * it must not become the next spawn's stdio, and libuv refuses to close
+   * fds 0-2. */
+  if (p->exit_fd >= 0 && p->exit_fd <= 2) {
+    int moved = fcntl(p->exit_fd, F_DUPFD_CLOEXEC, 3);
+    close(p->exit_fd);
+    p->exit_fd = moved;
+  }
   if (p->exit_fd >= 0) {
     if (uv_poll_init(loop, &p->watch.poll, p->exit_fd) == 0) {
       uv_poll_start(&p->watch.poll, UV_READABLE, on_exit_fd);
@@ -103,12 +114,27 @@ static void watch(mcpp__proc *p, uv_loop_t *loop) {
 
 /* ------------------------------------------------------------ spawning */
 
-static int child_stdio(posix_spawn_file_actions_t *fa, const int fds[3]) {
+/* The child's stdio. An inherited fd is passed through a fresh copy above
+ * stdio and dup2'd back onto itself: a dup2 clears close-on-exec, and
+ * hosts mark their own 0-2 close-on-exec (Node does), so without it the
+ * server would start with that fd closed and die on its first log line.
+ * (A dup2 action of an fd onto itself need not clear the flag before POSIX
+ * 2024, so the copy is a different fd.) Where
+ * the host's fd is closed, the child gets /dev/null rather than a hole that
+ * its next open() would fill. tmp[i] is the copy, closed by the caller
+ * after the spawn, or -1. */
+static int child_stdio(posix_spawn_file_actions_t *fa, const int fds[3],
+                       int tmp[3]) {
   for (int i = 0; i < 3; i++) {
-    int rc = 0;
-    if (fds[i] >= 0)
-      rc = posix_spawn_file_actions_adddup2(fa, fds[i], i);
-    else if (fds[i] == MCPP__PROC_DEVNULL)
+    int rc = 0, fd = fds[i];
+    if (fd == MCPP__PROC_INHERIT) {
+      tmp[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
+      if (tmp[i] < 0 && errno != EBADF) return errno;
+      fd = tmp[i] >= 0 ? tmp[i] : MCPP__PROC_DEVNULL;
+    }
+    if (fd >= 0)
+      rc = posix_spawn_file_actions_adddup2(fa, fd, i);
+    else if (fd == MCPP__PROC_DEVNULL)
       rc = posix_spawn_file_actions_addopen(fa, i, "/dev/null",
                                             i ? O_WRONLY : O_RDONLY, 0);
     if (rc) return rc;
@@ -121,8 +147,9 @@ static int child_stdio(posix_spawn_file_actions_t *fa, const int fds[3]) {
  * SIGCHLD), an empty signal mask (our I/O thread blocks everything), and
  * no fd beyond its stdio. */
 static int prepare(posix_spawn_file_actions_t *fa, posix_spawnattr_t *at,
-                   const mcpp_spawn_options *o, const int fds[3]) {
-  int rc = child_stdio(fa, fds);
+                   const mcpp_spawn_options *o, const int fds[3],
+                   int tmp[3]) {
+  int rc = child_stdio(fa, fds, tmp);
   if (!rc && o->cwd) rc = posix_spawn_file_actions_addchdir_np(fa, o->cwd);
   short flags = POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF;
   if (!rc) rc = mcpp__spawn_close_others(fa, &flags);
@@ -151,12 +178,18 @@ static int executable(const char *cwd, const char *candidate, int *err) {
 }
 
 /* 0 if `file` names an executable as execvp would find it on the host's
- * PATH, else the errno exec would fail with. Checked before spawning so a
+ * PATH (its path, relative to cwd as exec will see it, copied to found),
+ * else the errno exec would fail with. Checked before spawning so a
  * missing program is a spawn error everywhere, also where posix_spawn
  * cannot report exec's failure (valgrind, libcs without vfork). */
-static int find_program(const char *file, const char *cwd) {
+static int find_program(const char *file, const char *cwd, char *found,
+                        size_t cap) {
   int err = ENOENT;
-  if (strchr(file, '/')) return executable(cwd, file, &err);
+  if (strchr(file, '/')) {
+    if (strlen(file) >= cap) return ENAMETOOLONG;
+    strcpy(found, file);
+    return executable(cwd, file, &err);
+  }
   const char *path = getenv("PATH");
   if (path == NULL || *path == '\0') path = "/usr/local/bin:/usr/bin:/bin";
   char buf[4096];
@@ -166,36 +199,94 @@ static int find_program(const char *file, const char *cwd) {
     /* An empty entry is the current directory, as for execvp. */
     int len = snprintf(buf, sizeof buf, "%.*s/%s", (int)(n ? n : 1),
                        n ? dir : ".", file);
-    if (len > 0 && (size_t)len < sizeof buf && executable(cwd, buf, &err) == 0)
+    if (len > 0 && (size_t)len < sizeof buf && (size_t)len < cap &&
+        executable(cwd, buf, &err) == 0) {
+      strcpy(found, buf);
       return 0;
+    }
     if (end == NULL) return err;
     dir = end;
   }
 }
 
-int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
-                     const mcpp_spawn_options *o, const int child_fds[3],
-                     mcpp__proc_exit_fn cb) {
+/* The spawn whose child tells the keeper itself, before it execs
+ * (platform.h): a host killed at any moment leaves no server the keeper
+ * does not know. Returns 0, a positive errno, or ENOSYS where there is no
+ * such spawn. */
+static int spawn_registered(const mcpp_spawn_options *o, const int fds[3],
+                            int tmp[3], const char *path, pid_t *pid,
+                            int *registered) {
+  mcpp__spawn_req req = {path, o->args, o->env ? o->env : environ, o->cwd,
+                         {-1, -1, -1}, -1};
+  for (int i = 0; i < 3; i++) {
+    if (fds[i] >= 0) {
+      req.stdio[i] = fds[i];
+    } else if (fds[i] == MCPP__PROC_INHERIT) {
+      /* As child_stdio does: a copy, or /dev/null for a closed fd. */
+      tmp[i] = fcntl(i, F_DUPFD_CLOEXEC, 3);
+      if (tmp[i] < 0 && errno != EBADF) return errno;
+      req.stdio[i] = tmp[i];
+    }
+  }
+  /* A copy of the keeper's socket: where the vfork is a fork
+   * (ThreadSanitizer), the fork's handlers close the socket itself in the
+   * child. */
+  int keeper = mcpp__keeper_hold();
+  req.keeper_fd = keeper >= 0 ? fcntl(keeper, F_DUPFD_CLOEXEC, 3) : -1;
+  int child = 0;
+  int rc = mcpp__spawn_registered(&req, &child, registered);
+  if (req.keeper_fd >= 0) close(req.keeper_fd);
+  mcpp__keeper_release();
+  if (rc && rc != ENOSYS && *registered) mcpp__keeper_forget(child);
+  if (!rc) *pid = child;
+  return rc;
+}
+
+/* Where there is no registered spawn: posix_spawn, the keeper started
+ * before it, so that a host killed at once leaves its server behind only
+ * within the one send() of the '+' line after it. */
+static int spawn_then_register(const mcpp_spawn_options *o, const int fds[3],
+                               int tmp[3], pid_t *pid) {
   posix_spawn_file_actions_t fa;
   posix_spawnattr_t at;
-  if (posix_spawn_file_actions_init(&fa)) return -ENOMEM;
+  if (posix_spawn_file_actions_init(&fa)) return ENOMEM;
   if (posix_spawnattr_init(&at)) {
     posix_spawn_file_actions_destroy(&fa);
-    return -ENOMEM;
+    return ENOMEM;
   }
-  pid_t pid = 0;
-  int rc = find_program(o->file, o->cwd);
-  if (!rc) rc = prepare(&fa, &at, o, child_fds);
+  int rc = prepare(&fa, &at, o, fds, tmp);
+  if (!rc) mcpp__keeper_ensure();
   /* glibc reports exec's own failure (ENOENT, EACCES) here. */
   if (!rc)
-    rc = posix_spawnp(&pid, o->file, &fa, &at, o->args,
+    rc = posix_spawnp(pid, o->file, &fa, &at, o->args,
                       o->env ? o->env : environ);
   posix_spawn_file_actions_destroy(&fa);
   posix_spawnattr_destroy(&at);
+  return rc;
+}
+
+int mcpp__proc_spawn(mcpp__proc *p, uv_loop_t *loop,
+                     const mcpp_spawn_options *o, const int child_fds[3],
+                     mcpp__proc_exit_fn cb) {
+  pid_t pid = 0;
+  int tmp[3] = {-1, -1, -1};
+  int registered = 0;
+  char path[4096];
+  int rc = find_program(o->file, o->cwd, path, sizeof path);
+  if (!rc) rc = spawn_registered(o, child_fds, tmp, path, &pid, &registered);
+  if (rc == ENOSYS) {
+    for (int i = 0; i < 3; i++)
+      if (tmp[i] >= 0) close(tmp[i]);
+    tmp[0] = tmp[1] = tmp[2] = -1;
+    rc = spawn_then_register(o, child_fds, tmp, &pid);
+  }
+  for (int i = 0; i < 3; i++)
+    if (tmp[i] >= 0) close(tmp[i]);
   if (rc) return -rc;
+  MCPP__HOOK_AFTER_SPAWN(pid);
   p->pid = pid;
   p->on_exit = cb;
-  mcpp__keeper_watch(pid);
+  if (!registered) mcpp__keeper_watch(pid);
   watch(p, loop);
   return 0;
 }
@@ -212,7 +303,7 @@ void mcpp__proc_terminate(mcpp__proc *p) {
 }
 
 void mcpp__proc_kill(mcpp__proc *p) {
-  kill(-p->pid, SIGKILL);
+  kill(-p->pid, MCPP__HOOK_SIGKILL());
   mcpp__proc_check_soon(p);
 }
 
@@ -235,6 +326,169 @@ mcpp_process_state mcpp__proc_state(const mcpp__proc *p) {
   return mcpp__process_state(p->pid);
 }
 
+/* ------------------------------------------------------------- orphans */
+
+/* A server that was sent SIGKILL and still was not reaped when its
+ * connection had to close (a process stuck in the kernel, D state, for
+ * longer than the kill wait). Close returns all the same, so the watch
+ * goes on here, apart from any loop: a loop is closed by its owner (the
+ * host's, the runtime's, the wrap's) when its connections are, and must
+ * close clean. One detached thread per process, alive only while there is
+ * an orphan, waits on their exit fds (and, for a bound where there is no
+ * exit fd or poll() cannot watch it, at least once a second), reaps each
+ * exactly once, tells the keeper to forget it, and then exits. It never
+ * delays the host's exit: process exit ends it. */
+typedef struct orphan {
+  struct orphan *next;
+  int pid;
+  int exit_fd; /* -1: waitid by pid on every turn */
+} orphan;
+
+enum { ORPHAN_POLL_MAX = 64, ORPHAN_TURN_MS = 1000 };
+
+static pthread_mutex_t orphans_mu = PTHREAD_MUTEX_INITIALIZER;
+static orphan *orphans;
+static int reaper_running;
+static int reaper_wake[2] = {-1, -1}; /* new orphans wake the thread */
+static pthread_once_t orphans_atfork_once = PTHREAD_ONCE_INIT;
+
+/* The parent's orphans are not a forked child's children. */
+static void orphans_after_fork_child(void) {
+  pthread_mutex_init(&orphans_mu, NULL); /* another thread may have held it */
+  for (orphan *o = orphans, *next; o; o = next) {
+    next = o->next;
+    if (o->exit_fd >= 0) close(o->exit_fd);
+    free(o);
+  }
+  orphans = NULL;
+  reaper_running = 0;
+  for (int i = 0; i < 2; i++) {
+    if (reaper_wake[i] >= 0) close(reaper_wake[i]);
+    reaper_wake[i] = -1;
+  }
+}
+
+static void orphans_register_atfork(void) {
+  pthread_atfork(NULL, NULL, orphans_after_fork_child);
+}
+
+/* Reaps what exited; returns the pids reaped into gone (at most cap).
+ * Called with orphans_mu held. */
+static int reap_orphans_locked(int *gone, int cap) {
+  int n = 0;
+  for (orphan **pp = &orphans; *pp && n < cap;) {
+    orphan *o = *pp;
+    siginfo_t si;
+    memset(&si, 0, sizeof si);
+    int rc = mcpp__exit_reap(o->exit_fd, o->pid, &si);
+    if ((rc == 0 && si.si_pid == 0) || (rc < 0 && errno == EINTR)) {
+      pp = &o->next;
+      continue;
+    }
+    /* Reaped, or ECHILD: someone else reaped it. Gone either way. */
+    *pp = o->next;
+    if (o->exit_fd >= 0) close(o->exit_fd);
+    gone[n++] = o->pid;
+    free(o);
+  }
+  return n;
+}
+
+static void *reaper_main(void *arg) {
+  struct pollfd fds[ORPHAN_POLL_MAX + 1];
+  int gone[ORPHAN_POLL_MAX];
+  pthread_mutex_lock(&orphans_mu);
+  for (;;) {
+    int n_gone = reap_orphans_locked(gone, ORPHAN_POLL_MAX);
+    if (n_gone) {
+      pthread_mutex_unlock(&orphans_mu);
+      for (int i = 0; i < n_gone; i++) mcpp__keeper_forget(gone[i]);
+      pthread_mutex_lock(&orphans_mu);
+      continue; /* there may be more than one turn's worth */
+    }
+    if (!orphans) break;
+    int n = 0;
+    fds[n++] = (struct pollfd){reaper_wake[0], POLLIN, 0};
+    for (orphan *o = orphans; o && n <= ORPHAN_POLL_MAX; o = o->next)
+      if (o->exit_fd >= 0) fds[n++] = (struct pollfd){o->exit_fd, POLLIN, 0};
+    pthread_mutex_unlock(&orphans_mu);
+    /* Exit fds close only on this thread, so the set stays valid. */
+    if (poll(fds, (nfds_t)n, ORPHAN_TURN_MS) > 0 && (fds[0].revents & POLLIN)) {
+      char drain[64];
+      while (read(reaper_wake[0], drain, sizeof drain) > 0) {
+      }
+    }
+    pthread_mutex_lock(&orphans_mu);
+  }
+  /* Nothing left to watch: the thread and its wake pipe go. */
+  for (int i = 0; i < 2; i++) {
+    close(reaper_wake[i]);
+    reaper_wake[i] = -1;
+  }
+  reaper_running = 0;
+  pthread_mutex_unlock(&orphans_mu);
+  return NULL;
+}
+
+/* Starts the reaper thread with every asynchronous signal blocked (the
+ * host's handlers keep running on its own threads). Called with
+ * orphans_mu held. Returns 0 or -1. */
+static int start_reaper_locked(void) {
+  if (mcpp__pipe_cloexec(reaper_wake)) return -1;
+  fcntl(reaper_wake[0], F_SETFL, fcntl(reaper_wake[0], F_GETFL) | O_NONBLOCK);
+  fcntl(reaper_wake[1], F_SETFL, fcntl(reaper_wake[1], F_GETFL) | O_NONBLOCK);
+  pthread_attr_t attr;
+  pthread_attr_init(&attr);
+  pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  pthread_t t;
+  int rc = pthread_create(&t, &attr, reaper_main, NULL);
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  pthread_attr_destroy(&attr);
+  if (rc) {
+    for (int i = 0; i < 2; i++) {
+      close(reaper_wake[i]);
+      reaper_wake[i] = -1;
+    }
+    return -1;
+  }
+  reaper_running = 1;
+  return 0;
+}
+
+/* Hands p's pid and exit fd to the reaper thread. Returns 0, or -1 if it
+ * cannot (no memory, no thread): then p keeps its fd. */
+static int adopt(mcpp__proc *p) {
+  pthread_once(&orphans_atfork_once, orphans_register_atfork);
+  orphan *o = malloc(sizeof *o);
+  if (!o) return -1;
+  o->pid = p->pid;
+  o->exit_fd = p->exit_fd;
+  pthread_mutex_lock(&orphans_mu);
+  if (!reaper_running && start_reaper_locked() < 0) {
+    pthread_mutex_unlock(&orphans_mu);
+    free(o);
+    return -1;
+  }
+  o->next = orphans;
+  orphans = o;
+  ssize_t w = write(reaper_wake[1], "", 1); /* full: a wake-up is pending */
+  (void)w;
+  pthread_mutex_unlock(&orphans_mu);
+  p->exit_fd = -1;
+  return 0;
+}
+
+int mcpp__proc_orphans(void) {
+  pthread_mutex_lock(&orphans_mu);
+  int n = reaper_running;
+  for (orphan *o = orphans; o; o = o->next) n++;
+  pthread_mutex_unlock(&orphans_mu);
+  return n;
+}
+
 /* ------------------------------------------------------------ the end */
 
 void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb) {
@@ -242,6 +496,9 @@ void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb) {
   p->on_exit = NULL;
   /* uv_close stops the poll before the fd goes: no stale epoll entry. */
   uv_close((uv_handle_t *)&p->watch, close_cb);
+  /* Not reaped yet: it is watched on until it is, and the keeper keeps it
+   * (its pid, and so its group's id, cannot be reused before the reap). */
+  if (!p->exited && p->pid > 0 && adopt(p) == 0) return;
   if (p->exit_fd >= 0) close(p->exit_fd);
   p->exit_fd = -1;
   mcpp__keeper_forget(p->pid);

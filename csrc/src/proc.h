@@ -41,14 +41,15 @@ struct mcpp__proc {
   /* Someone else reaped it first (SIGCHLD set to SIG_IGN, a host's
    * waitpid(-1) loop): it is gone, its status is not known. */
   int status_unknown;
-  uint32_t kill_grace_ms; /* SIGTERM-to-SIGKILL grace */
+  uint32_t kill_grace_ms; /* SIGTERM-to-SIGKILL grace; 0: SIGKILL at once */
 };
 
 /* The child's stdio in mcpp__proc_spawn: an fd to dup2 onto it, or one of
  * these. */
 enum { MCPP__PROC_INHERIT = -1, MCPP__PROC_DEVNULL = -2 };
 
-/* Starts p afresh; kill_grace_ms 0 means the default. */
+/* Starts p afresh; kill_grace_ms as mcpp_spawn_options has it (0 the
+ * default, MCPP_KILL_GRACE_NONE none). */
 void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms);
 
 /* Starts options' program with child_fds as its stdin, stdout, stderr,
@@ -78,8 +79,15 @@ void mcpp__proc_kill(mcpp__proc *p);
 mcpp_process_state mcpp__proc_state(const mcpp__proc *p);
 
 /* Closes the watch handle (close_cb gets it) and the exit fd, and tells the
- * keeper to forget the group. Once only, after a successful spawn. */
+ * keeper to forget the group. A server not reaped yet (SIGKILL sent, stuck
+ * in the kernel) is watched on apart from the loop until it is reaped; only
+ * then is it forgotten. Once only, after a successful spawn. */
 void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb);
+
+/* Servers whose connection closed before they could be reaped (still
+ * watched, by a thread of their own), plus 1 while that thread runs. For
+ * tests. */
+int mcpp__proc_orphans(void);
 
 /* 1 once mcpp__proc_close ran. */
 int mcpp__proc_closing(const mcpp__proc *p);

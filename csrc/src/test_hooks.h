@@ -12,10 +12,21 @@
 extern int mcpp__proc_force_backoff;
 /* uv_loop_close()'s result when the last runtime was freed. */
 extern int mcpp__runtime_loop_close_rc;
+/* Our SIGKILLs do not take, as for a server stuck in the kernel (D state):
+ * the signal sent is 0, a probe. */
+extern int mcpp__proc_sigkill_lost;
 #define MCPP__HOOK_FORCE_BACKOFF() (mcpp__proc_force_backoff)
+#define MCPP__HOOK_SIGKILL() (mcpp__proc_sigkill_lost ? 0 : SIGKILL)
+/* Called with the server's pid right after the spawn returned, before
+ * anything else (a test's host dies there). */
+extern void (*mcpp__proc_after_spawn)(int pid);
+#define MCPP__HOOK_AFTER_SPAWN(pid)                                         \
+  (mcpp__proc_after_spawn ? mcpp__proc_after_spawn(pid) : (void)0)
 #define MCPP__HOOK_LOOP_CLOSED(rc) (mcpp__runtime_loop_close_rc = (rc))
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
+#define MCPP__HOOK_SIGKILL() SIGKILL
+#define MCPP__HOOK_AFTER_SPAWN(pid) ((void)(pid))
 #define MCPP__HOOK_LOOP_CLOSED(rc) ((void)(rc))
 #endif
 

@@ -776,7 +776,8 @@ const char *mcpp_wrap_options_problem(const mcpp_wrap_options *o) {
   if (!o->spawn.file || !o->spawn.args || !o->spawn.args[0])
     return "a server command is required (mcpping wrap -- COMMAND [ARG...])";
   if (o->restart != 0 && o->restart != 1) return "restart must be 0 or 1";
-  if (o->spawn.kill_grace_ms > MCPP_MAX_KILL_GRACE_MS)
+  if (o->spawn.kill_grace_ms > MCPP_MAX_KILL_GRACE_MS &&
+      o->spawn.kill_grace_ms != MCPP_KILL_GRACE_NONE)
     return "kill_grace_ms must be between 0 (the default) and 2147483647 ms";
   if (o->in_fd < 0 || o->out_fd < 0) return "in_fd and out_fd must be open fds";
   mcpp_settings s = o->settings;

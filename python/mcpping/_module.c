@@ -176,6 +176,7 @@ PyDoc_STRVAR(spawn_doc,
              "spawn(handle, argv, env, cwd, settings, stderr_mode, "
              "kill_grace_ms) -> int\n\n"
              "Spawn a stdio MCP server on the I/O thread; return its conn id.\n"
+             "kill_grace_ms 0 means SIGKILL at once, no SIGTERM.\n"
              "`handle` is returned with every drained item of the connection.");
 
 static PyObject *py_spawn(PyObject *module, PyObject *args) {
@@ -217,7 +218,9 @@ static PyObject *py_spawn(PyObject *module, PyObject *args) {
   opts.env = env;
   opts.cwd = cwd_bytes ? PyBytes_AsString(cwd_bytes) : NULL;
   opts.stderr_mode = (mcpp_stderr_mode)stderr_mode;
-  opts.kill_grace_ms = kill_grace_ms;
+  /* Python's kill_grace=0 is no grace (SIGKILL at once); C's 0 is the
+   * default, which Python always passes in full. */
+  opts.kill_grace_ms = kill_grace_ms ? kill_grace_ms : MCPP_KILL_GRACE_NONE;
 
   char errbuf[512] = {0};
   uint64_t conn_id = 0;

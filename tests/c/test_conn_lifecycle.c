@@ -365,3 +365,222 @@ TEST_TIMEOUT(conn_host_sigkill_kills_every_server_group, 30) {
     if (p == 0) usleep(10000);
   }
 }
+
+/* A host whose stderr is close-on-exec (Node marks its fds 0-2 so) still
+ * gives an inheriting server its stderr: the server logs to it, keeps
+ * working, and the host's stderr gets the line. */
+TEST(conn_inherited_stderr_survives_host_cloexec) {
+  conn_fixture f;
+  cf_init(&f);
+  char path[] = "/tmp/mcpp-stderr-XXXXXX";
+  int file = mkstemp(path);
+  ASSERT_GE(file, 0);
+  unlink(path);
+  int saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  ASSERT_GE(saved, 0);
+  ASSERT_EQ(2, dup2(file, 2));
+  ASSERT_EQ(0, fcntl(2, F_SETFD, FD_CLOEXEC));
+  close(file);
+  char *args[] = {"python3", "-c",
+                  "import os, sys\n"
+                  "os.write(2, b'server log line\\n')\n"
+                  "print('logged', flush=True)\n"
+                  "sys.stdin.read()\n",
+                  NULL};
+  start_args(&f, MCPP_STDERR_INHERIT, 0, args);
+  run_until_frames(&f.loop, &f.r, 1);
+  ASSERT_STR_EQ("logged", f.r.frames[0].data);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  run_until(&f.loop, &f.r.closed);
+  /* The host's own fd 2 is unchanged: still close-on-exec. */
+  ASSERT_EQ(FD_CLOEXEC, fcntl(2, F_GETFD) & FD_CLOEXEC);
+  char got[64] = {0};
+  ASSERT_EQ(16, pread(2, got, sizeof got - 1, 0));
+  ASSERT_STR_EQ("server log line\n", got);
+  ASSERT_EQ(2, dup2(saved, 2));
+  close(saved);
+  cf_finish(&f);
+}
+
+/* A host with its stderr closed gives an inheriting server /dev/null
+ * there, not a hole its first open() would fill. */
+TEST(conn_inherited_stderr_closed_in_host_is_dev_null) {
+  conn_fixture f;
+  cf_init(&f);
+  char *args[] = {"python3", "-c",
+                  "import os, sys\n"
+                  "print(os.readlink('/proc/self/fd/2'), flush=True)\n"
+                  "sys.stdin.read()\n",
+                  NULL};
+  /* libuv opens its spare fd (for EMFILE) with the loop's first stream:
+   * before fd 2 is closed, or it would be that fd. */
+  uv_pipe_t first;
+  ASSERT_EQ(0, uv_pipe_init(&f.loop, &first, 0));
+  uv_close((uv_handle_t *)&first, NULL);
+  int saved = fcntl(2, F_DUPFD_CLOEXEC, 3);
+  ASSERT_GE(saved, 0);
+  close(2);
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  int rc = mcpp_conn_spawn(&f.r.conn, &f.loop, &f.s, &o, test_rec_callbacks(),
+                           &f.r, NULL);
+  ASSERT_EQ(2, dup2(saved, 2));
+  close(saved);
+  ASSERT_EQ(0, rc);
+  f.r.pid = mcpp_conn_pid(f.r.conn);
+  run_until_frames(&f.loop, &f.r, 1);
+  ASSERT_STR_EQ("/dev/null", f.r.frames[0].data);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
+/* kill_grace_ms MCPP_KILL_GRACE_NONE: the close SIGKILLs the group at
+ * once. The server would note a SIGTERM in a file (it traps it); with no
+ * grace it never gets one, and it ends by SIGKILL. */
+TEST(conn_kill_grace_none_sigkills_at_once) {
+  conn_fixture f;
+  cf_init(&f);
+  char dir[] = "/tmp/mcpp-grace-XXXXXX";
+  ASSERT(mkdtemp(dir) != NULL);
+  char script[256], noted[64];
+  snprintf(noted, sizeof noted, "%s/term", dir);
+  snprintf(script, sizeof script,
+           "trap 'echo term > %s' TERM; echo ready; "
+           "while :; do sleep 0.01; done",
+           noted);
+  sh(&f, MCPP_STDERR_INHERIT, MCPP_KILL_GRACE_NONE, script);
+  run_until_frames(&f.loop, &f.r, 1);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+  ASSERT_EQ(SIGKILL, f.r.close.term_signal);
+  ASSERT_EQ(-1, access(noted, F_OK));
+  /* The same server with a grace gets its SIGTERM first (the trap runs,
+   * then the grace ends it): the file is how the test above can fail. */
+  conn_fixture g;
+  cf_init(&g);
+  sh(&g, MCPP_STDERR_INHERIT, 300, script);
+  run_until_frames(&g.loop, &g.r, 1);
+  ASSERT_EQ(0, mcpp_conn_close(g.r.conn));
+  cf_finish(&g);
+  ASSERT_EQ(SIGKILL, g.r.close.term_signal);
+  ASSERT_EQ(0, access(noted, F_OK));
+  unlink(noted);
+  rmdir(dir);
+}
+
+/* The state letter of /proc/<pid>/stat, or 0 once there is no such
+ * process. */
+static char proc_state(int pid) {
+  char path[64], buf[512];
+  snprintf(path, sizeof path, "/proc/%d/stat", pid);
+  int fd = open(path, O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return 0;
+  ssize_t n = read(fd, buf, sizeof buf - 1);
+  close(fd);
+  if (n <= 0) return 0;
+  buf[n] = '\0';
+  const char *end = strrchr(buf, ')');
+  return end && end[1] == ' ' ? end[2] : '?';
+}
+
+/* A killed server that outlives the kill wait (stuck in the kernel: here
+ * our SIGKILLs are made not to take) no longer holds up the close, and is
+ * still watched: once it finally dies it is reaped (no zombie stays), the
+ * keeper forgets it, the watch and its thread go, and the loop closed
+ * clean before all that. */
+TEST_TIMEOUT(conn_server_outliving_the_kill_wait_is_reaped_when_it_dies, 40) {
+  for (int round = 0; round < 2; round++) {
+    mcpp__proc_force_backoff = round; /* with a pidfd, then without */
+    mcpp__proc_sigkill_lost = 1;
+    conn_fixture f;
+    cf_init(&f);
+    sh(&f, MCPP_STDERR_INHERIT, 50, "trap '' TERM; echo ready; exec sleep 1000");
+    run_until_frames(&f.loop, &f.r, 1);
+    ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+    run_until(&f.loop, &f.r.closed);
+    ASSERT_EQ(0, uv_run(&f.loop, UV_RUN_DEFAULT));
+    ASSERT_EQ(0, uv_loop_close(&f.loop));
+    /* Closed without the reap: it still runs, and is watched. */
+    char st = proc_state(f.r.pid);
+    ASSERT(st == 'S' || st == 'R');
+    ASSERT_EQ(2, mcpp__proc_orphans()); /* it, and the reaper thread */
+    mcpp__proc_sigkill_lost = 0;
+    ASSERT_EQ(0, kill(f.r.pid, SIGKILL));
+    /* Gone from /proc means reaped: a zombie would stay 'Z' for good. */
+    uint64_t t0 = uv_hrtime();
+    while (proc_state(f.r.pid) != 0) {
+      if ((uv_hrtime() - t0) / 1000000 > margin_ms(5000))
+        MCPP_FAIL("server %d still in state %c", f.r.pid, proc_state(f.r.pid));
+      usleep(5000);
+    }
+    while (mcpp__proc_orphans() != 0) {
+      ASSERT_LT((uv_hrtime() - t0) / 1000000, margin_ms(5000));
+      usleep(5000);
+    }
+    assert_gone(f.r.pid);
+    ASSERT_EQ(f.fds, count_fds());
+    for (size_t i = 0; i < f.r.n_frames; i++) free(f.r.frames[i].data);
+    free(f.r.frames);
+  }
+}
+
+static int died_report_fd = -1;
+
+/* The hook of the test below: the host reports the pid and dies there. */
+static void die_right_after_spawn(int pid) {
+  if (write(died_report_fd, &pid, sizeof pid) != sizeof pid) _exit(2);
+  raise(SIGKILL);
+}
+
+/* A host killed right after the spawn returned, before it did anything
+ * else, leaves no server behind: the server (ignoring SIGTERM, stdin EOF
+ * and SIGHUP) was known to the keeper before it could run, and is gone
+ * within the keeper's bound. */
+TEST_TIMEOUT(conn_host_killed_right_after_spawn_leaves_no_server, 30) {
+  ASSERT_EQ(0, prctl(PR_SET_CHILD_SUBREAPER, 1));
+  int report[2];
+  ASSERT_EQ(0, pipe(report));
+  pid_t host = fork();
+  ASSERT_GE(host, 0);
+  if (host == 0) {
+    close(report[0]);
+    died_report_fd = report[1];
+    uv_loop_t loop;
+    uv_loop_init(&loop);
+    mcpp_settings s;
+    test_settings(&s);
+    rec r;
+    memset(&r, 0, sizeof r);
+    char *stubborn[] = {"sh", "-c",
+                        "trap '' TERM HUP; while :; do read x || sleep 1; done",
+                        NULL};
+    mcpp_spawn_options o = {0};
+    o.file = "sh";
+    o.args = stubborn;
+    mcpp__proc_after_spawn = die_right_after_spawn;
+    mcpp_conn_spawn(&r.conn, &loop, &s, &o, test_rec_callbacks(), &r, NULL);
+    _exit(3); /* not reached */
+  }
+  close(report[1]);
+  int pid = 0;
+  ASSERT_EQ(sizeof pid, read(report[0], &pid, sizeof pid));
+  close(report[0]);
+  int status;
+  ASSERT_EQ(host, waitpid(host, &status, 0));
+  ASSERT(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+  uint64_t t0 = uv_hrtime();
+  while (!gone(pid)) {
+    if ((uv_hrtime() - t0) / 1000000 >= margin_ms(3000)) {
+      kill(-pid, SIGKILL); /* not left behind by the test either */
+      MCPP_FAIL("server %d still there 3 s after its host died", pid);
+    }
+    usleep(10000);
+  }
+  for (;;) {
+    pid_t p = waitpid(-1, NULL, WNOHANG);
+    if (p < 0 && errno == ECHILD) break;
+    ASSERT_LT((uv_hrtime() - t0) / 1000000, margin_ms(4000));
+    if (p == 0) usleep(10000);
+  }
+}

@@ -4,3 +4,5 @@
 
 int mcpp__proc_force_backoff;
 int mcpp__runtime_loop_close_rc;
+int mcpp__proc_sigkill_lost;
+void (*mcpp__proc_after_spawn)(int pid);

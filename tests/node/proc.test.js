@@ -1,0 +1,98 @@
+'use strict';
+// The server's stderr in a Node host (issue 23): Node marks its fds 0-2
+// close-on-exec, so a server spawned with stderr 'inherit' (the default of
+// connect(), the SDK transport and `mcpping wrap` under Node) gets fd 2
+// only through an explicit dup2. A server that logs to stderr at start and
+// on every request must keep working, and its lines reach the host's stderr.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const fs = require('node:fs');
+const os = require('node:os');
+const path = require('node:path');
+const { spawn } = require('node:child_process');
+const { once } = require('node:events');
+const h = require('./helpers');
+
+const ECHO = path.join(h.PEERS, 'echo.py');
+const tmp = () => fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-proc-'));
+
+/** Runs argv with stdin, stdout piped and stderr to a file; resolves when it exits. */
+async function withStderrFile(argv, body) {
+  const dir = tmp();
+  const errPath = path.join(dir, 'stderr');
+  const errFd = fs.openSync(errPath, 'w');
+  const child = spawn(argv[0], argv.slice(1), { stdio: ['pipe', 'pipe', errFd] });
+  fs.closeSync(errFd);
+  const exited = once(child, 'exit');
+  const out = await body(child);
+  const [code] = await h.within(exited, 60000, 'the host to exit');
+  return { code, out, stderr: fs.readFileSync(errPath, 'utf8') };
+}
+
+// The host checks that its own fd 2 is close-on-exec (the condition under
+// test), then talks to the server through connect() with the default stderr.
+const HOST = `
+const fs = require('node:fs');
+const mcpping = require(${JSON.stringify(path.join(h.ROOT, 'node', 'index.js'))});
+const flags = parseInt(fs.readFileSync('/proc/self/fdinfo/2', 'utf8').match(/flags:\\s*(\\d+)/)[1], 8);
+if (!(flags & 0o2000000)) throw new Error('fd 2 is not close-on-exec here');
+(async () => {
+  const peer = await mcpping.connect({ command: 'python3', args: [${JSON.stringify(ECHO)}, '--stderr', 'started'] });
+  for (let i = 0; i < 3; i++) await peer.request('test/stderr', { text: 'log ' + i + '\\n' }, { timeoutMs: 10000 });
+  await peer.ping();
+  await peer.close();
+  console.log('host done');
+})().catch((err) => { console.log('host failed: ' + err.message); process.exitCode = 1; });
+`;
+
+test("connect() with stderr 'inherit' in a Node host: a server logging to stderr keeps working", async () => {
+  const { code, out, stderr } = await withStderrFile([process.execPath, '-e', HOST], async (child) => {
+    child.stdin.end();
+    let text = '';
+    child.stdout.on('data', (d) => { text += d; });
+    await once(child.stdout, 'end');
+    return text;
+  });
+  assert.equal(out, 'host done\n', stderr);
+  assert.equal(code, 0);
+  assert.deepEqual(stderr.split('\n').slice(0, 4), ['started', 'log 0', 'log 1', 'log 2'], stderr);
+});
+
+test("mcpping wrap under Node: a server logging to stderr starts once and answers through the wrap", async () => {
+  const argv = [process.execPath, h.CLI, 'wrap', '--', 'python3', ECHO, '--stderr', 'started'];
+  const { code, out, stderr } = await withStderrFile(argv, async (child) => {
+    let text = '';
+    const answers = [];
+    const waiters = [];
+    child.stdout.on('data', (d) => {
+      text += d;
+      let nl;
+      while ((nl = text.indexOf('\n')) >= 0) {
+        answers.push(JSON.parse(text.slice(0, nl)));
+        text = text.slice(nl + 1);
+        while (waiters.length && answers.length) waiters.shift()(answers.shift());
+      }
+    });
+    const next = () => h.within(new Promise((resolve) => {
+      if (answers.length) resolve(answers.shift());
+      else waiters.push(resolve);
+    }), 20000, 'an answer through the wrap');
+    const got = [];
+    child.stdin.write('{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}\n');
+    got.push(await next());
+    child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+    for (let i = 0; i < 3; i++) {
+      child.stdin.write(`{"jsonrpc":"2.0","id":${i + 2},"method":"test/stderr","params":{"text":"log ${i}\\n"}}\n`);
+      got.push(await next());
+    }
+    child.stdin.end();
+    return got;
+  });
+  assert.equal(out[0].id, 1);
+  assert.ok(out[0].result, JSON.stringify(out[0]));
+  assert.deepEqual(out.slice(1).map((m) => [m.id, m.result]), [[2, {}], [3, {}], [4, {}]]);
+  assert.equal(code, 0, stderr);
+  // Started once (no restart), and every line reached the host's stderr.
+  assert.deepEqual(stderr.split('\n').filter((l) => !l.startsWith('mcpping')).slice(0, 4),
+    ['started', 'log 0', 'log 1', 'log 2'], stderr);
+});
