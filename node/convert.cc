@@ -168,7 +168,10 @@ void SpawnFromJs(const Napi::Object &obj, OwnedSpawn *out) {
     o->stderr_mode = MCPP_STDERR_IGNORE;
   else
     throw Napi::TypeError::New(env, "stderr must be 'inherit', 'pipe' or 'ignore'");
-  o->kill_grace_ms = GetU32(obj, "killGraceMs", 0);
+  // killGraceMs 0 is no grace (SIGKILL at once), as in Python; C's 0 is the
+  // default, which an absent killGraceMs leaves (validate.js refused the rest).
+  uint32_t grace = GetU32(obj, "killGraceMs", UINT32_MAX);
+  o->kill_grace_ms = grace == UINT32_MAX ? 0 : grace ? grace : MCPP_KILL_GRACE_NONE;
 }
 
 // The fields go to JavaScript's event constructor (runtime.js makeEvent,

@@ -246,7 +246,7 @@ export interface ServerParams {
   cwd?: string;
   /** The server's stderr: ours (default), delivered as 'stderr' events / a stream, or dropped. */
   stderr?: 'inherit' | 'pipe' | 'ignore';
-  /** SIGTERM-to-SIGKILL grace on close, ms: 1..2147483647, default 2000. */
+  /** SIGTERM-to-SIGKILL grace on close, ms: 1..2147483647, default 2000; 0: SIGKILL at once, no SIGTERM. */
   killGraceMs?: number;
 }
 

@@ -239,7 +239,7 @@ function serverParams(where, params) {
   ofType('params.env', params.env, 'object');
   ofType('params.cwd', params.cwd, 'string');
   oneOf('params.stderr', params.stderr, ['inherit', 'pipe', 'ignore']);
-  durationMs('params.killGraceMs', params.killGraceMs, 0);
+  durationMs('params.killGraceMs', params.killGraceMs, 0, 'SIGKILL at once');
 }
 
 module.exports = {

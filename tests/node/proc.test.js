@@ -96,3 +96,30 @@ test("mcpping wrap under Node: a server logging to stderr starts once and answer
   assert.deepEqual(stderr.split('\n').filter((l) => !l.startsWith('mcpping')).slice(0, 4),
     ['started', 'log 0', 'log 1', 'log 2'], stderr);
 });
+
+// killGraceMs 0 is no grace (issue 23): SIGKILL at once, no SIGTERM, as in
+// Python and C. The server notes a SIGTERM in a file, so the test sees
+// whether one came; with a grace the same server gets it (how this fails).
+const NOTES_TERM = [
+  'import signal, sys, time',
+  'def noted(*_):',
+  "    open(sys.argv[1], 'w').close()",
+  'signal.signal(signal.SIGTERM, noted)',
+  'print(\'{"jsonrpc":"2.0","method":"ready"}\', flush=True)',
+  'while True:',
+  '    time.sleep(0.01)',
+].join('\n');
+
+test('killGraceMs 0 SIGKILLs the server at once, without a SIGTERM; a grace sends the SIGTERM first', async () => {
+  const mcpping = require('../../node');
+  const noted = path.join(tmp(), 'term');
+  for (const [killGraceMs, termed] of [[0, false], [300, true]]) {
+    const peer = await mcpping.connect({ command: 'python3', args: ['-c', NOTES_TERM, noted], killGraceMs },
+      { initialize: false });
+    const [msg] = await h.within(once(peer, 'message'), 20000, 'the server to be ready');
+    assert.equal(msg.method, 'ready');
+    const info = await peer.close();
+    assert.equal(info.termSignal, 9, JSON.stringify(info));
+    assert.equal(fs.existsSync(noted), termed, `killGraceMs ${killGraceMs}`);
+  }
+});
