@@ -267,7 +267,8 @@ clean:
 
 # The soak (tests/soak/README.md): SOAK_CONNS real soak-servers at once for
 # SOAK_SECONDS, with traffic and random faults, through the runtime API.
-# `make test-soak` is the short version `make test` runs; `make soak-asan`
+# `make test-soak` is the short version `make test` runs (with the 10,000
+# lifecycle cycles and a 16 MiB flood soak, both below); `make soak-asan`
 # a short run with the library and driver under ASan+UBSan.
 .PHONY: soak test-soak soak-asan
 SOAK_CONNS ?= 1000
@@ -289,9 +290,10 @@ build/soak-asan: $(SOAK_DRIVER) $(SOAK_HEADERS) $(SOURCES) $(HEADERS)
 soak: build/soak build/soak-server
 	./build/soak --conns $(SOAK_CONNS) --seconds $(SOAK_SECONDS)
 
-test-soak: build/soak build/soak-server build/soak-cycles
+test-soak: build/soak build/soak-server build/soak-cycles build/soak-flood build/flood-server
 	./build/soak --conns 100 --seconds 60
 	./build/soak-cycles --cycles 10000 --epoch 1000
+	./build/soak-flood --mib 16 --server build/flood-server
 
 # The lifecycle soak (tests/soak/cycles.c): spawn/kill/restart cycles in
 # hosts SIGKILLed every 1,000. The 10,000 of issue 23 take ~20 s, so
