@@ -84,11 +84,6 @@ mcpp_process_state mcpp__proc_state(const mcpp__proc *p);
  * then is it forgotten. Once only, after a successful spawn. */
 void mcpp__proc_close(mcpp__proc *p, uv_close_cb close_cb);
 
-/* Servers whose connection closed before they could be reaped (still
- * watched, by a thread of their own), plus 1 while that thread runs. For
- * tests. */
-int mcpp__proc_orphans(void);
-
 /* 1 once mcpp__proc_close ran. */
 int mcpp__proc_closing(const mcpp__proc *p);
 

@@ -16,6 +16,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "orphans.h"
 #include "proc.h"
 #include "task.h"
 #include "test_conn_support.h"
@@ -504,7 +505,7 @@ TEST_TIMEOUT(conn_server_outliving_the_kill_wait_is_reaped_when_it_dies, 40) {
     /* Closed without the reap: it still runs, and is watched. */
     char st = proc_state(f.r.pid);
     ASSERT(st == 'S' || st == 'R');
-    ASSERT_EQ(2, mcpp__proc_orphans()); /* it, and the reaper thread */
+    ASSERT_EQ(2, mcpp__orphans()); /* it, and the reaper thread */
     mcpp__proc_sigkill_lost = 0;
     ASSERT_EQ(0, kill(f.r.pid, SIGKILL));
     /* Gone from /proc means reaped: a zombie would stay 'Z' for good. */
@@ -514,7 +515,7 @@ TEST_TIMEOUT(conn_server_outliving_the_kill_wait_is_reaped_when_it_dies, 40) {
         MCPP_FAIL("server %d still in state %c", f.r.pid, proc_state(f.r.pid));
       usleep(5000);
     }
-    while (mcpp__proc_orphans() != 0) {
+    while (mcpp__orphans() != 0) {
       ASSERT_LT((uv_hrtime() - t0) / 1000000, margin_ms(5000));
       usleep(5000);
     }
