@@ -50,4 +50,11 @@ void mcpp__sb_json_string(mcpp__sb *sb, const char *s, size_t n);
  * knows. */
 int mcpp__event_readable(const mcpp_event *ev);
 
+/* The "code,message" of the JSON-RPC error the application gets for a
+ * request mcpping ended: timed out after timeout_ms (-32001), or abandoned
+ * by the application (-32800, timeout_ms unused). One sentence each, for
+ * the engine and for the runtime's held requests alike. Returns buf. */
+char *mcpp__request_error(char *buf, size_t cap, int timed_out,
+                          uint32_t timeout_ms);
+
 #endif

@@ -35,6 +35,20 @@ static int may_cancel(const char *method) {
 
 typedef enum ending { EXPIRED, ABANDONED } ending;
 
+char *mcpp__request_error(char *buf, size_t cap, int timed_out,
+                          uint32_t timeout_ms) {
+  if (timed_out)
+    snprintf(buf, cap,
+             "-32001,\"message\":\"Request timed out (mcpping: no answer "
+             "after %" PRIu32 " ms)\"",
+             timeout_ms);
+  else
+    snprintf(buf, cap,
+             "-32800,\"message\":\"Request cancelled (mcpping: abandoned by "
+             "the application)\"");
+  return buf;
+}
+
 /* Ends an in-flight request: notifications/cancelled to the peer, a
  * JSON-RPC error to the application, the event. Returns 0 or the send
  * error; the request is gone either way. */
@@ -48,18 +62,13 @@ static int end_request(mcpp_engine *e, mcpp__entry *r, ending how,
     e->app_timed_out = 1;
     snprintf(reason, sizeof reason,
              "mcpping: request timed out after %" PRIu32 " ms", r->timeout_ms);
-    snprintf(error, sizeof error,
-             "-32001,\"message\":\"Request timed out (mcpping: no answer "
-             "after %" PRIu32 " ms)\"",
-             r->timeout_ms);
+    mcpp__request_error(error, sizeof error, 1, r->timeout_ms);
   } else {
     /* The application's own choice: no mark against the connection. */
     e->app_cancels++;
     snprintf(reason, sizeof reason,
              "mcpping: request abandoned by the application");
-    snprintf(error, sizeof error,
-             "-32800,\"message\":\"Request cancelled (mcpping: abandoned by "
-             "the application)\"");
+    mcpp__request_error(error, sizeof error, 0, 0);
   }
   int rc = 0;
   if (may_cancel(r->method)) {

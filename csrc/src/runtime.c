@@ -976,10 +976,7 @@ static void expire_held(rconn *r, uint64_t now) {
     mcpp__msg m;
     uint32_t ms = held_timeout_ms(x, k, &m);
     char error[128];
-    snprintf(error, sizeof error,
-             "-32001,\"message\":\"Request timed out (mcpping: no answer "
-             "after %u ms)\"",
-             (unsigned)ms);
+    mcpp__request_error(error, sizeof error, 1, ms);
     /* The frame goes: its method string is ended in place for the event. */
     char *method = k->data + (m.method.p - k->data) + 1;
     method[m.method.n - 2] = '\0';
@@ -1126,9 +1123,8 @@ static int reconnect_cancel_held(rconn *r, const char *id, size_t id_len) {
     mcpp_event ev;
     memset(&ev, 0, sizeof ev);
     ev.type = MCPP_EV_REQUEST_CANCELLED;
-    answer_held(r, k, id, id_len,
-                "-32800,\"message\":\"Request cancelled (mcpping: abandoned "
-                "by the application)\"",
+    char error[128];
+    answer_held(r, k, id, id_len, mcpp__request_error(error, sizeof error, 0, 0),
                 &ev);
     return 1;
   }
