@@ -17,7 +17,8 @@ void mcpp_test_register(const char *name, mcpp_test_fn fn, const char *file,
                         unsigned timeout_s);
 
 /* TEST(name) registers a test with the default 20 s timeout;
- * TEST_TIMEOUT(name, seconds) sets its own. */
+ * TEST_TIMEOUT(name, seconds) sets its own. Both are for a plain build:
+ * the runner scales them for sanitizers and valgrind (see runner.c). */
 #define TEST_TIMEOUT(name, seconds)                                          \
   static void test_##name(void);                                             \
   __attribute__((constructor)) static void register_##name(void) {           \
