@@ -417,7 +417,9 @@ class Peer:
             self._requests.pop(rid, None)
         if resp.pop("_timed_out", False):
             self._forget_later(rid)
-            raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s (cancelled on the server)")
+            # Not "cancelled on the server": a request held for a reconnect
+            # times out without ever reaching one (and is never sent).
+            raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s")
         doubt = _in_doubt(resp)
         if doubt is not None:
             raise RequestInDoubt(method, doubt, resp["error"].get("message", ""))
