@@ -31,11 +31,14 @@ async function withStderrFile(argv, body) {
 
 // The host checks that its own fd 2 is close-on-exec (the condition under
 // test), then talks to the server through connect() with the default stderr.
-const HOST = `
-const fs = require('node:fs');
-const mcpping = require(${JSON.stringify(path.join(h.ROOT, 'node', 'index.js'))});
+// The same work runs in a CommonJS host, an ES module host and a
+// worker_threads host (fd 2 is the process's, shared by the worker).
+const MCPPING = JSON.stringify(path.join(h.ROOT, 'node', 'index.js'));
+const CLOEXEC_CHECK = `
 const flags = parseInt(fs.readFileSync('/proc/self/fdinfo/2', 'utf8').match(/flags:\\s*(\\d+)/)[1], 8);
 if (!(flags & 0o2000000)) throw new Error('fd 2 is not close-on-exec here');
+`;
+const WORK = `
 (async () => {
   const peer = await mcpping.connect({ command: 'python3', args: [${JSON.stringify(ECHO)}, '--stderr', 'started'] });
   for (let i = 0; i < 3; i++) await peer.request('test/stderr', { text: 'log ' + i + '\\n' }, { timeoutMs: 10000 });
@@ -44,19 +47,29 @@ if (!(flags & 0o2000000)) throw new Error('fd 2 is not close-on-exec here');
   console.log('host done');
 })().catch((err) => { console.log('host failed: ' + err.message); process.exitCode = 1; });
 `;
+const HOSTS = {
+  CommonJS: ['-e', `const fs = require('node:fs');\nconst mcpping = require(${MCPPING});\n${CLOEXEC_CHECK}${WORK}`],
+  'ES module': ['--input-type=module', '-e',
+    `import fs from 'node:fs';\nimport { createRequire } from 'node:module';\nconst mcpping = createRequire(import.meta.url)(${MCPPING});\n${CLOEXEC_CHECK}${WORK}`],
+  worker_threads: ['-e', `const fs = require('node:fs');\nconst { Worker } = require('node:worker_threads');\n${CLOEXEC_CHECK}
+const w = new Worker(${JSON.stringify(`const mcpping = require(${MCPPING});\n${WORK}`)}, { eval: true });
+w.on('exit', (code) => { process.exitCode = code; });`],
+};
 
-test("connect() with stderr 'inherit' in a Node host: a server logging to stderr keeps working", async () => {
-  const { code, out, stderr } = await withStderrFile([process.execPath, '-e', HOST], async (child) => {
-    child.stdin.end();
-    let text = '';
-    child.stdout.on('data', (d) => { text += d; });
-    await once(child.stdout, 'end');
-    return text;
+for (const [kind, args] of Object.entries(HOSTS)) {
+  test(`connect() with stderr 'inherit' in a Node ${kind} host: a server logging to stderr keeps working`, async () => {
+    const { code, out, stderr } = await withStderrFile([process.execPath, ...args], async (child) => {
+      child.stdin.end();
+      let text = '';
+      child.stdout.on('data', (d) => { text += d; });
+      await once(child.stdout, 'end');
+      return text;
+    });
+    assert.equal(out, 'host done\n', stderr);
+    assert.equal(code, 0);
+    assert.deepEqual(stderr.split('\n').slice(0, 4), ['started', 'log 0', 'log 1', 'log 2'], stderr);
   });
-  assert.equal(out, 'host done\n', stderr);
-  assert.equal(code, 0);
-  assert.deepEqual(stderr.split('\n').slice(0, 4), ['started', 'log 0', 'log 1', 'log 2'], stderr);
-});
+}
 
 test("mcpping wrap under Node: a server logging to stderr starts once and answers through the wrap", async () => {
   const argv = [process.execPath, h.CLI, 'wrap', '--', 'python3', ECHO, '--stderr', 'started'];

@@ -3,6 +3,7 @@ stderr in a host whose fd 2 is close-on-exec, and kill_grace=0 (issue 23)."""
 
 from __future__ import annotations
 
+import os
 import signal
 import subprocess
 
@@ -28,14 +29,20 @@ async def main():
             assert reply.get("result") == {}, reply
         await p.ping()
     print("host done", flush=True)
-asyncio.run(main())
+if os.environ.get("HOST_LOOP") == "uvloop":
+    import uvloop
+    uvloop.run(main())
+else:
+    asyncio.run(main())
 """
 
 
-def test_inherited_stderr_reaches_the_server_in_a_host_whose_fd_2_is_cloexec(tmp_path):
+@pytest.mark.parametrize("loop", ["asyncio", "uvloop"])
+def test_inherited_stderr_reaches_the_server_in_a_host_whose_fd_2_is_cloexec(tmp_path, loop):
     log = tmp_path / "stderr.txt"
     with open(log, "wb") as err:
         done = subprocess.run([PY, "-c", HOST, *peer("echo", "--stderr", "started")],
+                              env={**os.environ, "HOST_LOOP": loop},
                               stdout=subprocess.PIPE, stderr=err, timeout=50)
     written = log.read_text()
     assert done.returncode == 0, written
