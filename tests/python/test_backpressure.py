@@ -197,6 +197,17 @@ async def test_a_reader_behind_pauses_its_own_server_and_no_other():
         await p.request("test/flood", {"count": 2048, "size": 1024})  # 2 MiB, 32 times the cap
         seqs = [(await stream.__anext__())["params"]["seq"]]
         await until(lambda: not p.info()["reading"])
+        # What was read before the pause may still be on its way to the
+        # inbox: an answer on another connection of this loop, queued in
+        # the runtime after it, is fed only once it is there. (Awaited in
+        # a task of its own: a reader's own task awaiting a request stops
+        # its queue counting, see messages().)
+
+        async def behind_the_queue() -> None:
+            async with mcpping.connect(peer("flood"), keepalive=None, initialize=False) as r:
+                await r.request("test/flood_status")
+
+        await asyncio.create_task(behind_the_queue())
         assert not p.info()["reading"]
         queued = p._inbox.size
         assert cap // 2 <= queued <= 2 * cap  # the runtime's cap bounds the queue
