@@ -460,6 +460,42 @@ static void release_batches(mcpping_state *st, PyObject *batches) {
   }
 }
 
+/* The batch of connection `id` in batches (made and indexed if new), or
+ * NULL with an exception set. Borrowed. */
+static PyObject *batch_of(PyObject *index, PyObject *batches,
+                          const mcpp_item *it, uint64_t id) {
+  PyObject *key = PyLong_FromUnsignedLongLong(id);
+  if (key == NULL) return NULL;
+  PyObject *b = PyDict_GetItemWithError(index, key);
+  if (b == NULL && !PyErr_Occurred()) {
+    PyObject *handle = (PyObject *)mcpp_item_get_conn_user_data(it);
+    b = Py_BuildValue("[OOn[]]", handle ? handle : Py_None, key,
+                      (Py_ssize_t)0);
+    if (b && (PyDict_SetItem(index, key, b) < 0 ||
+              PyList_Append(batches, b) < 0))
+      Py_CLEAR(b);
+    Py_XDECREF(b); /* index and batches hold it */
+  }
+  Py_DECREF(key);
+  return b;
+}
+
+/* Adds a run's charge to its batch. Returns 0, or -1 with an exception
+ * set: then the charge is given back at once, so none is ever lost (a
+ * connection whose count never falls would stay paused). */
+static int add_charge(mcpping_state *st, PyObject *batch, uint64_t id,
+                      size_t charge) {
+  if (batch == NULL || charge == 0) return 0;
+  PyObject *sum =
+      PyLong_FromSize_t(PyLong_AsSize_t(PyList_GetItem(batch, 2)) + charge);
+  if (sum == NULL) {
+    mcpp_runtime_release(st->rt, id, charge);
+    return -1;
+  }
+  PyList_SetItem(batch, 2, sum);
+  return 0;
+}
+
 static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
   mcpping_state *st = mcpping_get_state(module);
   PyObject *batches = PyList_New(0);
@@ -473,41 +509,36 @@ static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
   clear_pipe(st->wake);
   mcpp_item *items = mcpp_runtime_drain(st->rt);
   int failed = 0;
+  /* Items come in runs of one connection: its batch is looked up and its
+   * charge summed once per run, not per item. */
+  PyObject *run = NULL; /* borrowed */
+  uint64_t run_id = 0;
+  size_t run_charge = 0;
   for (mcpp_item *it = items; it != NULL; it = mcpp_item_next(it)) {
+    uint64_t id = mcpp_item_get_conn_id(it);
+    if (!failed && (run == NULL || id != run_id)) {
+      failed = add_charge(st, run, run_id, run_charge) < 0;
+      run_charge = 0;
+      run_id = id;
+      run = failed ? NULL : batch_of(index, batches, it, id);
+      failed = run == NULL;
+    }
     if (!failed) {
       /* Per connection: its bytes stay counted until its own loop is done
        * with them (another loop may be blocked), not until this drain. */
-      PyObject *id = PyLong_FromUnsignedLongLong(mcpp_item_get_conn_id(it));
-      PyObject *b = id ? PyDict_GetItemWithError(index, id) : NULL;
-      if (id && !b && !PyErr_Occurred()) {
-        PyObject *handle = (PyObject *)mcpp_item_get_conn_user_data(it);
-        b = Py_BuildValue("[OOn[]]", handle ? handle : Py_None, id,
-                          (Py_ssize_t)0);
-        if (b && (PyDict_SetItem(index, id, b) < 0 ||
-                  PyList_Append(batches, b) < 0))
-          Py_CLEAR(b);
-        Py_XDECREF(b); /* index and batches hold it */
-      }
-      Py_XDECREF(id);
-      PyObject *t = b ? item_to_tuple(it) : NULL;
-      if (t == NULL || PyList_Append(PyList_GetItem(b, 3), t) < 0) {
+      PyObject *t = item_to_tuple(it);
+      if (t == NULL || PyList_Append(PyList_GetItem(run, 3), t) < 0)
         failed = 1;
-      } else {
-        size_t charge = PyLong_AsSize_t(PyList_GetItem(b, 2)) +
-                        mcpp_item_take_charge(it);
-        PyObject *c = PyLong_FromSize_t(charge);
-        if (c == NULL) {
-          failed = 1;
-        } else {
-          PyList_SetItem(b, 2, c);
-        }
-      }
+      else
+        run_charge += mcpp_item_take_charge(it);
       Py_XDECREF(t);
     }
     /* The runtime's reference to the handle ends with the CLOSED item. */
     if (mcpp_item_get_type(it) == MCPP_ITEM_CLOSED)
       Py_XDECREF((PyObject *)mcpp_item_get_conn_user_data(it));
   }
+  if (!failed) failed = add_charge(st, run, run_id, run_charge) < 0;
+  else mcpp_runtime_release(st->rt, run_id, run_charge);
   mcpp_runtime_items_free(st->rt, items);
   Py_DECREF(index);
   if (failed) {
