@@ -99,17 +99,35 @@ static int probe_response(mcpp_engine *e, const mcpp__msg *m, uint64_t seq,
   return MCPP_RECV_CONSUMED;
 }
 
+/* 1 if cJSON certainly accepts buf: strict JSON without \u escapes (the
+ * only strict text cJSON refuses is an unpaired surrogate escape; the
+ * scan fuzzer checks this). Conservative: "\\u" also counts as one. */
+static int cjson_accepts(const char *buf, size_t len) {
+  for (const char *p = buf, *end = buf + len;
+       (p = memchr(p, '\\', (size_t)(end - p))) != NULL && p + 1 < end; p++)
+    if (p[1] == 'u') return 0;
+  return mcpp__json_strict(buf, len);
+}
+
 static int our_response(mcpp_engine *e, const mcpp__msg *m, const char *frame,
                         size_t len, uint64_t seq, uint64_t now) {
   if (mcpp__is_probe_seq(e, seq)) return probe_response(e, m, seq, now);
   cJSON *root = NULL, *err_tree = NULL;
   const cJSON *err = NULL;
-  if (len <= MCPP__SMALL_FRAME) {
+  /* A pong (or any answer but a lone error) is decided by its spans: the
+   * full parse would only tell whether the frame is JSON, which the strict
+   * check answers without a tree. An error needs its code and message,
+   * and text the check cannot vouch for goes to cJSON as before (a large
+   * frame is never parsed whole). */
+  int lone_error = m->error.p && !m->result.p;
+  int parse_whole = len <= MCPP__SMALL_FRAME;
+  if (parse_whole && !lone_error && cjson_accepts(frame, len)) parse_whole = 0;
+  if (parse_whole) {
     root = mcpp__parse(e, frame, len);
     /* Not JSON after all: the application decides. */
     if (root == NULL) return MCPP_RECV_FORWARD;
     err = cJSON_GetObjectItemCaseSensitive(root, "error");
-  } else if (m->error.p && m->error.n <= MCPP__SMALL_FRAME) {
+  } else if (lone_error && m->error.n <= MCPP__SMALL_FRAME) {
     err = err_tree = mcpp__parse(e, m->error.p, m->error.n);
   }
   int kind;
@@ -117,7 +135,7 @@ static int our_response(mcpp_engine *e, const mcpp__msg *m, const char *frame,
   const char *message = NULL;
   if (m->result.p && !m->error.p) {
     kind = m->result.p[0] == '{' ? 0 : 1;
-  } else if (m->error.p && !m->result.p && cJSON_IsObject(err)) {
+  } else if (lone_error && cJSON_IsObject(err)) {
     code = code_of(cJSON_GetObjectItemCaseSensitive(err, "code"));
     message = mcpp__get_string(err, "message");
     kind = code == -32601 || code == -32602 ? 3 : 2;

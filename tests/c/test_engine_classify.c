@@ -145,6 +145,73 @@ TEST(invalid_pong_result_missing_or_not_object) {
   }
 }
 
+/* Answers our last ping with `tail` and checks the outcome and how many
+ * cJSON parses it took. */
+static void expect_answer(const char *tail, mcpp_event_type type, int invalid,
+                          uint64_t parses) {
+  fx *f = fx_new();
+  fx_start(f, T0);
+  ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+  ASSERT_EQ(fx_answer_last_ping(f, tail, T0 + MS), MCPP_RECV_CONSUMED);
+  const fx_event *ev = fx_last_event(f, type);
+  ASSERT(ev != NULL);
+  ASSERT_EQ(ev->ev.invalid, invalid);
+  ASSERT_UINT_EQ(mcpp__engine_json_parses(f->e), parses);
+  fx_done(f);
+}
+
+TEST(pong_decided_from_the_scanner_spans_without_cjson) {
+  const char *ok[] = {"\"result\":{}", "\"result\": { \n\t }",
+                      "\"result\":{\"a\":{\"b\":[{}]},\"c\":\"d\"}",
+                      /* a duplicate below the top level is the result's own */
+                      "\"result\":{\"x\":1,\"x\":2}",
+                      "\"result\":{\"s\":\"a\\\"b\\\\\"}"};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+    expect_answer(ok[i], MCPP_EV_PONG, 0, 0);
+  const char *invalid[] = {"\"result\":[]", "\"result\":null", "\"result\":1",
+                           "\"result\":\"{}\"", "\"result\":[{}]",
+                           "\"result\":{},\"error\":{\"code\":1}",
+                           "\"error\":{\"code\":1},\"result\":{}"};
+  for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++)
+    expect_answer(invalid[i], MCPP_EV_PING_ERROR, 1, 0);
+  /* A lone error still has its code and message read by cJSON. */
+  expect_answer("\"error\":{\"code\":-32603,\"message\":\"x\"}", MCPP_EV_PING_ERROR,
+                0, 1);
+}
+
+TEST(pong_the_strict_check_cannot_vouch_for_goes_to_cjson) {
+  /* Laxer than strict JSON but read by cJSON (a leading zero, a \u escape,
+   * invalid UTF-8): consumed after a full parse, as before. */
+  const char *lax[] = {"\"result\":{\"n\":01}", "\"result\":{\"s\":\"\\u00e9\"}",
+                       "\"result\":{\"s\":\"\xff\"}"};
+  for (size_t i = 0; i < sizeof lax / sizeof lax[0]; i++)
+    expect_answer(lax[i], MCPP_EV_PONG, 0, 1);
+  /* Not JSON at all: forwarded, no outcome. */
+  const char *bad[] = {"\"result\":{},\"x\":tru", "\"result\":{\"a\" 1}",
+                       "\"result\":{\"s\":\"\\udc00\"}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    fx *f = fx_new();
+    fx_start(f, T0);
+    ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+    ASSERT_EQ(fx_answer_last_ping(f, bad[i], T0 + MS), MCPP_RECV_FORWARD);
+    ASSERT_EQ(fx_count_events(f, MCPP_EV_PONG) + fx_count_events(f, MCPP_EV_PING_ERROR), 0);
+    fx_done(f);
+  }
+}
+
+TEST(pong_with_a_duplicate_top_level_key_is_not_ours) {
+  const char *dups[] = {"\"result\":{},\"result\":{}", "\"result\":{},\"id\":1"};
+  for (size_t i = 0; i < 2; i++) {
+    fx *f = fx_new();
+    fx_start(f, T0);
+    ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+    ASSERT_EQ(fx_answer_last_ping(f, dups[i], T0 + MS), MCPP_RECV_FORWARD);
+    ASSERT_EQ(fx_count_events(f, MCPP_EV_PONG), 0);
+    ASSERT_UINT_EQ(mcpp__engine_json_parses(f->e), 0);
+    fx_done(f);
+  }
+}
+
 TEST(unsupported_on_method_not_found_and_invalid_params) {
   int64_t codes[] = {-32601, -32602};
   for (int i = 0; i < 2; i++) {
