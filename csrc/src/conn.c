@@ -26,6 +26,7 @@
 #include "mcpping.h"
 #include "platform.h"
 #include "proc.h"
+#include "test_hooks.h"
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
@@ -457,9 +458,11 @@ static void on_timer(uv_timer_t *t) {
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
   }
-  if (now >= mcpp_engine_next_deadline(c->engine)) {
+  if (now >= mcpp__engine_next_expiry(c->engine)) {
     /* libuv runs timers before it polls: a loop that woke late would time
-     * out a request or ping whose answer already waits in the pipe. */
+     * out a request or ping whose answer already waits in the pipe. A
+     * wake-up that only sends keepalive reads nothing ahead (a ping sent
+     * although traffic waits costs less than a read on every send). */
     read_what_waits(c);
     if (c->closing) return;
     now = now_us();
@@ -525,6 +528,7 @@ static void read_what_waits(mcpp_conn *c) {
     on_alloc((uv_handle_t *)&c->out, READ_BUF_SIZE, &buf);
     ssize_t n = UV_ENOBUFS;
     if (buf.len) {
+      MCPP__HOOK_READ_AHEAD();
       do n = read(fd, buf.base, buf.len);
       while (n < 0 && errno == EINTR);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {

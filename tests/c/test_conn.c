@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "task.h"
+#include "test_hooks.h"
 #include "test_conn_support.h"
 
 static const char init_req[] =
@@ -522,6 +523,23 @@ TEST(conn_keepalive_pings_only_a_quiet_peer) {
   mcpp_engine_get_info(mcpp_conn_engine(f.r.conn), &info);
   ASSERT_GE(info.pings_sent, pings_before + 2);
   ASSERT_EQ(MCPP_STATE_ALIVE, info.state);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
+/* A timer that only sends keepalive reads nothing ahead: the read-ahead is
+ * for expiries. */
+TEST(conn_keepalive_send_alone_reads_nothing_ahead) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 300;
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = 60000; /* nothing expires while the pongs come */
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  unsigned long reads_before = mcpp__conn_read_aheads;
+  while (count_events(&f.r, MCPP_EV_PONG) < 3) uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT_EQ(0, (int)(mcpp__conn_read_aheads - reads_before));
   ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
   cf_finish(&f);
 }
