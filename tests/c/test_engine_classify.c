@@ -107,6 +107,23 @@ TEST(our_pong_consumed_with_rtt) {
   fx_done(f);
 }
 
+size_t mcpp__format_id(const mcpp_engine *e, uint64_t seq, char buf[64]);
+
+TEST(our_ids_are_formatted_as_printf_would) {
+  fx *f = fx_new();
+  fx_start(f, T0);
+  const uint64_t seqs[] = {1, 9, 10, 99, 100, 1234567890123ULL, UINT64_MAX};
+  for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+    char got[64], want[64];
+    size_t n = mcpp__format_id(f->e, seqs[i], got);
+    snprintf(want, sizeof want, "\"mcpp-0123456789abcdef-%llu\"",
+             (unsigned long long)seqs[i]);
+    ASSERT_STR_EQ(got, want);
+    ASSERT_EQ(n, strlen(want));
+  }
+  fx_done(f);
+}
+
 TEST(foreign_responses_with_similar_ids_forwarded) {
   fx *f = fx_new();
   fx_start(f, T0);
