@@ -544,6 +544,30 @@ TEST(conn_keepalive_send_alone_reads_nothing_ahead) {
   cf_finish(&f);
 }
 
+/* A wake-up that only sends keepalive waits for the send grid (a tenth of
+ * the interval, shared by the loop's connections); one that expires
+ * something keeps the finer expiry grid (16 ms). */
+TEST(conn_keepalive_send_waits_for_the_send_grid_and_expiries_do_not) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 300; /* a send grid of 30 ms */
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = 60000; /* nothing expires while the pongs come */
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  for (size_t pongs = 1; pongs <= 3; pongs++) {
+    while (count_events(&f.r, MCPP_EV_PONG) < pongs) uv_run(&f.loop, UV_RUN_ONCE);
+    /* After the pong only the next send is due: armed on the send grid. */
+    ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 30));
+  }
+  /* A manual ping expiring long before the next send: the expiry grid. */
+  uint64_t seq;
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 40, &seq));
+  ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 16));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
 TEST_TIMEOUT(conn_stale_report_only_keeps_the_connection, 60) {
   conn_fixture f;
   cf_init(&f);
