@@ -169,7 +169,9 @@ typedef struct mcpp_settings {
    * not a failure. 0 or min_interval_ms..MCPP_MAX_MS. Default 0. */
   uint32_t interval_ms;
   /* Each keepalive ping may fire up to jitter_pct percent early, so that
-   * many connections do not ping in lockstep. 0..100. Default 10. */
+   * many connections do not ping in lockstep. 0..100. Default 10. (The uv
+   * driver then sends it on a grid of interval/10, at most 100 ms, shared
+   * by the loop's connections: see docs/c.md, Layer 2.) */
   uint32_t jitter_pct;
   /* Per-ping timeout for keepalive pings and probes and the default for
    * manual pings. 1..MCPP_MAX_MS. Default 5000. */

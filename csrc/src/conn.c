@@ -26,6 +26,7 @@
 #include "mcpping.h"
 #include "platform.h"
 #include "proc.h"
+#include "test_hooks.h"
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
@@ -36,6 +37,11 @@ enum {
    * pings of many connections go out, and their pongs come back, in one
    * loop wake-up instead of one each (Linux's round_jiffies, in spirit). */
   TIMER_GRID_MS = 16,
+  /* A wake-up that only sends keepalive (nothing expires) goes on a
+   * coarser grid: a tenth of the interval, at most this many ms (and half
+   * the pause threshold), so that 1000 connections at a 1 s interval share
+   * ten wake-ups a second. Expiries keep TIMER_GRID_MS. */
+  SEND_GRID_MS = 100,
   /* How long to wait for stdout's EOF after the server exited, so that
    * what it wrote last is still delivered, and for the exit after EOF, so
    * that the close says how it ended. */
@@ -88,7 +94,8 @@ struct mcpp_conn {
   char *rbuf;
   uint64_t now; /* the time of the read being processed */
 
-  uint64_t armed;     /* deadline (µs) the timer is set for, or UINT64_MAX */
+  uint64_t armed;     /* loop time (ms) the timer fires at, or UINT64_MAX */
+  uint32_t send_grid_ms; /* see SEND_GRID_MS */
   uint64_t exit_wait; /* give up waiting for EOF after exit at this time */
 
   int in_engine;
@@ -409,20 +416,36 @@ static void engine_record(mcpp_engine *e, const char *json, size_t len,
 
 static void on_timer(uv_timer_t *t);
 
+/* The loop time (ms) at which to wake for engine time d (µs): the first
+ * point of the grid at or after it. */
+static uint64_t fire_at(uint64_t d, uint64_t now, uint64_t loop_now,
+                        uint64_t grid) {
+  if (d == UINT64_MAX) return UINT64_MAX;
+  uint64_t ms = d > now ? (d - now + 999) / 1000 : 0;
+  return (loop_now + ms + grid - 1) / grid * grid;
+}
+
 /* Arms the timer only if the engine now wants to wake earlier than the
- * timer is set for; a timer that fires early just re-arms (lazy). */
+ * timer is set for; a timer that fires early just re-arms (lazy). A
+ * keepalive send that is due before anything expires waits for the
+ * coarser send grid. */
 static void rearm(mcpp_conn *c) {
   if (c->closing) return;
   uint64_t d = mcpp_engine_next_deadline(c->engine);
-  if (c->exit_wait && !c->reading_stopped && c->exit_wait < d)
-    d = c->exit_wait;
-  if (d >= c->armed) return;
-  uint64_t now = now_us();
-  uint64_t ms = d > now ? (d - now + 999) / 1000 : 0;
-  uint64_t loop_now = uv_now(c->timer.loop);
-  uint64_t fire = (loop_now + ms + TIMER_GRID_MS - 1) / TIMER_GRID_MS * TIMER_GRID_MS;
+  uint64_t x = mcpp__engine_next_expiry(c->engine);
+  if (c->exit_wait && !c->reading_stopped && c->exit_wait < x)
+    x = c->exit_wait;
+  if (d == UINT64_MAX && x == UINT64_MAX) return;
+  uint64_t now = now_us(), loop_now = uv_now(c->timer.loop);
+  uint64_t fire = fire_at(x, now, loop_now, TIMER_GRID_MS);
+  if (d < x) {
+    uint64_t send = fire_at(d, now, loop_now, c->send_grid_ms);
+    if (send < fire) fire = send;
+  }
+  if (fire >= c->armed) return;
   uv_timer_start(&c->timer, on_timer, fire - loop_now, 0);
-  c->armed = d;
+  c->armed = fire;
+  MCPP__HOOK_ARMED(fire);
 }
 
 static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
@@ -457,9 +480,11 @@ static void on_timer(uv_timer_t *t) {
     start_close(c, MCPP_ERR_CLOSED, reason);
     return;
   }
-  if (now >= mcpp_engine_next_deadline(c->engine)) {
+  if (now >= mcpp__engine_next_expiry(c->engine)) {
     /* libuv runs timers before it polls: a loop that woke late would time
-     * out a request or ping whose answer already waits in the pipe. */
+     * out a request or ping whose answer already waits in the pipe. A
+     * wake-up that only sends keepalive reads nothing ahead (a ping sent
+     * although traffic waits costs less than a read on every send). */
     read_what_waits(c);
     if (c->closing) return;
     now = now_us();
@@ -525,6 +550,7 @@ static void read_what_waits(mcpp_conn *c) {
     on_alloc((uv_handle_t *)&c->out, READ_BUF_SIZE, &buf);
     ssize_t n = UV_ENOBUFS;
     if (buf.len) {
+      MCPP__HOOK_READ_AHEAD();
       do n = read(fd, buf.base, buf.len);
       while (n < 0 && errno == EINTR);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
@@ -871,6 +897,12 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   mcpp_settings s;
   prepare_settings(&s, settings, options->file);
   c->on_stale = s.on_stale;
+  c->send_grid_ms = s.interval_ms / 10;
+  if (c->send_grid_ms > SEND_GRID_MS) c->send_grid_ms = SEND_GRID_MS;
+  /* A send that late must not look like a host pause to the engine. */
+  if (c->send_grid_ms > s.pause_threshold_ms / 2)
+    c->send_grid_ms = s.pause_threshold_ms / 2;
+  if (c->send_grid_ms < TIMER_GRID_MS) c->send_grid_ms = TIMER_GRID_MS;
   mcpp__lines_init(&c->lines, alloc, s.max_line_bytes);
   /* Without on_record the engine skips formatting records altogether. */
   mcpp_engine_callbacks ecb = {

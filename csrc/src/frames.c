@@ -41,6 +41,14 @@ static int is_our_id(const mcpp_engine *e, mcpp__span id, uint64_t *seq) {
   return 1;
 }
 
+/* 1 if buf holds a \u escape. Conservative: "\\u" counts as one. */
+static int has_unicode_escape(const char *buf, size_t len) {
+  for (const char *p = buf, *end = buf + len;
+       (p = memchr(p, '\\', (size_t)(end - p))) != NULL && p + 1 < end; p++)
+    if (p[1] == 'u') return 1;
+  return 0;
+}
+
 static int answer_ping(mcpp_engine *e, const mcpp__msg *m, const char *frame,
                        size_t len, uint64_t now) {
   /* Validate before answering: a frame cJSON rejects is not a ping. Large
@@ -50,10 +58,18 @@ static int answer_ping(mcpp_engine *e, const mcpp__msg *m, const char *frame,
    * byte for byte: only strict JSON is answered, so our pong is always
    * valid JSON and nothing malformed is swallowed. */
   if (!mcpp__json_strict(frame, len)) return MCPP_RECV_FORWARD;
-  cJSON *root = mcpp__parse(e, frame, len);
-  const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
-  int ok = cJSON_IsObject(root) && (cJSON_IsString(id) || cJSON_IsNumber(id));
-  cJSON_Delete(root);
+  int ok;
+  if (!has_unicode_escape(frame, len)) {
+    /* Strict text cJSON accepts (see cjson_accepts): the id's span says
+     * what cJSON would, a string or a number. */
+    char c = m->id.p[0];
+    ok = c == '"' || c == '-' || (c >= '0' && c <= '9');
+  } else {
+    cJSON *root = mcpp__parse(e, frame, len);
+    const cJSON *id = cJSON_GetObjectItemCaseSensitive(root, "id");
+    ok = cJSON_IsObject(root) && (cJSON_IsString(id) || cJSON_IsNumber(id));
+    cJSON_Delete(root);
+  }
   if (!ok) return MCPP_RECV_FORWARD;
 
   /* The id is echoed byte for byte: big integers and "1" vs 1 survive. */
@@ -99,17 +115,32 @@ static int probe_response(mcpp_engine *e, const mcpp__msg *m, uint64_t seq,
   return MCPP_RECV_CONSUMED;
 }
 
+/* 1 if cJSON certainly accepts buf: strict JSON without \u escapes (the
+ * only strict text cJSON refuses is an unpaired surrogate escape; the
+ * scan fuzzer checks this). */
+static int cjson_accepts(const char *buf, size_t len) {
+  return !has_unicode_escape(buf, len) && mcpp__json_strict(buf, len);
+}
+
 static int our_response(mcpp_engine *e, const mcpp__msg *m, const char *frame,
                         size_t len, uint64_t seq, uint64_t now) {
   if (mcpp__is_probe_seq(e, seq)) return probe_response(e, m, seq, now);
   cJSON *root = NULL, *err_tree = NULL;
   const cJSON *err = NULL;
-  if (len <= MCPP__SMALL_FRAME) {
+  /* A pong (or any answer but a lone error) is decided by its spans: the
+   * full parse would only tell whether the frame is JSON, which the strict
+   * check answers without a tree. An error needs its code and message,
+   * and text the check cannot vouch for goes to cJSON as before (a large
+   * frame is never parsed whole). */
+  int lone_error = m->error.p && !m->result.p;
+  int parse_whole = len <= MCPP__SMALL_FRAME;
+  if (parse_whole && !lone_error && cjson_accepts(frame, len)) parse_whole = 0;
+  if (parse_whole) {
     root = mcpp__parse(e, frame, len);
     /* Not JSON after all: the application decides. */
     if (root == NULL) return MCPP_RECV_FORWARD;
     err = cJSON_GetObjectItemCaseSensitive(root, "error");
-  } else if (m->error.p && m->error.n <= MCPP__SMALL_FRAME) {
+  } else if (lone_error && m->error.n <= MCPP__SMALL_FRAME) {
     err = err_tree = mcpp__parse(e, m->error.p, m->error.n);
   }
   int kind;
@@ -117,7 +148,7 @@ static int our_response(mcpp_engine *e, const mcpp__msg *m, const char *frame,
   const char *message = NULL;
   if (m->result.p && !m->error.p) {
     kind = m->result.p[0] == '{' ? 0 : 1;
-  } else if (m->error.p && !m->result.p && cJSON_IsObject(err)) {
+  } else if (lone_error && cJSON_IsObject(err)) {
     code = code_of(cJSON_GetObjectItemCaseSensitive(err, "code"));
     message = mcpp__get_string(err, "message");
     kind = code == -32601 || code == -32602 ? 3 : 2;

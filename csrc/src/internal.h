@@ -57,4 +57,10 @@ int mcpp__event_readable(const mcpp_event *ev);
 char *mcpp__request_error(char *buf, size_t cap, int timed_out,
                           uint32_t timeout_ms);
 
+/* The engine's next deadline that ends something (a ping, probe, request
+ * or process check coming due), UINT64_MAX if none: the next deadline
+ * without the keepalive send. A driver's wake-up for a send alone need not
+ * read ahead, and can wait for a coarser grid. */
+uint64_t mcpp__engine_next_expiry(const mcpp_engine *e);
+
 #endif

@@ -166,16 +166,22 @@ static uint64_t min3(uint64_t a, uint64_t b, uint64_t c) {
   return m < c ? m : c;
 }
 
-uint64_t mcpp_engine_next_deadline(const mcpp_engine *e) {
+uint64_t mcpp__engine_next_expiry(const mcpp_engine *e) {
   if (e == NULL || e->state == MCPP_STATE_CLOSED) return UINT64_MAX;
   uint64_t t = UINT64_MAX;
   if (ka_enabled(e)) {
-    t = e->ka_active ? e->ka.deadline : ka_due(e);
+    if (e->ka_active) t = e->ka.deadline;
     uint64_t p = process_due(e);
     if (p < t) t = p;
   }
   if (e->not_reading) return t;
   return min3(t, mcpp__manual_deadline(e), mcpp__request_deadline(e));
+}
+
+uint64_t mcpp_engine_next_deadline(const mcpp_engine *e) {
+  if (e == NULL || e->state == MCPP_STATE_CLOSED) return UINT64_MAX;
+  uint64_t t = mcpp__engine_next_expiry(e), send = ka_due(e);
+  return send < t ? send : t;
 }
 
 /* ------------------------------------------------------------ life, state */

@@ -23,11 +23,20 @@ extern void (*mcpp__proc_after_spawn)(int pid);
 #define MCPP__HOOK_AFTER_SPAWN(pid)                                         \
   (mcpp__proc_after_spawn ? mcpp__proc_after_spawn(pid) : (void)0)
 #define MCPP__HOOK_LOOP_CLOSED(rc) (mcpp__runtime_loop_close_rc = (rc))
+/* The driver's read-ahead reads (before a timer expires something), and
+ * the loop time the driver last armed a connection's timer for. Atomic:
+ * runtimes drive connections from their own threads. */
+extern _Atomic unsigned long mcpp__conn_read_aheads;
+extern _Atomic unsigned long long mcpp__conn_armed_ms;
+#define MCPP__HOOK_READ_AHEAD() (mcpp__conn_read_aheads++)
+#define MCPP__HOOK_ARMED(ms) (mcpp__conn_armed_ms = (ms))
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
 #define MCPP__HOOK_SIGKILL() SIGKILL
 #define MCPP__HOOK_AFTER_SPAWN(pid) ((void)(pid))
 #define MCPP__HOOK_LOOP_CLOSED(rc) ((void)(rc))
+#define MCPP__HOOK_READ_AHEAD() ((void)0)
+#define MCPP__HOOK_ARMED(ms) ((void)(ms))
 #endif
 
 #endif

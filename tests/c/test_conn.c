@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "task.h"
+#include "test_hooks.h"
 #include "test_conn_support.h"
 
 static const char init_req[] =
@@ -522,6 +523,47 @@ TEST(conn_keepalive_pings_only_a_quiet_peer) {
   mcpp_engine_get_info(mcpp_conn_engine(f.r.conn), &info);
   ASSERT_GE(info.pings_sent, pings_before + 2);
   ASSERT_EQ(MCPP_STATE_ALIVE, info.state);
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
+/* A timer that only sends keepalive reads nothing ahead: the read-ahead is
+ * for expiries. */
+TEST(conn_keepalive_send_alone_reads_nothing_ahead) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 300;
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = 60000; /* nothing expires while the pongs come */
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  unsigned long reads_before = mcpp__conn_read_aheads;
+  while (count_events(&f.r, MCPP_EV_PONG) < 3) uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT_EQ(0, (int)(mcpp__conn_read_aheads - reads_before));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
+/* A wake-up that only sends keepalive waits for the send grid (a tenth of
+ * the interval, shared by the loop's connections); one that expires
+ * something keeps the finer expiry grid (16 ms). */
+TEST(conn_keepalive_send_waits_for_the_send_grid_and_expiries_do_not) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 300; /* a send grid of 30 ms */
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = 60000; /* nothing expires while the pongs come */
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  for (size_t pongs = 1; pongs <= 3; pongs++) {
+    while (count_events(&f.r, MCPP_EV_PONG) < pongs) uv_run(&f.loop, UV_RUN_ONCE);
+    /* After the pong only the next send is due: armed on the send grid. */
+    ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 30));
+  }
+  /* A manual ping expiring long before the next send: the expiry grid. */
+  uint64_t seq;
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 40, &seq));
+  ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 16));
   ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
   cf_finish(&f);
 }

@@ -107,6 +107,23 @@ TEST(our_pong_consumed_with_rtt) {
   fx_done(f);
 }
 
+size_t mcpp__format_id(const mcpp_engine *e, uint64_t seq, char buf[64]);
+
+TEST(our_ids_are_formatted_as_printf_would) {
+  fx *f = fx_new();
+  fx_start(f, T0);
+  const uint64_t seqs[] = {1, 9, 10, 99, 100, 1234567890123ULL, UINT64_MAX};
+  for (size_t i = 0; i < sizeof seqs / sizeof seqs[0]; i++) {
+    char got[64], want[64];
+    size_t n = mcpp__format_id(f->e, seqs[i], got);
+    snprintf(want, sizeof want, "\"mcpp-0123456789abcdef-%llu\"",
+             (unsigned long long)seqs[i]);
+    ASSERT_STR_EQ(got, want);
+    ASSERT_EQ(n, strlen(want));
+  }
+  fx_done(f);
+}
+
 TEST(foreign_responses_with_similar_ids_forwarded) {
   fx *f = fx_new();
   fx_start(f, T0);
@@ -141,6 +158,73 @@ TEST(invalid_pong_result_missing_or_not_object) {
     ASSERT(ev != NULL);
     ASSERT_EQ(ev->ev.invalid, 1);
     ASSERT(strstr(fx_last_record(f), "\"event\":\"ping_invalid\"") != NULL);
+    fx_done(f);
+  }
+}
+
+/* Answers our last ping with `tail` and checks the outcome and how many
+ * cJSON parses it took. */
+static void expect_answer(const char *tail, mcpp_event_type type, int invalid,
+                          uint64_t parses) {
+  fx *f = fx_new();
+  fx_start(f, T0);
+  ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+  ASSERT_EQ(fx_answer_last_ping(f, tail, T0 + MS), MCPP_RECV_CONSUMED);
+  const fx_event *ev = fx_last_event(f, type);
+  ASSERT(ev != NULL);
+  ASSERT_EQ(ev->ev.invalid, invalid);
+  ASSERT_UINT_EQ(mcpp__engine_json_parses(f->e), parses);
+  fx_done(f);
+}
+
+TEST(pong_decided_from_the_scanner_spans_without_cjson) {
+  const char *ok[] = {"\"result\":{}", "\"result\": { \n\t }",
+                      "\"result\":{\"a\":{\"b\":[{}]},\"c\":\"d\"}",
+                      /* a duplicate below the top level is the result's own */
+                      "\"result\":{\"x\":1,\"x\":2}",
+                      "\"result\":{\"s\":\"a\\\"b\\\\\"}"};
+  for (size_t i = 0; i < sizeof ok / sizeof ok[0]; i++)
+    expect_answer(ok[i], MCPP_EV_PONG, 0, 0);
+  const char *invalid[] = {"\"result\":[]", "\"result\":null", "\"result\":1",
+                           "\"result\":\"{}\"", "\"result\":[{}]",
+                           "\"result\":{},\"error\":{\"code\":1}",
+                           "\"error\":{\"code\":1},\"result\":{}"};
+  for (size_t i = 0; i < sizeof invalid / sizeof invalid[0]; i++)
+    expect_answer(invalid[i], MCPP_EV_PING_ERROR, 1, 0);
+  /* A lone error still has its code and message read by cJSON. */
+  expect_answer("\"error\":{\"code\":-32603,\"message\":\"x\"}", MCPP_EV_PING_ERROR,
+                0, 1);
+}
+
+TEST(pong_the_strict_check_cannot_vouch_for_goes_to_cjson) {
+  /* Laxer than strict JSON but read by cJSON (a leading zero, a \u escape,
+   * invalid UTF-8): consumed after a full parse, as before. */
+  const char *lax[] = {"\"result\":{\"n\":01}", "\"result\":{\"s\":\"\\u00e9\"}",
+                       "\"result\":{\"s\":\"\xff\"}"};
+  for (size_t i = 0; i < sizeof lax / sizeof lax[0]; i++)
+    expect_answer(lax[i], MCPP_EV_PONG, 0, 1);
+  /* Not JSON at all: forwarded, no outcome. */
+  const char *bad[] = {"\"result\":{},\"x\":tru", "\"result\":{\"a\" 1}",
+                       "\"result\":{\"s\":\"\\udc00\"}"};
+  for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+    fx *f = fx_new();
+    fx_start(f, T0);
+    ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+    ASSERT_EQ(fx_answer_last_ping(f, bad[i], T0 + MS), MCPP_RECV_FORWARD);
+    ASSERT_EQ(fx_count_events(f, MCPP_EV_PONG) + fx_count_events(f, MCPP_EV_PING_ERROR), 0);
+    fx_done(f);
+  }
+}
+
+TEST(pong_with_a_duplicate_top_level_key_is_not_ours) {
+  const char *dups[] = {"\"result\":{},\"result\":{}", "\"result\":{},\"id\":1"};
+  for (size_t i = 0; i < 2; i++) {
+    fx *f = fx_new();
+    fx_start(f, T0);
+    ASSERT_EQ(mcpp_engine_ping(f->e, 0, T0, NULL), 0);
+    ASSERT_EQ(fx_answer_last_ping(f, dups[i], T0 + MS), MCPP_RECV_FORWARD);
+    ASSERT_EQ(fx_count_events(f, MCPP_EV_PONG), 0);
+    ASSERT_UINT_EQ(mcpp__engine_json_parses(f->e), 0);
     fx_done(f);
   }
 }
@@ -258,14 +342,22 @@ TEST(large_pong_of_ours_consumed_without_full_parse) {
   fx_done(f);
 }
 
-TEST(small_ping_parsed_once) {
+TEST(small_ping_answered_without_a_parse_unless_it_holds_a_u_escape) {
   fx *f = fx_new();
   fx_start(f, T0);
   ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}", T0), MCPP_RECV_CONSUMED);
+  ASSERT_EQ(mcpp__engine_json_parses(f->e), 0);
+  /* cJSON refuses an unpaired surrogate escape: such text is parsed. */
+  ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"\\u00e9\",\"method\":\"ping\"}", T0),
+            MCPP_RECV_CONSUMED);
   ASSERT_EQ(mcpp__engine_json_parses(f->e), 1);
+  ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":\"\\udc00\",\"method\":\"ping\"}", T0),
+            MCPP_RECV_FORWARD);
+  ASSERT_EQ(mcpp__engine_json_parses(f->e), 2);
+  ASSERT_EQ(f->n_sent, 2);
   ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}", T0), MCPP_RECV_FORWARD);
   ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\",\"params\":{}}", T0), MCPP_RECV_FORWARD);
-  ASSERT_EQ(mcpp__engine_json_parses(f->e), 1);
+  ASSERT_EQ(mcpp__engine_json_parses(f->e), 2);
   fx_done(f);
 }
 

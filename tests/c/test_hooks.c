@@ -6,3 +6,5 @@ int mcpp__proc_force_backoff;
 int mcpp__runtime_loop_close_rc;
 int mcpp__proc_sigkill_lost;
 void (*mcpp__proc_after_spawn)(int pid);
+_Atomic unsigned long mcpp__conn_read_aheads;
+_Atomic unsigned long long mcpp__conn_armed_ms;

@@ -1,7 +1,9 @@
 /*
  * libFuzzer harness for the frame classifier's scanner (scan.c), checked
  * against cJSON: every strict JSON object scans, and the scanner finds
- * exactly the members cJSON finds, with the same values. Inputs that go
+ * exactly the members cJSON finds, with the same values (frames.c relies
+ * on it: strict text without \u escapes is a pong cJSON would accept, so
+ * it decides one without a parse). Inputs that go
  * where cJSON itself differs from JSON (unpaired surrogate escapes, which
  * it refuses; \u0000 in keys, which it truncates) are only run, not
  * compared.
