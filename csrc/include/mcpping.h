@@ -751,7 +751,9 @@ int mcpp_conn_pid(const mcpp_conn *conn);
  * any thread. Results are queued as items and handed over in batches: the
  * runtime calls `notify` (from the I/O thread) once when items are waiting,
  * and not again until the host has called mcpp_runtime_drain from its own
- * thread. A PING or PROBE event (we sent one) never wakes the host by
+ * thread. It calls it once the I/O thread's callbacks of that turn of its
+ * loop have run, so what one engine call queues (an answered ping's event
+ * and record) wakes the host once. A PING or PROBE event (we sent one) never wakes the host by
  * itself: it is delivered with the next batch, at the latest with its
  * outcome (or at once if the connection reached max_pending_bytes, so the
  * host can free what holds it back). */
@@ -796,7 +798,8 @@ int mcpp_item_get_error(const mcpp_item *item);
 const mcpp_close_info *mcpp_item_get_close(const mcpp_item *item);
 
 typedef struct mcpp_runtime_options {
-  /* Called on the I/O thread when the item queue turns non-empty. Must not
+  /* Called on the I/O thread when the item queue turns non-empty (at the
+   * end of that turn of its loop). Must not
    * call back into the runtime; it should only wake the host. */
   void (*notify)(void *user_data);
   void *user_data;
