@@ -932,6 +932,14 @@ size_t mcpp_item_take_charge(mcpp_item *item);
  * more). Any thread. */
 int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes);
 
+/* Whether the connection queues RECORD items (1, the default) or drops
+ * its governance records (0): a host with no sink for them spares their
+ * copies, its wake-ups and its own handling. Takes effect for what the
+ * commands queued after this call cause, and may be turned on and off at
+ * any time (a sink or listener added later). Returns 0 or
+ * MCPP_ERR_NOT_FOUND. Any thread. */
+int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id, int enabled);
+
 /* Call in a forked child (pthread_atfork) before using the runtime there:
  * the thread did not survive the fork, so the child's runtime forgets its
  * connections (without touching the parent's processes) and starts a fresh

@@ -16,6 +16,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +95,10 @@ typedef struct rconn {
   /* I/O thread only. */
   mcpp_conn *conn;
   struct reconnect *rc; /* NULL unless settings.reconnect.enabled */
+  /* Whether RECORD items are queued (mcpp_runtime_set_records): a host
+   * with no sink for them gets none, and is not woken for them. Written
+   * by the host, read here. */
+  _Atomic int records;
   int pinging; /* inside mcpp_conn_ping for ping_token */
   uint64_t ping_token;
   token_pair *tokens;
@@ -440,7 +445,9 @@ static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
 }
 
 static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
-  push_data(ud, MCPP_ITEM_RECORD, json, len);
+  rconn *r = ud;
+  if (atomic_load_explicit(&r->records, memory_order_relaxed))
+    push_data(r, MCPP_ITEM_RECORD, json, len);
 }
 
 /* stderr reads run outside the engine, so no progress hook follows them:
@@ -625,6 +632,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
                  ? k->settings->max_pending_bytes
                  : DEFAULT_MAX_PENDING_BYTES;
     r->writable_at = SIZE_MAX;
+    atomic_init(&r->records, 1);
     pthread_mutex_lock(&rt->mu);
     r->id = ++rt->next_id;
     pthread_mutex_unlock(&rt->mu);
@@ -1607,6 +1615,17 @@ size_t mcpp_item_take_charge(mcpp_item *item) {
   size_t n = item->charge;
   item->charge = 0;
   return n;
+}
+
+int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id,
+                             int enabled) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  /* Commands queued after this call see it: they pass the same mutex. */
+  if (r) atomic_store_explicit(&r->records, enabled != 0, memory_order_relaxed);
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
 }
 
 int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes) {

@@ -355,6 +355,25 @@ TEST(runtime_answered_ping_wakes_the_host_once) {
   eager_free(&h);
 }
 
+/* A connection whose host has no sink for records queues none, and wakes
+ * nobody for them; turned back on, its records flow again. */
+TEST(runtime_records_off_queues_no_record_items) {
+  eager_host h;
+  eager_init(&h);
+  uint64_t id;
+  ASSERT_EQ(0, eager_spawn_echo(&h, &id));
+  ASSERT_EQ(0, mcpp_runtime_set_records(h.rt, id, 0));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_set_records(h.rt, id + 1, 0));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 1));
+  eager_wait_pongs(&h, 1);
+  ASSERT_UINT_EQ(0, eager_count(&h, MCPP_ITEM_RECORD, 0));
+  ASSERT_EQ(0, mcpp_runtime_set_records(h.rt, id, 1));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 2));
+  eager_wait_pongs(&h, 2);
+  ASSERT_UINT_EQ(1, eager_count(&h, MCPP_ITEM_RECORD, 0));
+  eager_free(&h);
+}
+
 /* A cancelled ping reports nothing: the ping sent after it, with the same
  * timeout, times out first. The pid is known until the CLOSED item. */
 TEST(runtime_cancel_ping_and_pid) {
