@@ -263,16 +263,18 @@ typedef struct eager_host {
   int efd;
   atomic_int wakes;
   pthread_mutex_t mu;
+  int done; /* the test is over: what comes now is left to free() */
   mcpp_item *batches[64];
   size_t n_batches;
 } eager_host;
 
 static void eager_notify(void *ud) {
   eager_host *h = ud;
-  mcpp_item *batch = mcpp_runtime_drain(h->rt);
   pthread_mutex_lock(&h->mu);
-  ASSERT_LT(h->n_batches, 64);
-  h->batches[h->n_batches++] = batch;
+  if (!h->done) {
+    ASSERT_LT(h->n_batches, 64);
+    h->batches[h->n_batches++] = mcpp_runtime_drain(h->rt);
+  }
   pthread_mutex_unlock(&h->mu);
   atomic_fetch_add(&h->wakes, 1);
   uint64_t one = 1;
@@ -317,9 +319,12 @@ static void eager_wait_pongs(eager_host *h, size_t n) {
 }
 
 static void eager_free(eager_host *h) {
-  mcpp_runtime_free(h->rt);
+  pthread_mutex_lock(&h->mu);
+  h->done = 1;
   for (size_t i = 0; i < h->n_batches; i++)
     mcpp_runtime_items_free(h->rt, h->batches[i]);
+  pthread_mutex_unlock(&h->mu);
+  mcpp_runtime_free(h->rt);
   close(h->efd);
   pthread_mutex_destroy(&h->mu);
 }
