@@ -2,8 +2,9 @@
  * The runtime: one I/O thread with its own uv loop serving every
  * connection of the process. Host threads queue commands under the mutex
  * and wake the loop with a uv_async_t; the I/O thread turns driver
- * callbacks into items, queued under the same mutex, and calls notify when
- * the queue turns non-empty so the host drains a whole batch at once.
+ * callbacks into items, queued under the same mutex, and calls notify once
+ * the turn of its loop that made the queue non-empty is over, so the host
+ * drains a whole batch at once (one engine call wakes it at most once).
  *
  * What the host reads (info, healthy) is a snapshot the I/O thread
  * refreshes after every engine call, timer runs included; healthy is
