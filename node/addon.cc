@@ -81,7 +81,6 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("ping", &McppAddon::Ping),
                   InstanceMethod("cancelPing", &McppAddon::CancelPing),
                   InstanceMethod("pid", &McppAddon::Pid),
-                  InstanceMethod("setRecords", &McppAddon::SetRecords),
                   InstanceMethod("close", &McppAddon::Close),
                   InstanceMethod("setRetryBudget", &McppAddon::SetRetryBudget),
                   InstanceMethod("info", &McppAddon::Info),
@@ -245,15 +244,6 @@ Napi::Value McppAddon::Pid(const Napi::CallbackInfo &info) {
   int pid = rt_ ? mcpp_runtime_pid(rt_, ConnIdArg(info, 0)) : MCPP_ERR_NOT_FOUND;
   if (pid < 0) return env.Null();
   return Napi::Number::New(env, pid);
-}
-
-// setRecords(id, enabled): whether the connection's governance records
-// cross to JavaScript (off while nothing takes them).
-Napi::Value McppAddon::SetRecords(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
-  int enabled = info[1].As<Napi::Boolean>().Value() ? 1 : 0;
-  return Napi::Number::New(env, mcpp_runtime_set_records(rt_, ConnIdArg(info, 0), enabled));
 }
 
 // setRetryBudget(burst, perSecond): the reconnect budget every connection

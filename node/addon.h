@@ -45,7 +45,6 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value Ping(const Napi::CallbackInfo &info);
   Napi::Value CancelPing(const Napi::CallbackInfo &info);
   Napi::Value Pid(const Napi::CallbackInfo &info);
-  Napi::Value SetRecords(const Napi::CallbackInfo &info);
   Napi::Value SetRetryBudget(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);

@@ -71,33 +71,6 @@ class NativeConn {
     this.figures = metricsHub.tally ? metricsHub.tally.opened(this.peerLabel(), 'stdio', this) : null;
   }
 
-  /**
-   * Lets the connection's governance records cross from the runtime only
-   * while the owner takes them: always with a records sink, else while the
-   * owner has a 'record' listener (added or removed at any time; records
-   * made while it had none are not kept).
-   * @param {import('node:events').EventEmitter} emitter the owner
-   * @param {boolean} hasSink a records option was given
-   */
-  followRecords(emitter, hasSink) {
-    if (hasSink) return;
-    let on = true;
-    const set = (want) => {
-      if (want === on || this.closed) return;
-      on = want;
-      binding.setRecords(this.id, want);
-    };
-    // 'newListener' comes before the listener is added, 'removeListener'
-    // after it is gone.
-    emitter.on('newListener', (name) => {
-      if (name === 'record') set(true);
-    });
-    emitter.on('removeListener', (name) => {
-      if (name === 'record') set(emitter.listenerCount('record') > 0);
-    });
-    set(emitter.listenerCount('record') > 0);
-  }
-
   /** @returns {string} the server's name as far as the owner knows it */
   peerLabel() {
     return this.owner.name || this.programName;

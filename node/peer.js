@@ -67,7 +67,6 @@ class Peer extends EventEmitter {
     if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
     this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect }, settings, this);
-    this.conn.followRecords(this, options.records !== undefined && options.records !== null);
     if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
   }
 
