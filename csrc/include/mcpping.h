@@ -753,7 +753,9 @@ int mcpp_conn_pid(const mcpp_conn *conn);
  * any thread. Results are queued as items and handed over in batches: the
  * runtime calls `notify` (from the I/O thread) once when items are waiting,
  * and not again until the host has called mcpp_runtime_drain from its own
- * thread. A PING or PROBE event (we sent one) never wakes the host by
+ * thread. It calls it once the I/O thread's callbacks of that turn of its
+ * loop have run, so what one engine call queues (an answered ping's event
+ * and record) wakes the host once. A PING or PROBE event (we sent one) never wakes the host by
  * itself: it is delivered with the next batch, at the latest with its
  * outcome (or at once if the connection reached max_pending_bytes, so the
  * host can free what holds it back). */
@@ -798,7 +800,8 @@ int mcpp_item_get_error(const mcpp_item *item);
 const mcpp_close_info *mcpp_item_get_close(const mcpp_item *item);
 
 typedef struct mcpp_runtime_options {
-  /* Called on the I/O thread when the item queue turns non-empty. Must not
+  /* Called on the I/O thread when the item queue turns non-empty (at the
+   * end of that turn of its loop). Must not
    * call back into the runtime; it should only wake the host. */
   void (*notify)(void *user_data);
   void *user_data;
@@ -930,6 +933,14 @@ size_t mcpp_item_take_charge(mcpp_item *item);
  * MCPP_ERR_NOT_FOUND if the connection is gone (then nothing counts any
  * more). Any thread. */
 int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes);
+
+/* Whether the connection queues RECORD items (1, the default) or drops
+ * its governance records (0): a host with no sink for them spares their
+ * copies, its wake-ups and its own handling. Takes effect for what the
+ * commands queued after this call cause, and may be turned on and off at
+ * any time (a sink or listener added later). Returns 0 or
+ * MCPP_ERR_NOT_FOUND. Any thread. */
+int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id, int enabled);
 
 /* Call in a forked child (pthread_atfork) before using the runtime there:
  * the thread did not survive the fork, so the child's runtime forgets its

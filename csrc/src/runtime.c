@@ -2,8 +2,9 @@
  * The runtime: one I/O thread with its own uv loop serving every
  * connection of the process. Host threads queue commands under the mutex
  * and wake the loop with a uv_async_t; the I/O thread turns driver
- * callbacks into items, queued under the same mutex, and calls notify when
- * the queue turns non-empty so the host drains a whole batch at once.
+ * callbacks into items, queued under the same mutex, and calls notify once
+ * the turn of its loop that made the queue non-empty is over, so the host
+ * drains a whole batch at once (one engine call wakes it at most once).
  *
  * What the host reads (info, healthy) is a snapshot the I/O thread
  * refreshes after every engine call, timer runs included; healthy is
@@ -16,6 +17,7 @@
  */
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -94,6 +96,10 @@ typedef struct rconn {
   /* I/O thread only. */
   mcpp_conn *conn;
   struct reconnect *rc; /* NULL unless settings.reconnect.enabled */
+  /* Whether RECORD items are queued (mcpp_runtime_set_records): a host
+   * with no sink for them gets none, and is not woken for them. Written
+   * by the host, read here. */
+  _Atomic int records;
   int pinging; /* inside mcpp_conn_ping for ping_token */
   uint64_t ping_token;
   token_pair *tokens;
@@ -142,6 +148,12 @@ struct mcpp_runtime {
   cmd *cmd_head, *cmd_tail;
   mcpp_item *item_head, *item_tail;
   int notified; /* notify was called for the items queued now */
+  /* Items that wake the host were queued since the last drain and notify
+   * is not called yet: the waker calls it once the I/O thread is done with
+   * this turn of its loop, so one engine call (an answered ping: its event
+   * and its record) wakes the host once, not once per item. */
+  int wake_due;
+  uv_idle_t waker; /* I/O thread: active while wake_due may be set */
   int paused;   /* connections not reading for the host */
   int resume;   /* a free or release asked the I/O thread to resume reading */
   rconn *conns;
@@ -188,8 +200,9 @@ static int wakes_host(const mcpp_item *it) {
                                            it->event.type == MCPP_EV_PROBE));
 }
 
-/* Appends an item (NULL: none); returns 1 if the host must be notified:
- * the item wakes and no notify is outstanding since the last drain. */
+/* Appends an item (NULL: none); returns 1 if the caller must arm the
+ * waker (defer_wake): the item wakes and no notify is outstanding or due
+ * since the last drain. */
 static int append_locked(mcpp_runtime *rt, mcpp_item *it) {
   if (!it) return 0;
   if (rt->item_tail)
@@ -197,9 +210,36 @@ static int append_locked(mcpp_runtime *rt, mcpp_item *it) {
   else
     rt->item_head = it;
   rt->item_tail = it;
-  if (rt->notified || !wakes_host(it)) return 0;
-  rt->notified = 1;
+  if (rt->notified || rt->wake_due || !wakes_host(it)) return 0;
+  rt->wake_due = 1;
   return 1;
+}
+
+/* Calls notify if a wake is due (a drain since cancels it: the host has
+ * the items). */
+static void flush_wake(mcpp_runtime *rt) {
+  pthread_mutex_lock(&rt->mu);
+  int go = rt->wake_due;
+  rt->wake_due = 0;
+  if (go) rt->notified = 1;
+  pthread_mutex_unlock(&rt->mu);
+  if (go && rt->notify) rt->notify(rt->notify_data);
+}
+
+static void on_waker(uv_idle_t *h) {
+  uv_idle_stop(h);
+  flush_wake(h->data);
+}
+
+/* Notifies once the callbacks of this turn of the loop have run: an idle
+ * handle runs on the next turn and, while active, keeps the loop from
+ * blocking in poll, so a wake armed anywhere (a read, a timer, a write, a
+ * close, the prepare phase) is never left waiting for more I/O. */
+static void defer_wake(mcpp_runtime *rt) {
+  if (uv_is_closing((uv_handle_t *)&rt->waker))
+    flush_wake(rt); /* stopping: nothing turns the loop for it any more */
+  else
+    uv_idle_start(&rt->waker, on_waker);
 }
 
 /* What another thread may read of the engine, taken on the I/O thread. */
@@ -258,8 +298,8 @@ static int pause_at_cap_locked(rconn *r, int *wake) {
   if (r->held < r->cap || r->paused || r->closing) return 0;
   r->paused = 1;
   rt->paused++;
-  if (!rt->notified && rt->item_head) {
-    rt->notified = 1;
+  if (!rt->notified && !rt->wake_due && rt->item_head) {
+    rt->wake_due = 1;
     *wake = 1;
   }
   return 1;
@@ -281,7 +321,7 @@ static int push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
   if (it) r->held += it->charge;
   if (may_pause) pause = pause_at_cap_locked(r, &wake);
   pthread_mutex_unlock(&rt->mu);
-  if (wake && rt->notify) rt->notify(rt->notify_data);
+  if (wake) defer_wake(rt);
   return pause;
 }
 
@@ -309,7 +349,7 @@ static void on_progress(mcpp_conn *c, void *ud) {
   int wake = append_locked(rt, writable_locked(r));
   int pause = pause_at_cap_locked(r, &wake);
   pthread_mutex_unlock(&rt->mu);
-  if (wake && rt->notify) rt->notify(rt->notify_data);
+  if (wake) defer_wake(rt);
   if (pause) mcpp__conn_set_reading(c, 0);
 }
 
@@ -406,7 +446,9 @@ static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
 }
 
 static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
-  push_data(ud, MCPP_ITEM_RECORD, json, len);
+  rconn *r = ud;
+  if (atomic_load_explicit(&r->records, memory_order_relaxed))
+    push_data(r, MCPP_ITEM_RECORD, json, len);
 }
 
 /* stderr reads run outside the engine, so no progress hook follows them:
@@ -487,6 +529,13 @@ static void push_event(rconn *r, const mcpp_event *ev) {
 
 static void free_reconnect(mcpp_runtime *rt, reconnect *x);
 
+/* The runtime's own handles, at the stop: a wake still due goes out now. */
+static void close_loop_handles(mcpp_runtime *rt) {
+  uv_close((uv_handle_t *)&rt->async, NULL);
+  uv_close((uv_handle_t *)&rt->waker, NULL);
+  flush_wake(rt);
+}
+
 static void free_rconn(uv_handle_t *h) {
   rconn *r = h->data;
   rt_free(r->rt, r->rc);
@@ -518,7 +567,7 @@ static void finish(rconn *r, const mcpp_close_info *info) {
   if (r->paused) rt->paused--;
   int wake = append_locked(rt, it);
   pthread_mutex_unlock(&rt->mu);
-  if (wake && rt->notify) rt->notify(rt->notify_data);
+  if (wake) defer_wake(rt);
   rt_free(rt, r->tokens);
   r->tokens = NULL;
   rt_free(rt, r->session);
@@ -530,7 +579,7 @@ static void finish(rconn *r, const mcpp_close_info *info) {
   } else {
     rt_free(rt, r);
   }
-  if (rt->stopping && last) uv_close((uv_handle_t *)&rt->async, NULL);
+  if (rt->stopping && last) close_loop_handles(rt);
 }
 
 static void reconnect_wait(rconn *r);
@@ -584,6 +633,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
                  ? k->settings->max_pending_bytes
                  : DEFAULT_MAX_PENDING_BYTES;
     r->writable_at = SIZE_MAX;
+    atomic_init(&r->records, 1);
     pthread_mutex_lock(&rt->mu);
     r->id = ++rt->next_id;
     pthread_mutex_unlock(&rt->mu);
@@ -666,7 +716,7 @@ static void send_now(rconn *r, cmd *k) {
   store_snapshot_locked(r, &sn);
   int wake = append_locked(rt, writable_locked(r));
   pthread_mutex_unlock(&rt->mu);
-  if (wake && rt->notify) rt->notify(rt->notify_data);
+  if (wake) defer_wake(rt);
 }
 
 /* Returns 1 if it kept k (held until a new server has the session). */
@@ -949,7 +999,7 @@ static void answer_held(rconn *r, cmd *k, const char *id, size_t id_len,
   r->out_cmd_bytes -= k->len + 1;
   int wake = append_locked(r->rt, writable_locked(r));
   pthread_mutex_unlock(&r->rt->mu);
-  if (wake && r->rt->notify) r->rt->notify(r->rt->notify_data);
+  if (wake) defer_wake(r->rt);
   rt_free(r->rt, k);
 }
 
@@ -1156,7 +1206,7 @@ static int reconnect_setup(rconn *r, const mcpp_settings *settings,
 static void stop_all(mcpp_runtime *rt) {
   rt->stopping = 1;
   if (!rt->conns) {
-    uv_close((uv_handle_t *)&rt->async, NULL);
+    close_loop_handles(rt);
     return;
   }
   for (rconn *r = rt->conns, *next; r; r = next) {
@@ -1260,6 +1310,8 @@ static int start_locked(mcpp_runtime *rt) {
   }
   uv_async_init(rt->loop, &rt->async, on_async);
   rt->async.data = rt;
+  uv_idle_init(rt->loop, &rt->waker);
+  rt->waker.data = rt;
   sigset_t all, old;
   sigfillset(&all);
   static const int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
@@ -1271,6 +1323,7 @@ static int start_locked(mcpp_runtime *rt) {
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc) {
     uv_close((uv_handle_t *)&rt->async, NULL);
+    uv_close((uv_handle_t *)&rt->waker, NULL);
     uv_run(rt->loop, UV_RUN_DEFAULT);
     uv_loop_close(rt->loop);
     rt_free(rt, rt->loop);
@@ -1510,6 +1563,7 @@ mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt) {
   mcpp_item *items = rt->item_head;
   rt->item_head = rt->item_tail = NULL;
   rt->notified = 0;
+  rt->wake_due = 0; /* the host has them */
   /* The items still count against their connections until freed. */
   pthread_mutex_unlock(&rt->mu);
   return items;
@@ -1562,6 +1616,17 @@ size_t mcpp_item_take_charge(mcpp_item *item) {
   size_t n = item->charge;
   item->charge = 0;
   return n;
+}
+
+int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id,
+                             int enabled) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  /* Commands queued after this call see it: they pass the same mutex. */
+  if (r) atomic_store_explicit(&r->records, enabled != 0, memory_order_relaxed);
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
 }
 
 int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes) {
@@ -1617,6 +1682,7 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   mcpp_runtime_items_free(rt, rt->item_head);
   rt->item_head = rt->item_tail = NULL;
   rt->notified = 0;
+  rt->wake_due = 0;
   int fd = uv_backend_fd(rt->loop);
   if (fd >= 0) close(fd);
   keep_forked_loop(rt->loop);

@@ -365,6 +365,23 @@ static PyObject *py_set_retry_budget(PyObject *module, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(set_records_doc,
+             "set_records(conn_id, enabled) -> None\n\n"
+             "Whether the connection's governance records cross to the host.");
+
+static PyObject *py_set_records(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj;
+  int enabled;
+  uint64_t id;
+  if (!PyArg_ParseTuple(args, "Op:set_records", &id_obj, &enabled))
+    return NULL;
+  if (get_conn_id(id_obj, &id) < 0) return NULL;
+  /* A connection already gone makes no more records. */
+  if (st->rt) mcpp_runtime_set_records(st->rt, id, enabled);
+  Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(close_doc, "close(conn_id) -> bool\n\n"
                         "Queue a close; False if the connection is gone.");
 
@@ -632,6 +649,7 @@ static PyMethodDef module_methods[] = {
     {"cancel_ping", py_cancel_ping, METH_VARARGS, cancel_ping_doc},
     {"pid", py_pid, METH_O, pid_doc},
     {"close", py_close, METH_O, close_doc},
+    {"set_records", py_set_records, METH_VARARGS, set_records_doc},
     {"set_retry_budget", py_set_retry_budget, METH_VARARGS,
      set_retry_budget_doc},
     {"info", py_info, METH_O, info_doc},

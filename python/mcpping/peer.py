@@ -240,6 +240,10 @@ class Peer:
             if code in (_native.MCPP_ERR_INVALID_ARGUMENT, _native.MCPP_ERR_INTERVAL_TOO_SHORT):
                 raise ValueError(f"connect: {message}") from None
             raise MCPPingError(f"cannot start the connection: {message}") from None
+        # Records nobody takes (no file, no callback, the logger not enabled)
+        # are not made into items at all; see _sync_records.
+        self._records_on = True
+        self._sync_records()
 
     # ------------------------------------------------------------ public
 
@@ -310,6 +314,8 @@ class Peer:
         token = next(_tokens)
         fut: asyncio.Future[float] = self.loop.create_future()
         self._pings[token] = fut
+        if self._records_on is not self._records.wanted():
+            self._sync_records()
         try:
             _native.ping(self._id, timeout_ms, token)
             # No asyncio timer: the engine times the ping in C and always
@@ -583,6 +589,8 @@ class Peer:
         with the rest of the batch queued on the loop first.
         """
         self._budget = charge
+        if self._records_on is not self._records.wanted():
+            self._sync_records()
         try:
             for i, item in enumerate(batch):
                 try:
@@ -596,6 +604,16 @@ class Peer:
             left, self._budget = self._budget, 0
             if left:
                 _native.release(self._id, left)
+
+    def _sync_records(self) -> None:
+        """Tells the runtime whether this connection's records go anywhere.
+
+        With the logger as the target, its level may change at any time: it
+        is looked at again with every batch and every ping, so records
+        resume from the next of those after the logger is enabled.
+        """
+        self._records_on = self._records.wanted()
+        _native.set_records(self._id, self._records_on)
 
     def _charge(self, nbytes: int) -> int:
         """Keeps up to ``nbytes`` of the batch being fed counted; returns how many."""

@@ -19,7 +19,9 @@ logger = logging.getLogger("mcpping")
 #: for the ``mcpping`` logger: one JSON line per record, at DEBUG for the
 #: routine ones (a ping answered either way) and at INFO for everything else
 #: (failures, state changes, close), so an application logging at INFO sees
-#: what matters without a line per keepalive ping.
+#: what matters without a line per keepalive ping. While the logger is not
+#: enabled for INFO, a connection makes no records at all; raised later, it
+#: gets them from the connection's next ping or batch of events on.
 RecordTarget = Union[str, "os.PathLike[str]", Callable[[dict[str, Any]], Any], None]
 
 
@@ -39,6 +41,19 @@ class RecordSink:
             self._path = os.fspath(target)
             # Line-buffered so records survive a crash of the host.
             self._file = open(self._path, "a", buffering=1, encoding="utf-8")
+
+    @property
+    def follows_logger(self) -> bool:
+        """True if records go to the ``mcpping`` logger (no file, no callback)."""
+        return self._file is None and self._fn is None
+
+    def wanted(self) -> bool:
+        """True if a record written now would go anywhere.
+
+        A file or a callback always takes them; the logger only while it is
+        enabled for INFO (routine records need DEBUG, and are dropped here).
+        """
+        return not self.follows_logger or logger.isEnabledFor(logging.INFO)
 
     def write(self, line: str) -> None:
         """Delivers one record given as its JSON text."""

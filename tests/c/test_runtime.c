@@ -256,6 +256,129 @@ TEST(runtime_ping_event_rides_with_its_outcome) {
   host_finish(&h);
 }
 
+/* A host that drains inside notify, as a host woken at once would: each
+ * notify is one wake-up, and what it drained is that wake-up's batch. */
+typedef struct eager_host {
+  mcpp_runtime *rt;
+  int efd;
+  atomic_int wakes;
+  pthread_mutex_t mu;
+  int done; /* the test is over: what comes now is left to free() */
+  mcpp_item *batches[64];
+  size_t n_batches;
+} eager_host;
+
+static void eager_notify(void *ud) {
+  eager_host *h = ud;
+  pthread_mutex_lock(&h->mu);
+  if (!h->done) {
+    ASSERT_LT(h->n_batches, 64);
+    h->batches[h->n_batches++] = mcpp_runtime_drain(h->rt);
+  }
+  pthread_mutex_unlock(&h->mu);
+  atomic_fetch_add(&h->wakes, 1);
+  uint64_t one = 1;
+  ASSERT_EQ(8, write(h->efd, &one, 8));
+}
+
+static void eager_init(eager_host *h) {
+  memset(h, 0, sizeof *h);
+  h->efd = eventfd(0, EFD_CLOEXEC);
+  ASSERT(h->efd >= 0);
+  pthread_mutex_init(&h->mu, NULL);
+  mcpp_runtime_options o = {eager_notify, h, NULL};
+  ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
+}
+
+/* Counts the items of `type` (an EVENT's event type if type is EVENT) in
+ * every batch so far. */
+static size_t eager_count(eager_host *h, mcpp_item_type type,
+                          mcpp_event_type ev) {
+  size_t n = 0;
+  pthread_mutex_lock(&h->mu);
+  for (size_t i = 0; i < h->n_batches; i++)
+    for (mcpp_item *it = h->batches[i]; it; it = mcpp_item_next(it))
+      if (mcpp_item_get_type(it) == type &&
+          (type != MCPP_ITEM_EVENT || mcpp_item_get_event(it)->type == ev))
+        n++;
+  pthread_mutex_unlock(&h->mu);
+  return n;
+}
+
+/* Blocks on the eventfd until `n` PONG events have arrived. */
+static void eager_wait_pongs(eager_host *h, size_t n) {
+  while (eager_count(h, MCPP_ITEM_EVENT, MCPP_EV_PONG) < n) {
+    struct pollfd p = {h->efd, POLLIN, 0};
+    int r;
+    while ((r = poll(&p, 1, (int)margin_ms(10000))) < 0 && errno == EINTR) {
+    }
+    ASSERT_EQ(1, r);
+    uint64_t got;
+    ASSERT_EQ(8, read(h->efd, &got, 8));
+  }
+}
+
+static void eager_free(eager_host *h) {
+  pthread_mutex_lock(&h->mu);
+  h->done = 1;
+  for (size_t i = 0; i < h->n_batches; i++)
+    mcpp_runtime_items_free(h->rt, h->batches[i]);
+  pthread_mutex_unlock(&h->mu);
+  mcpp_runtime_free(h->rt);
+  close(h->efd);
+  pthread_mutex_destroy(&h->mu);
+}
+
+static int eager_spawn_echo(eager_host *h, uint64_t *id) {
+  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  o.stderr_mode = MCPP_STDERR_INHERIT;
+  mcpp_settings s;
+  test_settings(&s);
+  return mcpp_runtime_spawn(h->rt, &s, &o, NULL, id, NULL, 0);
+}
+
+/* One engine call queues several items (an answered ping: its PONG event
+ * and its record), and the host is woken once for them, even by a host
+ * that drains the moment it is woken: the runtime notifies when the I/O
+ * thread's turn is over, not when the first item is queued (which woke
+ * such a host once for the event and again for the record). */
+TEST(runtime_answered_ping_wakes_the_host_once) {
+  eager_host h;
+  eager_init(&h);
+  uint64_t id;
+  ASSERT_EQ(0, eager_spawn_echo(&h, &id));
+  enum { PINGS = 5 };
+  for (size_t i = 1; i <= PINGS; i++) {
+    ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, i));
+    eager_wait_pongs(&h, i);
+    ASSERT_UINT_EQ(i, eager_count(&h, MCPP_ITEM_RECORD, 0));
+    ASSERT_EQ((int)i, atomic_load(&h.wakes));
+  }
+  eager_free(&h);
+}
+
+/* A connection whose host has no sink for records queues none, and wakes
+ * nobody for them; turned back on, its records flow again. */
+TEST(runtime_records_off_queues_no_record_items) {
+  eager_host h;
+  eager_init(&h);
+  uint64_t id;
+  ASSERT_EQ(0, eager_spawn_echo(&h, &id));
+  ASSERT_EQ(0, mcpp_runtime_set_records(h.rt, id, 0));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_set_records(h.rt, id + 1, 0));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 1));
+  eager_wait_pongs(&h, 1);
+  ASSERT_UINT_EQ(0, eager_count(&h, MCPP_ITEM_RECORD, 0));
+  ASSERT_EQ(0, mcpp_runtime_set_records(h.rt, id, 1));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 2));
+  eager_wait_pongs(&h, 2);
+  ASSERT_UINT_EQ(1, eager_count(&h, MCPP_ITEM_RECORD, 0));
+  eager_free(&h);
+}
+
 /* A cancelled ping reports nothing: the ping sent after it, with the same
  * timeout, times out first. The pid is known until the CLOSED item. */
 TEST(runtime_cancel_ping_and_pid) {

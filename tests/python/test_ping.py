@@ -151,6 +151,32 @@ async def test_governance_records_to_file_callback_and_logger(tmp_path, caplog):
     assert "-m" not in path.read_text()
 
 
+async def test_no_records_cross_while_nothing_takes_them(monkeypatch, caplog):
+    # No file, no callback and the logger not enabled: the runtime queues no
+    # record items for the connection. Enabled later, records follow.
+    written: list[str] = []
+    real = mcpping.records.RecordSink.write
+    monkeypatch.setattr(mcpping.records.RecordSink, "write",
+                        lambda self, line: (written.append(line), real(self, line)))
+    with caplog.at_level("WARNING", logger="mcpping"):
+        async with mcpping.connect(DEMO, keepalive=None) as p:
+            for _ in range(3):
+                await p.ping()
+            assert written == []
+            with caplog.at_level("DEBUG", logger="mcpping"):
+                await p.ping()
+                assert [json.loads(l)["event"] for l in written] == ["ping_ok"]
+                assert [json.loads(r.getMessage())["event"] for r in caplog.records] == ["ping_ok"]
+            await p.ping()
+            assert len(written) == 1
+    # A file takes every record, whatever the logger's level.
+    with caplog.at_level("WARNING", logger="mcpping"):
+        got: list[dict] = []
+        async with mcpping.connect(DEMO, keepalive=None, record=got.append) as p:
+            await p.ping()
+        assert [r["event"] for r in got if r["event"] == "ping_ok"] == ["ping_ok"]
+
+
 async def test_messages_are_forwarded_in_order():
     async with mcpping.connect(peer("echo"), keepalive=None) as p:
         for i in range(200):
