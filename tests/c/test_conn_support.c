@@ -3,6 +3,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -10,6 +11,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include "keeper.h"
 #include "task.h"
@@ -279,4 +281,15 @@ void cf_finish(conn_fixture *f) {
   for (size_t i = 0; i < r->n_frames; i++) free(r->frames[i].data);
   free(r->frames);
   r->frames = NULL;
+}
+
+int wait_notified(int efd, uint32_t ms) {
+  struct pollfd p = {efd, POLLIN, 0};
+  int r;
+  while ((r = poll(&p, 1, (int)ms)) < 0 && errno == EINTR) {
+  }
+  ASSERT(r >= 0);
+  uint64_t n;
+  if (r == 1) ASSERT_EQ(8, read(efd, &n, 8));
+  return r == 1;
 }

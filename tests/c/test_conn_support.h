@@ -106,6 +106,10 @@ void cf_finish(conn_fixture *f);
 /* Waits for every child left (orphans reparented to us); call only when
  * no libuv process handle is live. */
 void reap_orphans(void);
+
+/* Waits up to ms for an eventfd a runtime's notify writes to, and takes
+ * the wake-up; returns 1 if one came. */
+int wait_notified(int efd, uint32_t ms);
 /* The children of this process (orphans reparented to it included) other
  * than mcpping's keeper: fills up to cap pids, returns how many. */
 int children_besides_keeper(int *pids, int cap);

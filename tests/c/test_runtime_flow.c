@@ -47,16 +47,7 @@ static void flow_start(flow_host *h, const mcpp_settings *s) {
 }
 
 /* Waits up to ms for a notify; returns 1 if one came. */
-static int flow_wait(flow_host *h, uint32_t ms) {
-  struct pollfd p = {h->efd, POLLIN, 0};
-  int r;
-  while ((r = poll(&p, 1, (int)ms)) < 0 && errno == EINTR) {
-  }
-  ASSERT(r >= 0);
-  uint64_t n;
-  if (r == 1) ASSERT_EQ(8, read(h->efd, &n, 8));
-  return r == 1;
-}
+static int flow_wait(flow_host *h, uint32_t ms) { return wait_notified(h->efd, ms); }
 
 static void flow_finish(flow_host *h) {
   mcpp_runtime_free(h->rt);

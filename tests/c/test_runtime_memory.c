@@ -54,16 +54,7 @@ static uint64_t mh_spawn(mem_host *h, const mcpp_settings *s, const char *peer,
 }
 
 /* Waits up to ms for a notify; returns 1 if one came. */
-static int mh_wait(mem_host *h, uint32_t ms) {
-  struct pollfd p = {h->efd, POLLIN, 0};
-  int r;
-  while ((r = poll(&p, 1, (int)ms)) < 0 && errno == EINTR) {
-  }
-  ASSERT(r >= 0);
-  uint64_t n;
-  if (r == 1) ASSERT_EQ(8, read(h->efd, &n, 8));
-  return r == 1;
-}
+static int mh_wait(mem_host *h, uint32_t ms) { return wait_notified(h->efd, ms); }
 
 static void mh_finish(mem_host *h) {
   mcpp_runtime_free(h->rt);
