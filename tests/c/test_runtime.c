@@ -307,15 +307,8 @@ static size_t eager_count(eager_host *h, mcpp_item_type type,
 
 /* Blocks on the eventfd until `n` PONG events have arrived. */
 static void eager_wait_pongs(eager_host *h, size_t n) {
-  while (eager_count(h, MCPP_ITEM_EVENT, MCPP_EV_PONG) < n) {
-    struct pollfd p = {h->efd, POLLIN, 0};
-    int r;
-    while ((r = poll(&p, 1, (int)margin_ms(10000))) < 0 && errno == EINTR) {
-    }
-    ASSERT_EQ(1, r);
-    uint64_t got;
-    ASSERT_EQ(8, read(h->efd, &got, 8));
-  }
+  while (eager_count(h, MCPP_ITEM_EVENT, MCPP_EV_PONG) < n)
+    ASSERT(wait_notified(h->efd, margin_ms(10000)));
 }
 
 static void eager_free(eager_host *h) {
