@@ -942,6 +942,88 @@ int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes);
  * MCPP_ERR_NOT_FOUND. Any thread. */
 int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id, int enabled);
 
+/* ------------------------------------------------------- host mode
+ *
+ * By default the runtime's own thread runs its loop, and every command and
+ * every batch of items crosses between that thread and the host's (thread
+ * mode). In host mode the host's event loop runs the runtime's loop
+ * instead, on the host's thread, so a ping costs no thread hop: the host
+ * watches one descriptor (mcpp_runtime_host_attach's *fd) for readability
+ * and calls mcpp_runtime_host_run when it is readable or when the time it
+ * was given passes; commands issued on the host thread run at once. The
+ * runtime's thread becomes a watchdog: every few ms it checks whether work
+ * is waiting (the descriptor is readable, a timer is due) that the host
+ * has left alone for stall_ms; then it runs the loop itself (answering the
+ * server's pings, keepalive, backpressure, items and notify as in thread
+ * mode) until the host calls in again. One loop, one owner at a time
+ * (a mutex; user code never runs under it), one item queue: nothing is
+ * lost or reordered across a hand-off. */
+
+typedef struct mcpp_host_options {
+  /* How long work may wait while the host does not turn before the
+   * watchdog takes over, in ms; 0: MCPP_HOST_STALL_MS. 1..10000. */
+  uint32_t stall_ms;
+} mcpp_host_options;
+
+#define MCPP_HOST_STALL_MS 20u
+
+/* Switches to host mode, driven from the calling thread (the host
+ * thread), and sets *fd to the descriptor to watch for readability (the
+ * runtime's, valid until detach or free). Starts the runtime's thread if
+ * needed. The host keeps calling mcpp_runtime_drain after notify, which
+ * now comes from the watchdog only; in host mode its handler also calls
+ * mcpp_runtime_host_run. options may be NULL. Returns 0,
+ * MCPP_ERR_INVALID_ARGUMENT, MCPP_ERR_THREAD, MCPP_ERR_CLOSED (being freed),
+ * or MCPP_ERR_UNSUPPORTED when host mode is not safe here or was turned off
+ * (the runtime stays in thread mode; mcpp_runtime_mode says why): SIGPIPE
+ * has its default action in the calling thread (a write to a server that
+ * closed its stdin would kill the process), or MCPPING_HOST_MODE=0 is set
+ * in the environment. Attaching again from the host thread is a no-op;
+ * from another thread while attached, MCPP_ERR_INVALID_ARGUMENT. */
+int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
+                             int *fd);
+
+/* Host thread, host mode: runs one turn of the runtime's loop without
+ * blocking (reads, timers, the commands other threads queued), then the
+ * host drains. Sets *wake_ms to the time after which the host must call
+ * again even if the descriptor stays quiet (0: at once), or -1 if only the
+ * descriptor need wake it. If the watchdog is running the loop just now it
+ * returns at once with *wake_ms 1. Returns 0, or MCPP_ERR_INVALID_ARGUMENT
+ * (not the host thread, not in host mode: nothing ran, *wake_ms -1). */
+int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms);
+
+/* Host thread, host mode, after any other call of this runtime on the host
+ * thread (a send, ping, close...): the ms after which the host must call
+ * mcpp_runtime_host_run, if that is sooner than every time it was given
+ * since its last run (the command set an earlier timer, or queued items);
+ * else -1 (what the host has armed stands). Cheap: no lock, no syscall. */
+int64_t mcpp_runtime_host_rearm(mcpp_runtime *rt);
+
+/* Host thread: back to thread mode (the runtime's thread runs the loop
+ * again). The host stops watching the descriptor first. Returns 0 or
+ * MCPP_ERR_INVALID_ARGUMENT (not attached, or not the host thread). */
+int mcpp_runtime_host_detach(mcpp_runtime *rt);
+
+typedef enum mcpp_mode {
+  MCPP_MODE_THREAD = 0, /* the runtime's thread runs the loop */
+  MCPP_MODE_HOST = 1    /* the host's loop runs it; the thread watches */
+} mcpp_mode;
+
+/* The runtime's mode. If why is given, copies one line saying why
+ * (truncated to fit): "the host's event loop runs it", "not attached to
+ * the host's event loop", or why host mode was refused. Thread-safe. */
+mcpp_mode mcpp_runtime_mode(mcpp_runtime *rt, char *why,
+                             size_t why_cap);
+
+/* How often the watchdog took the loop over from a stalled host, and how
+ * many host turns it has seen; for tests and benchmarks. Thread-safe. */
+typedef struct mcpp_host_stats {
+  uint64_t takeovers;  /* the watchdog ran the loop for a stalled host */
+  uint64_t host_turns; /* mcpp_runtime_host_run calls and inline commands */
+  uint64_t inline_commands; /* commands run on the host thread directly */
+} mcpp_host_stats;
+void mcpp_runtime_host_stats(mcpp_runtime *rt, mcpp_host_stats *stats);
+
 /* Call in a forked child (pthread_atfork) before using the runtime there:
  * the thread did not survive the fork, so the child's runtime forgets its
  * connections (without touching the parent's processes) and starts a fresh
