@@ -15,9 +15,11 @@
  * and resume it below half; outbound bytes not yet written refuse sends
  * (WOULD_BLOCK) until a WRITABLE item.
  */
+#include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -158,7 +160,28 @@ struct mcpp_runtime {
   int resume;   /* a free or release asked the I/O thread to resume reading */
   rconn *conns;
   uint64_t next_id;
+  /* Host mode (mcpp_runtime_host_attach). Whoever holds run_mu runs the
+   * loop: the I/O thread for good in thread mode; in host mode the host
+   * for a turn, or the watchdog while the host is stalled. Lock order:
+   * run_mu, then mu. */
+  pthread_mutex_t run_mu;
+  pthread_cond_t watch_cv;  /* wakes the watchdog: detach, stop */
+  _Atomic int mode;         /* MCPP_MODE_*; written under mu (and run_mu
+                               when leaving host mode) */
+  int runner;               /* RUN_*: who is in the loop now (run_mu) */
+  int io_parked;            /* the I/O thread left the loop (mu) */
+  pthread_t host_thread;    /* mu */
+  uint32_t stall_ms;        /* mu */
+  char why[128];            /* mcpp_runtime_mode's line (mu) */
+  _Atomic uint64_t host_turns, takeovers, inline_commands;
+  /* Host thread only: the earliest time (loop clock, ms) the host was
+   * told to run again (UINT64_MAX: none), and what host_rearm returns. */
+  uint64_t told_due;
+  int64_t rearm_ms;
 };
+
+/* Who is running the loop: defer_wake differs. */
+enum { RUN_NONE = 0, RUN_THREAD, RUN_HOST, RUN_WATCHDOG };
 
 static void *rt_malloc(mcpp_runtime *rt, size_t n) {
   return rt->alloc.malloc(n, rt->alloc.user_data);
@@ -236,6 +259,9 @@ static void on_waker(uv_idle_t *h) {
  * blocking in poll, so a wake armed anywhere (a read, a timer, a write, a
  * close, the prepare phase) is never left waiting for more I/O. */
 static void defer_wake(mcpp_runtime *rt) {
+  /* The host drains after its own turn; the watchdog flushes after each
+   * of its turns (host_settle, take_over). */
+  if (rt->runner == RUN_HOST || rt->runner == RUN_WATCHDOG) return;
   if (uv_is_closing((uv_handle_t *)&rt->waker))
     flush_wake(rt); /* stopping: nothing turns the loop for it any more */
   else
@@ -1218,8 +1244,8 @@ static void stop_all(mcpp_runtime *rt) {
   }
 }
 
-static void on_async(uv_async_t *a) {
-  mcpp_runtime *rt = a->data;
+/* Runs the commands the host queued, oldest first; on the loop's owner. */
+static void run_commands(mcpp_runtime *rt) {
   pthread_mutex_lock(&rt->mu);
   cmd *k = rt->cmd_head;
   rt->cmd_head = rt->cmd_tail = NULL;
@@ -1269,14 +1295,40 @@ static void on_async(uv_async_t *a) {
   if (stop && !rt->stopping) stop_all(rt);
 }
 
-static void enqueue_locked(mcpp_runtime *rt, cmd *k) {
+static void on_async(uv_async_t *a) {
+  mcpp_runtime *rt = a->data;
+  run_commands(rt);
+  /* The host asked for the loop (mcpp_runtime_host_attach): the I/O
+   * thread leaves it after this turn and becomes the watchdog. */
+  if (rt->runner == RUN_THREAD && atomic_load(&rt->mode) == MCPP_MODE_HOST)
+    uv_stop(rt->loop);
+}
+
+static int on_host_thread_locked(mcpp_runtime *rt) {
+  return atomic_load(&rt->mode) == MCPP_MODE_HOST &&
+         pthread_equal(rt->host_thread, pthread_self());
+}
+
+/* Queues a command (mutex held). Returns 1 if the caller is the host
+ * thread in host mode: once it has let go of the mutex it runs the queue
+ * itself (run_queued), no thread is woken; else the loop is woken. */
+static int enqueue_locked(mcpp_runtime *rt, cmd *k) {
   k->next = NULL;
   if (rt->cmd_tail)
     rt->cmd_tail->next = k;
   else
     rt->cmd_head = k;
   rt->cmd_tail = k;
+  if (on_host_thread_locked(rt)) return 1;
   uv_async_send(&rt->async);
+  return 0;
+}
+
+static int run_inline(mcpp_runtime *rt);
+
+/* After enqueue_locked, the mutex released. */
+static void run_queued(mcpp_runtime *rt, int on_host) {
+  if (on_host && !run_inline(rt)) uv_async_send(&rt->async);
 }
 
 static cmd *new_cmd(mcpp_runtime *rt, cmd_type type, uint64_t id, size_t len) {
@@ -1291,9 +1343,30 @@ static cmd *new_cmd(mcpp_runtime *rt, cmd_type type, uint64_t id, size_t len) {
 
 /* -------------------------------------------------------------- the thread */
 
+static void watch(mcpp_runtime *rt);
+
+/* The I/O thread: runs the loop in thread mode, watches it in host mode,
+ * until everything is closed. */
 static void *io_main(void *arg) {
   mcpp_runtime *rt = arg;
-  uv_run(rt->loop, UV_RUN_DEFAULT);
+  pthread_mutex_lock(&rt->run_mu);
+  for (;;) {
+    rt->runner = RUN_THREAD;
+    int alive = uv_run(rt->loop, UV_RUN_DEFAULT);
+    rt->runner = RUN_NONE;
+    if (!alive) break; /* stopped: every handle is closed */
+    pthread_mutex_lock(&rt->mu);
+    rt->io_parked = 1;
+    pthread_cond_broadcast(&rt->cv);
+    pthread_mutex_unlock(&rt->mu);
+    pthread_mutex_unlock(&rt->run_mu);
+    watch(rt);
+    pthread_mutex_lock(&rt->run_mu);
+    pthread_mutex_lock(&rt->mu);
+    rt->io_parked = 0;
+    pthread_mutex_unlock(&rt->mu);
+  }
+  pthread_mutex_unlock(&rt->run_mu);
   return NULL;
 }
 
@@ -1334,7 +1407,298 @@ static int start_locked(mcpp_runtime *rt) {
   return 0;
 }
 
+/* ---------------------------------------------------------- host mode
+ *
+ * The host's event loop runs our loop one non-blocking turn at a time
+ * (mcpp_runtime_host_run) and runs its own commands inline; the I/O thread
+ * parks outside the loop and watches (watch). Every turn, whoever takes
+ * it, holds run_mu, so the loop has one owner at a time and its state
+ * (line buffers, write queues, timers, the item queue) simply carries over
+ * from one owner to the next: nothing to hand off, nothing to reorder. */
+
+static void init_watch_cv(pthread_cond_t *cv) {
+#ifdef __APPLE__
+  pthread_cond_init(cv, NULL); /* waits are relative there */
+#else
+  pthread_condattr_t at;
+  pthread_condattr_init(&at);
+  pthread_condattr_setclock(&at, CLOCK_MONOTONIC); /* no clock jumps */
+  pthread_cond_init(cv, &at);
+  pthread_condattr_destroy(&at);
+#endif
+}
+
+/* Waits on the watchdog's condition (mu held) for up to ms. */
+static void watch_wait(mcpp_runtime *rt, uint32_t ms) {
+  struct timespec ts;
+#ifdef __APPLE__
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+  pthread_cond_timedwait_relative_np(&rt->watch_cv, &rt->mu, &ts);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
+  }
+  pthread_cond_timedwait(&rt->watch_cv, &rt->mu, &ts);
+#endif
+}
+
+static int watching(mcpp_runtime *rt) {
+  return atomic_load(&rt->mode) == MCPP_MODE_HOST && !rt->stop_requested;
+}
+
+/* run_mu held: is there work for the loop right now (a descriptor ready,
+ * a command queued, a timer due, a callback pending)? */
+static int work_waiting(mcpp_runtime *rt) {
+  struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
+  if (poll(&p, 1, 0) > 0) return 1;
+  int t = uv_backend_timeout(rt->loop);
+  /* uv_now is the loop's clock as of its last turn. */
+  return t >= 0 && uv_now(rt->loop) + (uint64_t)t <= uv_hrtime() / 1000000;
+}
+
+/* run_mu held: the host left work waiting for stall_ms. Runs the loop
+ * here, a non-blocking turn at a time, handing the host its items through
+ * notify as in thread mode, until the host calls in again (any
+ * mcpp_runtime_host_run or inline command) or host mode ends. Returns with
+ * run_mu held. */
+static void take_over(mcpp_runtime *rt, uint32_t tick_ms) {
+  atomic_fetch_add(&rt->takeovers, 1);
+  uint64_t turns = atomic_load(&rt->host_turns);
+  for (;;) {
+    rt->runner = RUN_WATCHDOG;
+    uv_run(rt->loop, UV_RUN_NOWAIT);
+    rt->runner = RUN_NONE;
+    flush_wake(rt);
+    int t = uv_backend_timeout(rt->loop);
+    struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
+    pthread_mutex_unlock(&rt->run_mu);
+    pthread_mutex_lock(&rt->mu);
+    int go_on = watching(rt);
+    pthread_mutex_unlock(&rt->mu);
+    if (!go_on || atomic_load(&rt->host_turns) != turns) break;
+    poll(&p, 1, t < 0 || (uint32_t)t > tick_ms ? (int)tick_ms : t);
+    pthread_mutex_lock(&rt->run_mu);
+  }
+  /* The host is back: one wake, so it runs a turn and re-arms its timer
+   * for what the loop needs now. */
+  if (rt->notify) rt->notify(rt->notify_data);
+  pthread_mutex_lock(&rt->run_mu);
+}
+
+/* The I/O thread in host mode: every half stall it looks whether the host
+ * called in; if not, and work has waited a whole stall, it takes over.
+ * Costs one wake-up per tick, and a poll() only while the host is quiet. */
+static void watch(mcpp_runtime *rt) {
+  uint64_t seen = atomic_load(&rt->host_turns), waiting_since = 0;
+  pthread_mutex_lock(&rt->mu);
+  while (watching(rt)) {
+    uint32_t stall = rt->stall_ms, tick = stall / 2 ? stall / 2 : 1;
+    watch_wait(rt, tick);
+    if (!watching(rt)) break;
+    pthread_mutex_unlock(&rt->mu);
+    uint64_t turns = atomic_load(&rt->host_turns);
+    if (turns != seen) {
+      seen = turns;
+      waiting_since = 0;
+    } else if (pthread_mutex_trylock(&rt->run_mu) == 0) {
+      uint64_t now = uv_hrtime();
+      if (!work_waiting(rt)) {
+        waiting_since = 0;
+      } else if (!waiting_since) {
+        waiting_since = now;
+      } else if (now - waiting_since >= (uint64_t)stall * 1000000) {
+        take_over(rt, tick);
+        seen = atomic_load(&rt->host_turns);
+        waiting_since = 0;
+      }
+      pthread_mutex_unlock(&rt->run_mu);
+    }
+    pthread_mutex_lock(&rt->mu);
+  }
+  pthread_mutex_unlock(&rt->mu);
+}
+
+/* run_mu held, on the host thread, after its turn or its inline commands:
+ * what was queued is the host's to drain now (the caller of host_run
+ * drains; an inline command asks for a turn at once), so nothing
+ * notifies. Returns the ms until the loop needs a turn (-1: only when the
+ * descriptor is readable). */
+static int64_t host_settle(mcpp_runtime *rt, int from_command) {
+  pthread_mutex_lock(&rt->mu);
+  int queued = rt->wake_due;
+  if (queued) {
+    rt->wake_due = 0;
+    rt->notified = 1; /* the host drains next */
+  }
+  pthread_mutex_unlock(&rt->mu);
+  int t = uv_backend_timeout(rt->loop);
+  return from_command && queued ? 0 : t;
+}
+
+/* Host thread: runs the queued commands now if nobody else runs the loop;
+ * returns 0 if it could not (the watchdog has it: the async wakes it). */
+static int run_inline(mcpp_runtime *rt) {
+  if (pthread_mutex_trylock(&rt->run_mu)) return 0;
+  if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
+    pthread_mutex_unlock(&rt->run_mu);
+    return 0;
+  }
+  rt->runner = RUN_HOST;
+  uv_update_time(rt->loop);
+  run_commands(rt);
+  rt->runner = RUN_NONE;
+  int64_t t = host_settle(rt, 1);
+  if (t >= 0) {
+    uint64_t due = uv_now(rt->loop) + (uint64_t)t;
+    if (due < rt->told_due) {
+      rt->told_due = due;
+      rt->rearm_ms = t;
+    }
+  }
+  pthread_mutex_unlock(&rt->run_mu);
+  atomic_fetch_add(&rt->host_turns, 1);
+  atomic_fetch_add(&rt->inline_commands, 1);
+  return 1;
+}
+
+/* Why host mode is refused here, or NULL. */
+static const char *host_mode_refused(void) {
+  const char *env = getenv("MCPPING_HOST_MODE");
+  if (env && strcmp(env, "0") == 0)
+    return "thread mode: MCPPING_HOST_MODE=0 is set";
+  struct sigaction sa;
+  sigset_t mask;
+  if (sigaction(SIGPIPE, NULL, &sa) == 0 && sa.sa_handler == SIG_DFL &&
+      pthread_sigmask(SIG_SETMASK, NULL, &mask) == 0 &&
+      !sigismember(&mask, SIGPIPE))
+    return "thread mode: SIGPIPE has its default action on the host thread "
+           "(a write to a server that closed its stdin would kill the "
+           "process)";
+  return NULL;
+}
+
+int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
+                             int *fd) {
+  if (!rt || !fd) return MCPP_ERR_INVALID_ARGUMENT;
+  uint32_t stall = options && options->stall_ms ? options->stall_ms
+                                                : MCPP_HOST_STALL_MS;
+  if (stall > 10000) return MCPP_ERR_INVALID_ARGUMENT;
+  const char *refused = host_mode_refused();
+  pthread_mutex_lock(&rt->mu);
+  int rc = 0;
+  if (rt->stop_requested) {
+    rc = MCPP_ERR_CLOSED;
+  } else if (atomic_load(&rt->mode) == MCPP_MODE_HOST) {
+    if (!pthread_equal(rt->host_thread, pthread_self()))
+      rc = MCPP_ERR_INVALID_ARGUMENT;
+  } else if (refused) {
+    snprintf(rt->why, sizeof rt->why, "%s", refused);
+    rc = MCPP_ERR_UNSUPPORTED;
+  } else if (!rt->started && (rc = start_locked(rt)) != 0) {
+    /* rc says why */
+  } else {
+    rt->host_thread = pthread_self();
+    rt->stall_ms = stall;
+    rt->told_due = UINT64_MAX;
+    rt->rearm_ms = -1;
+    atomic_store(&rt->mode, MCPP_MODE_HOST);
+    snprintf(rt->why, sizeof rt->why, "%s",
+             "host mode: the host's event loop runs it");
+    uv_async_send(&rt->async); /* the I/O thread leaves the loop */
+    while (!rt->io_parked) pthread_cond_wait(&rt->cv, &rt->mu);
+  }
+  if (rc == 0) *fd = uv_backend_fd(rt->loop);
+  pthread_mutex_unlock(&rt->mu);
+  return rc;
+}
+
+int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
+  if (wake_ms) *wake_ms = -1;
+  if (!rt || !wake_ms || atomic_load(&rt->mode) != MCPP_MODE_HOST ||
+      !pthread_equal(rt->host_thread, pthread_self()))
+    return MCPP_ERR_INVALID_ARGUMENT;
+  atomic_fetch_add(&rt->host_turns, 1);
+  if (pthread_mutex_trylock(&rt->run_mu)) {
+    *wake_ms = 1; /* the watchdog is in a turn; it lets go at once */
+    return 0;
+  }
+  if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
+    pthread_mutex_unlock(&rt->run_mu);
+    return MCPP_ERR_INVALID_ARGUMENT;
+  }
+  rt->runner = RUN_HOST;
+  uv_run(rt->loop, UV_RUN_NOWAIT);
+  rt->runner = RUN_NONE;
+  int64_t t = host_settle(rt, 0);
+  rt->told_due = t < 0 ? UINT64_MAX : uv_now(rt->loop) + (uint64_t)t;
+  rt->rearm_ms = -1;
+  pthread_mutex_unlock(&rt->run_mu);
+  *wake_ms = t;
+  return 0;
+}
+
+int64_t mcpp_runtime_host_rearm(mcpp_runtime *rt) {
+  if (!rt || atomic_load(&rt->mode) != MCPP_MODE_HOST ||
+      !pthread_equal(rt->host_thread, pthread_self()))
+    return -1;
+  int64_t ms = rt->rearm_ms;
+  rt->rearm_ms = -1;
+  return ms;
+}
+
+int mcpp_runtime_host_detach(mcpp_runtime *rt) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->run_mu); /* a turn in progress ends first */
+  pthread_mutex_lock(&rt->mu);
+  int rc = MCPP_ERR_INVALID_ARGUMENT;
+  if (atomic_load(&rt->mode) == MCPP_MODE_HOST) {
+    atomic_store(&rt->mode, MCPP_MODE_THREAD);
+    snprintf(rt->why, sizeof rt->why, "%s",
+             "thread mode: detached from the host's event loop");
+    pthread_cond_broadcast(&rt->watch_cv);
+    rc = 0;
+  }
+  pthread_mutex_unlock(&rt->mu);
+  pthread_mutex_unlock(&rt->run_mu);
+  return rc;
+}
+
+mcpp_mode mcpp_runtime_mode(mcpp_runtime *rt, char *why, size_t why_cap) {
+  if (!rt) return MCPP_MODE_THREAD;
+  pthread_mutex_lock(&rt->mu);
+  mcpp_mode mode = (mcpp_mode)atomic_load(&rt->mode);
+  if (why && why_cap) snprintf(why, why_cap, "%s", rt->why);
+  pthread_mutex_unlock(&rt->mu);
+  return mode;
+}
+
+void mcpp_runtime_host_stats(mcpp_runtime *rt, mcpp_host_stats *stats) {
+  if (!stats) return;
+  memset(stats, 0, sizeof *stats);
+  if (!rt) return;
+  stats->takeovers = atomic_load(&rt->takeovers);
+  stats->host_turns = atomic_load(&rt->host_turns);
+  stats->inline_commands = atomic_load(&rt->inline_commands);
+}
+
 /* ------------------------------------------------------------- public API */
+
+static void init_host_state(mcpp_runtime *rt) {
+  pthread_mutex_init(&rt->run_mu, NULL);
+  init_watch_cv(&rt->watch_cv);
+  atomic_store(&rt->mode, MCPP_MODE_THREAD);
+  rt->runner = RUN_NONE;
+  rt->io_parked = 0;
+  rt->told_due = UINT64_MAX;
+  rt->rearm_ms = -1;
+  snprintf(rt->why, sizeof rt->why, "%s",
+           "not attached to the host's event loop");
+}
 
 int mcpp_runtime_new(mcpp_runtime **out, const mcpp_runtime_options *options) {
   if (!out) return MCPP_ERR_INVALID_ARGUMENT;
@@ -1351,6 +1715,7 @@ int mcpp_runtime_new(mcpp_runtime **out, const mcpp_runtime_options *options) {
   }
   pthread_mutex_init(&rt->mu, NULL);
   pthread_cond_init(&rt->cv, NULL);
+  init_host_state(rt);
   mcpp_retry_budget_init(&rt->budget, MCPP_RETRY_BUDGET_BURST,
                          MCPP_RETRY_BUDGET_PER_SECOND);
   *out = rt;
@@ -1375,6 +1740,9 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
   if (rt->started) {
     pthread_mutex_lock(&rt->mu);
     rt->stop_requested = 1;
+    /* The watchdog goes back into the loop to close everything. */
+    atomic_store(&rt->mode, MCPP_MODE_THREAD);
+    pthread_cond_broadcast(&rt->watch_cv);
     uv_async_send(&rt->async);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
@@ -1388,6 +1756,8 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
   mcpp_runtime_items_free(rt, rt->item_head);
   pthread_mutex_destroy(&rt->mu);
   pthread_cond_destroy(&rt->cv);
+  pthread_mutex_destroy(&rt->run_mu);
+  pthread_cond_destroy(&rt->watch_cv);
   rt->alloc.free(rt, rt->alloc.user_data);
 }
 
@@ -1417,7 +1787,11 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
       return rc;
     }
   }
-  enqueue_locked(rt, &k);
+  if (enqueue_locked(rt, &k)) {
+    pthread_mutex_unlock(&rt->mu);
+    run_queued(rt, 1);
+    pthread_mutex_lock(&rt->mu);
+  }
   while (!k.done) pthread_cond_wait(&rt->cv, &rt->mu);
   pthread_mutex_unlock(&rt->mu);
   if (k.result == 0 && conn_id) *conn_id = k.conn_id;
@@ -1435,8 +1809,9 @@ static int submit(mcpp_runtime *rt, cmd *k, int closing) {
     return MCPP_ERR_NOT_FOUND;
   }
   if (closing) r->closing = 1;
-  enqueue_locked(rt, k);
+  int on_host = enqueue_locked(rt, k);
   pthread_mutex_unlock(&rt->mu);
+  run_queued(rt, on_host);
   return 0;
 }
 
@@ -1475,8 +1850,9 @@ int mcpp_runtime_send_timed(mcpp_runtime *rt, uint64_t conn_id,
     return MCPP_ERR_WOULD_BLOCK;
   }
   r->out_cmd_bytes += need;
-  enqueue_locked(rt, k);
+  int on_host = enqueue_locked(rt, k);
   pthread_mutex_unlock(&rt->mu);
+  run_queued(rt, on_host);
   return 0;
 }
 
@@ -1660,6 +2036,10 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   /* Another thread may have held these at fork time. */
   pthread_mutex_init(&rt->mu, NULL);
   pthread_cond_init(&rt->cv, NULL);
+  /* The host loop and the watchdog are the parent's: thread mode. */
+  init_host_state(rt);
+  snprintf(rt->why, sizeof rt->why, "%s",
+           "a forked child starts in thread mode");
   if (!rt->started) return;
   /* The parent's servers stay the parent's: close our copies of their
    * pipes, never signal them. The old loop cannot be closed without its
