@@ -260,7 +260,7 @@ static void on_waker(uv_idle_t *h) {
  * close, the prepare phase) is never left waiting for more I/O. */
 static void defer_wake(mcpp_runtime *rt) {
   /* The host drains after its own turn; the watchdog flushes after each
-   * of its turns (host_settle, take_over). */
+   * of its turns (host_settle, run_inline, take_over). */
   if (rt->runner == RUN_HOST || rt->runner == RUN_WATCHDOG) return;
   if (uv_is_closing((uv_handle_t *)&rt->waker))
     flush_wake(rt); /* stopping: nothing turns the loop for it any more */
@@ -1551,26 +1551,26 @@ static void watch(mcpp_runtime *rt) {
   pthread_mutex_unlock(&rt->mu);
 }
 
-/* run_mu held, on the host thread, after its turn or its inline commands:
- * what was queued is the host's to drain now (the caller of host_run
- * drains; an inline command asks for a turn at once), so nothing
- * notifies. Returns the ms until the loop needs a turn (-1: only when the
- * descriptor is readable). */
-static int64_t host_settle(mcpp_runtime *rt, int from_command) {
+/* run_mu held, on the host thread, after its own turn: what was queued is
+ * the host's to drain now (it drains after mcpp_runtime_host_run), so
+ * nothing notifies. Returns the ms until the loop needs a turn (-1: only
+ * when the descriptor is readable). */
+static int64_t host_settle(mcpp_runtime *rt) {
   pthread_mutex_lock(&rt->mu);
-  int queued = rt->wake_due;
-  if (queued) {
+  if (rt->wake_due) {
     rt->wake_due = 0;
     rt->notified = 1; /* the host drains next */
   }
   pthread_mutex_unlock(&rt->mu);
-  int t = loop_timeout(rt->loop);
-  return from_command && queued ? 0 : t;
+  return loop_timeout(rt->loop);
 }
 
 /* Host thread: runs the queued commands now, after the watchdog's turn if
  * it is in one (microseconds: it never waits for anything under run_mu).
- * Returns 0 if host mode ended meanwhile (the async wakes the thread). */
+ * Items they queue (a ping that could not start, a close) wake the host
+ * through notify, as the watchdog's do: a command returns to the
+ * application, which drains only when told. Returns 0 if host mode ended
+ * meanwhile (the async wakes the thread). */
 static int run_inline(mcpp_runtime *rt) {
   pthread_mutex_lock(&rt->run_mu);
   if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
@@ -1582,7 +1582,7 @@ static int run_inline(mcpp_runtime *rt) {
   run_commands(rt);
   flush_corks(rt);
   rt->runner = RUN_NONE;
-  int64_t t = host_settle(rt, 1);
+  int t = loop_timeout(rt->loop);
   if (t >= 0) {
     uint64_t due = uv_now(rt->loop) + (uint64_t)t;
     if (due < rt->told_due) {
@@ -1591,6 +1591,7 @@ static int run_inline(mcpp_runtime *rt) {
     }
   }
   pthread_mutex_unlock(&rt->run_mu);
+  flush_wake(rt);
   atomic_fetch_add(&rt->host_turns, 1);
   atomic_fetch_add(&rt->inline_commands, 1);
   return 1;
@@ -1663,7 +1664,7 @@ int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
   uv_run(rt->loop, UV_RUN_NOWAIT);
   flush_corks(rt);
   rt->runner = RUN_NONE;
-  int64_t t = host_settle(rt, 0);
+  int64_t t = host_settle(rt);
   rt->told_due = t < 0 ? UINT64_MAX : uv_now(rt->loop) + (uint64_t)t;
   rt->rearm_ms = -1;
   pthread_mutex_unlock(&rt->run_mu);
