@@ -335,6 +335,10 @@ static void on_flush(uv_prepare_t *p) {
   leave(c);
 }
 
+int mcpp__conn_corked(const mcpp_conn *c) {
+  return uv_is_active((const uv_handle_t *)&c->flusher);
+}
+
 void mcpp__conn_flush(mcpp_conn *c) {
   if (uv_is_active((uv_handle_t *)&c->flusher)) on_flush(&c->flusher);
 }

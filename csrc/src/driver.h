@@ -30,6 +30,8 @@ void mcpp__conn_set_reading(mcpp_conn *conn, int reading);
  * next prepare phase: for a loop run a non-blocking turn at a time
  * (runtime host mode), whose prepare phase may be over or never come. */
 void mcpp__conn_flush(mcpp_conn *conn);
+/* Whether frames wait in the cork for the next prepare phase. */
+int mcpp__conn_corked(const mcpp_conn *conn);
 
 /* Delivers the server's lines exactly as they came (see mcpp__lines):
  * a proxy forwards a trailing \r and empty lines too. */

@@ -103,6 +103,10 @@ typedef struct rconn {
    * by the host, read here. */
   _Atomic int records;
   int pinging; /* inside mcpp_conn_ping for ping_token */
+  /* On rt->corked: frames wait in its cork, to be written at the end of
+   * this host or watchdog turn (flush_corks). */
+  int corked;
+  struct rconn *next_corked;
   uint64_t ping_token;
   token_pair *tokens;
   size_t n_tokens, cap_tokens;
@@ -174,6 +178,7 @@ struct mcpp_runtime {
   uint32_t stall_ms;        /* mu */
   char why[128];            /* mcpp_runtime_mode's line (mu) */
   _Atomic uint64_t host_turns, takeovers, inline_commands;
+  rconn *corked; /* connections to flush after this turn (run_mu) */
   /* Host thread only: the earliest time (loop clock, ms) the host was
    * told to run again (UINT64_MAX: none), and what host_rearm returns. */
   uint64_t told_due;
@@ -377,6 +382,12 @@ static void on_progress(mcpp_conn *c, void *ud) {
   pthread_mutex_unlock(&rt->mu);
   if (wake) defer_wake(rt);
   if (pause) mcpp__conn_set_reading(c, 0);
+  /* A non-blocking turn may be past its prepare phase: note the cork. */
+  if (rt->runner != RUN_THREAD && !r->corked && mcpp__conn_corked(c)) {
+    r->corked = 1;
+    r->next_corked = rt->corked;
+    rt->corked = r;
+  }
 }
 
 /* After a free or release: connections stopped for the host that are
@@ -580,6 +591,15 @@ static void finish(rconn *r, const mcpp_close_info *info) {
     it->charge = 0; /* nothing is left to count it against */
   }
   r->conn = NULL;
+  if (r->corked) {
+    for (rconn **p = &rt->corked; *p; p = &(*p)->next_corked) {
+      if (*p == r) {
+        *p = r->next_corked;
+        break;
+      }
+    }
+    r->corked = 0;
+  }
   /* Unlinked under the same lock that queues CLOSED: once the host sees
    * it, the connection id is unknown. */
   pthread_mutex_lock(&rt->mu);
@@ -1468,8 +1488,10 @@ static int loop_timeout(uv_loop_t *loop) {
  * connections corked goes out now (the prepare phase that would write it
  * is over, or would wait for the next turn). */
 static void flush_corks(mcpp_runtime *rt) {
-  for (rconn *r = rt->conns, *next; r; r = next) {
-    next = r->next;
+  while (rt->corked) {
+    rconn *r = rt->corked;
+    rt->corked = r->next_corked;
+    r->corked = 0;
     if (r->conn) mcpp__conn_flush(r->conn);
   }
 }
@@ -1724,6 +1746,7 @@ static void init_host_state(mcpp_runtime *rt) {
   atomic_store(&rt->mode, MCPP_MODE_THREAD);
   rt->runner = RUN_NONE;
   rt->io_parked = 0;
+  rt->corked = NULL;
   rt->told_due = UINT64_MAX;
   rt->rearm_ms = -1;
   snprintf(rt->why, sizeof rt->why, "%s",
