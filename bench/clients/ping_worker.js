@@ -20,12 +20,18 @@ const sdk = (p) => require(require.resolve(`@modelcontextprotocol/sdk/${p}`, { p
 async function runApi(responder) {
   const mcpping = require(ROOT);
   const peer = await mcpping.connect({ command: responder, args: [] });
+  // Which mode the runtime runs in and why (host or thread, issue 21), in
+  // the ready line; each block counts the watchdog's takeovers.
+  const hosted = typeof mcpping.runtimeMode === 'function';
+  const readyInfo = hosted ? { runtime_mode: mcpping.runtimeMode() } : {};
   try {
     await serve(async (cmd) => {
+      const before = hosted ? mcpping.hostStats().takeovers : 0;
       const [res, rtts] = await timed(() => peer.ping(), cmd.n, cmd.depth || 1);
       if (rtts.length) res.native_us = rtts.map((ms) => ms * 1000);
+      if (hosted) res.takeovers = mcpping.hostStats().takeovers - before;
       return res;
-    });
+    }, readyInfo);
   } finally {
     await peer.close();
   }
