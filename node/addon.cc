@@ -326,12 +326,22 @@ Napi::Error McppAddon::Drain(Napi::Env env) {
     Napi::Value conn = Napi::Number::New(env, static_cast<double>(mcpp_item_get_conn_id(it)));
     Napi::Value kind = Napi::String::New(env, ItemKind(mcpp_item_get_type(it)));
     Napi::Value payload = ItemPayload(env, it);
-    try {
-      dispatch_.Call({conn, kind, payload});
-    } catch (const Napi::Error &e) {
+    napi_value argv[3] = {conn, kind, payload};
+    napi_value result;
+    if (napi_call_function(env, env.Undefined(), dispatch_.Value(), 3, argv, &result) != napi_ok) {
+      napi_value err = nullptr;
+      napi_valuetype type = napi_undefined;
+      if (napi_get_and_clear_last_exception(env, &err) == napi_ok && err != nullptr)
+        napi_typeof(env, err, &type);
+      // No exception object (V8's termination shows as null or nothing):
+      // JavaScript can no longer run here (process.exit() in a worker's
+      // listener), nothing more can be delivered, and wrapping it in an
+      // Error would be a fatal error. dispatch (runtime.js) throws nothing
+      // itself, so a real exception is an object.
+      if (type == napi_undefined || type == napi_null) break;
       // The rest is still delivered; the caller reports the first error
       // as an uncaught exception once the batch is done.
-      if (first.IsEmpty()) first = e;
+      if (first.IsEmpty()) first = Napi::Error(env, err);
     }
     if (!rt_) break;  // a handler shut the runtime down: Cleanup freed the batch
   }

@@ -113,3 +113,32 @@ test('a worker_thread with an open connection exits cleanly: ending by itself, a
   assert.equal(out.terminated.exitCode, 1);
   for (const pid of [out.ended.pid, out.terminated.pid]) assert.equal(h.exists(pid), false, `server ${pid} left behind`);
 });
+
+test('a worker that calls process.exit() in a listener mid-batch exits with its code: no fatal error, its server reaped', async () => {
+  // The pong listener ends the worker while its batch is being delivered:
+  // JavaScript can no longer run, and the rest of the batch is dropped
+  // (building an error for it used to be a fatal error: abort).
+  const script = `
+    const { Worker } = require('node:worker_threads');
+    const code = \`
+      const { parentPort, workerData } = require('node:worker_threads');
+      const mcpping = require(workerData.module);
+      (async () => {
+        const peer = await mcpping.connect({ command: process.execPath, args: [workerData.pinger] });
+        parentPort.postMessage({ pid: peer.pid });
+        peer.on('pong', () => process.exit(4));
+        await peer.ping();
+      })();
+    \`;
+    const w = new Worker(code, { eval: true, workerData: { module: ${JSON.stringify(MODULE)}, pinger: ${JSON.stringify(PINGER)} } });
+    let pid = null;
+    w.on('message', (m) => (pid = m.pid));
+    w.on('exit', (exitCode) => console.log(JSON.stringify({ pid, exitCode })));
+  `;
+  const res = await h.run(process.execPath, ['-e', script], { timeoutMs: 30000 });
+  assert.equal(res.status, 0, `status ${res.status} signal ${res.signal}: ${res.stderr}`);
+  assert.doesNotMatch(res.stderr, /FATAL ERROR|Assertion|abort/i);
+  const out = JSON.parse(res.stdout);
+  assert.equal(out.exitCode, 4);
+  assert.equal(h.exists(out.pid), false, `server ${out.pid} left behind`);
+});
