@@ -22,8 +22,14 @@ async function runApi(responder) {
   const peer = await mcpping.connect({ command: responder, args: [] });
   // Which mode the runtime runs in and why (host or thread, issue 21), in
   // the ready line; each block counts the watchdog's takeovers.
-  const hosted = typeof mcpping.runtimeMode === 'function';
-  const readyInfo = hosted ? { runtime_mode: mcpping.runtimeMode() } : {};
+  let hosted = false;
+  let readyInfo = {};
+  try {
+    readyInfo = { runtime_mode: mcpping.runtimeMode() };
+    hosted = true;
+  } catch {
+    // an addon from before host mode (a before/after comparison)
+  }
   try {
     await serve(async (cmd) => {
       const before = hosted ? mcpping.hostStats().takeovers : 0;
