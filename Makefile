@@ -175,11 +175,17 @@ test-prebuild:
 # holds for a whole file too: the reaper's starts 100 client processes (84 s
 # on an idle 2-core machine, past 120 s with both cores busy), so it runs on
 # its own, its tests bounded by their own timeouts (400 s, 240 s).
+# The tests run in host mode (the default: Node's loop runs the runtime's);
+# NODE_THREAD_TESTS, a core subset (~20 s), run again in thread mode, the
+# fallback (MCPPING_HOST_MODE=0).
 NODE_TESTS := $(filter-out tests/node/reaper.test.js,$(wildcard tests/node/*.test.js))
+NODE_THREAD_TESTS := tests/node/peer.test.js tests/node/transport.test.js tests/node/proc.test.js \
+	tests/node/exit.test.js tests/node/isolation.test.js tests/node/host_mode.test.js
 test-node:
 	npm_config_nodedir=/usr npm install --no-audit --no-fund
 	npm_config_nodedir=/usr npm run --silent build
 	node --test --test-timeout=120000 $(NODE_TESTS)
+	MCPPING_HOST_MODE=0 node --test --test-timeout=120000 $(NODE_THREAD_TESTS)
 	node --test --test-timeout=900000 tests/node/reaper.test.js
 
 test: deps

@@ -68,8 +68,38 @@ Napi::Value ItemPayload(Napi::Env env, const mcpp_item *it) {
 
 void DrainOnJsThread(Napi::Env env, Napi::Function, McppAddon *addon, void *) {
   if (env == nullptr || addon == nullptr) return;  // being torn down
-  addon->Drain(env);
+  addon->OnNotify(env);
 }
+
+namespace {
+
+// The handles' uv callbacks: a host turn, unless teardown has begun.
+void OnHostPoll(uv_poll_t *handle, int, int) {
+  HostHandles *h = static_cast<HostHandles *>(handle->data);
+  if (h->addon) h->addon->HostTurn();
+}
+
+void OnHostTimer(uv_timer_t *handle) {
+  HostHandles *h = static_cast<HostHandles *>(handle->data);
+  if (h->addon) h->addon->HostTurn();
+}
+
+// Frees the handles once both are closed and the environment's teardown
+// has reached the cleanup hook, which then may end (a worker's loop is
+// closed only after that, with no handle of ours left open on it).
+void FinishHost(HostHandles *h) {
+  if (h->open > 0 || !h->hook_ran) return;
+  if (h->hook) napi_remove_async_cleanup_hook(h->hook);
+  delete h;
+}
+
+void OnHostClosed(uv_handle_t *handle) {
+  HostHandles *h = static_cast<HostHandles *>(handle->data);
+  h->open--;
+  FinishHost(h);
+}
+
+}  // namespace
 
 McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   DefineAddon(exports,
@@ -91,6 +121,8 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("defaultSettings", &McppAddon::DefaultSettings),
                   InstanceMethod("now", &McppAddon::Now),
                   InstanceMethod("shutdown", &McppAddon::Shutdown),
+                  InstanceMethod("runtimeMode", &McppAddon::RuntimeMode),
+                  InstanceMethod("hostStats", &McppAddon::HostStats),
                   InstanceValue("version", Napi::String::New(env, MCPP_VERSION)),
                   InstanceValue("CODE_IN_DOUBT", Napi::Number::New(env, MCPP_CODE_IN_DOUBT)),
               });
@@ -113,21 +145,148 @@ mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
   wake_ = WakeFn::New(env, "mcpping", 0, 1, this);
   wake_.Unref(env);
   wake_created_ = true;
-  env.AddCleanupHook(&McppAddon::Cleanup, this);
+  // Registered after the wake-up function, so it runs first at teardown.
+  // Asynchronous: a worker's teardown waits for the host handles' close
+  // callbacks before it closes its loop (else "open handles": abort).
+  host_ = new HostHandles();
+  host_->addon = this;
+  if (napi_add_async_cleanup_hook(env, &McppAddon::AsyncCleanup, host_, &host_->hook) != napi_ok) {
+    host_->hook = nullptr;
+    host_->hook_ran = true;  // nothing to wait for: freed once closed
+    env.AddCleanupHook(&McppAddon::Cleanup, this);
+  }
+  AttachHost(env);
   return rt_;
+}
+
+// Host mode on this environment's loop: it watches the runtime's
+// descriptor and runs its loop a turn at a time (HostTurn), and commands
+// from this thread run inside the call, so a ping costs no thread hop. Both
+// handles are unreferenced: as in thread mode, only the wake-up function's
+// reference (a Hold in runtime.js) keeps the process alive. If host mode
+// is refused (MCPPING_HOST_MODE=0, ...) the runtime's thread runs the loop
+// and mcpp_runtime_mode says why.
+void McppAddon::AttachHost(Napi::Env env) {
+  int fd = -1;
+  if (mcpp_runtime_host_attach(rt_, nullptr, &fd) != 0) return;
+  uv_loop_t *loop = nullptr;
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr ||
+      uv_poll_init(loop, &host_->poll, fd) != 0) {
+    mcpp_runtime_host_detach(rt_);
+    return;
+  }
+  uv_timer_init(loop, &host_->timer);
+  host_->poll.data = host_;
+  host_->timer.data = host_;
+  host_->open = 2;
+  uv_unref(reinterpret_cast<uv_handle_t *>(&host_->poll));
+  uv_unref(reinterpret_cast<uv_handle_t *>(&host_->timer));
+  uv_poll_start(&host_->poll, UV_READABLE, OnHostPoll);
+  napi_value name;
+  napi_create_string_utf8(env, "mcpping", NAPI_AUTO_LENGTH, &name);
+  resource_ = Napi::Persistent(Napi::Object::New(env));
+  napi_async_init(env, resource_.Value(), name, &async_);
+  env_ = env;
+  hosted_ = true;
+}
+
+// Stops watching the descriptor and the timer; the close callbacks free
+// them (FinishHost). Before mcpp_runtime_free: the descriptor is the
+// runtime's, and closing the poll handle takes it out of this loop's
+// epoll while its number still means it.
+void McppAddon::CloseHostHandles() {
+  HostHandles *h = host_;
+  if (!h) return;
+  host_ = nullptr;
+  hosted_ = false;
+  h->addon = nullptr;
+  if (h->open > 0) {
+    uv_close(reinterpret_cast<uv_handle_t *>(&h->poll), OnHostClosed);
+    uv_close(reinterpret_cast<uv_handle_t *>(&h->timer), OnHostClosed);
+  } else {
+    FinishHost(h);
+  }
 }
 
 void McppAddon::Cleanup(McppAddon *self) {
   if (self->torn_down_) return;
   self->torn_down_ = true;
   self->FreeBatch();
+  self->CloseHostHandles();
   // Joins the I/O thread, so Notify cannot run after this line.
   mcpp_runtime_free(self->rt_);
   self->rt_ = nullptr;
+  // A turn in progress (a handler shut down) still has its callback scope
+  // open on it: HostTurn destroys it then.
+  if (self->async_ && !self->in_turn_) {
+    napi_async_destroy(self->env_, self->async_);
+    self->async_ = nullptr;
+  }
   if (self->wake_created_) {
     self->wake_.Release();
     self->wake_created_ = false;
   }
+}
+
+void McppAddon::AsyncCleanup(napi_async_cleanup_hook_handle, void *arg) {
+  HostHandles *h = static_cast<HostHandles *>(arg);
+  h->hook_ran = true;
+  if (h->addon)
+    Cleanup(h->addon);  // closes the handles: the last close finishes
+  else
+    FinishHost(h);  // shut down earlier (process 'exit')
+}
+
+void McppAddon::ArmTimer(int64_t ms) {
+  if (ms < 0 || !hosted_) return;
+  uv_timer_t *t = &host_->timer;
+  uint64_t due = uv_now(t->loop) + static_cast<uint64_t>(ms);
+  // Lazy: one timer, moved only to an earlier time; firing early costs a
+  // turn that finds nothing to do and re-arms.
+  if (uv_is_active(reinterpret_cast<uv_handle_t *>(t)) && timer_due_ <= due) return;
+  timer_due_ = due;
+  uv_timer_start(t, OnHostTimer, static_cast<uint64_t>(ms), 0);
+}
+
+void McppAddon::HostRun() {
+  if (!hosted_) return;
+  int64_t wake_ms = -1;
+  if (mcpp_runtime_host_run(rt_, &wake_ms) == 0) ArmTimer(wake_ms);
+}
+
+void McppAddon::HostTurn() {
+  if (!hosted_ || in_turn_) return;
+  Napi::Env env(env_);
+  Napi::HandleScope handles(env);
+  in_turn_ = true;
+  // One scope around the whole batch: nextTicks and promise reactions
+  // (a ping's await) run when it closes, after every item is delivered.
+  napi_callback_scope scope = nullptr;
+  napi_open_callback_scope(env_, resource_.Value(), async_, &scope);
+  try {
+    HostRun();
+    Napi::Error first = Drain(env);
+    AfterCall();
+    // As an uncaught exception, once the whole batch is delivered.
+    if (!first.IsEmpty()) napi_fatal_exception(env_, first.Value());
+  } catch (const Napi::Error &e) {
+    napi_fatal_exception(env_, e.Value());
+  }
+  if (scope) napi_close_callback_scope(env_, scope);
+  in_turn_ = false;
+  if (torn_down_ && async_) {
+    napi_async_destroy(env_, async_);
+    async_ = nullptr;
+  }
+}
+
+// The watchdog ran the loop for a stalled host (or thread mode's thread
+// queued items): in host mode the host takes its turn back here.
+void McppAddon::OnNotify(Napi::Env env) {
+  HostRun();
+  Napi::Error first = Drain(env);
+  AfterCall();
+  if (!first.IsEmpty()) first.ThrowAsJavaScriptException();
 }
 
 void McppAddon::Notify(void *user_data) {
@@ -156,27 +315,37 @@ void McppAddon::FreeBatch() {
 // generation to the maximum (1 GiB flood, 16 MiB cap: 152 MiB of RSS
 // growth). Even 16-item chunks survive often enough to grow it; one item is
 // garbage before the next scavenge, and costs about 4% more CPU.
-void McppAddon::Drain(Napi::Env env) {
-  if (!rt_) return;
+Napi::Error McppAddon::Drain(Napi::Env env) {
+  Napi::Error first;
+  if (!rt_) return first;
   batch_ = mcpp_runtime_drain(rt_);
   BatchGuard done{this};
-  if (dispatch_.IsEmpty()) return;
-  Napi::Error first;
+  if (dispatch_.IsEmpty()) return first;
   for (mcpp_item *it = batch_; it; it = mcpp_item_next(it)) {
     Napi::HandleScope scope(env);
     Napi::Value conn = Napi::Number::New(env, static_cast<double>(mcpp_item_get_conn_id(it)));
     Napi::Value kind = Napi::String::New(env, ItemKind(mcpp_item_get_type(it)));
     Napi::Value payload = ItemPayload(env, it);
-    try {
-      dispatch_.Call({conn, kind, payload});
-    } catch (const Napi::Error &e) {
-      // The rest is still delivered; the first error is reported as an
-      // uncaught exception once this callback returns.
-      if (first.IsEmpty()) first = e;
+    napi_value argv[3] = {conn, kind, payload};
+    napi_value result;
+    if (napi_call_function(env, env.Undefined(), dispatch_.Value(), 3, argv, &result) != napi_ok) {
+      napi_value err = nullptr;
+      napi_valuetype type = napi_undefined;
+      if (napi_get_and_clear_last_exception(env, &err) == napi_ok && err != nullptr)
+        napi_typeof(env, err, &type);
+      // No exception object (V8's termination shows as null or nothing):
+      // JavaScript can no longer run here (process.exit() in a worker's
+      // listener), nothing more can be delivered, and wrapping it in an
+      // Error would be a fatal error. dispatch (runtime.js) throws nothing
+      // itself, so a real exception is an object.
+      if (type == napi_undefined || type == napi_null) break;
+      // The rest is still delivered; the caller reports the first error
+      // as an uncaught exception once the batch is done.
+      if (first.IsEmpty()) first = Napi::Error(env, err);
     }
     if (!rt_) break;  // a handler shut the runtime down: Cleanup freed the batch
   }
-  if (!first.IsEmpty()) first.ThrowAsJavaScriptException();
+  return first;
 }
 
 Napi::Value McppAddon::SetDispatch(const Napi::CallbackInfo &info) {
@@ -197,6 +366,7 @@ Napi::Value McppAddon::Spawn(const Napi::CallbackInfo &info) {
   char errbuf[512] = {0};
   int rc = mcpp_runtime_spawn(rt, &settings.s, &spawn.o, nullptr, &conn_id,
                               errbuf, sizeof errbuf);
+  AfterCall();
   if (rc < 0) ThrowMcppError(env, rc, errbuf[0] ? std::string(errbuf) : std::string());
   return Napi::Number::New(env, static_cast<double>(conn_id));
 }
@@ -211,6 +381,7 @@ Napi::Value McppAddon::Send(const Napi::CallbackInfo &info) {
                          : MCPP_TIMEOUT_DEFAULT;
   int rc = mcpp_runtime_send_timed(rt_, ConnIdArg(info, 0), frame.data(),
                                    frame.size(), timeout);
+  AfterCall();
   return Napi::Number::New(env, rc);
 }
 
@@ -220,6 +391,7 @@ Napi::Value McppAddon::CancelRequest(const Napi::CallbackInfo &info) {
   if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
   std::string id = info[1].As<Napi::String>().Utf8Value();
   int rc = mcpp_runtime_cancel_request(rt_, ConnIdArg(info, 0), id.data(), id.size());
+  AfterCall();
   return Napi::Number::New(env, rc);
 }
 
@@ -229,6 +401,7 @@ Napi::Value McppAddon::Ping(const Napi::CallbackInfo &info) {
   uint32_t timeout = info[1].As<Napi::Number>().Uint32Value();
   uint64_t token = static_cast<uint64_t>(info[2].As<Napi::Number>().Int64Value());
   int rc = mcpp_runtime_ping(rt_, ConnIdArg(info, 0), timeout, token);
+  AfterCall();
   return Napi::Number::New(env, rc);
 }
 
@@ -236,7 +409,9 @@ Napi::Value McppAddon::CancelPing(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
   uint64_t token = static_cast<uint64_t>(info[1].As<Napi::Number>().Int64Value());
-  return Napi::Number::New(env, mcpp_runtime_cancel_ping(rt_, ConnIdArg(info, 0), token));
+  int rc = mcpp_runtime_cancel_ping(rt_, ConnIdArg(info, 0), token);
+  AfterCall();
+  return Napi::Number::New(env, rc);
 }
 
 Napi::Value McppAddon::Pid(const Napi::CallbackInfo &info) {
@@ -265,7 +440,9 @@ Napi::Value McppAddon::SetRetryBudget(const Napi::CallbackInfo &info) {
 Napi::Value McppAddon::Close(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   if (!rt_) return Napi::Number::New(env, MCPP_ERR_NOT_FOUND);
-  return Napi::Number::New(env, mcpp_runtime_close(rt_, ConnIdArg(info, 0)));
+  int rc = mcpp_runtime_close(rt_, ConnIdArg(info, 0));
+  AfterCall();
+  return Napi::Number::New(env, rc);
 }
 
 Napi::Value McppAddon::Info(const Napi::CallbackInfo &info) {
@@ -332,6 +509,36 @@ Napi::Value McppAddon::Shutdown(const Napi::CallbackInfo &info) {
   if (rt_) Cleanup(this);
   torn_down_ = true;
   return info.Env().Undefined();
+}
+
+// runtimeMode() -> {mode: 'host'|'thread', why}; creates the runtime, so
+// it says how this environment's connections run.
+Napi::Value McppAddon::RuntimeMode(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  if (!rt_ && torn_down_) {
+    o.Set("mode", "thread");
+    o.Set("why", "the runtime was shut down");
+    return o;
+  }
+  char why[160] = {0};
+  mcpp_mode mode = mcpp_runtime_mode(Runtime(env), why, sizeof why);
+  o.Set("mode", mode == MCPP_MODE_HOST ? "host" : "thread");
+  o.Set("why", why);
+  return o;
+}
+
+// hostStats() -> {takeovers, hostTurns, inlineCommands}: for tests and
+// benchmarks (all 0 before the runtime exists or in thread mode).
+Napi::Value McppAddon::HostStats(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_host_stats st{};
+  mcpp_runtime_host_stats(rt_, &st);
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("takeovers", static_cast<double>(st.takeovers));
+  o.Set("hostTurns", static_cast<double>(st.host_turns));
+  o.Set("inlineCommands", static_cast<double>(st.inline_commands));
+  return o;
 }
 
 Napi::Value McppAddon::Now(const Napi::CallbackInfo &info) {

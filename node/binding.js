@@ -1,7 +1,8 @@
 'use strict';
 /**
  * Loads the native addon once per JavaScript environment (main thread or
- * worker): each environment gets its own runtime and I/O thread.
+ * worker): each environment gets its own runtime (hosted by its own loop)
+ * and native thread.
  *
  * A source build wins over the prebuild: `npm install` compiles only where
  * no prebuild fits, and a developer's fresh build must be the one tested.

@@ -532,6 +532,32 @@ export class RequestInDoubtError extends McppError {
 /** The retry budget every reconnecting connection of this process shares (defaults 10 at once, then 2 per second). */
 export function setRetryBudget(budget?: { burst?: number; perSecond?: number }): void;
 
+/** How this JavaScript environment's native runtime runs its connections. */
+export interface RuntimeMode {
+  /**
+   * 'host': this environment's libuv loop runs the runtime's loop (a ping
+   * costs no thread hop) and the runtime's thread answers the server's
+   * pings only while the JavaScript thread is busy; 'thread': the runtime's
+   * own thread runs everything (MCPPING_HOST_MODE=0).
+   */
+  mode: 'host' | 'thread';
+  /** One line saying why, e.g. "thread mode: MCPPING_HOST_MODE=0 is set". */
+  why: string;
+}
+/** The mode of this environment's runtime (creates the runtime if no connection has yet). */
+export function runtimeMode(): RuntimeMode;
+
+/** Host mode's counters for this environment, for tests and benchmarks (all 0 in thread mode). */
+export interface HostStats {
+  /** Times the runtime's thread took the loop over from a busy JavaScript thread. */
+  takeovers: number;
+  /** Turns of the runtime's loop on the JavaScript thread, inline commands included. */
+  hostTurns: number;
+  /** Commands (send, ping, close, ...) run inside the call on the JavaScript thread. */
+  inlineCommands: number;
+}
+export function hostStats(): HostStats;
+
 /** A metric's type and help text, as exported. */
 export type MetricKind = 'counter' | 'histogram' | 'gauge';
 

@@ -6,7 +6,7 @@
  * no nested literal): that is the shape Node's cjs-module-lexer detects, so `import { connect } from
  * 'mcpping'` works from ESM with the same objects `require` gives.
  */
-const { binding } = require('./runtime');
+const { binding, runtimeMode, hostStats } = require('./runtime');
 const { Peer, connect, PROTOCOL_VERSION } = require('./peer');
 const { StdioClientTransport } = require('./transport');
 const { guard, GuardedTransport } = require('./guard');
@@ -71,4 +71,6 @@ module.exports = {
   RpcError,
   metrics,
   setRetryBudget,
+  runtimeMode,
+  hostStats,
 };

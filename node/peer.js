@@ -1,8 +1,10 @@
 'use strict';
 /**
  * Peer: an MCP server spawned over stdio and watched by mcpping. Pings are
- * answered and timed on the native I/O thread; this object reports what
- * happened as EventEmitter events named as in docs/design.md.
+ * answered and timed in C (by the runtime's loop: on this thread in host
+ * mode, on the native thread while it is busy or in thread mode); this
+ * object reports what happened as EventEmitter events named as in
+ * docs/design.md.
  */
 const { EventEmitter } = require('node:events');
 const { NativeConn } = require('./native_conn');

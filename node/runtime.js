@@ -4,6 +4,13 @@
  * native items to its connection, and decides when mcpping keeps the
  * process alive.
  *
+ * Mode: by default the runtime runs in host mode (see docs/node.md,
+ * "Host mode"): this environment's libuv loop runs the runtime's loop, so a
+ * ping or a message costs no thread hop, and the runtime's native thread
+ * only watches, answering the server's pings while the JavaScript thread is
+ * busy. MCPPING_HOST_MODE=0 selects thread mode (the native thread runs
+ * everything and hands batches over), as before.
+ *
  * Liveness policy: the native wake-up function is unreferenced by default,
  * so an idle mcpping never keeps a process alive. It is referenced while at
  * least one Hold is taken: a ping, request or close being awaited, a peer
@@ -97,4 +104,23 @@ function holdCount() {
   return holds;
 }
 
-module.exports = { binding, Hold, register, newToken, holdCount };
+/**
+ * Which mode this environment's runtime runs in, and why (creates the
+ * runtime if no connection has yet).
+ * @returns {{mode: 'host'|'thread', why: string}}
+ */
+function runtimeMode() {
+  return binding.runtimeMode();
+}
+
+/**
+ * Host mode's counters (all 0 in thread mode): how often the native thread
+ * took the loop over from a busy JavaScript thread, host turns, commands
+ * run inline. For tests and benchmarks.
+ * @returns {{takeovers: number, hostTurns: number, inlineCommands: number}}
+ */
+function hostStats() {
+  return binding.hostStats();
+}
+
+module.exports = { binding, Hold, register, newToken, holdCount, runtimeMode, hostStats };

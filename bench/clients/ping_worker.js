@@ -20,12 +20,24 @@ const sdk = (p) => require(require.resolve(`@modelcontextprotocol/sdk/${p}`, { p
 async function runApi(responder) {
   const mcpping = require(ROOT);
   const peer = await mcpping.connect({ command: responder, args: [] });
+  // Which mode the runtime runs in and why (host or thread, issue 21), in
+  // the ready line; each block counts the watchdog's takeovers.
+  let hosted = false;
+  let readyInfo = {};
+  try {
+    readyInfo = { runtime_mode: mcpping.runtimeMode() };
+    hosted = true;
+  } catch {
+    // an addon from before host mode (a before/after comparison)
+  }
   try {
     await serve(async (cmd) => {
+      const before = hosted ? mcpping.hostStats().takeovers : 0;
       const [res, rtts] = await timed(() => peer.ping(), cmd.n, cmd.depth || 1);
       if (rtts.length) res.native_us = rtts.map((ms) => ms * 1000);
+      if (hosted) res.takeovers = mcpping.hostStats().takeovers - before;
       return res;
-    });
+    }, readyInfo);
   } finally {
     await peer.close();
   }

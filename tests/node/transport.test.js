@@ -85,12 +85,18 @@ test('the SDK server\'s pings to the client are answered, also while JavaScript 
     while (first.length < 1) first = await pingResults(client);
     assert.equal(first[0].ok, true);
 
+    const takeovers = mcpping.hostStats().takeovers;
     const { results, blockedFrom, blockedTo } = await pingsWhileBlocked(client);
     const during = results.slice(1).filter((r) => r.sentAt >= blockedFrom && r.sentAt < blockedTo);
     assert.ok(during.length >= 6, `${during.length} pings sent during the block`);
     for (const r of during) {
       assert.equal(r.ok, true, JSON.stringify(r));
       assert.ok(r.rttMs < 250, `answered in ${r.rttMs} ms while blocked`);
+    }
+    // In host mode (the default) it is the watchdog that answered them.
+    if (process.env.MCPPING_HOST_MODE !== '0') {
+      assert.equal(mcpping.runtimeMode().mode, 'host');
+      assert.ok(mcpping.hostStats().takeovers > takeovers, 'the watchdog never took over');
     }
   } finally {
     await client.close();

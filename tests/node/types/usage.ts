@@ -65,6 +65,11 @@ export async function usage(): Promise<void> {
     }
   }
   mcpping.setRetryBudget({ burst: 5, perSecond: 1 });
+  const mode: mcpping.RuntimeMode = mcpping.runtimeMode();
+  const hosted: boolean = mode.mode === 'host' && mode.why.length > 0;
+  const taken: number = mcpping.hostStats().takeovers + mcpping.hostStats().hostTurns + mcpping.hostStats().inlineCommands;
+  void hosted;
+  void taken;
   const asTransport: Transport = stdio;
   const client = new Client({ name: 'c', version: '1' });
   await client.connect(stdio);
