@@ -1451,25 +1451,6 @@ static void watch_wait(mcpp_runtime *rt, uint32_t ms) {
 #endif
 }
 
-/* Whether frames wait in a connection's cork for the loop's prepare phase
- * (conn.c's flusher is our only prepare handle). That phase comes before
- * the poll of the NEXT turn, and uv_backend_timeout does not count it: a
- * pong corked in a host's turn would wait for whatever turn comes next.
- * The queue is in the public uv_loop_t: empty when its first link points
- * at itself. */
-static int corks_pending(const uv_loop_t *loop) {
-  void *const *q = (void *const *)&loop->prepare_handles;
-  return q[0] != (const void *)q;
-}
-
-/* After a non-blocking turn (host or watchdog): writes now what the turn
- * corked, as the prepare phase of a blocking loop would before it sleeps. */
-static void flush_corks(mcpp_runtime *rt) {
-  if (!corks_pending(rt->loop)) return;
-  for (rconn *r = rt->conns; r; r = r->next)
-    if (r->conn) mcpp__conn_flush(r->conn);
-}
-
 static int watching(mcpp_runtime *rt) {
   return atomic_load(&rt->mode) == MCPP_MODE_HOST && !rt->stop_requested;
 }
@@ -1495,7 +1476,6 @@ static void take_over(mcpp_runtime *rt, uint32_t tick_ms) {
   for (;;) {
     rt->runner = RUN_WATCHDOG;
     uv_run(rt->loop, UV_RUN_NOWAIT);
-    flush_corks(rt);
     rt->runner = RUN_NONE;
     flush_wake(rt);
     int t = uv_backend_timeout(rt->loop);
@@ -1657,7 +1637,6 @@ int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
   }
   rt->runner = RUN_HOST;
   uv_run(rt->loop, UV_RUN_NOWAIT);
-  flush_corks(rt);
   rt->runner = RUN_NONE;
   int64_t t = host_settle(rt, 0);
   rt->told_due = t < 0 ? UINT64_MAX : uv_now(rt->loop) + (uint64_t)t;
