@@ -1035,10 +1035,6 @@ size_t mcpp__conn_queued_bytes(const mcpp_conn *c) {
   return c->cork_len + uv_stream_get_write_queue_size((uv_stream_t *)&c->in);
 }
 
-void mcpp__conn_flush(mcpp_conn *c) {
-  if (c && c->cork_len && !c->closing) on_flush(&c->flusher);
-}
-
 void mcpp__conn_set_reading(mcpp_conn *c, int reading) {
   reading = reading != 0;
   if (c->closing || c->reading_stopped == !reading) return;

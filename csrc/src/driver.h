@@ -21,12 +21,6 @@ void mcpp__conn_set_progress(mcpp_conn *conn,
  * taken yet (corked or queued in libuv). */
 size_t mcpp__conn_queued_bytes(const mcpp_conn *conn);
 
-/* Writes out now what the application or the engine corked for the server
- * (else written in the loop's prepare phase, before it next blocks): for a
- * command run outside a turn of the loop (host mode's inline commands),
- * where no prepare phase may come for a long while. */
-void mcpp__conn_flush(mcpp_conn *conn);
-
 /* Stops (0) or resumes (1) reading the server's stdout and stderr, and
  * tells the engine, so that the silence while stopped is not the peer's
  * fault. A server's exit while stopped waits for reading to resume, so

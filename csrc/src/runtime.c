@@ -1244,10 +1244,8 @@ static void stop_all(mcpp_runtime *rt) {
   }
 }
 
-/* Runs the commands the host queued, oldest first; on the loop's owner.
- * flush: run inline on the host thread, outside a turn of the loop, so what
- * a command corked is written at once (no prepare phase follows it). */
-static void run_commands(mcpp_runtime *rt, int flush) {
+/* Runs the commands the host queued, oldest first; on the loop's owner. */
+static void run_commands(mcpp_runtime *rt) {
   pthread_mutex_lock(&rt->mu);
   cmd *k = rt->cmd_head;
   rt->cmd_head = rt->cmd_tail = NULL;
@@ -1290,8 +1288,6 @@ static void run_commands(mcpp_runtime *rt, int flush) {
         finish_idle(r, 0, "closed by the application");
       break;
     }
-    if (flush && (r = find_conn(rt, k->conn_id)) && r->conn)
-      mcpp__conn_flush(r->conn);
     rt_free(rt, k);
     k = next;
   }
@@ -1301,7 +1297,7 @@ static void run_commands(mcpp_runtime *rt, int flush) {
 
 static void on_async(uv_async_t *a) {
   mcpp_runtime *rt = a->data;
-  run_commands(rt, 0);
+  run_commands(rt);
   /* The host asked for the loop (mcpp_runtime_host_attach): the I/O
    * thread leaves it after this turn and becomes the watchdog. */
   if (rt->runner == RUN_THREAD && atomic_load(&rt->mode) == MCPP_MODE_HOST)
@@ -1554,7 +1550,7 @@ static int run_inline(mcpp_runtime *rt) {
   }
   rt->runner = RUN_HOST;
   uv_update_time(rt->loop);
-  run_commands(rt, 1);
+  run_commands(rt);
   rt->runner = RUN_NONE;
   int64_t t = host_settle(rt, 1);
   if (t >= 0) {
