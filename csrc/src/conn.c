@@ -335,6 +335,10 @@ static void on_flush(uv_prepare_t *p) {
   leave(c);
 }
 
+void mcpp__conn_flush(mcpp_conn *c) {
+  if (uv_is_active((uv_handle_t *)&c->flusher)) on_flush(&c->flusher);
+}
+
 static int grow(mcpp_conn *c, void **p, size_t *cap, size_t need,
                 size_t unit) {
   if (need <= *cap) return 0;

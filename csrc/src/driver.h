@@ -26,6 +26,10 @@ size_t mcpp__conn_queued_bytes(const mcpp_conn *conn);
  * fault. A server's exit while stopped waits for reading to resume, so
  * nothing it wrote is lost. Not from inside an engine callback. */
 void mcpp__conn_set_reading(mcpp_conn *conn, int reading);
+/* Writes the frames corked in this turn of the loop now rather than at its
+ * next prepare phase: for a loop run a non-blocking turn at a time
+ * (runtime host mode), whose prepare phase may be over or never come. */
+void mcpp__conn_flush(mcpp_conn *conn);
 
 /* Delivers the server's lines exactly as they came (see mcpp__lines):
  * a proxy forwards a trailing \r and empty lines too. */

@@ -1447,6 +1447,33 @@ static void watch_wait(mcpp_runtime *rt, uint32_t ms) {
 #endif
 }
 
+/* Whether the loop has descriptor interest not yet given to the kernel:
+ * libuv registers what a callback or command starts (a new pipe, a write
+ * waiting for POLLOUT) at its next poll, so until a turn polls, the
+ * backend descriptor cannot turn readable for it. The queue is in the
+ * public uv_loop_t of every Unix libuv: empty when its first link points
+ * at itself. */
+static int watchers_pending(const uv_loop_t *loop) {
+  void *const *q = (void *const *)&loop->watcher_queue;
+  return q[0] != (const void *)q;
+}
+
+/* uv_backend_timeout, and 0 while interest waits for a turn to register
+ * it. */
+static int loop_timeout(uv_loop_t *loop) {
+  return watchers_pending(loop) ? 0 : uv_backend_timeout(loop);
+}
+
+/* run_mu held, after a non-blocking turn or inline commands: what the
+ * connections corked goes out now (the prepare phase that would write it
+ * is over, or would wait for the next turn). */
+static void flush_corks(mcpp_runtime *rt) {
+  for (rconn *r = rt->conns, *next; r; r = next) {
+    next = r->next;
+    if (r->conn) mcpp__conn_flush(r->conn);
+  }
+}
+
 static int watching(mcpp_runtime *rt) {
   return atomic_load(&rt->mode) == MCPP_MODE_HOST && !rt->stop_requested;
 }
@@ -1456,7 +1483,7 @@ static int watching(mcpp_runtime *rt) {
 static int work_waiting(mcpp_runtime *rt) {
   struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
   if (poll(&p, 1, 0) > 0) return 1;
-  int t = uv_backend_timeout(rt->loop);
+  int t = loop_timeout(rt->loop);
   /* uv_now is the loop's clock as of its last turn. */
   return t >= 0 && uv_now(rt->loop) + (uint64_t)t <= uv_hrtime() / 1000000;
 }
@@ -1472,9 +1499,10 @@ static void take_over(mcpp_runtime *rt, uint32_t tick_ms) {
   for (;;) {
     rt->runner = RUN_WATCHDOG;
     uv_run(rt->loop, UV_RUN_NOWAIT);
+    flush_corks(rt);
     rt->runner = RUN_NONE;
     flush_wake(rt);
-    int t = uv_backend_timeout(rt->loop);
+    int t = loop_timeout(rt->loop);
     struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
     pthread_mutex_unlock(&rt->run_mu);
     pthread_mutex_lock(&rt->mu);
@@ -1536,7 +1564,7 @@ static int64_t host_settle(mcpp_runtime *rt, int from_command) {
     rt->notified = 1; /* the host drains next */
   }
   pthread_mutex_unlock(&rt->mu);
-  int t = uv_backend_timeout(rt->loop);
+  int t = loop_timeout(rt->loop);
   return from_command && queued ? 0 : t;
 }
 
@@ -1551,6 +1579,7 @@ static int run_inline(mcpp_runtime *rt) {
   rt->runner = RUN_HOST;
   uv_update_time(rt->loop);
   run_commands(rt);
+  flush_corks(rt);
   rt->runner = RUN_NONE;
   int64_t t = host_settle(rt, 1);
   if (t >= 0) {
@@ -1633,6 +1662,7 @@ int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
   }
   rt->runner = RUN_HOST;
   uv_run(rt->loop, UV_RUN_NOWAIT);
+  flush_corks(rt);
   rt->runner = RUN_NONE;
   int64_t t = host_settle(rt, 0);
   rt->told_due = t < 0 ? UINT64_MAX : uv_now(rt->loop) + (uint64_t)t;

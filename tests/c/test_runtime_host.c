@@ -1,0 +1,426 @@
+/*
+ * Host mode: the test's own uv loop plays the host's event loop. It
+ * watches the runtime's descriptor and the notify eventfd, arms one timer
+ * from wake_ms and host_rearm, and drains after every turn, as the
+ * bindings do. Proves the fast path crosses no thread, that a blocked host
+ * still has the server's pings answered (by the watchdog), and that a
+ * hand-off back and forth loses and reorders nothing.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#include <uv.h>
+
+#include "task.h"
+#include "test_conn_support.h"
+#include "test_hooks.h"
+
+enum { MAX_ITEMS = 65536 };
+
+typedef struct hh {
+  int fds;
+  mcpp_runtime *rt;
+  int efd;
+  atomic_int notified;
+  uv_loop_t loop;
+  uv_poll_t rt_poll, notify_poll;
+  uv_timer_t timer;
+  int fd;
+  uint64_t turns;
+  mcpp_item *items[MAX_ITEMS];
+  size_t n_items;
+  mcpp_item *batches[MAX_ITEMS];
+  size_t n_batches;
+} hh;
+
+static void hh_notify(void *ud) {
+  hh *h = ud;
+  atomic_fetch_add(&h->notified, 1);
+  uint64_t one = 1;
+  ASSERT_EQ(8, write(h->efd, &one, 8));
+}
+
+static void hh_drain(hh *h) {
+  mcpp_item *batch = mcpp_runtime_drain(h->rt);
+  if (!batch) return;
+  ASSERT_LT(h->n_batches, MAX_ITEMS);
+  h->batches[h->n_batches++] = batch;
+  for (mcpp_item *it = batch; it; it = mcpp_item_next(it)) {
+    ASSERT_LT(h->n_items, MAX_ITEMS);
+    h->items[h->n_items++] = it;
+  }
+}
+
+/* Arms the host's one timer for ms (sooner only, unless it just fired). */
+static void hh_arm(hh *h, int64_t ms, int fired) {
+  if (ms < 0) return;
+  uint64_t due = uv_now(&h->loop) + (uint64_t)ms;
+  if (!fired && uv_is_active((uv_handle_t *)&h->timer) &&
+      uv_timer_get_due_in(&h->timer) + uv_now(&h->loop) <= due)
+    return;
+  uv_timer_start(&h->timer, h->timer.timer_cb, (uint64_t)ms, 0);
+}
+
+/* One host turn: run the runtime's loop, drain, re-arm. */
+static void hh_turn(hh *h) {
+  int64_t wake = -1;
+  ASSERT_EQ(0, mcpp_runtime_host_run(h->rt, &wake));
+  h->turns++;
+  hh_drain(h);
+  hh_arm(h, wake, 1);
+}
+
+/* After a command on the host thread, as the bindings do. */
+static void hh_after_command(hh *h) { hh_arm(h, mcpp_runtime_host_rearm(h->rt), 0); }
+
+static void on_rt_readable(uv_poll_t *p, int status, int events) {
+  (void)status;
+  (void)events;
+  hh_turn(p->data);
+}
+
+static void on_notified(uv_poll_t *p, int status, int events) {
+  (void)status;
+  (void)events;
+  hh *h = p->data;
+  uint64_t n;
+  ASSERT_EQ(8, read(h->efd, &n, 8));
+  hh_turn(h);
+}
+
+static void on_timer(uv_timer_t *t) { hh_turn(t->data); }
+
+static void hh_init(hh *h) {
+  memset(h, 0, sizeof *h);
+  h->fds = fd_baseline();
+  h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  ASSERT(h->efd >= 0);
+  mcpp_runtime_options o = {hh_notify, h, NULL};
+  ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
+  ASSERT_EQ(0, uv_loop_init(&h->loop));
+  uv_timer_init(&h->loop, &h->timer);
+  h->timer.data = h;
+  h->timer.timer_cb = on_timer;
+}
+
+/* Attaches and starts watching, as a binding does at its first use. */
+static void hh_attach(hh *h) {
+  ASSERT_EQ(0, mcpp_runtime_host_attach(h->rt, NULL, &h->fd));
+  ASSERT(h->fd >= 0);
+  char why[128];
+  ASSERT_EQ(MCPP_MODE_HOST, mcpp_runtime_mode(h->rt, why, sizeof why));
+  ASSERT(strstr(why, "host mode") != NULL);
+  uv_poll_init(&h->loop, &h->rt_poll, h->fd);
+  h->rt_poll.data = h;
+  uv_poll_start(&h->rt_poll, UV_READABLE, on_rt_readable);
+  uv_poll_init(&h->loop, &h->notify_poll, h->efd);
+  h->notify_poll.data = h;
+  uv_poll_start(&h->notify_poll, UV_READABLE, on_notified);
+}
+
+static void hh_stop_watching(hh *h) {
+  uv_close((uv_handle_t *)&h->rt_poll, NULL);
+  uv_close((uv_handle_t *)&h->notify_poll, NULL);
+  uv_run(&h->loop, UV_RUN_NOWAIT);
+}
+
+static void hh_finish(hh *h) {
+  uv_timer_stop(&h->timer);
+  uv_close((uv_handle_t *)&h->timer, NULL);
+  uv_run(&h->loop, UV_RUN_DEFAULT);
+  ASSERT_EQ(0, uv_loop_close(&h->loop));
+  for (size_t i = 0; i < h->n_batches; i++)
+    mcpp_runtime_items_free(h->rt, h->batches[i]);
+  mcpp_runtime_free(h->rt);
+  ASSERT_EQ(0, mcpp__runtime_loop_close_rc);
+  close(h->efd);
+  reap_orphans();
+  ASSERT_EQ(h->fds, count_fds());
+}
+
+static mcpp_item *hh_find_event(hh *h, mcpp_event_type type, uint64_t token,
+                             size_t from) {
+  for (size_t i = from; i < h->n_items; i++) {
+    mcpp_item *it = h->items[i];
+    if (mcpp_item_get_type(it) == MCPP_ITEM_EVENT &&
+        mcpp_item_get_event(it)->type == type &&
+        (!token || mcpp_item_get_ping_token(it) == token))
+      return it;
+  }
+  return NULL;
+}
+
+static size_t hh_count_events(hh *h, mcpp_event_type type) {
+  size_t n = 0;
+  for (size_t i = 0; i < h->n_items; i++)
+    if (mcpp_item_get_type(h->items[i]) == MCPP_ITEM_EVENT &&
+        mcpp_item_get_event(h->items[i])->type == type)
+      n++;
+  return n;
+}
+
+/* The answer to request id (a MESSAGE item whose frame has "id":id,). */
+static mcpp_item *find_answer(hh *h, int id) {
+  char needle[32];
+  snprintf(needle, sizeof needle, "\"id\":%d,", id);
+  for (size_t i = 0; i < h->n_items; i++)
+    if (mcpp_item_get_type(h->items[i]) == MCPP_ITEM_MESSAGE &&
+        strstr(mcpp_item_get_data(h->items[i]), needle))
+      return h->items[i];
+  return NULL;
+}
+
+/* Turns the host's loop until *done is set by the caller's predicate;
+ * bounded by the test's own timeout (runner.c). */
+#define RUN_UNTIL(h, cond)                                                   \
+  do {                                                                       \
+    while (!(cond)) uv_run(&(h)->loop, UV_RUN_ONCE);                         \
+  } while (0)
+
+static uint64_t spawn_echo(hh *h) {
+  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  o.stderr_mode = MCPP_STDERR_INHERIT;
+  mcpp_settings s;
+  test_settings(&s);
+  uint64_t id = 0;
+  char err[256];
+  ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, &s, &o, NULL, &id, err, sizeof err));
+  hh_after_command(h);
+  return id;
+}
+
+static void send_frame(hh *h, uint64_t id, const char *frame) {
+  ASSERT_EQ(0, mcpp_runtime_send(h->rt, id, frame, strlen(frame)));
+  hh_after_command(h);
+}
+
+TEST(runtime_host_mode_round_trips_stay_on_the_host_thread) {
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  uint64_t id = spawn_echo(&h);
+  enum { N = 200 };
+  for (uint64_t i = 1; i <= N; i++) {
+    ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, i));
+    hh_after_command(&h);
+    RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, i, h.n_items ? h.n_items - 1 : 0) ||
+                      hh_find_event(&h, MCPP_EV_PONG, i, 0));
+  }
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"echo\",\"params\":{\"x\":1}}");
+  RUN_UNTIL(&h, find_answer(&h, 7));
+  ASSERT_MEM_EQ(mcpp_item_get_data(find_answer(&h, 7)),
+                mcpp_item_get_len(find_answer(&h, 7)),
+                "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{\"x\":1}}");
+  ASSERT_EQ(N, hh_count_events(&h, MCPP_EV_PONG));
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h.rt, &st);
+  /* Every command ran inline, every answer came through the host's own
+   * turn: no notify, so no thread woke the host, and no takeover. */
+  ASSERT_UINT_EQ(0, st.takeovers);
+  ASSERT_EQ(0, atomic_load(&h.notified));
+  ASSERT(st.inline_commands >= N + 2);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
+                                 MCPP_ITEM_CLOSED);
+  hh_stop_watching(&h);
+  hh_finish(&h);
+}
+
+/* The headline feature survives: the host thread blocks (it waits on the
+ * notify eventfd only, never running the runtime's loop), the watchdog
+ * answers the server's pings and hands the items over through notify. */
+TEST(runtime_host_mode_watchdog_answers_the_servers_pings_while_the_host_is_blocked) {
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  uint64_t id = spawn_echo(&h);
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/ping_me\",\"params\":{\"count\":5}}");
+  /* Blocked: no host turn from here on until all five are answered. */
+  mcpp_host_stats before;
+  mcpp_runtime_host_stats(h.rt, &before);
+  while (hh_count_events(&h, MCPP_EV_PING_ANSWERED) < 5 || !find_answer(&h, 1)) {
+    wait_notified(h.efd, margin_ms(10000));
+    hh_drain(&h);
+  }
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h.rt, &st);
+  ASSERT(st.takeovers >= 1);
+  ASSERT_UINT_EQ(before.host_turns, st.host_turns);
+  /* The host comes back: the server counted every pong, and the fast path
+   * is the host's again. */
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"test/pongs\"}");
+  RUN_UNTIL(&h, find_answer(&h, 2));
+  ASSERT(strstr(mcpp_item_get_data(find_answer(&h, 2)), "\"pongs\":5") != NULL);
+  mcpp_host_stats back;
+  mcpp_runtime_host_stats(h.rt, &back);
+  for (uint64_t i = 1; i <= 20; i++) {
+    ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, i));
+    hh_after_command(&h);
+    RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, i, 0));
+  }
+  mcpp_host_stats after;
+  mcpp_runtime_host_stats(h.rt, &after);
+  ASSERT(after.inline_commands >= back.inline_commands + 20);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
+                                 MCPP_ITEM_CLOSED);
+  hh_stop_watching(&h);
+  hh_finish(&h);
+}
+
+TEST(runtime_host_mode_refused_with_default_sigpipe_or_when_turned_off) {
+  hh h;
+  hh_init(&h);
+  int fd = -1;
+  char why[128];
+  signal(SIGPIPE, SIG_DFL);
+  ASSERT_EQ(MCPP_ERR_UNSUPPORTED, mcpp_runtime_host_attach(h.rt, NULL, &fd));
+  ASSERT_EQ(MCPP_MODE_THREAD, mcpp_runtime_mode(h.rt, why, sizeof why));
+  ASSERT(strstr(why, "SIGPIPE") != NULL);
+  signal(SIGPIPE, SIG_IGN);
+  setenv("MCPPING_HOST_MODE", "0", 1);
+  ASSERT_EQ(MCPP_ERR_UNSUPPORTED, mcpp_runtime_host_attach(h.rt, NULL, &fd));
+  mcpp_runtime_mode(h.rt, why, sizeof why);
+  ASSERT(strstr(why, "MCPPING_HOST_MODE=0") != NULL);
+  unsetenv("MCPPING_HOST_MODE");
+  mcpp_host_options bad = {10001};
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT, mcpp_runtime_host_attach(h.rt, &bad, &fd));
+  /* Not attached: a host turn runs nothing. */
+  int64_t wake = 5;
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT, mcpp_runtime_host_run(h.rt, &wake));
+  ASSERT_EQ(-1, wake);
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT, mcpp_runtime_host_detach(h.rt));
+  hh_finish(&h);
+}
+
+/* Thread mode again after a detach, host mode again after an attach; the
+ * connection and its order carry over both ways. */
+TEST(runtime_host_mode_detach_and_attach_again_keep_the_connection) {
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  uint64_t id = spawn_echo(&h);
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 1));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, 1, 0));
+  hh_stop_watching(&h);
+  ASSERT_EQ(0, mcpp_runtime_host_detach(h.rt));
+  char why[128];
+  ASSERT_EQ(MCPP_MODE_THREAD, mcpp_runtime_mode(h.rt, why, sizeof why));
+  ASSERT(strstr(why, "detached") != NULL);
+  /* Thread mode: the I/O thread runs it and notify brings the items. */
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 2));
+  ASSERT_EQ(-1, mcpp_runtime_host_rearm(h.rt));
+  while (!hh_find_event(&h, MCPP_EV_PONG, 2, 0)) {
+    wait_notified(h.efd, margin_ms(10000));
+    hh_drain(&h);
+  }
+  hh_attach(&h);
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 3));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, 3, 0));
+  ASSERT_EQ(3, hh_count_events(&h, MCPP_EV_PONG));
+  hh_stop_watching(&h);
+  hh_finish(&h);
+}
+
+/* Frees while attached (a binding's teardown): the watchdog goes back into
+ * the loop, closes everything and reaps the server. */
+TEST(runtime_host_mode_free_while_attached_closes_everything) {
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  spawn_echo(&h);
+  hh_stop_watching(&h);
+  hh_finish(&h);
+}
+
+static uint64_t xorshift(uint64_t *s) {
+  *s ^= *s << 13;
+  *s ^= *s >> 7;
+  *s ^= *s << 17;
+  return *s;
+}
+
+/* Busy for ms on the host thread (the fault: a host that does not turn). */
+static void stall(uint32_t ms) {
+  uint64_t end = uv_hrtime() + (uint64_t)ms * 1000000;
+  while (uv_hrtime() < end) {
+  }
+}
+
+/* Requests, our pings and the server's pings, with the host stalling at
+ * random (0-60 ms, so the watchdog takes over often): every answer once, in
+ * the order sent, every ping settled once. */
+TEST_TIMEOUT(runtime_host_mode_hand_off_loses_and_reorders_nothing, 60) {
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  uint64_t id = spawn_echo(&h);
+  uint64_t seed = 0x9e3779b97f4a7c15ull;
+  enum { ROUNDS = 60, PER_ROUND = 20 };
+  int next_id = 100;
+  char buf[160];
+  for (int round = 0; round < ROUNDS; round++) {
+    for (int j = 0; j < PER_ROUND; j++) {
+      snprintf(buf, sizeof buf,
+               "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"echo\",\"params\":{\"n\":%d}}",
+               next_id, next_id);
+      send_frame(&h, id, buf);
+      next_id++;
+    }
+    ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, (uint64_t)round + 1));
+    hh_after_command(&h);
+    snprintf(buf, sizeof buf,
+             "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":\"test/ping_me\",\"params\":{\"count\":2}}",
+             next_id++);
+    send_frame(&h, id, buf);
+    stall((uint32_t)(xorshift(&seed) % 61));
+    /* Some turns, then the next round; the rest is settled at the end. */
+    for (int k = 0; k < 3; k++) uv_run(&h.loop, UV_RUN_NOWAIT);
+  }
+  RUN_UNTIL(&h, find_answer(&h, next_id - 1) &&
+                    hh_count_events(&h, MCPP_EV_PONG) == ROUNDS &&
+                    hh_count_events(&h, MCPP_EV_PING_ANSWERED) == 2 * ROUNDS);
+  /* Every answer exactly once and in order. */
+  int expect = 100;
+  for (size_t i = 0; i < h.n_items; i++) {
+    if (mcpp_item_get_type(h.items[i]) != MCPP_ITEM_MESSAGE) continue;
+    int got = -1;
+    ASSERT_EQ(1, sscanf(strstr(mcpp_item_get_data(h.items[i]), "\"id\":"),
+                        "\"id\":%d", &got));
+    ASSERT_EQ(expect, got);
+    expect++;
+  }
+  ASSERT_EQ(next_id, expect);
+  /* Each ping settled once: one PONG per token. */
+  for (uint64_t t = 1; t <= ROUNDS; t++) {
+    size_t n = 0;
+    for (size_t i = 0; i < h.n_items; i++)
+      if (mcpp_item_get_type(h.items[i]) == MCPP_ITEM_EVENT &&
+          mcpp_item_get_event(h.items[i])->type == MCPP_EV_PONG &&
+          mcpp_item_get_ping_token(h.items[i]) == t)
+        n++;
+    ASSERT_UINT_EQ(1, n);
+  }
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h.rt, &st);
+  ASSERT(st.takeovers >= 1);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, mcpp_item_get_type(h.items[h.n_items - 1]) == MCPP_ITEM_CLOSED);
+  hh_stop_watching(&h);
+  hh_finish(&h);
+}
