@@ -284,10 +284,35 @@ def _route(loop: asyncio.AbstractEventLoop, handle: Handle, batch: list[tuple[An
     on the connection's own loop never overtakes an earlier one still on
     its way from another thread.
     """
+    key = id(handle)
+    if now and handle.loop is loop:
+        # The common case (host mode: always): fed here and now. The empty
+        # entry makes batches routed meanwhile queue behind this one.
+        with _lock:
+            entry = _pending.get(key)
+            if entry is not None:
+                entry[1].append((batch, conn_id, charge))
+                return  # a flush is due and takes this batch too
+            entry = _pending[key] = (handle, [])
+        try:
+            handle._feed(batch, charge)
+        except BaseException:
+            # As in _flush: the feed queued the rest of its batch.
+            loop.call_soon(_flush, handle)
+            raise
+        with _lock:
+            if entry[1]:
+                later = True
+            else:
+                later = False
+                _pending.pop(key, None)
+        if later:
+            _flush(handle)
+        return
     with _lock:
-        entry = _pending.get(id(handle))
+        entry = _pending.get(key)
         if entry is None:
-            _pending[id(handle)] = (handle, [(batch, conn_id, charge)])
+            _pending[key] = (handle, [(batch, conn_id, charge)])
         else:
             entry[1].append((batch, conn_id, charge))
             return  # a flush is due and takes this batch too

@@ -56,8 +56,11 @@ _charging: set["_Inbox"] = set()
 
 
 @contextlib.contextmanager
-def _awaiting_answer() -> Generator[None, None, None]:
-    task = asyncio.current_task()
+def _awaiting_answer(loop: asyncio.AbstractEventLoop | None = None
+                     ) -> Generator[None, None, None]:
+    # With the loop given, current_task skips get_running_loop, whose pid
+    # check is a getpid() system call on every ping.
+    task = asyncio.current_task(loop)
     if task is None:
         yield
         return
@@ -320,7 +323,7 @@ class Peer:
             _native.ping(self._id, timeout_ms, token)
             # No asyncio timer: the engine times the ping in C and always
             # reports an outcome (a close reports every ping still out).
-            with _awaiting_answer():
+            with _awaiting_answer(self.loop):
                 return await fut
         except _native.NativeError:
             raise PeerClosed("connection is closed") from None
@@ -348,7 +351,7 @@ class Peer:
                 raise PeerClosed("connection is closed")
             fut: asyncio.Future[None] = self.loop.create_future()
             self._drain_waiters.append(fut)
-            with _awaiting_answer():
+            with _awaiting_answer(self.loop):
                 await fut
 
     def _send(self, data: bytes, timeout_ms: int) -> None:
@@ -414,7 +417,7 @@ class Peer:
         data = _encode(msg)
         try:
             self._send(data, timeout_ms)
-            with _awaiting_answer():
+            with _awaiting_answer(self.loop):
                 resp = await fut
         except asyncio.CancelledError:
             self._abandon(rid, data)
