@@ -89,13 +89,18 @@ def attach(loop: asyncio.AbstractEventLoop) -> None:
         _loops[loop] = n + 1
         if n:
             return
-        if len(_loops) == 1:
+        # A closed loop's connections are lost to it (their items go
+        # nowhere): it does not keep the runtime off this one.
+        live = sum(1 for other in _loops if not other.is_closed())
+        if live == 1:
+            if _home is not None:
+                _unhost("thread mode: the event loop that ran it was closed")
             _host(loop)
-            return
-        # One runtime loop, one host: several asyncio loops share the
-        # runtime through the I/O thread.
-        _unhost(f"thread mode: {len(_loops)} asyncio event loops have connections "
-                f"(host mode needs exactly one)")
+        else:
+            # One runtime loop, one host: several asyncio loops share the
+            # runtime through the I/O thread.
+            _unhost(f"thread mode: {live} asyncio event loops have connections "
+                    f"(host mode needs exactly one)")
     # Whatever the old host left undrained (it may be blocked) comes out here.
     loop.call_soon(_on_wake, loop)
 

@@ -167,3 +167,29 @@ def test_two_loops_in_two_threads_share_the_runtime_in_thread_mode_and_lose_noth
             await exchange(p, 40, "a again")
 
     asyncio.run(a())
+
+
+def test_a_loop_closed_with_a_connection_open_leaves_the_next_loop_hosting(monkeypatch):
+    monkeypatch.delenv("MCPPING_HOST_MODE", raising=False)
+    first = asyncio.new_event_loop()
+    try:
+        leaked = first.run_until_complete(mcpping.connect(ECHO, keepalive=None))
+        assert mcpping.runtime_mode()[0] == "host"
+    finally:
+        first.close()  # the connection is still open: its loop is gone
+
+    async def main() -> None:
+        async with mcpping.connect(ECHO, keepalive=None) as p:
+            assert mcpping.runtime_mode()[0] == "host"
+            await exchange(p, 40, "next")
+
+    try:
+        asyncio.run(main())
+    finally:
+        _native_close(leaked)
+
+
+def _native_close(p: mcpping.Peer) -> None:
+    """Closes a peer whose loop is gone (its server is killed and reaped)."""
+    from mcpping import _native
+    _native.close(p._id)
