@@ -956,8 +956,9 @@ int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id, int enabled);
  * has left alone for stall_ms; then it runs the loop itself (answering the
  * server's pings, keepalive, backpressure, items and notify as in thread
  * mode) until the host calls in again. One loop, one owner at a time
- * (a mutex; user code never runs under it), one item queue: nothing is
- * lost or reordered across a hand-off. */
+ * (a mutex held for a turn, never while waiting; user code and notify
+ * never run under it), one item queue: nothing is lost or reordered
+ * across a hand-off. */
 
 typedef struct mcpp_host_options {
   /* How long work may wait while the host does not turn before the
@@ -987,8 +988,9 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
  * blocking (reads, timers, the commands other threads queued), then the
  * host drains. Sets *wake_ms to the time after which the host must call
  * again even if the descriptor stays quiet (0: at once), or -1 if only the
- * descriptor need wake it. If the watchdog is running the loop just now it
- * returns at once with *wake_ms 1. Returns 0, or MCPP_ERR_INVALID_ARGUMENT
+ * descriptor need wake it. If the watchdog is in a turn just now, waits
+ * for its end (it never waits for anything while in one). Returns 0, or
+ * MCPP_ERR_INVALID_ARGUMENT
  * (not the host thread, not in host mode: nothing ran, *wake_ms -1). */
 int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms);
 

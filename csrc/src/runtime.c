@@ -1501,10 +1501,10 @@ static void take_over(mcpp_runtime *rt, uint32_t tick_ms) {
     uv_run(rt->loop, UV_RUN_NOWAIT);
     flush_corks(rt);
     rt->runner = RUN_NONE;
-    flush_wake(rt);
     int t = loop_timeout(rt->loop);
     struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
     pthread_mutex_unlock(&rt->run_mu);
+    flush_wake(rt); /* notify never runs under run_mu: the host may wait */
     pthread_mutex_lock(&rt->mu);
     int go_on = watching(rt);
     pthread_mutex_unlock(&rt->mu);
@@ -1568,10 +1568,11 @@ static int64_t host_settle(mcpp_runtime *rt, int from_command) {
   return from_command && queued ? 0 : t;
 }
 
-/* Host thread: runs the queued commands now if nobody else runs the loop;
- * returns 0 if it could not (the watchdog has it: the async wakes it). */
+/* Host thread: runs the queued commands now, after the watchdog's turn if
+ * it is in one (microseconds: it never waits for anything under run_mu).
+ * Returns 0 if host mode ended meanwhile (the async wakes the thread). */
 static int run_inline(mcpp_runtime *rt) {
-  if (pthread_mutex_trylock(&rt->run_mu)) return 0;
+  pthread_mutex_lock(&rt->run_mu);
   if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
     pthread_mutex_unlock(&rt->run_mu);
     return 0;
@@ -1651,11 +1652,9 @@ int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
   if (!rt || !wake_ms || atomic_load(&rt->mode) != MCPP_MODE_HOST ||
       !pthread_equal(rt->host_thread, pthread_self()))
     return MCPP_ERR_INVALID_ARGUMENT;
+  /* Counted first: a watchdog in a takeover sees it and hands back. */
   atomic_fetch_add(&rt->host_turns, 1);
-  if (pthread_mutex_trylock(&rt->run_mu)) {
-    *wake_ms = 1; /* the watchdog is in a turn; it lets go at once */
-    return 0;
-  }
+  pthread_mutex_lock(&rt->run_mu);
   if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
     pthread_mutex_unlock(&rt->run_mu);
     return MCPP_ERR_INVALID_ARGUMENT;

@@ -78,7 +78,9 @@ static void hh_turn(hh *h) {
 }
 
 /* After a command on the host thread, as the bindings do. */
-static void hh_after_command(hh *h) { hh_arm(h, mcpp_runtime_host_rearm(h->rt), 0); }
+static void hh_after_command(hh *h) {
+  hh_arm(h, mcpp_runtime_host_rearm(h->rt), 0);
+}
 
 static void on_rt_readable(uv_poll_t *p, int status, int events) {
   (void)status;
@@ -112,7 +114,9 @@ static void hh_init(hh *h) {
 
 /* Attaches and starts watching, as a binding does at its first use. */
 static void hh_attach(hh *h) {
-  ASSERT_EQ(0, mcpp_runtime_host_attach(h->rt, NULL, &h->fd));
+  /* The default stall, scaled under valgrind, whose every turn is slow. */
+  mcpp_host_options o = {margin_ms(MCPP_HOST_STALL_MS)};
+  ASSERT_EQ(0, mcpp_runtime_host_attach(h->rt, &o, &h->fd));
   ASSERT(h->fd >= 0);
   char why[128];
   ASSERT_EQ(MCPP_MODE_HOST, mcpp_runtime_mode(h->rt, why, sizeof why));
