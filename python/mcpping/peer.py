@@ -183,6 +183,7 @@ class Peer:
         self.protocol_version: str | None = None
         self.keepalive = keepalive
         self._ping_timeout = ping_timeout
+        self._ping_timeout_ms = 0  # _ping_timeout in ms, once checked
         # Errors of user code (and of record files) go to the loop's
         # exception handler, naming this peer; delivery goes on.
         self._report = _isolation.reporter(self.loop, peer=self)
@@ -311,7 +312,12 @@ class Peer:
         Raises PingTimeout, PingError (``code``, ``message``), PingInvalid,
         PingUnsupported, or PeerClosed.
         """
-        timeout_ms = _check.seconds("timeout", self._ping_timeout if timeout is None else timeout)
+        if timeout is not None:
+            timeout_ms = _check.seconds("timeout", timeout)
+        else:
+            # Checked once, on first use (its error still comes from ping()).
+            timeout_ms = self._ping_timeout_ms or _check.seconds("timeout", self._ping_timeout)
+            self._ping_timeout_ms = timeout_ms
         if self._closed.done():
             raise PeerClosed("connection is closed")
         token = next(_tokens)
