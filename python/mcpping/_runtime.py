@@ -107,6 +107,7 @@ def attach(loop: asyncio.AbstractEventLoop) -> None:
 
 def detach(loop: asyncio.AbstractEventLoop) -> None:
     """Drops one connection's interest; the last one unregisters the loop."""
+    global _why
     rehost = None
     with _lock:
         n = _loops.get(loop, 0) - 1
@@ -114,11 +115,14 @@ def detach(loop: asyncio.AbstractEventLoop) -> None:
             _loops[loop] = n
             return
         _loops.pop(loop, None)
+        live = [other for other in _loops if not other.is_closed()]
         if _home is loop:
             _unhost("thread mode: no asyncio event loop has a connection")
-        elif _home is None and len(_loops) == 1:
+        elif _home is None and len(live) == 1:
             # Back to one loop: it may host again (on its own thread).
-            rehost = next(iter(_loops))
+            rehost = live[0]
+        elif not live and _why is not None:
+            _why = "thread mode: no asyncio event loop has a connection"
     if not loop.is_closed():
         try:
             loop.remove_reader(_native.wake_fd())
@@ -224,7 +228,8 @@ def _stop_watching(loop: asyncio.AbstractEventLoop, fd: int) -> None:
 def _rehost(loop: asyncio.AbstractEventLoop) -> None:
     """On ``loop``'s thread: host again if it is the only loop left."""
     with _lock:
-        if _home is None and len(_loops) == 1 and loop in _loops:
+        if _home is None and loop in _loops and not any(
+                other is not loop and not other.is_closed() for other in _loops):
             _host(loop)
 
 

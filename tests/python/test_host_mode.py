@@ -167,6 +167,7 @@ def test_two_loops_in_two_threads_share_the_runtime_in_thread_mode_and_lose_noth
             await exchange(p, 40, "a again")
 
     asyncio.run(a())
+    assert mcpping.runtime_mode() == ("thread", "thread mode: no asyncio event loop has a connection")
 
 
 def test_a_loop_closed_with_a_connection_open_leaves_the_next_loop_hosting(monkeypatch):
