@@ -194,3 +194,34 @@ def _native_close(p: mcpping.Peer) -> None:
     """Closes a peer whose loop is gone (its server is killed and reaped)."""
     from mcpping import _native
     _native.close(p._id)
+
+
+def test_when_the_first_loop_leaves_the_other_thread_s_loop_hosts_the_runtime(monkeypatch):
+    monkeypatch.delenv("MCPPING_HOST_MODE", raising=False)
+    b_connected, a_left = threading.Event(), threading.Event()
+    seen: list[tuple[str, str]] = []
+
+    async def b() -> None:
+        async with mcpping.connect(ECHO, keepalive=None) as p:
+            b_connected.set()
+            assert await asyncio.to_thread(a_left.wait, 30)
+            # A's detach asked this loop to host before it set a_left.
+            seen.append(mcpping.runtime_mode())
+            await exchange(p, 100, "b alone")
+
+    t = threading.Thread(target=lambda: asyncio.run(b()))
+
+    async def a() -> None:
+        async with mcpping.connect(ECHO, keepalive=None) as p:
+            t.start()
+            assert await asyncio.to_thread(b_connected.wait, 30)
+            assert mcpping.runtime_mode()[0] == "thread"
+            await exchange(p, 40, "a")
+
+    try:
+        asyncio.run(a())
+    finally:
+        a_left.set()
+        t.join(30)
+    assert not t.is_alive()
+    assert seen and seen[0][0] == "host", seen
