@@ -18,6 +18,14 @@ PYTHON ?= python3
 # The second Python environment, with mcp 1.x (see test-python-mcp1).
 MCP1_VENV := build/venv-mcp1
 MCP1_TESTS := test_sdk.py test_guard.py test_instrument.py test_sdk_majors.py test_frameworks_mcp1.py
+# The Python suite runs in host mode (the asyncio loop runs the runtime);
+# this core runs again in thread mode, the fallback (MCPPING_HOST_MODE=0), ~40 s.
+THREAD_MODE_TESTS := test_ping.py test_requests.py test_backpressure.py test_keepalive.py \
+  test_isolation.py test_hosts.py::test_one_host_loop \
+  test_hosts.py::test_two_loops_on_two_threads_each_get_their_own_items \
+  test_hosts.py::test_children_forked_while_connections_are_busy_work_and_spare_the_parent \
+  test_sdk.py::test_server_pings_are_answered_while_the_client_loop_is_blocked \
+  test_host_mode.py::test_mcpping_host_mode_0_keeps_the_runtime_on_its_thread_and_says_why
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
@@ -104,6 +112,7 @@ test-python: $(MCP1_VENV)/.stamp
 	# test_readme runs the mcp 1.x snippets with the other environment's mcpping.
 	$(MCP1_VENV)/bin/python -m pip install -q --no-build-isolation .
 	cd tests/python && $(PYTHON) -m pytest -q
+	cd tests/python && MCPPING_HOST_MODE=0 $(PYTHON) -m pytest -q $(THREAD_MODE_TESTS)
 	$(MAKE) test-python-mcp1
 
 # The SDK adapter on mcp 1.x, in an environment of its own (mcp 2.x is the

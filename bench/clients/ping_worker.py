@@ -7,7 +7,8 @@ sdk: the official SDK (mcp.client.stdio.stdio_client + ClientSession,
 send_ping()). A command {"n": N, "depth": D} runs N pings with D in flight.
 Each latency is the wall time around one awaited ping on the asyncio loop,
 which is what a caller sees; for api, "native_us" also holds the RTT that
-mcpping reported (timed in C on its I/O thread).
+mcpping reported (timed in C by the runtime's loop: on the asyncio loop's
+thread in host mode, on the native thread in thread mode).
 """
 import asyncio
 import os
@@ -20,14 +21,24 @@ from worker import serve, timed  # noqa: E402
 async def run_api(responder):
     import mcpping
 
+    # Which mode the runtime runs in and why (host or thread, issue 21), in
+    # the ready line; each block counts the watchdog's takeovers. A build
+    # from before host mode has neither.
+    hosted = hasattr(mcpping, "runtime_mode")
+    if hosted:
+        from mcpping._runtime import host_stats
+
     async with mcpping.connect([responder], keepalive=None) as peer:
         async def block(cmd):
+            before = host_stats()["takeovers"] if hosted else 0
             res, rtts = await timed(peer.ping, cmd["n"], cmd.get("depth", 1))
             if rtts:
                 res["native_us"] = [r * 1e6 for r in rtts]
+            if hosted:
+                res["takeovers"] = host_stats()["takeovers"] - before
             return res
 
-        await serve(block)
+        await serve(block, **({"runtime_mode": list(mcpping.runtime_mode())} if hosted else {}))
 
 
 async def run_sdk(responder):

@@ -10,8 +10,10 @@ Quick start::
         peer.on("stale", lambda ev: print("server is gone", ev))
         print(peer.stats)
 
-Pings are sent, answered and timed by a native I/O thread, so they work
-while the asyncio loop or the GIL is busy. ``mcpping.sdk.stdio_client`` is a
+Pings are sent, answered and timed in C. The asyncio loop's own thread runs
+the native runtime (host mode, see ``mcpping.runtime_mode()``); a native
+thread takes over while the loop is blocked, so the server's pings are
+answered even then. ``mcpping.sdk.stdio_client`` is a
 drop-in for the official SDK's stdio transport; ``mcpping.guard`` wraps any
 transport's streams, in the client or the server role; ``mcpping.http.connect``
 watches a Streamable HTTP server.
@@ -34,6 +36,7 @@ from .instrument import instrument, instrumented_peers, is_instrumented, uninstr
 from .keepalive import KeepAlive
 from .peer import CloseInfo, HandshakeError, Peer, connect
 from .reconnect import Reconnect, set_retry_budget
+from ._runtime import runtime_mode
 from .stats import Stats
 
 __all__ = [
@@ -41,5 +44,5 @@ __all__ = [
     "Stats", "CloseInfo", "MCPPingError", "PingFailure", "PingTimeout", "PingError",
     "PingInvalid", "PingUnsupported", "PeerClosed", "SpawnError", "HandshakeError", "metrics",
     "instrument", "uninstrument", "instrumented_peers", "is_instrumented",
-    "Reconnect", "set_retry_budget", "RequestInDoubt",
+    "Reconnect", "set_retry_budget", "RequestInDoubt", "runtime_mode",
 ]

@@ -9,11 +9,18 @@
  * Python is busy, no crash or hang at interpreter shutdown) and batches
  * wake-ups: the runtime notifies once per empty -> non-empty transition and
  * the host drains every queued item per wake.
+ *
+ * In host mode (issue 21; docs/python.md) the asyncio loop's own thread
+ * runs the runtime's loop: _runtime.py watches its descriptor and calls
+ * host_turn, commands run inline, and after each one host_after makes sure
+ * the loop turns again in time; the I/O thread only watches, and takes
+ * over (then wakes the host through the same pipe) while the loop stalls.
  */
 #include "_native.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <time.h>
 #include <unistd.h>
 
 /* Item kinds as seen by Python (the second field of each drained tuple). */
@@ -111,6 +118,8 @@ static void free_runtime(mcpping_state *st, int release_gil) {
   mcpping_wake *w = st->wake;
   st->rt = NULL;
   st->wake = NULL;
+  st->hosted = 0;
+  st->armed_due = UINT64_MAX;
   if (rt != NULL) {
     if (release_gil) {
       Py_BEGIN_ALLOW_THREADS mcpp_runtime_free(rt);
@@ -124,6 +133,46 @@ static void free_runtime(mcpping_state *st, int release_gil) {
     close(w->wfd);
     free(w);
   }
+}
+
+/* ------------------------------------------------------------ host mode */
+
+static uint64_t mono_ms(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* Makes sure the host's loop calls host_turn within ms (0: soon). Calls
+ * Python (_runtime._arm) only if that is sooner than the turn it armed
+ * last: one armed turn at a time, so most commands cost no Python call.
+ * _arm returns whether it armed; an exception it raises is reported as
+ * unraisable, never lost into the caller's result. GIL held. */
+static void host_arm(mcpping_state *st, int64_t ms) {
+  uint64_t now = mono_ms(), due = now + (uint64_t)ms;
+  /* An armed turn overdue has been lost (cancelled, its loop stopped) or
+   * is late (a busy loop): arming again is harmless, trusting it is not. */
+  if ((due >= st->armed_due && now <= st->armed_due) || st->arm == NULL)
+    return;
+  PyObject *type, *value, *tb;
+  PyErr_Fetch(&type, &value, &tb);
+  PyObject *r = PyObject_CallFunction(st->arm, "L", (long long)ms);
+  if (r == NULL) {
+    PyErr_WriteUnraisable(st->arm);
+  } else {
+    if (PyObject_IsTrue(r) == 1) st->armed_due = due;
+    Py_DECREF(r);
+  }
+  PyErr_Restore(type, value, tb);
+}
+
+/* After every runtime call made on the host thread: the command ran
+ * inline and may have set an earlier timer or queued items. In thread
+ * mode, or off the host thread, it costs one branch. GIL held. */
+static inline void host_after(mcpping_state *st) {
+  if (!st->hosted || st->rt == NULL) return;
+  int64_t ms = mcpp_runtime_host_rearm(st->rt);
+  if (ms >= 0) host_arm(st, ms);
 }
 
 /* ------------------------------------------------------------ helpers */
@@ -230,7 +279,8 @@ static PyObject *py_spawn(PyObject *module, PyObject *args) {
   mcpp_runtime *rt = st->rt;
   Py_BEGIN_ALLOW_THREADS rc = mcpp_runtime_spawn(
       rt, &settings, &opts, handle, &conn_id, errbuf, sizeof errbuf);
-  Py_END_ALLOW_THREADS if (rc != 0) {
+  Py_END_ALLOW_THREADS host_after(st);
+  if (rc != 0) {
     Py_DECREF(handle);
     mcpping_raise(st, rc, errbuf[0] ? errbuf : NULL);
     goto done;
@@ -270,6 +320,7 @@ static PyObject *py_send(PyObject *module, PyObject *args) {
                                             (size_t)frame.len, timeout_ms)
                   : MCPP_ERR_NOT_FOUND;
   mcpping_bytes_release(&frame);
+  host_after(st);
   if (rc == MCPP_ERR_WOULD_BLOCK) Py_RETURN_FALSE;
   if (rc != 0) return mcpping_raise(st, rc, NULL);
   Py_RETURN_TRUE;
@@ -296,6 +347,7 @@ static PyObject *py_cancel_request(PyObject *module, PyObject *args) {
   /* A connection already gone has nothing left to abandon. */
   if (st->rt) mcpp_runtime_cancel_request(st->rt, id, rid.buf, (size_t)rid.len);
   mcpping_bytes_release(&rid);
+  host_after(st);
   Py_RETURN_NONE;
 }
 
@@ -314,6 +366,7 @@ static PyObject *py_ping(PyObject *module, PyObject *args) {
   if (get_conn_id(id_obj, &id) < 0) return NULL;
   int rc = st->rt ? mcpp_runtime_ping(st->rt, id, timeout_ms, token)
                   : MCPP_ERR_NOT_FOUND;
+  host_after(st);
   if (rc != 0) return mcpping_raise(st, rc, NULL);
   Py_RETURN_NONE;
 }
@@ -331,6 +384,7 @@ static PyObject *py_cancel_ping(PyObject *module, PyObject *args) {
   if (get_conn_id(id_obj, &id) < 0) return NULL;
   /* A connection already gone has nothing left to cancel. */
   if (st->rt) mcpp_runtime_cancel_ping(st->rt, id, token);
+  host_after(st);
   Py_RETURN_NONE;
 }
 
@@ -390,6 +444,7 @@ static PyObject *py_close(PyObject *module, PyObject *arg) {
   uint64_t id;
   if (get_conn_id(arg, &id) < 0) return NULL;
   int rc = st->rt ? mcpp_runtime_close(st->rt, id) : MCPP_ERR_NOT_FOUND;
+  host_after(st);
   return PyBool_FromLong(rc == 0);
 }
 
@@ -513,8 +568,8 @@ static int add_charge(mcpping_state *st, PyObject *batch, uint64_t id,
   return 0;
 }
 
-static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
-  mcpping_state *st = mcpping_get_state(module);
+/* Takes every queued item as drain() returns them. */
+static PyObject *drain_items(mcpping_state *st) {
   PyObject *batches = PyList_New(0);
   if (batches == NULL || st->rt == NULL) return batches;
   PyObject *index = PyDict_New(); /* conn_id -> its batch */
@@ -522,8 +577,6 @@ static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
     Py_DECREF(batches);
     return NULL;
   }
-  /* Clear first, then drain: an item queued after the drain wakes us again. */
-  clear_pipe(st->wake);
   mcpp_item *items = mcpp_runtime_drain(st->rt);
   int failed = 0;
   /* Items come in runs of one connection: its batch is looked up and its
@@ -569,6 +622,122 @@ static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
   return batches;
 }
 
+static PyObject *py_drain(PyObject *module, PyObject *Py_UNUSED(ignored)) {
+  mcpping_state *st = mcpping_get_state(module);
+  /* Clear first, then drain: an item queued after the drain wakes us again. */
+  if (st->rt != NULL) clear_pipe(st->wake);
+  return drain_items(st);
+}
+
+/* What woke the host's loop (host_turn's argument). */
+enum { TURN_READY = 0, TURN_WAKE = 1, TURN_TIMER = 2 };
+
+PyDoc_STRVAR(host_turn_doc,
+             "host_turn(source) -> list[list]\n\n"
+             "One turn of the host's loop. source: 0 the runtime's descriptor\n"
+             "is readable, 1 the wake pipe is (cleared first), 2 the turn\n"
+             "armed through arm() is due. In host mode, on the host thread, it\n"
+             "runs the runtime's loop once without blocking and arms the next\n"
+             "turn (arm(ms)) if the runtime needs one sooner than the armed one;\n"
+             "then, in any mode, it drains: the result is drain()'s.");
+
+static PyObject *py_host_turn(PyObject *module, PyObject *arg) {
+  mcpping_state *st = mcpping_get_state(module);
+  long source = PyLong_AsLong(arg);
+  if (source == -1 && PyErr_Occurred()) return NULL;
+  if (st->rt == NULL) return PyList_New(0);
+  if (source == TURN_WAKE) clear_pipe(st->wake);
+  if (source == TURN_TIMER) st->armed_due = UINT64_MAX; /* it fired */
+  if (st->hosted) {
+    /* Not the host thread (another loop's wake), or detached meanwhile:
+     * nothing runs, the drain below is all there is to do. */
+    int64_t wake_ms;
+    if (mcpp_runtime_host_run(st->rt, &wake_ms) == 0 && wake_ms >= 0)
+      host_arm(st, wake_ms);
+  }
+  return drain_items(st);
+}
+
+PyDoc_STRVAR(host_attach_doc,
+             "host_attach(arm) -> int | None\n\n"
+             "Host mode: the calling thread (its asyncio loop) runs the\n"
+             "runtime from now on. Returns the descriptor to watch for\n"
+             "readability (call host_turn(0) then), or None if the runtime\n"
+             "refused (thread mode; runtime_mode() says why). arm(ms) is called\n"
+             "on this thread when a turn is needed within ms ms (0: soon); it\n"
+             "returns whether it armed one (then host_turn(2) when it is due).");
+
+static PyObject *py_host_attach(PyObject *module, PyObject *arm) {
+  mcpping_state *st = mcpping_get_state(module);
+  if (!PyCallable_Check(arm)) {
+    PyErr_SetString(PyExc_TypeError, "arm must be callable");
+    return NULL;
+  }
+  if (ensure_runtime(st) < 0) return NULL;
+  mcpp_runtime *rt = st->rt;
+  int fd = -1, rc;
+  /* Waits for the I/O thread to leave the loop; it never takes the GIL. */
+  Py_BEGIN_ALLOW_THREADS rc = mcpp_runtime_host_attach(rt, NULL, &fd);
+  Py_END_ALLOW_THREADS if (rc == MCPP_ERR_UNSUPPORTED) Py_RETURN_NONE;
+  if (rc != 0) return mcpping_raise(st, rc, NULL);
+  PyObject *old = st->arm;
+  Py_INCREF(arm);
+  st->arm = arm;
+  Py_XDECREF(old);
+  st->armed_due = UINT64_MAX;
+  st->hosted = 1;
+  return PyLong_FromLong(fd);
+}
+
+PyDoc_STRVAR(host_detach_doc,
+             "host_detach() -> bool\n\n"
+             "Back to thread mode (any thread; waits for a turn in progress).\n"
+             "False if the runtime was not in host mode. Items the host had\n"
+             "yet to drain stay queued: drain after it.");
+
+static PyObject *py_host_detach(PyObject *module, PyObject *Py_UNUSED(ignored)) {
+  mcpping_state *st = mcpping_get_state(module);
+  mcpp_runtime *rt = st->rt;
+  if (rt == NULL) Py_RETURN_FALSE;
+  int rc;
+  st->hosted = 0; /* no more host_run nor arm from the old host thread */
+  Py_BEGIN_ALLOW_THREADS rc = mcpp_runtime_host_detach(rt);
+  Py_END_ALLOW_THREADS st->armed_due = UINT64_MAX;
+  return PyBool_FromLong(rc == 0);
+}
+
+PyDoc_STRVAR(runtime_mode_doc,
+             "runtime_mode() -> tuple[str, str]\n\n"
+             "('host' or 'thread', why): who runs the runtime's loop.");
+
+static PyObject *py_runtime_mode(PyObject *module,
+                                 PyObject *Py_UNUSED(ignored)) {
+  mcpping_state *st = mcpping_get_state(module);
+  if (st->rt == NULL)
+    return Py_BuildValue("(ss)", "thread",
+                         "thread mode: no connection yet (the runtime starts "
+                         "with the first)");
+  char why[160] = "";
+  mcpp_mode m = mcpp_runtime_mode(st->rt, why, sizeof why);
+  return Py_BuildValue("(sN)", m == MCPP_MODE_HOST ? "host" : "thread",
+                       text_of(why, -1));
+}
+
+PyDoc_STRVAR(host_stats_doc,
+             "host_stats() -> dict[str, int]\n\n"
+             "takeovers (the I/O thread ran the loop for a stalled host),\n"
+             "host_turns and inline_commands; for tests and benchmarks.");
+
+static PyObject *py_host_stats(PyObject *module, PyObject *Py_UNUSED(ignored)) {
+  mcpping_state *st = mcpping_get_state(module);
+  mcpp_host_stats hs;
+  mcpp_runtime_host_stats(st->rt, &hs);
+  return Py_BuildValue("{sKsKsK}", "takeovers",
+                       (unsigned long long)hs.takeovers, "host_turns",
+                       (unsigned long long)hs.host_turns, "inline_commands",
+                       (unsigned long long)hs.inline_commands);
+}
+
 PyDoc_STRVAR(release_doc,
              "release(conn_id, charge) -> None\n\n"
              "Give back the charge of a drained batch once its connection's\n"
@@ -582,8 +751,10 @@ static PyObject *py_release(PyObject *module, PyObject *args) {
   uint64_t id;
   if (get_conn_id(id_obj, &id) < 0) return NULL;
   /* A closed connection counts nothing any more. */
-  if (st->rt != NULL && charge > 0)
+  if (st->rt != NULL && charge > 0) {
     mcpp_runtime_release(st->rt, id, (size_t)charge);
+    host_after(st);
+  }
   Py_RETURN_NONE;
 }
 
@@ -614,6 +785,9 @@ static PyObject *py_after_fork_child(PyObject *module,
     *st->wake = fresh;
   }
   mcpp_runtime_after_fork_child(st->rt);
+  /* The parent's host loop is not this process's: thread mode. */
+  st->hosted = 0;
+  st->armed_due = UINT64_MAX;
   Py_RETURN_NONE;
 }
 
@@ -656,6 +830,11 @@ static PyMethodDef module_methods[] = {
     {"drain", py_drain, METH_NOARGS, drain_doc},
     {"release", py_release, METH_VARARGS, release_doc},
     {"wake_fd", py_wake_fd, METH_NOARGS, wake_fd_doc},
+    {"host_turn", py_host_turn, METH_O, host_turn_doc},
+    {"host_attach", py_host_attach, METH_O, host_attach_doc},
+    {"host_detach", py_host_detach, METH_NOARGS, host_detach_doc},
+    {"runtime_mode", py_runtime_mode, METH_NOARGS, runtime_mode_doc},
+    {"host_stats", py_host_stats, METH_NOARGS, host_stats_doc},
     {"after_fork_child", py_after_fork_child, METH_NOARGS, after_fork_doc},
     {"shutdown", py_shutdown, METH_NOARGS, shutdown_doc},
     {"strerror", py_strerror, METH_O, strerror_doc},
@@ -676,6 +855,9 @@ static int module_exec(PyObject *m) {
   mcpping_state *st = mcpping_get_state(m);
   st->rt = NULL;
   st->wake = NULL;
+  st->hosted = 0;
+  st->arm = NULL;
+  st->armed_due = UINT64_MAX;
   st->error = PyErr_NewExceptionWithDoc(
       "mcpping._native.NativeError",
       "An MCPP_ERR_* code from the C layer: args are (code, message, name).",
@@ -717,6 +899,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   mcpping_state *st = mcpping_get_state(m);
   Py_VISIT(st->engine_type);
   Py_VISIT(st->error);
+  Py_VISIT(st->arm);
   return 0;
 }
 
@@ -724,6 +907,7 @@ static int module_clear(PyObject *m) {
   mcpping_state *st = mcpping_get_state(m);
   Py_CLEAR(st->engine_type);
   Py_CLEAR(st->error);
+  Py_CLEAR(st->arm);
   return 0;
 }
 

@@ -32,6 +32,13 @@ typedef struct mcpping_state {
    * created again after shutdown(). */
   uint32_t budget_burst;
   double budget_per_second;
+  /* Host mode (host_attach): the asyncio loop's thread runs the runtime.
+   * arm(ms) is _runtime._arm, which makes the loop call host_turn within
+   * ms; armed_due (monotonic ms, UINT64_MAX: none) is when the turn it
+   * last armed is due, so a later or equal time costs no Python call. */
+  int hosted;
+  PyObject *arm;
+  uint64_t armed_due;
 } mcpping_state;
 
 /* Returns the state of the module object m. */

@@ -63,6 +63,22 @@ def release(conn_id: int, charge: int) -> None:
     """Gives back a drained batch's charge once its loop processed it."""
 def wake_fd() -> int:
     """The wake pipe's read end (creates the runtime)."""
+def host_turn(source: int) -> list[list[Any]]:
+    """One turn of the host's loop (source 0: the runtime's descriptor is
+    readable, 1: the wake pipe is, 2: the armed turn is due): in host mode,
+    on the host thread, runs the runtime's loop once without blocking and
+    arms the next turn; then drains, as ``drain()``."""
+def host_attach(arm: Callable[[int], bool]) -> int | None:
+    """Host mode, driven from this thread: the descriptor to watch for
+    readability, or None if the runtime refused (see ``runtime_mode``).
+    ``arm(ms)`` asks for a ``host_turn(2)`` within ms (0: soon); it returns
+    whether it armed one."""
+def host_detach() -> bool:
+    """Back to thread mode (any thread); False if not in host mode."""
+def runtime_mode() -> tuple[str, str]:
+    """("host" or "thread", why)."""
+def host_stats() -> dict[str, int]:
+    """takeovers, host_turns, inline_commands."""
 def after_fork_child() -> None:
     """Resets the runtime in a forked child."""
 def shutdown() -> None:

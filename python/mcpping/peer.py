@@ -56,8 +56,11 @@ _charging: set["_Inbox"] = set()
 
 
 @contextlib.contextmanager
-def _awaiting_answer() -> Generator[None, None, None]:
-    task = asyncio.current_task()
+def _awaiting_answer(loop: asyncio.AbstractEventLoop | None = None
+                     ) -> Generator[None, None, None]:
+    # With the loop given, current_task skips get_running_loop, whose pid
+    # check is a getpid() system call on every ping.
+    task = asyncio.current_task(loop)
     if task is None:
         yield
         return
@@ -180,6 +183,7 @@ class Peer:
         self.protocol_version: str | None = None
         self.keepalive = keepalive
         self._ping_timeout = ping_timeout
+        self._ping_timeout_ms = 0  # _ping_timeout in ms, once checked
         # Errors of user code (and of record files) go to the loop's
         # exception handler, naming this peer; delivery goes on.
         self._report = _isolation.reporter(self.loop, peer=self)
@@ -308,7 +312,12 @@ class Peer:
         Raises PingTimeout, PingError (``code``, ``message``), PingInvalid,
         PingUnsupported, or PeerClosed.
         """
-        timeout_ms = _check.seconds("timeout", self._ping_timeout if timeout is None else timeout)
+        if timeout is not None:
+            timeout_ms = _check.seconds("timeout", timeout)
+        else:
+            # Checked once, on first use (its error still comes from ping()).
+            timeout_ms = self._ping_timeout_ms or _check.seconds("timeout", self._ping_timeout)
+            self._ping_timeout_ms = timeout_ms
         if self._closed.done():
             raise PeerClosed("connection is closed")
         token = next(_tokens)
@@ -320,7 +329,7 @@ class Peer:
             _native.ping(self._id, timeout_ms, token)
             # No asyncio timer: the engine times the ping in C and always
             # reports an outcome (a close reports every ping still out).
-            with _awaiting_answer():
+            with _awaiting_answer(self.loop):
                 return await fut
         except _native.NativeError:
             raise PeerClosed("connection is closed") from None
@@ -348,7 +357,7 @@ class Peer:
                 raise PeerClosed("connection is closed")
             fut: asyncio.Future[None] = self.loop.create_future()
             self._drain_waiters.append(fut)
-            with _awaiting_answer():
+            with _awaiting_answer(self.loop):
                 await fut
 
     def _send(self, data: bytes, timeout_ms: int) -> None:
@@ -414,7 +423,7 @@ class Peer:
         data = _encode(msg)
         try:
             self._send(data, timeout_ms)
-            with _awaiting_answer():
+            with _awaiting_answer(self.loop):
                 resp = await fut
         except asyncio.CancelledError:
             self._abandon(rid, data)

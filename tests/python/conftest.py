@@ -44,6 +44,12 @@ def field(model: object, name: str) -> object:
     return getattr(model, head + "".join(p.title() for p in rest))
 
 
+def expected_mode() -> str:
+    """The runtime's mode while one asyncio loop has connections: host,
+    unless the suite runs in thread mode (MCPPING_HOST_MODE=0, make test)."""
+    return "thread" if os.environ.get("MCPPING_HOST_MODE") == "0" else "host"
+
+
 def process_alive(pid: int) -> bool:
     """True if pid exists and is not a zombie."""
     try:

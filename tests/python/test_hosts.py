@@ -21,7 +21,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from conftest import HERE, PY, process_alive
+from conftest import HERE, PY, expected_mode, process_alive
 from test_notebook import _ensure_kernel
 
 HOSTS = HERE / "hosts"
@@ -58,6 +58,8 @@ def test_one_host_loop(host):
     (r,) = run_host("scenario.py", host)
     check_scenario(r)
     assert r["thread"] is (host != "thread")
+    # The one loop with a connection runs the runtime, on any thread.
+    assert r["mode"][0] == expected_mode(), r["mode"]
 
 
 def test_two_loops_on_two_threads_each_get_their_own_items():

@@ -14,7 +14,7 @@ from mcp import ClientSession, StdioServerParameters
 
 import mcpping
 from mcpping.sdk import stdio_client, stdio_peer
-from conftest import PY, HERE, field
+from conftest import PY, HERE, expected_mode, field
 
 PARAMS = StdioServerParameters(command=PY, args=[str(HERE / "servers" / "sdk_server.py")])
 FAST = mcpping.KeepAlive(interval=0.02, timeout=2, failures=3, min_interval=0.01, jitter_pct=0)
@@ -63,6 +63,8 @@ async def test_server_pings_are_answered_while_the_client_loop_is_blocked():
         window.append(time.monotonic())
 
     async with stdio_peer(PARAMS, keepalive=None) as (r, w, peer):
+        # Host mode: the native thread answers only as the blocked loop's watchdog.
+        assert mcpping.runtime_mode()[0] == expected_mode()
         async with ClientSession(r, w, logging_callback=on_log) as session:
             await session.initialize()
             res = await session.call_tool("ping_client", {"count": 5, "delay": 0.2})

@@ -38,6 +38,10 @@ def child() -> None:
                 raise AssertionError("a child wrote to the parent's server")
             except mcpping.PeerClosed as e:
                 assert str(e) == "connection is closed", e
+        # The parent's host loop is not the child's: thread mode until a
+        # loop of its own connects.
+        mode, why = mcpping.runtime_mode()
+        assert mode == "thread", why
         asyncio.set_event_loop(None)
         loop = asyncio.new_event_loop()
         for p in inherited:
@@ -47,7 +51,9 @@ def child() -> None:
             except mcpping.PeerClosed:
                 pass
         result = loop.run_until_complete(scenario())
-        code = 0 if result["rtt"] > 0 and result["echo"] == {"seq": 7} else 3
+        expected = "thread" if os.environ.get("MCPPING_HOST_MODE") == "0" else "host"
+        code = 0 if (result["rtt"] > 0 and result["echo"] == {"seq": 7}
+                     and result["mode"][0] == expected) else 3
     except BaseException as e:
         print("child failed:", repr(e), file=sys.stderr, flush=True)
         code = 4

@@ -4,7 +4,8 @@
 
 connects to tests/peers/echo.py with fast keepalive, pings, sends a request,
 sees keepalive events, closes, and prints one JSON line per connection:
-{"pid", "rtt", "echo", "events", "exit_status", "term_signal", "thread"}.
+{"pid", "rtt", "echo", "events", "exit_status", "term_signal", "mode", "thread"}
+(mode: mcpping.runtime_mode() while connected).
 The interpreter must then exit on its own (the test holds a timeout).
 """
 
@@ -27,6 +28,7 @@ async def scenario() -> dict:
     async with mcpping.connect(ECHO, keepalive=KEEPALIVE,
                                on_event=lambda ev: names.append(ev.name)) as p:
         pid = p.pid
+        mode = mcpping.runtime_mode()
         pongs = p.events("pong")
         rtt = await p.ping(timeout=5)
         answer = await p.request("echo", {"seq": 7}, timeout=5)
@@ -37,7 +39,7 @@ async def scenario() -> dict:
     info = p.close_info
     assert info is not None
     return {"pid": pid, "rtt": rtt, "echo": answer.get("result"), "events": sorted(set(names)),
-            "exit_status": info.exit_status, "term_signal": info.term_signal,
+            "exit_status": info.exit_status, "term_signal": info.term_signal, "mode": mode,
             "thread": threading.current_thread() is threading.main_thread()}
 
 
