@@ -1707,16 +1707,22 @@ int mcpp_runtime_host_detach(mcpp_runtime *rt) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->run_mu); /* a turn in progress ends first */
   pthread_mutex_lock(&rt->mu);
-  int rc = MCPP_ERR_INVALID_ARGUMENT;
+  int rc = MCPP_ERR_INVALID_ARGUMENT, wake = 0;
   if (atomic_load(&rt->mode) == MCPP_MODE_HOST) {
     atomic_store(&rt->mode, MCPP_MODE_THREAD);
     snprintf(rt->why, sizeof rt->why, "%s",
              "thread mode: detached from the host's event loop");
     pthread_cond_broadcast(&rt->watch_cv);
+    /* A drain the last host turn promised may never come now: items
+     * waiting are announced as thread mode announces them. */
+    wake = rt->item_head != NULL;
+    rt->notified = wake;
+    rt->wake_due = 0;
     rc = 0;
   }
   pthread_mutex_unlock(&rt->mu);
   pthread_mutex_unlock(&rt->run_mu);
+  if (wake && rt->notify) rt->notify(rt->notify_data);
   return rc;
 }
 
