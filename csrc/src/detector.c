@@ -1,0 +1,138 @@
+/* The detector: what a stale verdict needs besides failed pings. A stale
+ * verdict kills a process and fails calls, so when keepalive failures
+ * reach settings.failures the engine looks for a second, different proof
+ * before convicting:
+ * - pings that failed are corroborated by one side-effect-free probe
+ *   (tools/list, or server/discover on 2026-07-28) with its own timeout:
+ *   a server that answers it but not pings is ping-deaf, reported once and
+ *   watched by probe from then on;
+ * - a server whose CPU time advanced between the last two looks while an
+ *   application request is in flight is busy (a single-threaded server on
+ *   a long synchronous call is deaf to everything but working): no verdict
+ *   while that lasts, and the request's own deadline still bounds it;
+ * - a stopped process, or silence on both with no CPU progress, is stale,
+ *   at most one probe timeout later than pings alone would say.
+ * The verdict's proof names the evidence tried and its result. */
+#include <string.h>
+
+#include "engine.h"
+
+void mcpp__detector_reset(mcpp_engine *e) {
+  e->probe_failed = 0;
+  e->busy_reported = 0;
+}
+
+void mcpp__detector_late_pong(mcpp_engine *e) {
+  /* A ping answered late is slow, not deaf: the probe out is no longer a
+   * test of deafness. */
+  e->corroborating = 0;
+}
+
+void mcpp__detector_probe_answered(mcpp_engine *e, uint64_t now) {
+  e->corroborating = 0;
+  if (e->ping_deaf) return;
+  e->ping_deaf = 1;
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_PING_DEAF;
+  ev.proof = e->ka_proof; /* the probe that was answered */
+  ev.message = "the server answers probes but not ping: watched by probe "
+               "from now on";
+  mcpp__emit(e, &ev, "ping_deaf", now);
+}
+
+static void busy(mcpp_engine *e, uint64_t now) {
+  if (e->busy_reported) return;
+  e->busy_reported = 1;
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_BUSY;
+  ev.proof = "cpu";
+  ev.message = "the server process is using CPU while a request is in "
+               "flight: busy, not stale";
+  mcpp__emit(e, &ev, "busy", now);
+}
+
+/* Appends s to the verdict proof (it always fits: method names are
+ * capped well below the buffer, and the clauses are few). */
+static void put(char *buf, size_t cap, const char *s) {
+  size_t n = strlen(buf), k = strlen(s);
+  if (n + k >= cap) k = cap - n - 1;
+  memcpy(buf + n, s, k);
+  buf[n + k] = '\0';
+}
+
+/* The proof names what failed first, then each corroboration tried and
+ * its result: "ping; probe:tools/list timed out; cpu idle". With nothing
+ * to corroborate it is the one token it always was ("ping"). */
+static const char *compose_proof(mcpp_engine *e, const char *failed,
+                                 const char **message) {
+  char *p = e->verdict_proof;
+  size_t cap = sizeof e->verdict_proof;
+  p[0] = '\0';
+  put(p, cap, failed);
+  int ping = strcmp(failed, "ping") == 0;
+  if (e->probe_failed) {
+    put(p, cap, "; ");
+    put(p, cap, mcpp__probe_choice(e) ? mcpp__probe_choice(e) : "probe");
+    put(p, cap, " timed out");
+  }
+  if (e->cpu_known)
+    put(p, cap, e->cpu_advanced ? "; cpu busy, no request in flight"
+                                : "; cpu idle");
+  if (!e->probe_failed && !e->cpu_known) {
+    *message = NULL; /* as before the detector: the failures say it all */
+    return p;
+  }
+  char *m = e->verdict_message;
+  cap = sizeof e->verdict_message;
+  m[0] = '\0';
+  put(m, cap, e->probe_failed ? "the server answered neither pings nor a probe"
+              : ping          ? "keepalive pings went unanswered"
+                              : "idle probes went unanswered");
+  if (e->cpu_known)
+    put(m, cap, e->cpu_advanced
+                    ? ", and its process used CPU with no request in flight"
+                    : ", and its process used no CPU");
+  *message = m;
+  return p;
+}
+
+int mcpp__detector_decide(mcpp_engine *e, const char *failed, uint64_t now) {
+  /* A stopped process needs no corroboration: it cannot answer. */
+  if (e->stopped_since) {
+    mcpp__go_stale(e, "process", "the server process is stopped", 0, now);
+    return 0;
+  }
+  /* Pings failed: ask once with a different, side-effect-free request.
+   * It comes first because it tells deaf from busy from dead at once. */
+  if (strcmp(failed, "ping") == 0 && !e->probe_failed &&
+      mcpp__probe_choice(e) != NULL) {
+    if (e->state == MCPP_STATE_ALIVE) mcpp__go_suspect(e, failed, NULL, now);
+    if (e->state == MCPP_STATE_CLOSED) return 1;
+    e->corroborating = 1;
+    if (mcpp__send_probe(e, mcpp__probe_choice(e), now) == 0) return 1;
+    /* It could not be sent: the pings' failure stands alone. */
+    e->corroborating = 0;
+    if (e->state == MCPP_STATE_CLOSED) return 1;
+  }
+  /* Working on a request (CPU time grew between the last two looks):
+   * the request's own deadline bounds the wait, and each further timeout
+   * asks again. */
+  if (e->cpu_advanced && e->ledger.count > 0) {
+    if (e->state == MCPP_STATE_ALIVE) mcpp__go_suspect(e, failed, NULL, now);
+    if (e->state != MCPP_STATE_CLOSED) busy(e, now);
+    return 1;
+  }
+  const char *message = NULL;
+  const char *proof = compose_proof(e, failed, &message);
+  mcpp__go_stale(e, proof, message, 0, now);
+  return 0;
+}
+
+int mcpp_engine_set_process_cpu(mcpp_engine *e, uint64_t cpu_us) {
+  if (e == NULL) return MCPP_ERR_INVALID_ARGUMENT;
+  e->cpu_us = cpu_us;
+  e->cpu_known = 1;
+  return 0;
+}
