@@ -67,29 +67,29 @@ static void put(char *buf, size_t cap, const char *s) {
  * to corroborate it is the one token it always was ("ping"). */
 static const char *compose_proof(mcpp_engine *e, const char *failed,
                                  const char **message) {
-  char *p = e->verdict_proof;
-  size_t cap = sizeof e->verdict_proof;
-  p[0] = '\0';
+  *message = NULL;
+  /* With nothing to corroborate, the one token it always was. */
+  if (!e->probe_failed && !e->cpu_known) return failed;
+  if (e->verdict_text == NULL)
+    e->verdict_text = mcpp__malloc(e->alloc, 2 * MCPP__VERDICT_TEXT);
+  if (e->verdict_text == NULL) return failed; /* the token still says it */
+  char *p = e->verdict_text, *m = p + MCPP__VERDICT_TEXT;
+  size_t cap = MCPP__VERDICT_TEXT;
+  p[0] = m[0] = '\0';
   put(p, cap, failed);
-  int ping = strcmp(failed, "ping") == 0;
   if (e->probe_failed) {
+    const char *probe = mcpp__probe_choice(e);
     put(p, cap, "; ");
-    put(p, cap, mcpp__probe_choice(e) ? mcpp__probe_choice(e) : "probe");
+    put(p, cap, probe ? probe : "probe");
     put(p, cap, " timed out");
   }
   if (e->cpu_known)
     put(p, cap, e->cpu_advanced ? "; cpu busy, no request in flight"
                                 : "; cpu idle");
-  if (!e->probe_failed && !e->cpu_known) {
-    *message = NULL; /* as before the detector: the failures say it all */
-    return p;
-  }
-  char *m = e->verdict_message;
-  cap = sizeof e->verdict_message;
-  m[0] = '\0';
   put(m, cap, e->probe_failed ? "the server answered neither pings nor a probe"
-              : ping          ? "keepalive pings went unanswered"
-                              : "idle probes went unanswered");
+              : strcmp(failed, "ping") == 0
+                  ? "keepalive pings went unanswered"
+                  : "idle probes went unanswered");
   if (e->cpu_known)
     put(m, cap, e->cpu_advanced
                     ? ", and its process used CPU with no request in flight"

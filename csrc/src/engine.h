@@ -87,8 +87,10 @@ struct mcpp_engine {
   int cpu_known;       /* the driver fed the CPU time at least once */
   int cpu_advanced;    /* it grew between the last two looks */
   uint64_t cpu_us;
-  char verdict_proof[160]; /* the last verdict's proof and message, when */
-  char verdict_message[160]; /* composed from the evidence tried */
+  /* The last verdict's proof and message when composed from the evidence
+   * tried: MCPP__VERDICT_TEXT bytes each, allocated at the first such
+   * verdict (an idle connection does not pay for them). */
+  char *verdict_text;
 
   /* Manual pings, sorted by seq. */
   mcpp__ping *manual;
@@ -210,6 +212,7 @@ void mcpp__go_suspect(mcpp_engine *e, const char *proof, const char *message,
                       uint64_t now);
 
 /* detector.c: corroboration before a stale verdict. */
+#define MCPP__VERDICT_TEXT 160
 /* Failures reached settings.failures: decides between the verdict and
  * more evidence. `failed` is the proof that failed ("ping" or the watch's
  * "probe:<method>"). Returns 1 if the verdict waits (a corroborating probe
