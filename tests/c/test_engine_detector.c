@@ -243,3 +243,35 @@ TEST(stopped_server_with_a_request_in_flight_is_still_convicted_fast) {
   ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PROBE), 0);
   fx_done(f);
 }
+
+/* Local health: silence that was ours is not the server's. A host loop
+ * blocked 2 s (or a 30 s clock jump: a laptop's suspend) wakes the engine
+ * long after a deadline; the pause guard abandons and re-sends the
+ * keepalive request instead of counting a failure. */
+static void host_stall(uint64_t stall) {
+  fx *f = legacy(1);
+  /* Healthy until 1 s: the ping goes out. */
+  fx_run_until(f, T0 + SEC);
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 1);
+  /* The host stalls; the pong waits unread in the pipe meanwhile. */
+  uint64_t woke = T0 + SEC + stall;
+  f->clock = woke;
+  ASSERT_EQ(mcpp_engine_on_timer(f->e, woke), 0);
+  ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", woke), MCPP_RECV_CONSUMED);
+  /* A healthy server from then on. */
+  for (uint64_t t = woke; t <= woke + 10 * SEC; t += 10 * MS) {
+    fx_run_until(f, t);
+    mcpp_engine_info info;
+    mcpp_engine_get_info(f->e, &info);
+    if (info.pongs_received + info.ping_timeouts < info.pings_sent)
+      fx_answer_last_ping(f, "\"result\":{}", t);
+  }
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 0);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_TIMEOUT), 0);
+  fx_done(f);
+}
+
+TEST(host_loop_blocked_2s_convicts_no_one) { host_stall(2 * SEC); }
+
+TEST(clock_jump_of_30s_convicts_no_one) { host_stall(30 * SEC); }
