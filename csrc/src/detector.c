@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "test_hooks.h"
 
 void mcpp__detector_reset(mcpp_engine *e) {
   e->probe_failed = 0;
@@ -99,6 +100,10 @@ static const char *compose_proof(mcpp_engine *e, const char *failed,
 }
 
 int mcpp__detector_decide(mcpp_engine *e, const char *failed, uint64_t now) {
+  if (MCPP__HOOK_DETECTOR_FIXED()) {
+    mcpp__go_stale(e, failed, NULL, 0, now);
+    return 0;
+  }
   /* A stopped process needs no corroboration: it cannot answer. */
   if (e->stopped_since) {
     mcpp__go_stale(e, "process", "the server process is stopped", 0, now);
@@ -128,6 +133,39 @@ int mcpp__detector_decide(mcpp_engine *e, const char *failed, uint64_t now) {
   const char *proof = compose_proof(e, failed, &message);
   mcpp__go_stale(e, proof, message, 0, now);
   return 0;
+}
+
+/* ------------------------------------------------------ adaptive timing */
+
+/* Answers seen before the estimate is trusted, and how far it may widen
+ * the configured timeout (the bound on detection time grows with it). */
+#define MIN_SAMPLES 8
+#define MAX_WIDEN 4
+
+void mcpp__detector_observe_rtt(mcpp_engine *e, uint64_t rtt_us) {
+  /* Jacobson/Karels (RFC 6298): the mean and mean deviation, smoothed. */
+  if (e->rtt_samples == 0) {
+    e->srtt_us = rtt_us;
+    e->rttvar_us = rtt_us / 2;
+  } else {
+    uint64_t dev = rtt_us > e->srtt_us ? rtt_us - e->srtt_us : e->srtt_us - rtt_us;
+    e->rttvar_us = (3 * e->rttvar_us + dev) / 4;
+    e->srtt_us = (7 * e->srtt_us + rtt_us) / 8;
+  }
+  if (e->rtt_samples < UINT32_MAX) e->rtt_samples++;
+}
+
+uint32_t mcpp__detector_timeout_ms(const mcpp_engine *e) {
+  uint32_t base = e->s.timeout_ms;
+  if (e->rtt_samples < MIN_SAMPLES || MCPP__HOOK_DETECTOR_FIXED()) return base;
+  /* Like phi-accrual, suspicion starts where answers become improbable
+   * for this server: well past its usual time, and a server that is
+   * usually fast keeps the configured timeout. */
+  uint64_t want_ms = (e->srtt_us + 4 * e->rttvar_us) / 1000;
+  uint64_t cap = (uint64_t)base * MAX_WIDEN;
+  if (cap > MCPP_MAX_MS) cap = MCPP_MAX_MS;
+  if (want_ms > cap) want_ms = cap;
+  return want_ms > base ? (uint32_t)want_ms : base;
 }
 
 int mcpp_engine_set_process_cpu(mcpp_engine *e, uint64_t cpu_us) {

@@ -91,6 +91,10 @@ struct mcpp_engine {
    * tried: MCPP__VERDICT_TEXT bytes each, allocated at the first such
    * verdict (an idle connection does not pay for them). */
   char *verdict_text;
+  /* Answer times of our pings and probes (RFC 6298's estimator, in µs),
+   * for the adaptive keepalive timeout. */
+  uint32_t rtt_samples;
+  uint64_t srtt_us, rttvar_us;
 
   /* Manual pings, sorted by seq. */
   mcpp__ping *manual;
@@ -222,6 +226,11 @@ int mcpp__detector_decide(mcpp_engine *e, const char *failed, uint64_t now);
 void mcpp__detector_probe_answered(mcpp_engine *e, uint64_t now);
 /* An answer to an earlier ping of ours arrived late: pings do work. */
 void mcpp__detector_late_pong(mcpp_engine *e);
+/* An answer time of one of our pings or probes. */
+void mcpp__detector_observe_rtt(mcpp_engine *e, uint64_t rtt_us);
+/* The keepalive ping's and probe's timeout: settings.timeout_ms, widened
+ * for a server whose answers are routinely slow (never narrower). */
+uint32_t mcpp__detector_timeout_ms(const mcpp_engine *e);
 /* Inbound traffic ended a suspicion: the next one starts afresh. */
 void mcpp__detector_reset(mcpp_engine *e);
 

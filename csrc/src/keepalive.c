@@ -99,7 +99,9 @@ static void probe_event(const mcpp_engine *e, mcpp_event *ev,
 }
 
 int mcpp__send_probe(mcpp_engine *e, const char *proof, uint64_t now) {
-  mcpp__ping p = {e->next_seq++, now, now + timeout_us(e), e->s.timeout_ms};
+  uint32_t timeout_ms = mcpp__detector_timeout_ms(e);
+  mcpp__ping p = {e->next_seq++, now,
+                  now + (uint64_t)timeout_ms * US_PER_MS, timeout_ms};
   e->ka = p;
   e->ka_active = 1;
   e->ka_is_probe = 1;
@@ -304,6 +306,7 @@ void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
     e->probes_answered++;
     probe_event(e, &ev, MCPP_EV_PROBE_OK, idbuf);
     ev.rtt_us = now > e->ka.sent_at ? now - e->ka.sent_at : 0;
+    mcpp__detector_observe_rtt(e, ev.rtt_us);
     int error = kind >= 2;
     if (error) {
       ev.rpc_code = code;
@@ -333,6 +336,7 @@ void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
   e->last_ping = now;
   mcpp__ping_event(e, &ev, MCPP_EV_PONG, &p, manual, idbuf);
   ev.rtt_us = now > p.sent_at ? now - p.sent_at : 0;
+  mcpp__detector_observe_rtt(e, ev.rtt_us);
   const char *record = "ping_ok";
   switch (kind) {
     case 0:
@@ -426,7 +430,7 @@ static int keepalive_fire(mcpp_engine *e, uint64_t now) {
   int rc;
   const char *probe;
   if (!e->unsupported && !e->ping_deaf)
-    rc = mcpp__send_ping(e, 0, e->s.timeout_ms, now, NULL);
+    rc = mcpp__send_ping(e, 0, mcpp__detector_timeout_ms(e), now, NULL);
   else if ((probe = mcpp__probe_proof(e)) != NULL)
     rc = mcpp__send_probe(e, probe, now);
   else {

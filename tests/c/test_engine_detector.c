@@ -275,3 +275,54 @@ static void host_stall(uint64_t stall) {
 TEST(host_loop_blocked_2s_convicts_no_one) { host_stall(2 * SEC); }
 
 TEST(clock_jump_of_30s_convicts_no_one) { host_stall(30 * SEC); }
+
+/* Adaptive timing: answers each keepalive ping `delay` after it went out
+ * (`delay2` for every other one) until `until`. */
+static void answer_pings_after2(fx *f, uint64_t delay, uint64_t delay2,
+                                uint64_t until) {
+  for (uint64_t t = f->clock + 10 * MS; t <= until; t += 10 * MS) {
+    fx_run_until(f, t);
+    mcpp_engine_info info;
+    mcpp_engine_get_info(f->e, &info);
+    const fx_event *ping = fx_last_event(f, MCPP_EV_PING);
+    uint64_t d = info.pings_sent % 2 ? delay : delay2;
+    if (ping && info.pongs_received + info.ping_timeouts < info.pings_sent &&
+        t >= ping->at + d)
+      fx_answer_last_ping(f, "\"result\":{}", t);
+  }
+}
+
+static void answer_pings_after(fx *f, uint64_t delay, uint64_t until) {
+  answer_pings_after2(f, delay, delay, until);
+}
+
+TEST(routinely_slow_server_is_not_convicted_by_one_slower_spell) {
+  fx *f = legacy(1);
+  /* Twenty rounds answered in 600 or 900 ms: the keepalive timeout widens
+   * to the mean answer time and four mean deviations (RFC 6298). */
+  answer_pings_after2(f, 600 * MS, 900 * MS, T0 + 40 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_TIMEOUT), 0);
+  const fx_event *ping = fx_last_event(f, MCPP_EV_PING);
+  ASSERT_GT(ping->ev.timeout_ms, 1200);
+  ASSERT_LE(ping->ev.timeout_ms, 4000); /* at most 4x the setting */
+  /* A spell of 1.2 s answers: slow for this server, not dead. */
+  answer_pings_after(f, 1200 * MS, T0 + 60 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_TIMEOUT), 0);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 0);
+  fx_done(f);
+}
+
+TEST(usually_fast_server_keeps_the_configured_timeout) {
+  fx *f = legacy(1);
+  answer_pings_after(f, 5 * MS, T0 + 40 * SEC);
+  const fx_event *ping = fx_last_event(f, MCPP_EV_PING);
+  ASSERT_EQ(ping->ev.timeout_ms, 1000); /* never narrower, not wider */
+  /* Then silent: stale within the usual bound after its last answer. */
+  uint64_t last = fx_last_event(f, MCPP_EV_PONG)->at;
+  fx_run_until(f, last + 4 * SEC);
+  const fx_event *stale = fx_first_event(f, MCPP_EV_STALE);
+  ASSERT(stale != NULL);
+  ASSERT_LE(stale->at, last + 4 * SEC);
+  fx_done(f);
+}
