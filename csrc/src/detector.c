@@ -85,7 +85,7 @@ static const char *compose_proof(mcpp_engine *e, const char *failed,
     put(p, cap, " timed out");
   }
   if (e->cpu_known)
-    put(p, cap, e->cpu_advanced ? "; cpu busy, no request in flight"
+    put(p, cap, e->cpu_advanced ? "; cpu busy, no request excuses it"
                                 : "; cpu idle");
   put(m, cap, e->probe_failed ? "the server answered neither pings nor a probe"
               : strcmp(failed, "ping") == 0
@@ -93,7 +93,7 @@ static const char *compose_proof(mcpp_engine *e, const char *failed,
                   : "idle probes went unanswered");
   if (e->cpu_known)
     put(m, cap, e->cpu_advanced
-                    ? ", and its process used CPU with no request in flight"
+                    ? ", and its process used CPU with no request to excuse it"
                     : ", and its process used no CPU");
   *message = m;
   return p;
@@ -122,9 +122,12 @@ int mcpp__detector_decide(mcpp_engine *e, const char *failed, uint64_t now) {
     if (e->state == MCPP_STATE_CLOSED) return 1;
   }
   /* Working on a request (CPU time grew between the last two looks):
-   * the request's own deadline bounds the wait, and each further timeout
-   * asks again. */
-  if (e->cpu_advanced && e->ledger.count > 0) {
+   * each further timeout asks again, and only the requests already in
+   * flight when the wait began excuse it, so their own deadlines bound it
+   * (a spinning server fed new requests is not busy forever). */
+  if (!e->busy_reported) e->busy_order = e->ledger.next_order;
+  if (e->cpu_advanced && e->ledger.head &&
+      e->ledger.head->order < e->busy_order) {
     if (e->state == MCPP_STATE_ALIVE) mcpp__go_suspect(e, failed, NULL, now);
     if (e->state != MCPP_STATE_CLOSED) busy(e, now);
     return 1;

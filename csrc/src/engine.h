@@ -84,6 +84,7 @@ struct mcpp_engine {
   int corroborating;   /* the probe out corroborates failed pings */
   int probe_failed;    /* this suspicion's corroborating probe went unanswered */
   int busy_reported;   /* BUSY went out during this suspicion */
+  uint64_t busy_order; /* requests sent before it (ledger order) excuse it */
   int cpu_known;       /* the driver fed the CPU time at least once */
   int cpu_advanced;    /* it grew between the last two looks */
   uint64_t cpu_us;

@@ -208,7 +208,7 @@ TEST(cpu_busy_server_is_convicted_after_the_requests_own_deadline) {
   ASSERT(stale != NULL);
   ASSERT_UINT_EQ(stale->at, T0 + 6 * SEC);
   ASSERT_STR_EQ(stale->proof, "ping; probe:tools/list timed out; "
-                              "cpu busy, no request in flight");
+                              "cpu busy, no request excuses it");
   fx_done(f);
 }
 
@@ -324,5 +324,33 @@ TEST(usually_fast_server_keeps_the_configured_timeout) {
   const fx_event *stale = fx_first_event(f, MCPP_EV_STALE);
   ASSERT(stale != NULL);
   ASSERT_LE(stale->at, last + 4 * SEC);
+  fx_done(f);
+}
+
+TEST(spinning_server_fed_new_requests_is_convicted_after_the_first_ones_deadline) {
+  fx *f = legacy(1);
+  f->cpu_step = 200 * MS; /* a livelock: CPU forever, no answer */
+  ASSERT_EQ(fx_out_timed(f, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/call\","
+                            "\"params\":{\"name\":\"spin\"}}", 5000, T0), 0);
+  fx_run_until(f, T0 + 4 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_BUSY), 1); /* the wait begins */
+  /* The application keeps sending, each with a long deadline: only the
+   * request in flight when the wait began excuses the silence. */
+  char call[160];
+  for (int i = 2; i < 40; i++) {
+    uint64_t t = T0 + 4 * SEC + (uint64_t)(i - 1) * 250 * MS;
+    fx_run_until(f, t);
+    if (fx_count_events(f, MCPP_EV_STALE)) break;
+    snprintf(call, sizeof call, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+                                "\"tools/call\",\"params\":{\"name\":\"x\"}}", i);
+    ASSERT_EQ(fx_out_timed(f, call, 60000, t), 0);
+  }
+  const fx_event *stale = fx_first_event(f, MCPP_EV_STALE);
+  ASSERT(stale != NULL);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_BUSY), 1);
+  /* The first request expired at 5 s; the next keepalive timeout convicts. */
+  ASSERT_UINT_EQ(stale->at, T0 + 6 * SEC);
+  ASSERT_STR_EQ(stale->proof, "ping; probe:tools/list timed out; cpu busy, "
+                              "no request excuses it");
   fx_done(f);
 }
