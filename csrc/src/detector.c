@@ -9,10 +9,13 @@
  * - a server whose CPU time advanced between the last two looks while an
  *   application request is in flight is busy (a single-threaded server on
  *   a long synchronous call is deaf to everything but working): no verdict
- *   while that lasts, and the request's own deadline still bounds it;
+ *   while that lasts, bounded by the deadlines of the requests in flight
+ *   when the wait began;
  * - a stopped process, or silence on both with no CPU progress, is stale,
  *   at most one probe timeout later than pings alone would say.
- * The verdict's proof names the evidence tried and its result. */
+ * The verdict's proof names the evidence tried and its result. The
+ * keepalive timeout itself adapts to the server's answer times (the end
+ * of this file). */
 #include <string.h>
 
 #include "engine.h"
