@@ -30,7 +30,7 @@ export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 .PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
-        bench bench-engine clean format examples fuzz fuzz-build failmalloc wheel test-packaging install \
+        bench bench-engine bench-detector clean format examples fuzz fuzz-build failmalloc wheel test-packaging install \
         test-prebuild portability
 
 all: build/libmcpping.a build/test-c
@@ -351,3 +351,14 @@ soak-flood: build/soak-flood build/flood-server
 soak-flood-asan: build/soak-flood-asan build/flood-server
 	ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	  ./build/soak-flood-asan --mib 16 --server build/flood-server
+
+# The detector benchmark (bench/detector): generated traces through the
+# engine with explicit time, fixed threshold vs corroboration. Not in
+# `make test`. `make bench-detector DETECTOR_ARGS="--days 5 --trials 200"`.
+# Built on the test library: its baseline is the fixed-threshold detector,
+# kept behind a test hook (csrc/src/test_hooks.h).
+build/bench-detector: bench/detector/detector.c tests/c/test_hooks.c build/libmcpping-test.a
+	$(CC) $(BASE_CFLAGS) -O2 -g $(TEST_HOOKS) -Icsrc/src $< tests/c/test_hooks.c build/libmcpping-test.a $(PKG_LIBS) -lpthread -lm -o $@
+
+bench-detector: build/bench-detector
+	./build/bench-detector $(DETECTOR_ARGS)

@@ -84,7 +84,7 @@ export interface LivenessEvent {
     | 'ping' | 'pong' | 'timeout' | 'ping_error' | 'unsupported' | 'ping_answered'
     | 'suspect' | 'stale' | 'recovered' | 'closed' | 'request_timeout' | 'initialized'
     | 'probe' | 'probe_ok' | 'probe_timeout' | 'request_cancelled'
-    | 'reconnecting' | 'reconnected';
+    | 'reconnecting' | 'reconnected' | 'ping_deaf' | 'busy';
   /** The state after this event. */
   state: State;
   pingSeq: number;

@@ -41,6 +41,7 @@ const METRICS = Object.freeze({
     + 'invalid (a result that is not an object), unsupported (-32601 or -32602).'],
   mcpping_pings_answered_total: ['counter', 'Pings from the peer that mcpping answered.'],
   mcpping_stale_total: ['counter', 'Times the peer was declared stale.'],
+  mcpping_ping_deaf_total: ['counter', 'Times the peer was found ping-deaf: pings failed, a probe was answered.'],
   mcpping_reconnects_total: ['counter', 'Reconnects to the peer.'],
   mcpping_ping_rtt_seconds: ['histogram', 'Round-trip time of answered pings, in seconds.'],
   mcpping_peer_state: ['gauge', 'Connections to the peer in each state; closed is 1 once none is open.'],
@@ -53,6 +54,7 @@ const COUNTER_FIELDS = Object.freeze({
   mcpping_pongs_received_total: 'pongs',
   mcpping_pings_answered_total: 'answered',
   mcpping_stale_total: 'stale',
+  mcpping_ping_deaf_total: 'pingDeaf',
   mcpping_reconnects_total: 'reconnects',
 });
 
@@ -73,6 +75,7 @@ class Figures {
     this.pongs = 0;
     this.answered = 0;
     this.stale = 0;
+    this.pingDeaf = 0;
     this.reconnects = 0;
     this.failures = { timeout: 0, error: 0, invalid: 0, unsupported: 0 };
     // Per bucket, not cumulative; the last one is +Inf.
@@ -95,6 +98,7 @@ class Figures {
     this.pongs += other.pongs;
     this.answered += other.answered;
     this.stale += other.stale;
+    this.pingDeaf += other.pingDeaf;
     this.reconnects += other.reconnects;
     for (const r of FAILURE_REASONS) this.failures[r] += other.failures[r];
     for (let i = 0; i < this.buckets.length; i++) this.buckets[i] += other.buckets[i];
@@ -198,6 +202,9 @@ class Tally {
         break;
       case 'stale':
         fig.stale += 1;
+        break;
+      case 'ping_deaf':
+        fig.pingDeaf += 1;
         break;
       case 'initialized':
         if (ev.message) fig.rename(ev.message);

@@ -17,7 +17,7 @@ mcpp_event EventFromJs(Napi::Env env, Napi::Value value) {
   if (!type.IsString()) throw Napi::TypeError::New(env, "event.type must be a string");
   std::string name = type.As<Napi::String>();
   bool found = false;
-  for (int t = MCPP_EV_PING; t <= MCPP_EV_RECONNECTED; t++) {
+  for (int t = MCPP_EV_PING; t <= MCPP_EV_LAST; t++) {
     if (name == mcpp_event_name(static_cast<mcpp_event_type>(t))) {
       ev.type = static_cast<mcpp_event_type>(t);
       found = true;

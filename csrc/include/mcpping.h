@@ -297,14 +297,26 @@ typedef enum mcpp_event_type {
                                 is spawned after delay_ms (attempt
                                 reconnect_attempt); in_flight requests were
                                 failed with `disposition` */
-  MCPP_EV_RECONNECTED        /* the new server (pid) answered the replayed
+  MCPP_EV_RECONNECTED,       /* the new server (pid) answered the replayed
                                 initialize; message: its name */
+  MCPP_EV_PING_DEAF,         /* pings went unanswered but the corroborating
+                                probe (proof: "probe:<method>") was
+                                answered: the server is alive and deaf to
+                                ping, and is watched by probe from now on
+                                (reported once per connection) */
+  MCPP_EV_BUSY               /* pings went unanswered but the server's CPU
+                                time advances while an application request
+                                is in flight (proof "cpu"): no stale verdict
+                                while that lasts (once per suspicion) */
 } mcpp_event_type;
+
+/* The last event type, for tables that walk them all. */
+#define MCPP_EV_LAST MCPP_EV_BUSY
 
 /* Returns the public event name: "ping", "pong", "timeout", "ping_error",
  * "unsupported", "ping_answered", "suspect", "stale", "recovered", "closed",
  * "request_timeout", "initialized", "probe", "probe_ok", "probe_timeout",
- * "request_cancelled", "reconnecting", "reconnected". */
+ * "request_cancelled", "reconnecting", "reconnected", "ping_deaf", "busy". */
 const char *mcpp_event_name(mcpp_event_type type);
 
 typedef enum mcpp_disposition {
@@ -542,6 +554,15 @@ int mcpp_engine_on_timer(mcpp_engine *engine, uint64_t now);
  * MCPP_ERR_* code. Idempotent. */
 void mcpp_engine_close(mcpp_engine *engine, int err, const char *reason,
                        uint64_t now);
+
+/* Feeds the server process's CPU time so far (user + system, in µs), for
+ * the detector's busy check: a driver that can read it calls this from its
+ * process_state callback, so it costs nothing between verdicts. When pings
+ * fail while an application request is in flight, CPU time that grew
+ * between two looks marks the server busy rather than stale, until the
+ * request ends or passes its own deadline. Returns 0, or
+ * MCPP_ERR_INVALID_ARGUMENT for a NULL engine. */
+int mcpp_engine_set_process_cpu(mcpp_engine *engine, uint64_t cpu_us);
 
 /* Sets the session id (Mcp-Session-Id) printed in records. Copied. */
 int mcpp_engine_set_session_id(mcpp_engine *engine, const char *session_id);

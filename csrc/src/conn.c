@@ -405,8 +405,10 @@ static void engine_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
     if (ev->proof && strcmp(ev->proof, "process") == 0 && ev->message)
       snprintf(what, sizeof what, "%s", ev->message);
     else if (ev->proof && strncmp(ev->proof, "probe:", 6) == 0)
-      snprintf(what, sizeof what, "%u idle probes (%s) failed",
-               (unsigned)ev->failure_count, ev->proof + 6);
+      snprintf(what, sizeof what, "%u idle probes (%.*s) failed",
+               (unsigned)ev->failure_count,
+               (int)strcspn(ev->proof + 6, ";"), /* the method, not the */
+               ev->proof + 6);                    /* detector's clauses */
     else
       snprintf(what, sizeof what, "%u keepalive pings failed",
                (unsigned)ev->failure_count);
@@ -858,7 +860,10 @@ static void open_our_ends(mcpp_conn *c, server_pipes *p) {
 
 static int engine_process_state(mcpp_engine *e, void *ud) {
   mcpp_conn *c = ud;
-  mcpp_process_state st = mcpp__proc_state(&c->proc);
+  uint64_t cpu_us;
+  mcpp_process_state st = mcpp__proc_state_cpu(&c->proc, &cpu_us);
+  /* Same read: the detector tells busy from stale by CPU progress. */
+  if (cpu_us != UINT64_MAX) mcpp_engine_set_process_cpu(e, cpu_us);
   /* An exited server's last lines may still wait in the pipe: the exit
    * path (reap, then read stdout to EOF, bounded by exit_wait) closes the
    * connection with nothing lost. A stale verdict now would drop them. */

@@ -19,6 +19,8 @@ static int direction_of(const mcpp_event *ev) {
     case MCPP_EV_PROBE_TIMEOUT:
     case MCPP_EV_SUSPECT:
     case MCPP_EV_STALE:
+    case MCPP_EV_PING_DEAF:
+    case MCPP_EV_BUSY:
       return MCPP__DIR_OUTBOUND;
     case MCPP_EV_PING_ANSWERED:
     case MCPP_EV_RECOVERED:

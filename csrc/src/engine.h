@@ -78,6 +78,25 @@ struct mcpp_engine {
   uint64_t stopped_since; /* when the process was seen stopped; 0: it is not */
   int process_exited;
 
+  /* The detector (detector.c): what a stale verdict needs besides failed
+   * pings. The CPU time is fed by the driver from process_state. */
+  int ping_deaf;       /* answered a probe but not pings: watched by probe */
+  int corroborating;   /* the probe out corroborates failed pings */
+  int probe_failed;    /* this suspicion's corroborating probe went unanswered */
+  int busy_reported;   /* BUSY went out during this suspicion */
+  uint64_t busy_order; /* requests sent before it (ledger order) excuse it */
+  int cpu_known;       /* the driver fed the CPU time at least once */
+  int cpu_advanced;    /* it grew between the last two looks */
+  uint64_t cpu_us;
+  /* The last verdict's proof and message when composed from the evidence
+   * tried: MCPP__VERDICT_TEXT bytes each, allocated at the first such
+   * verdict (an idle connection does not pay for them). */
+  char *verdict_text;
+  /* Answer times of our pings and probes (RFC 6298's estimator, in µs),
+   * for the adaptive keepalive timeout. */
+  uint32_t rtt_samples;
+  uint64_t srtt_us, rttvar_us;
+
   /* Manual pings, sorted by seq. */
   mcpp__ping *manual;
   size_t n_manual, cap_manual;
@@ -182,6 +201,39 @@ uint64_t mcpp__with_grace(const mcpp_engine *e, uint64_t deadline);
  * keepalive request out is abandoned and re-sent, deadlines get a grace
  * period. */
 void mcpp__forgive_silence(mcpp_engine *e, uint64_t now);
+
+/* keepalive.c, for the detector */
+/* The probe this session would use, whether or not pings serve (NULL:
+ * none: before the handshake, probing turned off, or no automatic probe
+ * for the role). */
+const char *mcpp__probe_choice(const mcpp_engine *e);
+/* Sends the keepalive probe `proof` ("probe:<method>"). Returns 0 or the
+ * send error. */
+int mcpp__send_probe(mcpp_engine *e, const char *proof, uint64_t now);
+/* State changes with their event and record. */
+void mcpp__go_stale(mcpp_engine *e, const char *proof, const char *message,
+                    int forced, uint64_t now);
+void mcpp__go_suspect(mcpp_engine *e, const char *proof, const char *message,
+                      uint64_t now);
+
+/* detector.c: corroboration before a stale verdict. */
+#define MCPP__VERDICT_TEXT 160
+/* Failures reached settings.failures: decides between the verdict and
+ * more evidence. `failed` is the proof that failed ("ping" or the watch's
+ * "probe:<method>"). Returns 1 if the verdict waits (a corroborating probe
+ * went out, or the server is busy), 0 after convicting. */
+int mcpp__detector_decide(mcpp_engine *e, const char *failed, uint64_t now);
+/* The corroborating probe was answered: the server is ping-deaf. */
+void mcpp__detector_probe_answered(mcpp_engine *e, uint64_t now);
+/* An answer to an earlier ping of ours arrived late: pings do work. */
+void mcpp__detector_late_pong(mcpp_engine *e);
+/* An answer time of one of our pings or probes. */
+void mcpp__detector_observe_rtt(mcpp_engine *e, uint64_t rtt_us);
+/* The keepalive ping's and probe's timeout: settings.timeout_ms, widened
+ * for a server whose answers are routinely slow (never narrower). */
+uint32_t mcpp__detector_timeout_ms(const mcpp_engine *e);
+/* Inbound traffic ended a suspicion: the next one starts afresh. */
+void mcpp__detector_reset(mcpp_engine *e);
 
 /* requests.c */
 /* When the next application request expires (UINT64_MAX: none). */

@@ -86,6 +86,8 @@ const char *mcpp_event_name(mcpp_event_type type) {
     case MCPP_EV_REQUEST_CANCELLED: return "request_cancelled";
     case MCPP_EV_RECONNECTING: return "reconnecting";
     case MCPP_EV_RECONNECTED: return "reconnected";
+    case MCPP_EV_PING_DEAF: return "ping_deaf";
+    case MCPP_EV_BUSY: return "busy";
   }
   return "unknown";
 }

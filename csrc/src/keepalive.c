@@ -38,7 +38,12 @@ static uint64_t timeout_us(const mcpp_engine *e) {
 /* ------------------------------------------------------------ the probe */
 
 const char *mcpp__probe_proof(const mcpp_engine *e) {
-  if (!e->unsupported) return NULL; /* pings serve */
+  /* Pings serve, unless the server turned out deaf to them. */
+  if (!e->unsupported && !e->ping_deaf) return NULL;
+  return mcpp__probe_choice(e);
+}
+
+const char *mcpp__probe_choice(const mcpp_engine *e) {
   /* Before the handshake a request of ours could open the session in the
    * wrong protocol era (a 2026 server decides by the first request). */
   if (!e->initialized) return NULL;
@@ -93,8 +98,10 @@ static void probe_event(const mcpp_engine *e, mcpp_event *ev,
   ev->proof = e->ka_proof;
 }
 
-static int send_probe(mcpp_engine *e, const char *proof, uint64_t now) {
-  mcpp__ping p = {e->next_seq++, now, now + timeout_us(e), e->s.timeout_ms};
+int mcpp__send_probe(mcpp_engine *e, const char *proof, uint64_t now) {
+  uint32_t timeout_ms = mcpp__detector_timeout_ms(e);
+  mcpp__ping p = {e->next_seq++, now,
+                  now + (uint64_t)timeout_ms * US_PER_MS, timeout_ms};
   e->ka = p;
   e->ka_active = 1;
   e->ka_is_probe = 1;
@@ -200,15 +207,15 @@ static void change_state(mcpp_engine *e, mcpp_state to, mcpp_event_type type,
   mcpp__emit(e, &ev, record, now);
 }
 
-static void go_suspect(mcpp_engine *e, const char *proof, const char *message,
-                       uint64_t now) {
+void mcpp__go_suspect(mcpp_engine *e, const char *proof, const char *message,
+                      uint64_t now) {
   change_state(e, MCPP_STATE_SUSPECT, MCPP_EV_SUSPECT, proof, message,
                MCPP_DISPOSITION_CONTINUED, "suspect", now);
 }
 
 /* forced: nothing will answer whatever on_stale says (the process exited). */
-static void go_stale(mcpp_engine *e, const char *proof, const char *message,
-                     int forced, uint64_t now) {
+void mcpp__go_stale(mcpp_engine *e, const char *proof, const char *message,
+                    int forced, uint64_t now) {
   mcpp_disposition d = e->s.on_stale == MCPP_STALE_REPORT && !forced
                            ? MCPP_DISPOSITION_CONTINUED
                            : mcpp__abandon_disposition(e);
@@ -221,6 +228,7 @@ void mcpp__on_rx(mcpp_engine *e, uint64_t now, const char *proof) {
   e->heard_from_peer = 1;
   e->ka_probe_now = 0;
   e->failure_count = 0;
+  mcpp__detector_reset(e);
   /* Bytes a dead server left in the pipe do not bring it back. */
   if (e->state != MCPP_STATE_SUSPECT && e->state != MCPP_STATE_STALE) return;
   if (e->process_exited) return;
@@ -245,7 +253,12 @@ void mcpp__turn_off_pings(mcpp_engine *e) {
 /* Asks the driver about the process and acts on the answer: stopped makes
  * an alive peer suspect at once, exited makes it stale for good. */
 static void check_process(mcpp_engine *e, uint64_t now) {
+  /* The driver may feed the CPU time from inside the callback: growth
+   * between two looks is the detector's sign of a busy server. */
+  uint64_t cpu_before = e->cpu_us;
+  int cpu_had = e->cpu_known;
   int st = e->cb.process_state(e, e->user_data);
+  e->cpu_advanced = cpu_had && e->cpu_us > cpu_before;
   if (st < MCPP_PROCESS_UNKNOWN || st > MCPP_PROCESS_EXITED)
     st = MCPP_PROCESS_UNKNOWN;
   e->process_state = (mcpp_process_state)st;
@@ -253,7 +266,7 @@ static void check_process(mcpp_engine *e, uint64_t now) {
     e->process_exited = 1;
     e->ka_active = 0;
     if (e->state != MCPP_STATE_STALE)
-      go_stale(e, "process", "the server process exited", 1, now);
+      mcpp__go_stale(e, "process", "the server process exited", 1, now);
     return;
   }
   if (st != MCPP_PROCESS_STOPPED) {
@@ -264,7 +277,7 @@ static void check_process(mcpp_engine *e, uint64_t now) {
   }
   if (e->stopped_since == 0) e->stopped_since = now;
   if (e->state == MCPP_STATE_ALIVE)
-    go_suspect(e, "process", "the server process is stopped", now);
+    mcpp__go_suspect(e, "process", "the server process is stopped", now);
 }
 
 /* A process check that came due (see process_due). */
@@ -276,7 +289,7 @@ static void process_check_due(mcpp_engine *e, uint64_t now) {
   if (e->state == MCPP_STATE_CLOSED || e->process_exited) return;
   if (stopped && e->stopped_since == stopped && now >= stopped + timeout_us(e) &&
       e->state != MCPP_STATE_STALE)
-    go_stale(e, "process", "the server process stayed stopped", 0, now);
+    mcpp__go_stale(e, "process", "the server process stayed stopped", 0, now);
 }
 
 /* ------------------------------------------------------- keepalive outcomes */
@@ -293,12 +306,15 @@ void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
     e->probes_answered++;
     probe_event(e, &ev, MCPP_EV_PROBE_OK, idbuf);
     ev.rtt_us = now > e->ka.sent_at ? now - e->ka.sent_at : 0;
+    mcpp__detector_observe_rtt(e, ev.rtt_us);
     int error = kind >= 2;
     if (error) {
       ev.rpc_code = code;
       ev.message = message;
     }
     mcpp__emit(e, &ev, error ? "probe_error" : "probe_ok", now);
+    if (e->corroborating && e->state != MCPP_STATE_CLOSED)
+      mcpp__detector_probe_answered(e, now);
     return;
   }
   mcpp__ping p;
@@ -314,11 +330,13 @@ void mcpp__answered_by_peer(mcpp_engine *e, uint64_t seq, int kind,
     /* A late or cancelled ping: already counted as life; its outcome is no
      * longer reported, but "unsupported" is still worth knowing. */
     if (kind == 3) mcpp__turn_off_pings(e);
+    mcpp__detector_late_pong(e);
     return;
   }
   e->last_ping = now;
   mcpp__ping_event(e, &ev, MCPP_EV_PONG, &p, manual, idbuf);
   ev.rtt_us = now > p.sent_at ? now - p.sent_at : 0;
+  mcpp__detector_observe_rtt(e, ev.rtt_us);
   const char *record = "ping_ok";
   switch (kind) {
     case 0:
@@ -353,7 +371,10 @@ static void keepalive_timed_out(mcpp_engine *e, uint64_t now) {
   int probe = e->ka_is_probe;
   const char *proof = e->ka_proof;
   uint64_t sent_at = e->ka.sent_at;
+  /* A corroborating probe stands in for the pings that failed before it. */
+  int corroboration = probe && e->corroborating;
   e->ka_active = 0;
+  e->corroborating = 0;
   if (probe)
     e->probe_timeouts++;
   else
@@ -376,11 +397,12 @@ static void keepalive_timed_out(mcpp_engine *e, uint64_t now) {
   }
   if (!failed || e->state == MCPP_STATE_CLOSED) return;
 
+  if (corroboration) e->probe_failed = 1;
   if (e->failure_count >= e->s.failures && e->state != MCPP_STATE_STALE)
-    go_stale(e, proof, NULL, 0, now);
+    mcpp__detector_decide(e, corroboration ? "ping" : proof, now);
   else if (e->state == MCPP_STATE_ALIVE)
-    go_suspect(e, proof, NULL, now);
-  if (e->state == MCPP_STATE_CLOSED) return;
+    mcpp__go_suspect(e, proof, NULL, now);
+  if (e->state == MCPP_STATE_CLOSED || e->ka_active) return;
   if (e->state == MCPP_STATE_STALE) {
     /* Stale and still reporting: keep probing at the interval. */
     e->ka_base = now;
@@ -407,10 +429,10 @@ static int keepalive_fire(mcpp_engine *e, uint64_t now) {
   }
   int rc;
   const char *probe;
-  if (!e->unsupported)
-    rc = mcpp__send_ping(e, 0, e->s.timeout_ms, now, NULL);
+  if (!e->unsupported && !e->ping_deaf)
+    rc = mcpp__send_ping(e, 0, mcpp__detector_timeout_ms(e), now, NULL);
   else if ((probe = mcpp__probe_proof(e)) != NULL)
-    rc = send_probe(e, probe, now);
+    rc = mcpp__send_probe(e, probe, now);
   else {
     /* Nothing to send (ka_enabled: the process can be asked): the process
      * check is this round's keepalive. */
@@ -428,6 +450,7 @@ static int keepalive_fire(mcpp_engine *e, uint64_t now) {
 void mcpp__forgive_silence(mcpp_engine *e, uint64_t now) {
   if (e->ka_active) {
     e->ka_active = 0;
+    e->corroborating = 0;
     e->ka_probe_now = 1;
     e->ka_probe_at = now;
   }

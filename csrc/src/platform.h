@@ -65,4 +65,8 @@ int mcpp__exit_reap(int exit_fd, int pid, siginfo_t *si);
  * STOPPED, EXITED (a zombie, or gone) or UNKNOWN where it cannot tell. */
 mcpp_process_state mcpp__process_state(int pid);
 
+/* The same, and the process's CPU time so far (user + system, µs) in
+ * *cpu_us, from the same read; UINT64_MAX where the platform cannot tell. */
+mcpp_process_state mcpp__process_state_cpu(int pid, uint64_t *cpu_us);
+
 #endif

@@ -70,6 +70,12 @@ int mcpp__exit_reap(int exit_fd, int pid, siginfo_t *si) {
   return waitid(P_PID, (id_t)pid, si, WEXITED | WNOHANG);
 }
 
+mcpp_process_state mcpp__process_state_cpu(int pid, uint64_t *cpu_us) {
+  /* Not read here yet (proc_pidinfo could): the busy check stays off. */
+  *cpu_us = UINT64_MAX;
+  return mcpp__process_state(pid);
+}
+
 mcpp_process_state mcpp__process_state(int pid) {
   int mib[4] = {CTL_KERN, KERN_PROC, KERN_PROC_PID, pid};
   struct kinfo_proc info;

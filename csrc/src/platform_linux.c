@@ -7,6 +7,7 @@
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
@@ -224,6 +225,33 @@ static int have_proc(void) {
 }
 
 mcpp_process_state mcpp__process_state(int pid) {
+  uint64_t cpu;
+  return mcpp__process_state_cpu(pid, &cpu);
+}
+
+/* utime and stime, fields 14 and 15 of /proc/PID/stat, in clock ticks;
+ * `after` points at the state field (3). UINT64_MAX if malformed. */
+static uint64_t cpu_of(const char *after) {
+  static long hz;
+  if (hz <= 0) hz = sysconf(_SC_CLK_TCK);
+  if (hz <= 0) return UINT64_MAX;
+  const char *p = after;
+  for (int field = 3; field < 14; field++) {
+    p = strchr(p, ' ');
+    if (p == NULL) return UINT64_MAX;
+    p++;
+  }
+  char *end;
+  unsigned long long ut = strtoull(p, &end, 10);
+  if (end == p || *end != ' ') return UINT64_MAX;
+  const char *q = end + 1;
+  unsigned long long st = strtoull(q, &end, 10);
+  if (end == q) return UINT64_MAX;
+  return (uint64_t)(ut + st) * 1000000ULL / (uint64_t)hz;
+}
+
+mcpp_process_state mcpp__process_state_cpu(int pid, uint64_t *cpu_us) {
+  *cpu_us = UINT64_MAX;
   if (!have_proc()) return MCPP_PROCESS_UNKNOWN;
   char path[32], buf[512];
   snprintf(path, sizeof path, "/proc/%d/stat", pid);
@@ -237,6 +265,7 @@ mcpp_process_state mcpp__process_state(int pid) {
   /* "pid (comm) S ...": comm may hold anything, ')' included. */
   const char *end = strrchr(buf, ')');
   if (!end || end[1] != ' ' || !end[2]) return MCPP_PROCESS_UNKNOWN;
+  *cpu_us = cpu_of(end + 2);
   switch (end[2]) {
   case 'T':
   case 't':

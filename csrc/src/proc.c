@@ -316,6 +316,12 @@ void mcpp__proc_check_soon(mcpp__proc *p) {
 /* ------------------------------------------------------- process state */
 
 mcpp_process_state mcpp__proc_state(const mcpp__proc *p) {
+  uint64_t cpu;
+  return mcpp__proc_state_cpu(p, &cpu);
+}
+
+mcpp_process_state mcpp__proc_state_cpu(const mcpp__proc *p, uint64_t *cpu_us) {
+  *cpu_us = UINT64_MAX;
   if (p->exited) return MCPP_PROCESS_EXITED;
   if (p->pid <= 0) return MCPP_PROCESS_UNKNOWN;
   /* A readable exit fd means it exited, whatever now owns the pid. */
@@ -323,7 +329,7 @@ mcpp_process_state mcpp__proc_state(const mcpp__proc *p) {
     struct pollfd pfd = {p->exit_fd, POLLIN, 0};
     if (poll(&pfd, 1, 0) == 1) return MCPP_PROCESS_EXITED;
   }
-  return mcpp__process_state(p->pid);
+  return mcpp__process_state_cpu(p->pid, cpu_us);
 }
 
 /* ------------------------------------------------------------ the end */

@@ -77,6 +77,9 @@ void mcpp__proc_kill(mcpp__proc *p);
  * R/S/D and kin RUNNING, T/t STOPPED, Z/X or gone EXITED; UNKNOWN where
  * there is no /proc. */
 mcpp_process_state mcpp__proc_state(const mcpp__proc *p);
+/* The same, with the CPU time so far in *cpu_us (µs; UINT64_MAX: not
+ * known), read in the same look. */
+mcpp_process_state mcpp__proc_state_cpu(const mcpp__proc *p, uint64_t *cpu_us);
 
 /* Closes the watch handle (close_cb gets it) and the exit fd, and tells the
  * keeper to forget the group. A server not reaped yet (SIGKILL sent, stuck

@@ -30,6 +30,10 @@ extern _Atomic unsigned long mcpp__conn_read_aheads;
 extern _Atomic unsigned long long mcpp__conn_armed_ms;
 #define MCPP__HOOK_READ_AHEAD() (mcpp__conn_read_aheads++)
 #define MCPP__HOOK_ARMED(ms) (mcpp__conn_armed_ms = (ms))
+/* The detector as it was before corroboration: failed pings decide alone,
+ * at the configured timeout (bench/detector's baseline). */
+extern int mcpp__detector_fixed;
+#define MCPP__HOOK_DETECTOR_FIXED() (mcpp__detector_fixed)
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
 #define MCPP__HOOK_SIGKILL() SIGKILL
@@ -37,6 +41,7 @@ extern _Atomic unsigned long long mcpp__conn_armed_ms;
 #define MCPP__HOOK_LOOP_CLOSED(rc) ((void)(rc))
 #define MCPP__HOOK_READ_AHEAD() ((void)0)
 #define MCPP__HOOK_ARMED(ms) ((void)(ms))
+#define MCPP__HOOK_DETECTOR_FIXED() 0
 #endif
 
 #endif

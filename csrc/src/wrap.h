@@ -14,7 +14,7 @@
 /* The figures of one wrapped server across its restarts, with the metric
  * names of python/mcpping/metrics.py and node/metrics.js. */
 typedef struct mcpp__wrap_figures {
-  uint64_t pings_sent, pongs, answered, stale, reconnects;
+  uint64_t pings_sent, pongs, answered, stale, reconnects, ping_deaf;
   uint64_t failures[4]; /* timeout, error, invalid, unsupported */
   uint64_t rtt_buckets[18]; /* per bound, the last +Inf; summed when printed */
   double rtt_sum;

@@ -54,6 +54,9 @@ void mcpp__wrap_figures_observe(mcpp__wrap_figures *f, const mcpp_event *ev) {
   case MCPP_EV_STALE:
     f->stale++;
     break;
+  case MCPP_EV_PING_DEAF:
+    f->ping_deaf++;
+    break;
   default:
     break;
   }
@@ -146,6 +149,9 @@ static void render(mcpp__sb *sb, const mcpp__wrap_metrics *m) {
        offsetof(mcpp__wrap_figures, answered)},
       {"mcpping_stale_total", "Times the peer was declared stale.",
        offsetof(mcpp__wrap_figures, stale)},
+      {"mcpping_ping_deaf_total",
+       "Times the peer was found ping-deaf: pings failed, a probe was answered.",
+       offsetof(mcpp__wrap_figures, ping_deaf)},
       {"mcpping_reconnects_total", "Reconnects to the peer.",
        offsetof(mcpp__wrap_figures, reconnects)}};
   for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {

@@ -25,7 +25,7 @@ int mcpping_event_from_dict(PyObject *d, mcpp_event *ev) {
     return -1;
   }
   int found = 0;
-  for (int t = MCPP_EV_PING; t <= MCPP_EV_RECONNECTED; t++) {
+  for (int t = MCPP_EV_PING; t <= MCPP_EV_LAST; t++) {
     if (strcmp(mcpp_event_name((mcpp_event_type)t), name) == 0) {
       ev->type = (mcpp_event_type)t;
       found = 1;

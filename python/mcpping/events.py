@@ -12,12 +12,13 @@ from . import _isolation
 __all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
 
 #: The public event names (docs/design.md), plus the extra engine events:
-#: requests, the handshake, and the idle probe of sessions without ping.
+#: requests, the handshake, the idle probe of sessions without ping, and
+#: the detector's verdicts short of stale (``ping_deaf``, ``busy``).
 EVENT_NAMES = (
     "ping", "pong", "timeout", "ping_error", "unsupported", "ping_answered",
     "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
     "probe", "probe_ok", "probe_timeout", "request_cancelled",
-    "reconnecting", "reconnected",
+    "reconnecting", "reconnected", "ping_deaf", "busy",
 )
 
 # Events whose ``code`` is the peer's JSON-RPC code (native ``rpc_code``);

@@ -55,6 +55,8 @@ METRICS = {
         "invalid (a result that is not an object), unsupported (-32601 or -32602)."),
     "mcpping_pings_answered_total": ("counter", "Pings from the peer that mcpping answered."),
     "mcpping_stale_total": ("counter", "Times the peer was declared stale."),
+    "mcpping_ping_deaf_total": (
+        "counter", "Times the peer was found ping-deaf: pings failed, a probe was answered."),
     "mcpping_reconnects_total": ("counter", "Reconnects to the peer."),
     "mcpping_ping_rtt_seconds": ("histogram", "Round-trip time of answered pings, in seconds."),
     "mcpping_peer_state": (
@@ -69,6 +71,7 @@ _COUNTER_FIELDS = {
     "mcpping_pongs_received_total": "pongs",
     "mcpping_pings_answered_total": "answered",
     "mcpping_stale_total": "stale",
+    "mcpping_ping_deaf_total": "ping_deaf",
     "mcpping_reconnects_total": "reconnects",
 }
 
@@ -79,7 +82,7 @@ class _Figures:
     """One connection's counts, or the summed counts of closed connections."""
 
     __slots__ = ("peer", "transport", "state", "in_flight", "source", "attrs", "sent", "pongs",
-                 "answered", "stale", "reconnects", "failures", "buckets", "rtt_sum", "rtts",
+                 "answered", "stale", "ping_deaf", "reconnects", "failures", "buckets", "rtt_sum", "rtts",
                  "report")
 
     def __init__(self, peer: str, transport: str, source: Any = None,
@@ -92,6 +95,7 @@ class _Figures:
         self.source = None if source is None else weakref.ref(source)
         self.attrs = {"peer": peer, "transport": transport}
         self.sent = self.pongs = self.answered = self.stale = self.reconnects = 0
+        self.ping_deaf = 0
         self.failures = dict.fromkeys(FAILURE_REASONS, 0)
         # Per bucket, not cumulative; the last one is +Inf.
         self.buckets = [0] * (len(RTT_BUCKETS) + 1)
@@ -115,6 +119,7 @@ class _Figures:
         self.pongs += other.pongs
         self.answered += other.answered
         self.stale += other.stale
+        self.ping_deaf += other.ping_deaf
         self.reconnects += other.reconnects
         for reason, n in other.failures.items():
             self.failures[reason] += n
@@ -206,6 +211,8 @@ class _Tally:
             fig.answered += 1
         elif name == "stale":
             fig.stale += 1
+        elif name == "ping_deaf":
+            fig.ping_deaf += 1
         elif name == "initialized":
             if ev.message:
                 fig.rename(ev.message)

@@ -63,6 +63,11 @@ typedef struct fx {
   mcpp_process_state process;
   long process_calls;
   uint64_t process_asked_at[FX_MAX];
+  /* With feed_cpu, each look also feeds cpu_us (as a driver reading
+   * /proc/PID/stat does), after adding cpu_step: a busy process's CPU time
+   * grows between looks, an idle one's does not. */
+  int feed_cpu;
+  uint64_t cpu_us, cpu_step;
   uint64_t clock; /* the time of the current engine call, for the above */
 } fx;
 
@@ -148,6 +153,10 @@ static inline int fx_process_state(mcpp_engine *e, void *ud) {
   fx *f = ud;
   if (f->process_calls < FX_MAX) f->process_asked_at[f->process_calls] = f->clock;
   f->process_calls++;
+  if (f->feed_cpu) {
+    f->cpu_us += f->cpu_step;
+    mcpp_engine_set_process_cpu(e, f->cpu_us);
+  }
   return f->process;
 }
 

@@ -6,6 +6,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -82,6 +83,8 @@ static void rec_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
     r->event_seq[r->n_events++] = ev->ping_seq;
   }
   if (ev->type == MCPP_EV_PONG) r->last_rtt_us = ev->rtt_us;
+  if (ev->type == MCPP_EV_STALE && ev->proof)
+    snprintf(r->stale_proof, sizeof r->stale_proof, "%s", ev->proof);
   if (ev->type == MCPP_EV_UNSUPPORTED || ev->type == MCPP_EV_PING_ERROR)
     r->last_rpc_code = ev->rpc_code;
 }

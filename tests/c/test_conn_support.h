@@ -28,6 +28,7 @@ typedef struct rec {
   size_t n_events;
   uint64_t last_rtt_us;
   int64_t last_rpc_code;
+  char stale_proof[160]; /* the STALE event's proof ("" before one) */
   size_t n_records;
   char stderr_buf[4096];
   size_t stderr_len;

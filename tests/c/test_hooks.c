@@ -8,3 +8,4 @@ int mcpp__proc_sigkill_lost;
 void (*mcpp__proc_after_spawn)(int pid);
 _Atomic unsigned long mcpp__conn_read_aheads;
 _Atomic unsigned long long mcpp__conn_armed_ms;
+int mcpp__detector_fixed;

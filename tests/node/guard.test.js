@@ -134,11 +134,13 @@ test('guard() rejects what is not a transport', () => {
 /**
  * A Client over a guarded SDK stdio transport to a server that never
  * answers pings (drop_pings.py): keepalive makes it stale in ~200 ms.
+ * With probing off (probe: null) pings alone decide; with the default
+ * probe it would be ping-deaf instead (the next test).
  */
-async function guardedDropPings(onStale) {
+async function guardedDropPings(onStale, probe = null) {
   const inner = new sdkStdio.StdioClientTransport(h.peer('drop_pings.py'));
   const keepalive = { intervalMs: 50, minIntervalMs: 10, timeoutMs: 100, failures: 2, onStale };
-  const transport = mcpping.guard(inner, { role: 'client', keepalive });
+  const transport = mcpping.guard(inner, { role: 'client', keepalive, probe });
   const client = new Client({ name: 'mcpping-test', version: '1.0.0' });
   await client.connect(transport);
   return { inner, transport, client, pid: inner.pid };
@@ -161,6 +163,22 @@ test('guard() with onStale "close" (the default) closes a stale session: closed 
     assert.equal(transport.state, 'closed');
     assert.equal(h.exists(pid), false, 'the inner transport\'s server is gone');
     await assert.rejects(client.listTools(), /Not connected/);
+  } finally {
+    await client.close();
+  }
+});
+
+test('guard() with the default probe finds a server that answers all but ping ping-deaf, never stale', async () => {
+  const { transport, client } = await guardedDropPings(undefined, 'auto');
+  try {
+    const seen = [];
+    transport.on('stale', () => seen.push('stale'));
+    const deaf = await h.nextEvent(transport, 'ping_deaf', 5000);
+    assert.equal(deaf.proof, 'probe:tools/list');
+    await h.nextEvent(transport, 'probe_ok', 5000); // watched by probe from now on
+    await h.nextEvent(transport, 'probe_ok', 5000);
+    assert.deepEqual(seen, []);
+    assert.equal(transport.state, 'alive');
   } finally {
     await client.close();
   }

@@ -5,8 +5,9 @@ life during a long request is SSE comment keep-alives.
 `initialize` is answered as JSON (with an Mcp-Session-Id); a `tools/call`
 answers with an SSE stream that carries nothing but `: keep-alive` comment
 lines every `--every` seconds (default 0.3) for `--seconds` (default 5),
-then the result. Pings are held unanswered until that call is over (the
-server's loop is busy), so only the comments prove it alive.
+then the result. Pings, and any other request that arrives while the call
+runs, are held unanswered until that call is over (the server's loop is
+busy), so only the comments prove it alive.
 Flags:
   --no-comments   send no comments: the stream is silent until the result
 """
@@ -24,6 +25,7 @@ ap.add_argument("--no-comments", action="store_true")
 args = ap.parse_args()
 
 call_over = threading.Event()
+call_running = threading.Event()
 
 
 class Handler(BaseHTTPRequestHandler):
@@ -59,6 +61,7 @@ class Handler(BaseHTTPRequestHandler):
             call_over.wait(30)
             self.reply_json({"jsonrpc": "2.0", "id": mid, "result": {}})
         elif method == "tools/call":
+            call_running.set()
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
@@ -76,6 +79,8 @@ class Handler(BaseHTTPRequestHandler):
             call_over.set()
             self.close_connection = True
         else:
+            if call_running.is_set():
+                call_over.wait(30)
             self.reply_json({"jsonrpc": "2.0", "id": mid,
                              "error": {"code": -32601, "message": "Method not found"}})
 

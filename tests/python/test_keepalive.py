@@ -98,7 +98,9 @@ async def test_report_only_keeps_a_stale_connection(tmp_path):
     ka = mcpping.KeepAlive(interval=0.05, timeout=0.1, failures=2, on_stale="report", **FAST)
     stale = asyncio.get_running_loop().create_future()
     on_event = lambda ev: ev.name == "stale" and not stale.done() and stale.set_result(ev)  # noqa: E731
-    async with mcpping.connect(peer("drop_pings"), keepalive=ka, record=log,
+    # A server silent after the handshake: one that still answers other
+    # requests (drop_pings) is ping-deaf now, watched by probe, never stale.
+    async with mcpping.connect(peer("freeze", "--after", "2"), keepalive=ka, record=log,
                                on_event=on_event) as p:
         await asyncio.wait_for(stale, 5)
         assert not p.closed and p.state == "stale"
@@ -126,3 +128,37 @@ async def test_stale_reports_in_flight_tool_calls_as_in_doubt_and_never_replays(
         else:
             raise AssertionError("a stuck tool call must fail, not be replayed")
         assert (await p.wait_closed()).stale
+
+
+async def test_ping_deaf_server_is_reported_once_and_watched_by_probe(tmp_path):
+    # drop_pings answers everything but ping: the probe that corroborates
+    # the failed pings is answered, so it is ping-deaf, never stale.
+    log = tmp_path / "gov.jsonl"
+    ka = mcpping.KeepAlive(interval=0.05, timeout=0.3, failures=2, **FAST)
+    deaf = asyncio.get_running_loop().create_future()
+    seen = []
+
+    def on_event(ev):
+        seen.append(ev.name)
+        if ev.name == "ping_deaf" and not deaf.done():
+            deaf.set_result(ev)
+
+    async with mcpping.connect(peer("drop_pings"), keepalive=ka, record=log,
+                               on_event=on_event) as p:
+        ev = await asyncio.wait_for(deaf, 10)
+        assert ev.proof == "probe:tools/list"
+
+        async def three_probes_answered():  # watched by probe from now on
+            n = 0
+            async for _ in p.events("probe_ok"):
+                n += 1
+                if n == 3:
+                    return
+
+        await asyncio.wait_for(three_probes_answered(), 10)
+        assert not p.closed and p.state == "alive"
+    assert "stale" not in seen and seen.count("ping_deaf") == 1
+    assert "ping" not in seen[seen.index("ping_deaf"):]
+    recs = [json.loads(l) for l in log.read_text().splitlines()]
+    rec = next(r for r in recs if r["event"] == "ping_deaf")
+    assert rec["proof"] == "probe:tools/list"

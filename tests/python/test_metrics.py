@@ -102,6 +102,28 @@ async def test_two_connections_to_one_server_sum_and_count_states():
         assert value(s, "mcpping_pings_sent_total", **lb) == 3  # b's figures kept
 
 
+async def test_ping_deaf_server_is_counted_once_and_never_stale():
+    lb = {"peer": "drop_pings", "transport": "stdio"}
+    before = scrape()
+    ka = mcpping.KeepAlive(interval=0.05, timeout=0.3, failures=2, min_interval=0.01,
+                           jitter_pct=0)
+    async with mcpping.connect(peer("drop_pings"), keepalive=ka) as p:
+        async def deaf_then_two_probes() -> None:
+            async for _ in p.events("ping_deaf"):
+                break
+            n = 0
+            async for _ in p.events("probe_ok"):  # watched by probe: no second count
+                n += 1
+                if n == 2:
+                    return
+
+        await asyncio.wait_for(deaf_then_two_probes(), 10)
+        s = scrape()
+    delta = lambda name: value(s, name, **lb) - value(before, name, **lb)  # noqa: E731
+    assert delta("mcpping_ping_deaf_total") == 1
+    assert delta("mcpping_stale_total") == 0
+
+
 async def test_stale_transition_counts_each_timeout_and_the_stale_state():
     lb = {"peer": "freeze", "transport": "stdio"}
     before = scrape()

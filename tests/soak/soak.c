@@ -59,8 +59,8 @@ static int chance(unsigned pct) { return rnd() % 100 < pct; }
 uint64_t fault_bound_ms(fault f) {
   /* A ping flood is cut off as FLOODED once 20000 pings are written, or
    * goes stale as a server that stopped reading: the freeze bound. */
-  return f == F_STOP || f == F_SPIN || f == F_PINGFLOOD ? FREEZE_BOUND_MS
-                                                        : EXIT_BOUND_MS;
+  if (f == F_SPIN) return SPIN_BOUND_MS;
+  return f == F_STOP || f == F_PINGFLOOD ? FREEZE_BOUND_MS : EXIT_BOUND_MS;
 }
 
 int fault_is_detected(fault f) {

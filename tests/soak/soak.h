@@ -43,6 +43,10 @@ enum {
    * is stale within interval + failures x timeout; one extra timeout is
    * allowed for a re-probe after a pause of ours, 2 s for the machine. */
   FREEZE_BOUND_MS = KA_INTERVAL_MS + (FAILURES + 1) * PING_TIMEOUT_MS + 2000,
+  /* A spinning server's CPU time advances: with requests in flight it is
+   * busy, not stale, until their own deadlines (issue 25), the longest
+   * the soak gives one being LONGER_TIMEOUT_MS. */
+  SPIN_BOUND_MS = FREEZE_BOUND_MS + LONGER_TIMEOUT_MS,
   /* Exits and closed pipes are seen at once. */
   EXIT_BOUND_MS = 3000
 };
