@@ -6,7 +6,11 @@
  * text content of arguments.bytes bytes), ignores notifications and
  * responses, and answers any other request with -32601.
  *
- *   responder [--pidfile PATH]
+ *   responder [--pidfile PATH] [--ping-client N]
+ *
+ * --ping-client N: after every Nth tools/call it answers, it also pings the
+ * client (ids "srv-1", "srv-2"...; the answers are ignored like any
+ * response), for the host-mode hand-off soak.
  *
  * Built by the Makefile as build/responder.
  */
@@ -96,6 +100,8 @@ static void blob(const char *id, const char *ide, size_t bytes) {
   puts_("\"}],\"isError\":false}}\n");
 }
 
+static unsigned long ping_client_every, calls, client_pings;
+
 static void handle(const char *line, size_t len) {
   const char *end = line + len;
   const char *m = find_value(line, end, "method");
@@ -122,6 +128,13 @@ static void handle(const char *line, size_t len) {
   } else if (method_is(m, end, "tools/call")) {
     const char *b = find_value(line, end, "bytes");
     blob(id, ide, b ? (size_t)strtoull(b, NULL, 10) : 0);
+    if (ping_client_every && ++calls % ping_client_every == 0) {
+      char ping[80];
+      snprintf(ping, sizeof ping,
+               "{\"jsonrpc\":\"2.0\",\"id\":\"srv-%lu\",\"method\":\"ping\"}\n",
+               ++client_pings);
+      puts_(ping);
+    }
   } else {
     reply_head(id, ide);
     puts_(",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}\n");
@@ -136,6 +149,8 @@ int main(int argc, char **argv) {
         fprintf(f, "%d\n", (int)getpid());
         fclose(f);
       }
+    } else if (strcmp(argv[i], "--ping-client") == 0) {
+      ping_client_every = strtoul(argv[i + 1], NULL, 10);
     }
   }
   size_t cap = 1 << 16, len = 0;
