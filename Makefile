@@ -305,10 +305,11 @@ build/soak-asan: $(SOAK_DRIVER) $(SOAK_HEADERS) $(SOURCES) $(HEADERS)
 soak: build/soak build/soak-server
 	./build/soak --conns $(SOAK_CONNS) --seconds $(SOAK_SECONDS)
 
-test-soak: build/soak build/soak-server build/soak-cycles build/soak-flood build/flood-server
+test-soak: build/soak build/soak-server build/soak-cycles build/soak-flood build/flood-server build/soak-handoff build/responder
 	./build/soak --conns 100 --seconds 60
 	./build/soak-cycles --cycles 10000 --epoch 1000
 	./build/soak-flood --mib 16 --server build/flood-server
+	./build/soak-handoff build/responder 100000
 
 # The lifecycle soak (tests/soak/cycles.c): spawn/kill/restart cycles in
 # hosts SIGKILLed every 1,000. The 10,000 of issue 23 take ~20 s, so
