@@ -257,14 +257,18 @@ def measure(specs: dict[str, tuple[list[str], dict[str, str] | None]],
             commands: dict[str, dict[str, Any]], rounds: int, cwd: str,
             log: Callable[[str], None] = lambda s: None, target_s: float | None = None,
             on_block: Callable[[str, dict[str, Any]], None] | None = None,
-            warm_s: float = WARM_S
+            warm_s: float = WARM_S,
+            on_ready: Callable[[str, dict[str, Any]], None] | None = None
             ) -> tuple[dict[str, list[dict[str, Any]]], dict[str, dict[str, Any]]]:
     """Starts one worker per series (specs: name -> (argv, env)), runs
-    interleave() over them and closes them, also on failure."""
+    interleave() over them and closes them, also on failure. on_ready gets
+    each worker's ready line."""
     workers: dict[str, Worker] = {}
     try:
         for name, (argv, env) in specs.items():
             workers[name] = Worker(name, argv, env=env, cwd=cwd)
+            if on_ready:
+                on_ready(name, workers[name].info)
         return interleave(workers, commands, rounds, log, target_s, on_block, warm_s)
     finally:
         for w in workers.values():
