@@ -152,6 +152,14 @@ class EventHub:
         """
         return EventStream(self, frozenset(names))
 
+    def wants(self, name: str) -> bool:
+        """Whether an event called ``name`` would reach anyone (a listener,
+        an iterator, the metrics tap): the hot path skips building one
+        that nobody would see."""
+        if tap is not None or self._listeners.get(name) or self._listeners.get("*"):
+            return True
+        return any(not names or name in names for _, names in self._queues)
+
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
         if tap is not None:

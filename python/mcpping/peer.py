@@ -640,8 +640,14 @@ class Peer:
         if kind == _MESSAGE:
             self._message(item[2])
         elif kind == _EVENT:
-            self._stats.observe(item[2])
-            self._event(Event.from_native(item[2]), item[3])
+            d = item[2]
+            self._stats.observe(d)
+            if d["type"] == "ping" and not self._events.wants("ping"):
+                # The ping we just sent (ours or keepalive's): counted
+                # above, and nobody would see its Event (issue 21).
+                self._state = d["state"]
+                return
+            self._event(Event.from_native(d), item[3])
         elif kind == _RECORD:
             self._records.write(item[2])
         elif kind == _STDERR:
