@@ -9,6 +9,11 @@ Flags:
                       JSON-RPC -32001 "Session not found" (as the official
                       SDKs answer); a new initialize gets a new session
   --mode unsupported  every ping is a 404 with JSON-RPC -32601
+  --mode deaf         ping-deaf: a ping is never answered (its POST hangs),
+                      everything else is (tools/list: -32601, which still
+                      proves the server's loop ran)
+  --mode freeze       after the handshake nothing is answered (every POST
+                      hangs): a frozen server
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -19,7 +24,7 @@ import sys
 import threading
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--mode", choices=["expire", "unsupported"], required=True)
+ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze"], required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -72,6 +77,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                     "error": {"code": -32001, "message": "Session not found"}})
         if mid is None:
             return self.reply(202)
+        if args.mode == "freeze" or (method == "ping" and args.mode == "deaf"):
+            threading.Event().wait()  # hangs this request's thread for good
         if method == "ping" and args.mode == "unsupported":
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32601, "message": "Method not found"}})
@@ -82,6 +89,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+server.daemon_threads = True  # hung requests do not hold the exit
 print(f"http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
 try:
     server.serve_forever()

@@ -4,6 +4,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import subprocess
 from collections.abc import Iterator
@@ -65,3 +66,40 @@ def test_classification_is_the_c_cores():
     assert _native.http_classify(404, b"Not Found", True) == "session_expired"
     assert _native.http_classify(404, b"Not Found", False) == "failed"
     assert _native.http_classify(500, b"", True) == "failed"
+
+
+@pytest.mark.parametrize("http_fault", ["deaf"], indirect=True)
+async def test_a_ping_deaf_http_server_is_found_deaf_not_stale(http_fault):
+    """Issue 25 over Streamable HTTP: pings time out, the side-effect-free
+    probe is answered, so the server is ping-deaf (watched by probe from
+    then on), never convicted."""
+    ka = mcpping.KeepAlive(interval=0.3, timeout=0.3, failures=2, jitter_pct=0, min_interval=0.1)
+    p = HttpPeer(http_fault, keepalive=ka, ping_timeout=5, listen=False)
+    seen = p.events("ping_deaf", "stale")
+    try:
+        await p.initialize(5)
+        ev = await asyncio.wait_for(seen.__anext__(), 20)
+        assert ev.name == "ping_deaf"
+        # Then a good while of probes, all answered: still no verdict.
+        for _ in range(6):
+            probe_ok = p.events("probe_ok")
+            await asyncio.wait_for(probe_ok.__anext__(), 20)
+        assert p.state != "stale" and not p.closed
+    finally:
+        await p.close()
+
+
+@pytest.mark.parametrize("http_fault", ["freeze"], indirect=True)
+async def test_a_frozen_http_server_is_convicted_after_the_probe_too_times_out(http_fault):
+    """The dead are still convicted: pings and the corroborating probe time
+    out, and the stale event's proof names the probe tried."""
+    ka = mcpping.KeepAlive(interval=0.3, timeout=0.3, failures=2, jitter_pct=0, min_interval=0.1, on_stale="report")
+    p = HttpPeer(http_fault, keepalive=ka, ping_timeout=5, listen=False)
+    seen = p.events("stale", "ping_deaf")
+    try:
+        await p.initialize(5)
+        ev = await asyncio.wait_for(seen.__anext__(), 20)
+        assert ev.name == "stale"
+        assert "probe:tools/list timed out" in (ev.proof or "")
+    finally:
+        await p.close()
