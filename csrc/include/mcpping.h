@@ -1022,10 +1022,10 @@ int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms);
  * else -1 (what the host has armed stands). Cheap: no lock, no syscall. */
 int64_t mcpp_runtime_host_rearm(mcpp_runtime *rt);
 
-/* Back to thread mode (the runtime's thread runs the loop again); any
- * thread (it waits for a host turn in progress to end). The host stops
- * watching the descriptor. Items still waiting are announced with notify.
- * Returns 0 or MCPP_ERR_INVALID_ARGUMENT (not in host mode). */
+/* Back to thread mode (the runtime's thread runs the loop again, once a
+ * host turn in progress has ended); any thread. The host stops watching
+ * the descriptor. Items still waiting are announced with notify. Returns 0
+ * or MCPP_ERR_INVALID_ARGUMENT (not in host mode). */
 int mcpp_runtime_host_detach(mcpp_runtime *rt);
 
 typedef enum mcpp_mode {

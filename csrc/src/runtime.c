@@ -1705,7 +1705,9 @@ int64_t mcpp_runtime_host_rearm(mcpp_runtime *rt) {
 
 int mcpp_runtime_host_detach(mcpp_runtime *rt) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
-  pthread_mutex_lock(&rt->run_mu); /* a turn in progress ends first */
+  /* Not under run_mu: in thread mode the I/O thread holds it for good. A
+   * host turn in progress ends normally; the I/O thread takes the loop
+   * after it, and later host turns run nothing. */
   pthread_mutex_lock(&rt->mu);
   int rc = MCPP_ERR_INVALID_ARGUMENT, wake = 0;
   if (atomic_load(&rt->mode) == MCPP_MODE_HOST) {
@@ -1721,7 +1723,6 @@ int mcpp_runtime_host_detach(mcpp_runtime *rt) {
     rc = 0;
   }
   pthread_mutex_unlock(&rt->mu);
-  pthread_mutex_unlock(&rt->run_mu);
   if (wake && rt->notify) rt->notify(rt->notify_data);
   return rc;
 }
