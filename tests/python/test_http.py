@@ -7,6 +7,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -96,10 +97,14 @@ async def test_a_frozen_http_server_is_convicted_after_the_probe_too_times_out(h
     ka = mcpping.KeepAlive(interval=0.3, timeout=0.3, failures=2, jitter_pct=0, min_interval=0.1, on_stale="report")
     p = HttpPeer(http_fault, keepalive=ka, ping_timeout=5, listen=False)
     seen = p.events("stale", "ping_deaf")
+    bound = 0.3 + 0.3 * 2 + 0.3  # interval + timeout * failures + one probe
     try:
         await p.initialize(5)
+        t0 = time.monotonic()
         ev = await asyncio.wait_for(seen.__anext__(), 20)
+        elapsed = time.monotonic() - t0
         assert ev.name == "stale"
+        assert elapsed <= bound + 1.0, f"stale after {elapsed:.2f} s, bound {bound:.2f} s"
         assert "probe:tools/list timed out" in (ev.proof or "")
     finally:
         await p.close()

@@ -162,3 +162,29 @@ async def test_ping_deaf_server_is_reported_once_and_watched_by_probe(tmp_path):
     recs = [json.loads(l) for l in log.read_text().splitlines()]
     rec = next(r for r in recs if r["event"] == "ping_deaf")
     assert rec["proof"] == "probe:tools/list"
+
+
+async def test_a_silent_2026_server_with_a_call_in_flight_and_no_cpu_is_stale_in_bound():
+    # Issue 25 on protocol 2026-07-28 (no ping: keepalive probes with
+    # server/discover): modern.py's busy tool stops reading and sleeps (no
+    # CPU, no progress asked for). A call in flight excuses nothing when
+    # the CPU stands still: stale within interval + timeout * failures plus
+    # one probe timeout, and the proof says the CPU was idle.
+    ka = mcpping.KeepAlive(interval=0.2, timeout=0.3, failures=2, on_stale="report", **FAST)
+    bound = 0.2 + 0.3 * 2 + 0.3
+    stale = asyncio.get_running_loop().create_future()
+
+    def on_event(ev):
+        if ev.name == "stale" and not stale.done():
+            stale.set_result(ev)
+
+    async with mcpping.connect(peer("modern"), keepalive=ka, on_event=on_event) as p:
+        assert p.protocol_version == "2026-07-28"
+        call = asyncio.ensure_future(p.request(
+            "tools/call", {"name": "busy", "arguments": {"seconds": 30}}, timeout=60))
+        t0 = time.monotonic()
+        ev = await asyncio.wait_for(stale, 10)
+        elapsed = time.monotonic() - t0
+        call.cancel()
+        assert elapsed <= bound + 1.0, f"stale after {elapsed:.2f} s, bound {bound:.2f} s"
+        assert "cpu idle" in (ev.proof or ""), ev.proof
