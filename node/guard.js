@@ -56,7 +56,7 @@ class GuardedTransport extends EventEmitter {
       onMustClose: (ev) => this.closeStale(ev),
     });
     // Re-emit the engine's events from the transport object.
-    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'ping_deaf', 'busy', 'record']) {
+    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'ping_deaf', 'busy', 'paused', 'record']) {
       this.driver.on(name, (ev) => emitSafely(this, name, ev));
     }
     // What the driver could not deliver (a record sink that throws) is ours to report.

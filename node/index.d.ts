@@ -84,7 +84,7 @@ export interface LivenessEvent {
     | 'ping' | 'pong' | 'timeout' | 'ping_error' | 'unsupported' | 'ping_answered'
     | 'suspect' | 'stale' | 'recovered' | 'closed' | 'request_timeout' | 'initialized'
     | 'probe' | 'probe_ok' | 'probe_timeout' | 'request_cancelled'
-    | 'reconnecting' | 'reconnected' | 'ping_deaf' | 'busy';
+    | 'reconnecting' | 'reconnected' | 'ping_deaf' | 'busy' | 'paused';
   /** The state after this event. */
   state: State;
   pingSeq: number;

@@ -304,19 +304,25 @@ typedef enum mcpp_event_type {
                                 answered: the server is alive and deaf to
                                 ping, and is watched by probe from now on
                                 (reported once per connection) */
-  MCPP_EV_BUSY               /* pings went unanswered but the server's CPU
+  MCPP_EV_BUSY,              /* pings went unanswered but the server's CPU
                                 time advances while an application request
                                 is in flight (proof "cpu"): no stale verdict
                                 while that lasts (once per suspicion) */
+  MCPP_EV_PAUSED             /* the engine was woken far past a deadline
+                                (our host stalled, the machine slept, the
+                                clock jumped; timeout_ms: how late): the
+                                silence meanwhile is not held against the
+                                peer (proof "local") */
 } mcpp_event_type;
 
 /* The last event type, for tables that walk them all. */
-#define MCPP_EV_LAST MCPP_EV_BUSY
+#define MCPP_EV_LAST MCPP_EV_PAUSED
 
 /* Returns the public event name: "ping", "pong", "timeout", "ping_error",
  * "unsupported", "ping_answered", "suspect", "stale", "recovered", "closed",
  * "request_timeout", "initialized", "probe", "probe_ok", "probe_timeout",
- * "request_cancelled", "reconnecting", "reconnected", "ping_deaf", "busy". */
+ * "request_cancelled", "reconnecting", "reconnected", "ping_deaf", "busy",
+ * "paused". */
 const char *mcpp_event_name(mcpp_event_type type);
 
 typedef enum mcpp_disposition {

@@ -88,6 +88,7 @@ const char *mcpp_event_name(mcpp_event_type type) {
     case MCPP_EV_RECONNECTED: return "reconnected";
     case MCPP_EV_PING_DEAF: return "ping_deaf";
     case MCPP_EV_BUSY: return "busy";
+    case MCPP_EV_PAUSED: return "paused";
   }
   return "unknown";
 }

@@ -469,6 +469,20 @@ void mcpp_engine_set_reading(mcpp_engine *e, int reading, uint64_t now) {
   e->ka_base = now; /* the interval starts over */
 }
 
+/* Local health, said out loud: a record that the silence was ours, so a
+ * reader can tell a widened verdict from a missed one. */
+static void report_pause(mcpp_engine *e, uint64_t late_us, uint64_t now) {
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_PAUSED;
+  uint64_t late_ms = late_us / US_PER_MS;
+  ev.timeout_ms = late_ms > UINT32_MAX ? UINT32_MAX : (uint32_t)late_ms;
+  ev.proof = "local";
+  ev.message = "woken late (a stalled host, a suspended machine or a clock "
+               "jump): the silence meanwhile is not held against the peer";
+  mcpp__emit(e, &ev, "paused", now);
+}
+
 /* ----------------------------------------------------------------- timer */
 
 int mcpp_engine_on_timer(mcpp_engine *e, uint64_t now) {
@@ -479,8 +493,11 @@ int mcpp_engine_on_timer(mcpp_engine *e, uint64_t now) {
   /* Woken far too late: the host was paused, and answers may be waiting
    * unread in the pipe. Nothing that expired meanwhile is the peer's
    * fault. */
-  if (due != UINT64_MAX && now > due && now - due > pause_us)
+  if (due != UINT64_MAX && now > due && now - due > pause_us) {
     mcpp__forgive_silence(e, now);
+    report_pause(e, now - due, now);
+    if (e->state == MCPP_STATE_CLOSED) return 0;
+  }
 
   mcpp__expire_manual(e, now);
   if (e->state == MCPP_STATE_CLOSED) return 0;

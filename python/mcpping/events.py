@@ -18,7 +18,7 @@ EVENT_NAMES = (
     "ping", "pong", "timeout", "ping_error", "unsupported", "ping_answered",
     "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
     "probe", "probe_ok", "probe_timeout", "request_cancelled",
-    "reconnecting", "reconnected", "ping_deaf", "busy",
+    "reconnecting", "reconnected", "ping_deaf", "busy", "paused",
 )
 
 # Events whose ``code`` is the peer's JSON-RPC code (native ``rpc_code``);

@@ -269,6 +269,13 @@ static void host_stall(uint64_t stall) {
   ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 0);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 0);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_TIMEOUT), 0);
+  /* And it says so, once: how late, and that the cause was local. */
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_PAUSED), 1);
+  const fx_event *p = fx_first_event(f, MCPP_EV_PAUSED);
+  ASSERT(p != NULL);
+  ASSERT_STR_EQ(p->proof, "local");
+  ASSERT(p->ev.timeout_ms + 1000 >= stall / MS && p->ev.timeout_ms <= stall / MS);
+  ASSERT_EQ(fx_count_records(f, "paused"), 1);
   fx_done(f);
 }
 

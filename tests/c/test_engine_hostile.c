@@ -325,7 +325,7 @@ typedef struct host {
   int call_sent, call_pongs, call_deliveries;
   gbuf last_sent;
   long sent_by_kind[4];
-  long events[16];
+  long events[MCPP_EV_LAST + 1];
   long outcomes; /* answers to our pings and probes (PONG ... PROBE_OK) */
   long records;
   /* Pings. */
@@ -368,7 +368,7 @@ static void check_expiry_order(host *h, long n) {
 
 static void host_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
   host *h = ud;
-  H_ASSERT(ev->type >= 0 && ev->type < 16);
+  H_ASSERT(ev->type >= 0 && ev->type <= MCPP_EV_LAST);
   h->events[ev->type]++;
   H_ASSERT(ev->failure_count <= h->s.failures);
   /* Silence while we do not read is ours: nothing is convicted for it. */
