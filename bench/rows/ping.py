@@ -253,13 +253,21 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
     ts = s[sdk]["p50_us"]["iqm"]
     floor = s.get("floor", {}).get("p50_us", {}).get("iqm")
     runtime = "V8 and Node's runtime" if lang == "Node" else "the interpreter"
+    hosted = (res.get("runtime_modes", {}).get(api) or [None])[0] == "host"
+    if hosted:
+        between = (f"spent on that same thread around it: waking the {loop}, "
+                   "a turn of the runtime's loop (its epoll_wait, the read, the engine), "
+                   f"and the {lang} code that turns the pong into the caller's result (host "
+                   "mode: no thread hand-off)")
+    else:
+        between = ("spent between the caller and the I/O thread: handing the ping over (a "
+                   f"wake-up of the I/O thread), waking the {loop} with the pong, and the "
+                   f"{lang} code that turns the pong into the caller's result")
     text = (f"**Where a {lang} round trip spends its time.** A caller of mcpping's "
             f"`peer.ping()` waits {wall:.1f} µs (p50). {native:.0f} µs of it is the round trip "
-            "the I/O thread timed itself (write, the responder, the read"
+            "the engine timed itself (write, the responder, the read"
             + (f"; the bare pipe takes {floor:.1f} µs" if floor else "") + "). The other "
-            f"{wall - native:.1f} µs is spent between the caller and the I/O thread: handing "
-            f"the ping over (a wake-up of the I/O thread), waking the {loop} with the pong, and "
-            f"the {lang} code that turns the pong into the caller's result. The SDK does all of "
+            f"{wall - native:.1f} µs is {between}. The SDK does all of "
             f"it on one thread: {ts:.1f} µs. CPU per ping: {s[api]['cpu_us_per_op']['median']:.1f} "
             f"µs against the SDK's {s[sdk]['cpu_us_per_op']['median']:.1f}.")
     prof = res.get("profile", {})
@@ -269,8 +277,12 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
         text += (f" Per ping, mcpping's {lang} client makes {sa['per_op']:.1f} syscalls against "
                  f"the SDK's {ss['per_op']:.1f} (write {ca.get('write', 0):.1f} vs "
                  f"{cs.get('write', 0):.1f}, read {ca.get('read', 0):.1f} vs "
-                 f"{cs.get('read', 0):.1f}: each hand-off is a write on one side and a wake-up "
-                 f"and a read on the other) and {s[api]['csw_per_op']['median']:.2f} context "
+                 f"{cs.get('read', 0):.1f}"
+                 + ("; mcpping's extra epoll_wait is the runtime's own loop asked which "
+                    "descriptor is ready, inside the host's turn" if hosted else
+                    ": each hand-off is a write on one side and a wake-up and a read on the "
+                    "other")
+                 + f") and {s[api]['csw_per_op']['median']:.2f} context "
                  f"switches against {s[sdk]['csw_per_op']['median']:.2f}.")
     pa, ps = (prof.get(k, {}).get("perf", {}) for k in (api, sdk))
     if pa.get("dso") and ps.get("dso"):
