@@ -257,6 +257,9 @@ void mcpp_settings_default_versioned(int settings_version,
  * the parameter. mcpp_engine_new refuses exactly these settings. */
 const char *mcpp_settings_problem(const mcpp_settings *settings);
 
+/* The settings table: mcpp_settings_table, mcpp_setting_check. */
+#include "mcpping/settings.h"
+
 /* ----------------------------------------------------------------- events */
 
 typedef enum mcpp_state {
@@ -1100,7 +1103,8 @@ typedef struct mcpp_wrap_options {
 } mcpp_wrap_options;
 
 /* Fills *options with the defaults above (settings as
- * mcpp_settings_default, with interval_ms 10000). */
+ * mcpp_settings_default, with interval_ms the settings table's policy,
+ * 15000: keepalive on, as in the bindings and the command). */
 void mcpp_wrap_options_default(mcpp_wrap_options *options);
 
 /* Returns NULL if *options can run, else a static sentence naming the

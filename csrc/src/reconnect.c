@@ -13,35 +13,8 @@
 
 /* ---------------------------------------------------------------- policy */
 
-void mcpp_reconnect_default(mcpp_reconnect *p) {
-  if (p == NULL) return;
-  p->enabled = 0;
-  p->initial_ms = 1000;
-  p->max_delay_ms = 30000;
-  p->multiplier = 2.0;
-  p->jitter = 0.2;
-  p->max_attempts = 10;
-}
-
-const char *mcpp_reconnect_problem(const mcpp_reconnect *p) {
-  if (p == NULL) return "reconnect must not be NULL";
-  if (p->enabled != 0 && p->enabled != 1)
-    return "reconnect.enabled must be 0 or 1";
-  if (!p->enabled) return NULL;
-  if (p->initial_ms < 1 || p->initial_ms > MCPP_MAX_MS)
-    return "reconnect.initial_ms must be between 1 and 2147483647 ms";
-  if (p->max_delay_ms < p->initial_ms || p->max_delay_ms > MCPP_MAX_MS)
-    return "reconnect.max_delay_ms must be between initial_ms and "
-           "2147483647 ms";
-  /* Written so that NaN fails too. */
-  if (!(p->multiplier >= 1.0 && p->multiplier <= MCPP_MAX_RECONNECT_MULTIPLIER))
-    return "reconnect.multiplier must be between 1 and 1000";
-  if (!(p->jitter >= 0.0 && p->jitter <= 1.0))
-    return "reconnect.jitter must be between 0 and 1";
-  if (p->max_attempts < 1 || p->max_attempts > MCPP_MAX_RECONNECT_ATTEMPTS)
-    return "reconnect.max_attempts must be between 1 and 1000000";
-  return NULL;
-}
+/* mcpp_reconnect_default and mcpp_reconnect_problem: settings.c (the
+ * settings table holds the reconnect rows too). */
 
 /* --------------------------------------------------------------- backoff */
 

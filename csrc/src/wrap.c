@@ -764,7 +764,9 @@ void mcpp_wrap_options_default(mcpp_wrap_options *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);
   mcpp_settings_default(&o->settings);
-  o->settings.interval_ms = 10000;
+  /* The library's keepalive policy (the settings table's), not C's off. */
+  o->settings.interval_ms =
+      (uint32_t)mcpp_setting_find("interval_ms")->policy;
   o->spawn.stderr_mode = MCPP_STDERR_INHERIT;
   o->restart = 1;
   o->in_fd = 0;

@@ -1,6 +1,8 @@
 /* Settings at the boundary: mcpp_settings_problem names the bad field and
  * its range, mcpp_engine_new refuses exactly those, nothing is clamped or
  * wrapped. */
+#include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "engine_fixture.h"
@@ -29,7 +31,7 @@ static void pings_huge(mcpp_settings *s) { s->max_outstanding_pings = MCPP_MAX_O
 static void probe_ctl(mcpp_settings *s) { s->probe_method = "tools/\nlist"; }
 
 static const bad_case bad[] = {
-    {"role", role, "role must be MCPP_ROLE_CLIENT (0) or MCPP_ROLE_SERVER (1)"},
+    {"role", role, "role must be 'client' (0) or 'server' (1)"},
     {"transport", transport, NULL},
     {"interval_ms", interval_huge,
      "interval_ms must be 0 (off) or between min_interval_ms and 2147483647 ms"},
@@ -38,7 +40,7 @@ static const bad_case bad[] = {
     {"timeout_ms", timeout_huge, "timeout_ms must be between 1 and 2147483647 ms"},
     {"failures", failures_zero, "failures must be between 1 and 1000"},
     {"failures", failures_huge, "failures must be between 1 and 1000"},
-    {"min_interval_ms", min_interval, "min_interval_ms must be at most 2147483647 ms"},
+    {"min_interval_ms", min_interval, "min_interval_ms must be between 0 and 2147483647 ms"},
     {"clamp_interval", clamp, "clamp_interval must be 0 or 1"},
     {"pause_threshold_ms", pause_zero,
      "pause_threshold_ms must be between 1 and 2147483647 ms"},
@@ -110,7 +112,8 @@ TEST(settings_problem_explains_an_interval_below_the_floor) {
   s.interval_ms = 999;
   const char *p = mcpp_settings_problem(&s);
   ASSERT(p != NULL);
-  ASSERT(strstr(p, "interval_ms must be 0 (off) or at least min_interval_ms") == p);
+  ASSERT_STR_EQ(p, "interval_ms must be 0 (off) or between min_interval_ms and 2147483647 ms "
+                   "(clamp_interval = 1 raises it to the floor instead)");
   fx *f = fx_new();
   f->s = s;
   ASSERT_EQ(fx_try_start(f, T0), MCPP_ERR_INTERVAL_TOO_SHORT);
@@ -118,4 +121,92 @@ TEST(settings_problem_explains_an_interval_below_the_floor) {
   ASSERT(mcpp_settings_problem(&f->s) == NULL);
   fx_start(f, T0);
   fx_done(f);
+}
+
+TEST(settings_table_defaults_and_policies_lie_within_their_ranges) {
+  size_t n = 0;
+  const mcpp_setting_info *t = mcpp_settings_table(&n);
+  ASSERT(n >= 20);
+  for (size_t i = 0; i < n; i++) {
+    double v[2] = {t[i].def, t[i].policy};
+    for (int k = 0; k < 2; k++) {
+      int ok = (t[i].zero && v[k] == 0) || (v[k] >= t[i].min && v[k] <= t[i].max);
+      if (!ok) fprintf(stderr, "%s: %g outside its range\n", t[i].name, v[k]);
+      ASSERT(ok);
+    }
+    ASSERT(t[i].meaning && t[i].meaning[0]);
+    ASSERT(mcpp_setting_find(t[i].name) == &t[i]);
+  }
+  /* The table's defaults are what mcpp_settings_default writes. */
+  mcpp_settings s;
+  mcpp_settings_default(&s);
+  ASSERT_EQ(s.timeout_ms, (uint32_t)mcpp_setting_find("timeout_ms")->def);
+  ASSERT_EQ(s.reconnect.max_attempts,
+            (uint32_t)mcpp_setting_find("reconnect.max_attempts")->def);
+  ASSERT_EQ(s.interval_ms, 0u); /* C keeps keepalive off ... */
+  ASSERT_EQ(mcpp_setting_find("interval_ms")->policy, 15000); /* ... the library pings */
+  mcpp_wrap_options w;
+  mcpp_wrap_options_default(&w);
+  ASSERT_EQ(w.settings.interval_ms, 15000u);
+  ASSERT(mcpp_setting_find("no_such") == NULL);
+}
+
+TEST(settings_table_every_refusal_names_the_setting) {
+  size_t n = 0;
+  const mcpp_setting_info *t = mcpp_settings_table(&n);
+  char buf[256];
+  double out;
+  for (size_t i = 0; i < n; i++) {
+    if (t[i].unit == MCPP_UNIT_CHOICE || t[i].unit == MCPP_UNIT_TEXT) continue;
+    for (int unit = MCPP_IN_MS; unit <= MCPP_IN_SECONDS; unit++) {
+      double worst[] = {-1, t[i].max * 2 + 1, NAN, INFINITY};
+      for (size_t b = 0; b < sizeof worst / sizeof worst[0]; b++) {
+        ASSERT_EQ(mcpp_setting_check(&t[i], "shown.name", worst[b], unit, NAN, NULL,
+                                     &out, buf, sizeof buf),
+                  MCPP_ERR_INVALID_ARGUMENT);
+        ASSERT(strncmp(buf, "shown.name must be ", 19) == 0);
+      }
+    }
+  }
+  /* The engine's own sentences name the field too. */
+  mcpp_settings s;
+  mcpp_settings_default(&s);
+  s.reconnect.enabled = 1;
+  s.reconnect.jitter = 2;
+  ASSERT_STR_EQ(mcpp_settings_problem(&s), "reconnect.jitter must be between 0 and 1");
+}
+
+TEST(settings_check_speaks_the_callers_unit_and_rounds_times_to_ms) {
+  const mcpp_setting_info *timeout = mcpp_setting_find("timeout_ms");
+  char buf[256];
+  double out = 0;
+  ASSERT_EQ(mcpp_setting_check(timeout, "KeepAlive.timeout", -1, MCPP_IN_SECONDS, NAN,
+                               NULL, &out, buf, sizeof buf),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "KeepAlive.timeout must be between 0.001 and 2147483.647 seconds, not -1");
+  ASSERT_EQ(mcpp_setting_check(timeout, "keepalive.timeoutMs", -1000, MCPP_IN_MS, NAN,
+                               NULL, &out, buf, sizeof buf),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "keepalive.timeoutMs must be between 1 and 2147483647 ms, not -1000");
+  ASSERT_EQ(mcpp_setting_check(timeout, "t", 1.0015, MCPP_IN_SECONDS, NAN, NULL, &out,
+                               buf, sizeof buf), 0);
+  ASSERT_EQ(out, 1002);
+  /* Whole numbers refuse fractions; 0 is allowed where it means something. */
+  ASSERT_EQ(mcpp_setting_check(mcpp_setting_find("failures"), "failures", 1.5,
+                               MCPP_IN_MS, NAN, NULL, &out, buf, sizeof buf),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "failures must be an integer between 1 and 1000, not 1.5");
+  ASSERT_EQ(mcpp_setting_check(mcpp_setting_find("interval_ms"), "interval", 0,
+                               MCPP_IN_SECONDS, NAN, NULL, &out, buf, sizeof buf), 0);
+  ASSERT_EQ(out, 0);
+  /* A raised lower bound names the setting that raised it. */
+  ASSERT_EQ(mcpp_setting_check(mcpp_setting_find("interval_ms"), "interval", 0.5,
+                               MCPP_IN_SECONDS, 1, "min_interval", &out, buf, sizeof buf),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "interval must be 0 (off) or between 1 (min_interval) and "
+                     "2147483.647 seconds, not 0.5");
+  /* C's one min_interval rule: below the 10 ms floor means the floor. */
+  ASSERT_EQ(mcpp_setting_check(mcpp_setting_find("min_interval_ms"), "m", 0.001,
+                               MCPP_IN_SECONDS, NAN, NULL, &out, buf, sizeof buf), 0);
+  ASSERT_EQ(out, MCPP_MIN_INTERVAL_FLOOR_MS);
 }
