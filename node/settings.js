@@ -37,7 +37,6 @@ function toNativeSettings(keepalive, fixed) {
   const out = { ...rest, ...keepaliveOptions(keepalive) };
   const method = probeMethod(probe);
   if (method !== undefined) out.probeMethod = method;
-  if (out.intervalMs === undefined) out.intervalMs = 0;
   return out;
 }
 

@@ -4,13 +4,26 @@
  * message naming the parameter and its allowed range, never a silent clamp,
  * default or 32-bit wrap: TypeError for the wrong type, RangeError for a
  * number that is not finite, not an integer or out of range. Both carry
- * the stable code ERR_MCPPING_INVALID_ARG. The ranges are the C engine's
- * (mcpping.h), so the native check behind these never fires first.
+ * the stable code ERR_MCPPING_INVALID_ARG. The settings' defaults, ranges
+ * and sentences come from the C settings table (mcpping/settings.h,
+ * settingCheck), so the native check behind these never fires first.
  */
+const native = require('./binding');
+
+/** The C settings table, by name ("timeout_ms", "reconnect.jitter"); times in ms. */
+const TABLE = new Map(native.settingsTable().map((row) => [row.name, row]));
+/** Node's spelling of a setting: camelCase, without "reconnect.". */
+const jsName = (name) => name.replace(/^reconnect\./, '').replace(/_([a-z])/g, (_, c) => c.toUpperCase());
+/** The settings that are not keepalive options (each call sets them itself). */
+const NOT_KEEPALIVE = new Set(['role', 'transport', 'probe_method', 'forward_peer_pings']);
+const KEEPALIVE_ROWS = new Map([...TABLE.values()]
+  .filter((r) => !r.name.includes('.') && !NOT_KEEPALIVE.has(r.name)).map((r) => [jsName(r.name), r]));
+const RECONNECT_ROWS = new Map([...TABLE.values()]
+  .filter((r) => r.name.startsWith('reconnect.') && r.name !== 'reconnect.enabled').map((r) => [jsName(r.name), r]));
+/** mcpping.h MCPP_MAX_MS: also the longest delay setTimeout honours. */
+const MAX_MS = TABLE.get('timeout_ms').max;
 
 const CODE = 'ERR_MCPPING_INVALID_ARG';
-/** mcpping.h MCPP_MAX_MS: also the longest delay setTimeout honours. */
-const MAX_MS = 2147483647;
 
 /** @param {unknown} value @returns {string} the value as an error shows it */
 function shown(value) {
@@ -106,7 +119,7 @@ function options(name, value) {
 }
 
 /** The largest byte budget the engine takes (maxPendingBytes, maxLineBytes). */
-const MAX_BYTES = 2 ** 48;
+const MAX_BYTES = TABLE.get('max_line_bytes').max;
 
 /**
  * A byte budget, 1..MAX_BYTES, if given.
@@ -138,44 +151,6 @@ function pingOptions(opts) {
 }
 
 /**
- * The keepalive settings, each checked against the engine's range. Unknown
- * keys are refused too: a misspelt option would otherwise be ignored.
- */
-const KEEPALIVE_RULES = {
-  intervalMs: (n, v) => durationMs(n, v, 0, 'off; else at least minIntervalMs'),
-  timeoutMs: (n, v) => durationMs(n, v, 0),
-  failures: (n, v) => integer(n, v, 1, 1000),
-  jitterPct: (n, v) => integer(n, v, 0, 100),
-  minIntervalMs: (n, v) => integer(n, v, 0, MAX_MS, `between 0 and ${MAX_MS} ms`),
-  clampInterval: (n, v) => ofType(n, v, 'boolean'),
-  pauseThresholdMs: (n, v) => durationMs(n, v, 0),
-  requestTimeoutMs: (n, v) => durationMs(n, v, 0, 'none'),
-  onStale: (n, v) => oneOf(n, v, ['close', 'report']),
-  maxOutstandingPings: (n, v) => integer(n, v, 1, 1048576),
-  maxLineBytes: (n, v) => byteCount(n, v),
-  maxPendingBytes: (n, v) => byteCount(n, v),
-};
-
-/**
- * @param {unknown} keepalive the `keepalive` option
- * @returns {object} the keepalive settings given (absent ones left out)
- */
-function keepaliveOptions(keepalive) {
-  const ka = options('keepalive', keepalive);
-  const out = {};
-  for (const [key, value] of Object.entries(ka)) {
-    const rule = KEEPALIVE_RULES[key];
-    if (!rule) {
-      throw invalid(TypeError, `keepalive.${key} is not an option; the options are ${Object.keys(KEEPALIVE_RULES).join(', ')}`);
-    }
-    if (absent(value)) continue;
-    rule(`keepalive.${key}`, value);
-    out[key] = value;
-  }
-  return out;
-}
-
-/**
  * A finite number in [min, max].
  * @param {string} name
  * @param {unknown} value
@@ -193,10 +168,65 @@ function number(name, value, min, max) {
   return value;
 }
 
-/** mcpping.h MCPP_MAX_RECONNECT_ATTEMPTS and MCPP_MAX_RECONNECT_MULTIPLIER. */
-const MAX_RECONNECT_ATTEMPTS = 1000000;
-const MAX_RECONNECT_MULTIPLIER = 1000;
-const RECONNECT_DEFAULTS = { initialMs: 1000, maxDelayMs: 30000, multiplier: 2, jitter: 0.2, maxAttempts: 10 };
+/**
+ * The library's default for a setting (the table's policy), in ms for a time.
+ * @param {string} name the C name, e.g. 'timeout_ms'
+ * @returns {number}
+ */
+function settingDefault(name) {
+  return TABLE.get(name).policy;
+}
+
+/**
+ * One setting's value, checked by the C table: a choice's name, a flag's
+ * boolean, else a number in the caller's unit (ms, or seconds with
+ * inSeconds), returned in C's (whole ms for times). RangeError with C's
+ * sentence when out of range, TypeError for the wrong type.
+ * @param {string} label the name the caller wrote
+ * @param {string} name the C name
+ * @param {unknown} value
+ * @param {{inSeconds?: boolean, low?: number, lowName?: string}} [opts]
+ */
+function setting(label, name, value, opts = {}) {
+  const row = TABLE.get(name);
+  const range = () => native.settingRange(name, !!opts.inSeconds, opts.low, opts.lowName);
+  if (row.unit === 'choice') {
+    if (!row.choices.split('|').includes(value)) throw invalid(TypeError, `${label} must be ${range()}, not ${shown(value)}`);
+    return value;
+  }
+  if (row.unit === 'flag') {
+    if (typeof value !== 'boolean') throw invalid(TypeError, `${label} must be a boolean, not ${shown(value)}`);
+    return value;
+  }
+  if (typeof value !== 'number') throw invalid(TypeError, `${label} must be ${range()}, not ${shown(value)}`);
+  return native.settingCheck(name, label, value, !!opts.inSeconds, opts.low, opts.lowName);
+}
+
+/**
+ * The keepalive settings, each checked by the C table; intervalMs defaults
+ * to the library's policy (keepalive on). Unknown keys are refused too: a
+ * misspelt option would otherwise be ignored.
+ * @param {unknown} keepalive the `keepalive` option
+ * @returns {object} the keepalive settings given (others left out), in C's units
+ */
+function keepaliveOptions(keepalive) {
+  const ka = options('keepalive', keepalive);
+  for (const key of Object.keys(ka)) {
+    if (!KEEPALIVE_ROWS.has(key)) {
+      throw invalid(TypeError, `keepalive.${key} is not an option; the options are ${[...KEEPALIVE_ROWS.keys()].join(', ')}`);
+    }
+  }
+  // Below the floor is refused where it is written, unless clampInterval raises it.
+  const minMs = setting('keepalive.minIntervalMs', 'min_interval_ms',
+    absent(ka.minIntervalMs) ? settingDefault('min_interval_ms') : ka.minIntervalMs);
+  const floor = ka.clampInterval === true ? {} : { low: minMs, lowName: 'minIntervalMs' };
+  const out = {};
+  for (const [key, row] of KEEPALIVE_ROWS) {
+    if (!absent(ka[key])) out[key] = setting(`keepalive.${key}`, row.name, ka[key], key === 'intervalMs' ? floor : {});
+  }
+  if (out.intervalMs === undefined) out.intervalMs = settingDefault('interval_ms');
+  return out;
+}
 
 /**
  * The `reconnect` option: undefined/null/false (off), true (the defaults)
@@ -208,18 +238,16 @@ function reconnectOptions(reconnect) {
   if (absent(reconnect) || reconnect === false) return undefined;
   const given = reconnect === true ? {} : options('reconnect', reconnect);
   for (const key of Object.keys(given)) {
-    if (!(key in RECONNECT_DEFAULTS)) {
-      throw invalid(TypeError, `reconnect.${key} is not an option; the options are ${Object.keys(RECONNECT_DEFAULTS).join(', ')}`);
+    if (!RECONNECT_ROWS.has(key)) {
+      throw invalid(TypeError, `reconnect.${key} is not an option; the options are ${[...RECONNECT_ROWS.keys()].join(', ')}`);
     }
   }
-  const out = { ...RECONNECT_DEFAULTS };
-  for (const [key, value] of Object.entries(given)) if (!absent(value)) out[key] = value;
-  durationMs('reconnect.initialMs', out.initialMs, 0);
-  integer('reconnect.maxDelayMs', out.maxDelayMs, out.initialMs, MAX_MS,
-    `between initialMs (${out.initialMs}) and ${MAX_MS} ms`);
-  number('reconnect.multiplier', out.multiplier, 1, MAX_RECONNECT_MULTIPLIER);
-  number('reconnect.jitter', out.jitter, 0, 1);
-  integer('reconnect.maxAttempts', out.maxAttempts, 1, MAX_RECONNECT_ATTEMPTS);
+  const out = {};
+  for (const [key, row] of RECONNECT_ROWS) {
+    const value = absent(given[key]) ? row.policy : given[key];
+    const floor = key === 'maxDelayMs' ? { low: out.initialMs, lowName: 'initialMs' } : {};
+    out[key] = setting(`reconnect.${key}`, row.name, value, floor);
+  }
   return out;
 }
 
@@ -244,6 +272,9 @@ function serverParams(where, params) {
 
 module.exports = {
   CODE,
+  TABLE,
+  setting,
+  settingDefault,
   MAX_MS,
   invalid,
   shown,

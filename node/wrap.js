@@ -8,13 +8,14 @@
  */
 const validate = require('./validate');
 
+const S = (name) => validate.settingDefault(name);
 const USAGE = `usage: mcpping wrap [options] -- COMMAND [ARG...]
   Runs COMMAND as the MCP server of the client that launched us: every line
   passes through unchanged, a server that goes stale or exits is restarted,
   and the server never outlives the client.
-  -i, --interval SEC  keepalive: ping the server after SEC idle (default 10; 0 = off)
-  -W, --timeout SEC   per-ping timeout (default 5)
-  --failures N        failed pings in a row that make the server stale (default 3)
+  -i, --interval SEC  keepalive: ping the server after SEC idle (default ${S('interval_ms') / 1000}; 0 = off)
+  -W, --timeout SEC   per-ping timeout (default ${S('timeout_ms') / 1000})
+  --failures N        failed pings in a row that make the server stale (default ${S('failures')})
   --no-restart        exit (status 1) when the server goes stale or exits
                       (default: restart it, replaying the client's handshake)
   --log FILE          append governance records (JSONL) to FILE
@@ -33,11 +34,10 @@ function finite(flag, text) {
   return v;
 }
 
-/** Seconds to whole ms, checked by validate.durationMs. */
-function seconds(flag, text, zero) {
-  const ms = finite(flag, text) * 1000;
+/** A setting given in seconds (or a count), checked by the C table; C's value. */
+function setting(flag, name, value, opts) {
   try {
-    return validate.durationMs(flag, ms > 0 && ms < 1 ? ms : Math.round(ms), undefined, zero);
+    return validate.setting(flag, name, value, { inSeconds: true, ...opts });
   } catch (err) {
     throw new WrapUsageError(err.message);
   }
@@ -50,7 +50,7 @@ function seconds(flag, text, zero) {
  *   log: string|null, metrics: string|null, name: string|null, command: string[]}}
  */
 function parseWrapArgs(argv) {
-  const o = { intervalMs: 10000, timeoutMs: 5000, failures: 3, restart: true, log: null, metrics: null, name: null, command: [] };
+  const o = { intervalMs: S('interval_ms'), timeoutMs: S('timeout_ms'), failures: S('failures'), restart: true, log: null, metrics: null, name: null, command: [] };
   const takes = new Set(['-i', '--interval', '-W', '--timeout', '--failures', '--log', '--metrics', '--name']);
   for (let i = 0; i < argv.length; i++) {
     const a = argv[i];
@@ -66,15 +66,13 @@ function parseWrapArgs(argv) {
     } else if (takes.has(a)) {
       if (i + 1 >= argv.length) throw new WrapUsageError(`${a} needs a value`);
       const v = argv[++i];
-      if (a === '-i' || a === '--interval') o.intervalMs = seconds('--interval', v, 'off');
-      else if (a === '-W' || a === '--timeout') o.timeoutMs = seconds('--timeout', v);
+      // wrap has no --min-interval: the floor is the library's.
+      if (a === '-i' || a === '--interval') {
+        o.intervalMs = setting('--interval', 'interval_ms', finite(a, v), { low: S('min_interval_ms') / 1000, lowName: 'min_interval' });
+      } else if (a === '-W' || a === '--timeout') o.timeoutMs = setting('--timeout', 'timeout_ms', finite(a, v));
       else if (a === '--failures') {
         if (!/^[+-]?\d+$/.test(v.trim())) throw new WrapUsageError(`--failures needs an integer, got ${JSON.stringify(v)}`);
-        try {
-          o.failures = validate.integer('--failures', Number(v), 1, 1000);
-        } catch (err) {
-          throw new WrapUsageError(err.message);
-        }
+        o.failures = setting('--failures', 'failures', Number(v));
       } else if (a === '--log') o.log = v;
       else if (a === '--metrics') o.metrics = v;
       else {
@@ -88,7 +86,6 @@ function parseWrapArgs(argv) {
   if (o.command.length === 0) {
     throw new WrapUsageError('a server command is required: mcpping wrap [options] -- COMMAND [ARG...]');
   }
-  if (o.intervalMs > 0 && o.intervalMs < 1000) throw new WrapUsageError('--interval must be 0 (off) or at least 1 second');
   return o;
 }
 

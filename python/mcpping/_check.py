@@ -12,12 +12,49 @@ import math
 import numbers
 from typing import Any
 
-__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "number", "choice", "flag", "text"]
+from . import _native
 
+__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "number", "choice", "flag", "text",
+           "setting", "default", "choices"]
+
+#: The C settings table (mcpping/settings.h), by name; times in seconds.
+TABLE = {row["name"]: row for row in _native.settings_table()}
 #: The longest time the engine takes (MCPP_MAX_MS, 2^31 - 1 ms), in seconds.
-MAX_SECONDS = 2_147_483.647
+MAX_SECONDS = TABLE["timeout_ms"]["max"]
 #: The shortest positive time: the engine counts milliseconds.
-MIN_SECONDS = 0.001
+MIN_SECONDS = TABLE["timeout_ms"]["min"]
+
+
+def default(name: str) -> Any:
+    """The library's default for a setting (the table's policy), in Python's unit."""
+    row = TABLE[name]
+    return row["policy"] if row["unit"] in ("ms", "ratio") else int(row["policy"])
+
+
+def choices(name: str) -> tuple[str, ...]:
+    """A choice setting's names, in C's value order."""
+    return tuple(TABLE[name]["choices"].split("|"))
+
+
+def setting(shown: str, name: str, value: Any, *, low: float | None = None,
+            low_name: str | None = None) -> Any:
+    """Checks ``value`` for the table's setting ``name``; returns it in C's unit (ms for times, a choice's index).
+
+    ``shown`` is the name the caller wrote; ``low`` (seconds for a time) and
+    ``low_name`` a lower bound raised by another setting. The sentences are C's.
+    """
+    if TABLE[name]["unit"] == "choice":
+        if value not in choices(name):
+            raise ValueError(f"{shown} must be {_native.setting_range(name)}, not {value!r}")
+        return choices(name).index(value)
+    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+        allowed = _native.setting_range(name, low, low_name)
+        raise TypeError(f"{shown} must be {allowed}, not {type(value).__name__} {value!r}")
+    try:
+        v = float(value)
+    except OverflowError:  # an int too big for a float
+        v = math.inf if value > 0 else -math.inf
+    return _native.setting_check(name, shown, v, low, low_name)
 
 
 def _real(name: str, value: Any, wanted: str) -> float:

@@ -15,7 +15,7 @@ from typing import Any
 from . import _check, _native
 from .errors import PeerClosed
 from .events import Event, EventHub, Listener
-from .keepalive import AUTO_PROBE, KeepAlive, now_us, settings as make_settings
+from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive, now_us, settings as make_settings
 from .peer import _ping_outcome
 from .records import RecordSink, RecordTarget
 from .stats import Stats
@@ -33,7 +33,7 @@ class EngineDriver:
         keepalive: KeepAlive | None,
         role: str = "client",
         transport: str = "custom",
-        ping_timeout: float = 5.0,
+        ping_timeout: float = PING_TIMEOUT,
         request_timeout: float | None = None,
         peer_name: str | None = None,
         record: RecordTarget | RecordSink = None,

@@ -88,6 +88,13 @@ def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str 
     """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
     GIL released, until the client or the server is gone; returns the exit
     status. ValueError for options mcpp_wrap_options_problem refuses."""
+def settings_table() -> tuple[dict[str, Any], ...]:
+    """Every setting of the C table (mcpping/settings.h), times in seconds."""
+def setting_range(name: str, low: float | None = None, low_name: str | None = None) -> str:
+    """What the setting allows, in seconds for a time (C's words)."""
+def setting_check(name: str, shown: str, value: float, low: float | None = None,
+                  low_name: str | None = None) -> int | float:
+    """The value (seconds for a time) in C's unit, or ValueError with C's sentence."""
 def strerror(code: int) -> str:
     """A sentence for an MCPP_ERR_* code."""
 def errname(code: int) -> str:

@@ -26,7 +26,7 @@ import asyncio
 from . import _check, _native
 from ._driver import EngineDriver
 from .events import Event, Listener
-from .keepalive import AUTO_PROBE, KeepAlive
+from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
 from .records import RecordTarget
 from .stats import Stats
 
@@ -117,7 +117,7 @@ async def guard(
     keepalive: KeepAlive | None = KeepAlive(),
     transport: Literal["stdio", "streamable-http", "custom"] = "custom",
     codec: Literal["sdk", "json"] = "sdk",
-    ping_timeout: float = 5.0,
+    ping_timeout: float = PING_TIMEOUT,
     request_timeout: float | None = None,
     peer_name: str | None = None,
     record: RecordTarget = None,

@@ -34,7 +34,7 @@ from . import _check, _native
 from ._driver import EngineDriver
 from .errors import PeerClosed
 from .events import Event, Listener
-from .keepalive import AUTO_PROBE, KeepAlive
+from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
 from .peer import _TIMED_OUT, CLIENT_INFO, PROTOCOL_VERSION, HandshakeError, _request_timeout_ms
 from .records import RecordTarget
 from .stats import Stats
@@ -85,7 +85,7 @@ class HttpPeer:
     ``await initialize()`` does the same by hand.
     """
 
-    def __init__(self, url: str, *, keepalive: KeepAlive | None = None, ping_timeout: float = 5.0,
+    def __init__(self, url: str, *, keepalive: KeepAlive | None = None, ping_timeout: float = PING_TIMEOUT,
                  request_timeout: float | None = None, record: RecordTarget = None,
                  probe: str | None = AUTO_PROBE, listen: bool = True,
                  headers: Mapping[str, str] | None = None) -> None:
@@ -576,7 +576,7 @@ def connect(
     keepalive: KeepAlive | None = KeepAlive(),
     initialize: bool = True,
     init_timeout: float = 10.0,
-    ping_timeout: float = 5.0,
+    ping_timeout: float = PING_TIMEOUT,
     request_timeout: float | None = None,
     record: RecordTarget = None,
     probe: str | None = AUTO_PROBE,

@@ -11,12 +11,11 @@ from . import _check
 
 __all__ = ["KeepAlive"]
 
-ROLE = {"client": 0, "server": 1}
-TRANSPORT = {"stdio": 0, "streamable-http": 1, "custom": 2}
-#: The lowest min_interval the engine takes (MCPP_MIN_INTERVAL_FLOOR_MS), in seconds.
-MIN_INTERVAL_FLOOR = 0.01
-#: The most consecutive failures before stale (MCPP_MAX_FAILURES).
-MAX_FAILURES = 1000
+ROLE = {name: i for i, name in enumerate(_check.choices("role"))}
+TRANSPORT = {name: i for i, name in enumerate(_check.choices("transport"))}
+_default = _check.default
+#: The per-ping timeout every connection defaults to (the table's timeout_ms), in seconds.
+PING_TIMEOUT: float = _default("timeout_ms")
 
 
 @dataclass(frozen=True)
@@ -30,34 +29,41 @@ class KeepAlive:
     server's process group) or only reported (``"report"``). A peer that does
     not support ping is never convicted for it: on such sessions (and on
     protocol 2026-07-28, which has no ping) keepalive sends the idle probe
-    instead, with the same interval, timeout and failures.
+    instead, with the same interval, timeout and failures. The defaults,
+    ranges and sentences are the C settings table's (mcpping/settings.h).
     """
 
-    interval: float = 15.0
-    timeout: float = 5.0
-    failures: int = 3
-    jitter_pct: int = 10
+    interval: float = _default("interval_ms")
+    timeout: float = _default("timeout_ms")
+    failures: int = _default("failures")
+    jitter_pct: int = _default("jitter_pct")
     on_stale: Literal["close", "report"] = "close"
-    #: The floor on ``interval``; lower it deliberately for fast tests.
-    min_interval: float = 1.0
+    #: The floor on ``interval`` (below 0.01 s means 0.01 s); lower it
+    #: deliberately for fast tests.
+    min_interval: float = _default("min_interval_ms")
     #: Raise an ``interval`` below ``min_interval`` to the floor instead of
     #: refusing it.
     clamp: bool = False
 
     def __post_init__(self) -> None:
         # Refused here, where the caller wrote it, not at connect time.
-        _check.seconds("KeepAlive.min_interval", self.min_interval, low=MIN_INTERVAL_FLOOR)
-        _check.seconds("KeepAlive.interval", self.interval, zero="off")
-        _check.seconds("KeepAlive.timeout", self.timeout)
-        _check.integer("KeepAlive.failures", self.failures, 1, MAX_FAILURES)
-        _check.integer("KeepAlive.jitter_pct", self.jitter_pct, 0, 100)
-        _check.choice("KeepAlive.on_stale", self.on_stale, ("close", "report"))
+        self.settings()
+
+    def settings(self) -> dict[str, Any]:
+        """The native layer's keepalive settings, each checked by the C table."""
+        floor = _check.setting("KeepAlive.min_interval", "min_interval_ms", self.min_interval)
         _check.flag("KeepAlive.clamp", self.clamp)
-        if 0 < self.interval < self.min_interval and not self.clamp:
-            raise ValueError(
-                f"keepalive interval {self.interval:g} s is below the floor of "
-                f"{self.min_interval:g} s (excessive pinging); raise interval, "
-                "lower min_interval deliberately, or pass clamp=True")
+        low = None if self.clamp else floor / 1000
+        return {
+            "interval_ms": _check.setting("KeepAlive.interval", "interval_ms", self.interval,
+                                          low=low, low_name=None if self.clamp else "min_interval"),
+            "timeout_ms": _check.setting("KeepAlive.timeout", "timeout_ms", self.timeout),
+            "failures": _check.setting("KeepAlive.failures", "failures", self.failures),
+            "jitter_pct": _check.setting("KeepAlive.jitter_pct", "jitter_pct", self.jitter_pct),
+            "on_stale": _check.setting("KeepAlive.on_stale", "on_stale", self.on_stale),
+            "min_interval_ms": floor,
+            "clamp_interval": int(self.clamp),
+        }
 
 
 def clock_offset_us() -> int:
@@ -114,26 +120,20 @@ def settings(
         raise TypeError(f"keepalive must be a KeepAlive or None, not {keepalive!r}")
     if peer_name is not None and not isinstance(peer_name, str):
         raise TypeError(f"peer_name must be a str or None, not {peer_name!r}")
-    ka = keepalive
-    timeout_ms = _check.seconds("ping_timeout", 5.0 if ping_timeout is None else ping_timeout)
+    timeout = _default("timeout_ms") if ping_timeout is None else ping_timeout
     request_ms = _check.optional_seconds("request_timeout", request_timeout, none="no deadline")
     out: dict[str, Any] = {
         "role": ROLE[role],
         "transport": TRANSPORT[transport],
-        "interval_ms": _check.seconds("interval", ka.interval, zero="off") if ka else 0,
-        "timeout_ms": _check.seconds("timeout", ka.timeout) if ka else timeout_ms,
+        "interval_ms": 0,
+        "timeout_ms": _check.setting("ping_timeout", "timeout_ms", timeout),
         "nonce": int.from_bytes(os.urandom(8), "little"),
         "clock_offset_us": clock_offset_us(),
         "peer_name": peer_name,
         "probe_method": probe_method(probe),
     }
-    if ka:
-        out["failures"] = ka.failures
-        out["jitter_pct"] = ka.jitter_pct
-        out["on_stale"] = 0 if ka.on_stale == "close" else 1
-        out["min_interval_ms"] = _check.seconds("min_interval", ka.min_interval,
-                                                low=MIN_INTERVAL_FLOOR)
-        out["clamp_interval"] = int(ka.clamp)
+    if keepalive:
+        out.update(keepalive.settings())
     if request_ms is not None:
         out["request_timeout_ms"] = request_ms
     return out

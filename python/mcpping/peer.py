@@ -20,7 +20,7 @@ from .errors import (
     RequestInDoubt, SpawnError,
 )
 from .events import Event, EventHub, Listener
-from .keepalive import AUTO_PROBE, KeepAlive, probe_method, settings as make_settings
+from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive, probe_method, settings as make_settings
 from .records import RecordSink, RecordTarget
 from .stats import Stats
 
@@ -976,7 +976,7 @@ def connect(
     keepalive: KeepAlive | None = KeepAlive(),
     initialize: bool = True,
     init_timeout: float = 30.0,
-    ping_timeout: float = 5.0,
+    ping_timeout: float = PING_TIMEOUT,
     request_timeout: float | None = None,
     env: Mapping[str, str] | None = None,
     cwd: str | os.PathLike[str] | None = None,

@@ -30,7 +30,7 @@ from typing import Any
 from . import _check, _native
 from .events import Event
 from .guard import Guard, guard
-from .keepalive import KeepAlive
+from .keepalive import PING_TIMEOUT, KeepAlive
 from .records import RecordSink, RecordTarget
 
 __all__ = ["SessionReaper"]
@@ -55,7 +55,7 @@ class SessionReaper:
     """
 
     def __init__(self, manager: Any, *, keepalive: KeepAlive = KeepAlive(),
-                 ping_timeout: float = 5.0, record: RecordTarget = None,
+                 ping_timeout: float = PING_TIMEOUT, record: RecordTarget = None,
                  stream_grace: float | None = None) -> None:
         if not isinstance(keepalive, KeepAlive):
             raise TypeError(f"keepalive must be a KeepAlive, not {type(keepalive).__name__} {keepalive!r}")

@@ -13,10 +13,7 @@ from . import _check, _native
 
 __all__ = ["Reconnect", "set_retry_budget"]
 
-#: The most attempts in a row (MCPP_MAX_RECONNECT_ATTEMPTS).
-MAX_ATTEMPTS = 1_000_000
-#: The largest multiplier (MCPP_MAX_RECONNECT_MULTIPLIER).
-MAX_MULTIPLIER = 1000.0
+_default = _check.default
 
 
 @dataclass(frozen=True)
@@ -37,31 +34,26 @@ class Reconnect:
     with a reason saying so.
     """
 
-    initial: float = 1.0
-    max_delay: float = 30.0
-    multiplier: float = 2.0
-    jitter: float = 0.2
-    max_attempts: int = 10
+    initial: float = _default("reconnect.initial_ms")
+    max_delay: float = _default("reconnect.max_delay_ms")
+    multiplier: float = _default("reconnect.multiplier")
+    jitter: float = _default("reconnect.jitter")
+    max_attempts: int = _default("reconnect.max_attempts")
 
     def __post_init__(self) -> None:
         # Refused here, where the caller wrote it, not at connect time.
-        initial_ms = _check.seconds("Reconnect.initial", self.initial)
-        max_ms = _check.seconds("Reconnect.max_delay", self.max_delay)
-        if max_ms < initial_ms:
-            raise ValueError(f"Reconnect.max_delay must be at least initial ({self.initial:g} s), "
-                             f"not {self.max_delay!r}")
-        _check.number("Reconnect.multiplier", self.multiplier, 1.0, MAX_MULTIPLIER)
-        _check.number("Reconnect.jitter", self.jitter, 0.0, 1.0)
-        _check.integer("Reconnect.max_attempts", self.max_attempts, 1, MAX_ATTEMPTS)
+        self.settings()
 
     def settings(self) -> dict[str, Any]:
-        """The native layer's ``reconnect`` settings."""
+        """The native layer's ``reconnect`` settings, each checked by the C table."""
+        initial_ms = _check.setting("Reconnect.initial", "reconnect.initial_ms", self.initial)
         return {
-            "initial_ms": _check.seconds("Reconnect.initial", self.initial),
-            "max_delay_ms": _check.seconds("Reconnect.max_delay", self.max_delay),
-            "multiplier": float(self.multiplier),
-            "jitter": float(self.jitter),
-            "max_attempts": int(self.max_attempts),
+            "initial_ms": initial_ms,
+            "max_delay_ms": _check.setting("Reconnect.max_delay", "reconnect.max_delay_ms", self.max_delay,
+                                           low=initial_ms / 1000, low_name="initial"),
+            "multiplier": _check.setting("Reconnect.multiplier", "reconnect.multiplier", self.multiplier),
+            "jitter": _check.setting("Reconnect.jitter", "reconnect.jitter", self.jitter),
+            "max_attempts": _check.setting("Reconnect.max_attempts", "reconnect.max_attempts", self.max_attempts),
         }
 
 

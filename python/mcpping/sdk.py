@@ -24,7 +24,7 @@ import anyio
 # The installed mcp's major (1.x or 2.x) is chosen there, once.
 from ._mcp import SessionMessage, StdioServerParameters, decode, encode, get_default_environment
 from .events import Event
-from .keepalive import AUTO_PROBE, KeepAlive
+from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
 from .peer import Peer, StderrTarget
 from .reconnect import Reconnect
 from .records import RecordTarget
@@ -154,7 +154,7 @@ async def stdio_peer(
         cwd=server.cwd,
         stderr=_stderr_target(errlog),
         record=record,
-        ping_timeout=keepalive.timeout if isinstance(keepalive, KeepAlive) else 5.0,
+        ping_timeout=keepalive.timeout if isinstance(keepalive, KeepAlive) else PING_TIMEOUT,
         request_timeout=request_timeout,
         kill_grace=kill_grace,
         on_message=on_message,

@@ -19,14 +19,15 @@ from . import _check, _native
 
 __all__ = ["USAGE", "WrapOptions", "parse_wrap_args", "main"]
 
-USAGE = """\
+_D = _check.default
+USAGE = f"""\
 usage: mcpping wrap [options] -- COMMAND [ARG...]
   Runs COMMAND as the MCP server of the client that launched us: every line
   passes through unchanged, a server that goes stale or exits is restarted,
   and the server never outlives the client.
-  -i, --interval SEC  keepalive: ping the server after SEC idle (default 10; 0 = off)
-  -W, --timeout SEC   per-ping timeout (default 5)
-  --failures N        failed pings in a row that make the server stale (default 3)
+  -i, --interval SEC  keepalive: ping the server after SEC idle (default {_D("interval_ms"):g}; 0 = off)
+  -W, --timeout SEC   per-ping timeout (default {_D("timeout_ms"):g})
+  --failures N        failed pings in a row that make the server stale (default {_D("failures")})
   --no-restart        exit (status 1) when the server goes stale or exits
                       (default: restart it, replaying the client's handshake)
   --log FILE          append governance records (JSONL) to FILE
@@ -44,9 +45,9 @@ class WrapUsageError(Exception):
 class WrapOptions:
     """The parsed ``mcpping wrap`` command line."""
 
-    interval_ms: int = 10_000
-    timeout_ms: int = 5_000
-    failures: int = 3
+    interval_ms: int = round(_D("interval_ms") * 1000)
+    timeout_ms: int = round(_D("timeout_ms") * 1000)
+    failures: int = _D("failures")
     restart: bool = True
     log: str | None = None
     metrics: str | None = None
@@ -94,15 +95,17 @@ def parse_wrap_args(argv: list[str]) -> WrapOptions | str:
             v = argv[i + 1]
             i += 1
             if a in ("-i", "--interval"):
-                o.interval_ms = _checked(_check.seconds, "--interval", _float(a, v), zero="off")
+                # wrap has no --min-interval: the floor is the library's.
+                o.interval_ms = _checked(_check.setting, "--interval", "interval_ms", _float(a, v),
+                                         low=_D("min_interval_ms"), low_name="min_interval")
             elif a in ("-W", "--timeout"):
-                o.timeout_ms = _checked(_check.seconds, "--timeout", _float(a, v))
+                o.timeout_ms = _checked(_check.setting, "--timeout", "timeout_ms", _float(a, v))
             elif a == "--failures":
                 try:
                     n = int(v)
                 except ValueError:
                     raise WrapUsageError(f"--failures needs an integer, got {v!r}") from None
-                o.failures = _checked(_check.integer, "--failures", n, 1, 1000)
+                o.failures = _checked(_check.setting, "--failures", "failures", n)
             elif a == "--log":
                 o.log = v
             elif a == "--metrics":
@@ -116,8 +119,6 @@ def parse_wrap_args(argv: list[str]) -> WrapOptions | str:
         i += 1
     if not o.command:
         raise WrapUsageError("a server command is required: mcpping wrap [options] -- COMMAND [ARG...]")
-    if 0 < o.interval_ms < 1000:
-        raise WrapUsageError("--interval must be 0 (off) or at least 1 second")
     return o
 
 

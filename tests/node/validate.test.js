@@ -70,19 +70,19 @@ test('request(), notify() and initialize() check their arguments before anything
 
 test('connect() refuses bad keepalive settings, killGraceMs and its own options, naming each', async () => {
   const cases = [
-    [{ keepalive: { intervalMs: NaN } }, RangeError, /keepalive\.intervalMs must be an integer 0 \(off.*got NaN/],
+    [{ keepalive: { intervalMs: NaN } }, RangeError, /^keepalive\.intervalMs must be 0 \(off\) or between 1000 \(minIntervalMs\) and 2147483647 ms, not nan$/],
     [{ keepalive: { intervalMs: -1 } }, RangeError, /keepalive\.intervalMs/],
-    [{ keepalive: { timeoutMs: Infinity } }, RangeError, /keepalive\.timeoutMs must be an integer between 1 and 2147483647 ms; got Infinity/],
+    [{ keepalive: { timeoutMs: Infinity } }, RangeError, /^keepalive\.timeoutMs must be between 1 and 2147483647 ms, not inf$/],
     [{ keepalive: { timeoutMs: 0 } }, RangeError, /keepalive\.timeoutMs/],
-    [{ keepalive: { jitterPct: 500 } }, RangeError, /keepalive\.jitterPct must be an integer between 0 and 100; got 500/],
-    [{ keepalive: { failures: 1.5 } }, RangeError, /keepalive\.failures must be an integer between 1 and 1000; got 1\.5/],
-    [{ keepalive: { failures: '3' } }, TypeError, /keepalive\.failures must be a number/],
+    [{ keepalive: { jitterPct: 500 } }, RangeError, /^keepalive\.jitterPct must be an integer between 0 and 100, not 500$/],
+    [{ keepalive: { failures: 1.5 } }, RangeError, /^keepalive\.failures must be an integer between 1 and 1000, not 1\.5$/],
+    [{ keepalive: { failures: '3' } }, TypeError, /^keepalive\.failures must be an integer between 1 and 1000, not \"3\"$/],
     [{ keepalive: { pauseThresholdMs: 2 ** 32 } }, RangeError, /keepalive\.pauseThresholdMs/],
-    [{ keepalive: { requestTimeoutMs: -5 } }, RangeError, /keepalive\.requestTimeoutMs must be an integer 0 \(none\)/],
-    [{ keepalive: { maxOutstandingPings: 0 } }, RangeError, /keepalive\.maxOutstandingPings must be an integer between 1 and 1048576/],
+    [{ keepalive: { requestTimeoutMs: -5 } }, RangeError, /^keepalive\.requestTimeoutMs must be 0 \(none\) or between 1 and 2147483647 ms, not -5$/],
+    [{ keepalive: { maxOutstandingPings: 0 } }, RangeError, /^keepalive\.maxOutstandingPings must be an integer between 1 and 1048576, not 0$/],
     [{ keepalive: { maxLineBytes: 0 } }, RangeError, /keepalive\.maxLineBytes/],
     [{ keepalive: { clampInterval: 'yes' } }, TypeError, /keepalive\.clampInterval must be a boolean/],
-    [{ keepalive: { onStale: 'kill' } }, TypeError, /keepalive\.onStale must be 'close' or 'report'; got "kill"/],
+    [{ keepalive: { onStale: 'kill' } }, TypeError, /^keepalive\.onStale must be 'close' or 'report', not "kill"$/],
     [{ keepalive: { intervalMS: 1000 } }, TypeError, /keepalive\.intervalMS is not an option; the options are intervalMs, /],
     [{ keepalive: 1000 }, TypeError, /keepalive must be an object/],
     [{ initializeTimeoutMs: -1 }, RangeError, /options\.initializeTimeoutMs/],
@@ -135,4 +135,23 @@ test('StdioClientTransport and guard() check options when constructed, and ping 
   await assert.rejects(guarded.ping({ timeoutMs: 2 ** 32 }), invalid(RangeError, /timeoutMs/));
   assert.equal(guarded.stats.pingsSent, 0);
   await guarded.close();
+});
+
+// The Node half of tests/fixtures/setting_sentences.json (the Python half is
+// in tests/python/test_validation.py): each bad value is refused with C's
+// sentence, shown in ms, so both bindings say the same thing.
+test('a bad setting gets the sentence Python gives too (the C settings table)', () => {
+  const { cases } = JSON.parse(require('node:fs').readFileSync(require('node:path').join(__dirname, '..', 'fixtures', 'setting_sentences.json'), 'utf8'));
+  const FLOORS = { interval_ms: 'minIntervalMs', 'reconnect.max_delay_ms': 'initialMs' };
+  for (const c of cases) {
+    const reconnect = c.setting.startsWith('reconnect.');
+    const key = c.setting.replace(/^reconnect\./, '').replace(/_([a-z])/g, (_, x) => x.toUpperCase());
+    const options = reconnect ? { reconnect: { [key]: c.value } } : { keepalive: { [key]: c.value } };
+    const wanted = c.sentence.replace(/\{(-?[\d.]+)\}/g, '$1')
+      .replace('{name}', `${reconnect ? 'reconnect' : 'keepalive'}.${key}`)
+      .replace('{floor}', FLOORS[c.setting] || '').replace('{unit}', 'ms');
+    assert.throws(() => new mcpping.StdioClientTransport(h.peer('echo.py'), options),
+      (err) => err instanceof RangeError && err.code === 'ERR_MCPPING_INVALID_ARG' && err.message === wanted,
+      `${JSON.stringify(options)}: ${wanted}`);
+  }
 });
