@@ -111,7 +111,8 @@ void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
     out->probe_method = probe.As<Napi::String>().Utf8Value();
     s->probe_method = out->probe_method.c_str();
   }
-  // Present: reconnect on, with the fields checked in JS (validate.js).
+  // Present: reconnect on, with the fields checked in JS (validate.js) and
+  // again below.
   Napi::Value rc = obj.Get("reconnect");
   if (rc.IsObject()) {
     Napi::Object r = rc.As<Napi::Object>();
@@ -125,6 +126,14 @@ void SettingsFromJs(const Napi::Object &obj, OwnedSettings *out) {
   }
   s->nonce = RandomNonce();
   s->clock_offset_us = ClockOffsetUs();
+  // The engine's own check (the settings table's), so a value validate.js
+  // let through is refused here in C's words, never wrapped or clamped.
+  const char *problem = mcpp_settings_problem(s);
+  if (problem) {
+    Napi::Error e = Napi::RangeError::New(env, std::string("settings: ") + problem);
+    e.Set("code", "ERR_MCPPING_INVALID_ARG");
+    throw e;
+  }
 }
 
 void SpawnFromJs(const Napi::Object &obj, OwnedSpawn *out) {

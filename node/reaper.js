@@ -49,7 +49,8 @@ class SessionReaper extends EventEmitter {
     // so a bad keepalive fails here, not at the first session.
     const ka = check.keepaliveOptions(this.keepalive);
     this.graceMs = check.durationMs('options.streamGraceMs', options.streamGraceMs, undefined) ??
-      Math.min((ka.intervalMs ?? 15000) + (ka.timeoutMs ?? 5000) * (ka.failures ?? 3), check.MAX_MS);
+      Math.min(ka.intervalMs + (ka.timeoutMs ?? check.settingDefault('timeout_ms')) *
+        (ka.failures ?? check.settingDefault('failures')), check.MAX_MS);
   }
 
   /**

@@ -1324,6 +1324,9 @@ mcpp_http_verdict mcpp_http_classify(int status, const char *body,
 /* Returns "answer", "unsupported", "session_expired" or "failed". */
 const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 
+/* Answer kinds: mcpp_item_get_answer_kind, mcpp_engine_delivery_kind. */
+#include "mcpping/answer.h"
+
 #ifdef __cplusplus
 }
 #endif

@@ -159,7 +159,9 @@ int mcpp__output(mcpp_engine *e, int kind, const mcpp__piece *pieces,
   if (kind >= 0) {
     rc = e->cb.send(e, (mcpp_frame_kind)kind, buf, total, e->user_data);
   } else if (e->cb.deliver) {
+    e->delivering = -1 - kind; /* mcpp_engine_delivery_kind, during the call */
     e->cb.deliver(e, buf, total, e->user_data);
+    e->delivering = MCPP_ANSWER_PEER;
   }
   if (buf != stack) mcpp__free(e->alloc, buf);
   return rc;

@@ -46,6 +46,7 @@ struct mcpp_engine {
   uint64_t next_seq;  /* seqs 1..next_seq-1 were issued */
 
   mcpp_state state;
+  int delivering; /* mcpp_answer_kind of the frame deliver is handed now */
   int unsupported;         /* no pings on this session, for good */
   int unsupported_emitted; /* the protocol-version UNSUPPORTED went out */
   int initialized;
@@ -146,7 +147,9 @@ void mcpp__record_of(const mcpp_engine *e, const mcpp_event *ev,
                      const char *name, mcpp__record *out);
 
 /* Joins pieces into one frame and hands it to send (kind >= 0) or deliver
- * (kind < 0). Returns 0, MCPP_ERR_NOMEM or the send callback's error. */
+ * (kind MCPP__DELIVER(answer kind)). Returns 0, MCPP_ERR_NOMEM or the send
+ * callback's error. */
+#define MCPP__DELIVER(answer_kind) (-1 - (int)(answer_kind))
 typedef struct mcpp__piece {
   const char *p;
   size_t n;

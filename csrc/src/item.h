@@ -17,6 +17,7 @@ struct mcpp_item {
                             PING_FAILED: the token given to mcpp_runtime_ping */
   int error;             /* PING_FAILED */
   mcpp_close_info close; /* CLOSED; reason points into data */
+  int answer_kind;       /* MESSAGE: mcpp_answer_kind */
   size_t charge;         /* bytes counted against the connection's
                             max_pending_bytes until freed or taken */
 };

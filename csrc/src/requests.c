@@ -92,7 +92,9 @@ static int end_request(mcpp_engine *e, mcpp__entry *r, ending how,
                           {d2, sizeof d2 - 1},
                           {error, strlen(error)},
                           {d3, sizeof d3 - 1}};
-  int drc = mcpp__output(e, -1, answer, 5);
+  int drc = mcpp__output(
+      e, MCPP__DELIVER(how == EXPIRED ? MCPP_ANSWER_TIMEOUT : MCPP_ANSWER_ABANDONED),
+      answer, 5);
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = how == EXPIRED ? MCPP_EV_REQUEST_TIMEOUT : MCPP_EV_REQUEST_CANCELLED;
@@ -147,7 +149,9 @@ uint32_t mcpp_engine_fail_in_flight(mcpp_engine *e, uint64_t now) {
         {r->id, r->id_len},
         {safe ? cancelled : in_doubt,
          safe ? sizeof cancelled - 1 : sizeof in_doubt - 1}};
-    mcpp__output(e, -1, answer, 3);
+    mcpp__output(
+        e, MCPP__DELIVER(safe ? MCPP_ANSWER_CANCELLED : MCPP_ANSWER_IN_DOUBT),
+        answer, 3);
     mcpp__free(e->alloc, r);
     n++;
   }

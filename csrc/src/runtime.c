@@ -479,7 +479,12 @@ static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
     mcpp_handshake_observe_answer(r->rc->hs, frame, len);
   }
   note_session(r, 0);
-  push_data(r, MCPP_ITEM_MESSAGE, frame, len);
+  mcpp_item *it = new_item(r->rt, r, MCPP_ITEM_MESSAGE, len);
+  if (it) {
+    memcpy(it->data, frame, len);
+    it->answer_kind = mcpp_engine_delivery_kind(mcpp_conn_engine(c));
+  }
+  push_counted(r->rt, r, it, 0);
 }
 
 static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
@@ -1034,6 +1039,8 @@ static void answer_held(rconn *r, cmd *k, const char *id, size_t id_len,
     p += sizeof d2 - 1;
     memcpy(p, error, ne);
     memcpy(p + ne, d3, sizeof d3 - 1);
+    it->answer_kind = ev->type == MCPP_EV_REQUEST_TIMEOUT ? MCPP_ANSWER_TIMEOUT
+                                                          : MCPP_ANSWER_ABANDONED;
   }
   push(r->rt, r, it);
   ev->state = MCPP_STATE_STALE;

@@ -125,7 +125,9 @@ static inline void fx_deliver(mcpp_engine *e, const char *frame, size_t len,
                        void *ud) {
   fx *f = ud;
   ASSERT(f->n_delivered < FX_MAX);
-  fx_copy(&f->delivered[f->n_delivered++], -1, frame, len);
+  /* A delivered frame's kind is what the engine says it is. */
+  fx_copy(&f->delivered[f->n_delivered++], (int)mcpp_engine_delivery_kind(e), frame,
+          len);
 }
 
 static inline void fx_on_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {

@@ -127,6 +127,7 @@ TEST(cancel_request_abandons_it_now_with_its_own_words) {
   ASSERT_STR_EQ(f->delivered[0].text,
                 "{\"jsonrpc\":\"2.0\",\"id\":\"a/b\",\"error\":{\"code\":-32800,"
                 "\"message\":\"Request cancelled (mcpping: abandoned by the application)\"}}");
+  ASSERT_EQ(f->delivered[0].kind, MCPP_ANSWER_ABANDONED);
   const fx_event *ev = fx_last_event(f, MCPP_EV_REQUEST_CANCELLED);
   ASSERT(ev != NULL);
   ASSERT_STR_EQ(ev->id, "\"a/b\"");

@@ -119,6 +119,9 @@ TEST(request_timeout_sends_cancel_and_delivers_error) {
   ASSERT_STR_EQ(f->delivered[0].text,
                 "{\"jsonrpc\":\"2.0\",\"id\":\"call-\\\"9\\\"\",\"error\":{\"code\":-32001,"
                 "\"message\":\"Request timed out (mcpping: no answer after 3000 ms)\"}}");
+  /* Its kind says so beside the frame: nobody needs to read the text. */
+  ASSERT_EQ(f->delivered[0].kind, MCPP_ANSWER_TIMEOUT);
+  ASSERT_EQ(mcpp_engine_delivery_kind(f->e), MCPP_ANSWER_PEER); /* only during the call */
   const fx_event *ev = fx_last_event(f, MCPP_EV_REQUEST_TIMEOUT);
   ASSERT(ev != NULL);
   ASSERT_STR_EQ(ev->id, "\"call-\\\"9\\\"\"");

@@ -273,6 +273,10 @@ TEST(engine_fails_every_request_in_flight_as_in_doubt_or_cancelled) {
   ASSERT(strstr(f->delivered[0].text, "\"data\":{\"mcpping\":\"in_doubt\"}") != NULL);
   ASSERT(strstr(f->delivered[1].text, "\"id\":\"b\",\"error\":{\"code\":-32003") != NULL);
   ASSERT(strstr(f->delivered[1].text, "\"data\":{\"mcpping\":\"cancelled\"}") != NULL);
+  ASSERT_EQ(f->delivered[0].kind, MCPP_ANSWER_IN_DOUBT);
+  ASSERT_EQ(f->delivered[1].kind, MCPP_ANSWER_CANCELLED);
+  ASSERT_STR_EQ(mcpp_answer_kind_name(MCPP_ANSWER_IN_DOUBT), "in_doubt");
+  ASSERT(mcpp_answer_kind_name((mcpp_answer_kind)99) == NULL);
   mcpp_engine_info info;
   mcpp_engine_get_info(f->e, &info);
   ASSERT_UINT_EQ(info.in_flight, 0);

@@ -201,11 +201,13 @@ TEST_TIMEOUT(runtime_reconnect_fails_in_flight_and_replays_the_handshake, 60) {
                    "\"params\":{\"name\":\"hang\"}}");
   /* Answered in order after the hanging call: the server has that call. */
   send_str(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}");
-  wait_message(&h, "\"tools\":[]");
+  /* The server's own answer is the peer's, not one of ours. */
+  ASSERT_EQ(mcpp_item_get_answer_kind(wait_message(&h, "\"tools\":[]")), MCPP_ANSWER_PEER);
   ASSERT_EQ(0, kill(old_pid, SIGKILL));
 
   mcpp_item *fail = wait_message(&h, "\"id\":1,\"error\":{\"code\":-32003");
   ASSERT(strstr(mcpp_item_get_data(fail), "\"mcpping\":\"in_doubt\"") != NULL);
+  ASSERT_EQ(mcpp_item_get_answer_kind(fail), MCPP_ANSWER_IN_DOUBT);
   mcpp_item *ing = wait_ev(&h, MCPP_EV_RECONNECTING, 0);
   ASSERT_UINT_EQ(mcpp_item_get_event(ing)->reconnect_attempt, 1);
   ASSERT_UINT_EQ(mcpp_item_get_event(ing)->in_flight, 1);
@@ -336,6 +338,8 @@ TEST_TIMEOUT(runtime_reconnect_times_out_a_held_request_during_the_backoff, 60) 
                 "{\"jsonrpc\":\"2.0\",\"id\":30,\"error\":{\"code\":-32001,"
                 "\"message\":\"Request timed out (mcpping: no answer after 300 "
                 "ms)\"}}");
+  /* A held request's answer (the runtime's) carries its kind too. */
+  ASSERT_EQ(mcpp_item_get_answer_kind(answer), MCPP_ANSWER_TIMEOUT);
   /* Not before its deadline, and long before the next server. */
   ASSERT(waited >= timeout_ms / 1000.0);
   ASSERT(waited < backoff_ms / 1000.0);
@@ -375,6 +379,7 @@ TEST_TIMEOUT(runtime_reconnect_sends_a_held_request_with_what_is_left_of_its_tim
   int new_pid = mcpp_item_get_event(ed)->pid;
   mcpp_item *answer = wait_message(&h, "\"id\":40,");
   ASSERT(strstr(mcpp_item_get_data(answer), "\"code\":-32001") != NULL);
+  ASSERT_EQ(mcpp_item_get_answer_kind(answer), MCPP_ANSWER_TIMEOUT); /* the engine's */
   /* The engine timed it with what was left after the wait, not afresh. */
   const mcpp_event *ev = mcpp_item_get_event(wait_ev(&h, MCPP_EV_REQUEST_TIMEOUT, 1));
   ASSERT_MEM_EQ(ev->id, ev->id_len, "40");
