@@ -15,7 +15,7 @@ export type State = 'alive' | 'suspect' | 'stale' | 'closed';
 
 /** Keepalive and timing settings (all optional). */
 export interface KeepaliveOptions {
-  /** A ping after this long without any inbound byte; 0 turns keepalive off. Default 15000 (the C settings table's policy, as in Python and `mcpping wrap`). */
+  /** A ping after this long without any inbound byte; 0 turns keepalive off. Default 15000 (the C settings table's policy, as in Python and `mcpping wrap`); only an intervalMs given here keeps the process alive. */
   intervalMs?: number;
   /** Per-ping timeout for keepalive pings and the default for manual ones. Default 5000. */
   timeoutMs?: number;

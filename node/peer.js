@@ -69,7 +69,10 @@ class Peer extends EventEmitter {
     if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
     this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect }, settings, this);
-    if (this.keepalive.intervalMs > 0) this.keepaliveHold.take();
+    // Only a keepalive asked for holds the process open; the default one
+    // (the settings table's policy) watches without keeping it alive.
+    this.holdsProcess = options.keepalive != null && options.keepalive.intervalMs > 0;
+    if (this.holdsProcess) this.keepaliveHold.take();
   }
 
   /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
@@ -108,7 +111,7 @@ class Peer extends EventEmitter {
 
   /** Keeps the process alive while this peer runs keepalive (the default). */
   ref() {
-    if (!this.closeInfo && this.keepalive.intervalMs > 0) this.keepaliveHold.take();
+    if (!this.closeInfo && this.holdsProcess) this.keepaliveHold.take();
     return this;
   }
 

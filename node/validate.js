@@ -202,6 +202,15 @@ function setting(label, name, value, opts = {}) {
   return native.settingCheck(name, label, value, !!opts.inSeconds, opts.low, opts.lowName);
 }
 
+/** @returns {boolean} value is a non-zero value in the setting's own range (no floor) */
+function inRange(name, value) {
+  try {
+    return native.settingCheck(name, name, value, false) > 0;
+  } catch {
+    return false;
+  }
+}
+
 /**
  * The keepalive settings, each checked by the C table; intervalMs defaults
  * to the library's policy (keepalive on). Unknown keys are refused too: a
@@ -222,7 +231,14 @@ function keepaliveOptions(keepalive) {
   const floor = ka.clampInterval === true ? {} : { low: minMs, lowName: 'minIntervalMs' };
   const out = {};
   for (const [key, row] of KEEPALIVE_ROWS) {
-    if (!absent(ka[key])) out[key] = setting(`keepalive.${key}`, row.name, ka[key], key === 'intervalMs' ? floor : {});
+    if (absent(ka[key])) continue;
+    try {
+      out[key] = setting(`keepalive.${key}`, row.name, ka[key], key === 'intervalMs' ? floor : {});
+    } catch (err) {
+      // Below the floor but in range: the engine's name for this refusal.
+      if (key === 'intervalMs' && err instanceof RangeError && inRange(row.name, ka[key])) err.code = 'MCPP_ERR_INTERVAL_TOO_SHORT';
+      throw err;
+    }
   }
   if (out.intervalMs === undefined) out.intervalMs = settingDefault('interval_ms');
   return out;

@@ -151,7 +151,8 @@ test('a bad setting gets the sentence Python gives too (the C settings table)', 
       .replace('{name}', `${reconnect ? 'reconnect' : 'keepalive'}.${key}`)
       .replace('{floor}', FLOORS[c.setting] || '').replace('{unit}', 'ms');
     assert.throws(() => new mcpping.StdioClientTransport(h.peer('echo.py'), options),
-      (err) => err instanceof RangeError && err.code === 'ERR_MCPPING_INVALID_ARG' && err.message === wanted,
+      (err) => err instanceof RangeError && err.message === wanted &&
+        err.code === (c.setting === 'interval_ms' && c.value > 0 ? 'MCPP_ERR_INTERVAL_TOO_SHORT' : 'ERR_MCPPING_INVALID_ARG'),
       `${JSON.stringify(options)}: ${wanted}`);
   }
 });
