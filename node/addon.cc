@@ -20,9 +20,12 @@ uint64_t ConnIdArg(const Napi::CallbackInfo &info, size_t i) {
 // An item crosses as dispatch(conn, kind, payload): no wrapper object, so
 // a message costs one string and one call. payload: the frame, record or
 // stderr bytes, the event, or an object with the item's other fields.
-const char *ItemKind(mcpp_item_type type) {
-  switch (type) {
-    case MCPP_ITEM_MESSAGE: return "message";
+// A MESSAGE the engine or the runtime made (mcpp_item_get_answer_kind) is
+// an 'answer': {frame, kind}, so no JavaScript reads its text to know it.
+const char *ItemKind(const mcpp_item *it) {
+  switch (mcpp_item_get_type(it)) {
+    case MCPP_ITEM_MESSAGE:
+      return mcpp_item_get_answer_kind(it) == MCPP_ANSWER_PEER ? "message" : "answer";
     case MCPP_ITEM_EVENT: return "event";
     case MCPP_ITEM_RECORD: return "record";
     case MCPP_ITEM_STDERR: return "stderr";
@@ -38,6 +41,13 @@ Napi::Value ItemPayload(Napi::Env env, const mcpp_item *it) {
   size_t len = mcpp_item_get_len(it);
   switch (mcpp_item_get_type(it)) {
     case MCPP_ITEM_MESSAGE:
+      if (mcpp_item_get_answer_kind(it) != MCPP_ANSWER_PEER) {
+        Napi::Object o = Napi::Object::New(env);
+        o.Set("frame", Napi::String::New(env, data, len));
+        o.Set("kind", mcpp_answer_kind_name(mcpp_item_get_answer_kind(it)));
+        return o;
+      }
+      return Napi::String::New(env, data, len);
     case MCPP_ITEM_RECORD:
       return Napi::String::New(env, data, len);
     case MCPP_ITEM_EVENT:
@@ -326,7 +336,7 @@ Napi::Error McppAddon::Drain(Napi::Env env) {
   for (mcpp_item *it = batch_; it; it = mcpp_item_next(it)) {
     Napi::HandleScope scope(env);
     Napi::Value conn = Napi::Number::New(env, static_cast<double>(mcpp_item_get_conn_id(it)));
-    Napi::Value kind = Napi::String::New(env, ItemKind(mcpp_item_get_type(it)));
+    Napi::Value kind = Napi::String::New(env, ItemKind(it));
     Napi::Value payload = ItemPayload(env, it);
     napi_value argv[3] = {conn, kind, payload};
     napi_value result;

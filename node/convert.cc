@@ -231,15 +231,6 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
 
 namespace {
 
-const char *ProcessStateName(mcpp_process_state st) {
-  switch (st) {
-    case MCPP_PROCESS_RUNNING: return "running";
-    case MCPP_PROCESS_STOPPED: return "stopped";
-    case MCPP_PROCESS_EXITED: return "exited";
-    default: return "unknown";
-  }
-}
-
 void SetStringOrNull(Napi::Env env, Napi::Object o, const char *key,
                      const char *value) {
   if (value)
@@ -281,7 +272,7 @@ Napi::Object InfoToJs(Napi::Env env, const mcpp_engine_info &info) {
   o.Set("lastProcessUs", static_cast<double>(info.last_process_us));
   SetStringOrNull(env, o, "freshestProof", mcpp_proof_name(info.freshest_proof));
   SetStringOrNull(env, o, "probeMethod", info.probe_method);
-  o.Set("processState", ProcessStateName(info.process_state));
+  o.Set("processState", mcpp_process_state_name(info.process_state));
   o.Set("reading", info.reading != 0);
   o.Set("probesSent", static_cast<double>(info.probes_sent));
   o.Set("probesAnswered", static_cast<double>(info.probes_answered));

@@ -37,7 +37,7 @@ class EngineDriver extends EventEmitter {
    * @param {string|null} [opts.probe] the idle probe on sessions without ping
    * @param {string|Function|object} [opts.records]
    * @param {(frame: string, kind: number) => void} opts.write writes an engine frame
-   * @param {(frame: string) => void} [opts.deliver] a synthetic frame for the app
+   * @param {(frame: string, kind: string) => void} [opts.deliver] a synthetic frame for the app and its answer kind ('timeout', 'abandoned', ...)
    * @param {(ev: object) => void} [opts.onMustClose] called with the event (outside any engine call) when
    *   the engine's stale policy says the connection must close
    */
@@ -219,7 +219,7 @@ class EngineDriver extends EventEmitter {
         this.write(b, a);
         break;
       case SINK_DELIVER:
-        this.deliver(a);
+        this.deliver(a, b); // the frame and its answer kind
         break;
       case SINK_EVENT:
         this.onEvent(a);

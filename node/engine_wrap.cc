@@ -120,13 +120,15 @@ int EngineWrap::OnSend(mcpp_engine *, mcpp_frame_kind kind, const char *frame,
   return ok ? 0 : MCPP_ERR_IO;
 }
 
-void EngineWrap::OnDeliver(mcpp_engine *, const char *frame, size_t len,
+void EngineWrap::OnDeliver(mcpp_engine *engine, const char *frame, size_t len,
                            void *user_data) {
   EngineWrap *self = static_cast<EngineWrap *>(user_data);
   Napi::Env env(self->env_);
   Napi::HandleScope scope(env);
+  // The answer's kind (timeout, abandoned, ...) travels beside the frame.
   self->CallSink({Napi::Number::New(env, 1), Napi::String::New(env, frame, len),
-                  env.Undefined()});
+                  Napi::String::New(env, mcpp_answer_kind_name(
+                                         mcpp_engine_delivery_kind(engine)))});
 }
 
 void EngineWrap::OnEvent(mcpp_engine *, const mcpp_event *ev, void *user_data) {

@@ -14,8 +14,8 @@ const { emitSafely, reportError, callUser } = require('./isolate');
 
 const FRAME_PING = 0;
 const FRAME_PONG = 1;
-/** mcpping.h: closed because the peer went stale. */
-const MCPP_ERR_STALE = -12;
+/** mcpping.h: closed because the peer went stale (MCPP_ERRNO_MAP). */
+const { MCPP_ERR_STALE } = require('./binding').errorCodes;
 
 class GuardedTransport extends EventEmitter {
   /**

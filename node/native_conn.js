@@ -218,6 +218,9 @@ class NativeConn {
       case 'message':
         this.owner.onMessage(payload);
         break;
+      case 'answer': // one the engine or the runtime made: its kind says which
+        this.owner.onMessage(payload.frame, payload.kind);
+        break;
       case 'event':
         this.onEvent(payload);
         break;

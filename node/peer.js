@@ -8,7 +8,7 @@
  */
 const { EventEmitter } = require('node:events');
 const { NativeConn } = require('./native_conn');
-const { Hold, binding } = require('./runtime');
+const { Hold } = require('./runtime');
 const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
@@ -274,8 +274,11 @@ class Peer extends EventEmitter {
 
   // ---- ConnOwner: called by NativeConn on the JavaScript thread.
 
-  /** @param {string} text */
-  onMessage(text) {
+  /**
+   * @param {string} text
+   * @param {string} [answerKind] set when the engine made it: 'timeout', 'abandoned', 'in_doubt', 'cancelled'
+   */
+  onMessage(text, answerKind) {
     let msg;
     try {
       msg = JSON.parse(text);
@@ -283,7 +286,7 @@ class Peer extends EventEmitter {
       emitSafely(this, 'invalid_message', text);
       return;
     }
-    if (this.rpc.handle(msg)) return;
+    if (this.rpc.handle(msg, answerKind)) return;
     if (msg && typeof msg.method === 'string' && msg.id !== undefined && msg.id !== null) {
       // A request we do not serve (pings never get here: answered in C).
       if (this.listenerCount('request') > 0) {
@@ -349,9 +352,8 @@ class Peer extends EventEmitter {
  * @returns {'in_doubt'|'cancelled'|null}
  */
 function inDoubt(err) {
-  if (!(err instanceof RpcError) || err.code !== binding.CODE_IN_DOUBT) return null;
-  const mark = err.data && typeof err.data === 'object' ? err.data.mcpping : undefined;
-  return mark === 'in_doubt' || mark === 'cancelled' ? mark : null;
+  if (!(err instanceof RpcError)) return null;
+  return err.answerKind === 'in_doubt' || err.answerKind === 'cancelled' ? err.answerKind : null;
 }
 
 /** connect()'s options (ConnectOptions, index.d.ts): a misspelt one throws, never ignored. */
@@ -401,7 +403,7 @@ function isObject(v) {
 
 /** The engine's own answer to a request that passed its deadline. */
 function timedOutByEngine(err) {
-  return err instanceof RpcError && err.code === -32001 && err.message.startsWith('Request timed out (mcpping');
+  return err instanceof RpcError && err.answerKind === 'timeout';
 }
 
 /** A JSON-RPC error answer (not a timeout of ours): the peer refused. */

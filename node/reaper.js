@@ -22,8 +22,8 @@ const { GuardedTransport } = require('./guard');
 const check = require('./validate');
 const { emitSafely } = require('./isolate');
 
-/** mcpping.h: closed because the peer went stale. */
-const MCPP_ERR_STALE = -12;
+/** mcpping.h: closed because the peer went stale (MCPP_ERRNO_MAP). */
+const { MCPP_ERR_STALE } = require('./binding').errorCodes;
 const EVENTS = ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'record'];
 
 class SessionReaper extends EventEmitter {

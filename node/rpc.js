@@ -7,10 +7,15 @@ const { McppError } = require('./errors');
 
 /** A JSON-RPC error answer, as an exception. */
 class RpcError extends McppError {
-  /** @param {{code: number, message: string, data?: unknown}} error */
-  constructor(error) {
+  /**
+   * @param {{code: number, message: string, data?: unknown}} error
+   * @param {string} [answerKind] the engine's kind when it made the answer ('timeout', ...)
+   */
+  constructor(error, answerKind) {
     super(error && error.message ? error.message : 'JSON-RPC error', { code: error ? error.code : undefined });
     this.data = error ? error.data : undefined;
+    /** Who made this answer: null for the peer, else the engine's kind. */
+    this.answerKind = answerKind || null;
   }
 }
 
@@ -65,15 +70,16 @@ class RpcRequester {
   /**
    * Settles the request this message answers.
    * @param {object} msg a parsed inbound message
+   * @param {string} [answerKind] set when the engine made the answer
    * @returns {boolean} true if it was an answer to one of ours
    */
-  handle(msg) {
+  handle(msg, answerKind) {
     if (!msg || typeof msg !== 'object' || msg.method !== undefined || msg.id === undefined) return false;
     const entry = this.pending.get(msg.id);
     if (!entry) return this.ignored.delete(msg.id);
     this.pending.delete(msg.id);
     if (entry.timer) clearTimeout(entry.timer);
-    if (msg.error !== undefined) entry.reject(new RpcError(msg.error));
+    if (msg.error !== undefined) entry.reject(new RpcError(msg.error, answerKind));
     else entry.resolve(msg.result);
     return true;
   }

@@ -14,17 +14,6 @@ const WINDOW = 10000;
 /** Microseconds per millisecond: RttStats keeps RTTs in ms. */
 const US_PER_MS = 1000;
 
-/**
- * Nearest-rank percentile of sorted values, the definition the core's
- * p50/p99 follow.
- * @param {ArrayLike<number>} sorted ascending, non-empty
- * @param {number} p 0..100
- */
-function percentile(sorted, p) {
-  const rank = Math.max(1, Math.ceil((p / 100) * sorted.length));
-  return sorted[rank - 1];
-}
-
 /** @returns {object} the addon, loaded on first use */
 function addon() {
   return require('./runtime').binding;
@@ -94,4 +83,4 @@ class RttStats {
   }
 }
 
-module.exports = { RttStats, percentile, WINDOW };
+module.exports = { RttStats, WINDOW };

@@ -97,6 +97,12 @@ void InitSettings(Napi::Env env, Napi::Object exports) {
   exports.Set("settingsTable", Napi::Function::New(env, SettingsTable, "settingsTable"));
   exports.Set("settingRange", Napi::Function::New(env, SettingRange, "settingRange"));
   exports.Set("settingCheck", Napi::Function::New(env, SettingCheck, "settingCheck"));
+  // Every MCPP_ERR_* code by name, from the one list (MCPP_ERRNO_MAP).
+  Napi::Object codes = Napi::Object::New(env);
+#define XX(name, code, text) codes.Set("MCPP_ERR_" #name, Napi::Number::New(env, code));
+  MCPP_ERRNO_MAP(XX)
+#undef XX
+  exports.Set("errorCodes", codes);
 }
 
 }  // namespace mcpping_node

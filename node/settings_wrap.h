@@ -7,7 +7,7 @@
 
 namespace mcpping_node {
 
-// Adds settingsTable, settingRange and settingCheck to exports.
+// Adds settingsTable, settingRange, settingCheck and errorCodes to exports.
 void InitSettings(Napi::Env env, Napi::Object exports);
 
 }  // namespace mcpping_node

@@ -34,25 +34,40 @@ extern "C" {
 
 /* ---------------------------------------------------------------- errors */
 
-#define MCPP_ERR_INVALID_ARGUMENT (-1) /* a NULL, a zero, an out-of-range value */
-#define MCPP_ERR_NOMEM (-2)            /* the allocator returned NULL */
-#define MCPP_ERR_INTERVAL_TOO_SHORT (-3) /* keepalive below the interval floor */
-#define MCPP_ERR_UNSUPPORTED (-4)      /* the peer does not support ping, or the
-                                          protocol version has no ping */
-#define MCPP_ERR_TOO_MANY_PINGS (-5)   /* too many manual pings outstanding */
-#define MCPP_ERR_CLOSED (-6)           /* the connection is closing or closed */
-#define MCPP_ERR_FRAME_TOO_LARGE (-7)  /* a line exceeded max_line_bytes */
-#define MCPP_ERR_FRAME_NEWLINE (-8)    /* an outbound frame holds a newline */
-#define MCPP_ERR_SPAWN (-9)            /* the server command could not start */
-#define MCPP_ERR_FLOODED (-10)         /* the peer floods pings and never reads
-                                          our answers (nghttp2's FLOODED) */
-#define MCPP_ERR_IO (-11)              /* a read or write on the pipes failed */
-#define MCPP_ERR_STALE (-12)           /* closed because the peer went stale */
-#define MCPP_ERR_NOT_FOUND (-13)       /* no such connection or ping */
-#define MCPP_ERR_THREAD (-14)          /* the I/O thread could not start */
-#define MCPP_ERR_WOULD_BLOCK (-15)     /* the connection's outbound queue is
-                                          full (max_pending_bytes): retry
-                                          after a WRITABLE item */
+/* Every error, once: XX(NAME, code, sentence). The enum below, mcpp_strerror
+ * and mcpp_errname are made from it (as uv-errno.h does), and the bindings
+ * read the names and codes from the library rather than copying them. */
+#define MCPP_ERRNO_MAP(XX)                                                    \
+  XX(INVALID_ARGUMENT, -1, "An argument was NULL, zero or out of range.")    \
+  XX(NOMEM, -2, "Out of memory.")                                             \
+  XX(INTERVAL_TOO_SHORT, -3,                                                  \
+     "The keepalive interval is below the minimum interval.")                 \
+  XX(UNSUPPORTED, -4,                                                         \
+     "The peer or the protocol version does not support ping.")              \
+  XX(TOO_MANY_PINGS, -5, "Too many manual pings are outstanding.")           \
+  XX(CLOSED, -6, "The connection is closing or closed.")                     \
+  XX(FRAME_TOO_LARGE, -7, "A line exceeded the maximum line length.")        \
+  XX(FRAME_NEWLINE, -8, "An outbound frame contains a newline.")             \
+  XX(SPAWN, -9, "The server command could not start.")                       \
+  XX(FLOODED, -10, "The peer floods pings and does not read the answers.")   \
+  XX(IO, -11, "A read or write on the pipes failed.")                        \
+  XX(STALE, -12, "The connection was closed because the peer went stale.")   \
+  XX(NOT_FOUND, -13, "No such connection or ping.")                          \
+  XX(THREAD, -14, "The I/O thread could not start.")                         \
+  XX(WOULD_BLOCK, -15,                                                        \
+     "The connection's outbound queue is full; retry once it drains.")
+
+/* INVALID_ARGUMENT: a NULL, a zero, an out-of-range value. UNSUPPORTED: the
+ * peer does not support ping, or the protocol version has no ping. FLOODED:
+ * the peer floods pings and never reads our answers (nghttp2's FLOODED).
+ * WOULD_BLOCK: the outbound queue is full (max_pending_bytes): retry after
+ * a WRITABLE item. */
+typedef enum mcpp_errno {
+#define MCPP__ERR_ENUM(name, code, text) MCPP_ERR_##name = (code),
+  MCPP_ERRNO_MAP(MCPP__ERR_ENUM)
+#undef MCPP__ERR_ENUM
+  MCPP_ERR_LAST_ = -16 /* one past the last code; not an error */
+} mcpp_errno;
 
 /* Returns a static, human-readable English sentence for an MCPP_ERR_* code. */
 const char *mcpp_strerror(int err);
@@ -1326,6 +1341,8 @@ const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 
 /* Answer kinds: mcpp_item_get_answer_kind, mcpp_engine_delivery_kind. */
 #include "mcpping/answer.h"
+/* Process-state names: mcpp_process_state_name. */
+#include "mcpping/process.h"
 
 #ifdef __cplusplus
 }

@@ -4,56 +4,29 @@
 
 #include "mcpping.h"
 
-typedef struct error_entry {
-  int code;
-  const char *name;
-  const char *message;
-} error_entry;
-
-static const error_entry errors[] = {
-    {0, "MCPP_OK", "Success."},
-    {MCPP_ERR_INVALID_ARGUMENT, "MCPP_ERR_INVALID_ARGUMENT",
-     "An argument was NULL, zero or out of range."},
-    {MCPP_ERR_NOMEM, "MCPP_ERR_NOMEM", "Out of memory."},
-    {MCPP_ERR_INTERVAL_TOO_SHORT, "MCPP_ERR_INTERVAL_TOO_SHORT",
-     "The keepalive interval is below the minimum interval."},
-    {MCPP_ERR_UNSUPPORTED, "MCPP_ERR_UNSUPPORTED",
-     "The peer or the protocol version does not support ping."},
-    {MCPP_ERR_TOO_MANY_PINGS, "MCPP_ERR_TOO_MANY_PINGS",
-     "Too many manual pings are outstanding."},
-    {MCPP_ERR_CLOSED, "MCPP_ERR_CLOSED",
-     "The connection is closing or closed."},
-    {MCPP_ERR_FRAME_TOO_LARGE, "MCPP_ERR_FRAME_TOO_LARGE",
-     "A line exceeded the maximum line length."},
-    {MCPP_ERR_FRAME_NEWLINE, "MCPP_ERR_FRAME_NEWLINE",
-     "An outbound frame contains a newline."},
-    {MCPP_ERR_SPAWN, "MCPP_ERR_SPAWN", "The server command could not start."},
-    {MCPP_ERR_FLOODED, "MCPP_ERR_FLOODED",
-     "The peer floods pings and does not read the answers."},
-    {MCPP_ERR_IO, "MCPP_ERR_IO", "A read or write on the pipes failed."},
-    {MCPP_ERR_STALE, "MCPP_ERR_STALE",
-     "The connection was closed because the peer went stale."},
-    {MCPP_ERR_NOT_FOUND, "MCPP_ERR_NOT_FOUND",
-     "No such connection or ping."},
-    {MCPP_ERR_THREAD, "MCPP_ERR_THREAD", "The I/O thread could not start."},
-    {MCPP_ERR_WOULD_BLOCK, "MCPP_ERR_WOULD_BLOCK",
-     "The connection's outbound queue is full; retry once it drains."},
-};
-
-static const error_entry *find_error(int err) {
-  for (size_t i = 0; i < sizeof errors / sizeof errors[0]; i++)
-    if (errors[i].code == err) return &errors[i];
-  return NULL;
-}
-
+/* Both from MCPP_ERRNO_MAP (mcpping.h), the one list of errors. */
 const char *mcpp_strerror(int err) {
-  const error_entry *e = find_error(err);
-  return e ? e->message : "Unknown error.";
+  switch (err) {
+    case 0: return "Success.";
+#define XX(name, code, text) \
+  case MCPP_ERR_##name:      \
+    return text;
+    MCPP_ERRNO_MAP(XX)
+#undef XX
+  }
+  return "Unknown error.";
 }
 
 const char *mcpp_errname(int err) {
-  const error_entry *e = find_error(err);
-  return e ? e->name : "MCPP_ERR_UNKNOWN";
+  switch (err) {
+    case 0: return "MCPP_OK";
+#define XX(name, code, text) \
+  case MCPP_ERR_##name:      \
+    return "MCPP_ERR_" #name;
+    MCPP_ERRNO_MAP(XX)
+#undef XX
+  }
+  return "MCPP_ERR_UNKNOWN";
 }
 
 const char *mcpp_state_name(mcpp_state state) {
@@ -62,6 +35,16 @@ const char *mcpp_state_name(mcpp_state state) {
     case MCPP_STATE_SUSPECT: return "suspect";
     case MCPP_STATE_STALE: return "stale";
     case MCPP_STATE_CLOSED: return "closed";
+  }
+  return "unknown";
+}
+
+const char *mcpp_process_state_name(mcpp_process_state state) {
+  switch (state) {
+    case MCPP_PROCESS_RUNNING: return "running";
+    case MCPP_PROCESS_STOPPED: return "stopped";
+    case MCPP_PROCESS_EXITED: return "exited";
+    case MCPP_PROCESS_UNKNOWN: break;
   }
   return "unknown";
 }

@@ -201,15 +201,6 @@ PyObject *mcpping_event_to_dict(const mcpp_event *ev) {
   return d;
 }
 
-static const char *process_state_name(mcpp_process_state st) {
-  switch (st) {
-    case MCPP_PROCESS_RUNNING: return "running";
-    case MCPP_PROCESS_STOPPED: return "stopped";
-    case MCPP_PROCESS_EXITED: return "exited";
-    default: return "unknown";
-  }
-}
-
 PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy) {
   PyObject *d = PyDict_New();
   if (d == NULL) return NULL;
@@ -253,7 +244,7 @@ PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy) {
           str_or_none(mcpp_proof_name(info->freshest_proof), -1)) < 0 ||
       put(d, "probe_method", str_or_none(info->probe_method, -1)) < 0 ||
       put(d, "process_state",
-          PyUnicode_FromString(process_state_name(info->process_state))) <
+          PyUnicode_FromString(mcpp_process_state_name(info->process_state))) <
           0 ||
       put(d, "reading", PyBool_FromLong(info->reading)) < 0 ||
       put(d, "probes_sent", PyLong_FromUnsignedLongLong(info->probes_sent)) <

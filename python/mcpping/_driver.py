@@ -37,7 +37,7 @@ class EngineDriver:
         request_timeout: float | None = None,
         peer_name: str | None = None,
         record: RecordTarget | RecordSink = None,
-        deliver: Callable[[bytes], None] | None = None,
+        deliver: Callable[[bytes, str], None] | None = None,
         on_stale: Callable[[], None] | None = None,
         probe: str | None = AUTO_PROBE,
     ) -> None:

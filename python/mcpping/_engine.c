@@ -15,7 +15,7 @@ typedef struct {
   PyObject *send;       /* send(kind: int, frame: bytes) -> None */
   PyObject *on_event;   /* on_event(dict) -> None, or None */
   PyObject *on_record;  /* on_record(str) -> None, or None */
-  PyObject *deliver;    /* deliver(bytes) -> None, or None */
+  PyObject *deliver;    /* deliver(bytes, answer kind) -> None, or None */
   PyObject *exc;        /* first exception raised by a callback */
   int busy;             /* inside an engine call: no re-entry */
 } EngineObject;
@@ -56,8 +56,10 @@ static void cb_deliver(mcpp_engine *e, const char *frame, size_t len,
                        void *ud) {
   EngineObject *self = ud;
   if (self->deliver == NULL || self->deliver == Py_None) return;
-  PyObject *r =
-      PyObject_CallFunction(self->deliver, "y#", frame, (Py_ssize_t)len);
+  /* The answer's kind (timeout, abandoned, ...) travels beside the frame. */
+  PyObject *r = PyObject_CallFunction(
+      self->deliver, "y#s", frame, (Py_ssize_t)len,
+      mcpp_answer_kind_name(mcpp_engine_delivery_kind(e)));
   if (r == NULL) stash_error(self);
   Py_XDECREF(r);
 }

@@ -482,6 +482,11 @@ static PyObject *item_to_tuple(const mcpp_item *it) {
   PyObject *h = (PyObject *)mcpp_item_get_conn_user_data(it);
   switch (mcpp_item_get_type(it)) {
     case MCPP_ITEM_MESSAGE:
+      /* One the engine or the runtime made carries its kind's name. */
+      if (mcpp_item_get_answer_kind(it) != MCPP_ANSWER_PEER)
+        return Py_BuildValue("(Oiy#s)", h, K_MESSAGE, mcpp_item_get_data(it),
+                             (Py_ssize_t)mcpp_item_get_len(it),
+                             mcpp_answer_kind_name(mcpp_item_get_answer_kind(it)));
       return Py_BuildValue("(Oiy#)", h, K_MESSAGE, mcpp_item_get_data(it),
                            (Py_ssize_t)mcpp_item_get_len(it));
     case MCPP_ITEM_EVENT: {
@@ -871,21 +876,10 @@ static int module_exec(PyObject *m) {
   if (PyModule_AddStringConstant(m, "VERSION", MCPP_VERSION) < 0) return -1;
 #define C(name) \
   if (PyModule_AddIntConstant(m, #name, name) < 0) return -1
-  C(MCPP_ERR_INVALID_ARGUMENT);
-  C(MCPP_ERR_NOMEM);
-  C(MCPP_ERR_INTERVAL_TOO_SHORT);
-  C(MCPP_ERR_UNSUPPORTED);
-  C(MCPP_ERR_TOO_MANY_PINGS);
-  C(MCPP_ERR_CLOSED);
-  C(MCPP_ERR_FRAME_TOO_LARGE);
-  C(MCPP_ERR_FRAME_NEWLINE);
-  C(MCPP_ERR_SPAWN);
-  C(MCPP_ERR_FLOODED);
-  C(MCPP_ERR_IO);
-  C(MCPP_ERR_STALE);
-  C(MCPP_ERR_NOT_FOUND);
-  C(MCPP_ERR_THREAD);
-  C(MCPP_ERR_WOULD_BLOCK);
+  /* Every MCPP_ERR_* from the one list (MCPP_ERRNO_MAP). */
+#define XX(name, code, text) C(MCPP_ERR_##name);
+  MCPP_ERRNO_MAP(XX)
+#undef XX
   C(MCPP_CODE_IN_DOUBT);
   C(MCPP_MAX_MS);
   C(MCPP_MIN_INTERVAL_FLOOR_MS);

@@ -164,7 +164,7 @@ async def guard(
         if driver.state != "closed":
             driver.recv(answer)
 
-    def deliver(frame: bytes) -> None:
+    def deliver(frame: bytes, kind: str) -> None:
         # A synthetic error answer for an application request that timed out.
         item = c.decode(frame)
         try:

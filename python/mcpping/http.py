@@ -35,7 +35,7 @@ from ._driver import EngineDriver
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
-from .peer import _TIMED_OUT, CLIENT_INFO, PROTOCOL_VERSION, HandshakeError, _request_timeout_ms
+from .peer import CLIENT_INFO, PROTOCOL_VERSION, HandshakeError, _request_timeout_ms
 from .records import RecordTarget
 from .stats import Stats
 
@@ -515,16 +515,16 @@ class HttpPeer:
     def _engine_send(self, kind: int, frame: bytes) -> None:
         self._post(frame)
 
-    def _deliver(self, frame: bytes) -> None:
-        """The engine's own answer to a request (timed out or abandoned)."""
-        self._resolve(frame)
+    def _deliver(self, frame: bytes, kind: str) -> None:
+        """The engine's own answer to a request (its kind: timeout or abandoned)."""
+        self._resolve(frame, timed_out=kind == "timeout")
 
     def _inbound(self, frame: bytes) -> None:
         if self._closed or not self.driver.recv(frame):
             return
         self._resolve(frame)
 
-    def _resolve(self, frame: bytes) -> None:
+    def _resolve(self, frame: bytes, timed_out: bool = False) -> None:
         try:
             msg = json.loads(frame)
         except ValueError:
@@ -533,7 +533,7 @@ class HttpPeer:
             rid = msg.get("id")
             fut = self._requests.get(rid) if isinstance(rid, str) else None
             if fut is not None and not fut.done():
-                if _TIMED_OUT in frame:
+                if timed_out:
                     msg["_timed_out"] = True
                 fut.set_result(msg)
 

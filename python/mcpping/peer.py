@@ -40,7 +40,6 @@ _MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED, _WRITABLE = range(7)
 #: Given-up requests whose late answers are still recognised and dropped.
 _MAX_ABANDONED = 1024
 #: The engine's own answer to a request that passed its deadline.
-_TIMED_OUT = b'"message":"Request timed out (mcpping:'
 _STDERR_MODES = {"inherit": 0, "ignore": 2}
 _tokens = itertools.count(1)
 #: The runtime's max_pending_bytes when none is given (mcpping.h).
@@ -435,7 +434,7 @@ class Peer:
             # Not "cancelled on the server": a request held for a reconnect
             # times out without ever reaching one (and is never sent).
             raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s")
-        doubt = _in_doubt(resp)
+        doubt = resp.pop("_in_doubt", None)
         if doubt is not None:
             raise RequestInDoubt(method, doubt, resp["error"].get("message", ""))
         return resp
@@ -638,7 +637,7 @@ class Peer:
     def _item(self, item: tuple[Any, ...]) -> None:
         kind = item[1]
         if kind == _MESSAGE:
-            self._message(item[2])
+            self._message(item[2], item[3] if len(item) > 3 else None)
         elif kind == _EVENT:
             d = item[2]
             self._stats.observe(d)
@@ -661,7 +660,8 @@ class Peer:
         elif kind == _WRITABLE:
             self._writable()
 
-    def _message(self, frame: bytes) -> None:
+    def _message(self, frame: bytes, kind: str | None = None) -> None:
+        """One inbound frame; ``kind`` is set when the engine made it (timeout, in_doubt, ...)."""
         if (self._requests or self._abandoned) and b'"mcpping-' in frame:
             try:
                 # A stray invalid byte must not hide the answer to our request.
@@ -677,8 +677,10 @@ class Peer:
                 fut = self._requests.get(rid)
                 if fut is not None:
                     if not fut.done():
-                        if _TIMED_OUT in frame:
+                        if kind == "timeout":
                             msg["_timed_out"] = True
+                        elif kind in ("in_doubt", "cancelled"):
+                            msg["_in_doubt"] = kind
                         fut.set_result(msg)
                     return
                 if rid in self._abandoned:
@@ -919,16 +921,6 @@ def _refusal(method: str, error: Any) -> str:
     """``initialize failed: -32601 Method not found``, from an error answer."""
     err = error if isinstance(error, dict) else {}
     return f"{method} failed: {err.get('code')} {err.get('message')}"
-
-
-def _in_doubt(resp: dict[str, Any]) -> str | None:
-    """The disposition of mcpping's answer for a request whose server failed, else None."""
-    err = resp.get("error")
-    if not isinstance(err, dict) or err.get("code") != _native.MCPP_CODE_IN_DOUBT:
-        return None
-    data = err.get("data")
-    mark = data.get("mcpping") if isinstance(data, dict) else None
-    return mark if mark in ("in_doubt", "cancelled") else None
 
 
 def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:

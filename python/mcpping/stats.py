@@ -6,12 +6,11 @@ Node's ``RttStats`` and both command lines read, so they agree to the bit.
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from . import _check, _native
 
-__all__ = ["Stats", "nearest_rank", "WINDOW"]
+__all__ = ["Stats", "WINDOW"]
 
 #: How many of the most recent RTTs the percentiles (p50, p99) cover.
 WINDOW = 10_000
@@ -20,13 +19,6 @@ MAX_WINDOW = 10_000_000
 
 #: Microseconds per second: Stats keeps RTTs in seconds.
 _US_PER_S = 1e6
-
-
-def nearest_rank(sorted_values: list[float], pct: float) -> float:
-    """The nearest-rank percentile of an ascending list (non-empty), the
-    definition the C core's p50/p99 follow."""
-    k = max(1, math.ceil(pct / 100 * len(sorted_values)))
-    return sorted_values[k - 1]
 
 
 class Stats:

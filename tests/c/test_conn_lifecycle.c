@@ -293,6 +293,8 @@ TEST_TIMEOUT(conn_stopped_server_suspect_before_ping_timeout, 30) {
   mcpp_engine_info info;
   mcpp_engine_get_info(mcpp_conn_engine(f.r.conn), &info);
   ASSERT_EQ(MCPP_PROCESS_STOPPED, info.process_state);
+  ASSERT_STR_EQ(mcpp_process_state_name(info.process_state), "stopped");
+  ASSERT_STR_EQ(mcpp_process_state_name((mcpp_process_state)42), "unknown");
   ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
   cf_finish(&f);
 }

@@ -6,7 +6,12 @@ const test = require('node:test');
 const assert = require('node:assert/strict');
 const path = require('node:path');
 const mcpping = require('../../node');
-const { RttStats, percentile, WINDOW } = require('../../node/rtt_stats');
+const { RttStats, WINDOW } = require('../../node/rtt_stats');
+
+/** The test's own oracle: nearest rank, the definition the C core follows. */
+function percentile(sorted, p) {
+  return sorted[Math.max(1, Math.ceil((p / 100) * sorted.length)) - 1];
+}
 const h = require('./helpers');
 
 /** A deterministic PRNG (mulberry32). */
