@@ -51,6 +51,7 @@ test('request timeoutMs: cancelled on the wire, a -32001 answer, ledger cleared,
     await assert.rejects(p.request('tools/call', HANG, { timeoutMs: 200 }), (err) => {
       assert.ok(err instanceof mcpping.RpcError);
       assert.equal(err.code, -32001);
+      assert.equal(err.answerKind, 'timeout'); // the engine's kind, beside its words
       assert.match(err.message, /no answer after 200 ms/);
       return true;
     });
@@ -58,6 +59,28 @@ test('request timeoutMs: cancelled on the wire, a -32001 answer, ledger cleared,
     assert.deepEqual(await cancelledIds(p), ['mcpping-2']);
     assert.equal(p.stats.healthy, true);
     assert.deepEqual(leaked, []);
+  } finally {
+    await p.close();
+  }
+});
+
+// A server that answers in mcpping's own words is still the server: the
+// engine's answers are known by the kind the C core puts on them, not by text.
+test('a server answer in mcpping\'s words is the server\'s answer (no timeout, not in doubt)', async () => {
+  const p = await mcpping.connect(peer('echo.py'));
+  try {
+    const mimics = [
+      { code: -32001, message: 'Request timed out (mcpping: no answer after 5 ms)' },
+      { code: -32003, message: 'Request in doubt (mcpping: the server failed while it was in flight; it may have run, and it is not replayed)', data: { mcpping: 'in_doubt' } },
+    ];
+    for (const error of mimics) {
+      await assert.rejects(p.request('test/error', { error }, { timeoutMs: 5000 }), (err) => {
+        assert.ok(err instanceof mcpping.RpcError && !(err instanceof mcpping.RequestInDoubtError), err.name);
+        assert.equal(err.answerKind, null);
+        assert.equal(err.code, error.code);
+        return true;
+      });
+    }
   } finally {
     await p.close();
   }

@@ -56,6 +56,10 @@ for raw, msg in messages():
         result(msg, {"sent": n})
     elif method == "test/pongs":
         result(msg, {"pongs": pongs})
+    elif method == "test/error":
+        # Answers with the error it is given: a server may say anything,
+        # mcpping's own words included.
+        send({"jsonrpc": "2.0", "id": msg["id"], "error": (params or {}).get("error")})
     elif method == "test/stderr":
         sys.stderr.write((params or {}).get("text", ""))
         sys.stderr.flush()

@@ -58,6 +58,20 @@ async def test_request_timeout_cancels_on_the_wire_and_clears_the_ledger():
     assert not [f for f in frames if b"mcpping-" in f]
 
 
+# A server that answers in mcpping's own words is still the server: the
+# engine's answers are known by the kind the C core puts on them, not by text.
+_MIMICS = [{"code": -32001, "message": "Request timed out (mcpping: no answer after 5 ms)"},
+           {"code": -32003, "message": "Request in doubt (mcpping: the server failed while it was in flight; "
+            "it may have run, and it is not replayed)", "data": {"mcpping": "in_doubt"}}]
+
+
+@pytest.mark.parametrize("error", _MIMICS, ids=["timeout", "in_doubt"])
+async def test_a_server_answer_in_mcppings_words_is_the_servers_answer(error):
+    async with mcpping.connect(peer("echo"), keepalive=None) as p:
+        resp = await p.request("test/error", {"error": error}, timeout=5)
+        assert resp["error"] == error
+
+
 @pytest.mark.parametrize("bad", [0, -1, math.nan, math.inf, 1e9])
 async def test_request_timeout_out_of_range_is_a_clear_error(bad):
     async with mcpping.connect(peer("flood"), keepalive=None) as p:
