@@ -35,7 +35,7 @@ class GuardedTransport extends EventEmitter {
     this.inner = inner;
     /** @type {(() => boolean)|null} set by SessionReaper: whether a ping can reach the peer now */
     this.reachable = null;
-    this.role = check.oneOf('options.role', options.role, ['client', 'server']) || 'client';
+    this.role = options.role == null ? 'client' : check.setting('options.role', 'role', options.role);
     /** @type {((message: object, extra?: object) => void)|undefined} */
     this.onmessage = undefined;
     /** @type {(() => void)|undefined} */
@@ -44,7 +44,7 @@ class GuardedTransport extends EventEmitter {
     this.onerror = undefined;
     this.driver = new EngineDriver({
       role: this.role,
-      transport: check.oneOf('options.transport', options.transport, ['stdio', 'streamable-http', 'custom']) || detectTransport(inner),
+      transport: options.transport == null ? detectTransport(inner) : check.setting('options.transport', 'transport', options.transport),
       keepalive: options.keepalive,
       peerName: options.peerName,
       probe: options.probe,

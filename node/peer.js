@@ -274,10 +274,7 @@ class Peer extends EventEmitter {
 
   // ---- ConnOwner: called by NativeConn on the JavaScript thread.
 
-  /**
-   * @param {string} text
-   * @param {string} [answerKind] set when the engine made it: 'timeout', 'abandoned', 'in_doubt', 'cancelled'
-   */
+  /** @param {string} text @param {string} [answerKind] set when the engine made it ('timeout', ...) */
   onMessage(text, answerKind) {
     let msg;
     try {
@@ -352,8 +349,7 @@ class Peer extends EventEmitter {
  * @returns {'in_doubt'|'cancelled'|null}
  */
 function inDoubt(err) {
-  if (!(err instanceof RpcError)) return null;
-  return err.answerKind === 'in_doubt' || err.answerKind === 'cancelled' ? err.answerKind : null;
+  return err instanceof RpcError && ['in_doubt', 'cancelled'].includes(err.answerKind) ? err.answerKind : null;
 }
 
 /** connect()'s options (ConnectOptions, index.d.ts): a misspelt one throws, never ignored. */

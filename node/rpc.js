@@ -7,15 +7,11 @@ const { McppError } = require('./errors');
 
 /** A JSON-RPC error answer, as an exception. */
 class RpcError extends McppError {
-  /**
-   * @param {{code: number, message: string, data?: unknown}} error
-   * @param {string} [answerKind] the engine's kind when it made the answer ('timeout', ...)
-   */
+  /** @param {{code: number, message: string, data?: unknown}} error @param {string} [answerKind] the engine's, if it made the answer */
   constructor(error, answerKind) {
     super(error && error.message ? error.message : 'JSON-RPC error', { code: error ? error.code : undefined });
     this.data = error ? error.data : undefined;
-    /** Who made this answer: null for the peer, else the engine's kind. */
-    this.answerKind = answerKind || null;
+    this.answerKind = answerKind || null; // null: the peer's; else timeout, abandoned, in_doubt or cancelled
   }
 }
 

@@ -2,28 +2,18 @@
 /**
  * Maps the public option names to the native settings object.
  */
-const { keepaliveOptions } = require('./validate');
-
-const MAX_PROBE_METHOD = 128;
+const { keepaliveOptions, invalid } = require('./validate');
+const native = require('./binding');
 
 /**
- * The engine's probeMethod for a public `probe` option: undefined
- * (automatic: server/discover on 2026-07-28, tools/list where ping is
- * refused), '' (no probe) or the method name.
- * @param {string|null|undefined} probe 'auto' (default), a method name, or null/'' for none
- * @returns {string|undefined}
+ * The engine's probeMethod for a public `probe` option ('auto' (default), a method name, or null/''):
+ * undefined (automatic: server/discover on 2026-07-28, tools/list where ping is refused), '' (none) or the method.
  */
 function probeMethod(probe) {
   if (probe === undefined || probe === 'auto') return undefined;
   if (probe === null || probe === '') return '';
-  const problem = `probe must be a method name of 1 to ${MAX_PROBE_METHOD} bytes without control characters, 'auto' or null`;
-  if (typeof probe !== 'string') {
-    throw Object.assign(new TypeError(`${problem}, not ${typeof probe}`), { code: 'ERR_MCPPING_INVALID_ARG' });
-  }
-  // eslint-disable-next-line no-control-regex
-  if (Buffer.byteLength(probe) > MAX_PROBE_METHOD || /[\x00-\x1f\x7f]/.test(probe)) {
-    throw Object.assign(new RangeError(problem), { code: 'ERR_MCPPING_INVALID_ARG' });
-  }
+  if (typeof probe !== 'string') throw invalid(TypeError, `probe must be a method name (string), 'auto' or null, not ${typeof probe}`);
+  native.settingCheckText('probe_method', 'probe', probe); // C's rule and sentence
   return probe;
 }
 

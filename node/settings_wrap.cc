@@ -91,12 +91,30 @@ Napi::Value SettingCheck(const Napi::CallbackInfo &info) {
   return Napi::Number::New(env, out);
 }
 
+// settingCheckText(name, shown, value): undefined, or a RangeError with C's
+// sentence (probe_method: a method name).
+Napi::Value SettingCheckText(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  const mcpp_setting_info *s = Find(env, info[0]);
+  std::string shown = info[1].ToString().Utf8Value();
+  std::string value = info[2].ToString().Utf8Value();
+  char buf[256];
+  if (mcpp_setting_check_text(s, shown.c_str(), value.data(), value.size(), buf,
+                              sizeof buf) != 0) {
+    Napi::Error e = Napi::RangeError::New(env, buf);
+    e.Set("code", "ERR_MCPPING_INVALID_ARG");
+    throw e;
+  }
+  return env.Undefined();
+}
+
 }  // namespace
 
 void InitSettings(Napi::Env env, Napi::Object exports) {
   exports.Set("settingsTable", Napi::Function::New(env, SettingsTable, "settingsTable"));
   exports.Set("settingRange", Napi::Function::New(env, SettingRange, "settingRange"));
   exports.Set("settingCheck", Napi::Function::New(env, SettingCheck, "settingCheck"));
+  exports.Set("settingCheckText", Napi::Function::New(env, SettingCheckText, "settingCheckText"));
   // Every MCPP_ERR_* code by name, from the one list (MCPP_ERRNO_MAP).
   Napi::Object codes = Napi::Object::New(env);
 #define XX(name, code, text) codes.Set("MCPP_ERR_" #name, Napi::Number::New(env, code));

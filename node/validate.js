@@ -14,12 +14,10 @@ const native = require('./binding');
 const TABLE = new Map(native.settingsTable().map((row) => [row.name, row]));
 /** Node's spelling of a setting: camelCase, without "reconnect.". */
 const jsName = (name) => name.replace(/^reconnect\./, '').replace(/_([a-z])/g, (_, c) => c.toUpperCase());
-/** The settings that are not keepalive options (each call sets them itself). */
-const NOT_KEEPALIVE = new Set(['role', 'transport', 'probe_method', 'forward_peer_pings']);
-const KEEPALIVE_ROWS = new Map([...TABLE.values()]
-  .filter((r) => !r.name.includes('.') && !NOT_KEEPALIVE.has(r.name)).map((r) => [jsName(r.name), r]));
-const RECONNECT_ROWS = new Map([...TABLE.values()]
-  .filter((r) => r.name.startsWith('reconnect.') && r.name !== 'reconnect.enabled').map((r) => [jsName(r.name), r]));
+/** The keepalive options and reconnect options, by Node name (the rest each call sets itself). */
+const rows = (ok) => new Map([...TABLE.values()].filter((r) => ok(r.name)).map((r) => [jsName(r.name), r]));
+const KEEPALIVE_ROWS = rows((n) => !n.includes('.') && !['role', 'transport', 'probe_method', 'forward_peer_pings'].includes(n));
+const RECONNECT_ROWS = rows((n) => n.startsWith('reconnect.') && n !== 'reconnect.enabled');
 /** mcpping.h MCPP_MAX_MS: also the longest delay setTimeout honours. */
 const MAX_MS = TABLE.get('timeout_ms').max;
 
@@ -168,63 +166,39 @@ function number(name, value, min, max) {
   return value;
 }
 
-/**
- * The library's default for a setting (the table's policy), in ms for a time.
- * @param {string} name the C name, e.g. 'timeout_ms'
- * @returns {number}
- */
-function settingDefault(name) {
-  return TABLE.get(name).policy;
-}
+/** @param {string} name the C name @returns {number} the library's default (the table's policy), ms for a time */
+const settingDefault = (name) => TABLE.get(name).policy;
 
 /**
- * One setting's value, checked by the C table: a choice's name, a flag's
- * boolean, else a number in the caller's unit (ms, or seconds with
- * inSeconds), returned in C's (whole ms for times). RangeError with C's
- * sentence when out of range, TypeError for the wrong type.
- * @param {string} label the name the caller wrote
- * @param {string} name the C name
- * @param {unknown} value
- * @param {{inSeconds?: boolean, low?: number, lowName?: string}} [opts]
+ * One setting's value checked by the C table, in the caller's unit (ms, or seconds with inSeconds);
+ * returns C's (whole ms for times). RangeError with C's sentence, TypeError for the wrong type.
+ * @param {string} label the name the caller wrote @param {string} name the C name @param {unknown} value
+ * @param {{inSeconds?: boolean, low?: number, lowName?: string}} [opts] low: a floor another setting raised
  */
 function setting(label, name, value, opts = {}) {
   const row = TABLE.get(name);
-  const range = () => native.settingRange(name, !!opts.inSeconds, opts.low, opts.lowName);
-  if (row.unit === 'choice') {
-    if (!row.choices.split('|').includes(value)) throw invalid(TypeError, `${label} must be ${range()}, not ${shown(value)}`);
-    return value;
-  }
-  if (row.unit === 'flag') {
-    if (typeof value !== 'boolean') throw invalid(TypeError, `${label} must be a boolean, not ${shown(value)}`);
-    return value;
-  }
-  if (typeof value !== 'number') throw invalid(TypeError, `${label} must be ${range()}, not ${shown(value)}`);
+  const wanted = row.unit === 'flag' ? 'a boolean' : native.settingRange(name, !!opts.inSeconds, opts.low, opts.lowName);
+  const ok = row.unit === 'choice' ? row.choices.split('|').includes(value) : typeof value === (row.unit === 'flag' ? 'boolean' : 'number');
+  if (!ok) throw invalid(TypeError, `${label} must be ${wanted}, not ${shown(value)}`);
+  if (row.unit === 'choice' || row.unit === 'flag') return value;
   return native.settingCheck(name, label, value, !!opts.inSeconds, opts.low, opts.lowName);
 }
 
-/** @returns {boolean} value is a non-zero value in the setting's own range (no floor) */
-function inRange(name, value) {
-  try {
-    return native.settingCheck(name, name, value, false) > 0;
-  } catch {
-    return false;
-  }
+/** Refuses a key that is not one of rows' (a misspelt option would otherwise be ignored). */
+function knownKeys(what, given, rows) {
+  const bad = Object.keys(given).find((key) => !rows.has(key));
+  if (bad) throw invalid(TypeError, `${what}.${bad} is not an option; the options are ${[...rows.keys()].join(', ')}`);
 }
 
 /**
  * The keepalive settings, each checked by the C table; intervalMs defaults
- * to the library's policy (keepalive on). Unknown keys are refused too: a
- * misspelt option would otherwise be ignored.
+ * to the library's policy (keepalive on).
  * @param {unknown} keepalive the `keepalive` option
  * @returns {object} the keepalive settings given (others left out), in C's units
  */
 function keepaliveOptions(keepalive) {
   const ka = options('keepalive', keepalive);
-  for (const key of Object.keys(ka)) {
-    if (!KEEPALIVE_ROWS.has(key)) {
-      throw invalid(TypeError, `keepalive.${key} is not an option; the options are ${[...KEEPALIVE_ROWS.keys()].join(', ')}`);
-    }
-  }
+  knownKeys('keepalive', ka, KEEPALIVE_ROWS);
   // Below the floor is refused where it is written, unless clampInterval raises it.
   const minMs = setting('keepalive.minIntervalMs', 'min_interval_ms',
     absent(ka.minIntervalMs) ? settingDefault('min_interval_ms') : ka.minIntervalMs);
@@ -236,7 +210,7 @@ function keepaliveOptions(keepalive) {
       out[key] = setting(`keepalive.${key}`, row.name, ka[key], key === 'intervalMs' ? floor : {});
     } catch (err) {
       // Below the floor but in range: the engine's name for this refusal.
-      if (key === 'intervalMs' && err instanceof RangeError && inRange(row.name, ka[key])) err.code = 'MCPP_ERR_INTERVAL_TOO_SHORT';
+      if (key === 'intervalMs' && ka[key] > 0 && ka[key] <= MAX_MS) err.code = 'MCPP_ERR_INTERVAL_TOO_SHORT';
       throw err;
     }
   }
@@ -253,11 +227,7 @@ function keepaliveOptions(keepalive) {
 function reconnectOptions(reconnect) {
   if (absent(reconnect) || reconnect === false) return undefined;
   const given = reconnect === true ? {} : options('reconnect', reconnect);
-  for (const key of Object.keys(given)) {
-    if (!RECONNECT_ROWS.has(key)) {
-      throw invalid(TypeError, `reconnect.${key} is not an option; the options are ${[...RECONNECT_ROWS.keys()].join(', ')}`);
-    }
-  }
+  knownKeys('reconnect', given, RECONNECT_ROWS);
   const out = {};
   for (const [key, row] of RECONNECT_ROWS) {
     const value = absent(given[key]) ? row.policy : given[key];

@@ -337,12 +337,25 @@ void mcpp_reconnect_default(mcpp_reconnect *p) {
   *p = s.reconnect;
 }
 
-static int probe_method_ok(const char *m) {
-  size_t n = strlen(m);
-  if (n > MCPP_MAX_PROBE_METHOD) return 0;
+static int text_ok(const mcpp_setting_info *info, const char *m, size_t n) {
+  if ((double)n > info->max) return 0;
   for (size_t i = 0; i < n; i++)
     if ((unsigned char)m[i] < 0x20 || m[i] == 0x7f) return 0;
   return 1;
+}
+
+int mcpp_setting_check_text(const mcpp_setting_info *info, const char *shown,
+                            const char *value, size_t len, char *buf,
+                            size_t size) {
+  if (info == NULL || info->unit != MCPP_UNIT_TEXT || value == NULL)
+    return MCPP_ERR_INVALID_ARGUMENT;
+  if (text_ok(info, value, len)) return 0;
+  if (buf && size)
+    snprintf(buf, size,
+             "%s must be a method name of at most %g bytes without control "
+             "characters",
+             shown ? shown : info->name, info->max);
+  return MCPP_ERR_INVALID_ARGUMENT;
 }
 
 /* The first row of [from, to) whose value is out of range, else NULL. */
@@ -354,7 +367,7 @@ static const char *rows_problem(const mcpp_settings *s, size_t from,
     const mcpp_setting_info *in = &r->info;
     if (r->type == STR) {
       const char *m = *(const char **)field(r, s);
-      if (m && !probe_method_ok(m)) return problems[i];
+      if (m && !text_ok(in, m, strlen(m))) return problems[i];
       continue;
     }
     double v = get(r, s);

@@ -38,22 +38,13 @@ def choices(name: str) -> tuple[str, ...]:
 
 def setting(shown: str, name: str, value: Any, *, low: float | None = None,
             low_name: str | None = None) -> Any:
-    """Checks ``value`` for the table's setting ``name``; returns it in C's unit (ms for times, a choice's index).
-
-    ``shown`` is the name the caller wrote; ``low`` (seconds for a time) and
-    ``low_name`` a lower bound raised by another setting. The sentences are C's.
-    """
+    """``value`` (as ``shown`` wrote it; ``low``: a floor another setting raised) checked by the C
+    table, in C's unit (ms for times, a choice's index); TypeError/ValueError with C's sentence."""
     if TABLE[name]["unit"] == "choice":
         if value not in choices(name):
             raise ValueError(f"{shown} must be {_native.setting_range(name)}, not {value!r}")
         return choices(name).index(value)
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        allowed = _native.setting_range(name, low, low_name)
-        raise TypeError(f"{shown} must be {allowed}, not {type(value).__name__} {value!r}")
-    try:
-        v = float(value)
-    except OverflowError:  # an int too big for a float
-        v = math.inf if value > 0 else -math.inf
+    v = _real(shown, value, _native.setting_range(name, low, low_name))
     return _native.setting_check(name, shown, v, low, low_name)
 
 

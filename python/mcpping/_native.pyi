@@ -95,6 +95,8 @@ def setting_range(name: str, low: float | None = None, low_name: str | None = No
 def setting_check(name: str, shown: str, value: float, low: float | None = None,
                   low_name: str | None = None) -> int | float:
     """The value (seconds for a time) in C's unit, or ValueError with C's sentence."""
+def setting_check_text(name: str, shown: str, value: str) -> None:
+    """None, or ValueError with C's sentence (probe_method: a method name)."""
 def strerror(code: int) -> str:
     """A sentence for an MCPP_ERR_* code."""
 def errname(code: int) -> str:

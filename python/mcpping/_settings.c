@@ -84,7 +84,26 @@ static PyObject *py_setting_check(PyObject *module, PyObject *args) {
   return PyLong_FromDouble(out);
 }
 
+/* setting_check_text(name, shown, value): None, or ValueError with C's
+ * sentence (probe_method: a method name). */
+static PyObject *py_setting_check_text(PyObject *module, PyObject *args) {
+  const char *name, *shown, *value;
+  Py_ssize_t len;
+  if (!PyArg_ParseTuple(args, "sss#", &name, &shown, &value, &len)) return NULL;
+  const mcpp_setting_info *info = find(name);
+  if (info == NULL) return NULL;
+  char buf[256];
+  if (mcpp_setting_check_text(info, shown, value, (size_t)len, buf, sizeof buf)) {
+    PyErr_SetString(PyExc_ValueError, buf);
+    return NULL;
+  }
+  Py_RETURN_NONE;
+}
+
 static PyMethodDef settings_methods[] = {
+    {"setting_check_text", py_setting_check_text, METH_VARARGS,
+     "setting_check_text(name, shown, value): None, or ValueError with C's "
+     "sentence."},
     {"settings_table", py_settings_table, METH_NOARGS,
      "Every setting: name, unit, default, policy, min, max (seconds for "
      "times), zero, floor, choices, meaning."},

@@ -7,12 +7,10 @@ import time
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from . import _check
+from . import _check, _native
 
 __all__ = ["KeepAlive"]
 
-ROLE = {name: i for i, name in enumerate(_check.choices("role"))}
-TRANSPORT = {name: i for i, name in enumerate(_check.choices("transport"))}
 _default = _check.default
 #: The per-ping timeout every connection defaults to (the table's timeout_ms), in seconds.
 PING_TIMEOUT: float = _default("timeout_ms")
@@ -79,7 +77,6 @@ def now_us() -> int:
 #: The ``probe`` default: ``server/discover`` on 2026-07-28 sessions,
 #: ``tools/list`` on legacy servers that refuse ping.
 AUTO_PROBE = "auto"
-_MAX_PROBE_METHOD = 128
 
 
 def probe_method(probe: str | None) -> str | None:
@@ -93,9 +90,7 @@ def probe_method(probe: str | None) -> str | None:
         return ""
     if not isinstance(probe, str):
         raise TypeError(f"probe must be a method name (str), 'auto' or None, not {type(probe).__name__}")
-    if len(probe.encode()) > _MAX_PROBE_METHOD or any(ord(c) < 0x20 or ord(c) == 0x7F for c in probe):
-        raise ValueError(f"probe must be a method name of 1 to {_MAX_PROBE_METHOD} bytes "
-                         "without control characters, 'auto' or None")
+    _native.setting_check_text("probe_method", "probe", probe)  # C's rule and sentence
     return probe
 
 
@@ -114,8 +109,6 @@ def settings(
     Each connection's options pass through here (connect, the SDK
     transports, guard, HTTP), so a bad one is refused by name.
     """
-    _check.choice("role", role, tuple(ROLE))
-    _check.choice("transport", transport, tuple(TRANSPORT))
     if keepalive is not None and not isinstance(keepalive, KeepAlive):
         raise TypeError(f"keepalive must be a KeepAlive or None, not {keepalive!r}")
     if peer_name is not None and not isinstance(peer_name, str):
@@ -123,8 +116,8 @@ def settings(
     timeout = _default("timeout_ms") if ping_timeout is None else ping_timeout
     request_ms = _check.optional_seconds("request_timeout", request_timeout, none="no deadline")
     out: dict[str, Any] = {
-        "role": ROLE[role],
-        "transport": TRANSPORT[transport],
+        "role": _check.setting("role", "role", role),
+        "transport": _check.setting("transport", "transport", transport),
         "interval_ms": 0,
         "timeout_ms": _check.setting("ping_timeout", "timeout_ms", timeout),
         "nonce": int.from_bytes(os.urandom(8), "little"),

@@ -210,3 +210,16 @@ TEST(settings_check_speaks_the_callers_unit_and_rounds_times_to_ms) {
                                MCPP_IN_SECONDS, NAN, NULL, &out, buf, sizeof buf), 0);
   ASSERT_EQ(out, MCPP_MIN_INTERVAL_FLOOR_MS);
 }
+
+TEST(settings_check_text_refuses_long_or_control_method_names_in_one_sentence) {
+  const mcpp_setting_info *probe = mcpp_setting_find("probe_method");
+  char buf[256], long_name[130];
+  memset(long_name, 'x', sizeof long_name);
+  ASSERT_EQ(mcpp_setting_check_text(probe, "probe", "tools/list", 10, buf, sizeof buf), 0);
+  ASSERT_EQ(mcpp_setting_check_text(probe, "probe", long_name, 128, buf, sizeof buf), 0);
+  ASSERT_EQ(mcpp_setting_check_text(probe, "probe", long_name, 129, buf, sizeof buf),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "probe must be a method name of at most 128 bytes without control characters");
+  ASSERT_EQ(mcpp_setting_check_text(probe, "probe", "a\nb", 3, buf, sizeof buf),
+            MCPP_ERR_INVALID_ARGUMENT);
+}

@@ -80,6 +80,14 @@ int mcpp_setting_check(const mcpp_setting_info *info, const char *shown,
                        const char *low_name, double *out, char *buf,
                        size_t size);
 
+/* Checks one value of a text setting (probe_method: a method name), len
+ * bytes: 0, or MCPP_ERR_INVALID_ARGUMENT with "<shown> must be a method
+ * name of at most 128 bytes without control characters" in buf. The
+ * bindings keep their own spellings of "automatic" and "none". */
+int mcpp_setting_check_text(const mcpp_setting_info *info, const char *shown,
+                            const char *value, size_t len, char *buf,
+                            size_t size);
+
 #ifdef __cplusplus
 }
 #endif
