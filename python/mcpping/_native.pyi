@@ -88,6 +88,13 @@ def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str 
     """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
     GIL released, until the client or the server is gone; returns the exit
     status. ValueError for options mcpp_wrap_options_problem refuses."""
+def metric_families() -> tuple[dict[str, Any], ...]:
+    """metrics.c's families: name, kind, help, unit, field, label, values."""
+def metric_series_labels() -> tuple[str, ...]: ...
+def metric_rtt_buckets() -> tuple[tuple[float, str], ...]:
+    """The RTT histogram's bounds: (seconds, le text)."""
+def metrics_render(series: Sequence[dict[str, Any]]) -> str:
+    """The Prometheus text of the series (metrics.c)."""
 def strerror(code: int) -> str:
     """A sentence for an MCPP_ERR_* code."""
 def errname(code: int) -> str:

@@ -199,7 +199,9 @@ def test_metrics_use_the_library_names(tmp_path):
     assert proc.wait(10) == 0
     names = {x.split()[2] for x in text.splitlines() if x.startswith("# TYPE")}
     assert names == set(METRICS)
-    assert 'mcpping_peer_state{peer="echo-peer",transport="stdio",state="alive"} 1' in text
+    # The server label is the config entry's name (--name), in front.
+    assert 'mcpping_peer_state{server="echo-peer",peer="echo-peer",transport="stdio",' \
+        'state="alive"} 1' in text
 
 
 @pytest.mark.parametrize("args, message", [
