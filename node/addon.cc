@@ -5,6 +5,7 @@
 
 #include "convert.h"
 #include "engine_wrap.h"
+#include "metrics_wrap.h"
 #include "rules_wrap.h"
 #include "wrap_run.h"
 
@@ -129,6 +130,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("Engine", EngineWrap::Init(env));
   InitRules(env, exports);
   InitWrap(env, exports);
+  InitMetrics(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
