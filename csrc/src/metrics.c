@@ -49,7 +49,7 @@ static const mcpp_metric_family families[MCPP_METRIC_COUNT] = {
     {"mcpping_reconnects_total", MCPP_METRIC_COUNTER,
      "Reconnects to the peer.", "1", "reconnects", NULL, NULL},
     {"mcpping_ping_rtt_seconds", MCPP_METRIC_HISTOGRAM,
-     "Round-trip time of answered pings, in seconds.", "s", "rtt", NULL,
+     "Round-trip time of answered pings, in seconds.", "s", "rtt_buckets", NULL,
      NULL},
     {"mcpping_peer_state", MCPP_METRIC_GAUGE,
      "Connections to the peer in each state; closed is 1 once none is open.",

@@ -48,6 +48,8 @@ STATES = _BY_FIELD["states"]["values"]
 FAILURE_REASONS = _BY_FIELD["failures"]["values"]
 #: Every metric: name -> (kind, help).
 METRICS = {f["name"]: (f["kind"], f["help"]) for f in _FAMILIES}
+# The plain counters' fields: pings_sent, ..., reconnects.
+_COUNTERS = tuple(f["field"] for f in _FAMILIES if f["kind"] == "counter" and not f["label"])
 # A library connection has no config entry, so no "server" label.
 _LABELS = [x for x in _native.metric_series_labels() if x != "server"]
 # Pongs a connection keeps for the OpenTelemetry histograms between
@@ -60,9 +62,8 @@ Labels = tuple[str, str]
 class _Figures:
     """One connection's counts, or the summed counts of closed connections."""
 
-    __slots__ = ("peer", "transport", "state", "in_flight", "source", "attrs", "pings_sent",
-                 "pongs_received", "pings_answered", "stale", "ping_deaf", "reconnects", "failures",
-                 "rtt_buckets", "rtt_sum", "rtts", "report")
+    __slots__ = ("peer", "transport", "state", "in_flight", "source", "attrs", *_COUNTERS,
+                 "failures", "rtt_buckets", "rtt_sum", "rtts", "report")
 
     def __init__(self, peer: str, transport: str, source: Any = None,
                  report: Callable[[str, BaseException], None] | None = None) -> None:
@@ -73,8 +74,8 @@ class _Figures:
         #: The reporting object (weakly), whose info() the gauges read.
         self.source = None if source is None else weakref.ref(source)
         self.attrs = {"peer": peer, "transport": transport}
-        self.pings_sent = self.pongs_received = self.pings_answered = self.stale = 0
-        self.ping_deaf = self.reconnects = 0
+        for k in _COUNTERS:
+            setattr(self, k, 0)
         self.failures = dict.fromkeys(FAILURE_REASONS, 0)
         # Per bucket, not cumulative; the last one is +Inf.
         self.rtt_buckets = [0] * (len(RTT_BUCKETS) + 1)
@@ -94,12 +95,8 @@ class _Figures:
         self.attrs = {"peer": peer, "transport": self.transport}
 
     def add(self, other: "_Figures") -> None:
-        self.pings_sent += other.pings_sent
-        self.pongs_received += other.pongs_received
-        self.pings_answered += other.pings_answered
-        self.stale += other.stale
-        self.ping_deaf += other.ping_deaf
-        self.reconnects += other.reconnects
+        for k in _COUNTERS:
+            setattr(self, k, getattr(self, k) + getattr(other, k))
         for reason, n in other.failures.items():
             self.failures[reason] += n
         for i, n in enumerate(other.rtt_buckets):
@@ -138,9 +135,7 @@ class _Row:
     def series(self) -> dict[str, Any]:
         """This row as metrics.c's series, for its renderer."""
         f = self.figures
-        return {"peer": f.peer, "transport": f.transport, "pings_sent": f.pings_sent,
-                "pongs_received": f.pongs_received, "pings_answered": f.pings_answered,
-                "stale": f.stale, "ping_deaf": f.ping_deaf, "reconnects": f.reconnects,
+        return {**{k: getattr(f, k) for k in _COUNTERS}, "peer": f.peer, "transport": f.transport,
                 "failures": [f.failures[r] for r in FAILURE_REASONS],
                 "rtt_buckets": f.rtt_buckets, "rtt_sum": f.rtt_sum,
                 "states": [self.states[st] for st in STATES], "in_flight": self.in_flight}
