@@ -40,6 +40,13 @@ const FAILURE_REASONS = Object.freeze(byField.failures.values);
 const METRICS = Object.freeze(Object.fromEntries(FAMILIES.map((f) => [f.name, [f.kind, f.help]])));
 /** A table field ('pings_sent') as the Figures property it names. */
 const camel = (field) => field.replace(/_(.)/g, (_, c) => c.toUpperCase());
+/**
+ * Which figure each event counts toward (the C rule): per event type, 8
+ * entries indexed by closed * 4 + invalid * 2 + (pingSeq != 0), each
+ * [Figures property, label value or null] or null.
+ */
+const EVENT_FIGURES = Object.fromEntries(Object.entries(binding.metricEventFigures())
+  .map(([type, row]) => [type, row.map((fx) => fx && [camel(fx[0]), fx[1]])]));
 /** The plain counters' Figures properties: pingsSent, ..., reconnects. */
 const COUNTERS = FAMILIES.filter((f) => f.kind === 'counter' && !f.label).map((f) => camel(f.field));
 
@@ -146,49 +153,23 @@ class Tally {
   event(fig, ev) {
     fig.state = ev.state;
     fig.inFlight = ev.inFlight;
-    switch (ev.type) {
-      case 'ping':
-        fig.pingsSent += 1;
-        break;
-      case 'pong': {
+    const row = EVENT_FIGURES[ev.type];
+    if (row) {
+      const fx = row[(ev.state === 'closed') * 4 + !!ev.invalid * 2 + !!ev.pingSeq];
+      if (!fx) return;
+      if (fx[1] !== null) fig[fx[0]][fx[1]] += 1;
+      else fig[fx[0]] += 1;
+      if (ev.type === 'pong') {
         const rtt = ev.rttUs / 1e6;
-        fig.pongsReceived += 1;
         fig.rttBuckets[bucketOf(rtt)] += 1;
         fig.rttSum += rtt;
         if (this.rttSinks.length) {
           (fig.rtts ||= []).push(rtt);
           if (fig.rtts.length >= RTT_BATCH) this.recordRtts(fig);
         }
-        break;
       }
-      case 'timeout':
-        // A ping still out when the connection closes was abandoned, not lost.
-        if (ev.state !== 'closed') fig.failures.timeout += 1;
-        break;
-      case 'ping_error':
-        fig.failures[ev.invalid ? 'invalid' : 'error'] += 1;
-        break;
-      case 'unsupported':
-        // Only a refused ping; a protocol version without ping sent none.
-        if (ev.pingSeq) fig.failures.unsupported += 1;
-        break;
-      case 'ping_answered':
-        fig.pingsAnswered += 1;
-        break;
-      case 'stale':
-        fig.stale += 1;
-        break;
-      case 'ping_deaf':
-        fig.pingDeaf += 1;
-        break;
-      case 'initialized':
-        if (ev.message) fig.rename(ev.message);
-        break;
-      case 'reconnected':
-        fig.reconnects += 1;
-        break;
-      default:
-        break;
+    } else if (ev.type === 'initialized' && ev.message) {
+      fig.rename(ev.message);
     }
   }
 

@@ -8,8 +8,8 @@
 
 namespace mcpping_node {
 
-// Adds metricFamilies, metricSeriesLabels, metricRttBuckets and
-// metricsRender to exports.
+// Adds metricFamilies, metricSeriesLabels, metricRttBuckets,
+// metricEventFigures and metricsRender to exports.
 void InitMetrics(Napi::Env env, Napi::Object exports);
 
 }  // namespace mcpping_node

@@ -86,43 +86,49 @@ int mcpp_metric_rtt_bucket(double rtt) {
   return i;
 }
 
-void mcpp_metric_series_observe(mcpp_metric_series *s, const mcpp_event *ev) {
+int mcpp_metric_event_figure(const mcpp_event *ev, int *value) {
+  *value = 0;
   switch (ev->type) {
-  case MCPP_EV_PING:
-    s->pings_sent++;
-    break;
-  case MCPP_EV_PONG: {
+  case MCPP_EV_PING: return MCPP_METRIC_PINGS_SENT;
+  case MCPP_EV_PONG: return MCPP_METRIC_PONGS_RECEIVED;
+  case MCPP_EV_TIMEOUT:
+    /* A ping still out when the connection closes was abandoned. */
+    if (ev->state == MCPP_STATE_CLOSED) return -1;
+    *value = 0;
+    return MCPP_METRIC_PING_FAILURES;
+  case MCPP_EV_PING_ERROR:
+    *value = ev->invalid ? 2 : 1;
+    return MCPP_METRIC_PING_FAILURES;
+  case MCPP_EV_UNSUPPORTED:
+    /* Only a refused ping; a protocol version without ping sent none. */
+    if (!ev->ping_seq) return -1;
+    *value = 3;
+    return MCPP_METRIC_PING_FAILURES;
+  case MCPP_EV_PING_ANSWERED: return MCPP_METRIC_PINGS_ANSWERED;
+  case MCPP_EV_STALE: return MCPP_METRIC_STALE;
+  case MCPP_EV_PING_DEAF: return MCPP_METRIC_PING_DEAF;
+  case MCPP_EV_RECONNECTED: return MCPP_METRIC_RECONNECTS;
+  default: return -1;
+  }
+}
+
+void mcpp_metric_series_observe(mcpp_metric_series *s, const mcpp_event *ev) {
+  int value;
+  int id = mcpp_metric_event_figure(ev, &value);
+  if (id == MCPP_METRIC_PING_FAILURES) s->failures[value]++;
+  else if (id == MCPP_METRIC_PONGS_RECEIVED) {
     double rtt = (double)ev->rtt_us / 1e6;
     s->rtt_buckets[mcpp_metric_rtt_bucket(rtt)]++;
     s->rtt_sum += rtt;
     s->pongs_received++;
-    break;
-  }
-  case MCPP_EV_TIMEOUT:
-    /* A ping still out when the connection closes was abandoned. */
-    if (ev->state != MCPP_STATE_CLOSED) s->failures[0]++;
-    break;
-  case MCPP_EV_PING_ERROR:
-    s->failures[ev->invalid ? 2 : 1]++;
-    break;
-  case MCPP_EV_UNSUPPORTED:
-    /* Only a refused ping; a protocol version without ping sent none. */
-    if (ev->ping_seq) s->failures[3]++;
-    break;
-  case MCPP_EV_PING_ANSWERED:
-    s->pings_answered++;
-    break;
-  case MCPP_EV_STALE:
-    s->stale++;
-    break;
-  case MCPP_EV_PING_DEAF:
-    s->ping_deaf++;
-    break;
-  case MCPP_EV_RECONNECTED:
-    s->reconnects++;
-    break;
-  default:
-    break;
+  } else if (id >= 0) {
+    uint64_t *counter[MCPP_METRIC_COUNT] = {
+        [MCPP_METRIC_PINGS_SENT] = &s->pings_sent,
+        [MCPP_METRIC_PINGS_ANSWERED] = &s->pings_answered,
+        [MCPP_METRIC_STALE] = &s->stale,
+        [MCPP_METRIC_PING_DEAF] = &s->ping_deaf,
+        [MCPP_METRIC_RECONNECTS] = &s->reconnects};
+    if (counter[id]) (*counter[id])++;
   }
 }
 

@@ -50,6 +50,8 @@ FAILURE_REASONS = _BY_FIELD["failures"]["values"]
 METRICS = {f["name"]: (f["kind"], f["help"]) for f in _FAMILIES}
 # The plain counters' fields: pings_sent, ..., reconnects.
 _COUNTERS = tuple(f["field"] for f in _FAMILIES if f["kind"] == "counter" and not f["label"])
+# Which figure each event counts toward (the C rule): see _Tally.event.
+_EVENT_FIGURES = _native.metric_event_figures()
 # A library connection has no config entry, so no "server" label.
 _LABELS = [x for x in _native.metric_series_labels() if x != "server"]
 # Pongs a connection keeps for the OpenTelemetry histograms between
@@ -173,41 +175,29 @@ class _Tally:
         fig.state = ev.state
         fig.in_flight = ev.in_flight
         name = ev.name
-        if name == "ping":
-            fig.pings_sent += 1
-        elif name == "pong":
-            rtt = ev.rtt or 0.0
-            fig.pongs_received += 1
-            fig.rtt_buckets[bisect_left(RTT_BUCKETS, rtt)] += 1
-            fig.rtt_sum += rtt
-            if self.rtt_sinks:
-                q = fig.rtts
-                if q is None:
-                    q = fig.rtts = deque()
-                q.append(rtt)
-                if len(q) >= _RTT_BATCH:
-                    self._record_rtts(fig)
-        elif name == "timeout":
-            # A ping still out when the connection closes was abandoned, not lost.
-            if ev.state != "closed":
-                fig.failures["timeout"] += 1
-        elif name == "ping_error":
-            fig.failures["invalid" if ev.invalid else "error"] += 1
-        elif name == "unsupported":
-            # Only a refused ping; a protocol version without ping sent none.
-            if ev.ping_seq:
-                fig.failures["unsupported"] += 1
-        elif name == "ping_answered":
-            fig.pings_answered += 1
-        elif name == "stale":
-            fig.stale += 1
-        elif name == "ping_deaf":
-            fig.ping_deaf += 1
-        elif name == "initialized":
-            if ev.message:
-                fig.rename(ev.message)
-        elif name == "reconnected":
-            fig.reconnects += 1
+        row = _EVENT_FIGURES.get(name)
+        if row is not None:
+            fx = row[(ev.state == "closed") * 4 + bool(ev.invalid) * 2 + bool(ev.ping_seq)]
+            if fx is None:
+                return
+            field, value = fx
+            if value is not None:
+                getattr(fig, field)[value] += 1
+            else:
+                setattr(fig, field, getattr(fig, field) + 1)
+            if name == "pong":
+                rtt = ev.rtt or 0.0
+                fig.rtt_buckets[bisect_left(RTT_BUCKETS, rtt)] += 1
+                fig.rtt_sum += rtt
+                if self.rtt_sinks:
+                    q = fig.rtts
+                    if q is None:
+                        q = fig.rtts = deque()
+                    q.append(rtt)
+                    if len(q) >= _RTT_BATCH:
+                        self._record_rtts(fig)
+        elif name == "initialized" and ev.message:
+            fig.rename(ev.message)
 
     def _record_rtts(self, fig: _Figures) -> None:
         """Records the pongs waiting in ``fig`` into every histogram. An

@@ -95,11 +95,17 @@ typedef struct mcpp_metric_series {
   uint64_t in_flight;
 } mcpp_metric_series;
 
-/* Counts an engine event into s's counters and histogram (not states or
- * in_flight, which the owner sets from the live connection): a ping sent,
- * a pong and its RTT, a failure by reason (a ping still out when the
- * connection closes was abandoned, not lost; "unsupported" only for a
- * refused ping), an answered ping, stale, ping-deaf. */
+/* Which figure an engine event adds one to: an mcpp_metric_id, with the
+ * index of its label's value in *value for a family that has one
+ * (failures: the reason), or -1 for none. A ping sent, a pong (whose RTT
+ * also goes into the histogram), a failure by reason (a ping still out
+ * when the connection closes was abandoned, not lost; "unsupported" only
+ * for a refused ping), an answered ping, stale, ping-deaf, a reconnect. */
+int mcpp_metric_event_figure(const struct mcpp_event *ev, int *value);
+
+/* Counts an engine event into s's counters and histogram as
+ * mcpp_metric_event_figure says (not states or in_flight, which the owner
+ * sets from the live connection). */
 void mcpp_metric_series_observe(mcpp_metric_series *s,
                                 const struct mcpp_event *ev);
 
