@@ -50,8 +50,25 @@ FAILURE_REASONS = _BY_FIELD["failures"]["values"]
 METRICS = {f["name"]: (f["kind"], f["help"]) for f in _FAMILIES}
 # The plain counters' fields: pings_sent, ..., reconnects.
 _COUNTERS = tuple(f["field"] for f in _FAMILIES if f["kind"] == "counter" and not f["label"])
-# Which figure each event counts toward (the C rule): see _Tally.event.
-_EVENT_FIGURES = _native.metric_event_figures()
+# The keys of a connection's counts: the plain counters and the reasons.
+_COUNTS = (*_COUNTERS, *FAILURE_REASONS)
+
+
+def _event_counts() -> tuple[dict[str, str], dict[str, tuple[str | None, ...]]]:
+    """Which count each event adds one to (the C rule): per event name, the
+    key; and where it depends on the event, 8 keys (or None) indexed by
+    closed * 4 + invalid * 2 + (ping_seq != 0)."""
+    always, depends = {}, {}
+    for name, row in _native.metric_event_figures().items():
+        keys = tuple(fx and (fx[1] or fx[0]) for fx in row)
+        if len(set(keys)) == 1:
+            always[name] = keys[0]
+        else:
+            depends[name] = keys
+    return always, depends
+
+
+_EVENT_COUNT, _EVENT_COUNT_BY = _event_counts()
 # A library connection has no config entry, so no "server" label.
 _LABELS = [x for x in _native.metric_series_labels() if x != "server"]
 # Pongs a connection keeps for the OpenTelemetry histograms between
@@ -64,8 +81,8 @@ Labels = tuple[str, str]
 class _Figures:
     """One connection's counts, or the summed counts of closed connections."""
 
-    __slots__ = ("peer", "transport", "state", "in_flight", "source", "attrs", *_COUNTERS,
-                 "failures", "rtt_buckets", "rtt_sum", "rtts", "report")
+    __slots__ = ("peer", "transport", "state", "in_flight", "source", "attrs", "counts",
+                 "rtt_buckets", "rtt_sum", "rtts", "report")
 
     def __init__(self, peer: str, transport: str, source: Any = None,
                  report: Callable[[str, BaseException], None] | None = None) -> None:
@@ -76,9 +93,7 @@ class _Figures:
         #: The reporting object (weakly), whose info() the gauges read.
         self.source = None if source is None else weakref.ref(source)
         self.attrs = {"peer": peer, "transport": transport}
-        for k in _COUNTERS:
-            setattr(self, k, 0)
-        self.failures = dict.fromkeys(FAILURE_REASONS, 0)
+        self.counts = dict.fromkeys(_COUNTS, 0)
         # Per bucket, not cumulative; the last one is +Inf.
         self.rtt_buckets = [0] * (len(RTT_BUCKETS) + 1)
         self.rtt_sum = 0.0
@@ -97,10 +112,8 @@ class _Figures:
         self.attrs = {"peer": peer, "transport": self.transport}
 
     def add(self, other: "_Figures") -> None:
-        for k in _COUNTERS:
-            setattr(self, k, getattr(self, k) + getattr(other, k))
-        for reason, n in other.failures.items():
-            self.failures[reason] += n
+        for k, n in other.counts.items():
+            self.counts[k] += n
         for i, n in enumerate(other.rtt_buckets):
             self.rtt_buckets[i] += n
         self.rtt_sum += other.rtt_sum
@@ -132,13 +145,17 @@ class _Row:
         """The figure a family of the C table shows (its ``field``)."""
         if field in ("states", "in_flight"):
             return getattr(self, field)
-        return getattr(self.figures, field)
+        if field == "failures":
+            return {r: self.figures.counts[r] for r in FAILURE_REASONS}
+        if field == "rtt_buckets":
+            return self.figures.rtt_buckets
+        return self.figures.counts[field]
 
     def series(self) -> dict[str, Any]:
         """This row as metrics.c's series, for its renderer."""
         f = self.figures
-        return {**{k: getattr(f, k) for k in _COUNTERS}, "peer": f.peer, "transport": f.transport,
-                "failures": [f.failures[r] for r in FAILURE_REASONS],
+        return {**f.counts, "peer": f.peer, "transport": f.transport,
+                "failures": [f.counts[r] for r in FAILURE_REASONS],
                 "rtt_buckets": f.rtt_buckets, "rtt_sum": f.rtt_sum,
                 "states": [self.states[st] for st in STATES], "in_flight": self.in_flight}
 
@@ -175,16 +192,12 @@ class _Tally:
         fig.state = ev.state
         fig.in_flight = ev.in_flight
         name = ev.name
-        row = _EVENT_FIGURES.get(name)
-        if row is not None:
-            fx = row[(ev.state == "closed") * 4 + bool(ev.invalid) * 2 + bool(ev.ping_seq)]
-            if fx is None:
-                return
-            field, value = fx
-            if value is not None:
-                getattr(fig, field)[value] += 1
-            else:
-                setattr(fig, field, getattr(fig, field) + 1)
+        key = _EVENT_COUNT.get(name)
+        if key is None and name in _EVENT_COUNT_BY:
+            key = _EVENT_COUNT_BY[name][(ev.state == "closed") * 4 + (2 if ev.invalid else 0)
+                                        + (1 if ev.ping_seq else 0)]
+        if key is not None:
+            fig.counts[key] += 1
             if name == "pong":
                 rtt = ev.rtt or 0.0
                 fig.rtt_buckets[bisect_left(RTT_BUCKETS, rtt)] += 1
