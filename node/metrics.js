@@ -45,7 +45,7 @@ const camel = (field) => field.replace(/_(.)/g, (_, c) => c.toUpperCase());
  * entries indexed by closed * 4 + invalid * 2 + (pingSeq != 0), each
  * [Figures property, label value or null] or null.
  */
-const EVENT_FIGURES = Object.fromEntries(Object.entries(binding.metricEventFigures())
+const EVENT_FIGURES = new Map(Object.entries(binding.metricEventFigures())
   .map(([type, row]) => [type, row.map((fx) => fx && [camel(fx[0]), fx[1]])]));
 /** The plain counters' Figures properties: pingsSent, ..., reconnects. */
 const COUNTERS = FAMILIES.filter((f) => f.kind === 'counter' && !f.label).map((f) => camel(f.field));
@@ -153,9 +153,9 @@ class Tally {
   event(fig, ev) {
     fig.state = ev.state;
     fig.inFlight = ev.inFlight;
-    const row = EVENT_FIGURES[ev.type];
+    const row = EVENT_FIGURES.get(ev.type);
     if (row) {
-      const fx = row[(ev.state === 'closed') * 4 + !!ev.invalid * 2 + !!ev.pingSeq];
+      const fx = row[(ev.state === 'closed' ? 4 : 0) + (ev.invalid ? 2 : 0) + (ev.pingSeq ? 1 : 0)];
       if (!fx) return;
       if (fx[1] !== null) fig[fx[0]][fx[1]] += 1;
       else fig[fx[0]] += 1;
