@@ -319,4 +319,17 @@ TEST(metric_series_observe_counts_each_event_once_by_reason) {
   ASSERT_UINT_EQ(s.stale, 1);
   ASSERT_UINT_EQ(s.ping_deaf, 1);
   ASSERT_UINT_EQ(s.reconnects, 1);
+  /* The rule the bindings read as a table: what counts, and what not. */
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  int value = -1;
+  ev.type = MCPP_EV_TIMEOUT;
+  ev.state = MCPP_STATE_CLOSED;
+  ASSERT_EQ(mcpp_metric_event_figure(&ev, &value), -1);
+  ev.state = MCPP_STATE_SUSPECT;
+  ASSERT_EQ(mcpp_metric_event_figure(&ev, &value), MCPP_METRIC_PING_FAILURES);
+  ASSERT_STR_EQ(mcpp_metric_family_at(MCPP_METRIC_PING_FAILURES)->values[value],
+                "timeout");
+  ev.type = MCPP_EV_PROBE_OK;
+  ASSERT_EQ(mcpp_metric_event_figure(&ev, &value), -1);
 }
