@@ -5,6 +5,7 @@
 
 #include "convert.h"
 #include "engine_wrap.h"
+#include "metrics_wrap.h"
 #include "rules_wrap.h"
 #include "settings_wrap.h"
 #include "wrap_run.h"
@@ -141,6 +142,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   InitRules(env, exports);
   InitSettings(env, exports);
   InitWrap(env, exports);
+  InitMetrics(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {

@@ -580,6 +580,11 @@ export const metrics: {
    * @opentelemetry/api, 'ERR_MCPPING_DUPLICATE_METRIC' for the same provider twice.
    */
   instrumentOtel(meterProvider?: unknown): void;
+  /**
+   * Every connection's figures as Prometheus text (format 0.0.4), rendered
+   * by the C core as `mcpping wrap --metrics` serves them; needs no package.
+   */
+  exposition(): string;
   /** Every metric name -> [type, help]. */
   readonly METRICS: Readonly<Record<string, readonly [MetricKind, string]>>;
   /** Upper bounds (seconds) of mcpping_ping_rtt_seconds' buckets. */

@@ -29,6 +29,7 @@ const check = require('./validate');
 const metrics = {
   registerPrometheus: fleet.registerPrometheus,
   instrumentOtel: fleet.instrumentOtel,
+  exposition: fleet.exposition,
   METRICS: fleet.METRICS,
   RTT_BUCKETS: fleet.RTT_BUCKETS,
   STATES: fleet.STATES,

@@ -17,46 +17,38 @@
  * until the handshake; the client's name in the server role) and
  * `transport`. Nothing from payloads, arguments or the environment.
  */
+const binding = require('./binding');
 const { McppError } = require('./errors');
 const { version } = require('../package.json');
 
+// Every name, help text, unit, label and bound comes from the C table
+// (csrc/src/metrics.c); this module adapts it to each exporter.
+const FAMILIES = Object.freeze(binding.metricFamilies());
+const byField = Object.fromEntries(FAMILIES.map((f) => [f.field, f]));
 /** Upper bounds (seconds) of the RTT histogram's buckets. */
-const RTT_BUCKETS = Object.freeze([0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-  0.1, 0.25, 0.5, 1, 2.5, 5, 10]);
+const RTT_BUCKETS = Object.freeze(binding.metricRttBuckets().map(([bound]) => bound));
 /**
  * Pongs a connection keeps for the OpenTelemetry histograms between
  * collections; at this many they are recorded at once.
  */
 const RTT_BATCH = 256;
 /** The values of mcpping_peer_state's `state` label. */
-const STATES = Object.freeze(['alive', 'suspect', 'stale', 'closed']);
+const STATES = Object.freeze(byField.states.values);
 /** The values of mcpping_ping_failures_total's `reason` label. */
-const FAILURE_REASONS = Object.freeze(['timeout', 'error', 'invalid', 'unsupported']);
-
+const FAILURE_REASONS = Object.freeze(byField.failures.values);
 /** Every metric: name -> [type, help]. */
-const METRICS = Object.freeze({
-  mcpping_pings_sent_total: ['counter', 'Pings sent to the peer, keepalive and manual.'],
-  mcpping_pongs_received_total: ['counter', 'Pongs received from the peer.'],
-  mcpping_ping_failures_total: ['counter', 'Pings that got no pong, by reason: timeout, error (a JSON-RPC error), '
-    + 'invalid (a result that is not an object), unsupported (-32601 or -32602).'],
-  mcpping_pings_answered_total: ['counter', 'Pings from the peer that mcpping answered.'],
-  mcpping_stale_total: ['counter', 'Times the peer was declared stale.'],
-  mcpping_ping_deaf_total: ['counter', 'Times the peer was found ping-deaf: pings failed, a probe was answered.'],
-  mcpping_reconnects_total: ['counter', 'Reconnects to the peer.'],
-  mcpping_ping_rtt_seconds: ['histogram', 'Round-trip time of answered pings, in seconds.'],
-  mcpping_peer_state: ['gauge', 'Connections to the peer in each state; closed is 1 once none is open.'],
-  mcpping_in_flight_requests: ['gauge', 'Application requests awaiting an answer from the peer.'],
-});
-
-/** Counter name -> the Figures field it reads. */
-const COUNTER_FIELDS = Object.freeze({
-  mcpping_pings_sent_total: 'sent',
-  mcpping_pongs_received_total: 'pongs',
-  mcpping_pings_answered_total: 'answered',
-  mcpping_stale_total: 'stale',
-  mcpping_ping_deaf_total: 'pingDeaf',
-  mcpping_reconnects_total: 'reconnects',
-});
+const METRICS = Object.freeze(Object.fromEntries(FAMILIES.map((f) => [f.name, [f.kind, f.help]])));
+/** A table field ('pings_sent') as the Figures property it names. */
+const camel = (field) => field.replace(/_(.)/g, (_, c) => c.toUpperCase());
+/**
+ * Which figure each event counts toward (the C rule): per event type, 8
+ * entries indexed by closed * 4 + invalid * 2 + (pingSeq != 0), each
+ * [Figures property, label value or null] or null.
+ */
+const EVENT_FIGURES = new Map(Object.entries(binding.metricEventFigures())
+  .map(([type, row]) => [type, row.map((fx) => fx && [camel(fx[0]), fx[1]])]));
+/** The plain counters' Figures properties: pingsSent, ..., reconnects. */
+const COUNTERS = FAMILIES.filter((f) => f.kind === 'counter' && !f.label).map((f) => camel(f.field));
 
 /** One connection's counts, or the summed counts of closed connections. */
 class Figures {
@@ -71,15 +63,10 @@ class Figures {
     this.state = 'alive';
     this.inFlight = 0;
     this.source = source ? new WeakRef(source) : null;
-    this.sent = 0;
-    this.pongs = 0;
-    this.answered = 0;
-    this.stale = 0;
-    this.pingDeaf = 0;
-    this.reconnects = 0;
+    for (const k of COUNTERS) this[k] = 0;
     this.failures = { timeout: 0, error: 0, invalid: 0, unsupported: 0 };
     // Per bucket, not cumulative; the last one is +Inf.
-    this.buckets = new Array(RTT_BUCKETS.length + 1).fill(0);
+    this.rttBuckets = new Array(RTT_BUCKETS.length + 1).fill(0);
     this.rttSum = 0;
     /** @type {number[]|null} RTTs not yet recorded into OpenTelemetry histograms */
     this.rtts = null;
@@ -94,14 +81,9 @@ class Figures {
 
   /** @param {Figures} other */
   add(other) {
-    this.sent += other.sent;
-    this.pongs += other.pongs;
-    this.answered += other.answered;
-    this.stale += other.stale;
-    this.pingDeaf += other.pingDeaf;
-    this.reconnects += other.reconnects;
+    for (const k of COUNTERS) this[k] += other[k];
     for (const r of FAILURE_REASONS) this.failures[r] += other.failures[r];
-    for (let i = 0; i < this.buckets.length; i++) this.buckets[i] += other.buckets[i];
+    for (let i = 0; i < this.rttBuckets.length; i++) this.rttBuckets[i] += other.rttBuckets[i];
     this.rttSum += other.rttSum;
   }
 
@@ -171,49 +153,23 @@ class Tally {
   event(fig, ev) {
     fig.state = ev.state;
     fig.inFlight = ev.inFlight;
-    switch (ev.type) {
-      case 'ping':
-        fig.sent += 1;
-        break;
-      case 'pong': {
+    const row = EVENT_FIGURES.get(ev.type);
+    if (row) {
+      const fx = row[(ev.state === 'closed' ? 4 : 0) + (ev.invalid ? 2 : 0) + (ev.pingSeq ? 1 : 0)];
+      if (!fx) return;
+      if (fx[1] !== null) fig[fx[0]][fx[1]] += 1;
+      else fig[fx[0]] += 1;
+      if (ev.type === 'pong') {
         const rtt = ev.rttUs / 1e6;
-        fig.pongs += 1;
-        fig.buckets[bucketOf(rtt)] += 1;
+        fig.rttBuckets[bucketOf(rtt)] += 1;
         fig.rttSum += rtt;
         if (this.rttSinks.length) {
           (fig.rtts ||= []).push(rtt);
           if (fig.rtts.length >= RTT_BATCH) this.recordRtts(fig);
         }
-        break;
       }
-      case 'timeout':
-        // A ping still out when the connection closes was abandoned, not lost.
-        if (ev.state !== 'closed') fig.failures.timeout += 1;
-        break;
-      case 'ping_error':
-        fig.failures[ev.invalid ? 'invalid' : 'error'] += 1;
-        break;
-      case 'unsupported':
-        // Only a refused ping; a protocol version without ping sent none.
-        if (ev.pingSeq) fig.failures.unsupported += 1;
-        break;
-      case 'ping_answered':
-        fig.answered += 1;
-        break;
-      case 'stale':
-        fig.stale += 1;
-        break;
-      case 'ping_deaf':
-        fig.pingDeaf += 1;
-        break;
-      case 'initialized':
-        if (ev.message) fig.rename(ev.message);
-        break;
-      case 'reconnected':
-        fig.reconnects += 1;
-        break;
-      default:
-        break;
+    } else if (ev.type === 'initialized' && ev.message) {
+      fig.rename(ev.message);
     }
   }
 
@@ -312,32 +268,40 @@ function optional(pkg, fn) {
 // ---------------------------------------------------------------- Prometheus
 
 /**
- * The samples of one metric, in prom-client's `metric.get()` shape.
- * @param {string} name
+ * The figure a family of the C table shows (its `field`) in one row.
+ * @param {ReturnType<Tally['rows']>[number]} r
+ * @param {string} field
+ */
+function figure(r, field) {
+  if (field === 'states') return r.states;
+  if (field === 'in_flight') return r.inFlight;
+  return r.figures[camel(field)];
+}
+
+/**
+ * The samples of one family, in prom-client's `metric.get()` shape.
+ * @param {object} f a family of the C table
  * @param {ReturnType<Tally['rows']>} rows
  */
-function samples(name, rows) {
+function samples(f, rows) {
   const values = [];
   const labels = (r, extra) => ({ peer: r.figures.peer, transport: r.figures.transport, ...extra });
-  if (COUNTER_FIELDS[name]) {
-    for (const r of rows) values.push({ labels: labels(r), value: r.figures[COUNTER_FIELDS[name]] });
-  } else if (name === 'mcpping_ping_failures_total') {
-    for (const r of rows) for (const reason of FAILURE_REASONS) values.push({ labels: labels(r, { reason }), value: r.figures.failures[reason] });
-  } else if (name === 'mcpping_ping_rtt_seconds') {
-    for (const r of rows) {
+  for (const r of rows) {
+    const v = figure(r, f.field);
+    if (f.kind === 'histogram') {
       let cumulative = 0;
-      r.figures.buckets.forEach((n, i) => {
+      v.forEach((n, i) => {
         cumulative += n;
         const le = i < RTT_BUCKETS.length ? RTT_BUCKETS[i] : '+Inf';
-        values.push({ metricName: `${name}_bucket`, labels: labels(r, { le }), value: cumulative });
+        values.push({ metricName: `${f.name}_bucket`, labels: labels(r, { le }), value: cumulative });
       });
-      values.push({ metricName: `${name}_sum`, labels: labels(r), value: r.figures.rttSum });
-      values.push({ metricName: `${name}_count`, labels: labels(r), value: r.figures.pongs });
+      values.push({ metricName: `${f.name}_sum`, labels: labels(r), value: r.figures.rttSum });
+      values.push({ metricName: `${f.name}_count`, labels: labels(r), value: cumulative });
+    } else if (f.label) {
+      for (const x of f.values) values.push({ labels: labels(r, { [f.label]: x }), value: v[x] });
+    } else {
+      values.push({ labels: labels(r), value: v });
     }
-  } else if (name === 'mcpping_peer_state') {
-    for (const r of rows) for (const state of STATES) values.push({ labels: labels(r, { state }), value: r.states[state] });
-  } else {
-    for (const r of rows) values.push({ labels: labels(r), value: r.inFlight });
   }
   return values;
 }
@@ -352,12 +316,12 @@ function samples(name, rows) {
 function registerPrometheus(register) {
   const registry = register || optional('prom-client', 'registerPrometheus').register;
   const tally = enable();
-  const metrics = Object.entries(METRICS).map(([name, [type, help]]) => ({
-    name,
-    help,
-    type,
+  const metrics = FAMILIES.map((f) => ({
+    name: f.name,
+    help: f.help,
+    type: f.kind,
     aggregator: 'sum',
-    get: async () => ({ name, help, type, aggregator: 'sum', values: samples(name, tally.rows()) }),
+    get: async () => ({ name: f.name, help: f.help, type: f.kind, aggregator: 'sum', values: samples(f, tally.rows()) }),
   }));
   for (const m of metrics) {
     if (registry.getSingleMetric(m.name)) {
@@ -392,24 +356,38 @@ function instrumentOtel(meterProvider) {
   const observe = (instrument, each) => instrument.addCallback((result) => {
     for (const r of tally.rows()) each(r, (value, extra) => result.observe(value, extra ? { ...r.figures.attrs, ...extra } : r.figures.attrs));
   });
-  for (const [name, field] of Object.entries(COUNTER_FIELDS)) {
-    observe(meter.createObservableCounter(name, { description: METRICS[name][1], unit: '1' }), (r, put) => put(r.figures[field]));
+  let histogram = null;
+  for (const f of FAMILIES) {
+    const options = { description: f.help, unit: f.unit };
+    if (f.kind === 'histogram') {
+      histogram = meter.createHistogram(f.name, { ...options, advice: { explicitBucketBoundaries: [...RTT_BUCKETS] } });
+    } else {
+      const instrument = f.kind === 'counter' ? meter.createObservableCounter(f.name, options) : meter.createObservableGauge(f.name, options);
+      observe(instrument, (r, put) => {
+        const v = figure(r, f.field);
+        if (f.label) for (const x of f.values) put(v[x], { [f.label]: x });
+        else put(v);
+      });
+    }
   }
-  let name = 'mcpping_ping_failures_total';
-  observe(meter.createObservableCounter(name, { description: METRICS[name][1], unit: '1' }),
-    (r, put) => FAILURE_REASONS.forEach((reason) => put(r.figures.failures[reason], { reason })));
-  name = 'mcpping_peer_state';
-  observe(meter.createObservableGauge(name, { description: METRICS[name][1], unit: '1' }),
-    (r, put) => STATES.forEach((state) => put(r.states[state], { state })));
-  name = 'mcpping_in_flight_requests';
-  observe(meter.createObservableGauge(name, { description: METRICS[name][1], unit: '1' }), (r, put) => put(r.inFlight));
-  name = 'mcpping_ping_rtt_seconds';
-  const histogram = meter.createHistogram(name, {
-    description: METRICS[name][1],
-    unit: 's',
-    advice: { explicitBucketBoundaries: [...RTT_BUCKETS] },
-  });
   tally.rttSinks.push((rtt, fig) => histogram.record(rtt, fig.attrs));
 }
 
-module.exports = { registerPrometheus, instrumentOtel, hub, METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS };
+// ---------------------------------------------------------- Text exposition
+
+/**
+ * Every connection's figures as Prometheus text (format 0.0.4), rendered
+ * by the C core as `mcpping wrap --metrics` serves them; needs neither
+ * exporter package. Figures start at the first call.
+ * @returns {string}
+ */
+function exposition() {
+  return binding.metricsRender(enable().rows().map((r) => ({
+    ...r.figures,
+    failures: FAILURE_REASONS.map((x) => r.figures.failures[x]),
+    states: STATES.map((x) => r.states[x]),
+    inFlight: r.inFlight,
+  })));
+}
+
+module.exports = { registerPrometheus, instrumentOtel, exposition, hub, METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS };

@@ -1348,4 +1348,6 @@ const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 }
 #endif
 
+#include "mcpping/metrics.h"
+
 #endif /* MCPPING_H */

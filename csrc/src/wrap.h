@@ -11,13 +11,11 @@
 
 #include "mcpping.h"
 
-/* The figures of one wrapped server across its restarts, with the metric
- * names of python/mcpping/metrics.py and node/metrics.js. */
+/* The figures of one wrapped server across its restarts (metrics.c
+ * names and renders them). */
 typedef struct mcpp__wrap_figures {
-  uint64_t pings_sent, pongs, answered, stale, reconnects, ping_deaf;
-  uint64_t failures[4]; /* timeout, error, invalid, unsupported */
-  uint64_t rtt_buckets[18]; /* per bound, the last +Inf; summed when printed */
-  double rtt_sum;
+  mcpp_metric_series counts; /* the engine's events, counted */
+  uint64_t reconnects;       /* wrap's restarts of the server */
   mcpp_state state;   /* of the current server; CLOSED while none runs */
   uint32_t in_flight; /* of the current server */
 } mcpp__wrap_figures;
@@ -38,6 +36,10 @@ int mcpp__wrap_metrics_start(mcpp__wrap_metrics **out, uv_loop_t *loop,
 
 /* Updates the peer label (the server's name, once learned). */
 void mcpp__wrap_metrics_set_peer(mcpp__wrap_metrics *m, const char *peer);
+
+/* Sets the server label (the config entry's name, wrap --name); it is
+ * the first peer label until set. */
+void mcpp__wrap_metrics_set_server(mcpp__wrap_metrics *m, const char *server);
 
 /* Closes the listener and every open exchange; frees itself once their
  * handles closed. */

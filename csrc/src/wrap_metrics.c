@@ -1,7 +1,7 @@
 /*
  * mcpping wrap's metrics: the figures of the wrapped server as Prometheus
- * text on a loopback address, with the names, help texts and labels of
- * python/mcpping/metrics.py (one home for them there; a test compares).
+ * text on a loopback address, rendered by metrics.c (the one home of the
+ * names, help texts, labels and buckets).
  * Every HTTP request on the socket gets the figures and the connection
  * closes: enough for a scraper, and nothing to parse.
  */
@@ -12,60 +12,17 @@
 #include "internal.h"
 #include "wrap.h"
 
-static const double rtt_bounds[17] = {
-    0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
-    0.05,    0.1,    0.25,    0.5,    1.0,   2.5,    5.0,   10.0};
-static const char *const bound_text[17] = {
-    "5e-05", "0.0001", "0.00025", "0.0005", "0.001", "0.0025",
-    "0.005", "0.01",   "0.025",   "0.05",   "0.1",   "0.25",
-    "0.5",   "1.0",    "2.5",     "5.0",    "10.0"};
-static const char *const reasons[4] = {"timeout", "error", "invalid",
-                                       "unsupported"};
-
 void mcpp__wrap_figures_observe(mcpp__wrap_figures *f, const mcpp_event *ev) {
   f->state = ev->state;
   f->in_flight = ev->in_flight;
-  switch (ev->type) {
-  case MCPP_EV_PING:
-    f->pings_sent++;
-    break;
-  case MCPP_EV_PONG: {
-    double rtt = (double)ev->rtt_us / 1e6;
-    size_t i = 0;
-    while (i < 17 && rtt > rtt_bounds[i]) i++;
-    f->rtt_buckets[i]++;
-    f->rtt_sum += rtt;
-    f->pongs++;
-    break;
-  }
-  case MCPP_EV_TIMEOUT:
-    /* A ping still out when the connection closes was abandoned. */
-    if (ev->state != MCPP_STATE_CLOSED) f->failures[0]++;
-    break;
-  case MCPP_EV_PING_ERROR:
-    f->failures[ev->invalid ? 2 : 1]++;
-    break;
-  case MCPP_EV_UNSUPPORTED:
-    if (ev->ping_seq) f->failures[3]++;
-    break;
-  case MCPP_EV_PING_ANSWERED:
-    f->answered++;
-    break;
-  case MCPP_EV_STALE:
-    f->stale++;
-    break;
-  case MCPP_EV_PING_DEAF:
-    f->ping_deaf++;
-    break;
-  default:
-    break;
-  }
+  mcpp_metric_series_observe(&f->counts, ev);
 }
 
 struct mcpp__wrap_metrics {
   uv_tcp_t server;
   const mcpp__wrap_figures *figures;
-  char peer[256]; /* escaped for a label value */
+  char peer[256];   /* the peer label (the renderer escapes it) */
+  char server_name[256]; /* the server label: the config entry's name */
   int open_handles;
   int stopping;
 };
@@ -93,100 +50,19 @@ static void on_exchange_closed(uv_handle_t *h) {
 
 static void on_server_closed(uv_handle_t *h) { release(h->data); }
 
-static void put_help(mcpp__sb *sb, const char *name, const char *kind,
-                     const char *help) {
-  mcpp__sb_puts(sb, "# HELP ");
-  mcpp__sb_puts(sb, name);
-  mcpp__sb_putc(sb, ' ');
-  mcpp__sb_puts(sb, help);
-  mcpp__sb_puts(sb, "\n# TYPE ");
-  mcpp__sb_puts(sb, name);
-  mcpp__sb_putc(sb, ' ');
-  mcpp__sb_puts(sb, kind);
-  mcpp__sb_putc(sb, '\n');
-}
-
-static void put_sample(mcpp__sb *sb, const mcpp__wrap_metrics *m,
-                       const char *name, const char *extra_key,
-                       const char *extra, const char *value) {
-  mcpp__sb_puts(sb, name);
-  mcpp__sb_puts(sb, "{peer=\"");
-  mcpp__sb_puts(sb, m->peer);
-  mcpp__sb_puts(sb, "\",transport=\"stdio\"");
-  if (extra_key) {
-    mcpp__sb_putc(sb, ',');
-    mcpp__sb_puts(sb, extra_key);
-    mcpp__sb_puts(sb, "=\"");
-    mcpp__sb_puts(sb, extra);
-    mcpp__sb_putc(sb, '"');
-  }
-  mcpp__sb_puts(sb, "} ");
-  mcpp__sb_puts(sb, value);
-  mcpp__sb_putc(sb, '\n');
-}
-
-static void put_count(mcpp__sb *sb, const mcpp__wrap_metrics *m,
-                      const char *name, const char *key, const char *extra,
-                      uint64_t v) {
-  char text[32];
-  snprintf(text, sizeof text, "%llu", (unsigned long long)v);
-  put_sample(sb, m, name, key, extra, text);
-}
-
-/* The exposition; sb sized by a first pass. */
-static void render(mcpp__sb *sb, const mcpp__wrap_metrics *m) {
+/* The exposition of the one series this wrap serves, as snprintf. */
+static size_t render(const mcpp__wrap_metrics *m, char *out, size_t cap) {
   const mcpp__wrap_figures *f = m->figures;
-  static const struct {
-    const char *name, *help;
-    size_t field;
-  } counters[] = {
-      {"mcpping_pings_sent_total", "Pings sent to the peer, keepalive and manual.",
-       offsetof(mcpp__wrap_figures, pings_sent)},
-      {"mcpping_pongs_received_total", "Pongs received from the peer.",
-       offsetof(mcpp__wrap_figures, pongs)},
-      {"mcpping_pings_answered_total",
-       "Pings from the peer that mcpping answered.",
-       offsetof(mcpp__wrap_figures, answered)},
-      {"mcpping_stale_total", "Times the peer was declared stale.",
-       offsetof(mcpp__wrap_figures, stale)},
-      {"mcpping_ping_deaf_total",
-       "Times the peer was found ping-deaf: pings failed, a probe was answered.",
-       offsetof(mcpp__wrap_figures, ping_deaf)},
-      {"mcpping_reconnects_total", "Reconnects to the peer.",
-       offsetof(mcpp__wrap_figures, reconnects)}};
-  for (size_t i = 0; i < sizeof counters / sizeof counters[0]; i++) {
-    put_help(sb, counters[i].name, "counter", counters[i].help);
-    put_count(sb, m, counters[i].name, NULL, NULL,
-              *(const uint64_t *)((const char *)f + counters[i].field));
-  }
-  put_help(sb, "mcpping_ping_failures_total", "counter",
-           "Pings that got no pong, by reason: timeout, error (a JSON-RPC "
-           "error), invalid (a result that is not an object), unsupported "
-           "(-32601 or -32602).");
-  for (int i = 0; i < 4; i++)
-    put_count(sb, m, "mcpping_ping_failures_total", "reason", reasons[i],
-              f->failures[i]);
-  put_help(sb, "mcpping_ping_rtt_seconds", "histogram",
-           "Round-trip time of answered pings, in seconds.");
-  uint64_t cumulative = 0;
-  for (int i = 0; i < 18; i++) {
-    cumulative += f->rtt_buckets[i];
-    put_count(sb, m, "mcpping_ping_rtt_seconds_bucket", "le",
-              i < 17 ? bound_text[i] : "+Inf", cumulative);
-  }
-  put_count(sb, m, "mcpping_ping_rtt_seconds_count", NULL, NULL, cumulative);
-  char sum[48];
-  snprintf(sum, sizeof sum, "%.9g", f->rtt_sum);
-  put_sample(sb, m, "mcpping_ping_rtt_seconds_sum", NULL, NULL, sum);
-  put_help(sb, "mcpping_peer_state", "gauge",
-           "Connections to the peer in each state; closed is 1 once none is "
-           "open.");
-  for (int st = MCPP_STATE_ALIVE; st <= MCPP_STATE_CLOSED; st++)
-    put_count(sb, m, "mcpping_peer_state", "state",
-              mcpp_state_name((mcpp_state)st), f->state == (mcpp_state)st);
-  put_help(sb, "mcpping_in_flight_requests", "gauge",
-           "Application requests awaiting an answer from the peer.");
-  put_count(sb, m, "mcpping_in_flight_requests", NULL, NULL, f->in_flight);
+  mcpp_metric_series s = f->counts;
+  s.server = m->server_name;
+  s.peer = m->peer;
+  s.transport = "stdio";
+  s.reconnects = f->reconnects; /* wrap's own restarts of the server */
+  memset(s.states, 0, sizeof s.states);
+  if ((int)f->state >= 0 && (int)f->state < MCPP_METRIC_STATES)
+    s.states[f->state] = 1;
+  s.in_flight = f->in_flight;
+  return mcpp_metrics_render(&s, 1, out, cap);
 }
 
 static void on_answered(uv_write_t *req, int status) {
@@ -196,10 +72,7 @@ static void on_answered(uv_write_t *req, int status) {
 
 static void answer(exchange *x) {
   uv_read_stop((uv_stream_t *)&x->tcp);
-  mcpp__sb sb;
-  mcpp__sb_init(&sb, NULL, 0);
-  render(&sb, x->m);
-  size_t body_len = sb.len;
+  size_t body_len = render(x->m, NULL, 0);
   char head[160];
   int hn = snprintf(head, sizeof head,
                     "HTTP/1.1 200 OK\r\nContent-Type: text/plain; "
@@ -212,8 +85,7 @@ static void answer(exchange *x) {
     return;
   }
   memcpy(x->body, head, (size_t)hn);
-  mcpp__sb_init(&sb, x->body + hn, body_len + 1);
-  render(&sb, x->m);
+  render(x->m, x->body + hn, body_len + 1);
   uv_buf_t b = uv_buf_init(x->body, (unsigned)((size_t)hn + body_len));
   x->write.data = x;
   if (uv_write(&x->write, (uv_stream_t *)&x->tcp, &b, 1, on_answered))
@@ -258,22 +130,16 @@ static void on_connection(uv_stream_t *server, int status) {
     uv_close((uv_handle_t *)&x->tcp, on_exchange_closed);
 }
 
-static void escape_label(char *out, size_t cap, const char *in) {
-  size_t n = 0;
-  for (; *in && n + 3 < cap; in++) {
-    if (*in == '\\' || *in == '"') out[n++] = '\\';
-    if (*in == '\n') {
-      out[n++] = '\\';
-      out[n++] = 'n';
-      continue;
-    }
-    out[n++] = *in;
-  }
-  out[n] = '\0';
+static void copy_label(char *out, size_t cap, const char *in) {
+  snprintf(out, cap, "%s", in ? in : "");
 }
 
 void mcpp__wrap_metrics_set_peer(mcpp__wrap_metrics *m, const char *peer) {
-  escape_label(m->peer, sizeof m->peer, peer);
+  copy_label(m->peer, sizeof m->peer, peer);
+}
+
+void mcpp__wrap_metrics_set_server(mcpp__wrap_metrics *m, const char *server) {
+  copy_label(m->server_name, sizeof m->server_name, server);
 }
 
 /* "127.0.0.1:9464", "[::1]:9464", "localhost:9464", ":9464" (loopback). */
@@ -323,6 +189,8 @@ int mcpp__wrap_metrics_start(mcpp__wrap_metrics **out, uv_loop_t *loop,
   if (!m) return UV_ENOMEM;
   m->figures = figures;
   mcpp__wrap_metrics_set_peer(m, peer);
+  /* The config entry's name until wrap says one: the peer's first name. */
+  mcpp__wrap_metrics_set_server(m, peer);
   uv_tcp_init(loop, &m->server);
   m->server.data = m;
   m->open_handles = 1;

@@ -95,6 +95,8 @@ int mcpping_wrap_add_functions(PyObject *module);
 
 /* Adds settings_table, setting_range, setting_check (_settings.c). */
 int mcpping_settings_add_functions(PyObject *module);
+/* Adds the metric table's functions (_metrics.c); used by the exec slot. */
+int mcpping_metrics_add_functions(PyObject *module);
 
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);

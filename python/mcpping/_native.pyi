@@ -97,6 +97,16 @@ def setting_check(name: str, shown: str, value: float, low: float | None = None,
     """The value (seconds for a time) in C's unit, or ValueError with C's sentence."""
 def setting_check_text(name: str, shown: str, value: str) -> None:
     """None, or ValueError with C's sentence (probe_method: a method name)."""
+def metric_families() -> tuple[dict[str, Any], ...]:
+    """metrics.c's families: name, kind, help, unit, field, label, values."""
+def metric_series_labels() -> tuple[str, ...]: ...
+def metric_rtt_buckets() -> tuple[tuple[float, str], ...]:
+    """The RTT histogram's bounds: (seconds, le text)."""
+def metric_event_figures() -> dict[str, tuple[tuple[str, str | None] | None, ...]]:
+    """Per event name: 8 entries (closed*4 + invalid*2 + has ping_seq), each
+    the (field, label value) it adds one to, or None."""
+def metrics_render(series: Sequence[dict[str, Any]]) -> str:
+    """The Prometheus text of the series (metrics.c)."""
 def strerror(code: int) -> str:
     """A sentence for an MCPP_ERR_* code."""
 def errname(code: int) -> str:

@@ -26,54 +26,54 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Any
 
+from . import _native
 from . import events as _events
 from ._native import VERSION
 
 __all__ = [
-    "register_prometheus", "instrument_otel", "PrometheusCollector", "METRICS", "RTT_BUCKETS",
-    "STATES", "FAILURE_REASONS",
+    "register_prometheus", "instrument_otel", "exposition", "PrometheusCollector", "METRICS",
+    "RTT_BUCKETS", "STATES", "FAILURE_REASONS",
 ]
 
-#: Upper bounds (seconds) of the RTT histogram's buckets: a ping over a local
-#: pipe takes tens of microseconds, one over a WAN hundreds of milliseconds.
-RTT_BUCKETS = (0.00005, 0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05,
-               0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# Every name, help text, unit, label and bound comes from the C table
+# (csrc/src/metrics.c); this module adapts it to each exporter.
+_FAMILIES = _native.metric_families()
+_BOUNDS = _native.metric_rtt_buckets()
+_BY_FIELD = {f["field"]: f for f in _FAMILIES}
+#: Upper bounds (seconds) of the RTT histogram's buckets.
+RTT_BUCKETS = tuple(b for b, _ in _BOUNDS)
 #: The values of ``mcpping_peer_state``'s ``state`` label.
-STATES = ("alive", "suspect", "stale", "closed")
+STATES = _BY_FIELD["states"]["values"]
 #: The values of ``mcpping_ping_failures_total``'s ``reason`` label.
-FAILURE_REASONS = ("timeout", "error", "invalid", "unsupported")
+FAILURE_REASONS = _BY_FIELD["failures"]["values"]
+#: Every metric: name -> (kind, help).
+METRICS = {f["name"]: (f["kind"], f["help"]) for f in _FAMILIES}
+# The plain counters' fields: pings_sent, ..., reconnects.
+_COUNTERS = tuple(f["field"] for f in _FAMILIES if f["kind"] == "counter" and not f["label"])
+# The keys of a connection's counts: the plain counters and the reasons.
+_COUNTS = (*_COUNTERS, *FAILURE_REASONS)
+
+
+def _event_counts() -> tuple[dict[str, str], dict[str, tuple[str | None, ...]]]:
+    """Which count each event adds one to (the C rule): per event name, the
+    key; and where it depends on the event, 8 keys (or None) indexed by
+    closed * 4 + invalid * 2 + (ping_seq != 0)."""
+    always, depends = {}, {}
+    for name, row in _native.metric_event_figures().items():
+        keys = tuple(fx and (fx[1] or fx[0]) for fx in row)
+        if len(set(keys)) == 1:
+            always[name] = keys[0]
+        else:
+            depends[name] = keys
+    return always, depends
+
+
+_EVENT_COUNT, _EVENT_COUNT_BY = _event_counts()
+# A library connection has no config entry, so no "server" label.
+_LABELS = [x for x in _native.metric_series_labels() if x != "server"]
 # Pongs a connection keeps for the OpenTelemetry histograms between
 # collections; at this many they are recorded at once.
 _RTT_BATCH = 256
-
-#: Every metric: name -> (kind, help).
-METRICS = {
-    "mcpping_pings_sent_total": ("counter", "Pings sent to the peer, keepalive and manual."),
-    "mcpping_pongs_received_total": ("counter", "Pongs received from the peer."),
-    "mcpping_ping_failures_total": (
-        "counter", "Pings that got no pong, by reason: timeout, error (a JSON-RPC error), "
-        "invalid (a result that is not an object), unsupported (-32601 or -32602)."),
-    "mcpping_pings_answered_total": ("counter", "Pings from the peer that mcpping answered."),
-    "mcpping_stale_total": ("counter", "Times the peer was declared stale."),
-    "mcpping_ping_deaf_total": (
-        "counter", "Times the peer was found ping-deaf: pings failed, a probe was answered."),
-    "mcpping_reconnects_total": ("counter", "Reconnects to the peer."),
-    "mcpping_ping_rtt_seconds": ("histogram", "Round-trip time of answered pings, in seconds."),
-    "mcpping_peer_state": (
-        "gauge", "Connections to the peer in each state; closed is 1 once none is open."),
-    "mcpping_in_flight_requests": (
-        "gauge", "Application requests awaiting an answer from the peer."),
-}
-
-# Counter name -> the _Figures field it reads.
-_COUNTER_FIELDS = {
-    "mcpping_pings_sent_total": "sent",
-    "mcpping_pongs_received_total": "pongs",
-    "mcpping_pings_answered_total": "answered",
-    "mcpping_stale_total": "stale",
-    "mcpping_ping_deaf_total": "ping_deaf",
-    "mcpping_reconnects_total": "reconnects",
-}
 
 Labels = tuple[str, str]
 
@@ -81,9 +81,8 @@ Labels = tuple[str, str]
 class _Figures:
     """One connection's counts, or the summed counts of closed connections."""
 
-    __slots__ = ("peer", "transport", "state", "in_flight", "source", "attrs", "sent", "pongs",
-                 "answered", "stale", "ping_deaf", "reconnects", "failures", "buckets", "rtt_sum", "rtts",
-                 "report")
+    __slots__ = ("peer", "transport", "state", "in_flight", "source", "attrs", "counts",
+                 "rtt_buckets", "rtt_sum", "rtts", "report")
 
     def __init__(self, peer: str, transport: str, source: Any = None,
                  report: Callable[[str, BaseException], None] | None = None) -> None:
@@ -94,11 +93,9 @@ class _Figures:
         #: The reporting object (weakly), whose info() the gauges read.
         self.source = None if source is None else weakref.ref(source)
         self.attrs = {"peer": peer, "transport": transport}
-        self.sent = self.pongs = self.answered = self.stale = self.reconnects = 0
-        self.ping_deaf = 0
-        self.failures = dict.fromkeys(FAILURE_REASONS, 0)
+        self.counts = dict.fromkeys(_COUNTS, 0)
         # Per bucket, not cumulative; the last one is +Inf.
-        self.buckets = [0] * (len(RTT_BUCKETS) + 1)
+        self.rtt_buckets = [0] * (len(RTT_BUCKETS) + 1)
         self.rtt_sum = 0.0
         #: RTTs not yet recorded into the OpenTelemetry histograms (a deque:
         #: appended on the loop's thread, taken on a collector's).
@@ -115,16 +112,10 @@ class _Figures:
         self.attrs = {"peer": peer, "transport": self.transport}
 
     def add(self, other: "_Figures") -> None:
-        self.sent += other.sent
-        self.pongs += other.pongs
-        self.answered += other.answered
-        self.stale += other.stale
-        self.ping_deaf += other.ping_deaf
-        self.reconnects += other.reconnects
-        for reason, n in other.failures.items():
-            self.failures[reason] += n
-        for i, n in enumerate(other.buckets):
-            self.buckets[i] += n
+        for k, n in other.counts.items():
+            self.counts[k] += n
+        for i, n in enumerate(other.rtt_buckets):
+            self.rtt_buckets[i] += n
         self.rtt_sum += other.rtt_sum
 
     def live_in_flight(self) -> int:
@@ -149,6 +140,24 @@ class _Row:
         self.figures = figures
         self.states = dict.fromkeys(STATES, 0)
         self.in_flight = 0
+
+    def get(self, field: str) -> Any:
+        """The figure a family of the C table shows (its ``field``)."""
+        if field in ("states", "in_flight"):
+            return getattr(self, field)
+        if field == "failures":
+            return {r: self.figures.counts[r] for r in FAILURE_REASONS}
+        if field == "rtt_buckets":
+            return self.figures.rtt_buckets
+        return self.figures.counts[field]
+
+    def series(self) -> dict[str, Any]:
+        """This row as metrics.c's series, for its renderer."""
+        f = self.figures
+        return {**f.counts, "peer": f.peer, "transport": f.transport,
+                "failures": [f.counts[r] for r in FAILURE_REASONS],
+                "rtt_buckets": f.rtt_buckets, "rtt_sum": f.rtt_sum,
+                "states": [self.states[st] for st in STATES], "in_flight": self.in_flight}
 
 
 class _Tally:
@@ -183,41 +192,25 @@ class _Tally:
         fig.state = ev.state
         fig.in_flight = ev.in_flight
         name = ev.name
-        if name == "ping":
-            fig.sent += 1
-        elif name == "pong":
-            rtt = ev.rtt or 0.0
-            fig.pongs += 1
-            fig.buckets[bisect_left(RTT_BUCKETS, rtt)] += 1
-            fig.rtt_sum += rtt
-            if self.rtt_sinks:
-                q = fig.rtts
-                if q is None:
-                    q = fig.rtts = deque()
-                q.append(rtt)
-                if len(q) >= _RTT_BATCH:
-                    self._record_rtts(fig)
-        elif name == "timeout":
-            # A ping still out when the connection closes was abandoned, not lost.
-            if ev.state != "closed":
-                fig.failures["timeout"] += 1
-        elif name == "ping_error":
-            fig.failures["invalid" if ev.invalid else "error"] += 1
-        elif name == "unsupported":
-            # Only a refused ping; a protocol version without ping sent none.
-            if ev.ping_seq:
-                fig.failures["unsupported"] += 1
-        elif name == "ping_answered":
-            fig.answered += 1
-        elif name == "stale":
-            fig.stale += 1
-        elif name == "ping_deaf":
-            fig.ping_deaf += 1
-        elif name == "initialized":
-            if ev.message:
-                fig.rename(ev.message)
-        elif name == "reconnected":
-            fig.reconnects += 1
+        key = _EVENT_COUNT.get(name)
+        if key is None and name in _EVENT_COUNT_BY:
+            key = _EVENT_COUNT_BY[name][(ev.state == "closed") * 4 + (2 if ev.invalid else 0)
+                                        + (1 if ev.ping_seq else 0)]
+        if key is not None:
+            fig.counts[key] += 1
+            if name == "pong":
+                rtt = ev.rtt or 0.0
+                fig.rtt_buckets[bisect_left(RTT_BUCKETS, rtt)] += 1
+                fig.rtt_sum += rtt
+                if self.rtt_sinks:
+                    q = fig.rtts
+                    if q is None:
+                        q = fig.rtts = deque()
+                    q.append(rtt)
+                    if len(q) >= _RTT_BATCH:
+                        self._record_rtts(fig)
+        elif name == "initialized" and ev.message:
+            fig.rename(ev.message)
 
     def _record_rtts(self, fig: _Figures) -> None:
         """Records the pongs waiting in ``fig`` into every histogram. An
@@ -346,38 +339,27 @@ class PrometheusCollector:
             CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily,
         )
 
-        labels = ["peer", "transport"]
-        for name, field in _COUNTER_FIELDS.items():
-            c = CounterMetricFamily(name, METRICS[name][1], labels=labels)
+        make = {"counter": CounterMetricFamily, "gauge": GaugeMetricFamily}
+        for f in _FAMILIES:
+            name, field, label = f["name"], f["field"], f["label"]
+            if f["kind"] == "histogram":
+                h = HistogramMetricFamily(name, f["help"], labels=_LABELS, unit="seconds")
+                for key, r in rows.items():
+                    cumulative, buckets = 0, []
+                    for le, n in zip([*(t for _, t in _BOUNDS), "+Inf"], r.get(field)):
+                        cumulative += n
+                        buckets.append((le, cumulative))
+                    h.add_metric(key, buckets, r.figures.rtt_sum)
+                yield h
+                continue
+            m = make[f["kind"]](name, f["help"], labels=[*_LABELS, label] if label else _LABELS)
             for key, r in rows.items():
-                c.add_metric(key, getattr(r.figures, field))
-            yield c
-        name = "mcpping_ping_failures_total"
-        c = CounterMetricFamily(name, METRICS[name][1], labels=[*labels, "reason"])
-        for key, r in rows.items():
-            for reason, n in r.figures.failures.items():
-                c.add_metric([*key, reason], n)
-        yield c
-        name = "mcpping_ping_rtt_seconds"
-        h = HistogramMetricFamily(name, METRICS[name][1], labels=labels, unit="seconds")
-        for key, r in rows.items():
-            cumulative, buckets = 0, []
-            for bound, n in zip([*map(str, RTT_BUCKETS), "+Inf"], r.figures.buckets):
-                cumulative += n
-                buckets.append((bound, cumulative))
-            h.add_metric(key, buckets, r.figures.rtt_sum)
-        yield h
-        name = "mcpping_peer_state"
-        g = GaugeMetricFamily(name, METRICS[name][1], labels=[*labels, "state"])
-        for key, r in rows.items():
-            for state, n in r.states.items():
-                g.add_metric([*key, state], n)
-        yield g
-        name = "mcpping_in_flight_requests"
-        g = GaugeMetricFamily(name, METRICS[name][1], labels=labels)
-        for key, r in rows.items():
-            g.add_metric(key, r.in_flight)
-        yield g
+                if label:
+                    for v, n in r.get(field).items():
+                        m.add_metric([*key, v], n)
+                else:
+                    m.add_metric(key, r.get(field))
+            yield m
 
 
 def register_prometheus(registry: Any = None) -> PrometheusCollector:
@@ -425,33 +407,33 @@ def instrument_otel(meter_provider: Any = None) -> None:
     meter = provider.get_meter("mcpping", VERSION)
     Observation = otel.Observation
 
-    def counter(name: str, field: str) -> None:
+    def observer(field: str, label: str | None) -> Callable[[Any], list[Any]]:
         def observe(_options: Any) -> list[Any]:
-            return [Observation(getattr(r.figures, field), r.figures.attrs)
-                    for r in tally.rows().values()]
-        meter.create_observable_counter(name, [observe], "1", METRICS[name][1])
+            rows = tally.rows().values()
+            if label:
+                return [Observation(n, {**r.figures.attrs, label: v})
+                        for r in rows for v, n in r.get(field).items()]
+            return [Observation(r.get(field), r.figures.attrs) for r in rows]
+        return observe
 
-    for name, field in _COUNTER_FIELDS.items():
-        counter(name, field)
-
-    def failures(_options: Any) -> list[Any]:
-        return [Observation(n, {**r.figures.attrs, "reason": reason})
-                for r in tally.rows().values() for reason, n in r.figures.failures.items()]
-
-    def states(_options: Any) -> list[Any]:
-        return [Observation(n, {**r.figures.attrs, "state": state})
-                for r in tally.rows().values() for state, n in r.states.items()]
-
-    def in_flight(_options: Any) -> list[Any]:
-        return [Observation(r.in_flight, r.figures.attrs) for r in tally.rows().values()]
-
-    name = "mcpping_ping_failures_total"
-    meter.create_observable_counter(name, [failures], "1", METRICS[name][1])
-    name = "mcpping_peer_state"
-    meter.create_observable_gauge(name, [states], "1", METRICS[name][1])
-    name = "mcpping_in_flight_requests"
-    meter.create_observable_gauge(name, [in_flight], "1", METRICS[name][1])
-    name = "mcpping_ping_rtt_seconds"
-    histogram = meter.create_histogram(name, "s", METRICS[name][1],
-                                       explicit_bucket_boundaries_advisory=list(RTT_BUCKETS))
+    histogram = None
+    for f in _FAMILIES:
+        name, kind, desc, unit = f["name"], f["kind"], f["help"], f["unit"]
+        if kind == "histogram":
+            histogram = meter.create_histogram(name, unit, desc,
+                                               explicit_bucket_boundaries_advisory=list(RTT_BUCKETS))
+            continue
+        create = meter.create_observable_counter if kind == "counter" else meter.create_observable_gauge
+        create(name, [observer(f["field"], f["label"])], unit, desc)
+    assert histogram is not None
     tally.rtt_sinks.append(lambda rtt, fig: histogram.record(rtt, fig.attrs))
+
+
+# --------------------------------------------------------------- Text exposition
+
+
+def exposition() -> str:
+    """Every connection's figures as Prometheus text (format 0.0.4), rendered
+    by the C core as ``mcpping wrap --metrics`` serves them; needs neither
+    exporter package. Figures start at the first call, as above."""
+    return _native.metrics_render([r.series() for r in _enable().rows().values()])

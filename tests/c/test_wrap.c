@@ -241,9 +241,12 @@ TEST(wrap_serves_prometheus_text_on_loopback) {
   close(s);
   ASSERT(strncmp(text, "HTTP/1.1 200 OK\r\n", 17) == 0);
   ASSERT(strstr(text, "# TYPE mcpping_ping_rtt_seconds histogram\n") != NULL);
-  ASSERT(strstr(text, "mcpping_peer_state{peer=\"cat \\\"quoted\\\"\","
+  /* The server label (the config entry's name) defaults to the peer's. */
+  ASSERT(strstr(text, "mcpping_peer_state{server=\"cat \\\"quoted\\\"\","
+                      "peer=\"cat \\\"quoted\\\"\","
                       "transport=\"stdio\",state=\"alive\"} 1\n") != NULL);
-  ASSERT(strstr(text, "mcpping_ping_rtt_seconds_bucket{peer=\"cat \\\"quoted\\\"\","
+  ASSERT(strstr(text, "mcpping_ping_rtt_seconds_bucket{server=\"cat "
+                      "\\\"quoted\\\"\",peer=\"cat \\\"quoted\\\"\","
                       "transport=\"stdio\",le=\"+Inf\"} 0\n") != NULL);
   ASSERT_EQ(0, finish(&r));
   close(r.from_wrap[0]);

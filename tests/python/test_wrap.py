@@ -199,7 +199,34 @@ def test_metrics_use_the_library_names(tmp_path):
     assert proc.wait(10) == 0
     names = {x.split()[2] for x in text.splitlines() if x.startswith("# TYPE")}
     assert names == set(METRICS)
-    assert 'mcpping_peer_state{peer="echo-peer",transport="stdio",state="alive"} 1' in text
+    # The server label is the config entry's name (--name), in front.
+    assert 'mcpping_peer_state{server="echo-peer",peer="echo-peer",transport="stdio",' \
+        'state="alive"} 1' in text
+
+
+def test_metrics_server_label_stays_the_config_name_as_the_peer_label_learns_the_servers():
+    proc = subprocess.Popen([*WRAP, "--metrics", "127.0.0.1:0", "--name", "my-entry", "--",
+                             *peer("echo", "--name", "echo-info")], stdin=subprocess.PIPE,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    assert proc.stdin and proc.stdout and proc.stderr
+    url = proc.stderr.readline().decode().split(" on ", 1)[1].strip()
+    proc.stdin.write(b'{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":'
+                     b'"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}\n')
+    proc.stdin.flush()
+    assert json.loads(proc.stdout.readline())["result"]["serverInfo"]["name"] == "echo-info"
+    proc.stdin.write(b'{"jsonrpc":"2.0","method":"notifications/initialized"}\n')
+    proc.stdin.flush()
+    want = ('mcpping_peer_state{server="my-entry",peer="echo-info",transport="stdio",'
+            'state="alive"} 1\n')
+    # The wrap learns the name once the handshake ends (our initialized
+    # notification): a scrape or two behind what we wrote.
+    for _ in range(50):
+        text = urllib.request.urlopen(url, timeout=5).read().decode()
+        if want in text:
+            break
+    proc.stdin.close()
+    assert proc.wait(10) == 0
+    assert want in text, text
 
 
 @pytest.mark.parametrize("args, message", [

@@ -117,11 +117,13 @@ export async function usage(): Promise<void> {
 export function metricsUsage(register: unknown, provider: unknown): void {
   const registered: object[] = mcpping.metrics.registerPrometheus(register);
   mcpping.metrics.instrumentOtel(provider);
+  const text: string = mcpping.metrics.exposition();
   const [kind, help] = mcpping.metrics.METRICS['mcpping_pings_sent_total'];
   const k: 'counter' | 'histogram' | 'gauge' = kind;
   const bounds: readonly number[] = mcpping.metrics.RTT_BUCKETS;
   const state: 'alive' | 'suspect' | 'stale' | 'closed' = mcpping.metrics.STATES[0];
   void registered;
+  void text;
   void k;
   void help;
   void bounds;

@@ -1,0 +1,166 @@
+// See metrics_wrap.h.
+#include "metrics_wrap.h"
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "mcpping.h"
+
+namespace mcpping_node {
+
+namespace {
+
+Napi::Value Strings(Napi::Env env, const char *const *v) {
+  if (v == nullptr) return env.Null();
+  Napi::Array a = Napi::Array::New(env);
+  for (uint32_t i = 0; v[i]; i++) a.Set(i, v[i]);
+  return a;
+}
+
+// [{name, kind, help, unit, field, label, values}, ...] in the table's order.
+Napi::Value MetricFamilies(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Array a = Napi::Array::New(env);
+  for (int i = 0; i < MCPP_METRIC_COUNT; i++) {
+    const mcpp_metric_family *f = mcpp_metric_family_at(i);
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("name", f->name);
+    o.Set("kind", mcpp_metric_kind_name(f->kind));
+    o.Set("help", f->help);
+    o.Set("unit", f->unit);
+    o.Set("field", f->field);
+    o.Set("label", f->label ? Napi::Value(Napi::String::New(env, f->label)) : env.Null());
+    o.Set("values", Strings(env, f->values));
+    a.Set(static_cast<uint32_t>(i), o);
+  }
+  return a;
+}
+
+Napi::Value MetricSeriesLabels(const Napi::CallbackInfo &info) {
+  return Strings(info.Env(), mcpp_metric_series_labels());
+}
+
+// [[seconds, le text], ...]
+Napi::Value MetricRttBuckets(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Array a = Napi::Array::New(env);
+  const double *b = mcpp_metric_rtt_bounds();
+  for (int i = 0; i < MCPP_METRIC_RTT_BOUNDS; i++) {
+    Napi::Array pair = Napi::Array::New(env, 2);
+    pair.Set(0u, b[i]);
+    pair.Set(1u, mcpp_metric_rtt_bound_text(i));
+    a.Set(static_cast<uint32_t>(i), pair);
+  }
+  return a;
+}
+
+// Which figure each event counts toward (mcpp_metric_event_figure): per
+// event type that counts, 8 entries indexed by closed * 4 + invalid * 2 +
+// (pingSeq != 0), each [field, label value or null] or null.
+Napi::Value MetricEventFigures(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object out = Napi::Object::New(env);
+  for (int t = MCPP_EV_PING; t <= MCPP_EV_LAST; t++) {
+    Napi::Array row = Napi::Array::New(env, 8);
+    bool any = false;
+    for (uint32_t k = 0; k < 8; k++) {
+      mcpp_event ev;
+      std::memset(&ev, 0, sizeof ev);
+      ev.type = static_cast<mcpp_event_type>(t);
+      ev.state = k & 4 ? MCPP_STATE_CLOSED : MCPP_STATE_ALIVE;
+      ev.invalid = (k & 2) != 0;
+      ev.ping_seq = k & 1;
+      int value;
+      const mcpp_metric_family *f = mcpp_metric_family_at(mcpp_metric_event_figure(&ev, &value));
+      if (f == nullptr) {
+        row.Set(k, env.Null());
+        continue;
+      }
+      any = true;
+      Napi::Array e = Napi::Array::New(env, 2);
+      e.Set(0u, f->field);
+      e.Set(1u, f->values ? Napi::Value(Napi::String::New(env, f->values[value])) : env.Null());
+      row.Set(k, e);
+    }
+    if (any) out.Set(mcpp_event_name(static_cast<mcpp_event_type>(t)), row);
+  }
+  return out;
+}
+
+uint64_t U64(Napi::Object o, const char *key) {
+  Napi::Value v = o.Get(key);
+  if (!v.IsNumber()) return 0;
+  double d = v.As<Napi::Number>().DoubleValue();
+  return d > 0 ? static_cast<uint64_t>(d) : 0;
+}
+
+void U64s(Napi::Env env, Napi::Object o, const char *key, uint64_t *out, uint32_t n) {
+  Napi::Value v = o.Get(key);
+  if (v.IsUndefined() || v.IsNull()) return;
+  if (!v.IsArray() || v.As<Napi::Array>().Length() != n)
+    throw Napi::TypeError::New(env, std::string("series.") + key + " must be an array of " +
+                                        std::to_string(n) + " numbers");
+  Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < n; i++) {
+    Napi::Value x = a.Get(i);
+    double d = x.IsNumber() ? x.As<Napi::Number>().DoubleValue() : 0;
+    out[i] = d > 0 ? static_cast<uint64_t>(d) : 0;
+  }
+}
+
+// metricsRender([{server?, peer, transport, pingsSent, ..., failures,
+// rttBuckets, rttSum, states, inFlight}, ...]) -> the Prometheus text.
+Napi::Value MetricsRender(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsArray()) throw Napi::TypeError::New(env, "series must be an array");
+  Napi::Array in = info[0].As<Napi::Array>();
+  uint32_t n = in.Length();
+  std::vector<mcpp_metric_series> series(n);
+  std::vector<std::string> text(3 * static_cast<size_t>(n));
+  for (uint32_t i = 0; i < n; i++) {
+    Napi::Value item = in.Get(i);
+    if (!item.IsObject()) throw Napi::TypeError::New(env, "each series must be an object");
+    Napi::Object o = item.As<Napi::Object>();
+    mcpp_metric_series &s = series[i];
+    std::memset(&s, 0, sizeof s);
+    static const char *const keys[3] = {"server", "peer", "transport"};
+    const char **fields[3] = {&s.server, &s.peer, &s.transport};
+    for (int k = 0; k < 3; k++) {
+      Napi::Value v = o.Get(keys[k]);
+      if (v.IsString()) {
+        text[3 * i + k] = v.As<Napi::String>().Utf8Value();
+        *fields[k] = text[3 * i + k].c_str();
+      }
+    }
+    s.pings_sent = U64(o, "pingsSent");
+    s.pongs_received = U64(o, "pongsReceived");
+    s.pings_answered = U64(o, "pingsAnswered");
+    s.stale = U64(o, "stale");
+    s.ping_deaf = U64(o, "pingDeaf");
+    s.reconnects = U64(o, "reconnects");
+    s.in_flight = U64(o, "inFlight");
+    U64s(env, o, "failures", s.failures, MCPP_METRIC_REASONS);
+    U64s(env, o, "rttBuckets", s.rtt_buckets, MCPP_METRIC_RTT_BOUNDS + 1);
+    U64s(env, o, "states", s.states, MCPP_METRIC_STATES);
+    Napi::Value sum = o.Get("rttSum");
+    s.rtt_sum = sum.IsNumber() ? sum.As<Napi::Number>().DoubleValue() : 0;
+  }
+  size_t need = mcpp_metrics_render(series.data(), n, nullptr, 0);
+  std::string out(need + 1, '\0');
+  mcpp_metrics_render(series.data(), n, &out[0], need + 1);
+  out.resize(need);
+  return Napi::String::New(env, out);
+}
+
+}  // namespace
+
+void InitMetrics(Napi::Env env, Napi::Object exports) {
+  exports.Set("metricFamilies", Napi::Function::New(env, MetricFamilies, "metricFamilies"));
+  exports.Set("metricSeriesLabels", Napi::Function::New(env, MetricSeriesLabels, "metricSeriesLabels"));
+  exports.Set("metricRttBuckets", Napi::Function::New(env, MetricRttBuckets, "metricRttBuckets"));
+  exports.Set("metricEventFigures", Napi::Function::New(env, MetricEventFigures, "metricEventFigures"));
+  exports.Set("metricsRender", Napi::Function::New(env, MetricsRender, "metricsRender"));
+}
+
+}  // namespace mcpping_node
