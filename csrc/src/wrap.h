@@ -39,6 +39,10 @@ int mcpp__wrap_metrics_start(mcpp__wrap_metrics **out, uv_loop_t *loop,
 /* Updates the peer label (the server's name, once learned). */
 void mcpp__wrap_metrics_set_peer(mcpp__wrap_metrics *m, const char *peer);
 
+/* Sets the server label (the config entry's name, wrap --name); it is
+ * the first peer label until set. */
+void mcpp__wrap_metrics_set_server(mcpp__wrap_metrics *m, const char *server);
+
 /* Closes the listener and every open exchange; frees itself once their
  * handles closed. */
 void mcpp__wrap_metrics_stop(mcpp__wrap_metrics *m);
