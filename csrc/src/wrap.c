@@ -311,6 +311,22 @@ static void answer_in_flight(const char *id, size_t id_len, const char *method,
   answer_for_server(w, id, id_len, method);
 }
 
+/* Answers the client's line for the server if it is a request; returns 1
+ * if it was. */
+static int answer_line(wrap *w, const char *line, size_t n) {
+  mcpp__msg m;
+  if (mcpp__scan_message(line, n, &m) || !m.id.p || !m.method.p ||
+      m.method.n < 2 || m.method.p[0] != '"')
+    return 0;
+  char method[128];
+  size_t mn = m.method.n - 2 < sizeof method - 1 ? m.method.n - 2
+                                                 : sizeof method - 1;
+  memcpy(method, m.method.p + 1, mn);
+  method[mn] = '\0';
+  answer_for_server(w, m.id.p, m.id.n, method);
+  return 1;
+}
+
 /* The requests in the backlog never reached a server. */
 static void answer_backlog(wrap *w) {
   size_t at = 0;
@@ -318,16 +334,7 @@ static void answer_backlog(wrap *w) {
     const char *line = w->backlog.p + at;
     const char *nl = memchr(line, '\n', w->backlog.len - at);
     size_t n = (size_t)(nl - line);
-    mcpp__msg m;
-    if (mcpp__scan_message(line, n, &m) == 0 && m.id.p && m.method.p &&
-        m.method.n >= 2 && m.method.p[0] == '"') {
-      char method[128];
-      size_t mn = m.method.n - 2 < sizeof method - 1 ? m.method.n - 2
-                                                     : sizeof method - 1;
-      memcpy(method, m.method.p + 1, mn);
-      method[mn] = '\0';
-      answer_for_server(w, m.id.p, m.id.n, method);
-    }
+    answer_line(w, line, n);
     at += n + 1;
   }
   w->backlog.len = 0;
@@ -593,17 +600,7 @@ static void stop_reading_client(wrap *w) {
 /* No server could be started: each request the client sends is answered
  * with why (the client shows it), and after the first we are done. */
 static void refuse_line(wrap *w, const char *line, size_t len) {
-  mcpp__msg m;
-  if (mcpp__scan_message(line, len, &m) || !m.id.p || !m.method.p ||
-      m.method.n < 2 || m.method.p[0] != '"')
-    return; /* a notification, or not a message: nobody to answer */
-  char method[128];
-  size_t mn = m.method.n - 2 < sizeof method - 1 ? m.method.n - 2
-                                                 : sizeof method - 1;
-  memcpy(method, m.method.p + 1, mn);
-  method[mn] = '\0';
-  answer_for_server(w, m.id.p, m.id.n, method);
-  finish(w, 2);
+  if (answer_line(w, line, len)) finish(w, 2);
 }
 
 static void forward_line(wrap *w, const char *line, size_t len) {

@@ -22,15 +22,6 @@ const INITIALIZE = '{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"pro
 const echoPeer = (...args) => ['python3', path.join(h.PEERS, 'echo.py'), ...args];
 const run = (argv) => spawnSync(argv[0], argv.slice(1), { input: INITIALIZE, timeout: 30000 });
 
-/** The pid of the wrap's child (the server), from /proc. */
-function childOf(pid) {
-  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
-    const kids = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
-    if (kids) return Number(kids.split(/\s+/)[0]);
-  }
-  return 0;
-}
-
 // Before issue 24 this took the interval + timeout x 1.5 (17.5 s); a call in
 // flight now has the process looked at halfway to the ping timeout, so the
 // bound is 2.5 s plus restart time. The assertion leaves room for load.
@@ -43,7 +34,7 @@ test('with the defaults a call to a stopped server fails fast and the next works
   let first = 0;
   try {
     assert.equal((await client.callTool({ name: 'echo', arguments: { message: 'a' } })).content[0].text, 'Echo: a');
-    first = childOf(transport.pid);
+    first = h.childOf(transport.pid);
     assert.ok(first > 0);
     process.kill(first, 'SIGSTOP');
     const started = Date.now();
@@ -52,7 +43,7 @@ test('with the defaults a call to a stopped server fails fast and the next works
     const took = (Date.now() - started) / 1000;
     assert.ok(took < 10, `took ${took} s`);
     assert.equal((await client.callTool({ name: 'echo', arguments: { message: 'b' } })).content[0].text, 'Echo: b');
-    const second = childOf(transport.pid);
+    const second = h.childOf(transport.pid);
     assert.ok(second > 0 && second !== first);
   } finally {
     if (first && h.exists(first)) process.kill(first, 'SIGCONT');
