@@ -184,6 +184,14 @@ static uint64_t inflight_look_due(const mcpp_engine *e) {
   return mcpp__with_grace(e, since + probe_timeout_us(e) / 2);
 }
 
+/* How long a stop must last, between two looks, before it is held against
+ * the server: a timeout while idle (job control, a debugger's pause), a
+ * tenth of it while a call waits, whose caller waits with it. Two looks,
+ * not one: a traced process is stopped for an instant at each syscall. */
+static uint64_t stop_window_us(const mcpp_engine *e) {
+  return inflight_since(e) != UINT64_MAX ? timeout_us(e) / 10 : timeout_us(e);
+}
+
 /* When the process must be looked at next (UINT64_MAX: not before the
  * next keepalive): halfway through the keepalive request's timeout, so a
  * stopped server is known before that times out, and a timeout after it
@@ -194,7 +202,7 @@ static uint64_t process_due(const mcpp_engine *e) {
   if (e->ka_active && !e->ka_checked)
     t = e->ka.sent_at + (uint64_t)e->ka.timeout_ms * US_PER_MS / 2;
   if (e->stopped_since && e->state != MCPP_STATE_STALE) {
-    uint64_t s = e->stopped_since + timeout_us(e);
+    uint64_t s = e->stopped_since + stop_window_us(e);
     if (s < t) t = s;
   }
   uint64_t look = inflight_look_due(e);
@@ -322,24 +330,11 @@ static void process_check_due(mcpp_engine *e, uint64_t now) {
   uint64_t stopped = e->stopped_since;
   int halfway = e->ka_active && !e->ka_checked;
   if (halfway) e->ka_checked = 1;
-  uint64_t since = inflight_since(e);
-  if (inflight_look_due(e) <= now) e->inflight_looked = since;
+  if (inflight_look_due(e) <= now) e->inflight_looked = inflight_since(e);
   check_process(e, now);
   if (e->state == MCPP_STATE_CLOSED || e->process_exited) return;
-  /* Two kinds of evidence at once: the process is stopped and a request
-   * has waited half the ping timeout with no byte from it. A stopped
-   * process answers nobody, so the caller waits no longer (idle, a stop
-   * must last a timeout: job control, a debugger's pause). */
-  if (e->stopped_since && since != UINT64_MAX &&
-      now >= since + probe_timeout_us(e) / 2 &&
-      e->state != MCPP_STATE_STALE) {
-    mcpp__go_stale(e, "process",
-                   "the server process is stopped with a request waiting", 0,
-                   now);
-    return;
-  }
-  if (stopped && e->stopped_since == stopped && now >= stopped + timeout_us(e) &&
-      e->state != MCPP_STATE_STALE)
+  if (stopped && e->stopped_since == stopped &&
+      now >= stopped + stop_window_us(e) && e->state != MCPP_STATE_STALE)
     mcpp__go_stale(e, "process", "the server process stayed stopped", 0, now);
 }
 

@@ -102,19 +102,38 @@ TEST(request_in_flight_on_2026_sends_server_discover_early_and_never_a_ping) {
   fx_done(f);
 }
 
-/* The process is looked at halfway to the early probe; stopped with the
- * call waiting is stale at once: the call fails 2.5 s after the server's
- * last byte, where keepalive alone took the interval + timeout x 1.5. */
-TEST(stopped_server_with_a_call_waiting_is_stale_halfway_to_the_timeout) {
+/* The process is looked at halfway to the early probe; stopped there and
+ * still a tenth of the timeout later, with the call waiting, it is stale:
+ * the call fails 3 s after the server's last byte, where keepalive alone
+ * took the interval + timeout x 1.5. */
+TEST(stopped_server_with_a_call_waiting_is_stale_after_two_looks_by_3s) {
   fx *f = legacy(1);
   ASSERT_EQ(fx_out(f, call, T0), 0);
   f->process = MCPP_PROCESS_STOPPED;
   fx_run_until(f, T0 + 4 * SEC);
   const fx_event *stale = fx_first_event(f, MCPP_EV_STALE);
   ASSERT(stale != NULL);
-  ASSERT_UINT_EQ(stale->at, T0 + 2500 * MS);
+  ASSERT_UINT_EQ(stale->at, T0 + 3000 * MS);
   ASSERT_STR_EQ(stale->proof, "process");
+  const fx_event *suspect = fx_first_event(f, MCPP_EV_SUSPECT);
+  ASSERT(suspect != NULL);
+  ASSERT_UINT_EQ(suspect->at, T0 + 2500 * MS);
   ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 0);
+  fx_done(f);
+}
+
+/* A traced process is stopped for an instant at each syscall: one look
+ * that catches it is not a verdict, even with a call waiting. */
+TEST(a_process_seen_stopped_once_with_a_call_waiting_is_not_convicted) {
+  fx *f = legacy(1);
+  f->cpu_step = 200 * MS;
+  ASSERT_EQ(fx_out_timed(f, call, 60000, T0), 0);
+  f->process = MCPP_PROCESS_STOPPED;
+  fx_run_until(f, T0 + 2500 * MS); /* the halfway look sees it stopped */
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_SUSPECT), 1);
+  f->process = MCPP_PROCESS_RUNNING;
+  fx_run_until(f, T0 + 20 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 0);
   fx_done(f);
 }
 
