@@ -20,7 +20,7 @@ const USAGE = `usage: mcpping wrap [options] -- COMMAND [ARG...]
                       (default: restart it, replaying the client's handshake)
   --log FILE          append governance records (JSONL) to FILE
   --metrics ADDR      Prometheus text on a loopback HOST:PORT (e.g. 127.0.0.1:9464)
-  --name NAME         the server's name in records and metrics until it says its own
+  --name NAME         the config entry's name: \`server\` in records and metrics
   -h, --help          this text
 `;
 
@@ -117,6 +117,7 @@ function main(argv) {
     restart: o.restart,
     log: o.log,
     metrics: o.metrics,
+    server: o.name,
     inFd: 0,
     outFd: 1,
   });

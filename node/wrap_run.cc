@@ -1,4 +1,4 @@
-// wrap({spawn, settings, restart, log, metrics, inFd, outFd}) -> status:
+// wrap({spawn, settings, restart, log, metrics, server, inFd, outFd}) -> status:
 // runs mcpp_wrap_run on its own uv loop in the calling (main) thread until
 // the client or the server is gone. The command (node/wrap.js) validates
 // the options and exits with the status right after; nothing else runs in
@@ -26,7 +26,7 @@ Napi::Value Wrap(const Napi::CallbackInfo &info) {
   SpawnFromJs(o.Get("spawn").As<Napi::Object>(), &spawn);
   w.spawn = spawn.o;
   w.restart = o.Get("restart").ToBoolean() ? 1 : 0;
-  std::string log, metrics;
+  std::string log, metrics, server;
   if (o.Get("log").IsString()) {
     log = o.Get("log").As<Napi::String>().Utf8Value();
     w.log_path = log.c_str();
@@ -34,6 +34,10 @@ Napi::Value Wrap(const Napi::CallbackInfo &info) {
   if (o.Get("metrics").IsString()) {
     metrics = o.Get("metrics").As<Napi::String>().Utf8Value();
     w.metrics_addr = metrics.c_str();
+  }
+  if (o.Get("server").IsString()) {
+    server = o.Get("server").As<Napi::String>().Utf8Value();
+    w.server_name = server.c_str();
   }
   if (o.Get("inFd").IsNumber()) w.in_fd = o.Get("inFd").As<Napi::Number>().Int32Value();
   if (o.Get("outFd").IsNumber()) w.out_fd = o.Get("outFd").As<Napi::Number>().Int32Value();

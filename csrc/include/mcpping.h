@@ -1115,6 +1115,10 @@ typedef struct mcpp_wrap_options {
    * http://127.0.0.1:PORT/metrics". */
   const char *metrics_addr;
   int in_fd, out_fd; /* the client; default 0 and 1 */
+  /* The server's name in the client's config (wrap --name): the `server`
+   * field of records and the server label of metrics. NULL: the peer's
+   * name (serverInfo.name, or the program's basename). */
+  const char *server_name;
 } mcpp_wrap_options;
 
 /* Fills *options with the defaults above (settings as

@@ -110,6 +110,10 @@ typedef struct wrap {
   int pause_server, server_paused;
 
   int log_fd;
+  /* The server could not be started at all: the client's requests are
+   * answered with the reason (w->cause), then we exit with status 2. */
+  int start_failed;
+  uint64_t non_json; /* server stdout lines that were not JSON, dropped */
   mcpp__wrap_figures figures;
   mcpp__wrap_metrics *metrics;
 } wrap;
@@ -263,9 +267,11 @@ static void to_client(wrap *w, const char *data, size_t len, int nl) {
  * never answer. The reason is ours (no payload of the client's). */
 static void answer_for_server(wrap *w, const char *id, size_t id_len,
                               const char *method) {
-  const char *what = w->cause_stale ? "server stopped responding"
-                                    : "server exited";
-  int again = w->o.restart && !w->finishing && !w->ended_input;
+  const char *what = w->start_failed  ? "server could not start"
+                     : w->cause_stale ? "server stopped responding"
+                                      : "server exited";
+  int again = w->o.restart && !w->finishing && !w->ended_input &&
+              !w->start_failed;
   char msg[64];
   snprintf(msg, sizeof msg, "%s%s", what, again ? "; restarted" : "");
   const char *disposition =
@@ -305,6 +311,22 @@ static void answer_in_flight(const char *id, size_t id_len, const char *method,
   answer_for_server(w, id, id_len, method);
 }
 
+/* Answers the client's line for the server if it is a request; returns 1
+ * if it was. */
+static int answer_line(wrap *w, const char *line, size_t n) {
+  mcpp__msg m;
+  if (mcpp__scan_message(line, n, &m) || !m.id.p || !m.method.p ||
+      m.method.n < 2 || m.method.p[0] != '"')
+    return 0;
+  char method[128];
+  size_t mn = m.method.n - 2 < sizeof method - 1 ? m.method.n - 2
+                                                 : sizeof method - 1;
+  memcpy(method, m.method.p + 1, mn);
+  method[mn] = '\0';
+  answer_for_server(w, m.id.p, m.id.n, method);
+  return 1;
+}
+
 /* The requests in the backlog never reached a server. */
 static void answer_backlog(wrap *w) {
   size_t at = 0;
@@ -312,16 +334,7 @@ static void answer_backlog(wrap *w) {
     const char *line = w->backlog.p + at;
     const char *nl = memchr(line, '\n', w->backlog.len - at);
     size_t n = (size_t)(nl - line);
-    mcpp__msg m;
-    if (mcpp__scan_message(line, n, &m) == 0 && m.id.p && m.method.p &&
-        m.method.n >= 2 && m.method.p[0] == '"') {
-      char method[128];
-      size_t mn = m.method.n - 2 < sizeof method - 1 ? m.method.n - 2
-                                                     : sizeof method - 1;
-      memcpy(method, m.method.p + 1, mn);
-      method[mn] = '\0';
-      answer_for_server(w, m.id.p, m.id.n, method);
-    }
+    answer_line(w, line, n);
     at += n + 1;
   }
   w->backlog.len = 0;
@@ -381,9 +394,40 @@ static void replay_answered(wrap *w, const char *frame, size_t len) {
   cJSON_Delete(root);
 }
 
+/* 1 if a server line may go to the client: a JSON object (a message) or
+ * array (a batch), or a blank line, which clients skip. */
+static int is_message(const char *frame, size_t len) {
+  size_t i = 0;
+  while (i < len && (frame[i] == ' ' || frame[i] == '\t' || frame[i] == '\r'))
+    i++;
+  if (i == len || frame[i] == '[') return 1;
+  mcpp__msg m;
+  return frame[i] == '{' && mcpp__scan_message(frame, len, &m) == 0;
+}
+
+/* A server that logs to stdout would break the client's parser: the line
+ * is dropped, counted, and the first one shown on stderr. */
+static void non_json(wrap *w, const char *frame, size_t len) {
+  if (w->non_json++) return;
+  char shown[121];
+  size_t n = len < sizeof shown - 1 ? len : sizeof shown - 1;
+  for (size_t i = 0; i < n; i++) {
+    unsigned char ch = (unsigned char)frame[i];
+    shown[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
+  }
+  shown[n] = '\0';
+  say("the server wrote a line that is not JSON on stdout (servers log to "
+      "stderr); dropped, not forwarded to the client: %s%s",
+      shown, len > n ? "..." : "");
+}
+
 static void on_message(mcpp_conn *c, const char *frame, size_t len,
                        void *ud) {
   wrap *w = ud;
+  if (!is_message(frame, len)) {
+    non_json(w, frame, len);
+    return;
+  }
   if (!w->ready && mcpp_handshake_answer(w->handshake, frame, len) !=
                        MCPP_REPLAY_OTHER) {
     replay_answered(w, frame, len);
@@ -402,8 +446,26 @@ static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
 
 static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
   wrap *w = ud;
-  if (w->log_fd < 0) return;
-  struct iovec iov[2] = {{(void *)json, len}, {"\n", 1}};
+  if (w->log_fd < 0 || len < 2 || json[len - 1] != '}') return;
+  /* The record gets "server": the config entry's name (--name), else the
+   * peer's, as metrics label it. */
+  const char *server = w->o.server_name;
+  mcpp_engine_info ei;
+  if (!server) {
+    mcpp_engine_get_info(mcpp_conn_engine(c), &ei);
+    server = ei.peer_name;
+  }
+  char field[600];
+  mcpp__sb sb;
+  mcpp__sb_init(&sb, field, sizeof field);
+  mcpp__sb_puts(&sb, ",\"server\":");
+  if (server)
+    mcpp__sb_json_string(&sb, server, strlen(server));
+  else
+    mcpp__sb_puts(&sb, "null");
+  mcpp__sb_puts(&sb, "}\n");
+  if (sb.len >= sizeof field) return; /* names are capped well below */
+  struct iovec iov[2] = {{(void *)json, len - 1}, {field, sb.len}};
   /* O_APPEND: one record per write, whole, even beside other writers. */
   ssize_t ignored = writev(w->log_fd, iov, 2);
   (void)ignored;
@@ -535,7 +597,17 @@ static void stop_reading_client(wrap *w) {
   w->reading = 0;
 }
 
+/* No server could be started: each request the client sends is answered
+ * with why (the client shows it), and after the first we are done. */
+static void refuse_line(wrap *w, const char *line, size_t len) {
+  if (answer_line(w, line, len)) finish(w, 2);
+}
+
 static void forward_line(wrap *w, const char *line, size_t len) {
+  if (w->start_failed) {
+    refuse_line(w, line, len);
+    return;
+  }
   if (w->conn && w->ready) {
     int rc = mcpp_conn_send(w->conn, line, len);
     if (rc == 0) {
@@ -858,6 +930,7 @@ static int setup(wrap *w, const mcpp_wrap_options *o) {
       say("%s", err);
       return -1;
     }
+    if (o->server_name) mcpp__wrap_metrics_set_server(w->metrics, o->server_name);
     say("metrics on %s", url);
   }
   return 0;
@@ -877,8 +950,14 @@ int mcpp_wrap_run(const mcpp_wrap_options *o) {
   pthread_sigmask(SIG_BLOCK, &pipe_set, &old);
   uv_loop_init(&w->loop);
   w->status = 2;
-  if (setup(w, o) == 0 && start_server(w) == 0) {
-    w->status = 0;
+  if (setup(w, o) == 0) {
+    /* A server that cannot start (ENOENT, EACCES) is said on stderr by
+     * start_server, and the client's initialize gets the reason too:
+     * clients show an error answer, not a pipe that closed. */
+    if (start_server(w) == 0)
+      w->status = 0;
+    else
+      w->start_failed = 1;
     read_client(w);
     uv_run(&w->loop, UV_RUN_DEFAULT);
   }
@@ -890,6 +969,9 @@ int mcpp_wrap_run(const mcpp_wrap_options *o) {
   buf_free(w, &w->part);
   mcpp_handshake_free(w->handshake);
   buf_free(w, &w->backlog);
+  if (w->non_json > 1)
+    say("the server wrote %llu lines that were not JSON on stdout (dropped)",
+        (unsigned long long)w->non_json);
   int status = w->status;
   free(w);
   pthread_sigmask(SIG_SETMASK, &old, NULL);

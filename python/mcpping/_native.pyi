@@ -84,7 +84,7 @@ def after_fork_child() -> None:
 def shutdown() -> None:
     """Closes every connection, kills and reaps servers, joins the I/O thread."""
 def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str | None,
-         metrics: str | None, in_fd: int, out_fd: int) -> int:
+         metrics: str | None, in_fd: int, out_fd: int, server: str | None = None) -> int:
     """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
     GIL released, until the client or the server is gone; returns the exit
     status. ValueError for options mcpp_wrap_options_problem refuses."""

@@ -7,16 +7,18 @@
 #include "_native.h"
 
 PyDoc_STRVAR(wrap_doc,
-             "wrap(argv, settings, restart, log, metrics, in_fd, out_fd) "
-             " -> int: runs the proxy until the client or the "
+             "wrap(argv, settings, restart, log, metrics, in_fd, out_fd, "
+             "server=None) -> int: runs the proxy until the client or the "
              "server is gone; returns the exit status (0, 1 or 2, or 128 + a "
              "signal). Messages go to stderr.");
 
 static PyObject *py_wrap(PyObject *module, PyObject *args) {
   PyObject *argv_obj, *settings_obj, *log_obj, *metrics_obj;
   int restart, in_fd, out_fd;
-  if (!PyArg_ParseTuple(args, "OOpOOii:wrap", &argv_obj, &settings_obj,
-                        &restart, &log_obj, &metrics_obj, &in_fd, &out_fd))
+  const char *server = NULL; /* wrap --name: the config entry's name */
+  if (!PyArg_ParseTuple(args, "OOpOOii|z:wrap", &argv_obj, &settings_obj,
+                        &restart, &log_obj, &metrics_obj, &in_fd, &out_fd,
+                        &server))
     return NULL;
   mcpp_wrap_options o;
   mcpp_wrap_options_default(&o);
@@ -45,6 +47,7 @@ static PyObject *py_wrap(PyObject *module, PyObject *args) {
   o.metrics_addr = metrics;
   o.in_fd = in_fd;
   o.out_fd = out_fd;
+  o.server_name = server;
   const char *problem = mcpp_wrap_options_problem(&o);
   if (problem) {
     PyErr_SetString(PyExc_ValueError, problem);

@@ -32,7 +32,7 @@ usage: mcpping wrap [options] -- COMMAND [ARG...]
                       (default: restart it, replaying the client's handshake)
   --log FILE          append governance records (JSONL) to FILE
   --metrics ADDR      Prometheus text on a loopback HOST:PORT (e.g. 127.0.0.1:9464)
-  --name NAME         the server's name in records and metrics until it says its own
+  --name NAME         the config entry's name: `server` in records and metrics
   -h, --help          this text
 """
 
@@ -139,4 +139,4 @@ def main(argv: list[str]) -> int:
         settings["peer_name"] = o.name
     sys.stdout.flush()
     sys.stderr.flush()
-    return int(_native.wrap(o.command, settings, o.restart, o.log, o.metrics, 0, 1))
+    return int(_native.wrap(o.command, settings, o.restart, o.log, o.metrics, 0, 1, o.name))

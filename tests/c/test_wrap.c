@@ -96,10 +96,19 @@ TEST(wrap_forwards_every_byte_both_ways_in_order) {
       "not json at all \xff\xfe\n"
       "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
   put(&r, input);
+  /* What comes back is every line but the one that is not JSON: toward
+   * the client a server's stray output is dropped (issue 24). */
+  static const char echoed[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n"
+      "{ \"jsonrpc\" : \"2.0\" , \"id\" : 12345678901234567890123 , "
+      "\"method\" : \"x\" }\n"
+      "{\"jsonrpc\":\"2.0\",\"id\":\"p\",\"method\":\"ping\"}\r\n"
+      "\n"
+      "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}\n";
   char out[sizeof input + 512];
-  size_t n = get_lines(&r, out, sizeof out, 6);
-  ASSERT_EQ(sizeof input - 1, n);
-  ASSERT(memcmp(out, input, n) == 0);
+  size_t n = get_lines(&r, out, sizeof out, 5);
+  ASSERT_EQ(sizeof echoed - 1, n);
+  ASSERT(memcmp(out, echoed, n) == 0);
   /* The echoed ping was the server's to the client: it reached us, and
    * mcpping did not answer it (cat would have echoed an answer too). At
    * our EOF cat exits; the requests it never answered get their errors,
@@ -132,6 +141,98 @@ TEST(wrap_answers_in_flight_when_the_server_exits_without_restart) {
   ASSERT(out[n - 1] == '\n' && memchr(out, '\n', n) == out + n - 1);
   close(r.from_wrap[0]);
   ASSERT_EQ(fds, count_fds());
+}
+
+/* Points fd 2 at a pipe (each test runs in a child of its own); returns
+ * the read end. */
+static int capture_stderr(void) {
+  int p[2];
+  ASSERT_EQ(0, pipe2(p, O_CLOEXEC));
+  ASSERT_EQ(2, dup2(p[1], 2));
+  close(p[1]);
+  return p[0];
+}
+
+/* Reads what stderr got once its writers are gone. */
+static void read_stderr(int fd, char *buf, size_t cap) {
+  int devnull = open("/dev/null", O_WRONLY | O_CLOEXEC);
+  dup2(devnull, 2); /* our copy of the write end goes: EOF follows */
+  close(devnull);
+  size_t have = 0;
+  ssize_t n;
+  while (have + 1 < cap && (n = read(fd, buf + have, cap - 1 - have)) > 0)
+    have += (size_t)n;
+  buf[have] = '\0';
+  close(fd);
+}
+
+TEST(wrap_answers_initialize_with_the_os_error_when_the_server_cannot_start) {
+  int err = capture_stderr();
+  char *args[] = {"/nonexistent/mcp-server", "--flag", NULL};
+  wrap_run r;
+  start(&r, args, 1);
+  put(&r, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}\n"
+          "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":{}}\n");
+  char out[1024];
+  get_lines(&r, out, sizeof out, 1);
+  ASSERT_EQ(2, finish(&r));
+  ASSERT(strncmp(out, "{\"jsonrpc\":\"2.0\",\"id\":0,\"error\":{\"code\":-32003,"
+                      "\"message\":\"server could not start\",\"data\":{\"mcpping\":"
+                      "\"cancelled\",\"reason\":\"cannot start /nonexistent/mcp-server: "
+                      "no such file or directory (ENOENT)\"}}}\n", 200) == 0);
+  close(r.from_wrap[0]);
+  char said[2048];
+  read_stderr(err, said, sizeof said);
+  ASSERT(strstr(said, "mcpping wrap: cannot start /nonexistent/mcp-server: no such "
+                      "file or directory (ENOENT)\n") != NULL);
+}
+
+TEST(wrap_names_eacces_when_the_server_is_not_executable) {
+  int err = capture_stderr();
+  char path[] = "/tmp/mcpp-noexec-XXXXXX";
+  int fd = mkstemp(path);
+  ASSERT(fd >= 0);
+  close(fd); /* mode 0600: not executable */
+  char *args[] = {path, NULL};
+  wrap_run r;
+  start(&r, args, 1);
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"initialize\"}\n");
+  char out[1024];
+  get_lines(&r, out, sizeof out, 1);
+  ASSERT_EQ(2, finish(&r));
+  unlink(path);
+  ASSERT(strstr(out, "permission denied (EACCES)") != NULL);
+  close(r.from_wrap[0]);
+  char said[2048];
+  read_stderr(err, said, sizeof said);
+  ASSERT(strstr(said, "permission denied (EACCES)") != NULL);
+  ASSERT(strstr(said, path) != NULL);
+}
+
+TEST(wrap_drops_non_json_server_lines_and_warns_once_with_the_count) {
+  int err = capture_stderr();
+  char *args[] = {"cat", NULL};
+  wrap_run r;
+  start(&r, args, 0);
+  put(&r, "Starting server on stdio...\n"
+          "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n"
+          "INFO: still logging to stdout\n"
+          "{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n");
+  char out[1024];
+  size_t n = get_lines(&r, out, sizeof out, 2);
+  ASSERT_EQ(0, finish(&r));
+  ASSERT(strncmp(out, "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}\n"
+                      "{\"jsonrpc\":\"2.0\",\"method\":\"b\"}\n", n) == 0);
+  close(r.from_wrap[0]);
+  char said[4096];
+  read_stderr(err, said, sizeof said);
+  const char *warn = strstr(said, "not JSON on stdout");
+  ASSERT(warn != NULL);
+  ASSERT(strstr(warn + 1, "not JSON on stdout (servers") == NULL); /* once */
+  ASSERT(strstr(said, "dropped, not forwarded to the client: Starting server on "
+                      "stdio...\n") != NULL);
+  ASSERT(strstr(said, "the server wrote 2 lines that were not JSON on stdout "
+                      "(dropped)\n") != NULL);
 }
 
 TEST(wrap_refuses_bad_options_by_name) {

@@ -207,3 +207,14 @@ async function groupGone(pgid, withinMs = 2000) {
 
 module.exports.groupMembers = groupMembers;
 module.exports.groupGone = groupGone;
+
+/** The pid of a process's first child (a wrap's server), from /proc. */
+function childOf(pid) {
+  const fs = require('node:fs');
+  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
+    const kids = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+    if (kids) return Number(kids.split(/\s+/)[0]);
+  }
+  return 0;
+}
+module.exports.childOf = childOf;

@@ -88,15 +88,6 @@ for (const [name, server] of Object.entries(SERVERS)) {
   });
 }
 
-/** The pid of the wrap's child (the server), from /proc. */
-function childOf(pid) {
-  for (const task of fs.readdirSync(`/proc/${pid}/task`)) {
-    const kids = fs.readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
-    if (kids) return Number(kids.split(/\s+/)[0]);
-  }
-  return 0;
-}
-
 test('SIGSTOP during a tools/call: the call fails with the wrap error in time, the next works on a new server-everything', async () => {
   const dir = tmp();
   const log = path.join(dir, 'records.jsonl');
@@ -112,7 +103,7 @@ test('SIGSTOP during a tools/call: the call fails with the wrap error in time, t
     assert.equal((await client.callTool({ name: 'echo', arguments: { message: 'a' } })).content[0].text, 'Echo: a');
     const before = changed;
     const listChanged = new Promise((resolve) => (gotChanged = resolve));
-    const first = childOf(transport.pid);
+    const first = h.childOf(transport.pid);
     assert.ok(first > 0);
     process.kill(first, 'SIGSTOP');
     const started = Date.now();
@@ -125,7 +116,7 @@ test('SIGSTOP during a tools/call: the call fails with the wrap error in time, t
     // listChanged: true; test_wrap.py pins that the wrap sends it).
     if (changed === before) await h.within(listChanged, 5000, 'notifications/tools/list_changed');
     assert.ok(changed > before);
-    const second = childOf(transport.pid);
+    const second = h.childOf(transport.pid);
     assert.ok(second > 0 && second !== first);
     assert.equal(h.exists(first), false);
   });
