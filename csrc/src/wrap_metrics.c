@@ -142,12 +142,6 @@ void mcpp__wrap_metrics_set_server(mcpp__wrap_metrics *m, const char *server) {
   copy_label(m->server_name, sizeof m->server_name, server);
 }
 
-void mcpp__wrap_metrics_set_server(mcpp__wrap_metrics *m, const char *server) {
-  /* The server label is metrics.c's (wt/metrics); this renderer has none. */
-  (void)m;
-  (void)server;
-}
-
 /* "127.0.0.1:9464", "[::1]:9464", "localhost:9464", ":9464" (loopback). */
 static int parse_addr(const char *addr, struct sockaddr_storage *ss) {
   const char *colon = strrchr(addr, ':');
