@@ -122,7 +122,8 @@ typedef struct mcpp_cli_action {
 /* How the OPEN step ended. */
 typedef enum mcpp_cli_open_result {
   MCPP_OPEN_OK = 0,
-  MCPP_OPEN_SPAWN_FAILED,     /* reason: the OS error ("No such file ...") */
+  MCPP_OPEN_SPAWN_FAILED,     /* reason: the driver's sentence, "cannot start
+                               * FILE: no such file or directory (ENOENT)" */
   MCPP_OPEN_CONNECT_FAILED,   /* reason: why the URL could not be reached */
   MCPP_OPEN_HANDSHAKE_FAILED, /* reason: the handshake's error */
   MCPP_OPEN_TIMED_OUT,        /* the OPEN's timeout passed */

@@ -108,8 +108,8 @@ void mcpp_cli_open_done(mcpp_cli_run *r, int64_t now_ms,
   switch (op->result) {
     case MCPP_OPEN_OK: break;
     case MCPP_OPEN_SPAWN_FAILED:
-      finishf(r, MCPP_EXIT_CONNECT, "cannot start %s: %s",
-              o->ncommand ? o->command[0] : "the demo server", why);
+      /* The driver's sentence: "cannot start FILE: why (ENOENT)". */
+      finish(r, MCPP_EXIT_CONNECT, why);
       return;
     case MCPP_OPEN_CONNECT_FAILED:
       finishf(r, MCPP_EXIT_CONNECT, "cannot connect to %s: %s", o->url, why);
