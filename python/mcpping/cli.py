@@ -79,7 +79,9 @@ class _Target:
             transport = "stdio"
         if o["init"]:
             try:
-                await self.peer.initialize(timeout_s)
+                # The step's own bound (run()) decides a timeout, so both
+                # commands say the same: the handshake gets a second more.
+                await self.peer.initialize(timeout_s + 1)
             except (HandshakeError, PeerClosed) as e:
                 if getattr(self.peer, "fatal", None) is not None:
                     return _CONNECT_FAILED, (None, None, None, None,
