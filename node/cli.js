@@ -57,7 +57,7 @@ class Target {
       signal.addEventListener('abort', () => session.close(), { once: true });
       if (o.init) {
         try {
-          await session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcpping', version } }, timeoutMs);
+          await session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcpping', version } }, timeoutMs + 1000);
         } catch (err) {
           if (session.connectError) return [CONNECT_FAILED, [null, null, null, null, describe(session.connectError)]];
           return [HANDSHAKE_FAILED, [null, null, null, null, err.message]];
@@ -80,7 +80,9 @@ class Target {
     signal.addEventListener('abort', () => this.peer.close(), { once: true });
     if (o.init) {
       try {
-        await this.peer.initialize({ timeoutMs });
+        // The step's own bound (check()) decides a timeout, so both
+        // commands say the same: the handshake gets a second more.
+        await this.peer.initialize({ timeoutMs: timeoutMs + 1000 });
       } catch (err) {
         const why = this.peer.closeInfo && err.code === 'MCPP_ERR_CLOSED' ? endedText(this.peer.closeInfo) : err.message;
         return [HANDSHAKE_FAILED, [null, null, null, null, why]];

@@ -53,12 +53,15 @@ TEST(app_cli_parse_defaults_per_target) {
   ASSERT_EQ(o.count, 0); /* until Ctrl-C */
   ASSERT_STR_EQ(o.headers[0], "Authorization: Bearer x");
   mcpp_cli_options_free(&o);
-  PARSE(&o, "--config", "a.json", "--config=auto", "--wrap", "--write", "--command", "/x/mcpping");
+  PARSE(&o, "--config", "a.json", "--config=auto", "-q");
   ASSERT_EQ(o.mode, MCPP_CLI_CONFIG);
   ASSERT_EQ(o.nconfigs, 2);
   ASSERT_STR_EQ(o.configs[1], "auto");
   ASSERT_EQ(o.count, 3);
   ASSERT_EQ(o.deadline_ms, 15000);
+  mcpp_cli_options_free(&o);
+  PARSE(&o, "--config", "a.json", "--wrap", "--write", "--command", "/x/mcpping");
+  ASSERT_EQ(o.mode, MCPP_CLI_CONFIG);
   ASSERT(o.wrap && o.write && !o.unwrap);
   ASSERT_STR_EQ(o.command_path, "/x/mcpping");
   mcpp_cli_options_free(&o);
@@ -95,8 +98,15 @@ TEST(app_cli_parse_usage_errors_name_the_value) {
   BAD("--env is for a server mcpping starts; a URL takes -H", "--env", "A=1", "http://h/");
   BAD("--config runs each server's handshake: drop --no-init", "--config", "x", "--no-init");
   BAD("--write needs --wrap or --unwrap", "--config", "x", "--write");
-  BAD("--wrap, --unwrap, --write and --command work on a --config FILE", "--wrap");
-  BAD("give --wrap or --unwrap, not both", "--config", "x", "--wrap", "--unwrap");
+  BAD("--wrap and --unwrap edit one --config FILE (usage: mcpping --config FILE "
+      "--wrap|--unwrap [--write])", "--wrap");
+  BAD("--wrap and --unwrap edit one --config FILE (usage: mcpping --config FILE "
+      "--wrap|--unwrap [--write])", "--config", "auto", "--wrap");
+  BAD("give one of --wrap and --unwrap (usage: mcpping --config FILE --wrap|--unwrap "
+      "[--write])", "--config", "x", "--wrap", "--unwrap");
+  BAD("-c does not go with --wrap/--unwrap (usage: mcpping --config FILE "
+      "--wrap|--unwrap [--write])", "--config", "x", "--wrap", "-c", "3");
+  BAD("--command PATH goes with --wrap", "--config", "x", "--unwrap", "--command", "/m");
   char line[300];
   ASSERT_EQ(mcpp_cli_error_line(line, sizeof line, "why"), 13);
   ASSERT_STR_EQ(line, "mcpping: why\n");
@@ -264,7 +274,7 @@ TEST(app_cli_run_open_failures_exit_3_with_one_line) {
     int status;
     const char *err;
   } cases[] = {
-      {MCPP_OPEN_SPAWN_FAILED, 3, "mcpping: cannot start srv: No such file or directory\n"},
+      {MCPP_OPEN_SPAWN_FAILED, 3, "mcpping: No such file or directory\n"},
       {MCPP_OPEN_HANDSHAKE_FAILED, 3, "mcpping: handshake failed: No such file or directory\n"},
       {MCPP_OPEN_TIMED_OUT, 3, "mcpping: no connection and handshake within 1.5 s (--connect-timeout)\n"},
       {MCPP_OPEN_LOG_FAILED, 2, "mcpping: cannot open log: No such file or directory\n"},

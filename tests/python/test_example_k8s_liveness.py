@@ -81,10 +81,10 @@ def test_liveness_probe_fails_in_time_on_a_frozen_server(server):
     assert run_probe("livenessProbe", url)[0].returncode == 0  # and it recovers
 
 
-def test_liveness_probe_fails_with_2_when_nothing_listens(server):
+def test_liveness_probe_fails_with_3_when_nothing_listens(server):
     proc, url = server
     proc.kill()
     proc.wait()
     r, _ = run_probe("livenessProbe", url)
-    assert r.returncode == 2
+    assert r.returncode == 3
     assert "cannot connect" in r.stderr

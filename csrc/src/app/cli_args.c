@@ -17,6 +17,7 @@
 /* --connect-timeout's default: a handshake that takes longer is a failure
  * a probe should report, not wait out (issue 24 item 4). */
 #define CONNECT_TIMEOUT_MS 10000u
+#define WRAP_USAGE "usage: mcpping --config FILE --wrap|--unwrap [--write]"
 
 static const char USAGE[] =
     "usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and check it\n"
@@ -167,6 +168,7 @@ int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
   o->connect_timeout_ms = CONNECT_TIMEOUT_MS;
   o->init = 1;
   int demo = 0, have_count = 0, have_deadline = 0, rc = 0;
+  const char *not_wrap = NULL; /* the first argument --wrap/--unwrap refuse */
   for (int i = 0; i < argc && o->mode == MCPP_CLI_CHECK; i++) {
     const char *a = argv[i];
     if (!strcmp(a, "--")) {
@@ -197,6 +199,9 @@ int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
       o->mode = MCPP_CLI_VERSION;
       return 0;
     }
+    if (!not_wrap && strcmp(flag, "--config") && strcmp(flag, "--command") &&
+        strcmp(a, "--wrap") && strcmp(a, "--unwrap") && strcmp(a, "--write"))
+      not_wrap = a;
     if (takes_value(flag)) {
       const char *v = attached;
       if (!v) {
@@ -263,12 +268,20 @@ int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
   if (o->mode != MCPP_CLI_CHECK) return 0;
   if ((o->ncommand > 0) + (o->url != NULL) + demo + (o->nconfigs > 0) > 1)
     return bad(o, "give one target: -- COMMAND, URL, --config, or --demo");
-  if ((o->wrap || o->unwrap || o->write || o->command_path) && !o->nconfigs)
-    return bad(o, "--wrap, --unwrap, --write and --command work on a --config FILE");
-  if (o->wrap && o->unwrap) return bad(o, "give --wrap or --unwrap, not both");
-  if (o->write && !o->wrap && !o->unwrap)
-    return bad(o, "--write needs --wrap or --unwrap");
-  if (o->command_path && !o->wrap) return bad(o, "--command PATH goes with --wrap");
+  if (o->wrap || o->unwrap) {
+    /* A config rewrite takes one file and nothing of the check's. */
+    if (not_wrap)
+      return bad(o, "%s does not go with --wrap/--unwrap (%s)", not_wrap, WRAP_USAGE);
+    if (o->wrap && o->unwrap)
+      return bad(o, "give one of --wrap and --unwrap (%s)", WRAP_USAGE);
+    if (o->nconfigs != 1 || !strcmp(o->configs[0], "auto"))
+      return bad(o, "--wrap and --unwrap edit one --config FILE (%s)", WRAP_USAGE);
+    if (o->command_path && !o->wrap) return bad(o, "--command PATH goes with --wrap");
+    o->mode = MCPP_CLI_CONFIG;
+    return 0;
+  }
+  if (o->write) return bad(o, "--write needs --wrap or --unwrap");
+  if (o->command_path) return bad(o, "--command PATH goes with --wrap");
   if (o->nconfigs) {
     if (!o->init) return bad(o, "--config runs each server's handshake: drop --no-init");
     if (o->nheaders || o->nenv || o->nexpect_tools || o->method)
