@@ -113,7 +113,8 @@ Napi::Value CliRun(const Napi::CallbackInfo &info) {
   return Napi::External<CliHolder>::New(env, h, [](Napi::Env, CliHolder *p) { delete p; });
 }
 
-// cliNext(run, nowMs): [what, method, timeoutMs, untilMs, status, out, err].
+// cliNext(run, nowMs): [what, method, timeoutMs, untilMs, status, out, err]
+// (out, err: Buffers to write first, or null).
 Napi::Value CliNext(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   CliHolder *h = Holder(info);
@@ -125,8 +126,9 @@ Napi::Value CliNext(const Napi::CallbackInfo &info) {
   r.Set(2u, a.timeout_ms);
   r.Set(3u, static_cast<double>(a.until_ms));
   r.Set(4u, a.status);
-  r.Set(5u, Napi::Buffer<char>::Copy(env, a.out, a.out_len));
-  r.Set(6u, Napi::Buffer<char>::Copy(env, a.err, a.err_len));
+  // Most steps print nothing: null then, not an empty Buffer.
+  r.Set(5u, a.out_len ? Napi::Value(Napi::Buffer<char>::Copy(env, a.out, a.out_len)) : env.Null());
+  r.Set(6u, a.err_len ? Napi::Value(Napi::Buffer<char>::Copy(env, a.err, a.err_len)) : env.Null());
   return r;
 }
 

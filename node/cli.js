@@ -181,17 +181,23 @@ function first(promise, signal, ms) {
 async function check(argv, o) {
   const run = native.cliRun(argv, nowMs());
   const stop = new AbortController();
-  const onSigint = () => stop.abort();
+  // One signal cuts whatever is in flight (Ctrl-C, -w, --connect-timeout):
+  // after a cut the run only summarises and exits, so one per run is enough
+  // and a check costs no new controller.
+  const cut = new AbortController();
+  const onSigint = () => {
+    stop.abort();
+    cut.abort();
+  };
   process.on('SIGINT', onSigint);
   const target = new Target(o);
   try {
     for (;;) {
       const [what, method, timeoutMs, untilMs, status, out, err] = native.cliNext(run, nowMs());
-      if (out.length) process.stdout.write(out);
-      if (err.length) process.stderr.write(err);
+      if (out) process.stdout.write(out);
+      if (err) process.stderr.write(err);
       if (what === EXIT) return status;
       if (what === OPEN) {
-        const cut = new AbortController();
         const opening = target.open(timeoutMs, cut.signal);
         opening.catch(() => {});
         if (await first(opening, stop.signal, timeoutMs)) {
@@ -203,11 +209,10 @@ async function check(argv, o) {
           else native.cliOpenDone(run, nowMs(), TIMED_OUT, null, null, null, null, null);
         }
       } else if (what === LIST_TOOLS) {
-        const [kind, names, message] = await target.tools(timeoutMs, stop.signal);
+        const [kind, names, message] = await target.tools(timeoutMs, cut.signal);
         native.cliTools(run, nowMs(), kind, names, message);
       } else if (what === SEND) {
-        const cut = new AbortController();
-        const sending = target.check(method, timeoutMs, AbortSignal.any([cut.signal, stop.signal]));
+        const sending = target.check(method, timeoutMs, cut.signal);
         sending.catch(() => {});
         if (await first(sending, stop.signal, untilMs ? untilMs - nowMs() : null)) {
           native.cliReplied(run, nowMs(), ...(await sending));
