@@ -352,3 +352,24 @@ def test_http_2026_07_28_server_is_alive_by_server_discover_and_never_pinged():
     assert r.returncode == 0, r.stderr
     assert "method server/discover" in r.stdout.splitlines()[0]
     assert "ping" not in _Modern.methods
+
+
+def test_ctrl_c_stops_prints_the_summary_and_exits_by_the_answers_so_far():
+    import signal as _signal
+    p = subprocess.Popen([EXE, "-i", "0.05", "--", *peer("echo")], stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        replies = 0
+        while replies < 2:
+            line = p.stdout.readline()
+            assert line, p.stderr.read()
+            replies += line.startswith("ping reply from echo")
+        p.send_signal(_signal.SIGINT)
+        out, err = p.communicate(timeout=20)
+    finally:
+        p.kill()
+    m = re.search(r"--- echo mcpping statistics ---\n(\d+) sent, (\d+) received, ", out)
+    assert m, out
+    assert int(m.group(2)) >= 2
+    # A check cut short by Ctrl-C is neither sent nor lost.
+    assert p.returncode == (0 if m.group(1) == m.group(2) else 1), err
