@@ -88,6 +88,8 @@ TEST(app_cli_parse_usage_errors_name_the_value) {
   BAD("-- needs a COMMAND", "--");
   BAD("unexpected argument 'ftp://x' (put a server command after --)", "ftp://x");
   BAD("give one target: -- COMMAND, URL, --config, or --demo", "http://a/", "--demo");
+  BAD("the URL 'http://' has no host", "http://");
+  BAD("the URL 'https:///mcp' has no host", "https:///mcp");
   BAD("--method must be auto, ping, discover or tools/list, not 'pong'", "--method", "pong");
   BAD("--connect-timeout must be between 0.001 and 2147483.647 seconds, not 0.0",
       "--connect-timeout", "0");

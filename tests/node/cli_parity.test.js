@@ -118,6 +118,7 @@ test('parity: bad usage prints the same reason line in both commands', async () 
     ['-i', 'inf'], ['-W', '-Infinity'], ['-w', 'nan'], ['-W', '0x10'], ['-i', '1e400'], ['-c', '0x5'],
     ['--method', 'pong'], ['--connect-timeout', '0'], ['-H', 'x', 'http://h/'], ['--env', '=x', '--', 'x'],
     ['-H', 'A: b', '--', 'x'], ['--write'], ['--config', 'x', '--wrap', '--unwrap'],
+    ['http://'], ['https:///mcp'],
   ];
   for (const args of cases) {
     const [js, py] = await Promise.all([node(args), python(args)]);

@@ -260,8 +260,12 @@ int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
     else if (!strcmp(a, "--unwrap")) o->unwrap = 1;
     else if (!strcmp(a, "--write")) o->write = 1;
     else if (a[0] == '-') return bad(o, "unknown option %s", a);
-    else if ((!strncmp(a, "http://", 7) || !strncmp(a, "https://", 8)) && !o->url)
+    else if ((!strncmp(a, "http://", 7) || !strncmp(a, "https://", 8)) && !o->url) {
+      const char *host = a + (a[4] == 's' ? 8 : 7);
+      if (!*host || strchr("/?#:", *host))
+        return bad(o, "the URL '%s' has no host", a);
       o->url = a;
+    }
     else
       return bad(o, "unexpected argument '%s' (put a server command after --)", a);
   }
