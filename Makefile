@@ -4,7 +4,7 @@
 
 CC ?= cc
 SOURCES := $(shell cat csrc/sources.txt)
-HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*.h)
+HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*.h csrc/src/app/*.h)
 PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
 PKG_LIBS += -lm
@@ -41,7 +41,7 @@ build/libmcpping.a: $(SOURCES) $(HEADERS) csrc/sources.txt
 	for s in $(SOURCES); do \
 	  $(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -c $$s -o build/obj/$$(basename $$s .c).o || exit 1; \
 	done
-	ar rcs $@ $(patsubst csrc/src/%.c,build/obj/%.o,$(SOURCES))
+	ar rcs $@ $(addprefix build/obj/,$(notdir $(SOURCES:.c=.o)))
 
 # The tests' own copy of the library, with the hooks of csrc/src/test_hooks.h
 # (their variables are in tests/c/test_hooks.c); libmcpping.a has none.
@@ -52,7 +52,7 @@ build/libmcpping-test.a: $(SOURCES) $(HEADERS) csrc/sources.txt
 	for s in $(SOURCES); do \
 	  $(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_HOOKS) -c $$s -o build/obj-test/$$(basename $$s .c).o || exit 1; \
 	done
-	ar rcs $@ $(patsubst csrc/src/%.c,build/obj-test/%.o,$(SOURCES))
+	ar rcs $@ $(addprefix build/obj-test/,$(notdir $(SOURCES:.c=.o)))
 
 build/test-c: $(TEST_SOURCES) tests/c/task.h build/libmcpping-test.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_HOOKS) -Itests/c $(TEST_SOURCES) build/libmcpping-test.a $(PKG_LIBS) -lpthread -o $@
@@ -140,7 +140,7 @@ SHARED := build/libmcpping.so.$(VERSION)
 
 $(SHARED): build/libmcpping.a csrc/libmcpping.map
 	$(CC) -shared -Wl,-soname,libmcpping.so.$(SOVERSION) -Wl,--version-script=csrc/libmcpping.map \
-	  -Wl,--no-undefined $(patsubst csrc/src/%.c,build/obj/%.o,$(SOURCES)) $(PKG_LIBS) -lpthread -o $@
+	  -Wl,--no-undefined $(addprefix build/obj/,$(notdir $(SOURCES:.c=.o))) $(PKG_LIBS) -lpthread -o $@
 
 install: $(SHARED) build/libmcpping.a
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)

@@ -33,6 +33,7 @@ MODULE_SOURCES = [
     "python/mcpping/_wrap.c",
     "python/mcpping/_settings.c",
     "python/mcpping/_metrics.c",
+    "python/mcpping/_app.c",
 ]
 BUNDLED_CJSON = "third_party/cjson/cjson/cJSON.c"
 LIMITED_API = "0x030A0000"  # CPython 3.10, the oldest we support

@@ -8,6 +8,7 @@
 #include "metrics_wrap.h"
 #include "rules_wrap.h"
 #include "settings_wrap.h"
+#include "app_wrap.h"
 #include "wrap_run.h"
 
 namespace mcpping_node {
@@ -141,6 +142,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("Engine", EngineWrap::Init(env));
   InitRules(env, exports);
   InitSettings(env, exports);
+  InitApp(env, exports);
   InitWrap(env, exports);
   InitMetrics(env, exports);
 }

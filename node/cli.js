@@ -1,95 +1,147 @@
 #!/usr/bin/env node
 /**
- * The `mcpping` command (docs/cli.md): ping a stdio server, a Streamable
- * HTTP server or the bundled demo, ping(8) style.
+ * The `mcpping` command (docs/cli.md). Plumbing only: the command line,
+ * the check's rules (count, interval, deadlines, the method, exit statuses)
+ * and every byte printed come from the C application layer (csrc/src/app,
+ * via the addon's cli* functions). This file opens the connection it is
+ * asked to open, sends what it is asked to send, and writes what it is given.
  */
 'use strict';
 const fs = require('node:fs');
 const path = require('node:path');
-const { parseArgs, UsageError, USAGE } = require('./cli_args');
-const { Reporter, ConfigReporter } = require('./cli_report');
-const { pause } = require('./pause');
+const native = require('./binding');
 const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
 const errors = require('./errors');
+const { ConfigReporter } = require('./cli_report');
 const { version } = require('../package.json');
 
-const FIRST_VERSION_WITHOUT_PING = '2026-07-28';
+// What the state machine asks (app.h mcpp_cli_do) and what it is told.
+const OPEN = 1, LIST_TOOLS = 2, SEND = 3, WAIT = 4, EXIT = 5;
+const OPEN_OK = 0, SPAWN_FAILED = 1, CONNECT_FAILED = 2, HANDSHAKE_FAILED = 3, TIMED_OUT = 4, LOG_FAILED = 5;
+const OK = 0, TIMEOUT = 1, ERROR = 2, INVALID = 3, UNSUPPORTED = 4, CLOSED = 5;
 
-/** Ends the run with exit 2 and a one-line reason. */
+const nowMs = () => Math.floor(performance.now());
+
+/** Ends the --config run with exit 2 and a one-line reason. */
 class Fatal extends Error {}
 
-/**
- * Opens the target and performs the handshake.
- * @returns {Promise<{peer: string, transport: string, protocolVersion: string|null,
- *   sessionId: string|null, ping: Function, close: Function}>}
- */
-async function open(opts, handshakeMs) {
-  if (opts.log) {
-    try {
-      fs.closeSync(fs.openSync(opts.log, 'a'));
-    } catch (err) {
-      throw new Fatal(`cannot open log: ${err.message}`);
-    }
+/** The connection the check runs on: stdio (the C driver) or HTTP. */
+class Target {
+  constructor(o) {
+    this.o = o;
+    this.peer = null;
+    this.session = null;
   }
-  const keepalive = { timeoutMs: Math.max(1, Math.round(opts.timeoutS * 1000)) };
-  const records = opts.log || undefined;
-  if (opts.mode === 'http') return openHttp(opts, keepalive, records, handshakeMs);
-  const params = opts.mode === 'demo'
-    ? { command: process.execPath, args: [path.join(__dirname, 'demo-server.js')] }
-    : { command: opts.command[0], args: opts.command.slice(1) };
-  const fallbackName = opts.mode === 'demo' ? 'mcpping-demo' : path.basename(params.command);
-  let peer;
-  try {
-    // Server stderr is dropped so that the output stays ping(8)'s (as in
-    // the Python command).
-    peer = await connect({ ...params, stderr: 'ignore' }, { keepalive, records, initialize: false });
-  } catch (err) {
-    throw new Fatal(err.code === 'MCPP_ERR_SPAWN' ? err.message : `cannot start ${params.command}: ${err.message}`);
-  }
-  if (opts.init) {
-    try {
-      await peer.initialize({ timeoutMs: handshakeMs });
-    } catch (err) {
-      await peer.close();
-      const why = peer.closeInfo && err.code === 'MCPP_ERR_CLOSED' ? endedText(peer.closeInfo) : err.message;
-      throw new Fatal(`handshake failed: ${why}`);
-    }
-  }
-  return {
-    peer: peer.name || fallbackName,
-    transport: 'stdio',
-    protocolVersion: peer.protocolVersion,
-    sessionId: null,
-    ping: (o) => peer.ping(o),
-    close: () => peer.close(),
-  };
-}
 
-async function openHttp(opts, keepalive, records, handshakeMs) {
-  const session = new HttpSession(opts.url, { keepalive, records });
-  const host = new URL(opts.url).host;
-  if (opts.init) {
-    try {
-      await session.initialize(
-        { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcpping', version } },
-        handshakeMs,
-      );
-    } catch (err) {
-      session.driver.close('handshake failed');
-      if (session.connectError) throw new Fatal(`cannot connect to ${opts.url}: ${describe(session.connectError)}`);
-      throw new Fatal(`handshake failed: ${err.message}`);
+  /** @returns {Promise<[number, Array<string|null>]>} a result and (peer, transport, protocol, session, reason) */
+  async open(timeoutMs, signal) {
+    const o = this.o;
+    if (o.log) {
+      try {
+        fs.closeSync(fs.openSync(o.log, 'a'));
+      } catch (err) {
+        return [LOG_FAILED, [null, null, null, null, err.message]];
+      }
     }
+    const keepalive = { timeoutMs: o.timeoutMs };
+    const records = o.log || undefined;
+    if (o.target === 'http') {
+      const headers = {};
+      for (const h of o.headers) {
+        const i = h.indexOf(':');
+        headers[h.slice(0, i)] = h.slice(i + 1).trim();
+      }
+      const session = new HttpSession(o.url, { keepalive, records, headers });
+      this.session = session;
+      signal.addEventListener('abort', () => session.close(), { once: true });
+      if (o.init) {
+        try {
+          await session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcpping', version } }, timeoutMs + 1000);
+        } catch (err) {
+          if (session.connectError) return [CONNECT_FAILED, [null, null, null, null, describe(session.connectError)]];
+          return [HANDSHAKE_FAILED, [null, null, null, null, err.message]];
+        }
+      }
+      const name = (session.serverInfo && session.serverInfo.name) || new URL(o.url).host;
+      return [OPEN_OK, [name, 'streamable-http', session.protocolVersion, session.sessionId, null]];
+    }
+    const params = o.target === 'demo'
+      ? { command: process.execPath, args: [path.join(__dirname, 'demo-server.js')] }
+      : { command: o.command[0], args: o.command.slice(1) };
+    if (o.env.length) params.env = Object.fromEntries(o.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    try {
+      // Server stderr is dropped so that the output stays ping(8)'s.
+      this.peer = await connect({ ...params, stderr: 'ignore' }, { keepalive, records, initialize: false });
+    } catch (err) {
+      if (err.code === 'MCPP_ERR_SPAWN') return [SPAWN_FAILED, [null, null, null, null, err.message]];
+      throw err;
+    }
+    signal.addEventListener('abort', () => this.peer.close(), { once: true });
+    if (o.init) {
+      try {
+        // The step's own bound (check()) decides a timeout, so both
+        // commands say the same: the handshake gets a second more.
+        await this.peer.initialize({ timeoutMs: timeoutMs + 1000 });
+      } catch (err) {
+        const why = this.peer.closeInfo && err.code === 'MCPP_ERR_CLOSED' ? endedText(this.peer.closeInfo) : err.message;
+        return [HANDSHAKE_FAILED, [null, null, null, null, why]];
+      }
+    }
+    const fallback = o.target === 'demo' ? 'mcpping-demo' : path.basename(params.command);
+    return [OPEN_OK, [this.peer.name || fallback, 'stdio', this.peer.protocolVersion, null, null]];
   }
-  return {
-    peer: (session.serverInfo && session.serverInfo.name) || host,
-    transport: 'streamable-http',
-    protocolVersion: session.protocolVersion,
-    sessionId: session.sessionId,
-    ping: (o) => session.ping(o),
-    close: () => session.close(),
-    connectError: () => session.connectError,
-  };
+
+  /** One check: [kind, rttMs, code, message] as app.h's mcpp_cli_replied takes them. */
+  async check(method, timeoutMs, signal) {
+    const conn = this.session || this.peer;
+    if (method === 'ping') {
+      try {
+        return [OK, await conn.ping({ timeoutMs, signal }), null, null];
+      } catch (err) {
+        if (err instanceof errors.PingTimeoutError) return [TIMEOUT, 0, null, null];
+        if (err instanceof errors.PingInvalidError) return [INVALID, 0, null, err.message];
+        if (err instanceof errors.PingUnsupportedError) return [UNSUPPORTED, 0, err.rpcCode, err.message];
+        if (err instanceof errors.PingError) return [ERROR, 0, err.code, err.message];
+        if (err instanceof errors.ClosedError) return [CLOSED, 0, null, this.closedReason(err)];
+        throw err;
+      }
+    }
+    const t0 = performance.now();
+    const timer = AbortSignal.timeout(timeoutMs);
+    try {
+      this.result = this.session
+        ? await this.session.request(method, {}, timeoutMs)
+        : await this.peer.request(method, {}, { timeoutMs: timeoutMs + 1000, signal: AbortSignal.any([timer, signal]) });
+    } catch (err) {
+      if (timer.aborted || err.code === 'REQUEST_TIMEOUT') return [TIMEOUT, 0, null, null];
+      if (err instanceof errors.ClosedError) return [CLOSED, 0, null, this.closedReason(err)];
+      if (signal.aborted) throw err;
+      if (typeof err.code === 'number') return [ERROR, 0, err.code, err.message];
+      if (this.session && this.session.connectError) return [CLOSED, 0, null, this.closedReason(err)];
+      throw err;
+    }
+    const rtt = performance.now() - t0;
+    if (!this.result || typeof this.result !== 'object' || Array.isArray(this.result)) return [INVALID, 0, null, 'the answer has no result object'];
+    return [OK, rtt, null, null];
+  }
+
+  closedReason(err) {
+    return this.session && this.session.connectError ? describe(this.session.connectError) : err.message;
+  }
+
+  /** tools/list for --expect-tool: [kind, names, message]. */
+  async tools(timeoutMs, signal) {
+    const [kind, , code, message] = await this.check('tools/list', timeoutMs, signal);
+    if (kind !== OK) return [kind, [], code === null ? message : `${code} ${message}`];
+    const tools = Array.isArray(this.result.tools) ? this.result.tools : [];
+    return [OK, tools.filter((t) => t && typeof t.name === 'string').map((t) => t.name), null];
+  }
+
+  async close() {
+    if (this.session) await this.session.close();
+    else if (this.peer) await this.peer.close();
+  }
 }
 
 /** @param {object} info close info @returns {string} */
@@ -104,10 +156,93 @@ function endedText(info) {
   return `the server ended before answering initialize: ${reason}`;
 }
 
+/** Resolves true when promise settles first, false when signal aborts or ms pass (null: never). */
+function first(promise, signal, ms) {
+  return new Promise((resolve, reject) => {
+    let timer = null;
+    const done = (v) => {
+      if (timer) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(v);
+    };
+    const onAbort = () => done(false);
+    if (signal.aborted) return done(false);
+    signal.addEventListener('abort', onAbort);
+    if (ms !== null) timer = setTimeout(() => done(false), Math.max(0, ms));
+    promise.then(() => done(true), (err) => {
+      if (timer) clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      reject(err);
+    });
+  });
+}
+
+/** Runs the check the C state machine describes; resolves to the exit status. */
+async function check(argv, o) {
+  const run = native.cliRun(argv, nowMs());
+  const stop = new AbortController();
+  // One signal cuts whatever is in flight (Ctrl-C, -w, --connect-timeout):
+  // after a cut the run only summarises and exits, so one per run is enough
+  // and a check costs no new controller.
+  const cut = new AbortController();
+  const onSigint = () => {
+    stop.abort();
+    cut.abort();
+  };
+  process.on('SIGINT', onSigint);
+  const target = new Target(o);
+  try {
+    for (;;) {
+      const [what, method, timeoutMs, untilMs, status, out, err] = native.cliNext(run, nowMs());
+      if (out) process.stdout.write(out);
+      if (err) process.stderr.write(err);
+      if (what === EXIT) return status;
+      if (what === OPEN) {
+        const opening = target.open(timeoutMs, cut.signal);
+        opening.catch(() => {});
+        if (await first(opening, stop.signal, timeoutMs)) {
+          const [result, info] = await opening;
+          native.cliOpenDone(run, nowMs(), result, ...info);
+        } else {
+          cut.abort();
+          if (stop.signal.aborted) native.cliInterrupt(run, nowMs());
+          else native.cliOpenDone(run, nowMs(), TIMED_OUT, null, null, null, null, null);
+        }
+      } else if (what === LIST_TOOLS) {
+        const [kind, names, message] = await target.tools(timeoutMs, cut.signal);
+        native.cliTools(run, nowMs(), kind, names, message);
+      } else if (what === SEND) {
+        const sending = target.check(method, timeoutMs, cut.signal);
+        sending.catch(() => {});
+        if (await first(sending, stop.signal, untilMs ? untilMs - nowMs() : null)) {
+          native.cliReplied(run, nowMs(), ...(await sending));
+        } else {
+          cut.abort(); // Ctrl-C or -w
+          native.cliInterrupt(run, nowMs());
+        }
+      } else if (what === WAIT) {
+        const waited = new Promise((resolve) => setTimeout(resolve, Math.max(0, untilMs - nowMs())));
+        if (!(await first(waited, stop.signal, null))) native.cliInterrupt(run, nowMs());
+      }
+    }
+  } finally {
+    process.off('SIGINT', onSigint);
+    await target.close();
+  }
+}
+
 /**
- * --config: checks every server of the configs at once, one row each.
- * @returns {Promise<number>} the exit status
+ * The hand-over to the --config runner: C's parsed options in its units.
+ * @returns {object}
  */
+function configOptions(o) {
+  return {
+    configs: o.configs, wrap: o.wrap, unwrap: o.unwrap, write: o.write, commandPath: o.commandPath,
+    count: o.count, intervalS: o.intervalMs / 1000, timeoutS: o.timeoutMs / 1000, deadlineS: o.deadlineMs / 1000,
+    connectTimeoutS: o.connectTimeoutMs / 1000, json: o.json, quiet: o.quiet, log: o.log,
+  };
+}
+
 async function runConfig(opts) {
   const config = require('./config');
   const { checkAll, failed } = require('./config_check');
@@ -166,129 +301,38 @@ async function runConfig(opts) {
   return results.some(failed) ? 1 : 0;
 }
 
+
 /** @returns {Promise<number>} the exit status */
 async function run(argv) {
-  let opts;
-  try {
-    opts = parseArgs(argv);
-  } catch (err) {
-    if (err instanceof UsageError) {
-      process.stderr.write(`mcpping: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
+  const o = native.cliParse(argv);
+  if (o.mode === 'usage') {
+    process.stderr.write(o.errorLine);
+    return o.exitUsage;
   }
-  if (opts.mode === 'help') {
-    process.stdout.write(USAGE);
+  if (o.mode === 'help') {
+    process.stdout.write(o.usage);
     return 0;
   }
-  if (opts.mode === 'version') {
+  if (o.mode === 'version') {
     process.stdout.write(`mcpping ${version}\n`);
     return 0;
   }
-  if (opts.mode === 'config') {
+  if (o.mode === 'config') {
+    if (o.wrap || o.unwrap) return require('./config_wrap').main(argv);
     try {
-      return await runConfig(opts);
+      return await runConfig(configOptions(o));
     } catch (err) {
       if (!(err instanceof Fatal)) throw err;
       process.stderr.write(`mcpping: ${err.message}\n`);
       return 2;
     }
   }
-
-  const stop = new AbortController();
-  const onSigint = () => stop.abort();
-  process.on('SIGINT', onSigint);
-  let deadlineTimer = null;
-  if (opts.deadlineS !== null) deadlineTimer = setTimeout(() => stop.abort(), opts.deadlineS * 1000);
-  const handshakeMs = Math.max(1, Math.min(30000, opts.deadlineS !== null ? Math.ceil(opts.deadlineS * 1000) : 30000));
-
-  const report = new Reporter({ json: opts.json, quiet: opts.quiet });
-  let target;
-  try {
-    target = await open(opts, handshakeMs);
-    if (target.protocolVersion && target.protocolVersion >= FIRST_VERSION_WITHOUT_PING) {
-      await target.close();
-      throw new Fatal(`ping unsupported: protocol ${target.protocolVersion} has no ping`);
-    }
-  } catch (err) {
-    if (deadlineTimer) clearTimeout(deadlineTimer);
-    process.off('SIGINT', onSigint);
-    if (err instanceof Fatal) {
-      process.stderr.write(`mcpping: ${err.message}\n`);
-      return 2;
-    }
-    throw err;
-  }
-
-  const timeoutMs = Math.max(1, Math.round(opts.timeoutS * 1000));
-  const intervalMs = Math.round(opts.intervalS * 1000);
-  report.connected({ peer: target.peer, transport: target.transport, protocolVersion: target.protocolVersion, sessionId: target.sessionId, timeoutMs, intervalMs });
-
-  const stats = { sent: 0, received: 0, failed: 0 };
-  let unsupported = null;
-  let lost = null;
-  const first = Date.now();
-  while (!stop.signal.aborted && (opts.count === null || stats.sent < opts.count)) {
-    const seq = stats.sent + 1;
-    stats.sent++;
-    try {
-      const rtt = await target.ping({ timeoutMs, signal: stop.signal });
-      stats.received++;
-      report.pong(seq, rtt);
-    } catch (err) {
-      if (stop.signal.aborted && !(err instanceof errors.McppError)) break; // Ctrl-C or -w mid-ping
-      stats.failed++;
-      if (err instanceof errors.PingUnsupportedError) {
-        unsupported = err;
-        report.unsupported(seq, err.rpcCode, err.message);
-        break;
-      } else if (err instanceof errors.PingTimeoutError) {
-        report.timeout(seq, timeoutMs);
-      } else if (err instanceof errors.PingInvalidError) {
-        report.invalid(seq, err.message);
-      } else if (err instanceof errors.PingError) {
-        report.pingError(seq, err.code, err.message);
-      } else if (err instanceof errors.ClosedError) {
-        // The connection went away: that ping was never really sent.
-        stats.sent--;
-        if (stats.received === 0) {
-          lost = target.connectError && target.connectError()
-            ? `cannot connect to ${opts.url}: ${describe(target.connectError())}`
-            : `connection closed: ${err.message}`;
-        }
-        break;
-      } else {
-        throw err;
-      }
-    }
-    if (opts.count !== null && stats.sent >= opts.count) break;
-    // Pings keep to a grid from the first one, as ping(8) does.
-    await pause(first + stats.sent * intervalMs - Date.now(), stop.signal);
-  }
-  const timeMs = Date.now() - first;
-  if (deadlineTimer) clearTimeout(deadlineTimer);
-  process.off('SIGINT', onSigint);
-  await target.close();
-
-  if (unsupported) {
-    const code = unsupported.rpcCode !== null ? `code=${unsupported.rpcCode} ` : '';
-    process.stderr.write(`mcpping: ping unsupported: ${code}${unsupported.message}\n`);
-    return 2;
-  }
-  if (lost) {
-    process.stderr.write(`mcpping: ${lost}\n`);
-    return 2;
-  }
-  report.summary({ sent: stats.sent, received: stats.received, timeMs });
-  return stats.received === stats.sent && stats.sent > 0 ? 0 : 1;
+  return check(argv, o);
 }
 
 if (require.main === module && process.argv[2] === 'wrap') {
   // The proxy owns stdin and stdout: nothing here may touch them first.
   process.exit(require('./wrap').main(process.argv.slice(3)));
-} else if (require.main === module && process.argv.slice(2).some((a) => a === '--wrap' || a === '--unwrap')) {
-  process.exit(require('./config_wrap').main(process.argv.slice(2)));
 } else if (require.main === module) {
   run(process.argv.slice(2)).then(
     (status) => {
@@ -301,4 +345,4 @@ if (require.main === module && process.argv[2] === 'wrap') {
   );
 }
 
-module.exports = { run };
+module.exports = { run, configOptions };

@@ -1353,5 +1353,6 @@ const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 #endif
 
 #include "mcpping/metrics.h"
+#include "mcpping/app.h"
 
 #endif /* MCPPING_H */

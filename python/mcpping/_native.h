@@ -92,6 +92,8 @@ char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what);
 
 /* Adds wrap() (_wrap.c) to the module; used by the exec slot. */
 int mcpping_wrap_add_functions(PyObject *module);
+/* Adds the mcpping command (_app.c) to the module; used by the exec slot. */
+int mcpping_app_add_functions(PyObject *module);
 
 /* Adds settings_table, setting_range, setting_check (_settings.c). */
 int mcpping_settings_add_functions(PyObject *module);

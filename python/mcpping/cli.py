@@ -1,228 +1,211 @@
-"""The ``mcpping`` command: ping(8) for MCP servers (docs/cli.md)."""
+"""The ``mcpping`` command: ping(8) for MCP servers (docs/cli.md).
+
+Plumbing only: the command line, the check's rules (count, interval,
+deadlines, the method, exit statuses) and every byte printed come from the C
+application layer (csrc/src/app, via ``_native.cli_*``). This module opens
+the connection it is asked to open, sends what it is asked to send, and
+writes what it is given.
+"""
 
 from __future__ import annotations
 
 import asyncio
-import math
 import os
 import signal
 import sys
 import time
-from dataclasses import dataclass, field
+from types import SimpleNamespace
 from typing import Any
 
-from . import _check, _native
+from . import _native
 from ._config_check import _connect_reason
-from ._report import Reporter
 from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
 from .peer import HandshakeError, Peer
 
-USAGE = """\
-usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and ping it
-       mcpping [options] URL                   ping a Streamable HTTP server
-       mcpping [options] [--demo]              ping the bundled demo server (the default)
-       mcpping [options] --config FILE|auto    ping every server of a client config
-       mcpping wrap [options] -- COMMAND [ARG...]  proxy a stdio server for an MCP client
-                                               (mcpping wrap --help)
-       mcpping --config FILE --wrap|--unwrap [--write]  put every stdio server of a
-                                               config behind mcpping wrap, or take it away
-  -c N      count (demo default 5, --config 3; otherwise until Ctrl-C)
-  -i SEC    interval between pings (default 1; 0 = flood)
-  -W SEC    per-ping timeout (default 5)
-  -w SEC    overall deadline: stop after SEC seconds whatever the count
-            (--config: each server's deadline, default 15)
-  -q        summary only
-  --json    one JSON object per line
-  --log FILE  append governance records (JSONL) to FILE
-  --no-init   ping without the initialize handshake
-  --config FILE|auto  Claude Desktop, Claude Code, Cursor or VS Code config;
-              auto: the usual places on this OS (repeatable)
-  -h, --help  usage;  -V, --version  version
-"""
-
-NO_PING_VERSION = "2026-07-28"
-#: Each server's deadline under --config unless -w says otherwise, in seconds.
-CONFIG_DEADLINE = 15.0
+# What the state machine asks (app.h mcpp_cli_do) and what it is told.
+_OPEN, _LIST_TOOLS, _SEND, _WAIT, _EXIT = 1, 2, 3, 4, 5
+_OPEN_OK, _SPAWN_FAILED, _CONNECT_FAILED, _HANDSHAKE_FAILED, _TIMED_OUT, _LOG_FAILED = range(6)
+_OK, _TIMEOUT, _ERROR, _INVALID, _UNSUPPORTED, _CLOSED = range(6)
 
 
-class UsageError(Exception):
-    """Bad command line."""
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
 
 
-@dataclass
-class Options:
-    """The parsed command line."""
-
-    count: int | None = None
-    interval: float = 1.0
-    timeout: float = 5.0
-    deadline: float | None = None
-    quiet: bool = False
-    json: bool = False
-    log: str | None = None
-    init: bool = True
-    command: list[str] = field(default_factory=list)
-    url: str | None = None
-    demo: bool = False
-    configs: list[str] = field(default_factory=list)
+def _write(out: bytes, err: bytes) -> None:
+    if out:
+        sys.stdout.buffer.write(out)
+        sys.stdout.buffer.flush()
+    if err:
+        sys.stderr.buffer.write(err)
+        sys.stderr.buffer.flush()
 
 
-def _number(flag: str, text: str, integer: bool = False) -> float:
-    try:
-        v = int(text) if integer else float(text)
-    except ValueError:
-        raise UsageError(f"{flag} needs {'an integer' if integer else 'a number'}, got {text!r}") from None
-    if integer and v < 1:
-        raise UsageError(f"{flag} must be a positive integer")
-    return v
+class _Target:
+    """The connection the check runs on: stdio (the C driver) or HTTP."""
 
+    def __init__(self, o: dict[str, Any]) -> None:
+        self.o = o
+        self.peer: Any = None
 
-def _seconds(flag: str, text: str, low: float) -> float:
-    """A time option: low .. MAX_SECONDS (the engine's longest wait), never clamped."""
-    v = _number(flag, text)
-    try:
-        _check.seconds(flag, v, low=low)
-    except ValueError as e:
-        raise UsageError(str(e)) from None
-    return v
-
-
-def parse_args(argv: list[str]) -> Options | str:
-    """Parses argv; returns Options, or "help"/"version"."""
-    o = Options()
-    i = 0
-    takes = {"-c", "-i", "-W", "-w", "--log", "--config"}
-    argv = list(argv)
-    while i < len(argv):
-        a = argv[i]
-        if a == "--":
-            o.command = argv[i + 1:]
-            if not o.command:
-                raise UsageError("-- needs a COMMAND")
-            break
-        # Attached values, as the Node command takes them: -c5, -i0.2, --log=FILE.
-        if len(a) > 2 and a[:2] in ("-c", "-i", "-W", "-w"):
-            argv[i:i + 1] = [a[:2], a[2:]]
-            continue
-        if a.startswith("--log="):
-            argv[i:i + 1] = ["--log", a[6:]]
-            continue
-        if a.startswith("--config="):
-            if not a[9:]:
-                raise UsageError("--config needs a FILE or auto")
-            o.configs.append(a[9:])
-            i += 1
-            continue
-        if a in ("-h", "--help"):
-            return "help"
-        if a in ("-V", "--version"):
-            return "version"
-        if a in takes:
-            if i + 1 >= len(argv):
-                raise UsageError(f"{a} needs a value")
-            v = argv[i + 1]
-            i += 2
-            if a == "-c":
-                o.count = int(_number(a, v, integer=True))
-            elif a == "-i":
-                o.interval = _seconds(a, v, low=0)  # 0: flood
-            elif a in ("-W", "-w"):
-                t = _seconds(a, v, low=_check.MIN_SECONDS)
-                if a == "-W":
-                    o.timeout = t
-                else:
-                    o.deadline = t
-            elif a == "--config":
-                if not v:
-                    raise UsageError("--config needs a FILE or auto")
-                o.configs.append(v)
-            else:
-                if not v:
-                    raise UsageError("--log needs a value")
-                o.log = v
-            continue
-        if a == "-q":
-            o.quiet = True
-        elif a == "--json":
-            o.json = True
-        elif a == "--no-init":
-            o.init = False
-        elif a == "--demo":
-            o.demo = True
-        elif a.startswith("-"):
-            raise UsageError(f"unknown option {a}")
-        elif a.startswith(("http://", "https://")) and o.url is None:
-            o.url = a
+    async def open(self, timeout_s: float) -> tuple[int, tuple[Any, ...]]:
+        o = self.o
+        if o["log"]:
+            try:
+                open(o["log"], "a").close()
+            except OSError as e:
+                return _LOG_FAILED, (None, None, None, None, str(e))
+        timeout = o["timeout_ms"] / 1000
+        if o["target"] == "http":
+            from . import http
+            headers = dict(h.split(":", 1) for h in o["headers"])
+            headers = {k: v.strip() for k, v in headers.items()}
+            self.peer = await http.connect(o["url"], keepalive=None, initialize=False,
+                                           ping_timeout=timeout, record=o["log"],
+                                           headers=headers or None)
+            transport = "streamable-http"
         else:
-            raise UsageError(f"unexpected argument {a!r} (put a server command after --)")
-        i += 1
-    if sum(bool(x) for x in (o.command, o.url, o.demo, o.configs)) > 1:
-        raise UsageError("give one target: -- COMMAND, URL, --config, or --demo")
-    if o.configs:
-        if not o.init:
-            raise UsageError("--config runs each server's handshake: drop --no-init")
-        if o.count is None:
-            o.count = 3
-        if o.deadline is None:
-            o.deadline = CONFIG_DEADLINE
-        return o
-    if not o.command and not o.url:
-        o.demo = True
-        o.command = [sys.executable, "-m", "mcpping.demo"]
-        if o.count is None:
-            o.count = 5
-    return o
+            command = o["command"] or [sys.executable, "-m", "mcpping.demo"]
+            env = None
+            if o["env"]:
+                env = dict(os.environ)
+                env.update(e.split("=", 1) for e in o["env"])
+            try:
+                self.peer = Peer(command, keepalive=None, env=env, cwd=None, stderr="ignore",
+                                 record=o["log"], ping_timeout=timeout, request_timeout=None,
+                                 kill_grace=1.0, on_message=None, on_close=None)
+            except SpawnError as e:
+                return _SPAWN_FAILED, (None, None, None, None, str(e))
+            transport = "stdio"
+        if o["init"]:
+            try:
+                # The step's own bound (run()) decides a timeout, so both
+                # commands say the same: the handshake gets a second more.
+                await self.peer.initialize(timeout_s + 1)
+            except (HandshakeError, PeerClosed) as e:
+                if getattr(self.peer, "fatal", None) is not None:
+                    return _CONNECT_FAILED, (None, None, None, None,
+                                             _connect_reason(self.peer.fatal))
+                return _HANDSHAKE_FAILED, (None, None, None, None, str(e))
+        name = self.peer.name
+        return _OPEN_OK, (name, transport, self.peer.protocol_version,
+                          getattr(self.peer, "session_id", None), None)
+
+    async def check(self, method: str, timeout_s: float) -> tuple[int, float, Any, str | None]:
+        """One check: (kind, rtt_ms, code, message) as app.h's mcpp_cli_replied takes them."""
+        if method == "ping":
+            try:
+                return _OK, await self.peer.ping(timeout_s) * 1000, None, None
+            except PingTimeout:
+                return _TIMEOUT, 0.0, None, None
+            except PingInvalid as e:
+                return _INVALID, 0.0, None, e.message
+            except PingUnsupported as e:
+                return _UNSUPPORTED, 0.0, e.code, e.message
+            except PingError as e:
+                return _ERROR, 0.0, e.code, e.message
+            except PeerClosed as e:
+                return _CLOSED, 0.0, None, self._closed_reason(e)
+        t0 = time.monotonic()
+        try:
+            resp = await self.peer.request(method, {}, timeout=timeout_s)
+        except asyncio.TimeoutError:
+            return _TIMEOUT, 0.0, None, None
+        except PeerClosed as e:
+            return _CLOSED, 0.0, None, self._closed_reason(e)
+        rtt = (time.monotonic() - t0) * 1000
+        self.result = resp.get("result")
+        if "error" in resp:
+            err = resp["error"] if isinstance(resp["error"], dict) else {}
+            return _ERROR, 0.0, err.get("code"), str(err.get("message", ""))
+        if not isinstance(self.result, dict):
+            return _INVALID, 0.0, None, "the answer has no result object"
+        return _OK, rtt, None, None
+
+    def _closed_reason(self, e: BaseException) -> str:
+        fatal = getattr(self.peer, "fatal", None)
+        return _connect_reason(fatal) if fatal is not None else str(e)
+
+    async def tools(self, timeout_s: float) -> tuple[int, list[str], str | None]:
+        kind, _, code, message = await self.check("tools/list", timeout_s)
+        if kind != _OK:
+            return kind, [], message if code is None else f"{code} {message}"
+        tools = self.result.get("tools") if isinstance(self.result, dict) else None
+        names = [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
+        return _OK, names, None
+
+    async def close(self) -> None:
+        if self.peer is not None:
+            await self.peer.close()
+
+
+async def run(argv: list[str]) -> int:
+    """Runs the check the C state machine describes; returns the exit status."""
+    o = _native.cli_parse(argv)
+    run_ = _native.cli_run(argv, _now_ms())
+    loop = asyncio.get_running_loop()
+    stop = asyncio.Event()
+    try:
+        loop.add_signal_handler(signal.SIGINT, stop.set)
+    except (NotImplementedError, RuntimeError):
+        pass
+    target = _Target(o)
+    try:
+        while True:
+            what, method, timeout_ms, until_ms, status, out, err = _native.cli_next(run_, _now_ms())
+            _write(out, err)
+            if what == _EXIT:
+                return status
+            if what == _OPEN:
+                opening = asyncio.ensure_future(target.open(timeout_ms / 1000))
+                done = await _first(opening, stop, timeout_ms / 1000)
+                if stop.is_set() and not done:
+                    _native.cli_interrupt(run_, _now_ms())
+                elif not done:
+                    _native.cli_open_done(run_, _now_ms(), _TIMED_OUT, None, None, None, None, None)
+                else:
+                    result, info = opening.result()
+                    _native.cli_open_done(run_, _now_ms(), result, *info)
+            elif what == _LIST_TOOLS:
+                kind, names, message = await target.tools(timeout_ms / 1000)
+                _native.cli_tools(run_, _now_ms(), kind, names, message)
+            elif what == _SEND:
+                sending = asyncio.ensure_future(target.check(method, timeout_ms / 1000))
+                limit = None if not until_ms else max(0, until_ms - _now_ms()) / 1000
+                if await _first(sending, stop, limit):
+                    _native.cli_replied(run_, _now_ms(), *sending.result())
+                else:
+                    _native.cli_interrupt(run_, _now_ms())  # Ctrl-C or -w
+            elif what == _WAIT:
+                try:
+                    await asyncio.wait_for(stop.wait(), max(0, until_ms - _now_ms()) / 1000)
+                    _native.cli_interrupt(run_, _now_ms())
+                except asyncio.TimeoutError:
+                    pass
+    finally:
+        await target.close()
+
+
+async def _first(task: asyncio.Future[Any], stop: asyncio.Event, limit: float | None) -> bool:
+    """Waits for task, Ctrl-C or limit seconds; True if task finished (else it is cancelled)."""
+    stopper = asyncio.ensure_future(stop.wait())
+    done, _ = await asyncio.wait({task, stopper}, timeout=limit,
+                                 return_when=asyncio.FIRST_COMPLETED)
+    stopper.cancel()
+    if task in done:
+        return True
+    task.cancel()
+    try:
+        await task
+    except BaseException:
+        pass
+    return False
 
 
 def _fail(reason: str) -> int:
     sys.stderr.write(f"mcpping: {reason}\n")
     sys.stderr.flush()
     return 2
-
-
-async def run(o: Options) -> int:
-    """Connects, pings as asked, prints, returns the exit status."""
-    loop = asyncio.get_running_loop()
-    start = time.monotonic()
-    end = start + o.deadline if o.deadline is not None else math.inf
-    stop = asyncio.Event()
-    try:
-        loop.add_signal_handler(signal.SIGINT, stop.set)
-    except (NotImplementedError, RuntimeError):
-        pass
-    rep = Reporter(o.json, o.quiet)
-    peer: Any
-    transport = "streamable-http" if o.url else "stdio"
-    try:
-        if o.url:
-            from .http import HttpPeer
-            peer = HttpPeer(o.url, ping_timeout=o.timeout, record=o.log)
-        else:
-            peer = Peer(o.command, keepalive=None, env=None, cwd=None, stderr="ignore",
-                        record=o.log, ping_timeout=o.timeout, request_timeout=None,
-                        kill_grace=1.0, on_message=None, on_close=None)
-    except SpawnError as e:
-        msg = str(e)
-        return _fail(msg if msg.startswith("cannot start") else
-                     f"cannot start {os.path.basename(o.command[0])}: {msg}")
-    except OSError as e:
-        return _fail(f"cannot open log: {e}")
-    try:
-        if o.init:
-            try:
-                await peer.initialize(min(30.0, max(0.001, end - time.monotonic())))
-            except (HandshakeError, PeerClosed) as e:
-                if o.url and getattr(peer, "fatal", None) is not None:
-                    return _fail(f"cannot connect to {o.url}: {_connect_reason(peer.fatal)}")
-                return _fail(f"handshake failed: {e}")
-            if peer.protocol_version and peer.protocol_version >= NO_PING_VERSION:
-                return _fail(f"ping unsupported: protocol {peer.protocol_version} has no ping")
-        rep.connected(peer.name, transport, peer.protocol_version,
-                      getattr(peer, "session_id", None), int(round(o.timeout * 1000)),
-                      int(round(o.interval * 1000)))
-        return await _ping_loop(o, peer, rep, stop, end)
-    finally:
-        await peer.close()
 
 
 async def run_config(o: Options) -> int:
@@ -271,79 +254,39 @@ async def run_config(o: Options) -> int:
     return 1 if any(r.failed for r in results) else 0
 
 
-async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
-                     end: float) -> int:
-    sent = received = 0
-    first = time.monotonic()
-    seq = 0
-    while (o.count is None or seq < o.count) and not stop.is_set() and time.monotonic() < end:
-        seq += 1
-        sent += 1
-        wait = min(o.timeout, end - time.monotonic())
-        ping = asyncio.ensure_future(peer.ping(o.timeout))
-        stopper = asyncio.ensure_future(stop.wait())
-        done, _ = await asyncio.wait({ping, stopper}, timeout=max(0.0, wait) + 0.5,
-                                     return_when=asyncio.FIRST_COMPLETED)
-        stopper.cancel()
-        if ping not in done:
-            ping.cancel()  # Ctrl-C or the -w deadline cut this ping short
-            break
-        try:
-            rtt = ping.result()
-        except PingTimeout:
-            rep.timeout(seq, int(round(o.timeout * 1000)))
-        except PingInvalid as e:
-            rep.invalid(seq, e.message)
-        except PingError as e:
-            rep.ping_error(seq, e.code, e.message)
-        except PingUnsupported as e:
-            rep.unsupported(seq, e.code, e.message)
-            return _fail(f"ping unsupported: {e}")
-        except PeerClosed as e:
-            sent -= 1
-            if received == 0:
-                if o.url and getattr(peer, "fatal", None) is not None:
-                    return _fail(f"cannot connect to {o.url}: {_connect_reason(peer.fatal)}")
-                return _fail(f"connection closed: {e}")
-            break
-        else:
-            received += 1
-            rep.pong(seq, rtt * 1000)
-        if o.count is not None and seq >= o.count:
-            break
-        next_at = first + seq * o.interval
-        delay = min(next_at, end) - time.monotonic()
-        if delay > 0:
-            try:
-                await asyncio.wait_for(stop.wait(), delay)
-            except asyncio.TimeoutError:
-                pass
-    rep.summary(sent, received, (time.monotonic() - first) * 1000)
-    return 0 if sent and received == sent else 1
+def config_options(o: dict[str, Any]) -> SimpleNamespace:
+    """The hand-over to the --config runner: C's parsed options in its units."""
+    return SimpleNamespace(
+        configs=o["configs"], wrap=o["wrap"], unwrap=o["unwrap"], write=o["write"],
+        command_path=o["command_path"], count=o["count"], interval=o["interval_ms"] / 1000,
+        timeout=o["timeout_ms"] / 1000, deadline=o["deadline_ms"] / 1000,
+        connect_timeout=o["connect_timeout_ms"] / 1000, json=o["json"], quiet=o["quiet"],
+        log=o["log"])
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point of the console script; returns the exit status."""
-    args = sys.argv[1:] if argv is None else argv
+    args = sys.argv[1:] if argv is None else list(argv)
     if args[:1] == ["wrap"]:
         from .wrap import main as wrap_main
         return wrap_main(args[1:])
-    if "--wrap" in args or "--unwrap" in args:
-        from .config_wrap import main as config_wrap_main
-        return config_wrap_main(args)
-    try:
-        o = parse_args(args)
-    except UsageError as e:
-        return _fail(str(e))
-    if o == "help":
-        sys.stdout.write(USAGE)
+    o = _native.cli_parse(args)
+    if o["mode"] == "usage":
+        _write(b"", o["error_line"].encode())
+        return int(o["exit_usage"])
+    if o["mode"] == "help":
+        _write(o["usage"].encode(), b"")
         return 0
-    if o == "version":
-        sys.stdout.write(f"mcpping {_native.VERSION}\n")
+    if o["mode"] == "version":
+        _write(f"mcpping {_native.VERSION}\n".encode(), b"")
         return 0
-    assert isinstance(o, Options)
     try:
-        return asyncio.run(run_config(o) if o.configs else run(o))
+        if o["mode"] == "config":
+            if o["wrap"] or o["unwrap"]:
+                from .config_wrap import main as config_wrap_main
+                return config_wrap_main(args)
+            return asyncio.run(run_config(config_options(o)))
+        return asyncio.run(run(args))
     except KeyboardInterrupt:
         return 1
 

@@ -16,23 +16,23 @@ test('the default target is the bundled demo: 5 pings, ping(8) output, exit 0', 
   const res = await cli(['-i', '0.05']);
   assert.equal(res.status, 0, res.stderr);
   const lines = res.stdout.trimEnd().split('\n');
-  assert.match(lines[0], /^MCPPING mcpping-demo \(stdio, protocol 2025-11-25\): timeout 5\.0 s, interval 0\.1 s$/);
-  for (let i = 1; i <= 5; i++) assert.match(lines[i], new RegExp(`^pong from mcpping-demo: seq=${i} time=\\d+\\.\\d{3} ms$`));
+  assert.match(lines[0], /^MCPPING mcpping-demo \(stdio, protocol 2025-11-25\): method ping, timeout 5\.0 s, interval 0\.1 s$/);
+  for (let i = 1; i <= 5; i++) assert.match(lines[i], new RegExp(`^ping reply from mcpping-demo: seq=${i} time=\\d+\\.\\d{3} ms$`));
   assert.equal(lines[6], '');
   assert.equal(lines[7], '--- mcpping-demo mcpping statistics ---');
-  assert.match(lines[8], /^5 pings sent, 5 pongs received, 0% loss, time \d+ ms$/);
+  assert.match(lines[8], /^5 sent, 5 received, 0% loss, time \d+ ms$/);
   assert.match(lines[9], /^rtt min\/avg\/max\/mdev = \d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3} ms$/);
   assert.equal(lines.length, 10);
 });
 
-test('--json prints connected, pong events and a summary with fixed keys', async () => {
+test('--json prints connected, reply events naming the method and DESIGN.md\'s summary object', async () => {
   const res = await cli(['--json', '-c', '3', '-i', '0', ...peerArgs('echo.py')]);
   assert.equal(res.status, 0, res.stderr);
   const events = h.jsonLines(res.stdout);
-  assert.deepEqual(events[0], { event: 'connected', peer: 'echo', transport: 'stdio', protocol_version: '2025-11-25', session_id: null });
-  assert.deepEqual(events.slice(1, 4).map((e) => [e.event, e.seq]), [['pong', 1], ['pong', 2], ['pong', 3]]);
+  assert.deepEqual(events[0], { event: 'connected', peer: 'echo', transport: 'stdio', protocol_version: '2025-11-25', session_id: null, method: 'ping' });
+  assert.deepEqual(events.slice(1, 4).map((e) => [e.event, e.seq, e.method]), [['reply', 1, 'ping'], ['reply', 2, 'ping'], ['reply', 3, 'ping']]);
   const summary = events[4];
-  assert.deepEqual(Object.keys(summary), ['event', 'sent', 'received', 'loss_pct', 'time_ms', 'rtt_ms']);
+  assert.deepEqual(Object.keys(summary), ['event', 'sent', 'received', 'loss_pct', 'rtt_ms']);
   assert.deepEqual(Object.keys(summary.rtt_ms), ['min', 'avg', 'max', 'mdev', 'p50', 'p99']);
   assert.equal(summary.sent, 3);
   assert.equal(summary.received, 3);
@@ -44,51 +44,105 @@ test('--json prints connected, pong events and a summary with fixed keys', async
 test('-q prints only the header and the summary', async () => {
   const res = await cli(['-q', '-c', '2', '-i', '0', ...peerArgs('echo.py')]);
   assert.equal(res.status, 0);
-  assert.doesNotMatch(res.stdout, /pong from/);
+  assert.doesNotMatch(res.stdout, /reply from/);
   assert.match(res.stdout, /^MCPPING echo /);
-  assert.match(res.stdout, /2 pings sent, 2 pongs received, 0% loss/);
+  assert.match(res.stdout, /2 sent, 2 received, 0% loss/);
 });
 
 test('unanswered pings: timeout lines, 100% loss, no rtt line, exit 1', async () => {
   const res = await cli(['-c', '2', '-i', '0', '-W', '0.2', ...peerArgs('drop_pings.py')]);
   assert.equal(res.status, 1);
-  assert.match(res.stdout, /timeout from drop_pings: seq=1 no answer after 200 ms/);
-  assert.match(res.stdout, /2 pings sent, 0 pongs received, 100% loss/);
+  assert.match(res.stdout, /ping timeout from drop_pings: seq=1 no answer after 200 ms/);
+  assert.match(res.stdout, /2 sent, 0 received, 100% loss/);
+  assert.equal(res.stderr, 'mcpping: 2 of 2 replies missing\n');
   assert.doesNotMatch(res.stdout, /rtt min/);
 });
 
 test('error and invalid pongs are reported and exit 1', async () => {
   const err = await cli(['--json', '-c', '1', '--', process.execPath, path.join(h.FIXTURES, 'bad_pong_server.js'), '--mode', 'error']);
   assert.equal(err.status, 1);
-  assert.deepEqual(h.jsonLines(err.stdout)[1], { event: 'ping_error', seq: 1, code: -32603, message: 'Internal error' });
+  assert.deepEqual(h.jsonLines(err.stdout)[1], { event: 'error', seq: 1, method: 'ping', code: -32603, message: 'Internal error' });
   const inv = await cli(['-c', '1', '--', process.execPath, path.join(h.FIXTURES, 'bad_pong_server.js'), '--mode', 'invalid']);
   assert.equal(inv.status, 1);
-  assert.match(inv.stdout, /invalid pong from bad-pong-invalid: seq=1 /);
+  assert.match(inv.stdout, /ping invalid reply from bad-pong-invalid: seq=1 /);
 });
 
-test('ping unsupported exits 2 with a one-line reason', async () => {
-  const res = await cli(['--json', '-c', '3', ...peerArgs('unsupported.py')]);
-  assert.equal(res.status, 2);
+test('a server refusing ping is alive by tools/list under auto (0); --method ping exits 4', async () => {
+  const auto = await cli(['-c', '2', '-i', '0', ...peerArgs('unsupported.py')]);
+  assert.equal(auto.status, 0, auto.stderr);
+  const lines = auto.stdout.split('\n');
+  assert.equal(lines[1], 'ping refused from unsupported: seq=1 code=-32601 Method not found');
+  assert.match(lines[2], /^tools\/list reply from unsupported: seq=1 time=\d+\.\d{3} ms$/);
+  const res = await cli(['--json', '--method', 'ping', '-c', '3', ...peerArgs('unsupported.py')]);
+  assert.equal(res.status, 4);
   assert.equal(res.stderr, 'mcpping: ping unsupported: code=-32601 Method not found\n');
-  const events = h.jsonLines(res.stdout);
-  assert.deepEqual(events.at(-1), { event: 'unsupported', seq: 1, code: -32601, message: 'Method not found' });
+  assert.deepEqual(h.jsonLines(res.stdout).at(-1), { event: 'unsupported', seq: 1, method: 'ping', code: -32601, message: 'Method not found' });
 });
 
-test('spawn failure, handshake failure and bad usage exit 2 with one line on stderr', async () => {
+test('a stdio 2026-07-28 server is alive by server/discover and never pinged (0)', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-modern-'));
+  const log = path.join(dir, 'r.jsonl');
+  const res = await cli(['-c', '2', '-i', '0', '--log', log, ...peerArgs('modern.py')]);
+  assert.equal(res.status, 0, res.stderr);
+  assert.equal(res.stdout.split('\n')[0], 'MCPPING modern (stdio, protocol 2026-07-28): method server/discover, timeout 5.0 s, interval 0.0 s');
+  assert.match(res.stdout, /^server\/discover reply from modern: seq=2 /m);
+  const recs = fs.readFileSync(log, 'utf8').trim().split('\n').map((l) => JSON.parse(l));
+  // The engine notes once that the version has no ping; no ping has an id.
+  assert.deepEqual(recs.filter((r) => r.event.startsWith('ping')).map((r) => r.ping_id), [null]);
+  fs.rmSync(dir, { recursive: true });
+});
+
+test('a frozen server exits 1 with one reason line', async () => {
+  const res = await cli(['-c', '1', '-W', '0.3', ...peerArgs('freeze.py', ['--after', '2'])]);
+  assert.equal(res.status, 1, res.stderr);
+  assert.equal(res.stderr, 'mcpping: 1 of 1 replies missing\n');
+});
+
+test('--expect-tool: present exits 0, missing exits 4', async () => {
+  const ok = await cli(['-c', '1', '--expect-tool', 'echo', '--expect-tool', 'add']);
+  assert.equal(ok.status, 0, ok.stderr);
+  const missing = await cli(['-c', '1', '--expect-tool', 'echo', '--expect-tool', 'nope']);
+  assert.equal(missing.status, 4);
+  assert.equal(missing.stderr, "mcpping: mcpping-demo does not list the tool 'nope' (--expect-tool)\n");
+});
+
+test('--env reaches the server', async () => {
+  const script = 'test "$MCPPING_TEST_ENV" = yes && exec "$0" "$1"';
+  const echo = ['python3', path.join(h.PEERS, 'echo.py')];
+  assert.equal((await cli(['-c', '1', '--', 'sh', '-c', script, ...echo])).status, 3);
+  const res = await cli(['-c', '1', '--env', 'MCPPING_TEST_ENV=yes', '--', 'sh', '-c', script, ...echo]);
+  assert.equal(res.status, 0, res.stderr);
+});
+
+test('--connect-timeout 1 bounds a handshake that never ends (exit 3)', async () => {
+  const { spawn } = require('node:child_process');
+  const srv = spawn('python3', [path.join(h.PEERS, 'http_fault.py'), '--mode', 'silent'], { stdio: ['ignore', 'pipe', 'ignore'] });
+  try {
+    const url = await h.within(new Promise((resolve) => srv.stdout.once('data', (d) => resolve(String(d).trim()))), 10000, 'url');
+    // The bound is the work: a 30 s handshake wait would hit this timeout.
+    const res = await h.run(process.execPath, [h.CLI, '--connect-timeout', '1', '-c', '1', url], { timeoutMs: 15000 });
+    assert.equal(res.status, 3);
+    assert.equal(res.stderr, 'mcpping: no connection and handshake within 1.0 s (--connect-timeout)\n');
+  } finally {
+    srv.kill();
+  }
+});
+
+test('spawn failure and handshake failure exit 3, bad usage 2, with one line on stderr', async () => {
   const spawnFail = await cli(['--', 'mcpping-no-such-program']);
-  assert.equal(spawnFail.status, 2);
-  assert.match(spawnFail.stderr, /^mcpping: cannot start mcpping-no-such-program: .+\n$/);
+  assert.equal(spawnFail.status, 3);
+  assert.equal(spawnFail.stderr, 'mcpping: cannot start mcpping-no-such-program: no such file or directory (ENOENT)\n');
   assert.equal(spawnFail.stdout, '');
   const dies = await cli(peerArgs('dies.py', ['--after', '0']));
-  assert.equal(dies.status, 2);
+  assert.equal(dies.status, 3);
   assert.match(dies.stderr, /^mcpping: handshake failed: .+\n$/);
-  for (const bad of [['-c', 'x'], ['--bogus'], ['-W', '0'], ['--'], ['not-a-url']]) {
+  for (const bad of [['-c', 'x'], ['--bogus'], ['-W', '0'], ['--'], ['not-a-url'], ['--method', 'pong'], ['-H', 'x', 'http://h/'], ['--env', 'X', '--', 'x']]) {
     const res = await cli(bad);
     assert.equal(res.status, 2, bad.join(' '));
     assert.match(res.stderr, /^mcpping: .+\n$/);
   }
   // Times past what a timer can wait are refused, never wrapped to ~1 ms.
-  for (const flag of ['-W', '-i', '-w']) {
+  for (const flag of ['-W', '-i', '-w', '--connect-timeout']) {
     const res = await cli([flag, '100000000', '-c', '1']);
     assert.equal(res.status, 2, flag);
     const low = flag === '-i' ? '0' : '0\\.001';
@@ -102,7 +156,7 @@ test('--no-init pings before any handshake', async () => {
   const events = h.jsonLines(res.stdout);
   assert.equal(events[0].protocol_version, null);
   assert.equal(events[0].peer, 'python3');
-  assert.equal(events[1].event, 'pong');
+  assert.equal(events[1].event, 'reply');
 });
 
 test('-w stops a run at the deadline with a summary', async () => {
@@ -134,7 +188,7 @@ test('--log appends governance records without arguments or payloads', async () 
   assert.equal(records.at(-1).event, 'closed');
 });
 
-test('Streamable HTTP: pings server-everything by URL, exit 0; refused connection exits 2', async () => {
+test('Streamable HTTP: pings server-everything by URL, exit 0; refused connection exits 3', async () => {
   const server = await h.startEverythingHttp();
   try {
     const res = await cli(['--json', '-c', '3', '-i', '0', server.url]);
@@ -149,7 +203,7 @@ test('Streamable HTTP: pings server-everything by URL, exit 0; refused connectio
   }
   const url = `http://127.0.0.1:${await h.freePort()}/mcp`;
   const refused = await cli(['-c', '1', url]);
-  assert.equal(refused.status, 2);
+  assert.equal(refused.status, 3);
   assert.equal(refused.stderr, `mcpping: cannot connect to ${url}: ECONNREFUSED\n`);
   assert.equal(refused.stdout, '');
 });
@@ -196,21 +250,21 @@ test('Ctrl-C (SIGINT) stops pinging, prints the summary and exits by the answers
   const twoPongs = new Promise((resolve) => {
     child.stdout.on('data', (d) => {
       out += d;
-      if ((out.match(/^pong from/gm) || []).length >= 2) resolve();
+      if ((out.match(/^ping reply from/gm) || []).length >= 2) resolve();
     });
   });
   await h.within(twoPongs, 10000, 'two pongs');
   const exited = h.within(new Promise((resolve) => child.on('close', (code) => resolve(code))), 10000, 'exit after SIGINT');
   child.kill('SIGINT');
   const status = await exited;
-  const m = /--- echo mcpping statistics ---\n(\d+) pings sent, (\d+) pongs received, \d+(\.\d)?% loss, time \d+ ms\nrtt min/.exec(out);
+  const m = /--- echo mcpping statistics ---\n(\d+) sent, (\d+) received, \d+(\.\d)?% loss, time \d+ ms\nrtt min/.exec(out);
   assert.ok(m, out);
   assert.ok(Number(m[2]) >= 2);
-  // A ping cut short by Ctrl-C counts as unanswered, as in ping(8).
+  // A check cut short by Ctrl-C is neither sent nor lost.
   assert.equal(status, m[1] === m[2] ? 0 : 1);
 });
 
-test('Streamable HTTP: a 404 answer to ping means unsupported (exit 2); session headers are sent', async () => {
+test('Streamable HTTP: a 404 answer to ping means unsupported (exit 4 with --method ping); session and -H headers are sent', async () => {
   const http = require('node:http');
   const seen = [];
   const server = http.createServer((req, res) => {
@@ -222,7 +276,7 @@ test('Streamable HTTP: a 404 answer to ping means unsupported (exit 2); session 
         return;
       }
       const msg = JSON.parse(body);
-      seen.push({ method: msg.method, session: req.headers['mcp-session-id'] || null, version: req.headers['mcp-protocol-version'] || null, accept: req.headers.accept });
+      seen.push({ method: msg.method, test: req.headers['x-test'] || null, session: req.headers['mcp-session-id'] || null, version: req.headers['mcp-protocol-version'] || null, accept: req.headers.accept });
       if (msg.method === 'initialize') {
         res.writeHead(200, { 'content-type': 'application/json', 'mcp-session-id': 'sess-42' });
         res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, result: { protocolVersion: '2025-11-25', capabilities: {}, serverInfo: { name: 'http-404', version: '1' } } }));
@@ -237,14 +291,15 @@ test('Streamable HTTP: a 404 answer to ping means unsupported (exit 2); session 
   await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
   try {
     const url = `http://127.0.0.1:${server.address().port}/mcp`;
-    const res = await cli(['--json', '-c', '3', url]);
-    assert.equal(res.status, 2, res.stderr);
+    const res = await cli(['--json', '--method', 'ping', '-H', 'X-Test: yes', '-c', '3', url]);
+    assert.equal(res.status, 4, res.stderr);
     assert.equal(res.stderr, 'mcpping: ping unsupported: code=-32601 Method not found\n');
     const events = h.jsonLines(res.stdout);
-    assert.deepEqual(events[0], { event: 'connected', peer: 'http-404', transport: 'streamable-http', protocol_version: '2025-11-25', session_id: 'sess-42' });
+    assert.deepEqual(events[0], { event: 'connected', peer: 'http-404', transport: 'streamable-http', protocol_version: '2025-11-25', session_id: 'sess-42', method: 'ping' });
     assert.equal(events.at(-1).event, 'unsupported');
     assert.deepEqual(seen.map((s) => s.method), ['initialize', 'notifications/initialized', 'ping']);
     assert.equal(seen[0].session, null);
+    assert.ok(seen.every((x) => x.test === 'yes'));
     assert.deepEqual(seen.slice(1).map((s) => [s.session, s.version]), [['sess-42', '2025-11-25'], ['sess-42', '2025-11-25']]);
     assert.ok(seen.every((s) => s.accept === 'application/json, text/event-stream'));
   } finally {
@@ -252,58 +307,32 @@ test('Streamable HTTP: a 404 answer to ping means unsupported (exit 2); session 
   }
 });
 
-// The summary's statistics, unit level: the Reporter keeps them in a bounded
-// RttStats, not an array of every RTT (docs/cli.md).
-const { Reporter } = require('../../node/cli_report');
-const { RttStats } = require('../../node/rtt_stats');
 
-/** Feeds RTTs (ms) to a quiet --json Reporter; returns it and its summary object. */
-function reportSummary(rtts, sent = rtts.length) {
-  let text = '';
-  const report = new Reporter({ json: true, quiet: true, out: { write: (s) => { text += s; } } });
-  rtts.forEach((rtt, i) => report.pong(i + 1, rtt));
-  report.summary({ sent, received: rtts.length, timeMs: 1000 });
-  const lines = text.trimEnd().split('\n');
-  assert.equal(lines.length, 1); // -q: the pongs printed nothing
-  return { report, summary: JSON.parse(lines[0]) };
-}
-
-test('the report keeps a bounded RttStats: p50/p99 over the last 10,000 pongs, the rest over the run', () => {
-  const rtts = Array.from({ length: 20000 }, (_, i) => i + 1); // 1 .. 20000 ms
-  const { report, summary } = reportSummary(rtts);
-  assert.ok(report.stats instanceof RttStats);
-  assert.equal(report.stats.recent().length, 10000); // only the window is kept
-  assert.ok(!Object.values(report).some((v) => Array.isArray(v) && v.length > 10000));
-  const r = summary.rtt_ms;
-  // p50/p99 over the last 10,000 (10001..20000); the whole run would give 10000/19800.
-  assert.equal(r.p50, 15000);
-  assert.equal(r.p99, 19900);
-  // min/avg/max/mdev over the whole run; the window alone would give min 10001.
-  assert.equal(r.min, 1);
-  assert.equal(r.max, 20000);
-  assert.equal(r.avg, 10000.5);
-  assert.equal(r.mdev, Math.round(Math.sqrt((20000 ** 2 - 1) / 12) * 1000) / 1000);
-  assert.deepEqual([summary.sent, summary.received], [20000, 20000]);
-});
-
-test('the report\'s mdev is the population standard deviation', () => {
-  const { summary } = reportSummary([1, 3]);
-  assert.equal(summary.rtt_ms.mdev, 1); // the sample deviation would be 1.414
-  assert.equal(summary.rtt_ms.avg, 2);
-});
-
-test('the report\'s loss is unanswered of sent, from the counts', () => {
-  // 3 pongs of 4 sent, one still unanswered at the end: RttStats.lossPct would say 0.
-  const { report, summary } = reportSummary([1, 2, 3], 4);
-  assert.equal(report.stats.lossPct, 0);
-  assert.equal(summary.loss_pct, 25);
-});
-
-test('the report without pongs has null figures and no rtt line', () => {
-  let text = '';
-  const report = new Reporter({ json: false, quiet: false, out: { write: (s) => { text += s; } } });
-  report.summary({ sent: 2, received: 0, timeMs: 10 });
-  assert.equal(text.trimEnd().split('\n').at(-1), '2 pings sent, 0 pongs received, 100% loss, time 10 ms');
-  const { summary } = reportSummary([], 2);
-  assert.deepEqual(summary.rtt_ms, { min: null, avg: null, max: null, mdev: null, p50: null, p99: null });
+test('Streamable HTTP on 2026-07-28 only: alive by server/discover, never pinged', { todo: 'passes once wt/proto\'s server/discover fallback in the HTTP session is merged: drop this todo then' }, async () => {
+  const http = require('node:http');
+  const methods = [];
+  const server = http.createServer((req, res) => {
+    let body = '';
+    req.on('data', (d) => (body += d));
+    req.on('end', () => {
+      if (req.method !== 'POST') return res.writeHead(405).end();
+      const msg = JSON.parse(body);
+      methods.push(msg.method);
+      if (msg.id === undefined) return res.writeHead(202).end();
+      const answer = msg.method === 'server/discover'
+        ? { result: { supportedVersions: ['2026-07-28'], capabilities: {}, _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'modern-http', version: '0' } } } }
+        : { error: { code: -32601, message: 'Method not found' } };
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: msg.id, ...answer }));
+    });
+  });
+  await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve));
+  try {
+    const res = await cli(['-c', '2', '-i', '0', `http://127.0.0.1:${server.address().port}/mcp`]);
+    assert.equal(res.status, 0, res.stderr);
+    assert.match(res.stdout.split('\n')[0], /method server\/discover/);
+    assert.ok(!methods.includes('ping'), methods.join(' '));
+  } finally {
+    await new Promise((resolve) => server.close(resolve));
+  }
 });

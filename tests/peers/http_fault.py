@@ -14,6 +14,8 @@ Flags:
                       proves the server's loop ran)
   --mode freeze       after the handshake nothing is answered (every POST
                       hangs): a frozen server
+  --mode silent       nothing is ever answered, initialize included: a server
+                      frozen before its handshake
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -24,7 +26,7 @@ import sys
 import threading
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze"], required=True)
+ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent"], required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -57,6 +59,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         sid = self.headers.get("Mcp-Session-Id")
         method, mid = msg.get("method"), msg.get("id")
+        if args.mode == "silent":
+            threading.Event().wait()  # hangs this request's thread for good
         if method == "initialize":
             with lock:
                 state["sessions"] += 1

@@ -1,0 +1,316 @@
+/* The mcpping command line: every mode, option and usage error sentence,
+ * once (docs/cli.md). Both commands call this; neither parses argv. */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "app/cli_text.h"
+#include "mcpping.h"
+
+/* Each server's deadline under --config unless -w says otherwise. */
+#define CONFIG_DEADLINE_MS 15000u
+#define CONFIG_COUNT 3u
+#define DEMO_COUNT 5u
+/* --connect-timeout's default: a handshake that takes longer is a failure
+ * a probe should report, not wait out (issue 24 item 4). */
+#define CONNECT_TIMEOUT_MS 10000u
+#define WRAP_USAGE "usage: mcpping --config FILE --wrap|--unwrap [--write]"
+
+static const char USAGE[] =
+    "usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and check it\n"
+    "       mcpping [options] URL                   check a Streamable HTTP server\n"
+    "       mcpping [options] [--demo]              check the bundled demo server (the default)\n"
+    "       mcpping [options] --config FILE|auto    check every server of a client config\n"
+    "       mcpping wrap [options] -- COMMAND [ARG...]  proxy a stdio server for an MCP client\n"
+    "                                               (mcpping wrap --help)\n"
+    "       mcpping --config FILE --wrap [--write] [--command PATH] | --unwrap [--write]\n"
+    "                                               put every stdio server of a config\n"
+    "                                               behind mcpping wrap, or take it away\n"
+    "  -c N      count (demo default 5, --config 3; otherwise until Ctrl-C)\n"
+    "  -i SEC    interval between checks (default 1; 0 = flood)\n"
+    "  -W SEC    per-reply timeout (default 5)\n"
+    "  -w SEC    overall deadline: stop after SEC seconds whatever the count\n"
+    "            (--config: each server's deadline, default 15)\n"
+    "  --connect-timeout SEC  spawn + connect + handshake (default 10)\n"
+    "  --method auto|ping|discover|tools/list  the check (auto: ping where the\n"
+    "            protocol has it, server/discover on 2026-07-28, tools/list for a\n"
+    "            server that refuses ping)\n"
+    "  -H, --header NAME:VALUE  an HTTP request header (repeatable)\n"
+    "  --env NAME=VALUE  an environment variable for the server (repeatable)\n"
+    "  --expect-tool NAME  exit 4 unless the server lists this tool (repeatable)\n"
+    "  -q        summary only\n"
+    "  --json    one JSON object per line\n"
+    "  --log FILE  append governance records (JSONL) to FILE\n"
+    "  --no-init   check without the handshake\n"
+    "  --config FILE|auto  Claude Desktop, Claude Code, Cursor or VS Code config;\n"
+    "              auto: the usual places on this OS (repeatable)\n"
+    "  -h, --help  usage;  -V, --version  version\n"
+    "exit status: 0 alive; 1 replies missing; 2 bad usage; 3 could not start,\n"
+    "  connect or finish the handshake; 4 alive but refusing the check asked for\n";
+
+const char *mcpp_cli_usage(void) { return USAGE; }
+
+size_t mcpp_cli_error_line(char *buf, size_t cap, const char *why) {
+  int n = snprintf(buf, cap, "mcpping: %s\n", why);
+  return n < 0 ? 0 : (size_t)n;
+}
+
+static int bad(mcpp_cli_options *o, const char *fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vsnprintf(o->error, sizeof o->error, fmt, ap);
+  va_end(ap);
+  o->mode = MCPP_CLI_BAD_USAGE;
+  return 0;
+}
+
+static int push(const char ***arr, size_t *n, const char *s) {
+  const char **grown = realloc((void *)*arr, (*n + 1) * sizeof **arr);
+  if (!grown) return MCPP_ERR_NOMEM;
+  grown[(*n)++] = s;
+  *arr = grown;
+  return 0;
+}
+
+/* What Python's int() and float() read, and nothing else: decimal only
+ * (no 0x10), with inf/infinity/nan; so the sentences name what was typed. */
+static int is_integer(const char *s) {
+  const char *p = s;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '+' || *p == '-') p++;
+  if (*p < '0' || *p > '9') return 0;
+  while (*p >= '0' && *p <= '9') p++;
+  while (*p == ' ' || *p == '\t') p++;
+  return *p == 0;
+}
+
+static int is_number(const char *s) {
+  const char *p = s;
+  while (*p == ' ' || *p == '\t') p++;
+  if (*p == '+' || *p == '-') p++;
+  if (!strcasecmp(p, "inf") || !strcasecmp(p, "infinity") ||
+      !strcasecmp(p, "nan"))
+    return 1;
+  int digits = 0;
+  while (*p >= '0' && *p <= '9') p++, digits++;
+  if (*p == '.') {
+    p++;
+    while (*p >= '0' && *p <= '9') p++, digits++;
+  }
+  if (!digits) return 0;
+  if (*p == 'e' || *p == 'E') {
+    p++;
+    if (*p == '+' || *p == '-') p++;
+    if (*p < '0' || *p > '9') return 0;
+    while (*p >= '0' && *p <= '9') p++;
+  }
+  while (*p == ' ' || *p == '\t') p++;
+  return *p == 0;
+}
+
+static int count_value(mcpp_cli_options *o, const char *flag, const char *v,
+                       uint64_t *out) {
+  if (!is_integer(v))
+    return bad(o, "%s needs an integer, got '%s'", flag, v), -1;
+  errno = 0;
+  long long n = strtoll(v, NULL, 10);
+  if (n < 1 || errno == ERANGE)
+    return bad(o, "%s must be a positive integer", flag), -1;
+  *out = (uint64_t)n;
+  return 0;
+}
+
+/* A time in seconds, low .. MCPP_MAX_MS ms, never clamped; whole ms. */
+static int seconds_value(mcpp_cli_options *o, const char *flag,
+                         const char *v, double low, uint32_t *out) {
+  if (!is_number(v)) return bad(o, "%s needs a number, got '%s'", flag, v), -1;
+  double d = strtod(v, NULL);
+  if (!(d >= low && d <= MCPP_MAX_MS / 1000.0)) {
+    char shown[40], lo[40];
+    mcpp__cli_repr(shown, sizeof shown, d);
+    snprintf(lo, sizeof lo, "%g", low);
+    return bad(o, "%s must be between %s and 2147483.647 seconds, not %s",
+               flag, lo, shown),
+           -1;
+  }
+  double ms = nearbyint(d * 1000.0);
+  *out = d == 0 ? 0 : ms < 1 ? 1 : (uint32_t)ms;
+  return 0;
+}
+
+/* NAME:VALUE with a token name (RFC 9110), no CR/LF/NUL in the value. */
+static int header_ok(const char *h) {
+  const char *colon = strchr(h, ':');
+  if (!colon || colon == h) return 0;
+  for (const char *p = h; p < colon; p++)
+    if (*p <= ' ' || *p >= 127 || strchr("\"(),/:;<=>?@[\\]{}", *p)) return 0;
+  return strpbrk(colon, "\r\n") == NULL;
+}
+
+static const char *const TAKES[] = {
+    "-c", "-i", "-W", "-w", "--log", "--config", "--connect-timeout",
+    "--method", "-H", "--header", "--env", "--expect-tool", "--command", NULL};
+
+static int takes_value(const char *flag) {
+  for (const char *const *t = TAKES; *t; t++)
+    if (!strcmp(*t, flag)) return 1;
+  return 0;
+}
+
+int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
+  memset(o, 0, sizeof *o);
+  o->mode = MCPP_CLI_CHECK;
+  o->interval_ms = 1000;
+  o->timeout_ms = 5000;
+  o->connect_timeout_ms = CONNECT_TIMEOUT_MS;
+  o->init = 1;
+  int demo = 0, have_count = 0, have_deadline = 0, rc = 0;
+  const char *not_wrap = NULL; /* the first argument --wrap/--unwrap refuse */
+  for (int i = 0; i < argc && o->mode == MCPP_CLI_CHECK; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      o->command = argv + i + 1;
+      o->ncommand = (size_t)(argc - i - 1);
+      if (!o->ncommand) return bad(o, "-- needs a COMMAND");
+      break;
+    }
+    char flag[24];
+    const char *attached = NULL;
+    const char *eq = strchr(a, '=');
+    if (a[0] == '-' && strchr("ciWwH", a[1]) && a[1] && a[2]) {
+      /* Attached values, as ping(8) takes them: -c5, -i0.2. */
+      snprintf(flag, sizeof flag, "-%c", a[1]);
+      attached = a + 2;
+    } else if (!strncmp(a, "--", 2) && eq && (size_t)(eq - a) < sizeof flag) {
+      snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
+      attached = eq + 1;
+      if (!takes_value(flag)) return bad(o, "unknown option %s", a);
+    } else {
+      snprintf(flag, sizeof flag, "%s", a);
+    }
+    if (!strcmp(flag, "-h") || !strcmp(flag, "--help")) {
+      o->mode = MCPP_CLI_HELP;
+      return 0;
+    }
+    if (!strcmp(flag, "-V") || !strcmp(flag, "--version")) {
+      o->mode = MCPP_CLI_VERSION;
+      return 0;
+    }
+    if (!not_wrap && strcmp(flag, "--config") && strcmp(flag, "--command") &&
+        strcmp(a, "--wrap") && strcmp(a, "--unwrap") && strcmp(a, "--write"))
+      not_wrap = a;
+    if (takes_value(flag)) {
+      const char *v = attached;
+      if (!v) {
+        if (i + 1 >= argc) return bad(o, "%s needs a value", flag);
+        v = argv[++i];
+      }
+      if (!strcmp(flag, "-c")) {
+        if (count_value(o, flag, v, &o->count)) return 0;
+        have_count = 1;
+      } else if (!strcmp(flag, "-i")) {
+        if (seconds_value(o, flag, v, 0, &o->interval_ms)) return 0;
+      } else if (!strcmp(flag, "-W")) {
+        if (seconds_value(o, flag, v, 0.001, &o->timeout_ms)) return 0;
+      } else if (!strcmp(flag, "-w")) {
+        if (seconds_value(o, flag, v, 0.001, &o->deadline_ms)) return 0;
+        have_deadline = 1;
+      } else if (!strcmp(flag, "--connect-timeout")) {
+        if (seconds_value(o, flag, v, 0.001, &o->connect_timeout_ms)) return 0;
+      } else if (!strcmp(flag, "--method")) {
+        if (!strcmp(v, "auto")) o->method = MCPP_METHOD_AUTO;
+        else if (!strcmp(v, "ping")) o->method = MCPP_METHOD_PING;
+        else if (!strcmp(v, "discover")) o->method = MCPP_METHOD_DISCOVER;
+        else if (!strcmp(v, "tools/list")) o->method = MCPP_METHOD_TOOLS_LIST;
+        else
+          return bad(o, "--method must be auto, ping, discover or tools/list, not '%s'", v);
+      } else if (!strcmp(flag, "--log")) {
+        if (!*v) return bad(o, "--log needs a value");
+        o->log = v;
+      } else if (!strcmp(flag, "--command")) {
+        if (!*v) return bad(o, "--command needs a PATH");
+        o->command_path = v;
+      } else if (!strcmp(flag, "--config")) {
+        if (!*v) return bad(o, "--config needs a FILE or auto");
+        rc = push(&o->configs, &o->nconfigs, v);
+      } else if (!strcmp(flag, "-H") || !strcmp(flag, "--header")) {
+        if (!header_ok(v))
+          return bad(o, "%s needs NAME:VALUE (a header name, a colon, a value), got '%s'", flag, v);
+        rc = push(&o->headers, &o->nheaders, v);
+      } else if (!strcmp(flag, "--env")) {
+        const char *e = strchr(v, '=');
+        if (!e || e == v)
+          return bad(o, "--env needs NAME=VALUE, got '%s'", v);
+        rc = push(&o->env, &o->nenv, v);
+      } else {
+        if (!*v) return bad(o, "--expect-tool needs a tool name");
+        rc = push(&o->expect_tools, &o->nexpect_tools, v);
+      }
+      if (rc) return rc;
+      continue;
+    }
+    if (!strcmp(a, "-q")) o->quiet = 1;
+    else if (!strcmp(a, "--json")) o->json = 1;
+    else if (!strcmp(a, "--no-init")) o->init = 0;
+    else if (!strcmp(a, "--demo")) demo = 1;
+    else if (!strcmp(a, "--wrap")) o->wrap = 1;
+    else if (!strcmp(a, "--unwrap")) o->unwrap = 1;
+    else if (!strcmp(a, "--write")) o->write = 1;
+    else if (a[0] == '-') return bad(o, "unknown option %s", a);
+    else if ((!strncmp(a, "http://", 7) || !strncmp(a, "https://", 8)) && !o->url) {
+      const char *host = a + (a[4] == 's' ? 8 : 7);
+      if (!*host || strchr("/?#:", *host))
+        return bad(o, "the URL '%s' has no host", a);
+      o->url = a;
+    }
+    else
+      return bad(o, "unexpected argument '%s' (put a server command after --)", a);
+  }
+  if (o->mode != MCPP_CLI_CHECK) return 0;
+  if ((o->ncommand > 0) + (o->url != NULL) + demo + (o->nconfigs > 0) > 1)
+    return bad(o, "give one target: -- COMMAND, URL, --config, or --demo");
+  if (o->wrap || o->unwrap) {
+    /* A config rewrite takes one file and nothing of the check's. */
+    if (not_wrap)
+      return bad(o, "%s does not go with --wrap/--unwrap (%s)", not_wrap, WRAP_USAGE);
+    if (o->wrap && o->unwrap)
+      return bad(o, "give one of --wrap and --unwrap (%s)", WRAP_USAGE);
+    if (o->nconfigs != 1 || !strcmp(o->configs[0], "auto"))
+      return bad(o, "--wrap and --unwrap edit one --config FILE (%s)", WRAP_USAGE);
+    if (o->command_path && !o->wrap) return bad(o, "--command PATH goes with --wrap");
+    o->mode = MCPP_CLI_CONFIG;
+    return 0;
+  }
+  if (o->write) return bad(o, "--write needs --wrap or --unwrap");
+  if (o->command_path) return bad(o, "--command PATH goes with --wrap");
+  if (o->nconfigs) {
+    if (!o->init) return bad(o, "--config runs each server's handshake: drop --no-init");
+    if (o->nheaders || o->nenv || o->nexpect_tools || o->method)
+      return bad(o, "-H, --env, --expect-tool and --method check one server, not --config");
+    o->mode = MCPP_CLI_CONFIG;
+    if (!have_count) o->count = CONFIG_COUNT;
+    if (!have_deadline) o->deadline_ms = CONFIG_DEADLINE_MS;
+    return 0;
+  }
+  if (o->url) o->target = MCPP_CLI_HTTP;
+  else if (o->ncommand) o->target = MCPP_CLI_STDIO;
+  else o->target = MCPP_CLI_DEMO;
+  if (o->nheaders && o->target != MCPP_CLI_HTTP)
+    return bad(o, "-H is for a URL; a stdio server takes --env");
+  if (o->nenv && o->target == MCPP_CLI_HTTP)
+    return bad(o, "--env is for a server mcpping starts; a URL takes -H");
+  if (o->target == MCPP_CLI_DEMO && !have_count) o->count = DEMO_COUNT;
+  return 0;
+}
+
+void mcpp_cli_options_free(mcpp_cli_options *o) {
+  free((void *)o->configs);
+  free((void *)o->headers);
+  free((void *)o->env);
+  free((void *)o->expect_tools);
+  o->configs = o->headers = o->env = o->expect_tools = NULL;
+  o->nconfigs = o->nheaders = o->nenv = o->nexpect_tools = 0;
+}
