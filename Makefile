@@ -4,7 +4,7 @@
 
 CC ?= cc
 SOURCES := $(shell cat csrc/sources.txt)
-HEADERS := $(wildcard csrc/include/*.h csrc/src/*.h)
+HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*.h)
 PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
 PKG_LIBS += -lm
@@ -41,7 +41,7 @@ build/libmcpping.a: $(SOURCES) $(HEADERS) csrc/sources.txt
 	for s in $(SOURCES); do \
 	  $(CC) $(BASE_CFLAGS) $(CFLAGS) -fPIC -c $$s -o build/obj/$$(basename $$s .c).o || exit 1; \
 	done
-	ar rcs $@ $(patsubst csrc/src/%.c,build/obj/%.o,$(SOURCES))
+	ar rcs $@ $(patsubst %.c,build/obj/%.o,$(notdir $(SOURCES)))
 
 # The tests' own copy of the library, with the hooks of csrc/src/test_hooks.h
 # (their variables are in tests/c/test_hooks.c); libmcpping.a has none.
@@ -52,7 +52,7 @@ build/libmcpping-test.a: $(SOURCES) $(HEADERS) csrc/sources.txt
 	for s in $(SOURCES); do \
 	  $(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_HOOKS) -c $$s -o build/obj-test/$$(basename $$s .c).o || exit 1; \
 	done
-	ar rcs $@ $(patsubst csrc/src/%.c,build/obj-test/%.o,$(SOURCES))
+	ar rcs $@ $(patsubst %.c,build/obj-test/%.o,$(notdir $(SOURCES)))
 
 build/test-c: $(TEST_SOURCES) tests/c/task.h build/libmcpping-test.a
 	$(CC) $(BASE_CFLAGS) $(CFLAGS) $(TEST_HOOKS) -Itests/c $(TEST_SOURCES) build/libmcpping-test.a $(PKG_LIBS) -lpthread -o $@
@@ -150,6 +150,8 @@ install: $(SHARED) build/libmcpping.a
 	  'Libs: -L$${libdir} -lmcpping' 'Libs.private: -lpthread -lm' 'Cflags: -I$${includedir}' \
 	  >$(DESTDIR)$(LIBDIR)/pkgconfig/mcpping.pc
 	install -m 644 csrc/include/mcpping.h $(DESTDIR)$(INCLUDEDIR)/
+	install -d $(DESTDIR)$(INCLUDEDIR)/mcpping
+	install -m 644 csrc/include/mcpping/*.h $(DESTDIR)$(INCLUDEDIR)/mcpping/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libmcpping.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmcpping.so.$(SOVERSION)
 	ln -sf libmcpping.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libmcpping.so

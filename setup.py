@@ -112,7 +112,7 @@ native = Extension(
     extra_compile_args=["-std=c11", "-Wno-unused-parameter", "-fvisibility=hidden",
                         "-Werror=implicit-function-declaration", *cflags],
     extra_link_args=link,
-    depends=["python/mcpping/_native.h", "csrc/include/mcpping.h"],
+    depends=["python/mcpping/_native.h", "csrc/include/mcpping.h", "csrc/include/mcpping/config.h"],
     py_limited_api=True,
 )
 

@@ -1324,4 +1324,6 @@ const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 }
 #endif
 
+#include "mcpping/config.h"
+
 #endif /* MCPPING_H */
