@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "config_wrap.h"
 #include "convert.h"
 #include "engine_wrap.h"
 #include "rules_wrap.h"
@@ -129,6 +130,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   exports.Set("Engine", EngineWrap::Init(env));
   InitRules(env, exports);
   InitWrap(env, exports);
+  InitConfig(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {

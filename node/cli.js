@@ -288,7 +288,7 @@ if (require.main === module && process.argv[2] === 'wrap') {
   // The proxy owns stdin and stdout: nothing here may touch them first.
   process.exit(require('./wrap').main(process.argv.slice(3)));
 } else if (require.main === module && process.argv.slice(2).some((a) => a === '--wrap' || a === '--unwrap')) {
-  process.exit(require('./config_wrap').main(process.argv.slice(2)));
+  require('./config_wrap').main(process.argv.slice(2)).then((status) => process.exit(status));
 } else if (require.main === module) {
   run(process.argv.slice(2)).then(
     (status) => {
