@@ -4,7 +4,7 @@
 
 CC ?= cc
 SOURCES := $(shell cat csrc/sources.txt)
-HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*.h)
+HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*.h csrc/src/app/*.h)
 PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
 PKG_LIBS += -lm

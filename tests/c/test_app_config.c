@@ -130,3 +130,110 @@ TEST(app_config_rewrite_refuses_what_is_not_an_object) {
             MCPP_ERR_INVALID_ARGUMENT); /* wrapping needs a launcher */
   ASSERT(out == NULL);
 }
+
+/* ----------------------------------------------------------- the table */
+
+static mcpp_config_row row(const char *name, const char *status, const char *reason) {
+  mcpp_config_row r = {0};
+  r.name = name;
+  r.transport = "stdio";
+  r.status = status;
+  r.reason = reason;
+  r.file = "c.json";
+  r.json_path = "$.mcpServers.x";
+  return r;
+}
+
+TEST(app_config_table_has_a_reason_column_warnings_and_a_summary) {
+  const double rtts[] = {1.0, 2.0, 3.5};
+  mcpp_config_row rows[5];
+  rows[0] = row("ok-one", "ok", NULL);
+  rows[0].protocol_version = "2025-06-18";
+  rows[0].rtts_ms = rtts;
+  rows[0].n_rtts = 3;
+  rows[0].sent = rows[0].received = 3;
+  rows[0].non_json_lines = 2;
+  rows[1] = row("gone", "spawn failed", "cannot start x: no such file or directory (ENOENT)");
+  rows[2] = row("froze", "timeout", "no initialize result");
+  rows[3] = row("died\n", "handshake failed", "server exited with status 3");
+  rows[3].last_stderr = "Traceback: boom";
+  rows[4] = row("lossy", "loss", NULL);
+  rows[4].protocol_version = "2025-06-18";
+  rows[4].sent = 3;
+  rows[4].received = 2;
+  int status = -1;
+  char *out = mcpp_config_format_results(rows, 5, 1234.4, 0, 0, &status);
+  ASSERT_STR_EQ(out,
+                "\n"
+                "NAME    TRANSPORT  PROTOCOL    RTT MIN/AVG/MAX       STATUS            REASON\n"
+                "ok-one  stdio      2025-06-18  1.000/2.167/3.500 ms  ok                -\n"
+                "gone    stdio      -           -                     spawn failed      "
+                "cannot start x: no such file or directory (ENOENT)\n"
+                "froze   stdio      -           -                     timeout           "
+                "no initialize result\n"
+                "died?   stdio      -           -                     handshake failed  "
+                "server exited with status 3; stderr: Traceback: boom\n"
+                "lossy   stdio      2025-06-18  -                     loss 33.3%        -\n"
+                "\n"
+                "warning: ok-one printed 2 lines on stdout that are not JSON (a client may fail "
+                "on them)\n"
+                "--- mcpping config statistics ---\n"
+                "5 servers, 1 ok, 0 unsupported, 0 skipped, 4 failed, time 1234 ms\n");
+  ASSERT_EQ(status, 3);
+  mcpp_config_free(out);
+  out = mcpp_config_format_results(rows, 1, 10, 1, 0, &status);
+  ASSERT_STR_EQ(out, "{\"event\":\"server\",\"name\":\"ok-one\",\"transport\":\"stdio\","
+                     "\"protocol_version\":\"2025-06-18\",\"status\":\"ok\",\"reason\":null,"
+                     "\"sent\":3,\"received\":3,\"loss_pct\":0.0,\"rtt_ms\":{\"min\":1.0,"
+                     "\"avg\":2.167,\"max\":3.5},\"non_json_lines\":2,\"file\":\"c.json\","
+                     "\"json_path\":\"$.mcpServers.x\"}\n"
+                     "{\"event\":\"summary\",\"servers\":1,\"ok\":1,\"unsupported\":0,"
+                     "\"skipped\":0,\"failed\":0,\"time_ms\":10}\n");
+  ASSERT_EQ(status, 0);
+  mcpp_config_free(out);
+}
+
+TEST(app_config_exit_status_is_1_for_missing_replies_and_3_for_a_server_not_up) {
+  mcpp_config_row r[2] = {row("a", "ok", NULL), row("b", "loss", NULL)};
+  r[1].sent = 2;
+  r[1].protocol_version = "2025-06-18";
+  int status = -1;
+  char *out = mcpp_config_format_results(r, 2, 0, 0, 1, &status);
+  ASSERT_EQ(status, 1);
+  ASSERT(strncmp(out, "\n--- mcpping", 12) == 0); /* -q: no table */
+  mcpp_config_free(out);
+  /* A timeout before the handshake finished is a server not up. */
+  r[1] = row("b", "timeout", "no initialize result");
+  out = mcpp_config_format_results(r, 2, 0, 0, 0, &status);
+  ASSERT_EQ(status, 3);
+  mcpp_config_free(out);
+  r[1].protocol_version = "2025-06-18";
+  r[1].reason = "no ping finished before the deadline";
+  out = mcpp_config_format_results(r, 2, 0, 0, 0, &status);
+  ASSERT_EQ(status, 1);
+  mcpp_config_free(out);
+  r[1] = row("b", "skipped", "disabled");
+  out = mcpp_config_format_results(r, 2, 0, 0, 0, &status);
+  ASSERT_EQ(status, 0);
+  mcpp_config_free(out);
+}
+
+TEST(app_config_head_lines_and_json_noise) {
+  const char *files[] = {"a.json", "b \"q\".json"};
+  const size_t n[] = {1, 2};
+  char *out = mcpp_config_format_files(files, n, 2, 0);
+  ASSERT_STR_EQ(out, "config a.json: 1 server\nconfig b \"q\".json: 2 servers\n");
+  mcpp_config_free(out);
+  out = mcpp_config_format_files(files, n, 1, 1);
+  ASSERT_STR_EQ(out, "{\"event\":\"config\",\"file\":\"a.json\",\"servers\":1}\n");
+  mcpp_config_free(out);
+  out = mcpp_config_format_start(3, 1, 1, 0.5, 15, 0);
+  ASSERT_STR_EQ(out, "MCPPING 3 servers: 1 ping each, interval 1.0 s, timeout 0.5 s, "
+                     "deadline 15.0 s\n");
+  mcpp_config_free(out);
+  out = mcpp_config_format_start(3, 1, 1, 0.5, 15, 1);
+  ASSERT_STR_EQ(out, "");
+  mcpp_config_free(out);
+  ASSERT_EQ(mcpp_config_line_is_json("{\"a\":1}", 7), 1);
+  ASSERT_EQ(mcpp_config_line_is_json("not json at all", 15), 0);
+}

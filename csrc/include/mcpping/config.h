@@ -34,6 +34,42 @@ int mcpp_config_rewrite(const char *text, size_t len, int unwrap,
                         char **out, size_t *out_len, int *changed,
                         int *had_comments);
 
+/* One server's check, as `mcpping --config` found it. Strings are UTF-8
+ * and only read during the call. */
+typedef struct mcpp_config_row {
+  const char *name;
+  const char *transport;        /* stdio, streamable-http or sse */
+  const char *protocol_version; /* NULL: no handshake */
+  /* docs/cli.md's words: ok, loss, unsupported, skipped, spawn failed,
+   * handshake failed, timeout, closed, not started. */
+  const char *status;
+  const char *reason;      /* NULL: none */
+  const char *last_stderr; /* the server's last stderr line, NULL: none */
+  int sent, received;
+  const double *rtts_ms; /* every pong's RTT */
+  size_t n_rtts;
+  const char *file, *json_path;
+  unsigned long non_json_lines; /* stdout lines that were not JSON */
+} mcpp_config_row;
+
+/* The `config FILE: N servers` lines (or --json objects), one per file. */
+char *mcpp_config_format_files(const char *const *files, const size_t *servers, size_t n,
+                               int json);
+
+/* The `MCPPING N servers: ...` header; "" under --json. */
+char *mcpp_config_format_start(size_t servers, int count, double interval_s,
+                               double timeout_s, double deadline_s, int json);
+
+/* Every row (an aligned table with a STATUS and a REASON column, or one
+ * --json object each), the warnings and the summary; quiet drops the table.
+ * *exit_status: 0 if every server is ok, unsupported or skipped, 3 if one
+ * could not start, connect or finish the handshake, else 1. */
+char *mcpp_config_format_results(const mcpp_config_row *rows, size_t n, double time_ms,
+                                 int json, int quiet, int *exit_status);
+
+/* 1 if a stdout line of a server is JSON, 0 if it is noise. */
+int mcpp_config_line_is_json(const char *line, size_t len);
+
 /* Frees a string returned by this layer. */
 void mcpp_config_free(char *p);
 

@@ -10,61 +10,16 @@
 
 #include <cjson/cJSON.h>
 
+#include "app/text.h"
 #include "mcpping.h"
 
-typedef struct sbuf {
-  char *p;
-  size_t len, cap;
-  int oom;
-} sbuf;
-
-static void put(sbuf *b, const char *s, size_t n) {
-  if (b->oom) return;
-  if (b->len + n + 1 > b->cap) {
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->len + n + 1) cap *= 2;
-    char *p = realloc(b->p, cap);
-    if (!p) {
-      b->oom = 1;
-      return;
-    }
-    b->p = p;
-    b->cap = cap;
-  }
-  memcpy(b->p + b->len, s, n);
-  b->len += n;
-  b->p[b->len] = '\0';
-}
-
-static void puts_(sbuf *b, const char *s) { put(b, s, strlen(s)); }
+typedef mcpp__text sbuf;
+#define put mcpp__text_put
+#define puts_ mcpp__text_puts
+#define put_string mcpp__text_json_string
 
 static void indent(sbuf *b, int depth) {
   for (int i = 0; i < depth; i++) put(b, "  ", 2);
-}
-
-static void put_string(sbuf *b, const char *s) {
-  put(b, "\"", 1);
-  for (; *s; s++) {
-    unsigned char c = (unsigned char)*s;
-    char esc[8];
-    switch (c) {
-    case '"': puts_(b, "\\\""); break;
-    case '\\': puts_(b, "\\\\"); break;
-    case '\b': puts_(b, "\\b"); break;
-    case '\f': puts_(b, "\\f"); break;
-    case '\n': puts_(b, "\\n"); break;
-    case '\r': puts_(b, "\\r"); break;
-    case '\t': puts_(b, "\\t"); break;
-    default:
-      if (c < 0x20) {
-        snprintf(esc, sizeof esc, "\\u%04x", c);
-        puts_(b, esc);
-      } else {
-        put(b, s, 1);
-      }
-    }
-  }
-  put(b, "\"", 1);
 }
 
 static void put_number(sbuf *b, double d) {
