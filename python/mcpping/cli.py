@@ -267,8 +267,7 @@ async def run_config(o: Options) -> int:
                 log=o.log)
     start = time.monotonic()
     results = await check_all(servers, plan, stop)
-    rep.results(results, (time.monotonic() - start) * 1000)
-    return 1 if any(r.failed for r in results) else 0
+    return rep.results(results, (time.monotonic() - start) * 1000)
 
 
 async def _ping_loop(o: Options, peer: Any, rep: Reporter, stop: asyncio.Event,
