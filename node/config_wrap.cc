@@ -40,8 +40,91 @@ static Napi::Value ConfigRewrite(const Napi::CallbackInfo &info) {
   return result;
 }
 
+static Napi::Value TextResult(Napi::Env env, char *out) {
+  if (out == nullptr) throw Napi::Error::New(env, "out of memory");
+  Napi::String s = Napi::String::New(env, out);
+  mcpp_config_free(out);
+  return s;
+}
+
+// configFormatFiles([[path, servers]...], json) -> string
+static Napi::Value ConfigFormatFiles(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Array arr = info[0].As<Napi::Array>();
+  std::vector<std::string> paths;
+  std::vector<size_t> counts;
+  for (uint32_t i = 0; i < arr.Length(); i++) {
+    Napi::Array pair = arr.Get(i).As<Napi::Array>();
+    paths.push_back(pair.Get(0u).As<Napi::String>());
+    counts.push_back(static_cast<size_t>(pair.Get(1u).As<Napi::Number>().Int64Value()));
+  }
+  std::vector<const char *> files;
+  for (const std::string &p : paths) files.push_back(p.c_str());
+  return TextResult(env, mcpp_config_format_files(files.data(), counts.data(), files.size(),
+                                                   info[1].ToBoolean() ? 1 : 0));
+}
+
+// configFormatStart(servers, count, intervalS, timeoutS, deadlineS, json) -> string
+static Napi::Value ConfigFormatStart(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  return TextResult(env, mcpp_config_format_start(
+                             static_cast<size_t>(info[0].As<Napi::Number>().Int64Value()),
+                             info[1].As<Napi::Number>().Int32Value(),
+                             info[2].As<Napi::Number>().DoubleValue(),
+                             info[3].As<Napi::Number>().DoubleValue(),
+                             info[4].As<Napi::Number>().DoubleValue(), info[5].ToBoolean() ? 1 : 0));
+}
+
+// configFormatResults(rows, timeMs, json, quiet) -> {text, status}
+static Napi::Value ConfigFormatResults(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Array arr = info[0].As<Napi::Array>();
+  size_t n = arr.Length();
+  // Strings and RTTs live here for the call; rows point into them.
+  std::vector<std::vector<std::string>> strs(n, std::vector<std::string>(8));
+  std::vector<std::vector<bool>> present(n, std::vector<bool>(8));
+  std::vector<std::vector<double>> rtts(n);
+  std::vector<mcpp_config_row> rows(n);
+  static const char *const keys[8] = {"name",   "transport", "protocolVersion", "status",
+                                      "reason", "lastStderr", "file",           "jsonPath"};
+  for (size_t i = 0; i < n; i++) {
+    Napi::Object o = arr.Get(static_cast<uint32_t>(i)).As<Napi::Object>();
+    for (int k = 0; k < 8; k++) {
+      Napi::Value v = o.Get(keys[k]);
+      present[i][k] = v.IsString();
+      if (v.IsString()) strs[i][k] = v.As<Napi::String>();
+    }
+    Napi::Value list = o.Get("rttsMs");
+    if (list.IsArray()) {
+      Napi::Array a = list.As<Napi::Array>();
+      for (uint32_t j = 0; j < a.Length(); j++) rtts[i].push_back(a.Get(j).As<Napi::Number>().DoubleValue());
+    }
+    mcpp_config_row &r = rows[i];
+    const char **fields[8] = {&r.name,   &r.transport,   &r.protocol_version, &r.status,
+                              &r.reason, &r.last_stderr, &r.file,             &r.json_path};
+    for (int k = 0; k < 8; k++) *fields[k] = present[i][k] ? strs[i][k].c_str() : nullptr;
+    r.sent = o.Get("sent").ToNumber().Int32Value();
+    r.received = o.Get("received").ToNumber().Int32Value();
+    Napi::Value noise = o.Get("nonJsonLines");
+    r.non_json_lines = noise.IsNumber() ? static_cast<unsigned long>(noise.As<Napi::Number>().Int64Value()) : 0;
+    r.rtts_ms = rtts[i].data();
+    r.n_rtts = rtts[i].size();
+  }
+  int status = 0;
+  char *out = mcpp_config_format_results(rows.data(), n, info[1].As<Napi::Number>().DoubleValue(),
+                                         info[2].ToBoolean() ? 1 : 0, info[3].ToBoolean() ? 1 : 0,
+                                         &status);
+  Napi::Object result = Napi::Object::New(env);
+  result.Set("text", TextResult(env, out));
+  result.Set("status", Napi::Number::New(env, status));
+  return result;
+}
+
 void InitConfig(Napi::Env env, Napi::Object exports) {
   exports.Set("configRewrite", Napi::Function::New(env, ConfigRewrite, "configRewrite"));
+  exports.Set("configFormatFiles", Napi::Function::New(env, ConfigFormatFiles, "configFormatFiles"));
+  exports.Set("configFormatStart", Napi::Function::New(env, ConfigFormatStart, "configFormatStart"));
+  exports.Set("configFormatResults", Napi::Function::New(env, ConfigFormatResults, "configFormatResults"));
 }
 
 }  // namespace mcpping_node

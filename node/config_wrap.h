@@ -7,7 +7,9 @@
 
 namespace mcpping_node {
 
-// Adds configRewrite(text, unwrap, launcher) -> {text, changed, hadComments}.
+// Adds configRewrite(text, unwrap, launcher) -> {text, changed, hadComments},
+// configFormatFiles, configFormatStart and configFormatResults (the output of
+// mcpping --config, csrc/src/app/config_table.c).
 void InitConfig(Napi::Env env, Napi::Object exports);
 
 }  // namespace mcpping_node

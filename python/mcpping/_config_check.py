@@ -22,9 +22,6 @@ from .peer import HandshakeError, Peer
 
 NO_PING_VERSION = "2026-07-28"
 
-#: Statuses that do not fail the run (exit 0).
-PASSING = ("ok", "unsupported", "skipped")
-
 
 @dataclass
 class Plan:
@@ -52,10 +49,6 @@ class Result:
     last_stderr: str | None = None
     #: Lines the server wrote on stdout that were not JSON.
     non_json_lines: int = 0
-
-    @property
-    def failed(self) -> bool:
-        return self.status not in PASSING
 
     def row(self) -> dict[str, Any]:
         """This result as mcpp_config_format_results reads it."""
