@@ -98,19 +98,34 @@ async function startProblems(file, text, launch) {
 }
 
 /**
- * @param {string[]} argv
- * @returns {Promise<number>} 0; 2 with one line on stderr (usage, a bad file);
- *   3 if a wrapped entry would not start (nothing written)
+ * Reads argv (`--config FILE --wrap|--unwrap [--write] [--command PATH]`) and
+ * runs runWrap; 2 with one line on stderr for bad usage.
+ * @param {string[]} argv @returns {Promise<number>} the exit status
  */
 async function main(argv) {
   let o;
-  let original;
   try {
     o = parse(argv);
+  } catch (err) {
+    if (!(err instanceof WrapConfigUsage)) throw err;
+    process.stderr.write(`mcpping: ${err.message}\n`);
+    return 2;
+  }
+  return runWrap(o);
+}
+
+/**
+ * @param {{file: string, unwrap: boolean, write: boolean, command: string|null}} o
+ * @returns {Promise<number>} 0; 2 with one line on stderr (a bad file);
+ *   3 if a wrapped entry would not start (nothing written)
+ */
+async function runWrap(o) {
+  let original;
+  try {
     config.load(o.file); // every entry checked, with the parser's messages
     original = fs.readFileSync(o.file, 'utf8');
   } catch (err) {
-    if (!(err instanceof WrapConfigUsage || err instanceof config.ConfigError)) throw err;
+    if (!(err instanceof config.ConfigError)) throw err;
     process.stderr.write(`mcpping: ${err.message}\n`);
     return 2;
   }
@@ -148,4 +163,4 @@ async function main(argv) {
   return 0;
 }
 
-module.exports = { launcher, main };
+module.exports = { launcher, main, runWrap };

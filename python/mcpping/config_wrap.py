@@ -21,7 +21,7 @@ import sys
 
 from . import _native, config
 
-__all__ = ["launcher", "main"]
+__all__ = ["launcher", "main", "run_wrap"]
 
 USAGE_LINE = "usage: mcpping --config FILE --wrap|--unwrap [--write] [--command PATH]"
 
@@ -122,16 +122,23 @@ async def _start_problems(path: str, text: str, launch: list[str]) -> list[tuple
 
 
 def main(argv: list[str]) -> int:
-    """Returns the exit status: 0; 2 with one line on stderr (usage, a bad
-    file); 3 if a wrapped entry would not start (nothing written)."""
+    """Reads argv (``--config FILE --wrap|--unwrap [--write] [--command PATH]``)
+    and runs :func:`run_wrap`; 2 with one line on stderr for bad usage."""
     try:
         path, unwrap, write, command = _parse(argv)
-        config.load(path)  # every entry checked, with the parser's messages
-        with open(path, encoding="utf-8") as f:
-            original_text = f.read()
     except _Usage as e:
         sys.stderr.write(f"mcpping: {e}\n")
         return 2
+    return run_wrap(path, unwrap=unwrap, write=write, command=command)
+
+
+def run_wrap(path: str, *, unwrap: bool, write: bool, command: str | None) -> int:
+    """Returns the exit status: 0; 2 with one line on stderr (a bad file);
+    3 if a wrapped entry would not start (nothing written)."""
+    try:
+        config.load(path)  # every entry checked, with the parser's messages
+        with open(path, encoding="utf-8") as f:
+            original_text = f.read()
     except config.ConfigError as e:
         sys.stderr.write(f"mcpping: {e}\n")
         return 2
