@@ -140,7 +140,7 @@ SHARED := build/libmcpping.so.$(VERSION)
 
 $(SHARED): build/libmcpping.a csrc/libmcpping.map
 	$(CC) -shared -Wl,-soname,libmcpping.so.$(SOVERSION) -Wl,--version-script=csrc/libmcpping.map \
-	  -Wl,--no-undefined $(patsubst csrc/src/%.c,build/obj/%.o,$(SOURCES)) $(PKG_LIBS) -lpthread -o $@
+	  -Wl,--no-undefined $(patsubst %.c,build/obj/%.o,$(notdir $(SOURCES))) $(PKG_LIBS) -lpthread -o $@
 
 install: $(SHARED) build/libmcpping.a
 	install -d $(DESTDIR)$(LIBDIR)/pkgconfig $(DESTDIR)$(INCLUDEDIR)
