@@ -148,6 +148,12 @@ class Reporter {
 
 module.exports = { Reporter, lossPct, formatLoss, pyFloat, jsonLine };
 
+/** A config_check result as the C formatter reads it. */
+function configRow(x) {
+  const { name, transport, file, jsonPath } = x.server;
+  return { ...x, name, transport, file, jsonPath };
+}
+
 /**
  * Prints `mcpping --config`'s lines, every byte of which comes from C
  * (csrc/src/app/config_table.c); results() returns the exit status.
@@ -171,23 +177,11 @@ class ConfigReporter {
 
   /** @param {object[]} rows results of config_check @param {number} timeMs @returns {number} the exit status */
   results(rows, timeMs) {
-    const r = require('./binding').configFormatResults(rows.map((x) => ({
-      name: x.server.name,
-      transport: x.server.transport,
-      file: x.server.file,
-      jsonPath: x.server.jsonPath,
-      protocolVersion: x.protocolVersion,
-      status: x.status,
-      reason: x.reason,
-      lastStderr: x.lastStderr,
-      sent: x.sent,
-      received: x.received,
-      rttsMs: x.rttsMs,
-      nonJsonLines: x.nonJsonLines,
-    })), timeMs, this.json, this.quiet);
+    const r = require('./binding').configFormatResults(rows.map(configRow), timeMs, this.json, this.quiet);
     this.out.write(r.text);
     return r.status;
   }
 }
 
 module.exports.ConfigReporter = ConfigReporter;
+module.exports.configRow = configRow;

@@ -51,8 +51,9 @@ async function open(live, plan, res) {
   const keepalive = { timeoutMs: Math.max(1, Math.round(plan.timeoutS * 1000)) };
   if (live.transport === 'stdio') {
     const peer = await connect(
-      { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'pipe' },
-      { keepalive, records, initialize: false },
+      // plan.environ: the environment to start in instead of ours.
+      { command: live.command, args: live.args, env: { ...plan.environ, ...live.env }, cwd: live.cwd || undefined, stderr: 'pipe' },
+      { keepalive, records, initialize: false, inheritEnv: !plan.environ },
     );
     // The server's last stderr line (kept for a server that dies) and the
     // lines on stdout that are not JSON.
@@ -110,7 +111,7 @@ async function check(server, workspace, plan, stop) {
   }
   try {
     await handshake(target, res, end);
-    if (res.status === 'ok') await pings(target, res, plan, end, stop);
+    if (res.status === 'ok' && plan.count) await pings(target, res, plan, end, stop);
   } finally {
     await target.close();
   }

@@ -75,41 +75,46 @@ static Napi::Value ConfigFormatStart(const Napi::CallbackInfo &info) {
                              info[4].As<Napi::Number>().DoubleValue(), info[5].ToBoolean() ? 1 : 0));
 }
 
+// One JS row's strings and RTTs, kept alive while C reads the row.
+struct RowStore {
+  std::string strs[8];
+  bool present[8] = {};
+  std::vector<double> rtts;
+};
+
+static void RowFromJs(Napi::Object o, RowStore &st, mcpp_config_row &r) {
+  static const char *const keys[8] = {"name",   "transport",  "protocolVersion", "status",
+                                      "reason", "lastStderr", "file",            "jsonPath"};
+  const char **fields[8] = {&r.name,   &r.transport,   &r.protocol_version, &r.status,
+                            &r.reason, &r.last_stderr, &r.file,             &r.json_path};
+  for (int k = 0; k < 8; k++) {
+    Napi::Value v = o.Get(keys[k]);
+    st.present[k] = v.IsString();
+    if (v.IsString()) st.strs[k] = v.As<Napi::String>();
+    *fields[k] = st.present[k] ? st.strs[k].c_str() : nullptr;
+  }
+  Napi::Value list = o.Get("rttsMs");
+  if (list.IsArray()) {
+    Napi::Array a = list.As<Napi::Array>();
+    for (uint32_t j = 0; j < a.Length(); j++) st.rtts.push_back(a.Get(j).As<Napi::Number>().DoubleValue());
+  }
+  r.sent = o.Get("sent").ToNumber().Int32Value();
+  r.received = o.Get("received").ToNumber().Int32Value();
+  Napi::Value noise = o.Get("nonJsonLines");
+  r.non_json_lines = noise.IsNumber() ? static_cast<unsigned long>(noise.As<Napi::Number>().Int64Value()) : 0;
+  r.rtts_ms = st.rtts.data();
+  r.n_rtts = st.rtts.size();
+}
+
 // configFormatResults(rows, timeMs, json, quiet) -> {text, status}
 static Napi::Value ConfigFormatResults(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   Napi::Array arr = info[0].As<Napi::Array>();
   size_t n = arr.Length();
-  // Strings and RTTs live here for the call; rows point into them.
-  std::vector<std::vector<std::string>> strs(n, std::vector<std::string>(8));
-  std::vector<std::vector<bool>> present(n, std::vector<bool>(8));
-  std::vector<std::vector<double>> rtts(n);
+  std::vector<RowStore> store(n);
   std::vector<mcpp_config_row> rows(n);
-  static const char *const keys[8] = {"name",   "transport", "protocolVersion", "status",
-                                      "reason", "lastStderr", "file",           "jsonPath"};
-  for (size_t i = 0; i < n; i++) {
-    Napi::Object o = arr.Get(static_cast<uint32_t>(i)).As<Napi::Object>();
-    for (int k = 0; k < 8; k++) {
-      Napi::Value v = o.Get(keys[k]);
-      present[i][k] = v.IsString();
-      if (v.IsString()) strs[i][k] = v.As<Napi::String>();
-    }
-    Napi::Value list = o.Get("rttsMs");
-    if (list.IsArray()) {
-      Napi::Array a = list.As<Napi::Array>();
-      for (uint32_t j = 0; j < a.Length(); j++) rtts[i].push_back(a.Get(j).As<Napi::Number>().DoubleValue());
-    }
-    mcpp_config_row &r = rows[i];
-    const char **fields[8] = {&r.name,   &r.transport,   &r.protocol_version, &r.status,
-                              &r.reason, &r.last_stderr, &r.file,             &r.json_path};
-    for (int k = 0; k < 8; k++) *fields[k] = present[i][k] ? strs[i][k].c_str() : nullptr;
-    r.sent = o.Get("sent").ToNumber().Int32Value();
-    r.received = o.Get("received").ToNumber().Int32Value();
-    Napi::Value noise = o.Get("nonJsonLines");
-    r.non_json_lines = noise.IsNumber() ? static_cast<unsigned long>(noise.As<Napi::Number>().Int64Value()) : 0;
-    r.rtts_ms = rtts[i].data();
-    r.n_rtts = rtts[i].size();
-  }
+  for (size_t i = 0; i < n; i++)
+    RowFromJs(arr.Get(static_cast<uint32_t>(i)).As<Napi::Object>(), store[i], rows[i]);
   int status = 0;
   char *out = mcpp_config_format_results(rows.data(), n, info[1].As<Napi::Number>().DoubleValue(),
                                          info[2].ToBoolean() ? 1 : 0, info[3].ToBoolean() ? 1 : 0,
@@ -120,11 +125,21 @@ static Napi::Value ConfigFormatResults(const Napi::CallbackInfo &info) {
   return result;
 }
 
+// configFormatRefusal(file, row) -> string
+static Napi::Value ConfigFormatRefusal(const Napi::CallbackInfo &info) {
+  std::string file = info[0].As<Napi::String>();
+  RowStore st;
+  mcpp_config_row row = {};
+  RowFromJs(info[1].As<Napi::Object>(), st, row);
+  return TextResult(info.Env(), mcpp_config_format_refusal(file.c_str(), &row));
+}
+
 void InitConfig(Napi::Env env, Napi::Object exports) {
   exports.Set("configRewrite", Napi::Function::New(env, ConfigRewrite, "configRewrite"));
   exports.Set("configFormatFiles", Napi::Function::New(env, ConfigFormatFiles, "configFormatFiles"));
   exports.Set("configFormatStart", Napi::Function::New(env, ConfigFormatStart, "configFormatStart"));
   exports.Set("configFormatResults", Napi::Function::New(env, ConfigFormatResults, "configFormatResults"));
+  exports.Set("configFormatRefusal", Napi::Function::New(env, ConfigFormatRefusal, "configFormatRefusal"));
 }
 
 }  // namespace mcpping_node

@@ -18,7 +18,7 @@ const USAGE_LINE = 'usage: mcpping --config FILE --wrap|--unwrap [--write] [--co
 /** The environment a desktop client gives a server: hardly any PATH. */
 const MINIMAL_PATH = '/usr/bin:/bin';
 /** How long a wrapped entry has to answer initialize before --write refuses. */
-const START_TIMEOUT_MS = 10000;
+const START_TIMEOUT_S = 10;
 
 class WrapConfigUsage extends Error {}
 
@@ -61,40 +61,15 @@ function parse(argv) {
   return { file: files[0], unwrap: modes.has('--unwrap'), write, command };
 }
 
-/** Why a wrapped entry would not start under a desktop client, or null. */
-async function startProblem(server) {
-  const { connect } = require('./peer');
-  let live;
-  try {
-    live = config.resolve(server, path.dirname(path.resolve(server.file)));
-  } catch (err) {
-    if (err instanceof config.UnresolvedVariable) return null; // the client fills it in
-    throw err;
-  }
-  let peer;
-  try {
-    peer = await connect(
-      { command: live.command, args: live.args, env: { PATH: MINIMAL_PATH, ...live.env }, cwd: live.cwd || undefined, stderr: 'ignore' },
-      { initialize: false, inheritEnv: false },
-    );
-  } catch (err) {
-    return `cannot start ${live.command}: ${err.message}`;
-  }
-  let timer;
-  const late = new Promise((resolve) => { timer = setTimeout(() => resolve('timeout: no initialize result'), START_TIMEOUT_MS); });
-  try {
-    return await Promise.race([peer.initialize({ timeoutMs: START_TIMEOUT_MS + 1000 }).then(() => null, (err) => err.message), late]);
-  } finally {
-    clearTimeout(timer);
-    await peer.close();
-  }
-}
-
+/** The refusal line of each wrapped entry that does not answer initialize when started as a desktop client starts it. */
 async function startProblems(file, text, launch) {
-  const servers = config.parse(text, file).servers.filter(
-    (s) => s.transport === 'stdio' && !s.disabled && s.command === launch[0]);
-  const found = await Promise.all(servers.map(startProblem));
-  return servers.map((s, i) => [s.name, found[i]]).filter(([, why]) => why !== null);
+  const { checkAll } = require('./config_check');
+  const { configRow } = require('./cli_report');
+  const plan = { count: 0, intervalS: 0, timeoutS: START_TIMEOUT_S, deadlineS: START_TIMEOUT_S, log: null, environ: { PATH: MINIMAL_PATH } };
+  const cfg = config.parse(text, file);
+  const servers = cfg.servers.filter((s) => s.transport === 'stdio' && !s.disabled && s.command === launch[0]);
+  const results = await checkAll(servers.map((s) => [s, cfg.workspace]), plan, new AbortController().signal);
+  return results.filter((r) => !['ok', 'unsupported', 'not started'].includes(r.status)).map((r) => native.configFormatRefusal(file, configRow(r)));
 }
 
 /**
@@ -140,11 +115,9 @@ async function runWrap(o) {
     return 0;
   }
   if (!o.unwrap) {
-    const problems = await startProblems(o.file, r.text, launch);
-    for (const [name, why] of problems) {
-      process.stderr.write(`mcpping: ${o.file}: not written: server '${name}' would not start wrapped (${why})\n`);
-    }
-    if (problems.length) return 3;
+    const refusals = await startProblems(o.file, r.text, launch);
+    process.stderr.write(refusals.join(''));
+    if (refusals.length) return 3;
   }
   const backup = backupName(o.file);
   try {

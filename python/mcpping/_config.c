@@ -100,6 +100,41 @@ static PyObject *py_format_start(PyObject *module, PyObject *args) {
       mcpp_config_format_start((size_t)servers, count, interval, timeout, deadline, json));
 }
 
+/* Reads one row dict into *r; its RTTs into *rtts (PyMem_Free it). */
+static int row_from_dict(PyObject *d, mcpp_config_row *r, double **rtts) {
+  long sent, received, noise;
+  if (!PyDict_Check(d)) {
+    PyErr_SetString(PyExc_TypeError, "each row must be a dict");
+    return -1;
+  }
+  if (str_field(d, "name", &r->name) < 0 || str_field(d, "transport", &r->transport) < 0 ||
+      str_field(d, "protocol_version", &r->protocol_version) < 0 ||
+      str_field(d, "status", &r->status) < 0 || str_field(d, "reason", &r->reason) < 0 ||
+      str_field(d, "last_stderr", &r->last_stderr) < 0 || str_field(d, "file", &r->file) < 0 ||
+      str_field(d, "json_path", &r->json_path) < 0 || long_field(d, "sent", &sent) < 0 ||
+      long_field(d, "received", &received) < 0 || long_field(d, "non_json_lines", &noise) < 0)
+    return -1;
+  r->sent = (int)sent;
+  r->received = (int)received;
+  r->non_json_lines = (unsigned long)noise;
+  PyObject *list = PyDict_GetItemString(d, "rtts_ms");
+  if (list == NULL || list == Py_None) return 0;
+  PyObject *fl = PySequence_List(list);
+  if (fl == NULL) return -1;
+  Py_ssize_t m = PyList_Size(fl);
+  *rtts = PyMem_Calloc((size_t)m + 1, sizeof **rtts);
+  for (Py_ssize_t k = 0; *rtts && k < m; k++) (*rtts)[k] = PyFloat_AsDouble(PyList_GetItem(fl, k));
+  Py_DECREF(fl);
+  if (*rtts == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  if (PyErr_Occurred()) return -1;
+  r->rtts_ms = *rtts;
+  r->n_rtts = (size_t)m;
+  return 0;
+}
+
 static PyObject *py_format_results(PyObject *module, PyObject *args) {
   PyObject *seq;
   double time_ms;
@@ -115,43 +150,8 @@ static PyObject *py_format_results(PyObject *module, PyObject *args) {
     PyErr_NoMemory();
     goto done;
   }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *d = PyList_GetItem(fast, i);
-    mcpp_config_row *r = &rows[i];
-    long sent, received, noise;
-    if (!PyDict_Check(d)) {
-      PyErr_SetString(PyExc_TypeError, "each row must be a dict");
-      goto done;
-    }
-    if (str_field(d, "name", &r->name) < 0 || str_field(d, "transport", &r->transport) < 0 ||
-        str_field(d, "protocol_version", &r->protocol_version) < 0 ||
-        str_field(d, "status", &r->status) < 0 || str_field(d, "reason", &r->reason) < 0 ||
-        str_field(d, "last_stderr", &r->last_stderr) < 0 ||
-        str_field(d, "file", &r->file) < 0 || str_field(d, "json_path", &r->json_path) < 0 ||
-        long_field(d, "sent", &sent) < 0 || long_field(d, "received", &received) < 0 ||
-        long_field(d, "non_json_lines", &noise) < 0)
-      goto done;
-    r->sent = (int)sent;
-    r->received = (int)received;
-    r->non_json_lines = (unsigned long)noise;
-    PyObject *list = PyDict_GetItemString(d, "rtts_ms");
-    if (list && list != Py_None) {
-      PyObject *fl = PySequence_List(list);
-      if (fl == NULL) goto done;
-      Py_ssize_t m = PyList_Size(fl);
-      rtts[i] = PyMem_Calloc((size_t)m + 1, sizeof **rtts);
-      for (Py_ssize_t k = 0; rtts[i] && k < m; k++)
-        rtts[i][k] = PyFloat_AsDouble(PyList_GetItem(fl, k));
-      Py_DECREF(fl);
-      if (!rtts[i]) {
-        PyErr_NoMemory();
-        goto done;
-      }
-      if (PyErr_Occurred()) goto done;
-      r->rtts_ms = rtts[i];
-      r->n_rtts = (size_t)m;
-    }
-  }
+  for (Py_ssize_t i = 0; i < n; i++)
+    if (row_from_dict(PyList_GetItem(fast, i), &rows[i], &rtts[i]) < 0) goto done;
   int status = 0;
   char *out = mcpp_config_format_results(rows, (size_t)n, time_ms, json, quiet, &status);
   PyObject *text = text_result(out);
@@ -161,6 +161,18 @@ done:
   PyMem_Free(rtts);
   PyMem_Free(rows);
   Py_DECREF(fast);
+  return result;
+}
+
+static PyObject *py_format_refusal(PyObject *module, PyObject *args) {
+  const char *file;
+  PyObject *d;
+  if (!PyArg_ParseTuple(args, "sO", &file, &d)) return NULL;
+  mcpp_config_row r = {0};
+  double *rtts = NULL;
+  PyObject *result = NULL;
+  if (row_from_dict(d, &r, &rtts) == 0) result = text_result(mcpp_config_format_refusal(file, &r));
+  PyMem_Free(rtts);
   return result;
 }
 
@@ -182,6 +194,8 @@ static PyMethodDef config_methods[] = {
      "config_format_start(servers, count, interval, timeout, deadline, json) -> str."},
     {"config_format_results", py_format_results, METH_VARARGS,
      "config_format_results(rows, time_ms, json, quiet) -> (str, exit_status)."},
+    {"config_format_refusal", py_format_refusal, METH_VARARGS,
+     "config_format_refusal(file, row) -> str: mcpp_config_format_refusal."},
     {"config_line_is_json", py_line_is_json, METH_O,
      "config_line_is_json(line) -> bool: mcpp_config_line_is_json."},
     {NULL, NULL, 0, NULL}};

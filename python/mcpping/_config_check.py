@@ -17,7 +17,8 @@ from typing import Any
 
 from . import _native
 from .config import Server, UnresolvedVariable, resolve
-from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
+from .errors import (PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
+                     RequestInDoubt, SpawnError)
 from .peer import HandshakeError, Peer
 
 NO_PING_VERSION = "2026-07-28"
@@ -32,6 +33,8 @@ class Plan:
     timeout: float
     deadline: float
     log: str | None
+    #: The environment stdio servers start in, their env on top (None: ours).
+    environ: dict[str, str] | None = None
 
 
 @dataclass
@@ -139,7 +142,8 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
         if live.transport == "stdio":
             assert live.command is not None
             peer = Peer([live.command, *live.args], keepalive=None,
-                        env={**os.environ, **live.env}, cwd=live.cwd, stderr=tail.stderr,
+                        env={**(os.environ if plan.environ is None else plan.environ), **live.env},
+                        cwd=live.cwd, stderr=tail.stderr,
                         record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
                         kill_grace=1.0, on_message=tail.message, on_close=None)
         else:
@@ -156,7 +160,7 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
         return res
     try:
         await _handshake(peer, res, end, loop)
-        if res.status == "ok":
+        if res.status == "ok" and plan.count:
             await _pings(peer, res, plan, end, stop, loop)
     finally:
         await peer.close()
@@ -171,7 +175,7 @@ async def _handshake(peer: Any, res: Result, end: float, loop: asyncio.AbstractE
     except asyncio.TimeoutError:
         res.status, res.reason = "timeout", "no initialize result"
         return
-    except (HandshakeError, PeerClosed) as e:
+    except (HandshakeError, PeerClosed, RequestInDoubt) as e:
         res.status = "handshake failed"
         closed = getattr(peer, "fatal", None) is not None or getattr(peer, "closed", False)
         res.reason = await _closed_reason(peer) if closed else str(e)

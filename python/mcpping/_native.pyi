@@ -134,3 +134,5 @@ def config_format_results(rows: Sequence[dict[str, Any]], time_ms: float, json: 
     and the exit status."""
 def config_line_is_json(line: bytes) -> bool:
     """mcpp_config_line_is_json: whether a server's stdout line is JSON."""
+def config_format_refusal(file: str, row: dict[str, Any]) -> str:
+    """mcpp_config_format_refusal: --wrap --write's line for an entry that would not start."""

@@ -85,40 +85,19 @@ def _parse(argv: list[str]) -> tuple[str, bool, bool, str | None]:
     return files[0], "--unwrap" in modes, write, command
 
 
-async def _start_problem(server: config.Server) -> str | None:
-    """Why a wrapped entry would not start under a desktop client, or None."""
-    from ._config_check import Result, _handshake
-    from .errors import MCPPingError, SpawnError
-    from .peer import Peer
+async def _start_problems(path: str, text: str, launch: list[str]) -> list[str]:
+    """The refusal line of each wrapped entry that does not answer initialize
+    when started as a desktop client starts it."""
+    from ._config_check import Plan, check_all
 
-    try:
-        live = config.resolve(server, os.path.dirname(os.path.abspath(server.file)))
-    except config.UnresolvedVariable:
-        return None  # the client fills it in; nothing to try here
-    assert live.command is not None
-    loop = asyncio.get_running_loop()
-    try:
-        peer = Peer([live.command, *live.args], keepalive=None,
-                    env={"PATH": MINIMAL_PATH, **live.env}, cwd=live.cwd, stderr="ignore",
-                    record=None, ping_timeout=START_TIMEOUT, request_timeout=None,
-                    kill_grace=1.0, on_message=None, on_close=None)
-    except SpawnError as e:
-        return f"cannot start {live.command}: {e}"
-    res = Result(live)
-    try:
-        await _handshake(peer, res, loop.time() + START_TIMEOUT, loop)
-    except MCPPingError as e:  # wrap's own answer, e.g. the server behind it exited
-        return str(e)
-    finally:
-        await peer.close()
-    return None if res.status in ("ok", "unsupported") else f"{res.status}: {res.reason}"
-
-
-async def _start_problems(path: str, text: str, launch: list[str]) -> list[tuple[str, str]]:
-    servers = [s for s in config.parse(text, path).servers
+    plan = Plan(count=0, interval=0, timeout=START_TIMEOUT, deadline=START_TIMEOUT, log=None,
+                environ={"PATH": MINIMAL_PATH})
+    cfg = config.parse(text, path)
+    servers = [(s, cfg.workspace) for s in cfg.servers
                if s.transport == "stdio" and not s.disabled and s.command == launch[0]]
-    found = await asyncio.gather(*(_start_problem(s) for s in servers))
-    return [(s.name, why) for s, why in zip(servers, found) if why is not None]
+    results = await check_all(servers, plan, asyncio.Event())
+    return [_native.config_format_refusal(path, r.row()) for r in results
+            if r.status not in ("ok", "unsupported", "not started")]
 
 
 def main(argv: list[str]) -> int:
@@ -156,11 +135,9 @@ def run_wrap(path: str, *, unwrap: bool, write: bool, command: str | None) -> in
         sys.stderr.write(f"mcpping: {path}: no server to {what}; left as it is\n")
         return 0
     if not unwrap:
-        problems = asyncio.run(_start_problems(path, text, launch))
-        for name, why in problems:
-            sys.stderr.write(f"mcpping: {path}: not written: server {name!r} would not start "
-                             f"wrapped ({why})\n")
-        if problems:
+        refusals = asyncio.run(_start_problems(path, text, launch))
+        sys.stderr.write("".join(refusals))
+        if refusals:
             return 3
     backup = _backup_name(path)
     try:

@@ -237,3 +237,18 @@ TEST(app_config_head_lines_and_json_noise) {
   ASSERT_EQ(mcpp_config_line_is_json("{\"a\":1}", 7), 1);
   ASSERT_EQ(mcpp_config_line_is_json("not json at all", 15), 0);
 }
+
+TEST(app_config_refusal_is_one_line_naming_the_entry_and_why) {
+  mcpp_config_row r = row("fs\n", "handshake failed", "server exited with status 2");
+  r.last_stderr = "mcpping wrap: cannot start npx: no such file or directory (ENOENT)";
+  char *out = mcpp_config_format_refusal("c.json", &r);
+  ASSERT_STR_EQ(out, "mcpping: c.json: not written: server 'fs?' would not start wrapped "
+                     "(handshake failed: server exited with status 2; stderr: mcpping wrap: "
+                     "cannot start npx: no such file or directory (ENOENT))\n");
+  mcpp_config_free(out);
+  r = row("slow", "timeout", "no initialize result");
+  out = mcpp_config_format_refusal("c.json", &r);
+  ASSERT_STR_EQ(out, "mcpping: c.json: not written: server 'slow' would not start wrapped "
+                     "(timeout: no initialize result)\n");
+  mcpp_config_free(out);
+}

@@ -40,6 +40,7 @@ test('--wrap --write refuses, exit 3 and one line, a config whose wrapped entry 
   const r = await h.run(process.execPath, [h.CLI, '--config', file, '--wrap', '--write']);
   assert.equal(r.status, 3, r.stderr);
   assert.match(r.stderr, /^mcpping: [^\n]*: not written: server 'ghost' would not start wrapped \([^\n]+\)\n$/);
+  assert.match(r.stderr, /cannot start \/nonexistent\/mcp-server: no such file or directory \(ENOENT\)\)\n$/);
   assert.equal(fs.readFileSync(file, 'utf8'), text);
   assert.equal(fs.existsSync(`${file}.bak`), false);
 });

@@ -149,6 +149,8 @@ def test_write_refuses_a_config_whose_wrapped_entry_would_not_start(tmp_path):
     r = run("--config", str(path), "--wrap", "--write")
     assert r.returncode == 3, r.stderr
     assert r.stderr.count("\n") == 1 and "server 'ghost' would not start" in r.stderr, r.stderr
+    # Why, in wrap's own words from the server's stderr: the OS error.
+    assert "cannot start /nonexistent/mcp-server: no such file or directory (ENOENT)" in r.stderr
     assert path.read_text() == text  # nothing written, no backup made
     assert not Path(f"{path}.bak").exists()
 

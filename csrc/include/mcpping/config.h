@@ -67,6 +67,11 @@ char *mcpp_config_format_start(size_t servers, int count, double interval_s,
 char *mcpp_config_format_results(const mcpp_config_row *rows, size_t n, double time_ms,
                                  int json, int quiet, int *exit_status);
 
+/* `--wrap --write`'s refusal for one wrapped entry that did not start under a
+ * desktop client's environment (row: its check), one line:
+ * `mcpping: FILE: not written: server 'NAME' would not start wrapped (WHY)`. */
+char *mcpp_config_format_refusal(const char *file, const mcpp_config_row *row);
+
 /* 1 if a stdout line of a server is JSON, 0 if it is noise. */
 int mcpp_config_line_is_json(const char *line, size_t len);
 

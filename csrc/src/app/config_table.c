@@ -256,6 +256,26 @@ char *mcpp_config_format_results(const mcpp_config_row *rows, size_t n, double t
   return mcpp__text_take(&t);
 }
 
+char *mcpp_config_format_refusal(const char *file, const mcpp_config_row *row) {
+  mcpp__text t = {0};
+  mcpp__text name = {0};
+  mcpp__text_puts(&name, row->name ? row->name : "");
+  char *shown = cell(&name);
+  mcpp__text_printf(&t, "mcpping: %s: not written: server '%s' would not start wrapped (%s",
+                    file ? file : "", shown ? shown : "", row->status ? row->status : "");
+  free(shown);
+  if (has_reason(row)) {
+    mcpp__text why = {0};
+    mcpp__text_puts(&t, ": ");
+    reason_text(&why, row);
+    char *w = cell(&why);
+    mcpp__text_puts(&t, w ? w : "");
+    free(w);
+  }
+  mcpp__text_puts(&t, ")\n");
+  return mcpp__text_take(&t);
+}
+
 int mcpp_config_line_is_json(const char *line, size_t len) {
   cJSON *v = cJSON_ParseWithLength(line, len);
   int ok = v != NULL;
