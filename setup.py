@@ -34,6 +34,7 @@ MODULE_SOURCES = [
     "python/mcpping/_settings.c",
     "python/mcpping/_metrics.c",
     "python/mcpping/_app.c",
+    "python/mcpping/_config.c",
 ]
 BUNDLED_CJSON = "third_party/cjson/cjson/cJSON.c"
 LIMITED_API = "0x030A0000"  # CPython 3.10, the oldest we support
@@ -115,7 +116,7 @@ native = Extension(
     extra_compile_args=["-std=c11", "-Wno-unused-parameter", "-fvisibility=hidden",
                         "-Werror=implicit-function-declaration", *cflags],
     extra_link_args=link,
-    depends=["python/mcpping/_native.h", "csrc/include/mcpping.h"],
+    depends=["python/mcpping/_native.h", "csrc/include/mcpping.h", "csrc/include/mcpping/config.h"],
     py_limited_api=True,
 )
 

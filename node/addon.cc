@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "config_wrap.h"
 #include "convert.h"
 #include "engine_wrap.h"
 #include "metrics_wrap.h"
@@ -145,6 +146,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   InitApp(env, exports);
   InitWrap(env, exports);
   InitMetrics(env, exports);
+  InitConfig(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {

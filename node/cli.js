@@ -245,7 +245,7 @@ function configOptions(o) {
 
 async function runConfig(opts) {
   const config = require('./config');
-  const { checkAll, failed } = require('./config_check');
+  const { checkAll } = require('./config_check');
   const isFile = (p) => {
     try {
       return fs.statSync(p).isFile();
@@ -297,8 +297,7 @@ async function runConfig(opts) {
   } finally {
     process.off('SIGINT', onSigint);
   }
-  report.results(results, Date.now() - start, failed);
-  return results.some(failed) ? 1 : 0;
+  return report.results(results, Date.now() - start);
 }
 
 
@@ -318,7 +317,10 @@ async function run(argv) {
     return 0;
   }
   if (o.mode === 'config') {
-    if (o.wrap || o.unwrap) return require('./config_wrap').main(argv);
+    if (o.wrap || o.unwrap) {
+      const { runWrap } = require('./config_wrap');
+      return runWrap({ file: o.configs[0], unwrap: o.unwrap, write: o.write, command: o.commandPath });
+    }
     try {
       return await runConfig(configOptions(o));
     } catch (err) {

@@ -48,32 +48,15 @@ function jsonLine(pairs) {
 
 module.exports = { lossPct, formatLoss, pyFloat, jsonLine };
 
-/** @param {number[]} rtts @returns {[number, number, number]|null} min, avg, max */
-function rttTriple(rtts) {
-  if (rtts.length === 0) return null;
-  let total = 0;
-  for (const x of rtts) total += x;
-  return [Math.min(...rtts), total / rtts.length, Math.max(...rtts)];
+/** A config_check result as the C formatter reads it. */
+function configRow(x) {
+  const { name, transport, file, jsonPath } = x.server;
+  return { ...x, name, transport, file, jsonPath };
 }
 
 /**
- * A row's status: `ok`, `loss 33.3%`, `spawn failed: ...` (docs/cli.md).
- * @param {{status: string, reason: string|null, sent: number, received: number}} r
- */
-function statusText(r) {
-  if (r.status === 'loss') return `loss ${formatLoss(lossPct(r.sent, r.received))}`;
-  if (['ok', 'unsupported', 'timeout'].includes(r.status)) return r.status;
-  return r.reason ? `${r.status}: ${r.reason}` : r.status;
-}
-
-/** @param {string} s @returns {number} width in code points, as Python's len() */
-const width = (s) => Array.from(s).length;
-const plural = (n, word) => `${n} ${word}${n === 1 ? '' : 's'}`;
-
-/**
- * Prints `mcpping --config`: which files were read, one aligned row per
- * server, a summary; or, with --json, one object for each. Python's
- * ConfigReporter prints the same bytes.
+ * Prints `mcpping --config`'s lines, every byte of which comes from C
+ * (csrc/src/app/config_table.c); results() returns the exit status.
  */
 class ConfigReporter {
   /** @param {{json: boolean, quiet?: boolean, out?: NodeJS.WritableStream}} opts */
@@ -83,76 +66,22 @@ class ConfigReporter {
     this.out = opts.out || process.stdout;
   }
 
-  line(text) {
-    this.out.write(`${text}\n`);
-  }
-
   /** @param {Array<[string, number]>} files each file read and its number of servers */
   files(files) {
-    for (const [file, n] of files) {
-      if (this.json) this.line(jsonLine([['event', 'config'], ['file', file], ['servers', n]]));
-      else this.line(`config ${file}: ${plural(n, 'server')}`);
-    }
+    this.out.write(require('./binding').configFormatFiles(files, this.json));
   }
 
   start(servers, count, intervalS, timeoutS, deadlineS) {
-    if (this.json) return;
-    this.line(`MCPPING ${plural(servers, 'server')}: ${plural(count, 'ping')} each, interval ${intervalS.toFixed(1)} s, timeout ${timeoutS.toFixed(1)} s, deadline ${deadlineS.toFixed(1)} s`);
+    this.out.write(require('./binding').configFormatStart(servers, count, intervalS, timeoutS, deadlineS, this.json));
   }
 
-  /** @param {object[]} rows results of config_check @param {number} timeMs */
-  results(rows, timeMs, failed) {
-    const counts = { ok: 0, unsupported: 0, skipped: 0, failed: 0 };
-    for (const r of rows) counts[failed(r) ? 'failed' : r.status]++;
-    if (this.json) {
-      for (const r of rows) this.line(ConfigReporter.jsonRow(r));
-      this.line(jsonLine([['event', 'summary'], ['servers', rows.length], ...Object.entries(counts), ['time_ms', Math.round(timeMs)]]));
-      return;
-    }
-    const table = [ConfigReporter.COLUMNS, ...rows.map((r) => ConfigReporter.cells(r))];
-    const widths = ConfigReporter.COLUMNS.slice(0, -1).map((_, i) => Math.max(...table.map((row) => width(row[i]))));
-    if (rows.length && !this.quiet) {
-      this.line('');
-      for (const cells of table) {
-        const head = widths.map((w, i) => cells[i] + ' '.repeat(w - width(cells[i]))).join('  ');
-        this.line(`${head}  ${cells.at(-1)}`);
-      }
-    }
-    this.line('');
-    this.line('--- mcpping config statistics ---');
-    this.line(`${plural(rows.length, 'server')}, ${counts.ok} ok, ${counts.unsupported} unsupported, ${counts.skipped} skipped, ${counts.failed} failed, time ${Math.round(timeMs)} ms`);
-  }
-
-  static cells(r) {
-    const t = rttTriple(r.rttsMs);
-    const rtt = t ? `${t.map((x) => x.toFixed(3)).join('/')} ms` : '-';
-    // A name or a server's message with a newline must not break the table.
-    // eslint-disable-next-line no-control-regex
-    return [r.server.name, r.server.transport, r.protocolVersion || '-', rtt, statusText(r)].map((c) => c.replace(/[\x00-\x1f\x7f]/g, '?'));
-  }
-
-  static jsonRow(r) {
-    const t = rttTriple(r.rttsMs);
-    const rtt = jsonLine(['min', 'avg', 'max'].map((k, i) => (t ? [k, round3(t[i]), 'float'] : [k, null])));
-    const loss = r.sent ? Math.round(lossPct(r.sent, r.received) * 10) / 10 : null;
-    return jsonLine([
-      ['event', 'server'],
-      ['name', r.server.name],
-      ['transport', r.server.transport],
-      ['protocol_version', r.protocolVersion],
-      ['status', r.status],
-      ['reason', r.reason],
-      ['sent', r.sent],
-      ['received', r.received],
-      ['loss_pct', loss, 'float'],
-      ['rtt_ms', rtt, 'raw'],
-      ['file', r.server.file],
-      ['json_path', r.server.jsonPath],
-    ]);
+  /** @param {object[]} rows results of config_check @param {number} timeMs @returns {number} the exit status */
+  results(rows, timeMs) {
+    const r = require('./binding').configFormatResults(rows.map(configRow), timeMs, this.json, this.quiet);
+    this.out.write(r.text);
+    return r.status;
   }
 }
 
-ConfigReporter.COLUMNS = ['NAME', 'TRANSPORT', 'PROTOCOL', 'RTT MIN/AVG/MAX', 'STATUS'];
-
 module.exports.ConfigReporter = ConfigReporter;
-module.exports.statusText = statusText;
+module.exports.configRow = configRow;

@@ -18,8 +18,6 @@ const { version } = require('../package.json');
 
 const NO_PING_VERSION = '2026-07-28';
 
-/** Statuses that do not fail the run (exit 0). */
-const PASSING = ['ok', 'unsupported', 'skipped'];
 
 /** Settles with 'deadline' after ms (the timer is cleared by the returned cancel). */
 function deadlineAfter(ms) {
@@ -48,15 +46,22 @@ function exitText(info) {
  *   protocolVersion: () => string|null, unreachable: () => boolean,
  *   closedReason: () => Promise<string>}>}
  */
-async function open(live, plan) {
+async function open(live, plan, res) {
   const records = plan.log || undefined;
   const keepalive = { timeoutMs: Math.max(1, Math.round(plan.timeoutS * 1000)) };
   if (live.transport === 'stdio') {
     const peer = await connect(
-      { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'ignore' },
-      { keepalive, records, initialize: false },
+      // plan.environ: the environment to start in instead of ours.
+      { command: live.command, args: live.args, env: { ...plan.environ, ...live.env }, cwd: live.cwd || undefined, stderr: 'pipe' },
+      { keepalive, records, initialize: false, inheritEnv: !plan.environ },
     );
+    // The server's last stderr line (kept for a server that dies) and the
+    // lines on stdout that are not JSON.
+    let tail = '';
+    peer.on('stderr', (chunk) => { tail = (tail + chunk.toString('utf8')).slice(-4096); });
+    peer.on('invalid_message', () => { res.nonJsonLines++; });
     return {
+      lastStderr: () => tail.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).at(-1) || null,
       initialize: (timeoutMs) => peer.initialize({ timeoutMs }),
       ping: (o) => peer.ping(o),
       close: () => peer.close(),
@@ -85,7 +90,7 @@ async function open(live, plan) {
  * @param {AbortSignal} stop Ctrl-C
  */
 async function check(server, workspace, plan, stop) {
-  const res = { server, status: 'ok', reason: null, protocolVersion: null, sent: 0, received: 0, rttsMs: [] };
+  const res = { server, status: 'ok', reason: null, protocolVersion: null, sent: 0, received: 0, rttsMs: [], lastStderr: null, nonJsonLines: 0 };
   if (server.disabled) return { ...res, status: 'skipped', reason: 'disabled' };
   if (server.transport === 'sse') return { ...res, status: 'skipped', reason: 'legacy HTTP+SSE transport' };
   const end = Date.now() + plan.deadlineS * 1000;
@@ -98,7 +103,7 @@ async function check(server, workspace, plan, stop) {
   }
   let target;
   try {
-    target = await open(live, plan);
+    target = await open(live, plan, res);
   } catch (err) {
     if (err.code === 'MCPP_ERR_SPAWN') return { ...res, status: 'spawn failed', reason: err.message };
     // A NUL in an argument and the like; the message could quote a value.
@@ -106,10 +111,11 @@ async function check(server, workspace, plan, stop) {
   }
   try {
     await handshake(target, res, end);
-    if (res.status === 'ok') await pings(target, res, plan, end, stop);
+    if (res.status === 'ok' && plan.count) await pings(target, res, plan, end, stop);
   } finally {
     await target.close();
   }
+  if ((res.status === 'handshake failed' || res.status === 'closed') && target.lastStderr) res.lastStderr = target.lastStderr();
   return res;
 }
 
@@ -181,9 +187,4 @@ function checkAll(servers, plan, stop) {
   return Promise.all(servers.map(([s, ws]) => check(s, ws, plan, stop)));
 }
 
-/** @param {{status: string}} r @returns {boolean} */
-function failed(r) {
-  return !PASSING.includes(r.status);
-}
-
-module.exports = { check, checkAll, failed, PASSING };
+module.exports = { check, checkAll };

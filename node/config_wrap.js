@@ -1,77 +1,28 @@
 'use strict';
 /**
- * `mcpping --config FILE --wrap|--unwrap [--write]` (docs/cli.md): puts
- * `mcpping wrap --` in front of every stdio server of a client config (the
- * files node/config.js reads), or takes it away. URL servers are left as
- * they are, and a server already wrapped is not wrapped twice. The new
- * config goes to stdout; with --write the file is rewritten in place after
- * a backup (FILE.bak, or FILE.bak.N if that exists). Python's
- * mcpping/config_wrap.py writes the same bytes.
+ * `mcpping --config FILE --wrap|--unwrap [--write] [--command PATH]`
+ * (docs/cli.md). The rewrite itself is C's (csrc/src/app/config_rewrite.c,
+ * the same bytes as Python's): every stdio server of a client config runs
+ * behind `MCPPING wrap --name ENTRY --`, MCPPING being this node and its
+ * cli.js by absolute path, or no longer does. The new config goes to stdout;
+ * with --write the file is rewritten in place after a backup (FILE.bak, or
+ * FILE.bak.N), once every wrapped entry has been seen to start as a desktop
+ * client starts it (PATH=/usr/bin:/bin and the entry's env only).
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const config = require('./config');
+const native = require('./binding');
 
-const USAGE_LINE = 'usage: mcpping --config FILE --wrap|--unwrap [--write]';
+/** The environment a desktop client gives a server: hardly any PATH. */
+const MINIMAL_PATH = '/usr/bin:/bin';
+/** How long a wrapped entry has to answer initialize before --write refuses. */
+const START_TIMEOUT_S = 10;
 
-class WrapConfigUsage extends Error {}
 
-/** @param {object} entry @returns {boolean} it already runs through `mcpping wrap` */
-function isWrapped(entry) {
-  const args = Array.isArray(entry.args) ? entry.args : [];
-  return typeof entry.command === 'string' && path.basename(entry.command) === 'mcpping' &&
-    args[0] === 'wrap' && args.includes('--');
-}
-
-/** Wraps a stdio entry in place; false if it was wrapped already. */
-function wrapEntry(entry) {
-  if (isWrapped(entry)) return false;
-  entry.args = ['wrap', '--', entry.command, ...(entry.args || [])];
-  entry.command = 'mcpping';
-  return true;
-}
-
-/** Unwraps a wrapped entry in place (its wrap options go too). */
-function unwrapEntry(entry) {
-  if (!isWrapped(entry)) return false;
-  const rest = entry.args.slice(entry.args.indexOf('--') + 1);
-  if (rest.length === 0) return false;
-  entry.command = rest[0];
-  // No arguments: no "args" (as most entries without any are written).
-  if (rest.length > 1) entry.args = rest.slice(1);
-  else delete entry.args;
-  return true;
-}
-
-const isTable = (v) => v !== null && typeof v === 'object' && !Array.isArray(v);
-
-/** The server tables, as config.parse finds them. */
-function tables(doc) {
-  const out = ['mcpServers', 'servers'].filter((k) => isTable(doc[k])).map((k) => doc[k]);
-  if (out.length === 0 && isTable(doc.mcp) && isTable(doc.mcp.servers)) out.push(doc.mcp.servers);
-  return out;
-}
-
-/**
- * @param {string} file
- * @param {boolean} unwrap
- * @returns {{text: string, changed: number, hadComments: boolean}} throws config.ConfigError
- */
-function rewrite(file, unwrap) {
-  const cfg = config.load(file); // every entry checked, with the parser's messages
-  let text = fs.readFileSync(file, 'utf8');
-  if (text.startsWith('\ufeff')) text = text.slice(1);
-  const stripped = config.stripJsonc(text);
-  const doc = JSON.parse(stripped);
-  const stdio = new Set(cfg.servers.filter((s) => s.transport === 'stdio').map((s) => s.name));
-  let changed = 0;
-  for (const table of tables(doc)) {
-    for (const [name, entry] of Object.entries(table)) {
-      if (!stdio.has(name) || !isTable(entry) || !('command' in entry)) continue;
-      changed += (unwrap ? unwrapEntry(entry) : wrapEntry(entry)) ? 1 : 0;
-    }
-  }
-  return { text: `${JSON.stringify(doc, null, 2)}\n`, changed, hadComments: stripped !== text };
+/** @returns {string[]} the running mcpping as an absolute command line */
+function launcher() {
+  return [process.execPath, path.join(__dirname, 'cli.js')];
 }
 
 function backupName(file) {
@@ -80,42 +31,34 @@ function backupName(file) {
   return name;
 }
 
-function parse(argv) {
-  const files = [];
-  const modes = new Set();
-  let write = false;
-  for (let i = 0; i < argv.length; i++) {
-    const a = argv[i];
-    if (a === '--config') {
-      if (i + 1 >= argv.length || !argv[i + 1]) throw new WrapConfigUsage('--config needs a FILE');
-      files.push(argv[++i]);
-    } else if (a === '--wrap' || a === '--unwrap') {
-      modes.add(a);
-    } else if (a === '--write') {
-      write = true;
-    } else {
-      throw new WrapConfigUsage(`${a} does not go with --wrap/--unwrap (${USAGE_LINE})`);
-    }
-  }
-  if (modes.size !== 1) throw new WrapConfigUsage(`give one of --wrap and --unwrap (${USAGE_LINE})`);
-  if (files.length !== 1 || files[0] === 'auto') {
-    throw new WrapConfigUsage(`--wrap and --unwrap edit one --config FILE (${USAGE_LINE})`);
-  }
-  return { file: files[0], unwrap: modes.has('--unwrap'), write };
+/** The refusal line of each wrapped entry that does not answer initialize when started as a desktop client starts it. */
+async function startProblems(file, text, launch) {
+  const { checkAll } = require('./config_check');
+  const { configRow } = require('./cli_report');
+  const plan = { count: 0, intervalS: 0, timeoutS: START_TIMEOUT_S, deadlineS: START_TIMEOUT_S, log: null, environ: { PATH: MINIMAL_PATH } };
+  const cfg = config.parse(text, file);
+  const servers = cfg.servers.filter((s) => s.transport === 'stdio' && !s.disabled && s.command === launch[0]);
+  const results = await checkAll(servers.map((s) => [s, cfg.workspace]), plan, new AbortController().signal);
+  return results.filter((r) => !['ok', 'unsupported', 'not started'].includes(r.status)).map((r) => native.configFormatRefusal(file, configRow(r)));
 }
 
-/** @param {string[]} argv @returns {number} the exit status: 0, or 2 with one line on stderr */
-function main(argv) {
-  let o;
-  let r;
+/**
+ * @param {{file: string, unwrap: boolean, write: boolean, command: string|null}} o
+ * @returns {Promise<number>} 0; 2 with one line on stderr (a bad file);
+ *   3 if a wrapped entry would not start (nothing written)
+ */
+async function runWrap(o) {
+  let original;
   try {
-    o = parse(argv);
-    r = rewrite(o.file, o.unwrap);
+    config.load(o.file); // every entry checked, with the parser's messages
+    original = fs.readFileSync(o.file, 'utf8');
   } catch (err) {
-    if (!(err instanceof WrapConfigUsage || err instanceof config.ConfigError)) throw err;
+    if (!(err instanceof config.ConfigError)) throw err;
     process.stderr.write(`mcpping: ${err.message}\n`);
     return 2;
   }
+  const launch = o.command ? [path.resolve(o.command)] : launcher();
+  const r = native.configRewrite(original, o.unwrap, launch);
   if (!o.write) {
     fs.writeSync(1, r.text);
     return 0;
@@ -123,6 +66,11 @@ function main(argv) {
   if (r.changed === 0) {
     process.stderr.write(`mcpping: ${o.file}: no server to ${o.unwrap ? 'unwrap' : 'wrap'}; left as it is\n`);
     return 0;
+  }
+  if (!o.unwrap) {
+    const refusals = await startProblems(o.file, r.text, launch);
+    process.stderr.write(refusals.join(''));
+    if (refusals.length) return 3;
   }
   const backup = backupName(o.file);
   try {
@@ -141,4 +89,4 @@ function main(argv) {
   return 0;
 }
 
-module.exports = { isWrapped, wrapEntry, unwrapEntry, rewrite, main };
+module.exports = { launcher, runWrap };

@@ -1354,5 +1354,6 @@ const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 
 #include "mcpping/metrics.h"
 #include "mcpping/app.h"
+#include "mcpping/config.h"
 
 #endif /* MCPPING_H */

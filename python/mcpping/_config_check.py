@@ -15,14 +15,13 @@ import os
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import _native
 from .config import Server, UnresolvedVariable, resolve
-from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
+from .errors import (PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
+                     RequestInDoubt, SpawnError)
 from .peer import HandshakeError, Peer
 
 NO_PING_VERSION = "2026-07-28"
-
-#: Statuses that do not fail the run (exit 0).
-PASSING = ("ok", "unsupported", "skipped")
 
 
 @dataclass
@@ -34,6 +33,8 @@ class Plan:
     timeout: float
     deadline: float
     log: str | None
+    #: The environment stdio servers start in, their env on top (None: ours).
+    environ: dict[str, str] | None = None
 
 
 @dataclass
@@ -47,10 +48,38 @@ class Result:
     sent: int = 0
     received: int = 0
     rtts_ms: list[float] = field(default_factory=list)
+    #: The server's last stderr line, kept when it died.
+    last_stderr: str | None = None
+    #: Lines the server wrote on stdout that were not JSON.
+    non_json_lines: int = 0
 
-    @property
-    def failed(self) -> bool:
-        return self.status not in PASSING
+    def row(self) -> dict[str, Any]:
+        """This result as mcpp_config_format_results reads it."""
+        s = self.server
+        return {"name": s.name, "transport": s.transport, "file": s.file,
+                "json_path": s.json_path, "protocol_version": self.protocol_version,
+                "status": self.status, "reason": self.reason, "last_stderr": self.last_stderr,
+                "sent": self.sent, "received": self.received, "rtts_ms": self.rtts_ms,
+                "non_json_lines": self.non_json_lines}
+
+
+class _Tail:
+    """Collects a server's stdout noise and the last line of its stderr."""
+
+    def __init__(self, res: Result) -> None:
+        self.res = res
+        self.buf = ""
+
+    def stderr(self, chunk: str) -> None:
+        self.buf = (self.buf + chunk)[-4096:]
+
+    def message(self, frame: bytes) -> None:
+        if not _native.config_line_is_json(frame):
+            self.res.non_json_lines += 1
+
+    def last_line(self) -> str | None:
+        lines = [x for x in self.buf.splitlines() if x.strip()]
+        return lines[-1].strip() if lines else None
 
 
 def _connect_reason(exc: BaseException | None) -> str:
@@ -108,13 +137,15 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
         res.status, res.reason = "not started", str(e)
         return res
     peer: Any
+    tail = _Tail(res)
     try:
         if live.transport == "stdio":
             assert live.command is not None
             peer = Peer([live.command, *live.args], keepalive=None,
-                        env={**os.environ, **live.env}, cwd=live.cwd, stderr="ignore",
+                        env={**(os.environ if plan.environ is None else plan.environ), **live.env},
+                        cwd=live.cwd, stderr=tail.stderr,
                         record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
-                        kill_grace=1.0, on_message=None, on_close=None)
+                        kill_grace=1.0, on_message=tail.message, on_close=None)
         else:
             from .http import HttpPeer
             assert live.url is not None
@@ -129,10 +160,12 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
         return res
     try:
         await _handshake(peer, res, end, loop)
-        if res.status == "ok":
+        if res.status == "ok" and plan.count:
             await _pings(peer, res, plan, end, stop, loop)
     finally:
         await peer.close()
+    if res.status in ("handshake failed", "closed") and isinstance(peer, Peer):
+        res.last_stderr = tail.last_line()
     return res
 
 
@@ -142,7 +175,7 @@ async def _handshake(peer: Any, res: Result, end: float, loop: asyncio.AbstractE
     except asyncio.TimeoutError:
         res.status, res.reason = "timeout", "no initialize result"
         return
-    except (HandshakeError, PeerClosed) as e:
+    except (HandshakeError, PeerClosed, RequestInDoubt) as e:
         res.status = "handshake failed"
         closed = getattr(peer, "fatal", None) is not None or getattr(peer, "closed", False)
         res.reason = await _closed_reason(peer) if closed else str(e)

@@ -100,6 +100,9 @@ int mcpping_settings_add_functions(PyObject *module);
 /* Adds the metric table's functions (_metrics.c); used by the exec slot. */
 int mcpping_metrics_add_functions(PyObject *module);
 
+/* Adds config_rewrite() (_config.c) to the module; used by the exec slot. */
+int mcpping_config_add_functions(PyObject *module);
+
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);
 

@@ -149,3 +149,21 @@ class Engine:
     def set_session_id(self, session_id: str) -> None: ...
     def info(self, now: int) -> dict[str, Any]: ...
     def in_flight(self) -> list[tuple[str, str | None, int]]: ...
+def config_rewrite(text: str, unwrap: bool, launcher: Sequence[str]) -> tuple[str, int, bool]:
+    """mcpp_config_rewrite: a client config's text with its stdio servers
+    behind ``launcher wrap --name ENTRY --`` (or no longer); how many changed;
+    whether comments or trailing commas were dropped. ValueError if the text is
+    not a JSON object."""
+def config_format_files(files: Sequence[tuple[str, int]], json: bool) -> str:
+    """mcpp_config_format_files: the ``config FILE: N servers`` lines."""
+def config_format_start(servers: int, count: int, interval: float, timeout: float,
+                        deadline: float, json: bool) -> str:
+    """mcpp_config_format_start: the ``MCPPING N servers`` header ("" under --json)."""
+def config_format_results(rows: Sequence[dict[str, Any]], time_ms: float, json: bool,
+                          quiet: bool) -> tuple[str, int]:
+    """mcpp_config_format_results: the table (or JSON rows), warnings, summary
+    and the exit status."""
+def config_line_is_json(line: bytes) -> bool:
+    """mcpp_config_line_is_json: whether a server's stdout line is JSON."""
+def config_format_refusal(file: str, row: dict[str, Any]) -> str:
+    """mcpp_config_format_refusal: --wrap --write's line for an entry that would not start."""

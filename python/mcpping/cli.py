@@ -250,8 +250,7 @@ async def run_config(o: Options) -> int:
                 log=o.log)
     start = time.monotonic()
     results = await check_all(servers, plan, stop)
-    rep.results(results, (time.monotonic() - start) * 1000)
-    return 1 if any(r.failed for r in results) else 0
+    return rep.results(results, (time.monotonic() - start) * 1000)
 
 
 def config_options(o: dict[str, Any]) -> SimpleNamespace:
@@ -283,8 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if o["mode"] == "config":
             if o["wrap"] or o["unwrap"]:
-                from .config_wrap import main as config_wrap_main
-                return config_wrap_main(args)
+                from .config_wrap import run_wrap
+                return run_wrap(o["configs"][0], unwrap=bool(o["unwrap"]), write=bool(o["write"]),
+                                command=o["command_path"])
             return asyncio.run(run_config(config_options(o)))
         return asyncio.run(run(args))
     except KeyboardInterrupt:

@@ -1,96 +1,45 @@
-"""``mcpping --config FILE --wrap|--unwrap [--write]`` (docs/cli.md).
+"""``mcpping --config FILE --wrap|--unwrap [--write] [--command PATH]`` (docs/cli.md).
 
-Puts ``mcpping wrap --`` in front of every stdio server of a client config
-(Claude Desktop, Claude Code, Cursor, VS Code: the files :mod:`mcpping.config`
-reads), or takes it away. URL servers are left as they are, and a server
-already wrapped is not wrapped twice. The new config goes to stdout; with
-``--write`` the file is rewritten in place after a backup (``FILE.bak``, or
-``FILE.bak.N`` if that exists). Node's ``node/config_wrap.js`` writes the
-same bytes.
+The rewrite itself is C's (csrc/src/app/config_rewrite.c, the same bytes as
+Node's): every stdio server of a client config runs behind
+``MCPPING wrap --name ENTRY --``, MCPPING being the absolute path of this
+mcpping, or no longer does. The new config goes to stdout; with ``--write``
+the file is rewritten in place after a backup (``FILE.bak``, or
+``FILE.bak.N``), once every wrapped entry has been seen to start as a
+desktop client starts it (a minimal environment: ``PATH=/usr/bin:/bin`` and
+the entry's ``env``). Python reads the arguments and files, spawns the check
+and prints.
 """
 
 from __future__ import annotations
 
-import json
+import asyncio
 import os
+import shutil
 import stat
 import sys
-from typing import Any
 
-from . import config
+from . import _native, config
 
-__all__ = ["is_wrapped", "wrap_entry", "unwrap_entry", "rewrite", "main"]
-
-USAGE_LINE = "usage: mcpping --config FILE --wrap|--unwrap [--write]"
+__all__ = ["launcher", "run_wrap"]
 
 
-class _Usage(Exception):
-    pass
+#: The environment a desktop client gives a server: hardly any PATH.
+MINIMAL_PATH = "/usr/bin:/bin"
+
+#: How long a wrapped entry has to answer initialize before --write refuses.
+START_TIMEOUT = 10.0
 
 
-def is_wrapped(entry: dict[str, Any]) -> bool:
-    """True if a stdio entry already runs through ``mcpping wrap``."""
-    command = entry.get("command")
-    args = entry.get("args") or []
-    return (isinstance(command, str) and os.path.basename(command) == "mcpping"
-            and bool(args) and args[0] == "wrap" and "--" in args)
-
-
-def wrap_entry(entry: dict[str, Any]) -> bool:
-    """Wraps a stdio entry in place; returns False if it was wrapped already."""
-    if is_wrapped(entry):
-        return False
-    entry["args"] = ["wrap", "--", entry["command"], *(entry.get("args") or [])]
-    entry["command"] = "mcpping"
-    return True
-
-
-def unwrap_entry(entry: dict[str, Any]) -> bool:
-    """Unwraps a wrapped entry in place (its wrap options go too)."""
-    if not is_wrapped(entry):
-        return False
-    args = entry["args"]
-    rest = args[args.index("--") + 1:]
-    if not rest:
-        return False
-    entry["command"] = rest[0]
-    # No arguments: no "args" (as most entries without any are written).
-    if rest[1:]:
-        entry["args"] = rest[1:]
-    else:
-        del entry["args"]
-    return True
-
-
-def _tables(doc: dict[str, Any]) -> list[dict[str, Any]]:
-    """The server tables, as :func:`mcpping.config.parse` finds them."""
-    tables = [doc[k] for k in ("mcpServers", "servers") if isinstance(doc.get(k), dict)]
-    mcp = doc.get("mcp")
-    if not tables and isinstance(mcp, dict) and isinstance(mcp.get("servers"), dict):
-        tables.append(mcp["servers"])  # VS Code settings.json
-    return tables
-
-
-def rewrite(path: str, unwrap: bool) -> tuple[str, int, bool]:
-    """The file's new text, how many servers changed, and whether the
-    original had comments or trailing commas (JSON output cannot keep them). Raises
-    :class:`mcpping.config.ConfigError`."""
-    cfg = config.load(path)  # every entry checked, with the parser's messages
-    with open(path, encoding="utf-8") as f:
-        text = f.read()
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    stripped = config._strip_jsonc(text)
-    doc = json.loads(stripped)
-    stdio = {s.name for s in cfg.servers if s.transport == "stdio"}
-    changed = 0
-    for table in _tables(doc):
-        for name, entry in table.items():
-            if name not in stdio or not isinstance(entry, dict) or "command" not in entry:
-                continue
-            changed += unwrap_entry(entry) if unwrap else wrap_entry(entry)
-    had_comments = stripped != text
-    return json.dumps(doc, indent=2, ensure_ascii=False) + "\n", changed, had_comments
+def launcher() -> list[str]:
+    """The running mcpping as an absolute command line: its console script,
+    or this interpreter with ``-m mcpping``."""
+    script = sys.argv[0] if sys.argv else ""
+    if os.path.basename(script) in ("mcpping", "mcpping.exe"):
+        found = script if os.sep in script else shutil.which(script)
+        if found:
+            return [os.path.abspath(found)]
+    return [os.path.abspath(sys.executable), "-m", "mcpping"]
 
 
 def _backup_name(path: str) -> str:
@@ -100,44 +49,36 @@ def _backup_name(path: str) -> str:
     return name
 
 
-def _parse(argv: list[str]) -> tuple[str, bool, bool]:
-    files: list[str] = []
-    modes: set[str] = set()
-    write = False
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        if a == "--config":
-            if i + 1 >= len(argv) or not argv[i + 1]:
-                raise _Usage("--config needs a FILE")
-            files.append(argv[i + 1])
-            i += 2
-            continue
-        if a in ("--wrap", "--unwrap"):
-            modes.add(a)
-        elif a == "--write":
-            write = True
-        else:
-            raise _Usage(f"{a} does not go with --wrap/--unwrap ({USAGE_LINE})")
-        i += 1
-    if len(modes) != 1:
-        raise _Usage(f"give one of --wrap and --unwrap ({USAGE_LINE})")
-    if len(files) != 1 or files[0] == "auto":
-        raise _Usage(f"--wrap and --unwrap edit one --config FILE ({USAGE_LINE})")
-    return files[0], "--unwrap" in modes, write
+async def _start_problems(path: str, text: str, launch: list[str]) -> list[str]:
+    """The refusal line of each wrapped entry that does not answer initialize
+    when started as a desktop client starts it."""
+    from ._config_check import Plan, check_all
+
+    plan = Plan(count=0, interval=0, timeout=START_TIMEOUT, deadline=START_TIMEOUT, log=None,
+                environ={"PATH": MINIMAL_PATH})
+    cfg = config.parse(text, path)
+    servers = [(s, cfg.workspace) for s in cfg.servers
+               if s.transport == "stdio" and not s.disabled and s.command == launch[0]]
+    results = await check_all(servers, plan, asyncio.Event())
+    return [_native.config_format_refusal(path, r.row()) for r in results
+            if r.status not in ("ok", "unsupported", "not started")]
 
 
-def main(argv: list[str]) -> int:
-    """Returns the exit status: 0, or 2 with one line on stderr."""
+def run_wrap(path: str, *, unwrap: bool, write: bool, command: str | None) -> int:
+    """Returns the exit status: 0; 2 with one line on stderr (a bad file);
+    3 if a wrapped entry would not start (nothing written)."""
     try:
-        path, unwrap, write = _parse(argv)
-        text, changed, had_comments = rewrite(path, unwrap)
-    except _Usage as e:
-        sys.stderr.write(f"mcpping: {e}\n")
-        return 2
+        config.load(path)  # every entry checked, with the parser's messages
+        with open(path, encoding="utf-8") as f:
+            original_text = f.read()
     except config.ConfigError as e:
         sys.stderr.write(f"mcpping: {e}\n")
         return 2
+    except OSError as e:
+        sys.stderr.write(f"mcpping: cannot read {path}: {e.strerror or e}\n")
+        return 2
+    launch = [os.path.abspath(command)] if command else launcher()
+    text, changed, had_comments = _native.config_rewrite(original_text, unwrap, launch)
     verb = "unwrapped" if unwrap else "wrapped"
     if not write:
         sys.stdout.write(text)
@@ -146,6 +87,11 @@ def main(argv: list[str]) -> int:
         what = "unwrap" if unwrap else "wrap"
         sys.stderr.write(f"mcpping: {path}: no server to {what}; left as it is\n")
         return 0
+    if not unwrap:
+        refusals = asyncio.run(_start_problems(path, text, launch))
+        sys.stderr.write("".join(refusals))
+        if refusals:
+            return 3
     backup = _backup_name(path)
     try:
         with open(path, "rb") as f:

@@ -42,7 +42,7 @@ function rows(stdout) {
   for (const line of lines.slice(head + 1)) {
     if (!line) break;
     const cells = line.split(/\s{2,}/);
-    out[cells[0]] = [...cells.slice(0, 4), cells.slice(4).join('  ')];
+    out[cells[0]] = [...cells.slice(0, 5), cells.slice(5).join('  ')];
   }
   return out;
 }
@@ -68,7 +68,7 @@ async function recorder() {
   return { url: `http://127.0.0.1:${server.address().port}/mcp`, seen, stop: () => new Promise((r) => server.close(r)) };
 }
 
-test('every kind of server gets one aligned row; a failure exits 1', async () => {
+test('every kind of server gets one aligned row with a reason; a server not up exits 3', async () => {
   const everything = await h.startEverythingHttp();
   const port = await h.freePort();
   try {
@@ -81,12 +81,12 @@ test('every kind of server gets one aligned row; a failure exits 1', async () =>
         frozen: peer('freeze.py', ['--after', '1']),
         'refuses-ping': peer('unsupported.py'),
         missing: { command: 'mcpping-no-such-program' },
-        'dies-at-once': peer('dies.py', ['--after', '0']),
+        'dies-at-once': peer('dies.py', ['--after', '0', '--stderr', 'Error: no API key']),
         refused: { url: `http://127.0.0.1:${port}/mcp` },
       },
     });
     const res = await cli(['--config', file, '-i', '0.1', '-W', '0.5', '-w', '15']);
-    assert.equal(res.status, 1, res.stderr);
+    assert.equal(res.status, 3, res.stderr);
     assert.equal(res.stderr, '');
     const lines = res.stdout.trimEnd().split('\n');
     assert.equal(lines[0], `config ${file}: 9 servers`);
@@ -99,11 +99,11 @@ test('every kind of server gets one aligned row; a failure exits 1', async () =>
       assert.match(got[name][3], /^\d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3} ms$/, name);
       assert.equal(got[name][4], 'ok', name);
     }
-    assert.deepEqual(got.frozen.slice(3), ['-', 'loss 100%']);
+    assert.deepEqual(got.frozen.slice(3), ['-', 'loss 100%', '-']);
     assert.equal(got['refuses-ping'][4], 'unsupported');
-    assert.equal(got.missing[4], 'spawn failed: cannot start mcpping-no-such-program: no such file or directory (ENOENT)');
-    assert.equal(got['dies-at-once'][4], 'handshake failed: server exited with status 3');
-    assert.equal(got.refused[4], 'handshake failed: cannot connect: ECONNREFUSED');
+    assert.deepEqual(got.missing.slice(4), ['spawn failed', 'cannot start mcpping-no-such-program: no such file or directory (ENOENT)']);
+    assert.deepEqual(got['dies-at-once'].slice(4), ['handshake failed', 'server exited with status 3; stderr: Error: no API key']);
+    assert.deepEqual(got.refused.slice(4), ['handshake failed', 'cannot connect: ECONNREFUSED']);
     // Aligned: every row's columns start where the header's do.
     const header = lines.find((l) => l.startsWith('NAME '));
     const starts = [...header.matchAll(/(?<= {2})\S/g)].map((m) => m.index);
@@ -134,13 +134,13 @@ test('--json: one object per server and a summary; servers run at once within th
   const objs = h.jsonLines(res.stdout);
   assert.deepEqual(objs[0], { event: 'config', file, servers: 5 });
   const [demo, drops, ...silents] = objs.slice(1, -1);
-  assert.deepEqual(Object.keys(demo), ['event', 'name', 'transport', 'protocol_version', 'status', 'reason', 'sent', 'received', 'loss_pct', 'rtt_ms', 'file', 'json_path']);
+  assert.deepEqual(Object.keys(demo), ['event', 'name', 'transport', 'protocol_version', 'status', 'reason', 'sent', 'received', 'loss_pct', 'rtt_ms', 'non_json_lines', 'file', 'json_path']);
   assert.deepEqual([demo.status, demo.sent, demo.received, demo.loss_pct, demo.json_path], ['ok', 4, 4, 0, '$.mcpServers.demo']);
   assert.deepEqual([drops.status, drops.sent, drops.received, drops.loss_pct], ['loss', 4, 2, 50]);
   assert.deepEqual(silents.map((o) => [o.status, o.reason]), Array(3).fill(['timeout', 'no initialize result']));
   assert.deepEqual(objs.at(-1).servers, 5);
   assert.deepEqual([objs.at(-1).ok, objs.at(-1).failed], [1, 4]);
-  assert.equal(res.status, 1);
+  assert.equal(res.status, 3); // three servers never finished the handshake
   assert.ok(took < 4500, `three 1.5 s deadlines took ${took} ms: not in parallel`);
   const left = fs.readdirSync('/proc').filter((p) => /^\d+$/.test(p)).filter((p) => {
     try {
@@ -183,7 +183,7 @@ test('secrets in env and headers reach the servers and nothing else', async () =
     const seen = new Set(h.jsonLines(text).map((r) => `${r.peer} ${r.event}`));
     assert.ok(seen.has('mcpping-demo ping_ok') && seen.has('recorder ping_ok'), [...seen].join(', '));
     const bad = write('wrong.json', { mcpServers: { 'needs-token': { command: process.execPath, args: ['-e', NEEDS_TOKEN], env: { TOKEN: 'wrong' } } } });
-    assert.equal(rows((await cli(['--config', bad])).stdout)['needs-token'][4], 'handshake failed: server exited with status 4');
+    assert.deepEqual(rows((await cli(['--config', bad])).stdout)['needs-token'].slice(4), ['handshake failed', 'server exited with status 4']);
   } finally {
     await web.stop();
   }
@@ -222,4 +222,25 @@ test('a bad config exits 2 naming the file and the JSON path', async () => {
   assert.equal(res.status, 2);
   assert.equal(res.stdout, '');
   assert.equal(res.stderr, `mcpping: ${file}: $.servers.bad.args[1]: must be a string, got number\n`);
+});
+
+test('the reason column says timeout, ENOENT and the last stderr line; stdout noise is warned about', async () => {
+  const file = write('reasons/c.json', {
+    mcpServers: {
+      frozen: { command: 'python3', args: ['-c', 'import time; time.sleep(30)'] }, // never answers
+      missing: { command: '/nonexistent/mcp-server' },
+      dies: peer('dies.py', ['--after', '0', '--stderr', 'fatal: port in use']),
+      noisy: peer('garbage.py'),
+    },
+  });
+  const res = await cli(['--config', file, '-c', '1', '-w', '3']);
+  assert.equal(res.status, 3, res.stdout + res.stderr);
+  const got = rows(res.stdout);
+  assert.deepEqual(got.frozen.slice(4), ['timeout', 'no initialize result']);
+  assert.equal(got.missing[4], 'spawn failed');
+  assert.match(got.missing[5], /\(ENOENT\)$/);
+  assert.deepEqual(got.dies.slice(4), ['handshake failed', 'server exited with status 3; stderr: fatal: port in use']);
+  assert.deepEqual(got.noisy.slice(4), ['ok', '-']);
+  assert.deepEqual(res.stdout.split('\n').filter((l) => l.startsWith('warning: noisy ')),
+    ['warning: noisy printed 2 lines on stdout that are not JSON (a client may fail on them)']);
 });

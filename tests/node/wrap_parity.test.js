@@ -124,6 +124,11 @@ const CONFIGS = {
   'settings.json': JSON.stringify({ 'editor.fontSize': 12, mcp: { servers: { e: { command: 'e', args: [] } } } }),
 };
 
+// Each command writes its own launcher (issue 24), so --command names one for
+// both where bytes are compared; --write refuses these entries (their
+// launcher does not exist), the same lines from both.
+const LAUNCHER = '/opt/mcpping/bin/mcpping';
+
 for (const [name, text] of Object.entries(CONFIGS)) {
   test(`--config ${name} --wrap, --unwrap and --write: the same bytes from both commands`, async () => {
     const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-cw-'));
@@ -133,22 +138,41 @@ for (const [name, text] of Object.entries(CONFIGS)) {
     const run = (cmd, args) => h.run(cmd[0], [...cmd.slice(1), ...args], { timeoutMs: 30000 });
     const cli = { node: [process.execPath, h.CLI], python: [PYTHON, '-m', 'mcpping'] };
     for (const mode of ['--wrap', '--unwrap']) {
-      const [js, py] = await Promise.all([run(cli.node, ['--config', file, mode]), run(cli.python, ['--config', file, mode])]);
+      const args = ['--config', file, mode, '--command', LAUNCHER];
+      const [js, py] = await Promise.all([run(cli.node, args), run(cli.python, args)]);
       assert.equal(js.status, 0, js.stderr);
       assert.equal(py.status, 0, py.stderr);
       assert.equal(js.stdout, py.stdout);
       assert.equal(js.stderr, py.stderr);
     }
-    // --write: the same file and message, each after its own backup.
-    const copy = `${file}.copy`;
-    fs.copyFileSync(file, copy);
-    const js = await run(cli.node, ['--config', file, '--wrap', '--write']);
-    const py = await run(cli.python, ['--config', copy, '--wrap', '--write']);
-    assert.equal(js.status, 0, js.stderr);
-    assert.equal(py.status, 0, py.stderr);
-    assert.equal(fs.readFileSync(file, 'utf8'), fs.readFileSync(copy, 'utf8'));
-    assert.equal(fs.readFileSync(`${file}.bak`, 'utf8'), text);
-    assert.equal(fs.readFileSync(`${copy}.bak`, 'utf8'), text);
-    assert.equal(js.stderr.replace(file, 'F').replace(`${file}.bak`, 'F.bak'), py.stderr.replace(copy, 'F').replace(`${copy}.bak`, 'F.bak'));
+    const args = ['--config', file, '--wrap', '--write', '--command', LAUNCHER];
+    const [js, py] = await Promise.all([run(cli.node, args), run(cli.python, args)]);
+    assert.equal(js.status, 3, js.stderr);
+    assert.equal(py.status, 3, py.stderr);
+    assert.equal(js.stderr, py.stderr); // C's refusal lines, the same reasons
+    assert.equal(fs.readFileSync(file, 'utf8'), text);
+    assert.equal(fs.existsSync(`${file}.bak`), false);
   });
 }
+
+test('--config --wrap --write: both commands write the same file but for their own launcher', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-cw-'));
+  const text = JSON.stringify({ mcpServers: { echo: { command: 'python3', args: [path.join(h.PEERS, 'echo.py')] } } });
+  const file = path.join(dir, 'a.json');
+  const copy = path.join(dir, 'b.json');
+  fs.writeFileSync(file, text);
+  fs.writeFileSync(copy, text);
+  const run = (cmd, args) => h.run(cmd[0], [...cmd.slice(1), ...args], { timeoutMs: 30000 });
+  const js = await run([process.execPath, h.CLI], ['--config', file, '--wrap', '--write']);
+  const py = await run([PYTHON, '-m', 'mcpping'], ['--config', copy, '--wrap', '--write']);
+  assert.equal(js.status, 0, js.stderr);
+  assert.equal(py.status, 0, py.stderr);
+  // Each launcher is absolute; past it, the same entry.
+  const entry = (f) => JSON.parse(fs.readFileSync(f, 'utf8')).mcpServers.echo;
+  const [je, pe] = [entry(file), entry(copy)];
+  assert.deepEqual([je.command, ...je.args.slice(0, je.args.indexOf('wrap'))], [process.execPath, h.CLI]);
+  assert.ok(path.isAbsolute(pe.command), pe.command);
+  assert.deepEqual(je.args.slice(je.args.indexOf('wrap')), pe.args.slice(pe.args.indexOf('wrap')));
+  assert.deepEqual(je.args.slice(je.args.indexOf('wrap'), 4 + je.args.indexOf('wrap')), ['wrap', '--name', 'echo', '--']);
+  assert.equal(js.stderr.replaceAll(file, 'F'), py.stderr.replaceAll(copy, 'F'));
+});

@@ -51,7 +51,7 @@ def rows(stdout: str) -> dict[str, list[str]]:
     for line in lines[head + 1:]:
         if not line:
             break
-        cells = re.split(r"\s{2,}", line, maxsplit=4)
+        cells = re.split(r"\s{2,}", line, maxsplit=5)
         out[cells[0]] = cells
     return out
 
@@ -110,13 +110,13 @@ def test_every_kind_of_server_gets_one_aligned_row_and_failures_exit_1(tmp_path,
         "frozen": stdio(peer("freeze", "--after", "1")),
         "refuses-ping": stdio(peer("unsupported")),
         "missing": {"command": "mcpping-no-such-program"},
-        "dies-at-once": stdio(peer("dies", "--after", "0")),
+        "dies-at-once": stdio(peer("dies", "--after", "0", "--stderr", "Error: no API key")),
         "dies-after": stdio(peer("dies", "--after", "2")),
         "legacy": {"type": "sse", "url": "http://127.0.0.1:1/sse"},
         "off": {"command": "x", "disabled": True},
     }})
     r = run("--config", path, "-i", "0.1", "-W", "0.5", "-w", "10")
-    assert r.returncode == 1, r.stderr
+    assert r.returncode == 3, r.stderr  # some server did not start
     assert r.stderr == ""
     lines = r.stdout.splitlines()
     assert lines[0] == f"config {path}: 10 servers"
@@ -129,20 +129,21 @@ def test_every_kind_of_server_gets_one_aligned_row_and_failures_exit_1(tmp_path,
     for name, transport in (("demo", "stdio"), ("time", "stdio"), ("sdk-http", "streamable-http")):
         assert got[name][1] == transport and got[name][4] == "ok", got[name]
         assert re.fullmatch(r"20\d\d-\d\d-\d\d", got[name][2]) and re.fullmatch(rtt, got[name][3])
-    assert got["frozen"][3:] == ["-", "loss 100%"]
+    assert got["frozen"][3:] == ["-", "loss 100%", "-"]
     assert got["refuses-ping"][4] == "unsupported"
-    assert got["missing"][2:] == ["-", "-", "spawn failed: cannot start mcpping-no-such-program: "
+    assert got["missing"][2:] == ["-", "-", "spawn failed", "cannot start mcpping-no-such-program: "
                                   "no such file or directory (ENOENT)"]
-    assert got["dies-at-once"][4] == "handshake failed: server exited with status 3"
-    assert got["dies-after"][4] == "closed: server exited with status 3"
-    assert got["legacy"][1:] == ["sse", "-", "-", "skipped: legacy HTTP+SSE transport"]
-    assert got["off"][4] == "skipped: disabled"
+    assert got["dies-at-once"][4:] == ["handshake failed", "server exited with status 3; "
+                                       "stderr: Error: no API key"]
+    assert got["dies-after"][4:] == ["closed", "server exited with status 3"]
+    assert got["legacy"][1:] == ["sse", "-", "-", "skipped", "legacy HTTP+SSE transport"]
+    assert got["off"][4:] == ["skipped", "disabled"]
     # Aligned: every row's columns start where the header's do.
     table = [l for l in lines if l.startswith("NAME ")] + [
         l for l in lines if l.split(" ")[0] in got]
     starts = [m.start() for m in re.finditer(r"(?<=  )\S", table[0])]
     for line in table[1:]:
-        assert [line[s - 2:s] == "  " and line[s] != " " for s in starts] == [True] * 4, line
+        assert [line[s - 2:s] == "  " and line[s] != " " for s in starts] == [True] * 5, line
     assert lines[-2] == "--- mcpping config statistics ---"
     assert re.fullmatch(r"10 servers, 3 ok, 1 unsupported, 2 skipped, 4 failed, time \d+ ms",
                         lines[-1])
@@ -158,7 +159,8 @@ def test_json_gives_one_object_per_server_and_a_summary(tmp_path):
     assert objs[0] == {"event": "config", "file": path, "servers": 2}
     demo, drops, summary = objs[1:]
     assert list(demo) == ["event", "name", "transport", "protocol_version", "status", "reason",
-                          "sent", "received", "loss_pct", "rtt_ms", "file", "json_path"]
+                          "sent", "received", "loss_pct", "rtt_ms", "non_json_lines", "file",
+                          "json_path"]
     assert (demo["name"], demo["status"], demo["sent"], demo["received"], demo["loss_pct"]) == (
         "demo", "ok", 4, 4, 0.0)
     assert demo["json_path"] == "$.mcpServers.demo" and demo["protocol_version"] == "2025-11-25"
@@ -197,7 +199,7 @@ def test_servers_are_checked_at_once_each_within_its_deadline(tmp_path):
     took = time.monotonic() - t0
     objs = [json.loads(l) for l in r.stdout.splitlines()][1:-1]
     assert [(o["status"], o["reason"]) for o in objs] == [("timeout", "no initialize result")] * 4
-    assert r.returncode == 1
+    assert r.returncode == 3  # no handshake: not up
     # Four 1.5 s deadlines in parallel, not one after another (6 s).
     assert took < 4.5, took
     assert _running(marker) == [], "a timed-out server outlived the command"
@@ -235,7 +237,7 @@ def test_secrets_in_env_and_headers_reach_the_servers_and_nothing_else(tmp_path,
     bad = write(tmp_path / "bad.json", {"mcpServers": {
         "needs-token": {"command": PY, "args": ["-c", NEEDS_TOKEN], "env": {"TOKEN": "wrong"}}}})
     r = run("--config", bad)
-    assert rows(r.stdout)["needs-token"][4] == "handshake failed: server exited with status 4"
+    assert rows(r.stdout)["needs-token"][4:6] == ["handshake failed", "server exited with status 4"]
 
 
 def test_bad_config_exits_2_naming_the_file_and_json_path(tmp_path):
@@ -296,8 +298,8 @@ def test_vscode_variables_are_filled_and_inputs_are_not_guessed(tmp_path):
     r = run("--config", path, "-c", "1")
     got = rows(r.stdout)
     assert got["here"][4] == "ok"
-    assert got["asks"][4] == "not started: $.servers.asks.env.K: ${input:key} is asked of the user by the editor"
-    assert r.returncode == 1
+    assert got["asks"][4:] == ["not started", "$.servers.asks.env.K: ${input:key} is asked of the user by the editor"]
+    assert r.returncode == 3
 
 
 @pytest.mark.parametrize("args, message", [
@@ -333,3 +335,25 @@ def test_docs_sample_has_the_layout_and_keys_the_command_prints(tmp_path):
     assert {o["event"] for o in documented} == set(keys)
     for o in documented:
         assert list(o) == keys[o["event"]], o["event"]
+
+
+def test_reason_column_says_timeout_enoent_last_stderr_and_warns_of_stdout_noise(tmp_path):
+    """Issue 24: why a server failed is on its row, and a server that writes
+    non-JSON on stdout (which breaks clients) is counted and warned about."""
+    path = write(tmp_path / "c.json", {"mcpServers": {
+        "frozen": stdio([PY, "-c", "import time; time.sleep(30)"]),  # never answers
+        "missing": {"command": "/nonexistent/mcp-server"},
+        "dies": stdio(peer("dies", "--after", "0", "--stderr", "fatal: port in use")),
+        "noisy": stdio(peer("garbage")),
+    }})
+    r = run("--config", path, "-c", "1", "-w", "3")
+    assert r.returncode == 3, r.stdout + r.stderr
+    got = rows(r.stdout)
+    assert got["frozen"][4:] == ["timeout", "no initialize result"]
+    assert got["missing"][4] == "spawn failed" and "(ENOENT)" in got["missing"][5]
+    assert got["dies"][4:] == ["handshake failed",
+                               "server exited with status 3; stderr: fatal: port in use"]
+    assert got["noisy"][4:] == ["ok", "-"]
+    warning = [l for l in r.stdout.splitlines() if l.startswith("warning: noisy ")]
+    assert warning == ["warning: noisy printed 2 lines on stdout that are not JSON "
+                       "(a client may fail on them)"], r.stdout

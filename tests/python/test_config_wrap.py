@@ -1,7 +1,9 @@
 """`mcpping --config FILE --wrap|--unwrap [--write]`: every stdio server of
-every config format behind `mcpping wrap`, URL servers untouched, never
-wrapped twice, undone exactly, written only after a backup; and a wrapped
-config still works (the --config check pings its servers through the wrap)."""
+every config format behind the absolute path of this `mcpping wrap --name
+ENTRY`, URL servers untouched, never wrapped twice, undone exactly, written
+only after a backup and only if every wrapped entry starts under a desktop
+client's minimal environment; and a wrapped config still works (the --config
+check pings its servers through the wrap, PATH=/usr/bin:/bin)."""
 
 from __future__ import annotations
 
@@ -16,6 +18,9 @@ from mcpping import config
 from conftest import PY, peer
 
 CLI = [PY, "-m", "mcpping"]
+#: What a config written by CLI runs: this interpreter, by absolute path.
+LAUNCHER = (os.path.abspath(PY), "-m", "mcpping")
+MINIMAL_ENV = {"PATH": "/usr/bin:/bin"}
 ECHO = peer("echo")
 
 FORMATS = {
@@ -72,7 +77,8 @@ def test_wrap_prints_every_stdio_server_wrapped_once_and_unwrap_undoes_it(tmp_pa
     for key, old in before.items():
         new = after[key]
         if old.transport == "stdio":
-            assert (new.command, new.args) == ("mcpping", ("wrap", "--", old.command, *old.args))
+            assert (new.command, new.args) == (
+                LAUNCHER[0], (*LAUNCHER[1:], "wrap", "--name", key, "--", old.command, *old.args))
             assert (new.env, new.cwd) == (old.env, old.cwd)
         else:
             assert new == old
@@ -95,15 +101,14 @@ def test_write_keeps_a_backup_and_the_wrapped_config_still_works(tmp_path):
     assert r.stdout == ""
     assert r.stderr == (f"mcpping: wrapped 1 server in {path}; the original is in {path}.bak\n")
     assert Path(f"{path}.bak").read_text() == FORMATS[".mcp.json"]
-    assert entries(path.read_text(), ".mcp.json")["echo"].command == "mcpping"
+    assert entries(path.read_text(), ".mcp.json")["echo"].command == LAUNCHER[0]
     # Nothing left to wrap: the file and its backup stay as they are.
     r = run("--config", str(path), "--wrap", "--write")
     assert "no server to wrap; left as it is" in r.stderr
     assert not Path(f"{path}.bak.1").exists()
     # The wrapped config's stdio server answers the --config check's pings
-    # through mcpping wrap (mcpping found on PATH, as a client would).
-    env = dict(os.environ, PATH=f"{Path(PY).parent}{os.pathsep}{os.environ['PATH']}")
-    check = run("--config", str(path), "--json", "-c", "2", "-w", "20", env=env)
+    # through mcpping wrap, started as a desktop client starts it (env -i).
+    check = run("--config", str(path), "--json", "-c", "2", "-w", "20", env=MINIMAL_ENV)
     rows = [json.loads(x) for x in check.stdout.splitlines()]
     echo = [x for x in rows if x["event"] == "server" and x["name"] == "echo"]
     assert len(echo) == 1, check.stdout + check.stderr
@@ -134,3 +139,28 @@ def test_bad_usage_exits_2_with_one_line(args, message):
     assert r.returncode == 2
     assert r.stderr.count("\n") == 1 and message in r.stderr, r.stderr
     assert r.stdout == ""
+
+
+def test_write_refuses_a_config_whose_wrapped_entry_would_not_start(tmp_path):
+    path = tmp_path / "claude_desktop_config.json"
+    text = json.dumps({"mcpServers": {"echo": {"command": ECHO[0], "args": ECHO[1:]},
+                                      "ghost": {"command": "/nonexistent/mcp-server"}}})
+    path.write_text(text)
+    r = run("--config", str(path), "--wrap", "--write")
+    assert r.returncode == 3, r.stderr
+    assert r.stderr.count("\n") == 1 and "server 'ghost' would not start" in r.stderr, r.stderr
+    # Why, in wrap's own words from the server's stderr: the OS error.
+    assert "cannot start /nonexistent/mcp-server: no such file or directory (ENOENT)" in r.stderr
+    assert path.read_text() == text  # nothing written, no backup made
+    assert not Path(f"{path}.bak").exists()
+
+
+def test_command_overrides_the_launcher_and_a_missing_one_is_refused(tmp_path):
+    path = write(tmp_path, ".mcp.json")
+    r = run("--config", str(path), "--wrap", "--command", "/opt/bin/mcpping")
+    assert r.returncode == 0, r.stderr
+    echo = entries(r.stdout, ".mcp.json")["echo"]
+    assert (echo.command, echo.args[:4]) == ("/opt/bin/mcpping", ("wrap", "--name", "echo", "--"))
+    r = run("--config", str(path), "--wrap", "--write", "--command", "/nonexistent/mcpping")
+    assert r.returncode == 3 and "server 'echo' would not start" in r.stderr, r.stderr
+    assert path.read_text() == FORMATS[".mcp.json"]

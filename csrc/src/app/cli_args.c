@@ -17,7 +17,7 @@
 /* --connect-timeout's default: a handshake that takes longer is a failure
  * a probe should report, not wait out (issue 24 item 4). */
 #define CONNECT_TIMEOUT_MS 10000u
-#define WRAP_USAGE "usage: mcpping --config FILE --wrap|--unwrap [--write]"
+#define WRAP_USAGE "usage: mcpping --config FILE --wrap|--unwrap [--write] [--command PATH]"
 
 static const char USAGE[] =
     "usage: mcpping [options] -- COMMAND [ARG...]   spawn a stdio server and check it\n"
