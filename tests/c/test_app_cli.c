@@ -101,13 +101,13 @@ TEST(app_cli_parse_usage_errors_name_the_value) {
   BAD("--config runs each server's handshake: drop --no-init", "--config", "x", "--no-init");
   BAD("--write needs --wrap or --unwrap", "--config", "x", "--write");
   BAD("--wrap and --unwrap edit one --config FILE (usage: mcpping --config FILE "
-      "--wrap|--unwrap [--write])", "--wrap");
+      "--wrap|--unwrap [--write] [--command PATH])", "--wrap");
   BAD("--wrap and --unwrap edit one --config FILE (usage: mcpping --config FILE "
-      "--wrap|--unwrap [--write])", "--config", "auto", "--wrap");
+      "--wrap|--unwrap [--write] [--command PATH])", "--config", "auto", "--wrap");
   BAD("give one of --wrap and --unwrap (usage: mcpping --config FILE --wrap|--unwrap "
-      "[--write])", "--config", "x", "--wrap", "--unwrap");
+      "[--write] [--command PATH])", "--config", "x", "--wrap", "--unwrap");
   BAD("-c does not go with --wrap/--unwrap (usage: mcpping --config FILE "
-      "--wrap|--unwrap [--write])", "--config", "x", "--wrap", "-c", "3");
+      "--wrap|--unwrap [--write] [--command PATH])", "--config", "x", "--wrap", "-c", "3");
   BAD("--command PATH goes with --wrap", "--config", "x", "--unwrap", "--command", "/m");
   char line[300];
   ASSERT_EQ(mcpp_cli_error_line(line, sizeof line, "why"), 13);
