@@ -25,6 +25,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "mcpping/handshake.h"
 
 #ifdef __cplusplus
 extern "C" {
