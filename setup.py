@@ -31,6 +31,7 @@ MODULE_SOURCES = [
     "python/mcpping/_convert.c",
     "python/mcpping/_rules.c",
     "python/mcpping/_wrap.c",
+    "python/mcpping/_client.c",
 ]
 BUNDLED_CJSON = "third_party/cjson/cjson/cJSON.c"
 LIMITED_API = "0x030A0000"  # CPython 3.10, the oldest we support

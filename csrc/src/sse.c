@@ -26,6 +26,12 @@ mcpp_sse *mcpp_sse_new(size_t max) {
   mcpp_sse *s = mcpp__malloc(a, sizeof *s);
   if (s == NULL) return NULL;
   memset(s, 0, sizeof *s);
+  if (max == 0) {
+    /* The stdio driver's bound, so both transports take the same lines. */
+    mcpp_settings st;
+    mcpp_settings_default(&st);
+    max = st.max_line_bytes;
+  }
   mcpp__lines_init(&s->lines, a, max);
   s->lines.exact = 1;
   s->max = max;

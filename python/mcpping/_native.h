@@ -93,6 +93,9 @@ char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what);
 /* Adds wrap() (_wrap.c) to the module; used by the exec slot. */
 int mcpping_wrap_add_functions(PyObject *module);
 
+/* Adds ClientHandshake, SseParser and envelope() (_client.c). */
+int mcpping_client_add(PyObject *module);
+
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);
 

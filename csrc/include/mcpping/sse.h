@@ -27,8 +27,9 @@ typedef enum mcpp_sse_kind {
 typedef int (*mcpp_sse_fn)(void *arg, mcpp_sse_kind kind, const char *data,
                            size_t len);
 
-/* A parser whose lines and events are at most max bytes (the line
- * reader's bound). NULL when out of memory. */
+/* A parser whose lines and events are at most max bytes (0: the
+ * settings' default max_line_bytes, the line reader's bound). NULL when
+ * out of memory. */
 mcpp_sse *mcpp_sse_new(size_t max);
 void mcpp_sse_free(mcpp_sse *sse);
 
