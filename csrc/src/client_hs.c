@@ -236,8 +236,7 @@ void mcpp_client_hs_closed(mcpp_client_hs *hs, const char *reason,
     return;
   }
   if (strncmp(reason, "server exited", 13) == 0 ||
-      strncmp(reason, "server killed", 13) == 0 ||
-      (exit_status < 0 && term_signal <= 0)) {
+      strncmp(reason, "server killed", 13) == 0) {
     fail(hs, MCPP_CHS_CLOSED,
          "the server ended before answering initialize: %s", reason);
   } else if (term_signal > 0) {
@@ -245,11 +244,16 @@ void mcpp_client_hs_closed(mcpp_client_hs *hs, const char *reason,
          "the server ended before answering initialize: server killed by "
          "signal %d; %s",
          term_signal, reason);
-  } else {
+  } else if (exit_status >= 0) {
     fail(hs, MCPP_CHS_CLOSED,
          "the server ended before answering initialize: server exited with "
          "status %d; %s",
          exit_status, reason);
+  } else {
+    fail(hs, MCPP_CHS_CLOSED,
+         "the server ended before answering initialize: server closed the "
+         "connection; %s",
+         reason);
   }
 }
 

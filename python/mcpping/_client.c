@@ -287,5 +287,9 @@ static int add_type(PyObject *module, PyType_Spec *spec) {
 int mcpping_client_add(PyObject *module) {
   if (add_type(module, &Handshake_spec) < 0) return -1;
   if (add_type(module, &Sse_spec) < 0) return -1;
+  if (PyModule_AddStringConstant(module, "PROTOCOL_VERSION", MCPP_PROTOCOL_VERSION) < 0 ||
+      PyModule_AddStringConstant(module, "MODERN_PROTOCOL_VERSION",
+                                 MCPP_MODERN_PROTOCOL_VERSION) < 0)
+    return -1;
   return PyModule_AddFunctions(module, client_functions);
 }
