@@ -6,6 +6,7 @@
 #include "convert.h"
 #include "engine_wrap.h"
 #include "rules_wrap.h"
+#include "client_wrap.h"
 #include "wrap_run.h"
 
 namespace mcpping_node {
@@ -128,6 +129,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
               });
   exports.Set("Engine", EngineWrap::Init(env));
   InitRules(env, exports);
+  InitClient(env, exports);
   InitWrap(env, exports);
 }
 
