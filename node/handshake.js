@@ -12,9 +12,11 @@ const { RpcError } = require('./rpc');
 /**
  * @param {{request: (method: string, params: object, timeoutMs: number) => Promise<object>,
  *   notify: (method: string) => unknown, timeoutMs: number,
- *   isTimeout: (err: unknown) => boolean, isLost: (err: unknown) => boolean}} io
+ *   isTimeout: (err: unknown) => boolean, isLost: (err: unknown) => boolean,
+ *   done: (out: object) => void}} io
  *   request resolves with a result or rejects (an RpcError is an answer);
- *   isLost: the connection is gone (the error is passed on as it is)
+ *   isLost: the connection is gone (the error is passed on as it is);
+ *   done: takes the session before the notification is sent
  * @returns {Promise<{version: string, modern: boolean, serverName: string,
  *   serverInfo: object|null, result: object}>}
  */
@@ -41,10 +43,12 @@ async function runHandshake(io) {
     err.kind = out.kind; // timed_out, refused, version_mismatch, closed, malformed
     throw err;
   }
-  const note = hs.notification();
-  if (note !== null) await io.notify(JSON.parse(note).method);
   out.result = JSON.parse(out.result);
   out.serverInfo = out.serverInfo ? JSON.parse(out.serverInfo) : null;
+  // The session is known before the notification goes (its headers name it).
+  io.done(out);
+  const note = hs.notification();
+  if (note !== null) await io.notify(JSON.parse(note).method);
   return out;
 }
 

@@ -336,11 +336,13 @@ class HttpSession {
       isTimeout: (err) => err instanceof McppError && err.code === 'REQUEST_TIMEOUT',
       // A POST that could not reach the server: its error is said as it is.
       isLost: () => this.connectError !== null,
+      done: (o) => {
+        this.serverInfo = o.serverInfo;
+        this.protocolVersion = o.version;
+        this.modern = o.modern;
+      },
     });
     const result = out.result;
-    this.serverInfo = out.serverInfo;
-    this.protocolVersion = out.version;
-    this.modern = out.modern;
     // Wait for the GET's answer (bounded), so `listening` is true on return.
     let timer;
     await Promise.race([this.listen(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);

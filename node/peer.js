@@ -200,10 +200,12 @@ class Peer extends EventEmitter {
       timeoutMs,
       isTimeout: timedOutByEngine,
       isLost: (err) => !(err instanceof RpcError),
+      done: (o) => {
+        this.serverInfo = o.serverInfo;
+        this.protocolVersion = o.version;
+        this.capabilities = isObject(o.result.capabilities) ? o.result.capabilities : null;
+      },
     });
-    this.serverInfo = out.serverInfo;
-    this.protocolVersion = out.version;
-    this.capabilities = isObject(out.result.capabilities) ? out.result.capabilities : null;
     return out.result;
   }
 

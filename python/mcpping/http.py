@@ -172,11 +172,7 @@ class HttpPeer:
         self._init_timeout = timeout
         out = await _handshake.run(
             lambda method, params, left: self.request(method, params, timeout=left),
-            self.notify, self._closed_why, timeout, HandshakeError)
-        self.protocol_version = out["version"]
-        self.modern = out["modern"]
-        if out["server_name"]:
-            self.name = out["server_name"]
+            self.notify, self._closed_why, timeout, HandshakeError, self._learn_server)
         result: dict[str, Any] = out["result"]
         if self._listen_wanted and self.session_id is not None:
             # Wait for the GET's answer, so `listening` is true on return.
@@ -188,8 +184,14 @@ class HttpPeer:
                 pass  # a slow GET: it may still open; pings are answered on the POSTs meanwhile
         return result
 
-    async def _closed_why(self) -> tuple[str | None, int, int]:
-        return (str(self.fatal) if self.fatal else "closed"), -1, 0
+    def _learn_server(self, out: dict[str, Any]) -> None:
+        self.protocol_version = out["version"]
+        self.modern = out["modern"]
+        if out["server_name"]:
+            self.name = out["server_name"]
+
+    async def _closed_why(self) -> None:
+        return None  # PeerClosed("cannot reach ..."), as the transport says it
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None,
                       timeout: float | None = 30.0) -> dict[str, Any]:
@@ -315,7 +317,7 @@ class HttpPeer:
             if ctype.startswith("text/event-stream"):
                 try:
                     _read_sse(resp, self._to_loop, self._touch)
-                except (OSError, ValueError):
+                except (OSError, ValueError, http.client.HTTPException):
                     pass  # a broken or oversize stream: what it did not answer times out in the engine
             else:
                 body = resp.read()
@@ -353,7 +355,7 @@ class HttpPeer:
                 conn.sock.settimeout(None)  # an idle stream is no error
             self._to_loop_call(self._listen_opened, session)
             _read_sse(resp, self._to_loop, self._touch)
-        except (OSError, ValueError):
+        except (OSError, ValueError, http.client.HTTPException):
             pass  # the stream broke (or close() shut it): opened again below unless closed
         finally:
             conn.close()

@@ -463,14 +463,16 @@ class Peer:
         _check.seconds("init_timeout", timeout)
         out = await _handshake.run(
             lambda method, params, left: self.request(method, params, timeout=left),
-            self.notify, self._closed_during_handshake, timeout, HandshakeError)
+            self.notify, self._closed_during_handshake, timeout, HandshakeError, self._learn_server)
+        result: dict[str, Any] = out["result"]
+        return result
+
+    def _learn_server(self, out: dict[str, Any]) -> None:
         self.protocol_version = out["version"]
         if out["server_info"] is not None:
             self.server_info = out["server_info"]
         if out["server_name"]:
             self.name = out["server_name"]
-        result: dict[str, Any] = out["result"]
-        return result
 
     async def _closed_during_handshake(self) -> tuple[str | None, int, int]:
         """How the connection ended, once the close is known (C words it)."""
