@@ -10,16 +10,6 @@ namespace mcpping_node {
 
 namespace {
 
-const char *StateName(mcpp_client_hs_state s) {
-  switch (s) {
-    case MCPP_CHS_SEND: return "send";
-    case MCPP_CHS_WAIT: return "wait";
-    case MCPP_CHS_DONE: return "done";
-    case MCPP_CHS_FAILED: return "failed";
-  }
-  return "unknown";
-}
-
 Napi::Value StrOrNull(Napi::Env env, const char *s) {
   return s ? Napi::String::New(env, s) : env.Null();
 }
@@ -57,7 +47,7 @@ class HandshakeWrap : public Napi::ObjectWrap<HandshakeWrap> {
   }
   Napi::Value Answer(const Napi::CallbackInfo &info) {
     std::string msg = info[0].ToString();
-    return Napi::String::New(info.Env(), StateName(mcpp_client_hs_answer(hs_, msg.data(), msg.size())));
+    return Napi::String::New(info.Env(), mcpp_client_hs_state_name(mcpp_client_hs_answer(hs_, msg.data(), msg.size())));
   }
   Napi::Value TimedOut(const Napi::CallbackInfo &info) {
     mcpp_client_hs_timed_out(hs_);
@@ -82,7 +72,7 @@ class HandshakeWrap : public Napi::ObjectWrap<HandshakeWrap> {
     Napi::Env env = info.Env();
     mcpp_client_hs_state s = mcpp_client_hs_get_state(hs_);
     Napi::Object o = Napi::Object::New(env);
-    o.Set("state", StateName(s));
+    o.Set("state", mcpp_client_hs_state_name(s));
     o.Set("version", StrOrNull(env, mcpp_client_hs_version(hs_)));
     o.Set("modern", Napi::Boolean::New(env, mcpp_client_hs_modern(hs_) != 0));
     o.Set("serverName", StrOrNull(env, s == MCPP_CHS_DONE ? mcpp_client_hs_server_name(hs_) : nullptr));

@@ -93,6 +93,16 @@ mcpp_client_hs_state mcpp_client_hs_get_state(const mcpp_client_hs *hs) {
   return hs->state;
 }
 
+const char *mcpp_client_hs_state_name(mcpp_client_hs_state state) {
+  switch (state) {
+    case MCPP_CHS_SEND: return "send";
+    case MCPP_CHS_WAIT: return "wait";
+    case MCPP_CHS_DONE: return "done";
+    case MCPP_CHS_FAILED: return "failed";
+  }
+  return "unknown";
+}
+
 const char *mcpp_client_hs_request(mcpp_client_hs *hs, size_t *len,
                                    const char **id) {
   if (hs->state != MCPP_CHS_SEND) return NULL;

@@ -39,16 +39,6 @@ static void Handshake_dealloc(PyObject *o) {
   Py_DECREF(tp);
 }
 
-static const char *state_name(mcpp_client_hs_state s) {
-  switch (s) {
-    case MCPP_CHS_SEND: return "send";
-    case MCPP_CHS_WAIT: return "wait";
-    case MCPP_CHS_DONE: return "done";
-    case MCPP_CHS_FAILED: return "failed";
-  }
-  return "unknown";
-}
-
 static PyObject *str_or_none(const char *s) {
   if (s == NULL) Py_RETURN_NONE;
   return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "replace");
@@ -71,7 +61,7 @@ static PyObject *Handshake_answer(PyObject *o, PyObject *arg) {
   Py_ssize_t n;
   if (PyBytes_AsStringAndSize(arg, &buf, &n) < 0) return NULL;
   return PyUnicode_FromString(
-      state_name(mcpp_client_hs_answer(self->hs, buf, (size_t)n)));
+      mcpp_client_hs_state_name(mcpp_client_hs_answer(self->hs, buf, (size_t)n)));
 }
 
 static PyObject *Handshake_timed_out(PyObject *o, PyObject *unused) {
@@ -111,7 +101,7 @@ static PyObject *Handshake_outcome(PyObject *o, PyObject *unused) {
     return NULL;                                                 \
   }                                                              \
   Py_DECREF(v)
-  SET("state", PyUnicode_FromString(state_name(s)));
+  SET("state", PyUnicode_FromString(mcpp_client_hs_state_name(s)));
   SET("version", str_or_none(mcpp_client_hs_version(hs)));
   SET("modern", PyBool_FromLong(mcpp_client_hs_modern(hs)));
   SET("server_name", str_or_none(s == MCPP_CHS_DONE ? mcpp_client_hs_server_name(hs) : NULL));

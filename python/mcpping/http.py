@@ -320,7 +320,10 @@ class HttpPeer:
                 except (OSError, ValueError, http.client.HTTPException):
                     pass  # a broken or oversize stream: what it did not answer times out in the engine
             else:
-                body = resp.read()
+                try:
+                    body = resp.read()
+                except (OSError, http.client.HTTPException):
+                    return  # cut off mid-answer: the request times out in the engine
                 if body.strip():
                     self._to_loop(body.strip())
 

@@ -43,6 +43,7 @@ TEST(client_hs_initialize_answered_opens_a_classic_session) {
              "\"srv\",\"version\":\"1\"},\"capabilities\":{}}}");
   ASSERT_EQ(MCPP_CHS_DONE, mcpp_client_hs_get_state(hs));
   ASSERT(strcmp(mcpp_client_hs_version(hs), "2025-06-18") == 0);
+  ASSERT(strcmp(mcpp_client_hs_state_name(MCPP_CHS_DONE), "done") == 0);
   ASSERT_EQ(0, mcpp_client_hs_modern(hs));
   ASSERT(strcmp(mcpp_client_hs_server_name(hs), "srv") == 0);
   ASSERT(strstr(mcpp_client_hs_server_info(hs), "\"srv\"") != NULL);

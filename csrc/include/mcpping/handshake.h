@@ -60,6 +60,8 @@ mcpp_client_hs *mcpp_client_hs_new(uint64_t timeout_ms);
 void mcpp_client_hs_free(mcpp_client_hs *hs);
 
 mcpp_client_hs_state mcpp_client_hs_get_state(const mcpp_client_hs *hs);
+/* "send", "wait", "done" or "failed" (the bindings' names). */
+const char *mcpp_client_hs_state_name(mcpp_client_hs_state state);
 
 /* In MCPP_CHS_SEND: the request message (NUL-terminated, *len its length)
  * and its id as a plain string (*id, may be NULL); the state becomes
