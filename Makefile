@@ -4,7 +4,7 @@
 
 CC ?= cc
 SOURCES := $(shell cat csrc/sources.txt)
-HEADERS := $(wildcard csrc/include/*.h csrc/src/*.h)
+HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*.h)
 PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
 PKG_LIBS += -lm
@@ -150,6 +150,8 @@ install: $(SHARED) build/libmcpping.a
 	  'Libs: -L$${libdir} -lmcpping' 'Libs.private: -lpthread -lm' 'Cflags: -I$${includedir}' \
 	  >$(DESTDIR)$(LIBDIR)/pkgconfig/mcpping.pc
 	install -m 644 csrc/include/mcpping.h $(DESTDIR)$(INCLUDEDIR)/
+	install -d $(DESTDIR)$(INCLUDEDIR)/mcpping
+	install -m 644 csrc/include/mcpping/*.h $(DESTDIR)$(INCLUDEDIR)/mcpping/
 	install -m 755 $(SHARED) $(DESTDIR)$(LIBDIR)/
 	ln -sf libmcpping.so.$(VERSION) $(DESTDIR)$(LIBDIR)/libmcpping.so.$(SOVERSION)
 	ln -sf libmcpping.so.$(SOVERSION) $(DESTDIR)$(LIBDIR)/libmcpping.so
