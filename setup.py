@@ -35,6 +35,7 @@ MODULE_SOURCES = [
     "python/mcpping/_metrics.c",
     "python/mcpping/_app.c",
     "python/mcpping/_config.c",
+    "python/mcpping/_client.c",
 ]
 BUNDLED_CJSON = "third_party/cjson/cjson/cJSON.c"
 LIMITED_API = "0x030A0000"  # CPython 3.10, the oldest we support

@@ -10,6 +10,7 @@
 #include "rules_wrap.h"
 #include "settings_wrap.h"
 #include "app_wrap.h"
+#include "client_wrap.h"
 #include "wrap_run.h"
 
 namespace mcpping_node {
@@ -144,6 +145,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   InitRules(env, exports);
   InitSettings(env, exports);
   InitApp(env, exports);
+  InitClient(env, exports);
   InitWrap(env, exports);
   InitMetrics(env, exports);
   InitConfig(env, exports);

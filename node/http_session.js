@@ -15,6 +15,8 @@ const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
 const { RpcRequester } = require('./rpc');
 const { request } = require('./http_request');
+const { runHandshake } = require('./handshake');
+const { McppError } = require('./errors');
 
 /** The GET stream is opened again after it ends: after this long at first, doubling to the cap. */
 const RELISTEN_FIRST_MS = 250;
@@ -33,6 +35,8 @@ class HttpSession {
     this.extraHeaders = { ...(options.headers || {}) };
     this.sessionId = null;
     this.protocolVersion = null;
+    /** True on a 2026-07-28 session (no session id, no ping). */
+    this.modern = false;
     this.serverInfo = null;
     this.rpc = new RpcRequester('mcpping-');
     /** Set when a POST could not reach the server at all. */
@@ -301,7 +305,8 @@ class HttpSession {
    */
   request(method, params, timeoutMs = 30000) {
     const { message, promise } = this.rpc.create(method, params, timeoutMs);
-    const frame = JSON.stringify(message);
+    // 2026-07-28: every request carries the _meta envelope (C writes it).
+    const frame = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
     this.driver.observeOutbound(frame);
     this.post(frame);
     return promise;
@@ -315,16 +320,29 @@ class HttpSession {
   }
 
   /**
-   * The MCP handshake.
-   * @param {object} params initialize params
+   * The MCP handshake, the C core's (handshake.js): initialize, or
+   * server/discover on a 2026-07-28 server (no session, no ping: the
+   * engine watches it by probe). Then the GET listening stream, if the
+   * server gave a session.
+   * @param {object} [params] unused: the C machine writes the requests (kept for callers)
    * @param {number} timeoutMs
    */
   async initialize(params, timeoutMs) {
     this.initArgs = [params, timeoutMs];
-    const result = await this.request('initialize', params, timeoutMs);
-    this.serverInfo = result && result.serverInfo ? result.serverInfo : null;
-    this.protocolVersion = result && result.protocolVersion ? result.protocolVersion : null;
-    await this.notify('notifications/initialized');
+    const out = await runHandshake({
+      request: (method, p, left) => this.request(method, p, left),
+      notify: (method) => this.notify(method),
+      timeoutMs,
+      isTimeout: (err) => err instanceof McppError && err.code === 'REQUEST_TIMEOUT',
+      // A POST that could not reach the server: its error is said as it is.
+      isLost: () => this.connectError !== null,
+      done: (o) => {
+        this.serverInfo = o.serverInfo;
+        this.protocolVersion = o.version;
+        this.modern = o.modern;
+      },
+    });
+    const result = out.result;
     // Wait for the GET's answer (bounded), so `listening` is true on return.
     let timer;
     await Promise.race([this.listen(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
@@ -355,34 +373,24 @@ class HttpSession {
 }
 
 /**
- * Reads an SSE body and calls onData with each event's data, and onComment
- * for each comment line (": keep-alive"): no message, but proof that the
- * server is alive (SEP-2575's transport-layer liveness).
- * @param {ReadableStream<Uint8Array>} body
+ * Reads an SSE body through the C parser (mcpp_sse): onData gets each
+ * event's data, onComment each comment line (": keep-alive"): no message,
+ * but proof that the server is alive (SEP-2575's transport-layer liveness).
+ * An oversize event throws, as a too long line ends a stdio peer.
+ * @param {AsyncIterable<Uint8Array>} body
  * @param {(data: string) => void} onData
  * @param {() => void} [onComment]
  */
 async function readSse(body, onData, onComment) {
-  const decoder = new TextDecoder();
-  let buf = '';
-  let data = [];
-  for await (const chunk of body) {
-    buf += decoder.decode(chunk, { stream: true });
-    let nl;
-    while ((nl = buf.indexOf('\n')) >= 0) {
-      const line = buf.slice(0, nl).replace(/\r$/, '');
-      buf = buf.slice(nl + 1);
-      if (line === '') {
-        if (data.length) onData(data.join('\n'));
-        data = [];
-      } else if (line.startsWith('data:')) {
-        data.push(line.slice(5).replace(/^ /, ''));
-      } else if (line.startsWith(':') && onComment) {
-        onComment();
-      }
+  const sse = new binding.SseParser();
+  const deliver = (items) => {
+    for (const item of items) {
+      if (item !== null) onData(item);
+      else if (onComment) onComment();
     }
-  }
-  if (data.length) onData(data.join('\n'));
+  };
+  for await (const chunk of body) deliver(sse.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
+  deliver(sse.finish());
 }
 
 /** @param {Error} err @returns {string} the root cause, e.g. "ECONNREFUSED" */

@@ -311,8 +311,8 @@ export class Peer extends EventEmitter {
   notify(method: string, params?: object): void;
   /**
    * The handshake: initialize, or, when the server refuses it, server/discover
-   * (a 2026-07-28 session, which has no ping). Rejects with McppError code
-   * 'HANDSHAKE' naming each refusal.
+   * (a 2026-07-28 session, which has no ping); the C core's handshake.
+   * Rejects with McppError code 'HANDSHAKE' (one sentence from C; `kind`).
    */
   initialize(options?: { timeoutMs?: number }): Promise<unknown>;
   /** Terminates and reaps the server's process group. */
@@ -500,6 +500,8 @@ export function guard(transport: Transport, options?: GuardOptions): GuardedTran
 export class McppError extends Error {
   code?: string | number;
   errno?: number;
+  /** On a failed handshake (code 'HANDSHAKE'), why, as the C core names it. */
+  kind?: 'timed_out' | 'refused' | 'version_mismatch' | 'closed' | 'malformed';
 }
 /** The peer answered peer.request() with a JSON-RPC error. */
 export class RpcError extends McppError {

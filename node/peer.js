@@ -16,18 +16,9 @@ const { childEnvironment } = require('./settings');
 const { McppError, ClosedError, RequestInDoubtError } = require('./errors');
 const check = require('./validate');
 const { emitSafely, guardSink } = require('./isolate');
-const { version } = require('../package.json');
+const { runHandshake } = require('./handshake');
 
-const PROTOCOL_VERSION = '2025-11-25';
-/** The version proposed in server/discover when initialize is refused. */
-const MODERN_PROTOCOL_VERSION = '2026-07-28';
-const META = {
-  protocolVersion: 'io.modelcontextprotocol/protocolVersion',
-  clientInfo: 'io.modelcontextprotocol/clientInfo',
-  clientCapabilities: 'io.modelcontextprotocol/clientCapabilities',
-  serverInfo: 'io.modelcontextprotocol/serverInfo',
-};
-const CLIENT_INFO = { name: 'mcpping', version };
+const PROTOCOL_VERSION = binding.PROTOCOL_VERSION;
 
 /**
  * @typedef {object} ServerParams
@@ -196,71 +187,29 @@ class Peer extends EventEmitter {
   }
 
   /**
-   * The MCP handshake. `initialize` first (then notifications/initialized),
-   * as every server that speaks a protocol with ping accepts it. A server
-   * that refuses it with a JSON-RPC error is asked `server/discover`
-   * (protocol 2026-07-28: no handshake, no ping); if it lists 2026-07-28 the
-   * session is that version and the discover result is returned. Otherwise
-   * rejects with McppError code 'HANDSHAKE' naming each refusal (its
-   * `cause` the last RpcError).
+   * The MCP handshake, the C core's (handshake.js): `initialize` first; a
+   * server that refuses it is asked `server/discover` (protocol 2026-07-28:
+   * no handshake, no ping), and one that lists 2026-07-28 gives that
+   * session and its discover result. Otherwise rejects with McppError code
+   * 'HANDSHAKE' (one sentence from C, its `kind`).
    * @param {{timeoutMs?: number}} [opts]
    * @returns {Promise<object>} the initialize (or server/discover) result
    */
   async initialize(opts) {
     const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, 30000, 'none');
-    const end = Date.now() + timeoutMs;
-    let result;
-    try {
-      result = await this.request(
-        'initialize',
-        { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: CLIENT_INFO },
-        { timeoutMs },
-      );
-    } catch (err) {
-      if (!isRefusal(err)) throw err;
-      const left = timeoutMs === 0 ? 0 : Math.max(1, end - Date.now());
-      return this.discover(refusal('initialize', err), left);
-    }
-    if (!isObject(result)) throw new McppError('initialize failed: the answer has no result object', { code: 'HANDSHAKE' });
-    this.serverInfo = isObject(result.serverInfo) ? result.serverInfo : null;
-    this.protocolVersion = typeof result.protocolVersion === 'string' ? result.protocolVersion : null;
-    this.capabilities = isObject(result.capabilities) ? result.capabilities : null;
-    this.notify('notifications/initialized');
-    return result;
-  }
-
-  /**
-   * The 2026-07-28 handshake, after initialize was refused.
-   * @param {string} refused why initialize failed
-   * @param {number} timeoutMs
-   */
-  async discover(refused, timeoutMs) {
-    let result;
-    try {
-      result = await this.request('server/discover', {
-        _meta: {
-          [META.protocolVersion]: MODERN_PROTOCOL_VERSION,
-          [META.clientInfo]: CLIENT_INFO,
-          [META.clientCapabilities]: {},
-        },
-      }, { timeoutMs });
-    } catch (err) {
-      if (!isRefusal(err)) throw err;
-      throw new McppError(`${refused}; ${refusal('server/discover', err)}`, { code: 'HANDSHAKE', cause: err });
-    }
-    if (!isObject(result)) {
-      throw new McppError(`${refused}; server/discover failed: the answer has no result object`, { code: 'HANDSHAKE' });
-    }
-    const versions = result.supportedVersions;
-    if (!Array.isArray(versions) || !versions.includes(MODERN_PROTOCOL_VERSION)) {
-      throw new McppError(`${refused}; server/discover lists protocol versions ${JSON.stringify(versions === undefined ? null : versions)}, `
-        + `and mcpping speaks ${PROTOCOL_VERSION} and ${MODERN_PROTOCOL_VERSION}`, { code: 'HANDSHAKE' });
-    }
-    const info = isObject(result._meta) ? result._meta[META.serverInfo] : null;
-    this.serverInfo = isObject(info) ? info : null;
-    this.protocolVersion = MODERN_PROTOCOL_VERSION;
-    this.capabilities = isObject(result.capabilities) ? result.capabilities : null;
-    return result;
+    const out = await runHandshake({
+      request: (method, params, left) => this.request(method, params, { timeoutMs: left }),
+      notify: (method) => this.notify(method),
+      timeoutMs,
+      isTimeout: timedOutByEngine,
+      isLost: (err) => !(err instanceof RpcError),
+      done: (o) => {
+        this.serverInfo = o.serverInfo;
+        this.protocolVersion = o.version;
+        this.capabilities = isObject(o.result.capabilities) ? o.result.capabilities : null;
+      },
+    });
+    return out.result;
   }
 
   /**
@@ -400,16 +349,6 @@ function isObject(v) {
 /** The engine's own answer to a request that passed its deadline. */
 function timedOutByEngine(err) {
   return err instanceof RpcError && err.answerKind === 'timeout';
-}
-
-/** A JSON-RPC error answer (not a timeout of ours): the peer refused. */
-function isRefusal(err) {
-  return err instanceof RpcError && !timedOutByEngine(err);
-}
-
-/** `initialize failed: -32601 Method not found`, as Python's Peer says it. */
-function refusal(method, err) {
-  return `${method} failed: ${err.code} ${err.message}`;
 }
 
 /**

@@ -25,6 +25,8 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "mcpping/handshake.h"
+#include "mcpping/sse.h"
 
 #ifdef __cplusplus
 extern "C" {

@@ -103,6 +103,9 @@ int mcpping_metrics_add_functions(PyObject *module);
 /* Adds config_rewrite() (_config.c) to the module; used by the exec slot. */
 int mcpping_config_add_functions(PyObject *module);
 
+/* Adds ClientHandshake, SseParser and envelope() (_client.c). */
+int mcpping_client_add(PyObject *module);
+
 /* Adds the Engine type to the module; used by the exec slot. */
 int mcpping_engine_add_type(PyObject *module, mcpping_state *st);
 

@@ -167,3 +167,31 @@ def config_line_is_json(line: bytes) -> bool:
     """mcpp_config_line_is_json: whether a server's stdout line is JSON."""
 def config_format_refusal(file: str, row: dict[str, Any]) -> str:
     """mcpp_config_format_refusal: --wrap --write's line for an entry that would not start."""
+
+# The client protocol rules (_client.c).
+PROTOCOL_VERSION: str
+MODERN_PROTOCOL_VERSION: str
+
+class ClientHandshake:
+    """The C core's client handshake (initialize, server/discover fallback)."""
+
+    def __init__(self, timeout_ms: int) -> None: ...
+    def request(self) -> tuple[str, bytes] | None:
+        """The (id, message) to send next, or None."""
+    def answer(self, message: bytes) -> str:
+        """The awaited request's answer; returns the state."""
+    def timed_out(self) -> None: ...
+    def closed(self, reason: str | None, exit_status: int = -1, term_signal: int = 0) -> None: ...
+    def notification(self) -> bytes | None: ...
+    def outcome(self) -> dict[str, Any]:
+        """state, version, modern, server_name, server_info (JSON), result (JSON), error, kind."""
+
+class SseParser:
+    """The C core's SSE parser: data (bytes) per event, None per comment."""
+
+    def __init__(self, max: int = 0) -> None: ...
+    def feed(self, data: bytes) -> list[bytes | None]: ...
+    def finish(self) -> list[bytes | None]: ...
+
+def envelope(request: bytes) -> bytes:
+    """The request with the 2026-07-28 _meta envelope."""

@@ -27,15 +27,15 @@ import threading
 import urllib.error
 import urllib.parse
 import urllib.request
-from collections.abc import AsyncIterator, Callable, Iterable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from . import _check, _native
+from . import _check, _handshake, _native
 from ._driver import EngineDriver
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
-from .peer import CLIENT_INFO, PROTOCOL_VERSION, HandshakeError, _request_timeout_ms
+from .peer import HandshakeError, _request_timeout_ms
 from .records import RecordTarget
 from .stats import Stats
 
@@ -49,21 +49,16 @@ _RELISTEN_FIRST = 0.25
 _RELISTEN_MAX = 30.0
 
 
-def _sse_events(lines: Iterable[bytes], on_data: Callable[[bytes], None],
-                on_comment: Callable[[], None]) -> None:
-    """Reads SSE lines: each event's data to on_data, each comment to on_comment."""
-    data: list[str] = []
-    for raw in lines:
-        line = raw.decode("utf-8", "replace").rstrip("\r\n")
-        if line.startswith("data:"):
-            data.append(line[5:].lstrip(" "))
-        elif line.startswith(":"):
-            on_comment()
-        elif not line and data:
-            on_data("\n".join(data).encode())
-            data = []
-    if data:
-        on_data("\n".join(data).encode())
+def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[[], None]) -> None:
+    """Feeds an SSE body to the C parser: each event's data to on_data,
+    each comment (proof of life) to on_comment. An oversize event raises
+    ValueError, as a too long line ends a stdio peer."""
+    sse = _native.SseParser()
+    while chunk := resp.read1(65536):
+        for item in sse.feed(chunk):
+            on_data(item) if item is not None else on_comment()
+    for item in sse.finish():
+        on_data(item) if item is not None else on_comment()
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
@@ -106,6 +101,8 @@ class HttpPeer:
         self.name = f"{u.hostname}:{u.port or default_port}"
         #: The negotiated protocol version, None before the handshake.
         self.protocol_version: str | None = None
+        #: True on a 2026-07-28 session (no session id, no ping).
+        self.modern = False
         #: The Mcp-Session-Id the server gave, None if it gave none.
         self.session_id: str | None = None
         #: True while the GET listening stream is open; False once the
@@ -166,24 +163,17 @@ class HttpPeer:
         return self.driver.events(*names)
 
     async def initialize(self, timeout: float = 10.0) -> dict[str, Any]:
-        """Runs the handshake, then opens the GET listening stream; returns
-        the initialize result. Raises HandshakeError or PeerClosed."""
+        """Runs the C core's handshake (initialize, or server/discover on a
+        2026-07-28 server: no session, no ping, watched by probe), then
+        opens the GET listening stream if the server gave a session;
+        returns the initialize (or discover) result. Raises HandshakeError
+        or PeerClosed."""
         _check.seconds("init_timeout", timeout)
         self._init_timeout = timeout
-        params = {"protocolVersion": PROTOCOL_VERSION, "capabilities": {}, "clientInfo": CLIENT_INFO}
-        try:
-            resp = await self.request("initialize", params, timeout=timeout)
-        except asyncio.TimeoutError:
-            raise HandshakeError(f"no initialize result after {timeout:g} s") from None
-        result = resp.get("result")
-        if not isinstance(result, dict):
-            err = resp.get("error") or {}
-            raise HandshakeError(f"initialize failed: {err.get('code')} {err.get('message')}")
-        self.protocol_version = result.get("protocolVersion")
-        info = result.get("serverInfo") or {}
-        if isinstance(info.get("name"), str) and info["name"]:
-            self.name = info["name"]
-        self.notify("notifications/initialized")
+        out = await _handshake.run(
+            lambda method, params, left: self.request(method, params, timeout=left),
+            self.notify, self._closed_why, timeout, HandshakeError, self._learn_server)
+        result: dict[str, Any] = out["result"]
         if self._listen_wanted and self.session_id is not None:
             # Wait for the GET's answer, so `listening` is true on return.
             self._listen_settled = self.loop.create_future()
@@ -193,6 +183,15 @@ class HttpPeer:
             except asyncio.TimeoutError:
                 pass  # a slow GET: it may still open; pings are answered on the POSTs meanwhile
         return result
+
+    def _learn_server(self, out: dict[str, Any]) -> None:
+        self.protocol_version = out["version"]
+        self.modern = out["modern"]
+        if out["server_name"]:
+            self.name = out["server_name"]
+
+    async def _closed_why(self) -> None:
+        return None  # PeerClosed("cannot reach ..."), as the transport says it
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None,
                       timeout: float | None = 30.0) -> dict[str, Any]:
@@ -213,6 +212,8 @@ class HttpPeer:
         if params is not None:
             msg["params"] = dict(params)
         frame = json.dumps(msg, separators=(",", ":")).encode()
+        if self.modern:
+            frame = _native.envelope(frame)  # 2026-07-28: _meta on every request
         fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
         self._requests[rid] = fut
         try:
@@ -315,11 +316,14 @@ class HttpPeer:
             ctype = resp.headers.get("Content-Type", "")
             if ctype.startswith("text/event-stream"):
                 try:
-                    _sse_events(resp, self._to_loop, self._touch)
-                except OSError:
-                    pass  # a broken stream: what it did not answer times out in the engine
+                    _read_sse(resp, self._to_loop, self._touch)
+                except (OSError, ValueError, http.client.HTTPException):
+                    pass  # a broken or oversize stream: what it did not answer times out in the engine
             else:
-                body = resp.read()
+                try:
+                    body = resp.read()
+                except (OSError, http.client.HTTPException):
+                    return  # cut off mid-answer: the request times out in the engine
                 if body.strip():
                     self._to_loop(body.strip())
 
@@ -353,8 +357,8 @@ class HttpPeer:
             if conn.sock is not None:
                 conn.sock.settimeout(None)  # an idle stream is no error
             self._to_loop_call(self._listen_opened, session)
-            _sse_events(resp, self._to_loop, self._touch)
-        except OSError:
+            _read_sse(resp, self._to_loop, self._touch)
+        except (OSError, ValueError, http.client.HTTPException):
             pass  # the stream broke (or close() shut it): opened again below unless closed
         finally:
             conn.close()

@@ -15,6 +15,7 @@ from typing import IO, Any, Literal, Union
 
 from . import _check, _isolation, _native, _runtime
 from . import reconnect as _reconnect
+from . import _handshake
 from .errors import (
     MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
     RequestInDoubt, SpawnError,
@@ -26,14 +27,8 @@ from .stats import Stats
 
 __all__ = ["Peer", "connect", "CloseInfo", "HandshakeError", "PROTOCOL_VERSION", "CLIENT_INFO"]
 
-#: The protocol version mcpping asks for in initialize.
-PROTOCOL_VERSION = "2025-11-25"
-#: The version mcpping proposes in server/discover when initialize is refused.
-MODERN_PROTOCOL_VERSION = "2026-07-28"
-META_PROTOCOL_VERSION = "io.modelcontextprotocol/protocolVersion"
-META_CLIENT_INFO = "io.modelcontextprotocol/clientInfo"
-META_CLIENT_CAPABILITIES = "io.modelcontextprotocol/clientCapabilities"
-META_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+#: The protocol version mcpping asks for in initialize (C's).
+PROTOCOL_VERSION = _native.PROTOCOL_VERSION
 CLIENT_INFO = {"name": "mcpping", "version": _native.VERSION}
 
 _MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED, _WRITABLE = range(7)
@@ -458,86 +453,33 @@ class Peer:
     async def initialize(self, timeout: float = 30.0) -> dict[str, Any]:
         """Runs the MCP handshake; returns its result.
 
-        ``initialize`` first, as every server that speaks a protocol with
-        ping accepts it. A server that refuses it with a JSON-RPC error is
-        asked ``server/discover`` (protocol 2026-07-28, which has no
-        handshake and no ping); if it lists 2026-07-28, the session is that
-        version and the discover result is returned. Raises HandshakeError
-        naming each refusal otherwise.
+        The C core's handshake (mcpp_client_hs): ``initialize`` first; a
+        server that refuses it is asked ``server/discover`` (protocol
+        2026-07-28, no handshake and no ping), and one that lists
+        2026-07-28 gives that session and its discover result. Raises
+        HandshakeError (one sentence, its ``kind``) otherwise.
         """
         _check.seconds("init_timeout", timeout)
-        end = self.loop.time() + timeout
-        resp = await self._handshake_request("initialize", {
-            "protocolVersion": PROTOCOL_VERSION, "capabilities": {},
-            "clientInfo": CLIENT_INFO}, timeout)
-        if "error" in resp:
-            refused = _refusal("initialize", resp["error"])
-            return await self._discover(refused, timeout, max(0.001, end - self.loop.time()))
-        if not isinstance(resp.get("result"), dict):
-            raise HandshakeError("initialize failed: the answer has no result object")
-        result: dict[str, Any] = resp["result"]
-        self.protocol_version = result.get("protocolVersion")
-        self._learn_server(result.get("serverInfo"))
-        try:
-            self.notify("notifications/initialized")
-        except PeerClosed:
-            pass  # it answered, then left: the close is reported on its own
+        out = await _handshake.run(
+            lambda method, params, left: self.request(method, params, timeout=left),
+            self.notify, self._closed_during_handshake, timeout, HandshakeError, self._learn_server)
+        result: dict[str, Any] = out["result"]
         return result
 
-    async def _handshake_request(self, method: str, params: dict[str, Any],
-                                 timeout: float, left: float | None = None) -> dict[str, Any]:
-        """One handshake request given `left` of the whole `timeout` (seconds)."""
-        try:
-            return await self.request(method, params, timeout=timeout if left is None else left)
-        except asyncio.TimeoutError:
-            raise HandshakeError(f"no {method} result after {timeout:g} s") from None
-        except PeerClosed:
-            raise HandshakeError(await self._closed_during_handshake()) from None
+    def _learn_server(self, out: dict[str, Any]) -> None:
+        self.protocol_version = out["version"]
+        if out["server_info"] is not None:
+            self.server_info = out["server_info"]
+        if out["server_name"]:
+            self.name = out["server_name"]
 
-    async def _discover(self, refused: str, timeout: float, left: float) -> dict[str, Any]:
-        """The 2026-07-28 handshake, after initialize was refused."""
-        resp = await self._handshake_request("server/discover", {"_meta": {
-            META_PROTOCOL_VERSION: MODERN_PROTOCOL_VERSION,
-            META_CLIENT_INFO: CLIENT_INFO, META_CLIENT_CAPABILITIES: {}}}, timeout, left)
-        result = resp.get("result")
-        if "error" in resp or not isinstance(result, dict):
-            why = (_refusal("server/discover", resp["error"]) if "error" in resp
-                   else "server/discover failed: the answer has no result object")
-            raise HandshakeError(f"{refused}; {why}")
-        versions = result.get("supportedVersions")
-        if not isinstance(versions, list) or MODERN_PROTOCOL_VERSION not in versions:
-            listed = json.dumps(versions, separators=(",", ":"), ensure_ascii=False)
-            raise HandshakeError(
-                f"{refused}; server/discover lists protocol versions {listed}, and "
-                f"mcpping speaks {PROTOCOL_VERSION} and {MODERN_PROTOCOL_VERSION}")
-        self.protocol_version = MODERN_PROTOCOL_VERSION
-        meta = result.get("_meta")
-        self._learn_server(meta.get(META_SERVER_INFO) if isinstance(meta, dict) else None)
-        return result
-
-    def _learn_server(self, info: Any) -> None:
-        if isinstance(info, dict):
-            self.server_info = info
-            if isinstance(info.get("name"), str) and info["name"]:
-                self.name = info["name"]
-
-    async def _closed_during_handshake(self) -> str:
-        """Why the handshake ended: how the server exited, once the close is known."""
+    async def _closed_during_handshake(self) -> tuple[str | None, int, int]:
+        """How the connection ended, once the close is known (C words it)."""
         try:
             info = await asyncio.wait_for(asyncio.shield(self._closed), 5)
         except asyncio.TimeoutError:
-            return "the connection closed during initialize"
-        reason = info.reason
-        if not reason.startswith(("server exited", "server killed")):
-            # The driver's reason does not say how the process ended: add it.
-            if info.term_signal:
-                how = f"server killed by signal {info.term_signal}"
-            elif info.exit_status >= 0:
-                how = f"server exited with status {info.exit_status}"
-            else:
-                how = "server closed the connection"
-            reason = f"{how}; {reason}"
-        return f"the server ended before answering initialize: {reason}"
+            return None, -1, 0
+        return info.reason, info.exit_status, info.term_signal
 
     def messages(self) -> AsyncIterator[dict[str, Any]]:
         """Yields what the server sends besides pings and answers to our requests.
@@ -917,10 +859,6 @@ class _Messages:
                 pass  # the loop is closed
 
 
-def _refusal(method: str, error: Any) -> str:
-    """``initialize failed: -32601 Method not found``, from an error answer."""
-    err = error if isinstance(error, dict) else {}
-    return f"{method} failed: {err.get('code')} {err.get('message')}"
 
 
 def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:

@@ -1,0 +1,55 @@
+'use strict';
+/**
+ * The client handshake, run by the C machine (mcpp_client_hs: initialize,
+ * the server/discover fallback for 2026-07-28, era detection and every
+ * sentence); this only carries its requests and answers and keeps its
+ * clock. Used by the stdio Peer and the Streamable HTTP session alike.
+ */
+const { binding } = require('./runtime');
+const { McppError } = require('./errors');
+const { RpcError } = require('./rpc');
+
+/**
+ * @param {{request: (method: string, params: object, timeoutMs: number) => Promise<object>,
+ *   notify: (method: string) => unknown, timeoutMs: number,
+ *   isTimeout: (err: unknown) => boolean, isLost: (err: unknown) => boolean,
+ *   done: (out: object) => void}} io
+ *   request resolves with a result or rejects (an RpcError is an answer);
+ *   isLost: the connection is gone (the error is passed on as it is);
+ *   done: takes the session before the notification is sent
+ * @returns {Promise<{version: string, modern: boolean, serverName: string,
+ *   serverInfo: object|null, result: object}>}
+ */
+async function runHandshake(io) {
+  const hs = new binding.ClientHandshake(io.timeoutMs);
+  const end = Date.now() + io.timeoutMs;
+  let req;
+  while ((req = hs.request()) !== null) {
+    const [id, text] = req;
+    const msg = JSON.parse(text);
+    const left = io.timeoutMs === 0 ? 0 : Math.max(1, end - Date.now());
+    try {
+      const result = await io.request(msg.method, msg.params, left);
+      hs.answer(JSON.stringify({ jsonrpc: '2.0', id, result }));
+    } catch (err) {
+      if (io.isTimeout(err)) hs.timedOut();
+      else if (io.isLost(err) || !(err instanceof RpcError)) throw err;
+      else hs.answer(JSON.stringify({ jsonrpc: '2.0', id, error: { code: err.code, message: err.message } }));
+    }
+  }
+  const out = hs.outcome();
+  if (out.state !== 'done') {
+    const err = new McppError(out.error, { code: 'HANDSHAKE' });
+    err.kind = out.kind; // timed_out, refused, version_mismatch, closed, malformed
+    throw err;
+  }
+  out.result = JSON.parse(out.result);
+  out.serverInfo = out.serverInfo ? JSON.parse(out.serverInfo) : null;
+  // The session is known before the notification goes (its headers name it).
+  io.done(out);
+  const note = hs.notification();
+  if (note !== null) await io.notify(JSON.parse(note).method);
+  return out;
+}
+
+module.exports = { runHandshake };

@@ -1,0 +1,163 @@
+/* The client handshake machine: initialize, the server/discover fallback,
+ * era detection and its sentences, without any I/O. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcpping.h"
+#include "task.h"
+
+static const char *next_request(mcpp_client_hs *hs, const char *want_id) {
+  const char *id = NULL;
+  size_t len = 0;
+  ASSERT_EQ(MCPP_CHS_SEND, mcpp_client_hs_get_state(hs));
+  const char *msg = mcpp_client_hs_request(hs, &len, &id);
+  ASSERT(msg != NULL);
+  ASSERT_EQ(strlen(msg), len);
+  ASSERT(strcmp(id, want_id) == 0);
+  ASSERT_EQ(MCPP_CHS_WAIT, mcpp_client_hs_get_state(hs));
+  return msg;
+}
+
+static void answer(mcpp_client_hs *hs, const char *msg) {
+  mcpp_client_hs_answer(hs, msg, strlen(msg));
+}
+
+static void check_error(const mcpp_client_hs *hs, mcpp_client_hs_error_kind k,
+                        const char *sentence) {
+  ASSERT_EQ(MCPP_CHS_FAILED, mcpp_client_hs_get_state(hs));
+  ASSERT_EQ(k, mcpp_client_hs_error_kind_of(hs));
+  if (strcmp(mcpp_client_hs_error(hs), sentence) != 0) {
+    fprintf(stderr, "got: %s\n", mcpp_client_hs_error(hs));
+    ASSERT(0);
+  }
+}
+
+TEST(client_hs_initialize_answered_opens_a_classic_session) {
+  mcpp_client_hs *hs = mcpp_client_hs_new(2000);
+  const char *req = next_request(hs, "mcpping-initialize");
+  ASSERT(strstr(req, "\"method\":\"initialize\"") != NULL);
+  ASSERT(strstr(req, "\"protocolVersion\":\"2025-11-25\"") != NULL);
+  ASSERT(strstr(req, "\"clientInfo\":{\"name\":\"mcpping\"") != NULL);
+  answer(hs, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-initialize\",\"result\":"
+             "{\"protocolVersion\":\"2025-06-18\",\"serverInfo\":{\"name\":"
+             "\"srv\",\"version\":\"1\"},\"capabilities\":{}}}");
+  ASSERT_EQ(MCPP_CHS_DONE, mcpp_client_hs_get_state(hs));
+  ASSERT(strcmp(mcpp_client_hs_version(hs), "2025-06-18") == 0);
+  ASSERT(strcmp(mcpp_client_hs_state_name(MCPP_CHS_DONE), "done") == 0);
+  ASSERT_EQ(0, mcpp_client_hs_modern(hs));
+  ASSERT(strcmp(mcpp_client_hs_server_name(hs), "srv") == 0);
+  ASSERT(strstr(mcpp_client_hs_server_info(hs), "\"srv\"") != NULL);
+  ASSERT(strstr(mcpp_client_hs_result(hs), "\"protocolVersion\"") != NULL);
+  size_t n = 0;
+  const char *note = mcpp_client_hs_notification(hs, &n);
+  ASSERT(note != NULL && strstr(note, "notifications/initialized") != NULL);
+  ASSERT_EQ(strlen(note), n);
+  mcpp_client_hs_free(hs);
+}
+
+TEST(client_hs_refused_initialize_falls_back_to_discover_on_2026) {
+  mcpp_client_hs *hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  answer(hs, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-initialize\",\"error\":"
+             "{\"code\":-32601,\"message\":\"Method not found\"}}");
+  const char *req = next_request(hs, "mcpping-discover");
+  ASSERT(strstr(req, "\"method\":\"server/discover\"") != NULL);
+  ASSERT(strstr(req, "\"io.modelcontextprotocol/protocolVersion\":"
+                     "\"2026-07-28\"") != NULL);
+  answer(hs, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-discover\",\"result\":{"
+             "\"supportedVersions\":[\"2026-07-28\"],\"_meta\":{\"io."
+             "modelcontextprotocol/serverInfo\":{\"name\":\"modern\"}}}}");
+  ASSERT_EQ(MCPP_CHS_DONE, mcpp_client_hs_get_state(hs));
+  ASSERT(strcmp(mcpp_client_hs_version(hs), "2026-07-28") == 0);
+  ASSERT_EQ(1, mcpp_client_hs_modern(hs));
+  ASSERT(strcmp(mcpp_client_hs_server_name(hs), "modern") == 0);
+  ASSERT(mcpp_client_hs_notification(hs, NULL) == NULL);
+  mcpp_client_hs_free(hs);
+}
+
+TEST(client_hs_discover_without_2026_says_both_refusals_and_the_versions) {
+  mcpp_client_hs *hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  answer(hs, "{\"id\":\"mcpping-initialize\",\"error\":{\"code\":-32601,"
+             "\"message\":\"Method not found\"}}");
+  next_request(hs, "mcpping-discover");
+  answer(hs, "{\"id\":\"mcpping-discover\",\"result\":{\"supportedVersions\":"
+             "[\"2099-01-01\"]}}");
+  check_error(hs, MCPP_CHS_VERSION,
+              "initialize failed: -32601 Method not found; server/discover "
+              "lists protocol versions [\"2099-01-01\"], and mcpping speaks "
+              "2025-11-25 and 2026-07-28");
+  mcpp_client_hs_free(hs);
+  hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  answer(hs, "{\"id\":\"mcpping-initialize\",\"error\":{\"code\":-32000,"
+             "\"message\":\"HTTP 400 Bad Request\"}}");
+  next_request(hs, "mcpping-discover");
+  answer(hs, "{\"id\":\"mcpping-discover\",\"error\":{\"code\":-32601,"
+             "\"message\":\"Method not found\"}}");
+  check_error(hs, MCPP_CHS_REFUSED,
+              "initialize failed: -32000 HTTP 400 Bad Request; "
+              "server/discover failed: -32601 Method not found");
+  mcpp_client_hs_free(hs);
+}
+
+TEST(client_hs_timeout_and_close_say_one_sentence_each) {
+  mcpp_client_hs *hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  mcpp_client_hs_timed_out(hs);
+  check_error(hs, MCPP_CHS_TIMED_OUT, "no initialize result after 2 s");
+  mcpp_client_hs_free(hs);
+  hs = mcpp_client_hs_new(1500);
+  next_request(hs, "mcpping-initialize");
+  answer(hs, "{\"id\":\"mcpping-initialize\",\"error\":{\"code\":-32601,"
+             "\"message\":\"no\"}}");
+  next_request(hs, "mcpping-discover");
+  mcpp_client_hs_timed_out(hs);
+  check_error(hs, MCPP_CHS_TIMED_OUT, "no server/discover result after 1.5 s");
+  mcpp_client_hs_free(hs);
+  hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  mcpp_client_hs_closed(hs, "stdout closed", 3, 0);
+  check_error(hs, MCPP_CHS_CLOSED,
+              "the server ended before answering initialize: server exited "
+              "with status 3; stdout closed");
+  mcpp_client_hs_free(hs);
+  hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  mcpp_client_hs_closed(hs, NULL, -1, 0);
+  check_error(hs, MCPP_CHS_CLOSED, "the connection closed during initialize");
+  mcpp_client_hs_free(hs);
+}
+
+TEST(client_hs_malformed_answers_fail_without_crashing) {
+  const char *bad[] = {"", "[]", "{", "{\"result\":3}", "{\"result\":null}"};
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+    mcpp_client_hs *hs = mcpp_client_hs_new(1000);
+    next_request(hs, "mcpping-initialize");
+    answer(hs, bad[i]);
+    ASSERT_EQ(MCPP_CHS_FAILED, mcpp_client_hs_get_state(hs));
+    ASSERT_EQ(MCPP_CHS_MALFORMED, mcpp_client_hs_error_kind_of(hs));
+    mcpp_client_hs_free(hs);
+  }
+}
+
+TEST(client_envelope_adds_the_2026_meta_and_keeps_what_is_there) {
+  const char *req = "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"tools/list\"}";
+  size_t n = 0;
+  char *out = mcpp_client_envelope(req, strlen(req), &n);
+  ASSERT(out != NULL);
+  ASSERT_EQ(strlen(out), n);
+  ASSERT(strstr(out, "\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+                     "protocolVersion\":\"2026-07-28\"") != NULL);
+  ASSERT(strstr(out, "clientCapabilities\":{}") != NULL);
+  free(out);
+  req = "{\"id\":1,\"method\":\"tools/call\",\"params\":{\"name\":\"x\","
+        "\"_meta\":{\"progressToken\":7}}}";
+  out = mcpp_client_envelope(req, strlen(req), NULL);
+  ASSERT(strstr(out, "\"progressToken\":7") != NULL);
+  ASSERT(strstr(out, "\"name\":\"x\"") != NULL);
+  ASSERT(strstr(out, "2026-07-28") != NULL);
+  free(out);
+  ASSERT(mcpp_client_envelope("{\"id\":1}", 8, NULL) == NULL);
+  ASSERT(mcpp_client_envelope("[", 1, NULL) == NULL);
+}
