@@ -8,7 +8,7 @@
  */
 const { EventEmitter } = require('node:events');
 const { NativeConn } = require('./native_conn');
-const { Hold } = require('./runtime');
+const { Hold, binding } = require('./runtime');
 const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');

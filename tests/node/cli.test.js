@@ -308,7 +308,7 @@ test('Streamable HTTP: a 404 answer to ping means unsupported (exit 4 with --met
 });
 
 
-test('Streamable HTTP on 2026-07-28 only: alive by server/discover, never pinged', { todo: 'passes once wt/proto\'s server/discover fallback in the HTTP session is merged: drop this todo then' }, async () => {
+test('Streamable HTTP on 2026-07-28 only: alive by server/discover, never pinged', async () => {
   const http = require('node:http');
   const methods = [];
   const server = http.createServer((req, res) => {

@@ -338,8 +338,6 @@ class _Modern(BaseHTTPRequestHandler):
         pass
 
 
-@pytest.mark.xfail(strict=True, reason="needs wt/proto's server/discover fallback in "
-                   "mcpping.http.connect(); remove this mark when it is merged")
 def test_http_2026_07_28_server_is_alive_by_server_discover_and_never_pinged():
     srv = ThreadingHTTPServer(("127.0.0.1", 0), _Modern)
     t = threading.Thread(target=srv.serve_forever, daemon=True)
