@@ -208,7 +208,7 @@ def _fail(reason: str) -> int:
     return 2
 
 
-async def run_config(o: Options) -> int:
+async def run_config(o: SimpleNamespace) -> int:
     """--config: checks every server of the configs at once, one row each."""
     from . import config
     from ._config_check import Plan, check_all
