@@ -138,7 +138,7 @@ for (const [name, text] of Object.entries(CONFIGS)) {
     const run = (cmd, args) => h.run(cmd[0], [...cmd.slice(1), ...args], { timeoutMs: 30000 });
     const cli = { node: [process.execPath, h.CLI], python: [PYTHON, '-m', 'mcpping'] };
     for (const mode of ['--wrap', '--unwrap']) {
-      const args = ['--config', file, mode, '--command', LAUNCHER];
+      const args = ['--config', file, mode, ...(mode === '--wrap' ? ['--command', LAUNCHER] : [])];
       const [js, py] = await Promise.all([run(cli.node, args), run(cli.python, args)]);
       assert.equal(js.status, 0, js.stderr);
       assert.equal(py.status, 0, py.stderr);
