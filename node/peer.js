@@ -203,6 +203,9 @@ class Peer extends EventEmitter {
       timeoutMs,
       isTimeout: timedOutByEngine,
       isLost: (err) => !(err instanceof RpcError),
+      // The close is set before requests fail with it (onClosed).
+      closedWhy: (err) => (err instanceof ClosedError && this.closeInfo
+        ? [this.closeInfo.reason, this.closeInfo.exitStatus, this.closeInfo.termSignal] : null),
       done: (o) => {
         this.serverInfo = o.serverInfo;
         this.protocolVersion = o.version;
@@ -332,10 +335,8 @@ async function connect(params, options) {
     await peer.initialize({ timeoutMs: initializeTimeoutMs });
   } catch (err) {
     await peer.close();
-    if (err instanceof McppError && err.code === 'MCPP_ERR_CLOSED') {
-      const reason = peer.closeInfo ? peer.closeInfo.reason : 'closed';
-      throw new McppError(`handshake failed: ${reason}`, { code: 'HANDSHAKE', cause: err });
-    }
+    // A close is worded by C (handshake.js), as Python's connect() says it.
+    if (err instanceof McppError && err.code === 'HANDSHAKE' && err.kind === 'closed') throw err;
     throw new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
   }
   return peer;
