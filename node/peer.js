@@ -50,6 +50,7 @@ class Peer extends EventEmitter {
     this._state = 'alive';
     this.serverInfo = null;
     this.protocolVersion = null;
+    this.modern = false; // a 2026-07-28 session: requests carry the envelope
     this.capabilities = null;
     this.closeInfo = null;
     this.keepaliveHold = new Hold();
@@ -145,7 +146,8 @@ class Peer extends EventEmitter {
     const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
     const { message, promise } = this.rpc.create(method, params, 0);
-    const text = JSON.stringify(message);
+    // 2026-07-28: every request carries the _meta envelope (C merges it).
+    const text = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
     const hold = new Hold();
     hold.take();
     let onAbort = null;
@@ -209,6 +211,7 @@ class Peer extends EventEmitter {
       done: (o) => {
         this.serverInfo = o.serverInfo;
         this.protocolVersion = o.version;
+        this.modern = o.modern;
         this.capabilities = isObject(o.result.capabilities) ? o.result.capabilities : null;
       },
     });
