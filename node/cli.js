@@ -84,8 +84,7 @@ class Target {
         // commands say the same: the handshake gets a second more.
         await this.peer.initialize({ timeoutMs: timeoutMs + 1000 });
       } catch (err) {
-        const why = this.peer.closeInfo && err.code === 'MCPP_ERR_CLOSED' ? endedText(this.peer.closeInfo) : err.message;
-        return [HANDSHAKE_FAILED, [null, null, null, null, why]];
+        return [HANDSHAKE_FAILED, [null, null, null, null, err.message]];
       }
     }
     const fallback = o.target === 'demo' ? 'mcpping-demo' : path.basename(params.command);
@@ -142,18 +141,6 @@ class Target {
     if (this.session) await this.session.close();
     else if (this.peer) await this.peer.close();
   }
-}
-
-/** @param {object} info close info @returns {string} */
-function endedText(info) {
-  // Python's words (peer.py Peer._closed_during_handshake): both commands print the same line.
-  let reason = info.reason;
-  if (!/^server (exited|killed)/.test(reason)) {
-    const how = info.termSignal ? `server killed by signal ${info.termSignal}`
-      : info.exitStatus >= 0 ? `server exited with status ${info.exitStatus}` : 'server closed the connection';
-    reason = `${how}; ${reason}`;
-  }
-  return `the server ended before answering initialize: ${reason}`;
 }
 
 /** Resolves true when promise settles first, false when signal aborts or ms pass (null: never). */

@@ -128,7 +128,7 @@ async function handshake(target, res, end) {
     outcome = await Promise.race([init, deadline.promise]);
   } catch (err) {
     res.status = 'handshake failed';
-    const gone = err instanceof errors.ClosedError || target.unreachable();
+    const gone = err instanceof errors.ClosedError || err.kind === 'closed' || target.unreachable();
     res.reason = gone ? await target.closedReason() : initializeFailure(err);
     return;
   } finally {

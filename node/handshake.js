@@ -13,9 +13,11 @@ const { RpcError } = require('./rpc');
  * @param {{request: (method: string, params: object, timeoutMs: number) => Promise<object>,
  *   notify: (method: string) => unknown, timeoutMs: number,
  *   isTimeout: (err: unknown) => boolean, isLost: (err: unknown) => boolean,
- *   done: (out: object) => void}} io
+ *   done: (out: object) => void,
+ *   closedWhy?: (err: unknown) => [string|null, number, number]|null}} io
  *   request resolves with a result or rejects (an RpcError is an answer);
- *   isLost: the connection is gone (the error is passed on as it is);
+ *   isLost: the connection is gone (the error is passed on as it is,
+ *   unless closedWhy tells how it ended: then C words the close);
  *   done: takes the session before the notification is sent
  * @returns {Promise<{version: string, modern: boolean, serverName: string,
  *   serverInfo: object|null, result: object}>}
@@ -33,7 +35,11 @@ async function runHandshake(io) {
       hs.answer(JSON.stringify({ jsonrpc: '2.0', id, result }));
     } catch (err) {
       if (io.isTimeout(err)) hs.timedOut();
-      else if (io.isLost(err) || !(err instanceof RpcError)) throw err;
+      else if (io.isLost(err) || !(err instanceof RpcError)) {
+        const why = io.closedWhy ? io.closedWhy(err) : null;
+        if (why === null) throw err;
+        hs.closed(...why);
+      }
       else hs.answer(JSON.stringify({ jsonrpc: '2.0', id, error: { code: err.code, message: err.message } }));
     }
   }

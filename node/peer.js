@@ -50,6 +50,7 @@ class Peer extends EventEmitter {
     this._state = 'alive';
     this.serverInfo = null;
     this.protocolVersion = null;
+    this.modern = false; // a 2026-07-28 session: requests carry the envelope
     this.capabilities = null;
     this.closeInfo = null;
     this.keepaliveHold = new Hold();
@@ -145,7 +146,8 @@ class Peer extends EventEmitter {
     const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
     const { message, promise } = this.rpc.create(method, params, 0);
-    const text = JSON.stringify(message);
+    // 2026-07-28: every request carries the _meta envelope (C merges it).
+    const text = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
     const hold = new Hold();
     hold.take();
     let onAbort = null;
@@ -203,9 +205,13 @@ class Peer extends EventEmitter {
       timeoutMs,
       isTimeout: timedOutByEngine,
       isLost: (err) => !(err instanceof RpcError),
+      // The close is set before requests fail with it (onClosed).
+      closedWhy: (err) => (err instanceof ClosedError && this.closeInfo
+        ? [this.closeInfo.reason, this.closeInfo.exitStatus, this.closeInfo.termSignal] : null),
       done: (o) => {
         this.serverInfo = o.serverInfo;
         this.protocolVersion = o.version;
+        this.modern = o.modern;
         this.capabilities = isObject(o.result.capabilities) ? o.result.capabilities : null;
       },
     });
@@ -332,10 +338,8 @@ async function connect(params, options) {
     await peer.initialize({ timeoutMs: initializeTimeoutMs });
   } catch (err) {
     await peer.close();
-    if (err instanceof McppError && err.code === 'MCPP_ERR_CLOSED') {
-      const reason = peer.closeInfo ? peer.closeInfo.reason : 'closed';
-      throw new McppError(`handshake failed: ${reason}`, { code: 'HANDSHAKE', cause: err });
-    }
+    // A close is worded by C (handshake.js), as Python's connect() says it.
+    if (err instanceof McppError && err.code === 'HANDSHAKE' && err.kind === 'closed') throw err;
     throw new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
   }
   return peer;

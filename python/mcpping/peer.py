@@ -175,6 +175,7 @@ class Peer:
         self.server_info: dict[str, Any] | None = None
         #: The negotiated protocol version, once the handshake ran.
         self.protocol_version: str | None = None
+        self._modern = False  # a 2026-07-28 session: requests carry the envelope
         self.keepalive = keepalive
         self._ping_timeout = ping_timeout
         self._ping_timeout_ms = 0  # _ping_timeout in ms, once checked
@@ -415,6 +416,8 @@ class Peer:
         if params is not None:
             msg["params"] = dict(params)
         data = _encode(msg)
+        if self._modern:
+            data = _native.envelope(data)  # 2026-07-28: _meta on every request (C merges it)
         try:
             self._send(data, timeout_ms)
             with _awaiting_answer(self.loop):
@@ -468,6 +471,7 @@ class Peer:
 
     def _learn_server(self, out: dict[str, Any]) -> None:
         self.protocol_version = out["version"]
+        self._modern = bool(out["modern"])
         if out["server_info"] is not None:
             self.server_info = out["server_info"]
         if out["server_name"]:

@@ -100,6 +100,26 @@ test('connect() reaches a 2026-07-28-only server through server/discover, probes
   assert.equal(h.exists(pid), false, 'the stopped server was reaped');
 });
 
+test('a stdio request on a 2026-07-28 session carries the _meta envelope, merged with the application\'s own _meta', async () => {
+  const peer = await mcpping.connect(h.peer('modern.py'), { keepalive: null });
+  try {
+    const own = { progressToken: 'tok-1', 'com.example/trace': { span: [1, 2.5, 'ü'], on: true } };
+    const result = await peer.request('tools/call', { name: 'meta', arguments: {}, _meta: own });
+    const seen = JSON.parse(result.content[0].text);
+    assert.equal(seen['io.modelcontextprotocol/protocolVersion'], '2026-07-28');
+    assert.equal(seen['io.modelcontextprotocol/clientInfo'].name, 'mcpping');
+    assert.deepEqual(seen['io.modelcontextprotocol/clientCapabilities'], {});
+    // The application's keys arrive as it wrote them, in its order, first.
+    const added = Object.keys(seen).filter((k) => !(k in own));
+    assert.deepEqual(added.sort(), ['io.modelcontextprotocol/clientCapabilities',
+      'io.modelcontextprotocol/clientInfo', 'io.modelcontextprotocol/protocolVersion']);
+    const kept = Object.fromEntries(Object.keys(own).map((k) => [k, seen[k]]));
+    assert.equal(JSON.stringify(kept), JSON.stringify(own));
+  } finally {
+    await peer.close();
+  }
+});
+
 test('connect() names both refusals when a server shares no protocol version', async () => {
   await assert.rejects(mcpping.connect(h.peer('modern.py', ['--versions', '2027-01-01']), { keepalive: null }), (err) => {
     assert.equal(err.code, 'HANDSHAKE');

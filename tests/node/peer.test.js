@@ -179,9 +179,11 @@ test('a spawn failure rejects with MCPP_ERR_SPAWN', async () => {
   });
 });
 
-test('a server that exits during the handshake fails connect()', async () => {
+test('a server that exits during the handshake fails connect() with C\'s sentence, as Python says it', async () => {
   await assert.rejects(mcpping.connect(h.peer('dies.py', ['--after', '0', '--code', '3'])), (err) => {
     assert.equal(err.code, 'HANDSHAKE');
+    assert.equal(err.kind, 'closed');
+    assert.match(err.message, /^the server ended before answering initialize: server exited with status 3/);
     return true;
   });
 });

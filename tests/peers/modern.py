@@ -6,6 +6,8 @@ in the result's _meta, refuses `ping` with -32601 (the method is gone in
 2026-07-28), answers tools/list, and runs two tools:
   echo   returns its arguments;
   pid    returns the server's process id;
+  meta   returns the request's params._meta as JSON text (what the
+         client's envelope put there, and the application's own keys);
   busy   stops reading for `seconds` (default 3) while it sends a progress
          notification every `every` seconds (default 0.25) when the request
          asked for progress, then answers: a server busy on one long call.
@@ -14,6 +16,7 @@ Flags:
   --versions V[,V]    the versions server/discover lists (default 2026-07-28)
 """
 import argparse
+import json
 import os
 import time
 
@@ -61,6 +64,9 @@ for _, msg in messages():
         arguments = params.get("arguments") or {}
         if params.get("name") == "busy":
             busy(msg, arguments)
+        elif params.get("name") == "meta":
+            result(msg, {"content": [{"type": "text", "text": json.dumps(params.get("_meta"))}],
+                         "resultType": "complete"})
         elif params.get("name") == "pid":
             result(msg, {"content": [{"type": "text", "text": str(os.getpid())}],
                          "resultType": "complete"})

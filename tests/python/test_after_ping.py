@@ -7,6 +7,7 @@ The bound every conviction must meet: interval + timeout x failures + 1 s.
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 import signal
 import time
@@ -295,6 +296,22 @@ async def test_connect_reaches_a_2026_only_server_through_server_discover_and_wa
         elapsed = time.monotonic() - t0
         assert closed.stale and elapsed <= BOUND, (closed, elapsed)
         assert not process_alive(pid)
+
+
+async def test_a_stdio_request_on_a_2026_session_carries_the_envelope_merged_with_its_own_meta():
+    own = {"progressToken": "tok-1", "com.example/trace": {"span": [1, 2.5, "ü"], "on": True}}
+    async with mcpping.connect([PY, str(PEERS / "modern.py")], keepalive=None) as peer:
+        resp = await peer.request("tools/call", {"name": "meta", "arguments": {}, "_meta": own})
+    seen = json.loads(resp["result"]["content"][0]["text"])
+    assert seen["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+    assert seen["io.modelcontextprotocol/clientInfo"]["name"] == "mcpping"
+    assert seen["io.modelcontextprotocol/clientCapabilities"] == {}
+    assert sorted(set(seen) - set(own)) == [
+        "io.modelcontextprotocol/clientCapabilities", "io.modelcontextprotocol/clientInfo",
+        "io.modelcontextprotocol/protocolVersion"]
+    # The application's keys arrive as it wrote them, in its order.
+    kept = {k: seen[k] for k in own}
+    assert json.dumps(kept) == json.dumps(own)
 
 
 async def test_connect_names_both_refusals_when_no_version_is_shared():

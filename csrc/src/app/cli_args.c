@@ -7,7 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/cli_text.h"
+#include "app/text.h"
 #include "mcpping.h"
 
 /* Each server's deadline under --config unless -w says otherwise. */
@@ -130,7 +130,7 @@ static int seconds_value(mcpp_cli_options *o, const char *flag,
   double d = strtod(v, NULL);
   if (!(d >= low && d <= MCPP_MAX_MS / 1000.0)) {
     char shown[40], lo[40];
-    mcpp__cli_repr(shown, sizeof shown, d);
+    mcpp__text_repr(shown, sizeof shown, d);
     snprintf(lo, sizeof lo, "%g", low);
     return bad(o, "%s must be between %s and 2147483.647 seconds, not %s",
                flag, lo, shown),

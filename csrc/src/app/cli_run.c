@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "app/cli_text.h"
+#include "app/text.h"
 #include "mcpping.h"
 
 /* The first protocol version without ping (it has server/discover). */
@@ -36,7 +36,7 @@ struct mcpp_cli_run {
   mcpp_cli_method method;
   char *peer;
   mcpp_rtt_stats *stats;
-  mcpp__cli_buf out, err;
+  mcpp__text out, err;
 };
 
 static const char *method_name(mcpp_cli_method m) {
@@ -68,8 +68,8 @@ int mcpp_cli_run_new(mcpp_cli_run **out, const mcpp_cli_options *o,
 void mcpp_cli_run_free(mcpp_cli_run *r) {
   if (!r) return;
   mcpp_rtt_stats_free(r->stats);
-  mcpp__cli_buf_free(&r->out);
-  mcpp__cli_buf_free(&r->err);
+  mcpp__text_free(&r->out);
+  mcpp__text_free(&r->err);
   free(r->peer);
   free(r);
 }
@@ -84,15 +84,15 @@ static void fresh(mcpp_cli_run *r) {
 static void finish(mcpp_cli_run *r, int status, const char *why) {
   r->status = status;
   r->state = ST_EXIT;
-  if (why) mcpp__cli_printf(&r->err, "mcpping: %s\n", why);
+  if (why) mcpp__text_printf(&r->err, "mcpping: %s\n", why);
 }
 
 static void finishf(mcpp_cli_run *r, int status, const char *fmt,
                     const char *a, const char *b) {
-  mcpp__cli_buf why = {0};
-  mcpp__cli_printf(&why, fmt, a, b ? b : "");
-  finish(r, status, why.data ? why.data : "out of memory");
-  mcpp__cli_buf_free(&why);
+  mcpp__text why = {0};
+  mcpp__text_printf(&why, fmt, a, b ? b : "");
+  finish(r, status, why.p ? why.p : "out of memory");
+  mcpp__text_free(&why);
 }
 
 static const char *peer_name(const mcpp_cli_run *r) {
@@ -121,7 +121,7 @@ void mcpp_cli_open_done(mcpp_cli_run *r, int64_t now_ms,
       char t[40];
       uint32_t ms = o->connect_timeout_ms;
       if (r->deadline_at != INT64_MAX && o->deadline_ms < ms) ms = o->deadline_ms;
-      mcpp__cli_repr(t, sizeof t, ms / 1000.0);
+      mcpp__text_repr(t, sizeof t, ms / 1000.0);
       finishf(r, MCPP_EXIT_CONNECT,
               o->init ? "no connection and handshake within %s s (--connect-timeout)"
                       : "no connection within %s s (--connect-timeout)",
@@ -146,21 +146,21 @@ void mcpp_cli_open_done(mcpp_cli_run *r, int64_t now_ms,
     return;
   }
   if (o->json) {
-    mcpp__cli_put(&r->out, "{\"event\":\"connected\",\"peer\":", 28);
-    mcpp__cli_json_str(&r->out, peer_name(r));
-    mcpp__cli_printf(&r->out, ",\"transport\":");
-    mcpp__cli_json_str(&r->out, op->transport);
-    mcpp__cli_printf(&r->out, ",\"protocol_version\":");
-    mcpp__cli_json_str(&r->out, proto);
-    mcpp__cli_printf(&r->out, ",\"session_id\":");
-    mcpp__cli_json_str(&r->out, op->session_id);
-    mcpp__cli_printf(&r->out, ",\"method\":\"%s\"}\n", method_name(r->method));
+    mcpp__text_put(&r->out, "{\"event\":\"connected\",\"peer\":", 28);
+    mcpp__text_json_string(&r->out, peer_name(r));
+    mcpp__text_printf(&r->out, ",\"transport\":");
+    mcpp__text_json_string(&r->out, op->transport);
+    mcpp__text_printf(&r->out, ",\"protocol_version\":");
+    mcpp__text_json_string(&r->out, proto);
+    mcpp__text_printf(&r->out, ",\"session_id\":");
+    mcpp__text_json_string(&r->out, op->session_id);
+    mcpp__text_printf(&r->out, ",\"method\":\"%s\"}\n", method_name(r->method));
   } else {
-    mcpp__cli_printf(&r->out, "MCPPING %s (%s, ", peer_name(r),
+    mcpp__text_printf(&r->out, "MCPPING %s (%s, ", peer_name(r),
                      op->transport ? op->transport : "stdio");
-    if (proto) mcpp__cli_printf(&r->out, "protocol %s", proto);
-    else mcpp__cli_printf(&r->out, "no handshake");
-    mcpp__cli_printf(&r->out, "): method %s, timeout %.1f s, interval %.1f s\n",
+    if (proto) mcpp__text_printf(&r->out, "protocol %s", proto);
+    else mcpp__text_printf(&r->out, "no handshake");
+    mcpp__text_printf(&r->out, "): method %s, timeout %.1f s, interval %.1f s\n",
                      method_name(r->method), o->timeout_ms / 1000.0,
                      o->interval_ms / 1000.0);
   }
@@ -201,19 +201,19 @@ void mcpp_cli_tools(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
     }
   }
   if (o->json && !o->quiet) {
-    mcpp__cli_printf(&r->out, "{\"event\":\"tools\",\"expected\":[");
+    mcpp__text_printf(&r->out, "{\"event\":\"tools\",\"expected\":[");
     for (size_t i = 0; i < o->nexpect_tools; i++) {
-      if (i) mcpp__cli_put(&r->out, ",", 1);
-      mcpp__cli_json_str(&r->out, o->expect_tools[i]);
+      if (i) mcpp__text_put(&r->out, ",", 1);
+      mcpp__text_json_string(&r->out, o->expect_tools[i]);
     }
-    mcpp__cli_printf(&r->out, "],\"listed\":%zu}\n", nnames);
+    mcpp__text_printf(&r->out, "],\"listed\":%zu}\n", nnames);
   }
   r->state = ST_SEND;
 }
 
 /* One line per reply, timeout or error, naming the method (docs/cli.md). */
 static void line_start(mcpp_cli_run *r, const char *event) {
-  mcpp__cli_printf(&r->out, "{\"event\":\"%s\",\"seq\":%llu,\"method\":\"%s\"",
+  mcpp__text_printf(&r->out, "{\"event\":\"%s\",\"seq\":%llu,\"method\":\"%s\"",
                    event, (unsigned long long)r->seq, method_name(r->method));
 }
 
@@ -228,47 +228,47 @@ static void report(mcpp_cli_run *r, mcpp_cli_reply kind, double rtt_ms,
     switch (kind) {
       case MCPP_REPLY_OK:
         line_start(r, "reply");
-        mcpp__cli_printf(&r->out, ",\"rtt_ms\":");
-        mcpp__cli_json_float(&r->out, nearbyint(rtt_ms * 1000) / 1000);
+        mcpp__text_printf(&r->out, ",\"rtt_ms\":");
+        mcpp__text_py_float(&r->out, nearbyint(rtt_ms * 1000) / 1000);
         break;
       case MCPP_REPLY_TIMEOUT:
         line_start(r, "timeout");
-        mcpp__cli_printf(&r->out, ",\"timeout_ms\":%u", (unsigned)o->timeout_ms);
+        mcpp__text_printf(&r->out, ",\"timeout_ms\":%u", (unsigned)o->timeout_ms);
         break;
       case MCPP_REPLY_INVALID:
         line_start(r, "invalid");
-        mcpp__cli_printf(&r->out, ",\"message\":");
-        mcpp__cli_json_str(&r->out, msg);
+        mcpp__text_printf(&r->out, ",\"message\":");
+        mcpp__text_json_string(&r->out, msg);
         break;
       default:
         line_start(r, kind == MCPP_REPLY_ERROR ? "error" : "unsupported");
-        if (has_code) mcpp__cli_printf(&r->out, ",\"code\":%lld", (long long)code);
-        else mcpp__cli_printf(&r->out, ",\"code\":null");
-        mcpp__cli_printf(&r->out, ",\"message\":");
-        mcpp__cli_json_str(&r->out, msg);
+        if (has_code) mcpp__text_printf(&r->out, ",\"code\":%lld", (long long)code);
+        else mcpp__text_printf(&r->out, ",\"code\":null");
+        mcpp__text_printf(&r->out, ",\"message\":");
+        mcpp__text_json_string(&r->out, msg);
     }
-    mcpp__cli_put(&r->out, "}\n", 2);
+    mcpp__text_put(&r->out, "}\n", 2);
     return;
   }
   const char *name = peer_name(r);
   switch (kind) {
     case MCPP_REPLY_OK:
-      mcpp__cli_printf(&r->out, "%s reply from %s: seq=%llu time=%.3f ms\n", m,
+      mcpp__text_printf(&r->out, "%s reply from %s: seq=%llu time=%.3f ms\n", m,
                        name, seq, rtt_ms);
       break;
     case MCPP_REPLY_TIMEOUT:
-      mcpp__cli_printf(&r->out, "%s timeout from %s: seq=%llu no answer after %u ms\n",
+      mcpp__text_printf(&r->out, "%s timeout from %s: seq=%llu no answer after %u ms\n",
                        m, name, seq, (unsigned)o->timeout_ms);
       break;
     case MCPP_REPLY_INVALID:
-      mcpp__cli_printf(&r->out, "%s invalid reply from %s: seq=%llu %s\n", m,
+      mcpp__text_printf(&r->out, "%s invalid reply from %s: seq=%llu %s\n", m,
                        name, seq, msg);
       break;
     default:
-      mcpp__cli_printf(&r->out, "%s %s from %s: seq=%llu ", m,
+      mcpp__text_printf(&r->out, "%s %s from %s: seq=%llu ", m,
                        kind == MCPP_REPLY_ERROR ? "error" : "refused", name, seq);
-      if (has_code) mcpp__cli_printf(&r->out, "code=%lld ", (long long)code);
-      mcpp__cli_printf(&r->out, "%s\n", msg);
+      if (has_code) mcpp__text_printf(&r->out, "code=%lld ", (long long)code);
+      mcpp__text_printf(&r->out, "%s\n", msg);
   }
 }
 
@@ -317,12 +317,12 @@ void mcpp_cli_replied(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
         return;
       }
       {
-        mcpp__cli_buf why = {0};
-        mcpp__cli_printf(&why, "%s unsupported: ", method_name(r->method));
-        if (has_code) mcpp__cli_printf(&why, "code=%lld ", (long long)code);
-        mcpp__cli_printf(&why, "%s", message ? message : "");
-        finish(r, MCPP_EXIT_REFUSED, why.data ? why.data : "unsupported");
-        mcpp__cli_buf_free(&why);
+        mcpp__text why = {0};
+        mcpp__text_printf(&why, "%s unsupported: ", method_name(r->method));
+        if (has_code) mcpp__text_printf(&why, "code=%lld ", (long long)code);
+        mcpp__text_printf(&why, "%s", message ? message : "");
+        finish(r, MCPP_EXIT_REFUSED, why.p ? why.p : "unsupported");
+        mcpp__text_free(&why);
       }
       return;
     default:
@@ -370,25 +370,25 @@ static void summary(mcpp_cli_run *r, int64_t now_ms) {
   if (o->json) {
     static const char *const keys[] = {"min", "avg", "max", "mdev", "p50", "p99"};
     double v[] = {s.min, s.avg, s.max, s.mdev, s.p50, s.p99};
-    mcpp__cli_printf(&r->out,
+    mcpp__text_printf(&r->out,
                      "{\"event\":\"summary\",\"sent\":%llu,\"received\":%llu,\"loss_pct\":",
                      (unsigned long long)r->sent, (unsigned long long)r->received);
-    mcpp__cli_json_float(&r->out, nearbyint(loss * 10) / 10);
-    mcpp__cli_printf(&r->out, ",\"rtt_ms\":{");
+    mcpp__text_py_float(&r->out, nearbyint(loss * 10) / 10);
+    mcpp__text_printf(&r->out, ",\"rtt_ms\":{");
     for (int i = 0; i < 6; i++) {
-      mcpp__cli_printf(&r->out, "%s\"%s\":", i ? "," : "", keys[i]);
-      mcpp__cli_json_float(&r->out, s.count ? nearbyint(v[i] * 1000) / 1000 : NAN);
+      mcpp__text_printf(&r->out, "%s\"%s\":", i ? "," : "", keys[i]);
+      mcpp__text_py_float(&r->out, s.count ? nearbyint(v[i] * 1000) / 1000 : NAN);
     }
-    mcpp__cli_put(&r->out, "}}\n", 3);
+    mcpp__text_put(&r->out, "}}\n", 3);
   } else {
     char l[32];
     format_loss(l, sizeof l, loss);
-    mcpp__cli_printf(&r->out, "\n--- %s mcpping statistics ---\n", peer_name(r));
-    mcpp__cli_printf(&r->out, "%llu sent, %llu received, %s loss, time %lld ms\n",
+    mcpp__text_printf(&r->out, "\n--- %s mcpping statistics ---\n", peer_name(r));
+    mcpp__text_printf(&r->out, "%llu sent, %llu received, %s loss, time %lld ms\n",
                      (unsigned long long)r->sent, (unsigned long long)r->received,
                      l, (long long)time_ms);
     if (s.count)
-      mcpp__cli_printf(&r->out, "rtt min/avg/max/mdev = %.3f/%.3f/%.3f/%.3f ms\n",
+      mcpp__text_printf(&r->out, "rtt min/avg/max/mdev = %.3f/%.3f/%.3f/%.3f ms\n",
                        s.min, s.avg, s.max, s.mdev);
   }
   if (r->sent && r->received == r->sent) {
@@ -468,9 +468,9 @@ void mcpp_cli_next(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_action *a) {
     }
     break;
   }
-  a->out = r->out.data ? r->out.data : "";
+  a->out = r->out.p ? r->out.p : "";
   a->out_len = r->out.len;
-  a->err = r->err.data ? r->err.data : "";
+  a->err = r->err.p ? r->err.p : "";
   a->err_len = r->err.len;
   r->returned = 1;
 }

@@ -74,20 +74,49 @@ void mcpp__text_json_string(mcpp__text *t, const char *s) {
   mcpp__text_put(t, "\"", 1);
 }
 
+void mcpp__text_repr(char *out, size_t cap, double x) {
+  if (isnan(x)) {
+    snprintf(out, cap, "nan");
+    return;
+  }
+  if (isinf(x)) {
+    snprintf(out, cap, x > 0 ? "inf" : "-inf");
+    return;
+  }
+  if (x == 0) {
+    snprintf(out, cap, signbit(x) ? "-0.0" : "0.0");
+    return;
+  }
+  /* The fewest significant digits that read back as x. */
+  char e[40];
+  int digits = 1;
+  for (; digits <= 17; digits++) {
+    snprintf(e, sizeof e, "%.*e", digits - 1, x);
+    if (strtod(e, NULL) == x) break;
+  }
+  int exp = atoi(strchr(e, 'e') + 1);
+  if (exp < -4 || exp >= 16) {
+    /* Python's exponent form: 1e-05, 1.5e+16. */
+    char mant[32];
+    snprintf(mant, sizeof mant, "%.*s", (int)(strchr(e, 'e') - e), e);
+    snprintf(out, cap, "%se%c%02d", mant, exp < 0 ? '-' : '+', abs(exp));
+    return;
+  }
+  int decimals = digits - 1 - exp;
+  if (decimals < 1) decimals = 1;
+  snprintf(out, cap, "%.*f", decimals, x);
+  /* %.*f may pad with a zero the digits did not need: 0.10 -> 0.1. */
+  size_t n = strlen(out);
+  while (n > 2 && out[n - 1] == '0' && out[n - 2] != '.') out[--n] = 0;
+}
+
 void mcpp__text_py_float(mcpp__text *t, double d) {
   if (!isfinite(d)) {
     mcpp__text_puts(t, "null");
     return;
   }
-  if (d == floor(d) && fabs(d) < 1e16) {
-    mcpp__text_printf(t, "%.1f", d);
-    return;
-  }
-  char num[32];
-  for (int prec = 1; prec <= 17; prec++) {
-    snprintf(num, sizeof num, "%.*g", prec, d);
-    if (strtod(num, NULL) == d) break;
-  }
+  char num[40];
+  mcpp__text_repr(num, sizeof num, d);
   mcpp__text_puts(t, num);
 }
 
@@ -99,4 +128,9 @@ char *mcpp__text_take(mcpp__text *t) {
   if (!t->p) mcpp__text_put(t, "", 0);
   if (t->oom) return NULL;
   return t->p;
+}
+
+void mcpp__text_free(mcpp__text *t) {
+  free(t->p);
+  memset(t, 0, sizeof *t);
 }
