@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "mcpping.h"
+#include "scan.h"
 
 #define META_VERSION "io.modelcontextprotocol/protocolVersion"
 #define META_CLIENT_INFO "io.modelcontextprotocol/clientInfo"
@@ -308,27 +309,96 @@ const char *mcpp_client_hs_error_kind_name(mcpp_client_hs_error_kind kind) {
   return "unknown";
 }
 
+/* The bytes just inside obj's closing brace, and whether obj has members:
+ * the splice point for one more member. obj is a scanned object span. */
+static const char *before_close(mcpp__span obj, int *empty) {
+  const char *q = obj.p + 1, *close = obj.p + obj.n - 1;
+  while (q < close && (*q == ' ' || *q == '\t' || *q == '\n' || *q == '\r'))
+    q++;
+  *empty = q == close;
+  return close;
+}
+
+/* The envelope is spliced in as text, never re-printed: every byte the
+ * application wrote (big integers, 1.0, escapes, spacing, key order) goes
+ * out as written, and only the missing envelope members are added. */
 char *mcpp_client_envelope(const char *msg, size_t len, size_t *out_len) {
-  cJSON *m = cJSON_ParseWithLength(msg, len);
-  char *out = NULL;
-  if (!cJSON_IsObject(m) ||
-      !cJSON_IsString(cJSON_GetObjectItemCaseSensitive(m, "method")))
-    goto done;
-  cJSON *params = cJSON_GetObjectItemCaseSensitive(m, "params");
-  if (params == NULL) params = cJSON_AddObjectToObject(m, "params");
-  if (!cJSON_IsObject(params)) goto done;
-  cJSON *meta = cJSON_GetObjectItemCaseSensitive(params, "_meta");
-  if (meta == NULL) meta = cJSON_AddObjectToObject(params, "_meta");
-  if (!cJSON_IsObject(meta)) goto done;
-  if (!cJSON_HasObjectItem(meta, META_VERSION))
-    cJSON_AddStringToObject(meta, META_VERSION, MCPP_MODERN_PROTOCOL_VERSION);
-  if (!cJSON_HasObjectItem(meta, META_CLIENT_INFO))
-    cJSON_AddItemToObject(meta, META_CLIENT_INFO, cJSON_Parse(CLIENT_INFO));
-  if (!cJSON_HasObjectItem(meta, META_CLIENT_CAPS))
-    cJSON_AddObjectToObject(meta, META_CLIENT_CAPS);
-  out = cJSON_PrintUnformatted(m);
-  if (out && out_len) *out_len = strlen(out);
-done:
-  cJSON_Delete(m);
+  static const char *const top_names[] = {"method", "params"};
+  static const char *const params_names[] = {"_meta"};
+  static const char *const meta_names[] = {META_VERSION, META_CLIENT_INFO,
+                                           META_CLIENT_CAPS};
+  static const char *const members[] = {
+      "\"" META_VERSION "\":\"" MCPP_MODERN_PROTOCOL_VERSION "\"",
+      "\"" META_CLIENT_INFO "\":" CLIENT_INFO,
+      "\"" META_CLIENT_CAPS "\":{}"};
+  mcpp__span top[2], params[1], meta[3];
+  int dup = 0;
+  /* Strict first: a message a JSON parser would reject is not ours to
+   * edit. A duplicate params or _meta is ambiguous (parsers disagree on
+   * which wins), so that message is left alone too. */
+  if (msg == NULL || !mcpp__json_strict(msg, len) ||
+      mcpp__scan_object(msg, len, top_names, 2, top, &dup) != 0 || dup ||
+      top[0].p == NULL || *top[0].p != '"')
+    return NULL;
+  const char *at;  /* the splice point: text goes in just before it */
+  int comma;
+  const char *open = "", *close = "";
+  for (size_t i = 0; i < 3; i++) meta[i].p = NULL;
+  if (top[1].p == NULL) {
+    int empty;
+    mcpp__span whole = {msg, len};
+    while (whole.n && (whole.p[whole.n - 1] == ' ' ||
+                       whole.p[whole.n - 1] == '\t' ||
+                       whole.p[whole.n - 1] == '\n' ||
+                       whole.p[whole.n - 1] == '\r'))
+      whole.n--;
+    while (*whole.p != '{') whole.p++, whole.n--;
+    at = before_close(whole, &empty);
+    comma = !empty;
+    open = "\"params\":{\"_meta\":{", close = "}}";
+  } else {
+    if (*top[1].p != '{' ||
+        mcpp__scan_object(top[1].p, top[1].n, params_names, 1, params,
+                          &dup) != 0 || dup)
+      return NULL;
+    int empty;
+    if (params[0].p == NULL) {
+      at = before_close(top[1], &empty);
+      open = "\"_meta\":{", close = "}";
+    } else {
+      if (*params[0].p != '{' ||
+          mcpp__scan_object(params[0].p, params[0].n, meta_names, 3, meta,
+                            NULL) != 0)
+        return NULL;
+      at = before_close(params[0], &empty);
+    }
+    comma = !empty;
+  }
+  /* The application's own envelope keys win: only the missing ones go in. */
+  size_t add = strlen(open) + strlen(close) + 1;
+  for (size_t i = 0; i < 3; i++)
+    if (meta[i].p == NULL) add += strlen(members[i]) + 1;
+  char *out = malloc(len + add + 1);
+  if (out == NULL) return NULL;
+  size_t head = (size_t)(at - msg), n = head;
+  memcpy(out, msg, head);
+  int first = 1;
+  if (comma) out[n++] = ',';
+  n += (size_t)sprintf(out + n, "%s", open);
+  for (size_t i = 0; i < 3; i++) {
+    if (meta[i].p != NULL) continue;
+    if (!first) out[n++] = ',';
+    n += (size_t)sprintf(out + n, "%s", members[i]);
+    first = 0;
+  }
+  if (first && *open == '\0') {
+    /* Every envelope key is already there: nothing is added. */
+    n = head;
+  }
+  n += (size_t)sprintf(out + n, "%s", close);
+  memcpy(out + n, at, len - head);
+  n += len - head;
+  out[n] = '\0';
+  if (out_len) *out_len = n;
   return out;
 }

@@ -161,3 +161,91 @@ TEST(client_envelope_adds_the_2026_meta_and_keeps_what_is_there) {
   ASSERT(mcpp_client_envelope("{\"id\":1}", 8, NULL) == NULL);
   ASSERT(mcpp_client_envelope("[", 1, NULL) == NULL);
 }
+
+/* The whole envelope as mcpping writes it, and its members one by one. */
+#define ENV_VERSION "\"io.modelcontextprotocol/protocolVersion\":\"2026-07-28\""
+#define ENV_INFO                                       \
+  "\"io.modelcontextprotocol/clientInfo\":{\"name\":" \
+  "\"mcpping\",\"version\":\"" MCPP_VERSION "\"}"
+#define ENV_CAPS "\"io.modelcontextprotocol/clientCapabilities\":{}"
+#define ENV ENV_VERSION "," ENV_INFO "," ENV_CAPS
+
+static void expect_envelope(const char *req, const char *want) {
+  size_t n = 0;
+  char *out = mcpp_client_envelope(req, strlen(req), &n);
+  ASSERT(out != NULL);
+  ASSERT_EQ(strlen(want), n);
+  ASSERT_STR_EQ(want, out);
+  free(out);
+}
+
+/* Numbers, escapes, spacing and key order that a parse-and-print would
+ * respell; each case below must come out as written plus the envelope. */
+#define ODD_ARGS                                                        \
+  "{ \"n\" : 12345678901234567890,\"f\":1.0,\"e\":1e2,\"z\":-0,\"s\":" \
+  "\"\\u00e9\\/\" }"
+
+TEST(client_envelope_keeps_every_byte_when_adding_params) {
+  expect_envelope(
+      "{\"method\":\"tools/list\" ,\"id\":12345678901234567890 ,\"x\":1.0}\n",
+      "{\"method\":\"tools/list\" ,\"id\":12345678901234567890 ,\"x\":1.0"
+      ",\"params\":{\"_meta\":{" ENV "}}}\n");
+}
+
+TEST(client_envelope_keeps_every_byte_when_adding_meta_to_params) {
+  expect_envelope(
+      "{\"id\":1,\"params\":{\"name\":\"x\",\"arguments\":" ODD_ARGS
+      "\n},\"method\":\"tools/call\"}",
+      "{\"id\":1,\"params\":{\"name\":\"x\",\"arguments\":" ODD_ARGS
+      "\n,\"_meta\":{" ENV "}},\"method\":\"tools/call\"}");
+  expect_envelope("{\"method\":\"m\",\"params\":{ \t}}",
+                  "{\"method\":\"m\",\"params\":{ \t\"_meta\":{" ENV "}}}");
+}
+
+TEST(client_envelope_fills_an_empty_or_partial_meta_in_place) {
+  expect_envelope("{\"method\":\"m\",\"params\":{\"_meta\":{ }}}",
+                  "{\"method\":\"m\",\"params\":{\"_meta\":{ " ENV "}}}");
+  expect_envelope(
+      "{\"method\":\"m\",\"params\":{\"_meta\":{\"progressToken\":"
+      "12345678901234567890,\"s\":\"\\u00e9\"},\"a\":" ODD_ARGS "}}",
+      "{\"method\":\"m\",\"params\":{\"_meta\":{\"progressToken\":"
+      "12345678901234567890,\"s\":\"\\u00e9\"," ENV "},\"a\":" ODD_ARGS
+      "}}");
+}
+
+TEST(client_envelope_lets_the_applications_own_envelope_key_win) {
+  /* The app's version (spelled with an escape) stays; it is not added
+   * again, and the other two members are. */
+  expect_envelope(
+      "{\"method\":\"m\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+      "protocolVersio\\u006e\":\"2025-01-01\"}}}",
+      "{\"method\":\"m\",\"params\":{\"_meta\":{\"io.modelcontextprotocol/"
+      "protocolVersio\\u006e\":\"2025-01-01\"," ENV_INFO "," ENV_CAPS "}}}");
+  const char *all = "{\"method\":\"m\",\"params\":{\"_meta\":{" ENV "}}}";
+  expect_envelope(all, all);
+}
+
+TEST(client_envelope_leaves_malformed_or_odd_requests_alone) {
+  const char *bad[] = {
+      "{\"method\":\"m\",\"params\":[1,2]}",
+      "{\"method\":\"m\",\"params\":{\"_meta\":[]}}",
+      "{\"method\":\"m\",\"params\":{\"_meta\":null}}",
+      "{\"method\":\"m\",\"params\":{},\"params\":{}}",
+      "{\"method\":\"m\",\"params\":{\"_meta\":{},\"_meta\":{}}}",
+      "{\"method\":3}",
+      "{\"method\":\"m\",\"params\":{\"a\":01}}",
+      "{\"method\":\"m\",\"params\":{\"a\":1,}}",
+      "{\"method\":\"m\"",
+      "{\"method\":\"m\"} x",
+      "[{\"method\":\"m\"}]",
+      "",
+  };
+  for (size_t i = 0; i < sizeof bad / sizeof *bad; i++)
+    ASSERT(mcpp_client_envelope(bad[i], strlen(bad[i]), NULL) == NULL);
+  /* Only len bytes are read: a valid prefix is edited, the rest ignored. */
+  const char *req = "{\"method\":\"m\"}garbage";
+  size_t n = 0;
+  char *out = mcpp_client_envelope(req, 14, &n);
+  ASSERT_STR_EQ("{\"method\":\"m\",\"params\":{\"_meta\":{" ENV "}}}", out);
+  free(out);
+}

@@ -104,10 +104,12 @@ mcpp_client_hs_error_kind mcpp_client_hs_error_kind_of(
 const char *mcpp_client_hs_error_kind_name(mcpp_client_hs_error_kind kind);
 
 /* The 2026-07-28 per-request envelope: request msg with params._meta
- * carrying the protocol version, client info and capabilities (members
- * already there are kept). Returns a malloc'd NUL-terminated message
- * (free with free()), or NULL if msg is no request object or memory ran
- * out. */
+ * carrying the protocol version, client info and capabilities. The members
+ * are spliced in as text: every other byte of msg is kept as written, and
+ * an envelope key the application set itself wins (it is not added again).
+ * Returns a malloc'd NUL-terminated message (free with free()), or NULL if
+ * msg is to be sent unchanged: not strict JSON, no object with a string
+ * method, params or _meta not an object or given twice, or out of memory. */
 char *mcpp_client_envelope(const char *msg, size_t len, size_t *out_len);
 
 #ifdef __cplusplus
