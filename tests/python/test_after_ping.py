@@ -314,6 +314,15 @@ async def test_a_stdio_request_on_a_2026_session_carries_the_envelope_merged_wit
     assert json.dumps(kept) == json.dumps(own)
 
 
+async def test_a_stdio_request_on_a_2026_session_reaches_the_server_with_its_numbers_as_written():
+    # The envelope is spliced in, not re-printed: a re-print through a double
+    # turns the integer into 1.2345678901234567e+19, 1.0 into 1 and -0.0 into 0.
+    arguments = {"n": 12345678901234567890, "f": 1.0, "z": -0.0}
+    async with mcpping.connect([PY, str(PEERS / "modern.py")], keepalive=None) as peer:
+        resp = await peer.request("tools/call", {"name": "echo", "arguments": arguments})
+    assert resp["result"]["content"][0]["text"] == repr(arguments)
+
+
 async def test_connect_names_both_refusals_when_no_version_is_shared():
     command = [PY, str(PEERS / "modern.py"), "--versions", "2027-01-01"]
     with pytest.raises(mcpping.HandshakeError) as info:
