@@ -199,7 +199,10 @@ test-node:
 	MCPPING_HOST_MODE=0 node --test --test-timeout=120000 $(NODE_THREAD_TESTS)
 	node --test --test-timeout=900000 tests/node/reaper.test.js
 
+# The C builds first, two at a time (each is one long compiler run), then
+# the suites one after another: they time servers, so they run alone.
 test: deps
+	$(MAKE) -j2 build/test-c build/test-c-asan build/test-c-tsan fuzz-build
 	$(MAKE) test-c
 	$(MAKE) test-asan
 	$(MAKE) test-tsan
@@ -219,8 +222,8 @@ test: deps
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 10
 FUZZ_HARNESSES := lines scan engine sse envelope
-FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
-  -fno-sanitize-recover=undefined
+FUZZ_COMMON := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=undefined
+FUZZ_FLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer,address,undefined
 
 # Allocation failure, nghttp2's failmalloc way: the out_of_memory tests fail
 # the k-th allocation of a representative session for every k (client,
@@ -233,9 +236,19 @@ failmalloc: build/test-c-asan build/test-c
 	  --errors-for-leak-kinds=definite,indirect --show-leak-kinds=definite,indirect \
 	  --error-exitcode=99 --child-silent-after-fork=no ./build/test-c out_of_memory
 
-build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c $(SOURCES) $(HEADERS)
-	@mkdir -p build/fuzz
-	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_FLAGS) $< $(SOURCES) $(PKG_LIBS) -lpthread -o $@
+# The library is compiled once for every harness (fuzzer-no-link: the
+# coverage hooks without a second main), not once per harness.
+FUZZ_LIB_FLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer-no-link,address,undefined
+build/fuzz/libmcpping-fuzz.a: $(SOURCES) $(HEADERS) csrc/sources.txt
+	@mkdir -p build/fuzz/obj
+	@rm -f $@
+	for s in $(SOURCES); do \
+	  $(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_LIB_FLAGS) -c $$s -o build/fuzz/obj/$$(basename $$s .c).o || exit 1; \
+	done
+	ar rcs $@ $(addprefix build/fuzz/obj/,$(notdir $(SOURCES:.c=.o)))
+
+build/fuzz/fuzz_%: tests/fuzz/fuzz_%.c build/fuzz/libmcpping-fuzz.a
+	$(FUZZ_CC) $(BASE_CFLAGS) $(FUZZ_FLAGS) $< build/fuzz/libmcpping-fuzz.a $(PKG_LIBS) -lpthread -o $@
 
 fuzz-build: $(patsubst %,build/fuzz/fuzz_%,$(FUZZ_HARNESSES))
 
