@@ -42,6 +42,10 @@ int mcpp_watch_add(mcpp_watch *w, const char *name, const char *transport,
  * the start line. */
 void mcpp_watch_listening(mcpp_watch *w, const char *host, int port);
 
+/* The listener cannot be opened (why: the OS error's name, EADDRINUSE):
+ * writes the line; the command then exits MCPP_EXIT_USAGE. */
+void mcpp_watch_listen_failed(mcpp_watch *w, const char *why);
+
 /* The server to open now (spawn or connect, then the handshake), or -1;
  * *next_ms gets when to ask again (-1: only after a feed). A server given
  * out is not given out again until mcpp_watch_open_failed or

@@ -196,6 +196,10 @@ void mcpp_watch_listening(mcpp_watch *w, const char *host, int port) {
       mcpp__text_printf(&w->out, LOG "%s: not watched (%s)\n", w->s[i].name, w->s[i].reason);
 }
 
+void mcpp_watch_listen_failed(mcpp_watch *w, const char *why) {
+  mcpp__text_printf(&w->out, LOG "cannot listen on %s: %s\n", w->listen, why ? why : "");
+}
+
 int mcpp_watch_due(mcpp_watch *w, int64_t now_ms, int64_t *next_ms) {
   int64_t next = -1;
   int pick = -1;
