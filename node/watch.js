@@ -89,7 +89,7 @@ class Watch {
     try {
       if (live.transport === 'stdio') {
         const peer = await connect(
-          { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'ignore' },
+          { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'ignore', killGraceMs: 1000 },
           { keepalive: this.keepalive(), initialize: false, reconnect: true },
         );
         for (const name of EVENTS) if (name !== 'closed') peer.on(name, (ev) => this.onEvent(i, ev));
