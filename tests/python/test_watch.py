@@ -38,8 +38,8 @@ INTERVAL, TIMEOUT, FAILURES = 0.5, 1.0, 2
 # docs/python.md: a silent, idle server is stale within interval + timeout ×
 # failures + timeout (the corroborating probe).
 STALE_BOUND = INTERVAL + TIMEOUT * FAILURES + TIMEOUT
-# What it takes the verdict's log line to reach this test through a pipe.
-LINE_SLACK = 1.0
+# Allowance for scheduling on a busy machine and the log line's trip through a pipe.
+LINE_SLACK = 1.5
 POLLS = 300  # /status reads while waiting for a state (each 0.1 s apart)
 
 
@@ -163,6 +163,7 @@ def test_watch_keeps_three_real_servers_and_restarts_the_frozen_one_within_its_b
         os.kill(frozen_pid, signal.SIGUSR1)
         t0 = time.monotonic()
         at, line = w.line(r"^mcpping watch: frozen: stale ", STALE_BOUND + LINE_SLACK + 5)
+        print(f"frozen: stale {at - t0:.2f} s after the freeze (bound {STALE_BOUND} s)")
         assert at - t0 <= STALE_BOUND + LINE_SLACK, (at - t0, line)
         w.line(r"^mcpping watch: frozen: restarted \(pid \d+\)", 30)
         servers = w.until("the restarted server answering",
