@@ -128,7 +128,9 @@ test('watch keeps three real servers and restarts the frozen one within its boun
       time: { command: 'python3', args: ['-m', 'mcp_server_time'], env: { TIME_API_TOKEN: ENV_SECRET } },
       everything: { command: process.execPath, args: [EVERYTHING, 'stdio'] },
       sdk: { type: 'http', url: `http://127.0.0.1:${port}/mcp?key=${URL_SECRET}`, headers: { Authorization: `Bearer ${HEADER_SECRET}` } },
-      frozen: { command: 'python3', args: [path.join(PEERS, 'freeze.py'), '--on-usr1'] },
+      // A server that names itself with its own secret: the peer label
+      // would carry it into /metrics, /status and the log.
+      frozen: { command: 'python3', args: [path.join(PEERS, 'freeze.py'), '--on-usr1', '--name', `frozen-${ENV_SECRET}`], env: { FROZEN_TOKEN: ENV_SECRET } },
     } }));
     w = new Watch(['--config', config, '--listen', '127.0.0.1:0', '-i', String(INTERVAL), '-W', String(TIMEOUT), '--failures', String(FAILURES)]);
     const [, first] = await w.line(/watching 4 servers/, 30000);
@@ -157,6 +159,7 @@ test('watch keeps three real servers and restarts the frozen one within its boun
     assert.strictEqual(code, 200);
     assert.match(headers.get('content-type'), /^text\/plain; version=0\.0\.4/);
     metrics = text;
+    assert.ok(metrics.includes('peer="frozen-***"'));
     assert.ok(metric(metrics, 'mcpping_stale_total', 'frozen') >= 1);
     assert.ok(metric(metrics, 'mcpping_reconnects_total', 'frozen') >= 1);
     for (const name of ['time', 'everything', 'sdk']) {

@@ -144,7 +144,11 @@ def test_watch_keeps_three_real_servers_and_restarts_the_frozen_one_within_its_b
         "everything": {"command": shutil.which("node"), "args": [str(EVERYTHING), "stdio"]},
         "sdk": {"type": "http", "url": f"{sdk_url}?key={URL_SECRET}",
                 "headers": {"Authorization": f"Bearer {HEADER_SECRET}"}},
-        "frozen": {"command": PY, "args": [str(PEERS / "freeze.py"), "--on-usr1"]},
+        # A server that names itself with its own secret: the peer label
+        # would carry it into /metrics, /status and the log.
+        "frozen": {"command": PY, "args": [str(PEERS / "freeze.py"), "--on-usr1", "--name",
+                                           f"frozen-{ENV_SECRET}"],
+                   "env": {"FROZEN_TOKEN": ENV_SECRET}},
     }}))
     w = Watch(["--config", str(config), "--listen", "127.0.0.1:0", "-i", str(INTERVAL),
                "-W", str(TIMEOUT), "--failures", str(FAILURES)])
@@ -177,6 +181,7 @@ def test_watch_keeps_three_real_servers_and_restarts_the_frozen_one_within_its_b
         code, headers, text = w.get("/metrics")
         assert code == 200 and headers["Content-Type"].startswith("text/plain; version=0.0.4")
         metrics = text.decode()
+        assert 'peer="frozen-***"' in metrics
         assert metric(metrics, "mcpping_stale_total", "frozen") >= 1
         assert metric(metrics, "mcpping_reconnects_total", "frozen") >= 1
         for name in ("time", "everything", "sdk"):
