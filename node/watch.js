@@ -101,10 +101,17 @@ class Watch {
           version: () => peer.protocolVersion, init: (ms) => peer.initialize({ timeoutMs: ms }), fatal: () => null };
       } else {
         const session = new HttpSession(live.url, { keepalive: this.keepalive(), headers: live.headers });
+        const lost = () => `cannot connect: ${describe(session.connectError)}`;
         for (const name of EVENTS) {
           session.driver.on(name, (ev) => {
             this.onEvent(i, ev);
-            if (name === 'closed') this.onClosed(i, ev.message);
+            if (name === 'closed') this.onClosed(i, session.connectError ? lost() : ev.message);
+            else if (session.connectError && this.peers.has(i) && !this.opening.has(i)) {
+              // The session answers pings with an error once the server is
+              // unreachable; Python's ends the session then: so does this.
+              this.onClosed(i, lost());
+              session.close().catch(() => {});
+            }
           });
         }
         const clientInfo = { name: 'mcpping', version };

@@ -82,8 +82,11 @@ class _Watch:
                 and self.peers.get(i) is not None):
             # Ended for good (reconnect gave up, or an HTTP session lost):
             # C schedules the re-open.
-            self.peers.pop(i, None)
-            _native.watch_closed(self.w, i, _now_ms(), ev.message or "connection closed")
+            peer = self.peers.pop(i, None)
+            fatal = getattr(peer, "fatal", None)
+            from ._config_check import _connect_reason
+            why = f"cannot connect: {_connect_reason(fatal)}" if fatal is not None else ev.message
+            _native.watch_closed(self.w, i, _now_ms(), why or "connection closed")
             self.wake.set()
         self.flush()
 

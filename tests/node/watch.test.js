@@ -205,3 +205,42 @@ test('watch refuses a non-loopback --listen and a busy port, as Python does', as
     fs.rmSync(dir, { recursive: true, force: true });
   }
 });
+
+test('watch re-opens an HTTP server that went away, with backoff, as Python does', async () => {
+  const port = await freePort();
+  const start = async () => {
+    const child = spawn('python3', [path.join(ROOT, 'tests', 'python', 'servers', 'sdk_server.py'), 'http', String(port)], { stdio: 'ignore' });
+    await listening(port, child);
+    return child;
+  };
+  const stopServer = async (child) => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGTERM');
+    await within(once(child, 'exit'), 10000, 'the SDK server to exit');
+  };
+  let server = await start();
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-watch-'));
+  const config = path.join(dir, 'c.json');
+  fs.writeFileSync(config, JSON.stringify({ servers: { api: { type: 'http', url: `http://127.0.0.1:${port}/mcp?key=${URL_SECRET}` } } }));
+  const w = new Watch(['--config', config, '--listen', '127.0.0.1:0', '-i', String(INTERVAL), '-W', String(TIMEOUT), '--failures', String(FAILURES)]);
+  let code;
+  try {
+    const [, first] = await w.line(/watching 1 server;/, 30000);
+    w.base = /metrics on (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(first)[1];
+    await w.line(/^mcpping watch: api: up \(sdk-server, streamable-http/, 30000);
+    const from = w.err.length;
+    await stopServer(server);
+    await w.line(/^mcpping watch: api: closed: cannot connect: ECONNREFUSED; retrying in 1 s$/, 30000, from);
+    server = await start();
+    await w.line(/^mcpping watch: api: up \(sdk-server, streamable-http/, 60000, from);
+    const metrics = (await w.get('/metrics'))[2];
+    assert.strictEqual(metric(metrics, 'mcpping_reconnects_total', 'api'), 1);
+    assert.strictEqual(metric(metrics, 'mcpping_peer_state', 'api', 'state="alive"'), 1);
+  } finally {
+    code = await w.stop();
+    await stopServer(server);
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.strictEqual(code, 0);
+  assert.ok(!w.err.includes(URL_SECRET));
+});

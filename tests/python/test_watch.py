@@ -228,3 +228,40 @@ def test_watch_help_is_the_c_usage() -> None:
     r = subprocess.run([PY, "-m", "mcpping", "watch", "--help"], capture_output=True, timeout=30)
     assert r.returncode == 0
     assert r.stdout.startswith(b"usage: mcpping watch --config FILE|auto")
+
+
+def test_watch_reopens_an_http_server_that_went_away_with_backoff(tmp_path: Path) -> None:
+    from conftest import free_port, sdk_server, wait_port
+
+    port = free_port()
+
+    def start() -> subprocess.Popen[bytes]:
+        proc = subprocess.Popen(sdk_server("http", str(port)), stdout=subprocess.DEVNULL,
+                                stderr=subprocess.DEVNULL)
+        wait_port(port, proc)
+        return proc
+
+    server = start()
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"servers": {"api": {
+        "type": "http", "url": f"http://127.0.0.1:{port}/mcp?key={URL_SECRET}"}}}))
+    w = Watch(["--config", str(config), "--listen", "127.0.0.1:0", "-i", str(INTERVAL),
+               "-W", str(TIMEOUT), "--failures", str(FAILURES)])
+    try:
+        _, first = w.line(r"watching 1 server;", 30)
+        w.base = re.search(r"metrics on (http://127\.0\.0\.1:\d+)/metrics", first).group(1)
+        w.line(r"^mcpping watch: api: up \(sdk-server, streamable-http", 30)
+        server.terminate()
+        server.wait(10)
+        w.line(r"^mcpping watch: api: closed: cannot connect: ECONNREFUSED; retrying in 1 s$", 30)
+        server = start()
+        w.line(r"^mcpping watch: api: up \(sdk-server, streamable-http", 60)
+        metrics = w.get("/metrics")[2].decode()
+        assert metric(metrics, "mcpping_reconnects_total", "api") == 1
+        assert metric(metrics, "mcpping_peer_state", "api", 'state="alive"') == 1
+    finally:
+        status = w.stop()
+        server.terminate()
+        server.wait(10)
+    assert status == 0
+    assert URL_SECRET not in "".join(w.err)
