@@ -244,3 +244,50 @@ test('watch re-opens an HTTP server that went away, with backoff, as Python does
   assert.strictEqual(code, 0);
   assert.ok(!w.err.includes(URL_SECRET));
 });
+
+// Both commands print C's bytes: the same help, usage error and log lines
+// (python3 -m mcpping is the package `make test-python` installed, as in
+// cli_parity.test.js).
+test('watch prints the same bytes in Node and Python', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-watch-'));
+  const config = path.join(dir, 'c.json');
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: {
+    gone: { command: path.join(dir, 'no-such-server'), env: { TOKEN: ENV_SECRET } },
+    off: { command: 'true', disabled: true },
+    later: { command: 'true', args: ['${NO_SUCH_VARIABLE_FOR_WATCH}'] },
+  } }));
+  const runWatch = (cmd, args) => new Promise((resolve) => {
+    const child = spawn(cmd[0], [...cmd.slice(1), 'watch', '--config', config, '--listen', '127.0.0.1:0', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let err = '';
+    let out = '';
+    let stopping = false;
+    child.stdout.on('data', (d) => { out += d; });
+    child.stderr.on('data', (d) => {
+      err += d;
+      // The second attempt's line: the backoff doubled; enough to compare.
+      if (!stopping && /retrying in 2 s\n/.test(err)) {
+        stopping = true;
+        child.kill('SIGTERM');
+      }
+    });
+    child.on('close', (status) => resolve({ status, out, err: err.replace(/127\.0\.0\.1:\d+/g, '127.0.0.1:PORT') }));
+  });
+  try {
+    const [js, py] = await within(Promise.all([runWatch([process.execPath, CLI], []), runWatch(['python3', '-m', 'mcpping'], [])]), 60000, 'both watches');
+    assert.strictEqual(py.status, 0, py.err);
+    assert.strictEqual(js.status, 0, js.err);
+    assert.strictEqual(js.err, py.err);
+    assert.strictEqual(js.out + py.out, '');
+    assert.match(js.err, /^mcpping watch: watching 1 server; metrics on http:\/\/127\.0\.0\.1:PORT\/metrics, status on http:\/\/127\.0\.0\.1:PORT\/status\nmcpping watch: off: not watched \(disabled\)\nmcpping watch: later: not watched \(.*NO_SUCH_VARIABLE_FOR_WATCH.*\)\nmcpping watch: gone: cannot open: cannot start .*no-such-server: no such file or directory \(ENOENT\); retrying in 1 s\n/);
+    assert.ok(!js.err.includes(ENV_SECRET));
+    for (const args of [['--help'], ['--listen', '0.0.0.0:1'], ['--failures', '0'], ['-c', '3']]) {
+      const [a, b] = await Promise.all([
+        run(process.execPath, [CLI, 'watch', '--config', config, ...args]),
+        run('python3', ['-m', 'mcpping', 'watch', '--config', config, ...args]),
+      ]);
+      assert.deepStrictEqual([a.status, a.stdout, a.stderr], [b.status, b.stdout, b.stderr], args.join(' '));
+    }
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});
