@@ -113,7 +113,7 @@ class _Watch:
             await asyncio.wait_for(peer.initialize(timeout + 1), timeout)
         except asyncio.CancelledError:
             raise
-        except BaseException as e:  # noqa: BLE001 - any failure is a reason to retry
+        except Exception as e:  # noqa: BLE001 - any failure is a reason to retry
             self.peers.pop(i, None)
             if peer is not None:
                 await peer.close()
