@@ -36,6 +36,7 @@ MODULE_SOURCES = [
     "python/mcpping/_app.c",
     "python/mcpping/_config.c",
     "python/mcpping/_client.c",
+    "python/mcpping/_watch.c",
 ]
 BUNDLED_CJSON = "third_party/cjson/cjson/cJSON.c"
 LIMITED_API = "0x030A0000"  # CPython 3.10, the oldest we support

@@ -12,6 +12,7 @@
 #include "app_wrap.h"
 #include "client_wrap.h"
 #include "wrap_run.h"
+#include "watch_wrap.h"
 
 namespace mcpping_node {
 
@@ -145,6 +146,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   InitRules(env, exports);
   InitSettings(env, exports);
   InitApp(env, exports);
+  InitWatch(env, exports);
   InitClient(env, exports);
   InitWrap(env, exports);
   InitMetrics(env, exports);

@@ -54,7 +54,7 @@ Napi::Value OptString(Napi::Env env, const char *s) {
   return s ? Napi::Value(Napi::String::New(env, s)) : env.Null();
 }
 
-const char *const kModes[] = {"check", "config", "help", "version", "usage"};
+const char *const kModes[] = {"check", "config", "help", "version", "usage", "watch", "watch_help"};
 const char *const kTargets[] = {"demo", "stdio", "http"};
 
 // cliParse(argv): the parsed command line (app.h's fields; times in ms).
@@ -90,6 +90,11 @@ Napi::Value CliParse(const Napi::CallbackInfo &info) {
   r.Set("errorLine", line);
   r.Set("usage", mcpp_cli_usage());
   r.Set("exitUsage", MCPP_EXIT_USAGE);
+  r.Set("listenHost", o.listen_host);
+  r.Set("listenPort", o.listen_port);
+  r.Set("listenAny", Napi::Boolean::New(env, o.listen_any));
+  r.Set("failures", o.failures);
+  r.Set("watchUsage", mcpp_watch_usage());
   return r;
 }
 

@@ -230,9 +230,9 @@ function configOptions(o) {
   };
 }
 
-async function runConfig(opts) {
+/** The --config files (auto: those of config.autoPaths() that exist); throws Fatal. */
+function loadConfigs(configs) {
   const config = require('./config');
-  const { checkAll } = require('./config_check');
   const isFile = (p) => {
     try {
       return fs.statSync(p).isFile();
@@ -242,7 +242,7 @@ async function runConfig(opts) {
   };
   const paths = [];
   let auto = false;
-  for (const c of opts.configs) {
+  for (const c of configs) {
     if (c === 'auto') {
       auto = true;
       for (const p of config.autoPaths()) if (isFile(p) && !paths.includes(p)) paths.push(p);
@@ -254,12 +254,18 @@ async function runConfig(opts) {
   const files = [];
   for (const p of paths) {
     try {
-      files.push(config.load(p, !auto || opts.configs.includes(p)));
+      files.push(config.load(p, !auto || configs.includes(p)));
     } catch (err) {
       if (err instanceof config.ConfigError) throw new Fatal(err.message);
       throw err;
     }
   }
+  return files;
+}
+
+async function runConfig(opts) {
+  const { checkAll } = require('./config_check');
+  const files = loadConfigs(opts.configs);
   if (opts.log) {
     try {
       fs.closeSync(fs.openSync(opts.log, 'a'));
@@ -298,6 +304,19 @@ async function run(argv) {
   if (o.mode === 'help') {
     process.stdout.write(o.usage);
     return 0;
+  }
+  if (o.mode === 'watch_help') {
+    process.stdout.write(o.watchUsage);
+    return 0;
+  }
+  if (o.mode === 'watch') {
+    try {
+      return await require('./watch').runWatch(argv, o, loadConfigs);
+    } catch (err) {
+      if (!(err instanceof Fatal)) throw err;
+      process.stderr.write(`mcpping: ${err.message}\n`);
+      return 2;
+    }
   }
   if (o.mode === 'version') {
     process.stdout.write(`mcpping ${version}\n`);

@@ -1357,5 +1357,6 @@ const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 #include "mcpping/metrics.h"
 #include "mcpping/app.h"
 #include "mcpping/config.h"
+#include "mcpping/watch.h"
 
 #endif /* MCPPING_H */

@@ -80,7 +80,8 @@ static PyObject *opt_str(const char *s) {
   Py_RETURN_NONE;
 }
 
-static const char *const MODES[] = {"check", "config", "help", "version", "usage"};
+static const char *const MODES[] = {"check", "config", "help",       "version",
+                                    "usage", "watch",  "watch_help"};
 static const char *const TARGETS[] = {"demo", "stdio", "http"};
 
 /* cli_parse(argv) -> dict of the parsed command line (app.h's fields;
@@ -92,7 +93,8 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
   char line[300];
   mcpp_cli_error_line(line, sizeof line, o->error);
   PyObject *d = Py_BuildValue(
-      "{s:s,s:s,s:i,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:s,s:s,s:i}",
+      "{s:s,s:s,s:i,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:s,s:s,s:i,"
+      "s:s,s:i,s:O,s:I,s:s}",
       "mode", MODES[o->mode], "target", TARGETS[o->target], "method", (int)o->method,
       "count", (unsigned long long)o->count, "interval_ms", (unsigned)o->interval_ms,
       "timeout_ms", (unsigned)o->timeout_ms, "deadline_ms", (unsigned)o->deadline_ms,
@@ -104,7 +106,10 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
       "command", str_list(o->command, o->ncommand), "configs", str_list(o->configs, o->nconfigs),
       "headers", str_list(o->headers, o->nheaders), "env", str_list(o->env, o->nenv),
       "expect_tools", str_list(o->expect_tools, o->nexpect_tools),
-      "error_line", line, "usage", mcpp_cli_usage(), "exit_usage", MCPP_EXIT_USAGE);
+      "error_line", line, "usage", mcpp_cli_usage(), "exit_usage", MCPP_EXIT_USAGE,
+      "listen_host", o->listen_host, "listen_port", o->listen_port,
+      "listen_any", o->listen_any ? Py_True : Py_False, "failures", (unsigned)o->failures,
+      "watch_usage", mcpp_watch_usage());
   holder_free(h);
   return d;
 }

@@ -102,6 +102,8 @@ int mcpping_metrics_add_functions(PyObject *module);
 
 /* Adds config_rewrite() (_config.c) to the module; used by the exec slot. */
 int mcpping_config_add_functions(PyObject *module);
+/* _watch.c: mcpping watch's core. */
+int mcpping_watch_add_functions(PyObject *module);
 
 /* Adds ClientHandshake, SseParser and envelope() (_client.c). */
 int mcpping_client_add(PyObject *module);

@@ -208,28 +208,35 @@ def _fail(reason: str) -> int:
     return 2
 
 
-async def run_config(o: SimpleNamespace) -> int:
-    """--config: checks every server of the configs at once, one row each."""
+def load_configs(configs: list[str]) -> Any:
+    """The --config files (auto: those of config.auto_paths() that exist), or why not (a str)."""
     from . import config
-    from ._config_check import Plan, check_all
-    from ._report import ConfigReporter
     paths: list[str] = []
     auto = False
-    for c in o.configs:
+    for c in configs:
         if c == "auto":
             auto = True
             paths += [p for p in config.auto_paths() if os.path.isfile(p) and p not in paths]
         elif c not in paths:
             paths.append(c)
     if not paths:
-        return _fail("--config auto: no client config found in "
-                     + ", ".join(config.auto_paths()))
+        return "--config auto: no client config found in " + ", ".join(config.auto_paths())
     files: list[config.ConfigFile] = []
     for p in paths:
         try:
-            files.append(config.load(p, require_servers=not auto or p in o.configs))
+            files.append(config.load(p, require_servers=not auto or p in configs))
         except config.ConfigError as e:
-            return _fail(str(e))
+            return str(e)
+    return files
+
+
+async def run_config(o: SimpleNamespace) -> int:
+    """--config: checks every server of the configs at once, one row each."""
+    from ._config_check import Plan, check_all
+    from ._report import ConfigReporter
+    files = load_configs(o.configs)
+    if isinstance(files, str):
+        return _fail(files)
     if o.log:
         try:
             open(o.log, "a").close()
@@ -276,6 +283,9 @@ def main(argv: list[str] | None = None) -> int:
     if o["mode"] == "help":
         _write(o["usage"].encode(), b"")
         return 0
+    if o["mode"] == "watch_help":
+        _write(o["watch_usage"].encode(), b"")
+        return 0
     if o["mode"] == "version":
         _write(f"mcpping {_native.VERSION}\n".encode(), b"")
         return 0
@@ -286,6 +296,9 @@ def main(argv: list[str] | None = None) -> int:
                 return run_wrap(o["configs"][0], unwrap=bool(o["unwrap"]), write=bool(o["write"]),
                                 command=o["command_path"])
             return asyncio.run(run_config(config_options(o)))
+        if o["mode"] == "watch":
+            from . import watch
+            return asyncio.run(watch.run(args, o))
         return asyncio.run(run(args))
     except KeyboardInterrupt:
         return 1

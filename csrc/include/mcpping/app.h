@@ -22,7 +22,9 @@ typedef enum mcpp_cli_mode {
   MCPP_CLI_CONFIG,    /* --config: every server of client configs */
   MCPP_CLI_HELP,      /* -h: print mcpp_cli_usage(), exit 0 */
   MCPP_CLI_VERSION,   /* -V: print the version, exit 0 */
-  MCPP_CLI_BAD_USAGE  /* options.error says why; exit MCPP_EXIT_USAGE */
+  MCPP_CLI_BAD_USAGE, /* options.error says why; exit MCPP_EXIT_USAGE */
+  MCPP_CLI_WATCH,     /* watch --config: standing watch (mcpping/watch.h) */
+  MCPP_CLI_WATCH_HELP /* watch -h: print mcpp_watch_usage(), exit 0 */
 } mcpp_cli_mode;
 
 typedef enum mcpp_cli_target {
@@ -72,6 +74,11 @@ typedef struct mcpp_cli_options {
   size_t nenv;
   const char **expect_tools; /* --expect-tool NAME */
   size_t nexpect_tools;
+  /* watch: --listen HOST:PORT (default 127.0.0.1:9464), --failures N. */
+  char listen_host[64];
+  int listen_port;
+  int listen_any;
+  uint32_t failures;
   char error[256]; /* MCPP_CLI_BAD_USAGE: the reason, without "mcpping: " */
 } mcpp_cli_options;
 

@@ -29,6 +29,9 @@ static const char USAGE[] =
     "       mcpping --config FILE --wrap [--write] [--command PATH] | --unwrap [--write]\n"
     "                                               put every stdio server of a config\n"
     "                                               behind mcpping wrap, or take it away\n"
+    "       mcpping watch --config FILE|auto [--listen 127.0.0.1:9464]\n"
+    "                                               watch every server; /metrics, /status\n"
+    "                                               (mcpping watch --help)\n"
     "  -c N      count (demo default 5, --config 3; otherwise until Ctrl-C)\n"
     "  -i SEC    interval between checks (default 1; 0 = flood)\n"
     "  -W SEC    per-reply timeout (default 5)\n"
@@ -160,8 +163,11 @@ static int takes_value(const char *flag) {
   return 0;
 }
 
+static int parse_watch(mcpp_cli_options *o, int argc, const char *const *argv);
+
 int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
   memset(o, 0, sizeof *o);
+  if (argc > 0 && !strcmp(argv[0], "watch")) return parse_watch(o, argc - 1, argv + 1);
   o->mode = MCPP_CLI_CHECK;
   o->interval_ms = 1000;
   o->timeout_ms = 5000;
@@ -313,4 +319,135 @@ void mcpp_cli_options_free(mcpp_cli_options *o) {
   free((void *)o->expect_tools);
   o->configs = o->headers = o->env = o->expect_tools = NULL;
   o->nconfigs = o->nheaders = o->nenv = o->nexpect_tools = 0;
+}
+
+/* ---- mcpping watch (mcpping/watch.h) ---- */
+
+#define WATCH_USAGE_LINE "usage: mcpping watch --config FILE|auto [--listen HOST:PORT] [options]"
+#define WATCH_PORT 9464
+
+static const char WATCH_USAGE[] =
+    WATCH_USAGE_LINE "\n"
+    "  Keeps every server of a client config under watch: stdio servers are\n"
+    "  started and kept (restarted when stale or gone), HTTP servers connected;\n"
+    "  serves Prometheus text on /metrics and a JSON view on /status.\n"
+    "  --config FILE|auto   the client config (repeatable; auto: the usual places)\n"
+    "  --listen HOST:PORT   where /metrics and /status are served (default\n"
+    "                       127.0.0.1:9464; port 0 picks a free one); loopback only\n"
+    "  --listen-any         allow a --listen address that is not loopback\n"
+    "  -i, --interval SEC   keepalive: ping a server after SEC idle (default 15)\n"
+    "  -W, --timeout SEC    per-ping timeout (default 5)\n"
+    "  --failures N         failed pings in a row that make a server stale (default 3)\n"
+    "  -h, --help           this text\n"
+    "  SIGTERM or SIGINT stops every server and exits 0.\n";
+
+const char *mcpp_watch_usage(void) { return WATCH_USAGE; }
+
+static int setting_policy_u32(const char *name) {
+  const mcpp_setting_info *s = mcpp_setting_find(name);
+  return s ? (int)s->policy : 0;
+}
+
+/* A loopback host: localhost, 127.0.0.0/8, ::1. */
+static int is_loopback(const char *h) {
+  if (!strcmp(h, "localhost") || !strcmp(h, "::1")) return 1;
+  if (strncmp(h, "127.", 4)) return 0;
+  int dots = 0;
+  for (const char *p = h; *p; p++) {
+    if (*p == '.') dots++;
+    else if (*p < '0' || *p > '9') return 0;
+  }
+  return dots == 3;
+}
+
+/* HOST:PORT, [V6]:PORT or :PORT (loopback) into o->listen_host/port. */
+static int listen_value(mcpp_cli_options *o, const char *v) {
+  const char *colon = strrchr(v, ':');
+  if (!colon || !colon[1])
+    return bad(o, "--listen needs HOST:PORT, got '%s'", v), -1;
+  const char *h = v;
+  size_t hn = (size_t)(colon - v);
+  if (hn >= 2 && h[0] == '[' && h[hn - 1] == ']') h++, hn -= 2;
+  else if (memchr(h, ':', hn))
+    return bad(o, "--listen: write an IPv6 address in brackets, [::1]:PORT, not '%s'", v), -1;
+  if (!is_integer(colon + 1))
+    return bad(o, "--listen needs HOST:PORT with a port number, got '%s'", v), -1;
+  long port = strtol(colon + 1, NULL, 10);
+  if (port < 0 || port > 65535)
+    return bad(o, "--listen: the port must be between 0 and 65535, not %ld", port), -1;
+  if (hn >= sizeof o->listen_host)
+    return bad(o, "--listen: the host is too long"), -1;
+  if (hn == 0) snprintf(o->listen_host, sizeof o->listen_host, "127.0.0.1");
+  else snprintf(o->listen_host, sizeof o->listen_host, "%.*s", (int)hn, h);
+  o->listen_port = (int)port;
+  return 0;
+}
+
+static int parse_watch(mcpp_cli_options *o, int argc, const char *const *argv) {
+  o->mode = MCPP_CLI_WATCH;
+  o->interval_ms = (uint32_t)setting_policy_u32("interval_ms");
+  o->timeout_ms = (uint32_t)setting_policy_u32("timeout_ms");
+  o->failures = (uint32_t)setting_policy_u32("failures");
+  o->connect_timeout_ms = CONNECT_TIMEOUT_MS;
+  o->init = 1;
+  snprintf(o->listen_host, sizeof o->listen_host, "127.0.0.1");
+  o->listen_port = WATCH_PORT;
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i], *v = NULL;
+    char flag[24];
+    const char *eq = strchr(a, '=');
+    if (!strncmp(a, "--", 2) && eq && (size_t)(eq - a) < sizeof flag) {
+      snprintf(flag, sizeof flag, "%.*s", (int)(eq - a), a);
+      v = eq + 1;
+    } else if (a[0] == '-' && (a[1] == 'i' || a[1] == 'W') && a[2]) {
+      snprintf(flag, sizeof flag, "-%c", a[1]);
+      v = a + 2;
+    } else {
+      snprintf(flag, sizeof flag, "%s", a);
+    }
+    if (!strcmp(flag, "-h") || !strcmp(flag, "--help")) {
+      o->mode = MCPP_CLI_WATCH_HELP;
+      return 0;
+    }
+    if (!strcmp(a, "--listen-any")) {
+      o->listen_any = 1;
+      continue;
+    }
+    int takes = !strcmp(flag, "--config") || !strcmp(flag, "--listen") ||
+                !strcmp(flag, "-i") || !strcmp(flag, "--interval") ||
+                !strcmp(flag, "-W") || !strcmp(flag, "--timeout") ||
+                !strcmp(flag, "--failures");
+    if (!takes) {
+      if (a[0] == '-') return bad(o, "watch: unknown option %s (%s)", a, WATCH_USAGE_LINE);
+      return bad(o, "watch: unexpected argument '%s' (%s)", a, WATCH_USAGE_LINE);
+    }
+    if (!v) {
+      if (i + 1 >= argc) return bad(o, "%s needs a value", flag);
+      v = argv[++i];
+    }
+    if (!strcmp(flag, "--config")) {
+      if (!*v) return bad(o, "--config needs a FILE or auto");
+      int rc = push(&o->configs, &o->nconfigs, v);
+      if (rc) return rc;
+    } else if (!strcmp(flag, "--listen")) {
+      if (listen_value(o, v)) return 0;
+    } else if (!strcmp(flag, "-i") || !strcmp(flag, "--interval")) {
+      if (seconds_value(o, flag, v, 0.01, &o->interval_ms)) return 0;
+    } else if (!strcmp(flag, "-W") || !strcmp(flag, "--timeout")) {
+      if (seconds_value(o, flag, v, 0.001, &o->timeout_ms)) return 0;
+    } else {
+      uint64_t n;
+      if (count_value(o, flag, v, &n)) return 0;
+      const mcpp_setting_info *f = mcpp_setting_find("failures");
+      if (f && (double)n > f->max)
+        return bad(o, "--failures must be between 1 and %.0f, not %llu", f->max,
+                   (unsigned long long)n);
+      o->failures = (uint32_t)n;
+    }
+  }
+  if (!o->nconfigs) return bad(o, "watch needs --config FILE or auto (%s)", WATCH_USAGE_LINE);
+  if (!o->listen_any && !is_loopback(o->listen_host))
+    return bad(o, "--listen %s is not a loopback address: /metrics and /status would be "
+                  "open to the network (add --listen-any to mean it)", o->listen_host);
+  return 0;
 }
