@@ -41,6 +41,7 @@ class HttpSession {
     this.rpc = new RpcRequester('mcpping-');
     /** Set when a POST could not reach the server at all. */
     this.connectError = null;
+    this.opened = false; // the handshake succeeded once
     /** The handshake's arguments, to run it again when the session expires. */
     this.initArgs = null;
     /** @type {string[]|null} pings waiting for a new session (null: none running) */
@@ -94,6 +95,14 @@ class HttpSession {
     } catch (err) {
       this.connectError = err;
       if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
+      // An open session whose server cannot be reached is over, as in
+      // Python's client: an error we made up is no answer from the server,
+      // so it must not keep the session looking alive.
+      if (this.opened && !this.closed) {
+        this.closed = true;
+        this.stopListening();
+        this.driver.close(`cannot reach ${this.url}: ${describe(err)}`);
+      }
       return;
     }
     const sid = res.headers.get('mcp-session-id');
@@ -343,6 +352,7 @@ class HttpSession {
       },
     });
     const result = out.result;
+    this.opened = true;
     // Wait for the GET's answer (bounded), so `listening` is true on return.
     let timer;
     await Promise.race([this.listen(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);

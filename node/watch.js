@@ -106,12 +106,6 @@ class Watch {
           session.driver.on(name, (ev) => {
             this.onEvent(i, ev);
             if (name === 'closed') this.onClosed(i, session.connectError ? lost() : ev.message);
-            else if (session.connectError && this.peers.has(i) && !this.opening.has(i)) {
-              // The session answers pings with an error once the server is
-              // unreachable; Python's ends the session then: so does this.
-              this.onClosed(i, lost());
-              session.close().catch(() => {});
-            }
           });
         }
         const clientInfo = { name: 'mcpping', version };
