@@ -218,7 +218,7 @@ test: deps
 # they are); a crash leaves its input in build/fuzz/ and fails the run.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 10
-FUZZ_HARNESSES := lines scan engine sse envelope
+FUZZ_HARNESSES := lines scan engine sse envelope config
 FUZZ_FLAGS := -O1 -g -fno-omit-frame-pointer -fsanitize=fuzzer,address,undefined \
   -fno-sanitize-recover=undefined
 
