@@ -8,6 +8,7 @@
 
 #include <uv.h>
 
+#include "app/config_jsonc.h"
 #include "app/text.h"
 #include "mcpping.h"
 
@@ -700,16 +701,8 @@ int mcpp_config_parse(const char *text, size_t len, int require_servers, const c
     problem(&L, NULL, "not UTF-8 text", NULL);
     return L.oom ? MCPP_ERR_NOMEM : 0;
   }
-  /* A BOM is not part of the text. */
-  if (len >= 3 && memcmp(text, "\xEF\xBB\xBF", 3) == 0) {
-    text += 3;
-    len -= 3;
-  }
-  char *plain = malloc(len + 1);
+  char *plain = mcpp__config_plain(&text, &len, NULL);
   if (!plain) return MCPP_ERR_NOMEM;
-  memcpy(plain, text, len);
-  plain[len] = '\0';
-  mcpp_config_strip_jsonc(plain, len);
   scan s = {(const unsigned char *)plain, len, 0, 0, 0, 0};
   jval *root = parse_json(&s, 1);
   if (s.oom) {
