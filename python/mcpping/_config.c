@@ -184,6 +184,254 @@ static PyObject *py_line_is_json(PyObject *module, PyObject *arg) {
   return PyBool_FromLong(ok);
 }
 
+/* ---- Reading a config: csrc/src/app/config_load.c and config_resolve.c ---- */
+
+static PyObject *str_or_none(const char *s) {
+  if (s == NULL) Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)strlen(s), "surrogatepass");
+}
+
+static PyObject *tuple_of(char **items, size_t n) {
+  PyObject *t = PyTuple_New((Py_ssize_t)n);
+  for (size_t i = 0; t && i < n; i++) {
+    PyObject *s = str_or_none(items[i]);
+    if (s == NULL || PyTuple_SetItem(t, (Py_ssize_t)i, s) < 0) {
+      Py_CLEAR(t);
+    }
+  }
+  return t;
+}
+
+static PyObject *dict_of(char **pairs, size_t n) {
+  PyObject *d = PyDict_New();
+  for (size_t i = 0; d && i < n; i++) {
+    PyObject *k = str_or_none(pairs[2 * i]), *v = str_or_none(pairs[2 * i + 1]);
+    if (k == NULL || v == NULL || PyDict_SetItem(d, k, v) < 0) Py_CLEAR(d);
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+  }
+  return d;
+}
+
+/* (name, transport, json_path, command, args, env, cwd, url, headers, disabled) */
+static PyObject *server_tuple(const mcpp_config_server *s) {
+  return Py_BuildValue("(NsNNNNNNNO)", str_or_none(s->name), s->transport,
+                       str_or_none(s->json_path), str_or_none(s->command),
+                       tuple_of(s->args, s->nargs), dict_of(s->env, s->nenv), str_or_none(s->cwd),
+                       str_or_none(s->url), dict_of(s->headers, s->nheaders),
+                       s->disabled ? Py_True : Py_False);
+}
+
+/* config_parse(data, require_servers, project) -> (servers, json_path, problem) */
+static PyObject *py_config_parse(PyObject *module, PyObject *args) {
+  const char *data, *project = NULL;
+  Py_ssize_t len;
+  int require;
+  if (!PyArg_ParseTuple(args, "y#pz", &data, &len, &require, &project)) return NULL;
+  mcpp_config_doc doc;
+  if (mcpp_config_parse(data, (size_t)len, require, project, &doc) < 0) return PyErr_NoMemory();
+  PyObject *list = PyList_New((Py_ssize_t)doc.nservers);
+  for (size_t i = 0; list && i < doc.nservers; i++) {
+    PyObject *t = server_tuple(&doc.servers[i]);
+    if (t == NULL || PyList_SetItem(list, (Py_ssize_t)i, t) < 0) Py_CLEAR(list);
+  }
+  PyObject *result = list ? Py_BuildValue("(NNN)", list, str_or_none(doc.json_path),
+                                          str_or_none(doc.problem))
+                          : NULL;
+  mcpp_config_doc_free(&doc);
+  return result;
+}
+
+static PyObject *py_config_syntax_error_at(PyObject *module, PyObject *arg) {
+  Py_ssize_t len;
+  PyObject *b = PyUnicode_AsEncodedString(arg, "utf-8", "surrogatepass");
+  if (b == NULL) return NULL;
+  char *text;
+  if (PyBytes_AsStringAndSize(b, &text, &len) < 0) {
+    Py_DECREF(b);
+    return NULL;
+  }
+  long at = mcpp_config_syntax_error_at(text, (size_t)len);
+  Py_DECREF(b);
+  if (at < 0) Py_RETURN_NONE;
+  return PyLong_FromLong(at);
+}
+
+/* config_json_path(parent, key: str | int) -> str */
+static PyObject *py_config_json_path(PyObject *module, PyObject *args) {
+  const char *parent;
+  PyObject *key;
+  if (!PyArg_ParseTuple(args, "sO", &parent, &key)) return NULL;
+  char *out;
+  if (PyLong_Check(key)) {
+    Py_ssize_t i = PyLong_AsSsize_t(key);
+    if (i == -1 && PyErr_Occurred()) return NULL;
+    out = mcpp_config_json_path(parent, NULL, 0, (size_t)i);
+  } else {
+    Py_ssize_t n;
+    const char *k = PyUnicode_AsUTF8AndSize(key, &n);
+    if (k == NULL) return NULL;
+    out = mcpp_config_json_path(parent, k, (size_t)n, 0);
+  }
+  return text_result(out);
+}
+
+static PyObject *py_config_read_problem(PyObject *module, PyObject *args) {
+  const char *code;
+  if (!PyArg_ParseTuple(args, "s", &code)) return NULL;
+  return text_result(mcpp_config_read_problem(code));
+}
+
+/* The environment a lookup reads: a mapping; the last value is held so its
+ * UTF-8 stays valid until the next lookup. */
+typedef struct env_ctx {
+  PyObject *mapping, *last;
+  int failed;
+} env_ctx;
+
+static const char *env_lookup(void *ctx, const char *name) {
+  env_ctx *e = ctx;
+  if (e->failed || e->mapping == NULL || e->mapping == Py_None) return NULL;
+  PyObject *key = PyUnicode_DecodeUTF8(name, (Py_ssize_t)strlen(name), "surrogatepass");
+  PyObject *v = key ? PyObject_GetItem(e->mapping, key) : NULL;
+  Py_XDECREF(key);
+  if (v == NULL) {
+    if (PyErr_ExceptionMatches(PyExc_KeyError)) PyErr_Clear();
+    else e->failed = 1;
+    return NULL;
+  }
+  Py_XDECREF(e->last);
+  e->last = v;
+  const char *s = PyUnicode_AsUTF8AndSize(v, NULL);
+  if (s == NULL) e->failed = 1;
+  return s;
+}
+
+/* A mapping's (name, value) pairs as UTF-8 borrowed from *keep (the items
+ * list: the caller releases it after the call). */
+static int pairs_from(PyObject *d, char ***out, size_t *n, PyObject **keep) {
+  PyObject *items = *keep = PyMapping_Items(d);
+  if (items == NULL) return -1;
+  Py_ssize_t m = PyList_Size(items);
+  *out = PyMem_Calloc(2 * (size_t)m + 1, sizeof **out);
+  if (*out == NULL) {
+    PyErr_NoMemory();
+    return -1;
+  }
+  *n = (size_t)m;
+  int rc = 0;
+  for (Py_ssize_t i = 0; i < m && rc == 0; i++) {
+    PyObject *kv = PyList_GetItem(items, i);
+    const char *k, *v;
+    if (!PyArg_ParseTuple(kv, "ss", &k, &v)) rc = -1;
+    (*out)[2 * i] = (char *)k;
+    (*out)[2 * i + 1] = (char *)v;
+  }
+  return rc;
+}
+
+/* config_resolve((name, transport, json_path, command, args, env, cwd, url,
+ * headers, disabled), workspace, environ, home) -> (command, args, env, cwd,
+ * url, headers) or the problem (str). */
+static PyObject *py_config_resolve(PyObject *module, PyObject *args) {
+  PyObject *fields, *environ, *argv, *envd, *headersd;
+  const char *workspace, *home = NULL;
+  if (!PyArg_ParseTuple(args, "OsOz", &fields, &workspace, &environ, &home)) return NULL;
+  mcpp_config_server in = {0};
+  const char *transport;
+  int disabled;
+  if (!PyArg_ParseTuple(fields, "sssz" "O" "O" "z" "z" "O" "p", &in.name, &transport,
+                        &in.json_path, &in.command, &argv, &envd, &in.cwd, &in.url, &headersd,
+                        &disabled))
+    return NULL;
+  in.transport = transport;
+  PyObject *argl = PySequence_List(argv), *result = NULL, *env_items = NULL, *hdr_items = NULL;
+  if (argl == NULL) return NULL;
+  in.nargs = (size_t)PyList_Size(argl);
+  in.args = PyMem_Calloc(in.nargs + 1, sizeof *in.args);
+  if (in.args == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (size_t i = 0; i < in.nargs; i++)
+    if ((in.args[i] = (char *)PyUnicode_AsUTF8AndSize(PyList_GetItem(argl, (Py_ssize_t)i),
+                                                      NULL)) == NULL)
+      goto done;
+  if (pairs_from(envd, &in.env, &in.nenv, &env_items) < 0 ||
+      pairs_from(headersd, &in.headers, &in.nheaders, &hdr_items) < 0)
+    goto done;
+  env_ctx ctx = {environ, NULL, 0};
+  mcpp_config_server out;
+  char *problem = NULL;
+  int rc = mcpp_config_resolve(&in, workspace, home, env_lookup, &ctx, &out, &problem);
+  Py_XDECREF(ctx.last);
+  if (ctx.failed) {
+    if (rc == 0) mcpp_config_server_free(&out);
+    mcpp_config_free(problem);
+    goto done;
+  }
+  if (rc < 0) {
+    PyErr_NoMemory();
+  } else if (rc == 1) {
+    result = text_result(problem);
+  } else {
+    result = Py_BuildValue("(NNNNNN)", str_or_none(out.command), tuple_of(out.args, out.nargs),
+                           dict_of(out.env, out.nenv), str_or_none(out.cwd), str_or_none(out.url),
+                           dict_of(out.headers, out.nheaders));
+    mcpp_config_server_free(&out);
+  }
+done:
+  PyMem_Free(in.args);
+  PyMem_Free(in.env);
+  PyMem_Free(in.headers);
+  Py_XDECREF(env_items);
+  Py_XDECREF(hdr_items);
+  Py_DECREF(argl);
+  return result;
+}
+
+static PyObject *py_config_workspace(PyObject *module, PyObject *args) {
+  const char *path, *cwd = NULL;
+  if (!PyArg_ParseTuple(args, "s|z", &path, &cwd)) return NULL;
+  return text_result(mcpp_config_workspace(path, cwd));
+}
+
+/* config_auto_paths(cwd, home, platform, environ) -> list[str] */
+static PyObject *py_config_auto_paths(PyObject *module, PyObject *args) {
+  const char *cwd, *home, *platform;
+  PyObject *environ;
+  if (!PyArg_ParseTuple(args, "zzzO", &cwd, &home, &platform, &environ)) return NULL;
+  env_ctx ctx = {environ, NULL, 0};
+  char *paths[MCPP_CONFIG_AUTO_PATHS] = {0};
+  int rc = mcpp_config_auto_paths(cwd, home, platform, env_lookup, &ctx, paths);
+  Py_XDECREF(ctx.last);
+  PyObject *list = NULL;
+  if (ctx.failed) {
+  } else if (rc < 0) {
+    PyErr_NoMemory();
+  } else {
+    list = tuple_of(paths, MCPP_CONFIG_AUTO_PATHS);
+  }
+  for (int i = 0; i < MCPP_CONFIG_AUTO_PATHS; i++) mcpp_config_free(paths[i]);
+  if (list == NULL) return NULL;
+  PyObject *l = PySequence_List(list);
+  Py_DECREF(list);
+  return l;
+}
+
+static PyObject *py_config_strip_jsonc(PyObject *module, PyObject *arg) {
+  Py_ssize_t len;
+  const char *text = PyUnicode_AsUTF8AndSize(arg, &len);
+  if (text == NULL) return NULL;
+  char *copy = PyMem_Malloc((size_t)len + 1);
+  if (copy == NULL) return PyErr_NoMemory();
+  memcpy(copy, text, (size_t)len + 1);
+  mcpp_config_strip_jsonc(copy, (size_t)len);
+  PyObject *s = PyUnicode_DecodeUTF8(copy, len, "surrogatepass");
+  PyMem_Free(copy);
+  return s;
+}
+
 static PyMethodDef config_methods[] = {
     {"config_rewrite", py_config_rewrite, METH_VARARGS,
      "config_rewrite(text, unwrap, launcher) -> (text, changed, had_comments): "
@@ -198,6 +446,22 @@ static PyMethodDef config_methods[] = {
      "config_format_refusal(file, row) -> str: mcpp_config_format_refusal."},
     {"config_line_is_json", py_line_is_json, METH_O,
      "config_line_is_json(line) -> bool: mcpp_config_line_is_json."},
+    {"config_parse", py_config_parse, METH_VARARGS,
+     "config_parse(data, require_servers, project) -> (servers, json_path, problem)."},
+    {"config_syntax_error_at", py_config_syntax_error_at, METH_O,
+     "config_syntax_error_at(text) -> int | None: mcpp_config_syntax_error_at."},
+    {"config_json_path", py_config_json_path, METH_VARARGS,
+     "config_json_path(parent, key) -> str: mcpp_config_json_path."},
+    {"config_read_problem", py_config_read_problem, METH_VARARGS,
+     "config_read_problem(errno_name) -> str: mcpp_config_read_problem."},
+    {"config_resolve", py_config_resolve, METH_VARARGS,
+     "config_resolve(fields, workspace, environ, home) -> tuple | str: mcpp_config_resolve."},
+    {"config_workspace", py_config_workspace, METH_VARARGS,
+     "config_workspace(path, cwd=None) -> str: mcpp_config_workspace."},
+    {"config_auto_paths", py_config_auto_paths, METH_VARARGS,
+     "config_auto_paths(cwd, home, platform, environ) -> list[str]."},
+    {"config_strip_jsonc", py_config_strip_jsonc, METH_O,
+     "config_strip_jsonc(text) -> str: mcpp_config_strip_jsonc."},
     {NULL, NULL, 0, NULL}};
 
 int mcpping_config_add_functions(PyObject *module) {

@@ -1,6 +1,6 @@
 """Type stubs of mcpping._native, the C extension (CPython C API)."""
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 VERSION: str
@@ -165,6 +165,29 @@ def config_format_results(rows: Sequence[dict[str, Any]], time_ms: float, json: 
     and the exit status."""
 def config_line_is_json(line: bytes) -> bool:
     """mcpp_config_line_is_json: whether a server's stdout line is JSON."""
+#: One server entry: (name, transport, json_path, command, args, env, cwd, url, headers, disabled).
+ConfigServer = tuple[str, str, str, str | None, tuple[str, ...], dict[str, str], str | None,
+                     str | None, dict[str, str], bool]
+def config_parse(data: bytes, require_servers: bool,
+                 project: str | None) -> tuple[list[ConfigServer], str | None, str | None]:
+    """mcpp_config_parse: a config's entries, or the JSON path and sentence of its problem."""
+def config_syntax_error_at(text: str) -> int | None:
+    """mcpp_config_syntax_error_at: where strict JSON first goes wrong, in code points."""
+def config_json_path(parent: str, key: str | int) -> str:
+    """mcpp_config_json_path: ``$.a.b``, ``$.a["b c"]``, ``$.a[3]``."""
+def config_read_problem(errno_name: str) -> str:
+    """mcpp_config_read_problem: ``cannot read: No such file or directory``."""
+def config_resolve(fields: ConfigServer, workspace: str, environ: Mapping[str, str],
+                   home: str | None) -> tuple[str | None, tuple[str, ...], dict[str, str],
+                                              str | None, str | None, dict[str, str]] | str:
+    """mcpp_config_resolve: (command, args, env, cwd, url, headers) filled in, or the problem."""
+def config_workspace(path: str, cwd: str | None = None) -> str:
+    """mcpp_config_workspace: the folder ``${workspaceFolder}`` means."""
+def config_auto_paths(cwd: str | None, home: str | None, platform: str | None,
+                      environ: Mapping[str, str]) -> list[str]:
+    """mcpp_config_auto_paths: ``--config auto``'s places, project files first."""
+def config_strip_jsonc(text: str) -> str:
+    """mcpp_config_strip_jsonc: comments and trailing commas blanked in place."""
 def config_format_refusal(file: str, row: dict[str, Any]) -> str:
     """mcpp_config_format_refusal: --wrap --write's line for an entry that would not start."""
 

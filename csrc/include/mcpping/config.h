@@ -78,6 +78,89 @@ int mcpp_config_line_is_json(const char *line, size_t len);
 /* Frees a string returned by this layer. */
 void mcpp_config_free(char *p);
 
+/* ---- Reading a client config (csrc/src/app/config_load.c) ---- */
+
+/* One server entry as written in its file (strings UTF-8, NUL-free). */
+typedef struct mcpp_config_server {
+  char *name;
+  const char *transport; /* stdio, streamable-http or sse (legacy, not pinged) */
+  char *json_path;       /* where the entry is, e.g. $.mcpServers.time */
+  char *command;         /* stdio: the program; NULL for HTTP */
+  char **args;
+  size_t nargs;
+  char **env; /* name, value, name, value... */
+  size_t nenv;
+  char *cwd; /* NULL: none */
+  char *url; /* HTTP: the endpoint; NULL for stdio */
+  char **headers; /* name, value, ... */
+  size_t nheaders;
+  int disabled; /* "disabled": true (Cline, Windsurf, Claude Code) */
+} mcpp_config_server;
+
+/* One config file read: its servers in file order, or why it cannot be used. */
+typedef struct mcpp_config_doc {
+  mcpp_config_server *servers;
+  size_t nservers;
+  char *json_path; /* of the problem; NULL: the file as a whole */
+  char *problem;   /* NULL: the file is usable */
+} mcpp_config_doc;
+
+/* Reads a config's bytes (JSON or JSONC, UTF-8, optional BOM): the Claude
+ * Desktop / Claude Code / Cursor ("mcpServers"), VS Code ("servers",
+ * settings.json's "mcp.servers") and ~/.claude.json
+ * ("projects[project].mcpServers") shapes. require_servers == 0 reads a file
+ * with none of these as one without servers. project NULL: the current
+ * directory. Every entry is checked; the first problem found is in
+ * doc->json_path/doc->problem (docs/cli.md's sentences). Returns 0, or
+ * MCPP_ERR_NOMEM. Free with mcpp_config_doc_free. */
+int mcpp_config_parse(const char *text, size_t len, int require_servers, const char *project,
+                      mcpp_config_doc *doc);
+void mcpp_config_doc_free(mcpp_config_doc *doc);
+
+/* `cannot read: No such file or directory`: the problem for a file that
+ * could not be read, from its errno name (ENOENT...). */
+char *mcpp_config_read_problem(const char *errno_name);
+
+/* Where strict JSON first goes wrong in text, in code points; -1 if nowhere.
+ * (Comments and trailing commas are errors here: strip them first.) */
+long mcpp_config_syntax_error_at(const char *text, size_t len);
+
+/* `$.a.b`, `$.a["b c"]`: the JSON path of parent's child key; with key NULL,
+ * `parent[index]`. */
+char *mcpp_config_json_path(const char *parent, const char *key, size_t key_len, size_t index);
+
+/* An environment variable's value, or NULL if unset; the pointer need only
+ * stay valid until the next call. */
+typedef const char *(*mcpp_config_getenv_cb)(void *ctx, const char *name);
+
+/* The entry with its ${...} filled in, its cwd joined to workspace:
+ * ${workspaceFolder}, ${userHome} (home; NULL: the user's), ${env:NAME},
+ * ${NAME} and ${NAME:-default}. Anything else, ${input:...} included, fails:
+ * *problem (free with mcpp_config_free) names the field and the variable,
+ * never a value, and 1 is returned. 0: *out holds the entry (free with
+ * mcpp_config_server_free). MCPP_ERR_NOMEM. */
+int mcpp_config_resolve(const mcpp_config_server *in, const char *workspace, const char *home,
+                        mcpp_config_getenv_cb getenv_cb, void *ctx, mcpp_config_server *out,
+                        char **problem);
+void mcpp_config_server_free(mcpp_config_server *s);
+
+/* The folder ${workspaceFolder} means for a config at path (relative to cwd;
+ * NULL: the current directory): the one holding it, or holding its .vscode
+ * or .cursor folder. */
+char *mcpp_config_workspace(const char *path, const char *cwd);
+
+/* How many paths mcpp_config_auto_paths gives. */
+#define MCPP_CONFIG_AUTO_PATHS 7
+
+/* Where the usual clients keep their configs (`--config auto`), project
+ * files (under cwd) first, existing or not. cwd/home NULL: the current
+ * directory / $HOME or the user's; platform NULL: this one ("darwin",
+ * "win32", "linux"...); getenv_cb supplies APPDATA, XDG_CONFIG_HOME and HOME.
+ * Fills out[0..6] (each freed with mcpp_config_free); MCPP_ERR_NOMEM. */
+int mcpp_config_auto_paths(const char *cwd, const char *home, const char *platform,
+                           mcpp_config_getenv_cb getenv_cb, void *ctx,
+                           char *out[MCPP_CONFIG_AUTO_PATHS]);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,7 +1,9 @@
 /* JSONC, as VS Code writes it: comments and trailing commas blanked out so a
  * plain JSON parser reads the rest, every other byte left where it was. */
+#include <stdlib.h>
 #include <string.h>
 
+#include "app/config_jsonc.h"
 #include "mcpping.h"
 
 static int is_space(char c) {
@@ -44,4 +46,19 @@ int mcpp_config_strip_jsonc(char *t, size_t n) {
     i++;
   }
   return blanked;
+}
+
+char *mcpp__config_plain(const char **text, size_t *len, int *blanked) {
+  /* A BOM is not part of the text. */
+  if (*len >= 3 && memcmp(*text, "\xEF\xBB\xBF", 3) == 0) {
+    *text += 3;
+    *len -= 3;
+  }
+  char *plain = malloc(*len + 1);
+  if (!plain) return NULL;
+  memcpy(plain, *text, *len);
+  plain[*len] = '\0';
+  int b = mcpp_config_strip_jsonc(plain, *len);
+  if (blanked) *blanked = b;
+  return plain;
 }

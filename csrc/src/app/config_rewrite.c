@@ -10,6 +10,7 @@
 
 #include <cjson/cJSON.h>
 
+#include "app/config_jsonc.h"
 #include "app/text.h"
 #include "mcpping.h"
 
@@ -212,16 +213,8 @@ int mcpp_config_rewrite(const char *text, size_t len, int unwrap,
     return MCPP_ERR_INVALID_ARGUMENT;
   *out = NULL;
   *changed = 0;
-  if (len >= 3 && !memcmp(text, "\xEF\xBB\xBF", 3)) {
-    text += 3;
-    len -= 3;
-  }
-  char *plain = malloc(len + 1);
+  char *plain = mcpp__config_plain(&text, &len, had_comments);
   if (!plain) return MCPP_ERR_NOMEM;
-  memcpy(plain, text, len);
-  plain[len] = '\0';
-  int blanked = mcpp_config_strip_jsonc(plain, len);
-  if (had_comments) *had_comments = blanked;
   cJSON *doc = cJSON_ParseWithLength(plain, len);
   free(plain);
   if (!cJSON_IsObject(doc)) {
