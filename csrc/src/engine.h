@@ -66,6 +66,7 @@ struct mcpp_engine {
   int ka_is_probe;  /* the keepalive request out is our probe, not a ping */
   int ka_checked;   /* its halfway process check ran */
   uint64_t inflight_looked; /* the silence whose in-flight process look ran */
+  uint64_t inflight_from; /* when the ledger last went from empty to not */
   const char *ka_proof; /* "ping" or the probe's "probe:<method>" */
   mcpp__ping ka;
 

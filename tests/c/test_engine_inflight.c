@@ -182,3 +182,121 @@ TEST(ping_deaf_server_during_a_call_is_watched_by_probe_not_convicted) {
   ASSERT_EQ(fx_count_events(f, MCPP_EV_PING_DEAF), 1);
   fx_done(f);
 }
+
+/* ------------------------------------------- deadlines are never born late
+ *
+ * The pause guard (mcpp_engine_on_timer) takes a deadline found long past
+ * for a host that slept, and forgives the server's silence: it cancels the
+ * keepalive ping or the detector's corroborating probe and sends it again.
+ * So nothing the engine schedules may be due before the call that made it
+ * due: the early probe and look run from when calls began to be in flight,
+ * not from the sending of whichever call is oldest now (an older one's
+ * timeout or cancel would expose a newer one's, long past). The driver
+ * below is conn.c's: the timer runs at the deadline, or at once if that
+ * already passed, and every deadline is checked against the clock of the
+ * engine call that produced it. */
+static void drive(fx *f, uint64_t until) {
+  for (int guard = 0; guard < 100000; guard++) {
+    uint64_t d = mcpp_engine_next_deadline(f->e);
+    MCPP_ASSERT_CMP(uint64_t, PRIu64, d, >=, f->clock); /* not born past */
+    if (d > until) {
+      f->clock = until;
+      return;
+    }
+    f->clock = d;
+    ASSERT_EQ(mcpp_engine_on_timer(f->e, d), 0);
+  }
+  MCPP_FAIL("timer loop did not settle");
+}
+
+/* The soak's settings (tests/soak/soak.h): keepalive 1 s, ping timeout
+ * 2 s, 3 failures, requests time out after 5 s. */
+static fx *soak_session(void) {
+  fx *f = fx_new();
+  f->s.interval_ms = 1000;
+  f->s.timeout_ms = 2000;
+  f->s.failures = 3;
+  f->s.request_timeout_ms = 5000;
+  f->s.jitter_pct = 0;
+  f->observe_process = 1;
+  f->feed_cpu = 1;
+  fx_start(f, T0);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
+            "{\"protocolVersion\":\"2025-11-25\"}}", T0);
+  ASSERT_EQ(fx_recv(f, "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":"
+                       "\"2025-11-25\",\"serverInfo\":{\"name\":\"legacy\"}}}", T0),
+            MCPP_RECV_FORWARD);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}", T0);
+  return f;
+}
+
+/* The soak's undetected fault, replayed: a server spinning in a busy loop
+ * from T0 (CPU time grows, nothing is read or written) while the
+ * application sends it a call every 300 ms, each timing out after 5 s.
+ * The calls in flight when the wait began excuse it until their deadlines
+ * (detector.c); then the next keepalive timeout convicts, as without a
+ * call in flight. With the early look computed from the oldest call's
+ * sending, every timeout made the next look due seconds in the past, each
+ * round's ping or probe was cancelled as "paused", and it was never
+ * convicted. */
+TEST(spinning_server_fed_a_call_every_300ms_is_convicted_and_nothing_is_taken_for_a_pause) {
+  fx *f = soak_session();
+  f->cpu_step = 200 * MS;
+  char req[160];
+  int id = 1;
+  for (uint64_t t = T0; t <= T0 + 40 * SEC; t += 300 * MS) {
+    drive(f, t);
+    if (fx_count_events(f, MCPP_EV_STALE)) break;
+    snprintf(req, sizeof req, "{\"jsonrpc\":\"2.0\",\"id\":%d,\"method\":"
+             "\"tools/call\",\"params\":{\"name\":\"x\"}}", id++);
+    ASSERT_EQ(fx_out(f, req, t), 0);
+  }
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_PAUSED), 0);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_BUSY), 1);
+  const fx_event *stale = fx_first_event(f, MCPP_EV_STALE);
+  ASSERT(stale != NULL);
+  /* Pings at 1, 3, 5, 7 s fail, the probe at 9 s too: busy, excused by
+   * the calls sent before 9 s until the last of them expires (14 s); the
+   * ping timing out at 15 s convicts. */
+  ASSERT_UINT_EQ(stale->at, T0 + 15 * SEC);
+  ASSERT_STR_EQ(stale->proof, "ping; probe:tools/list timed out; cpu busy, "
+                              "no request excuses it");
+  fx_done(f);
+}
+
+/* The same at wrap's defaults, with the oldest call cancelled by the
+ * application long after a newer one was sent. */
+TEST(cancelling_the_oldest_call_makes_nothing_due_in_the_past) {
+  fx *f = legacy(1);
+  ASSERT_EQ(fx_out_timed(f, call, 60000, T0), 0);
+  drive(f, T0 + SEC);
+  ASSERT_EQ(fx_out_timed(f, "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/call\","
+                            "\"params\":{\"name\":\"y\"}}", 60000, T0 + SEC), 0);
+  drive(f, T0 + 9 * SEC);
+  ASSERT_EQ(fx_out(f, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/cancelled\","
+                      "\"params\":{\"requestId\":7}}", T0 + 9 * SEC), 0);
+  drive(f, T0 + 30 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_PAUSED), 0);
+  fx_done(f);
+}
+
+/* A call sent to a process already seen stopped while idle: the verdict
+ * comes a tenth of the timeout after the call, not a tenth after the
+ * first sighting (long past, taken for a pause of ours). */
+TEST(a_call_sent_to_a_process_already_seen_stopped_is_stale_a_tenth_of_the_timeout_later) {
+  fx *f = legacy(1);
+  f->process = MCPP_PROCESS_STOPPED;
+  drive(f, T0 + 13 * SEC); /* seen stopped by the first keepalive, at 10 s */
+  const fx_event *suspect = fx_first_event(f, MCPP_EV_SUSPECT);
+  ASSERT(suspect != NULL);
+  ASSERT_UINT_EQ(suspect->at, T0 + 10 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 0); /* idle: not before 15 s */
+  ASSERT_EQ(fx_out(f, call, T0 + 13 * SEC), 0);
+  drive(f, T0 + 20 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_PAUSED), 0);
+  const fx_event *stale = fx_first_event(f, MCPP_EV_STALE);
+  ASSERT(stale != NULL);
+  ASSERT_UINT_EQ(stale->at, T0 + 13500 * MS);
+  ASSERT_STR_EQ(stale->proof, "process");
+  fx_done(f);
+}
