@@ -54,7 +54,8 @@ struct mcpp_engine {
   uint32_t reconnect_attempt;
 
   /* Keepalive. The next ping or probe is due at max(last_rx, ka_base) +
-   * interval - ka_jitter_us, or at ka_probe_at right after a failure. */
+   * interval - ka_jitter_us, or at ka_probe_at right after a failure, or
+   * sooner with a request in flight (keepalive.c, inflight_since). */
   uint64_t last_rx; /* proof "traffic" */
   int heard_from_peer; /* keepalive waits for the peer's first byte */
   uint64_t ka_base;
@@ -64,6 +65,8 @@ struct mcpp_engine {
   int ka_active;
   int ka_is_probe;  /* the keepalive request out is our probe, not a ping */
   int ka_checked;   /* its halfway process check ran */
+  uint64_t inflight_looked; /* the silence whose in-flight process look ran */
+  uint64_t inflight_from; /* when the ledger last went from empty to not */
   const char *ka_proof; /* "ping" or the probe's "probe:<method>" */
   mcpp__ping ka;
 

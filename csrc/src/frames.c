@@ -218,6 +218,8 @@ static int outbound_request(mcpp_engine *e, const mcpp__msg *m,
   const char *method;
   size_t method_len;
   if (!string_body(m->method, &method, &method_len)) return 0;
+  /* The start of a spell with calls in flight (keepalive.c). */
+  if (e->ledger.head == NULL) e->inflight_from = now;
   if (mcpp__ledger_add(&e->ledger, m->id.p, m->id.n, method, method_len, now,
                        timeout_ms) != 0)
     return MCPP_ERR_NOMEM;

@@ -139,13 +139,70 @@ static int ka_enabled(const mcpp_engine *e) {
   return !e->unsupported || mcpp__probe_proof(e) || e->cb.process_state;
 }
 
+/* A call in flight shortens the wait (issue 24): while the application
+ * waits for an answer, the silence that matters runs from the later of the
+ * server's last byte and the start of the spell with calls in flight, not
+ * from the keepalive interval. Returns when that silence began, or
+ * UINT64_MAX with nothing in flight (or stale and still reporting: probed
+ * at the interval). Each time it can return was "now" when recorded, so
+ * nothing computed from it is due before it exists, as the pause guard
+ * (mcpp_engine_on_timer) assumes. Not the oldest call's sending: when a
+ * call times out or is cancelled, the next one's sending time is already
+ * old, the pause guard took the look or probe then due for a late wake-up
+ * and forgave the silence, cancelling the keepalive ping or the detector's
+ * probe each time, and a spinning server fed new calls went unconvicted. */
+static uint64_t inflight_since(const mcpp_engine *e) {
+  if (e->ledger.head == NULL || e->state == MCPP_STATE_STALE) return UINT64_MAX;
+  uint64_t t = e->inflight_from;
+  if (e->last_rx > t) t = e->last_rx;
+  if (e->ka_base > t) t = e->ka_base;
+  return t;
+}
+
+/* The ping timeout the detector uses, in microseconds. */
+static uint64_t probe_timeout_us(const mcpp_engine *e) {
+  return (uint64_t)mcpp__detector_timeout_ms(e) * US_PER_MS;
+}
+
 /* When the next keepalive ping or probe is due (UINT64_MAX: none).
- * Computed from state, so traffic never needs a timer restart. */
+ * Computed from state, so traffic never needs a timer restart. With a
+ * request in flight it is due once the server has been silent for the
+ * ping timeout: the probe feeds the same machinery (failures, the
+ * detector's corroboration, busy), it only starts it sooner. */
 static uint64_t ka_due(const mcpp_engine *e) {
   if (!ka_enabled(e) || e->ka_active) return UINT64_MAX;
   if (e->ka_probe_now) return e->ka_probe_at;
   uint64_t base = e->last_rx > e->ka_base ? e->last_rx : e->ka_base;
-  return base + (uint64_t)e->s.interval_ms * US_PER_MS - e->ka_jitter_us;
+  uint64_t due = base + (uint64_t)e->s.interval_ms * US_PER_MS - e->ka_jitter_us;
+  uint64_t since = inflight_since(e);
+  if (since == UINT64_MAX) return due;
+  /* After a pause of ours, answers waiting in the pipe are read first. */
+  uint64_t soon = mcpp__with_grace(e, since + probe_timeout_us(e));
+  return soon < due ? soon : due;
+}
+
+/* With a request in flight the process is looked at halfway to the
+ * in-flight probe, as it is halfway through a ping's timeout, once per
+ * silence (UINT64_MAX: not due). */
+static uint64_t inflight_look_due(const mcpp_engine *e) {
+  uint64_t since = inflight_since(e);
+  if (since == UINT64_MAX || e->inflight_looked == since) return UINT64_MAX;
+  return mcpp__with_grace(e, since + probe_timeout_us(e) / 2);
+}
+
+/* When a stop, if the next look still finds it, is held against the
+ * server: a timeout after it was first seen while idle (job control, a
+ * debugger's pause), a tenth of one once a call waits too, whose caller
+ * waits with it (counted from when both held, so a call sent to a process
+ * already stopped does not make it due in the past). Two looks, not one:
+ * a traced process is stopped for an instant at each syscall. */
+static uint64_t stop_verdict_at(const mcpp_engine *e) {
+  uint64_t idle = e->stopped_since + timeout_us(e);
+  if (inflight_since(e) == UINT64_MAX) return idle;
+  uint64_t from = e->stopped_since > e->inflight_from ? e->stopped_since
+                                                      : e->inflight_from;
+  uint64_t waiting = from + timeout_us(e) / 10;
+  return waiting < idle ? waiting : idle;
 }
 
 /* When the process must be looked at next (UINT64_MAX: not before the
@@ -158,10 +215,11 @@ static uint64_t process_due(const mcpp_engine *e) {
   if (e->ka_active && !e->ka_checked)
     t = e->ka.sent_at + (uint64_t)e->ka.timeout_ms * US_PER_MS / 2;
   if (e->stopped_since && e->state != MCPP_STATE_STALE) {
-    uint64_t s = e->stopped_since + timeout_us(e);
+    uint64_t s = stop_verdict_at(e);
     if (s < t) t = s;
   }
-  return t;
+  uint64_t look = inflight_look_due(e);
+  return look < t ? look : t;
 }
 
 uint64_t mcpp__with_grace(const mcpp_engine *e, uint64_t deadline) {
@@ -285,9 +343,10 @@ static void process_check_due(mcpp_engine *e, uint64_t now) {
   uint64_t stopped = e->stopped_since;
   int halfway = e->ka_active && !e->ka_checked;
   if (halfway) e->ka_checked = 1;
+  if (inflight_look_due(e) <= now) e->inflight_looked = inflight_since(e);
   check_process(e, now);
   if (e->state == MCPP_STATE_CLOSED || e->process_exited) return;
-  if (stopped && e->stopped_since == stopped && now >= stopped + timeout_us(e) &&
+  if (stopped && e->stopped_since == stopped && now >= stop_verdict_at(e) &&
       e->state != MCPP_STATE_STALE)
     mcpp__go_stale(e, "process", "the server process stayed stopped", 0, now);
 }

@@ -240,6 +240,9 @@ static inline int fx_out_timed(fx *f, const char *json, uint32_t timeout_ms,
 static inline void fx_run_until(fx *f, uint64_t until) {
   for (int guard = 0; guard < 100000; guard++) {
     uint64_t d = mcpp_engine_next_deadline(f->e);
+    /* Nothing may be due before the engine call that made it due: the
+     * pause guard would take it for a late wake-up (keepalive.c). */
+    MCPP_ASSERT_CMP(uint64_t, PRIu64, d, >=, f->clock);
     if (d > until) return;
     f->clock = d;
     ASSERT_EQ(mcpp_engine_on_timer(f->e, d), 0);
