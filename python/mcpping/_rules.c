@@ -139,7 +139,9 @@ static PyObject *RttStats_observe(RttStatsObject *self, PyObject *args) {
     return NULL;
   }
   mcpp_event ev;
-  if (mcpping_event_from_dict(d, &ev) < 0) return NULL;
+  /* A drained NativeEvent carries the event itself: nothing to parse. */
+  if (!mcpping_native_event_get(d, &ev) && mcpping_event_from_dict(d, &ev) < 0)
+    return NULL;
   mcpp_rtt_stats_observe(self->stats, &ev, per_unit);
   Py_RETURN_NONE;
 }
