@@ -183,7 +183,7 @@ static PyObject *RttStats_recent(RttStatsObject *self, PyObject *Py_UNUSED(ignor
 static PyMethodDef RttStats_methods[] = {
     {"add", (PyCFunction)RttStats_add, METH_O, "add(rtt): records a pong's RTT."},
     {"observe", (PyCFunction)RttStats_observe, METH_VARARGS,
-     "observe(event, us_per_unit): feeds a native event dict (ping: sent; pong: "
+     "observe(event, us_per_unit): feeds a native event dict or NativeEvent (ping: sent; pong: "
      "rtt_us / us_per_unit; a lost outcome: lost)."},
     {"summary", (PyCFunction)RttStats_summary, METH_NOARGS,
      "summary() -> dict: sent, received, lost, loss_pct, count, min, avg, max, "
