@@ -30,6 +30,7 @@ MODULE_SOURCES = [
     "python/mcpping/_engine.c",
     "python/mcpping/_convert.c",
     "python/mcpping/_rules.c",
+    "python/mcpping/_event.c",
     "python/mcpping/_wrap.c",
     "python/mcpping/_settings.c",
     "python/mcpping/_metrics.c",

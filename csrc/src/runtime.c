@@ -75,6 +75,7 @@ typedef struct token_pair {
 
 typedef struct rconn {
   struct rconn *next;
+  struct rconn *next_in_bucket; /* conn_index */
   struct mcpp_runtime *rt;
   uint64_t id;
   void *user_data;
@@ -163,6 +164,11 @@ struct mcpp_runtime {
   int paused;   /* connections not reading for the host */
   int resume;   /* a free or release asked the I/O thread to resume reading */
   rconn *conns;
+  /* conns by id (mu): every command, release and drain looks one up, and
+   * a scan of the list cost O(connections) each at 1000 of them. NULL
+   * (none allocated yet, or no memory to grow): the list is scanned. */
+  rconn **conn_index;
+  size_t conn_index_cap, n_conns;
   uint64_t next_id;
   /* Host mode (mcpp_runtime_host_attach). Whoever holds run_mu runs the
    * loop: the I/O thread for good in thread mode; in host mode the host
@@ -196,7 +202,57 @@ static void rt_free(mcpp_runtime *rt, void *p) {
   if (p) rt->alloc.free(p, rt->alloc.user_data);
 }
 
+static size_t conn_bucket(uint64_t id, size_t cap) {
+  return (size_t)(id * 0x9E3779B97F4A7C15ull >> 32) & (cap - 1);
+}
+
+/* Links r into conns and the index (mu held). A failed growth keeps the
+ * old index: longer chains, same answers. */
+static void add_conn(mcpp_runtime *rt, rconn *r) {
+  r->next = rt->conns;
+  rt->conns = r;
+  rt->n_conns++;
+  if (rt->n_conns > rt->conn_index_cap) {
+    size_t cap = rt->conn_index_cap ? rt->conn_index_cap * 2 : 64;
+    rconn **b = rt_malloc(rt, cap * sizeof *b);
+    if (b) {
+      memset(b, 0, cap * sizeof *b);
+      for (rconn *c = rt->conns->next; c; c = c->next) {
+        size_t i = conn_bucket(c->id, cap);
+        c->next_in_bucket = b[i];
+        b[i] = c;
+      }
+      rt_free(rt, rt->conn_index);
+      rt->conn_index = b;
+      rt->conn_index_cap = cap;
+    }
+  }
+  if (rt->conn_index) {
+    size_t i = conn_bucket(r->id, rt->conn_index_cap);
+    r->next_in_bucket = rt->conn_index[i];
+    rt->conn_index[i] = r;
+  }
+}
+
+/* Unlinks r from the index (mu held; the caller unlinks it from conns). */
+static void drop_conn_index(mcpp_runtime *rt, rconn *r) {
+  rt->n_conns--;
+  if (!rt->conn_index) return;
+  rconn **p = &rt->conn_index[conn_bucket(r->id, rt->conn_index_cap)];
+  for (; *p; p = &(*p)->next_in_bucket) {
+    if (*p == r) {
+      *p = r->next_in_bucket;
+      break;
+    }
+  }
+}
+
 static rconn *find_conn(mcpp_runtime *rt, uint64_t id) {
+  if (rt->conn_index) {
+    rconn *r = rt->conn_index[conn_bucket(id, rt->conn_index_cap)];
+    while (r && r->id != id) r = r->next_in_bucket;
+    return r;
+  }
   for (rconn *r = rt->conns; r; r = r->next)
     if (r->id == id) return r;
   return NULL;
@@ -611,6 +667,7 @@ static void finish(rconn *r, const mcpp_close_info *info) {
   for (rconn **p = &rt->conns; *p; p = &(*p)->next) {
     if (*p == r) {
       *p = r->next;
+      drop_conn_index(rt, r);
       break;
     }
   }
@@ -710,8 +767,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
   pthread_mutex_lock(&rt->mu);
   if (rc == 0) {
     r->pid = mcpp_conn_pid(r->conn);
-    r->next = rt->conns;
-    rt->conns = r;
+    add_conn(rt, r);
     k->conn_id = r->id;
   } else if (r && r->rc) {
     free_reconnect(rt, r->rc);
@@ -1821,6 +1877,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
     if (k->type != CMD_SPAWN) rt_free(rt, k);
   }
   mcpp_runtime_items_free(rt, rt->item_head);
+  rt_free(rt, rt->conn_index);
   pthread_mutex_destroy(&rt->mu);
   pthread_cond_destroy(&rt->cv);
   pthread_mutex_destroy(&rt->run_mu);
@@ -2121,6 +2178,9 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
     rt_free(rt, r);
   }
   rt->conns = NULL;
+  rt_free(rt, rt->conn_index);
+  rt->conn_index = NULL;
+  rt->conn_index_cap = rt->n_conns = 0;
   for (cmd *k = rt->cmd_head, *next; k; k = next) {
     next = k->next;
     if (k->type != CMD_SPAWN) rt_free(rt, k);

@@ -490,7 +490,7 @@ static PyObject *item_to_tuple(const mcpp_item *it) {
       return Py_BuildValue("(Oiy#)", h, K_MESSAGE, mcpp_item_get_data(it),
                            (Py_ssize_t)mcpp_item_get_len(it));
     case MCPP_ITEM_EVENT: {
-      PyObject *ev = mcpping_event_to_dict(mcpp_item_get_event(it));
+      PyObject *ev = mcpping_native_event_new(mcpp_item_get_event(it));
       if (ev == NULL) return NULL;
       return Py_BuildValue("(OiNK)", h, K_EVENT, ev,
                            (unsigned long long)mcpp_item_get_ping_token(it));
@@ -871,6 +871,7 @@ static int module_exec(PyObject *m) {
   if (PyModule_AddObjectRef(m, "NativeError", st->error) < 0) return -1;
   if (mcpping_engine_add_type(m, st) < 0) return -1;
   if (mcpping_rules_add_types(m) < 0) return -1;
+  if (mcpping_event_add_type(m) < 0) return -1;
   if (mcpping_wrap_add_functions(m) < 0) return -1;
   if (mcpping_settings_add_functions(m) < 0) return -1;
   if (mcpping_metrics_add_functions(m) < 0) return -1;

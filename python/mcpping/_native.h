@@ -72,6 +72,11 @@ void mcpping_bytes_release(mcpping_bytes *b);
 
 /* Returns a new dict describing an engine event, or NULL. */
 PyObject *mcpping_event_to_dict(const mcpp_event *ev);
+/* _event.c: a NativeEvent holding a copy of ev (its dict built on demand);
+ * _get copies a NativeEvent's event into *ev and returns 1, else 0. */
+PyObject *mcpping_native_event_new(const mcpp_event *ev);
+int mcpping_native_event_get(PyObject *o, mcpp_event *ev);
+int mcpping_event_add_type(PyObject *module);
 
 /* Returns a new dict of an engine info struct, or NULL. */
 PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy);

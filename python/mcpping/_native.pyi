@@ -29,10 +29,18 @@ class NativeError(Exception):
     """An MCPP_ERR_* code: args are (code, message, name)."""
 
 #: One drained item: (handle, kind, ...). Kinds: 0 message (bytes),
-#: 1 event (dict, ping_token), 2 record (str), 3 stderr (bytes),
+#: 1 event (NativeEvent, ping_token), 2 record (str), 3 stderr (bytes),
 #: 4 closed ((err, reason, exit_status, term_signal)), 5 ping failed (token, err),
 #: 6 writable (a refused send may be retried).
 Item = tuple[Any, ...]
+
+class NativeEvent:
+    """One drained event; ``dict()`` builds the dict Engine callbacks get."""
+    name: str
+    state: str
+    outcome: str | None
+    rtt_us: int
+    def dict(self) -> dict[str, Any]: ...
 
 def spawn(handle: object, argv: Sequence[str], env: Sequence[str] | None, cwd: str | None,
           settings: dict[str, Any], stderr_mode: int, kill_grace_ms: int) -> int:

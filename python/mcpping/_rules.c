@@ -139,7 +139,9 @@ static PyObject *RttStats_observe(RttStatsObject *self, PyObject *args) {
     return NULL;
   }
   mcpp_event ev;
-  if (mcpping_event_from_dict(d, &ev) < 0) return NULL;
+  /* A drained NativeEvent carries the event itself: nothing to parse. */
+  if (!mcpping_native_event_get(d, &ev) && mcpping_event_from_dict(d, &ev) < 0)
+    return NULL;
   mcpp_rtt_stats_observe(self->stats, &ev, per_unit);
   Py_RETURN_NONE;
 }
@@ -181,7 +183,7 @@ static PyObject *RttStats_recent(RttStatsObject *self, PyObject *Py_UNUSED(ignor
 static PyMethodDef RttStats_methods[] = {
     {"add", (PyCFunction)RttStats_add, METH_O, "add(rtt): records a pong's RTT."},
     {"observe", (PyCFunction)RttStats_observe, METH_VARARGS,
-     "observe(event, us_per_unit): feeds a native event dict (ping: sent; pong: "
+     "observe(event, us_per_unit): feeds a native event dict or NativeEvent (ping: sent; pong: "
      "rtt_us / us_per_unit; a lost outcome: lost)."},
     {"summary", (PyCFunction)RttStats_summary, METH_NOARGS,
      "summary() -> dict: sent, received, lost, loss_pct, count, min, avg, max, "

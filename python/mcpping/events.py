@@ -156,9 +156,13 @@ class EventHub:
         """Whether an event called ``name`` would reach anyone (a listener,
         an iterator, the metrics tap): the hot path skips building one
         that nobody would see."""
-        if tap is not None or self._listeners.get(name) or self._listeners.get("*"):
+        if tap is not None:
             return True
-        return any(not names or name in names for _, names in self._queues)
+        if self._listeners and (self._listeners.get(name) or self._listeners.get("*")):
+            return True
+        # No generator when nobody iterates: this runs twice per ping.
+        return bool(self._queues) and any(not names or name in names
+                                          for _, names in self._queues)
 
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""

@@ -49,6 +49,13 @@ _awaiting: dict[asyncio.Task[Any], int] = {}
 _charging: set["_Inbox"] = set()
 
 
+def _uncharge_readers(task: asyncio.Task[Any]) -> None:
+    """``task`` now awaits an answer: the queues it reads stop counting."""
+    for inbox in list(_charging):
+        if task in inbox.reader_tasks:
+            inbox.uncharge_all()
+
+
 @contextlib.contextmanager
 def _awaiting_answer(loop: asyncio.AbstractEventLoop | None = None
                      ) -> Generator[None, None, None]:
@@ -59,9 +66,7 @@ def _awaiting_answer(loop: asyncio.AbstractEventLoop | None = None
         yield
         return
     _awaiting[task] = _awaiting.get(task, 0) + 1
-    for inbox in list(_charging):
-        if task in inbox.reader_tasks:
-            inbox.uncharge_all()
+    _uncharge_readers(task)
     try:
         yield
     finally:
@@ -187,6 +192,8 @@ class Peer:
             # Subscribed before the spawn, so no early event is missed.
             self._events.on("*", on_event)
         self._stats = Stats()
+        # Stats.observe's native half, bound once: two calls per ping.
+        self._observe = self._stats._c.observe
         self._state = "alive"
         self._records = RecordSink(record, self._report)
         self._pings: dict[int, asyncio.Future[float]] = {}
@@ -322,12 +329,20 @@ class Peer:
             self._sync_records()
         try:
             _native.ping(self._id, timeout_ms, token)
-            # No asyncio timer: the engine times the ping in C and always
-            # reports an outcome (a close reports every ping still out).
-            with _awaiting_answer(self.loop):
-                return await fut
         except _native.NativeError:
+            self._pings.pop(token, None)
             raise PeerClosed("connection is closed") from None
+        # No asyncio timer: the engine times the ping in C and always
+        # reports an outcome (a close reports every ping still out).
+        # _awaiting_answer, inlined: the generator and contextlib cost a
+        # sixth of a ping's Python time.
+        task = asyncio.current_task(self.loop)
+        if task is not None:
+            _awaiting[task] = _awaiting.get(task, 0) + 1
+            if _charging:
+                _uncharge_readers(task)
+        try:
+            return await fut
         except asyncio.CancelledError:
             # The caller gave up (a cancelled task, an outer timeout): the
             # engine stops timing this ping and reports nothing for it.
@@ -335,6 +350,10 @@ class Peer:
             raise
         finally:
             self._pings.pop(token, None)
+            if task is not None:
+                n = _awaiting.pop(task) - 1
+                if n:
+                    _awaiting[task] = n
 
     def send(self, message: Mapping[str, Any] | str | bytes) -> None:
         """Sends one JSON-RPC message (a dict, or its JSON text without newline).
@@ -585,14 +604,22 @@ class Peer:
         if kind == _MESSAGE:
             self._message(item[2], item[3] if len(item) > 3 else None)
         elif kind == _EVENT:
-            d = item[2]
-            self._stats.observe(d)
-            if d["type"] == "ping" and not self._events.wants("ping"):
-                # The ping we just sent (ours or keepalive's): counted
-                # above, and nobody would see its Event (issue 21).
-                self._state = d["state"]
-                return
-            self._event(Event.from_native(d), item[3])
+            ev = item[2]  # a NativeEvent: its dict is built only if wanted
+            self._observe(ev, 1e6)  # Stats.observe: RTTs in seconds
+            name = ev.name
+            if (name == "ping" or name == "pong") and not self._events.wants(name):
+                # The ping we just sent, or a pong (ours or keepalive's):
+                # counted above, and nobody would see its Event (issue 21).
+                self._state = ev.state
+                token = item[3]
+                if name == "ping" or not token:
+                    return
+                if ev.outcome == "pong":
+                    fut = self._pings.get(token)
+                    if fut is not None and not fut.done():
+                        fut.set_result(ev.rtt_us / 1e6)
+                    return
+            self._event(Event.from_native(ev.dict()), item[3])
         elif kind == _RECORD:
             self._records.write(item[2])
         elif kind == _STDERR:

@@ -110,6 +110,94 @@ class _Reader:
         self.writer.close()
 
 
+class _Writer:
+    """The session's write stream: each message goes to the peer in the
+    sender's own ``send``, in order, with no task in between.
+
+    The SDK's stdio transport (and this adapter before) hands every message
+    through a zero-buffer stream to a writer task: one more loop turn per
+    request. Here ``send`` waits, cancellably, while earlier messages are
+    still queued (the writer task was busy: the message was not yet taken),
+    then hands the message over, which commits it, and waits until it is
+    handed to the native runtime (backpressure). When the server is gone,
+    the message is dropped as the writer task dropped it, the read side
+    ends, and later sends raise ``BrokenResourceError``, as they did then.
+    """
+
+    def __init__(self, peer: Peer, encoding: str, errors: str, reader: "_Reader",
+                 state: dict[str, Any] | None = None) -> None:
+        self._peer = peer
+        self._encoding = encoding
+        self._errors = errors
+        self._reader = reader
+        self._closed = False
+        # Shared by clones: one peer, one broken flag.
+        self._state = state if state is not None else {"broken": False}
+
+    def _check(self) -> None:
+        if self._closed:
+            raise anyio.ClosedResourceError
+        if self._state["broken"]:
+            raise anyio.BrokenResourceError
+
+    def _commit(self, msg: Any) -> None:
+        data = encode(msg.message)
+        try:
+            self._peer.send(data.encode(self._encoding, self._errors))
+        except Exception:
+            self._broken()
+
+    def _broken(self) -> None:
+        # The server is gone: end the session's read side too.
+        self._state["broken"] = True
+        self._reader.end()
+
+    async def send(self, msg: Any) -> None:
+        self._check()
+        peer = self._peer
+        try:
+            while peer._outbox:
+                await peer.drain()
+        except Exception:
+            self._broken()
+            return
+        self._check()
+        self._commit(msg)
+        if peer._outbox and not self._state["broken"]:
+            try:
+                await peer.drain()
+            except Exception:
+                self._broken()
+
+    def send_nowait(self, msg: Any) -> None:
+        self._check()
+        if self._peer._outbox:
+            raise anyio.WouldBlock
+        self._commit(msg)
+
+    def clone(self) -> "_Writer":
+        self._check()
+        return _Writer(self._peer, self._encoding, self._errors, self._reader, self._state)
+
+    def close(self) -> None:
+        self._closed = True
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __enter__(self) -> "_Writer":
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    async def __aenter__(self) -> "_Writer":
+        return self
+
+    async def __aexit__(self, *exc: Any) -> None:
+        self.close()
+
+
 @asynccontextmanager
 async def stdio_peer(
     server: StdioServerParameters,
@@ -134,7 +222,6 @@ async def stdio_peer(
     # each message from the sender's hand, so a session that is behind
     # pushes back (through _Reader) to the server.
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
-    write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
     encoding, errors = server.encoding, server.encoding_error_handler
 
     def on_message(frame: bytes) -> None:
@@ -165,25 +252,11 @@ async def stdio_peer(
         reconnect=reconnect,
     )
 
-    async def stdin_writer() -> None:
-        async with write_reader:
-            async for msg in write_reader:
-                data = encode(msg.message)
-                try:
-                    peer.send(data.encode(encoding, errors))
-                    # Backpressure: the next message waits while the
-                    # server is not keeping up.
-                    await peer.drain()
-                except Exception:
-                    # The server is gone: end the session's read side too.
-                    reader.end()
-                    return
-
     # The callbacks above run on later loop turns only.
     reader = _Reader(read_writer, peer)
+    write_stream = _Writer(peer, encoding, errors, reader)
     try:
         async with anyio.create_task_group() as tg:
-            tg.start_soon(stdin_writer)
             tg.start_soon(reader.pump)
             try:
                 yield read_stream, write_stream, peer

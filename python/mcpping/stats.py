@@ -45,7 +45,7 @@ class Stats:
         self._c.add(rtt)
 
     def observe(self, native_event: dict[str, Any]) -> None:
-        """Feeds a native event dict: a ping counts sent, a pong its RTT, a
+        """Feeds a native event (dict or drained NativeEvent): a ping counts sent, a pong its RTT, a
         lost outcome (the C core decides which) counts lost."""
         self._c.observe(native_event, _US_PER_S)
 

@@ -449,6 +449,46 @@ TEST(runtime_free_closes_everything) {
   ASSERT_EQ(h.fds, count_fds());
 }
 
+/* The id index (find_conn) through two growths and removals from the
+ * middle of its chains: every open connection is still found, every
+ * closed one is not. */
+TEST_TIMEOUT(runtime_finds_each_of_many_connections_by_id, 60) {
+  enum { N = 130 };
+  host h;
+  host_init(&h);
+  uint64_t ids[N];
+  int pids[N];
+  char *args[] = {"/bin/cat", NULL};
+  for (int i = 0; i < N; i++) {
+    ASSERT_EQ(0, spawn_args(&h, args, MCPP_STDERR_INHERIT, NULL, &ids[i], NULL, 0));
+    ASSERT_GT(pids[i] = mcpp_runtime_pid(h.rt, ids[i]), 0);
+    for (int j = 0; j < i; j++) ASSERT(pids[j] != pids[i]);
+  }
+  size_t closed = 0;
+  for (int i = 0; i < N; i += 3) {
+    ASSERT_EQ(0, mcpp_runtime_close(h.rt, ids[i]));
+    closed++;
+  }
+  size_t seen = 0;
+  while (seen < closed) {
+    host_wait_drain(&h);
+    seen = 0;
+    for (size_t k = 0; k < h.n_items; k++)
+      seen += mcpp_item_get_type(h.items[k]) == MCPP_ITEM_CLOSED;
+  }
+  for (int i = 0; i < N; i++) {
+    if (i % 3 == 0) {
+      ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_pid(h.rt, ids[i]));
+      ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_release(h.rt, ids[i], 1));
+    } else {
+      ASSERT_EQ(pids[i], mcpp_runtime_pid(h.rt, ids[i]));
+      ASSERT_EQ(0, mcpp_runtime_send(h.rt, ids[i], "{}", 2));
+    }
+  }
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_pid(h.rt, ids[N - 1] + 1));
+  host_finish(&h);
+}
+
 TEST(runtime_free_without_spawn_starts_no_thread) {
   int fds = fd_baseline();
   mcpp_runtime *rt;

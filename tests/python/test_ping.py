@@ -30,6 +30,36 @@ async def test_ping_returns_rtt_in_seconds_and_counts_stats():
         assert p.info()["pongs_received"] == 20
 
 
+async def test_a_pong_nobody_listens_to_settles_its_ping_without_an_event(monkeypatch):
+    # Issue 21: the drained event stays native; an Event is built only for
+    # a listener (then with the same RTT the ping returns).
+    built: list[mcpping.Event] = []
+    real = mcpping.Event.from_native.__func__
+
+    def counting(cls, d):
+        ev = real(cls, d)
+        built.append(ev)
+        return ev
+
+    monkeypatch.setattr(mcpping.Event, "from_native", classmethod(counting))
+    # A metrics tap (left by an earlier test's exporter) would want them all.
+    monkeypatch.setattr(mcpping.events, "tap", None)
+    async with mcpping.connect(DEMO, keepalive=None) as p:
+        built.clear()
+        rtts = [await p.ping(timeout=2) for _ in range(5)]
+        assert all(0 < r < 1 for r in rtts)
+        # (The handshake's "initialized" may still come through here.)
+        assert [e.name for e in built if e.name in ("ping", "pong")] == []
+        assert (p.stats.count, p.stats.received) == (5, 5)
+        assert p.stats.rtts[-5:] == pytest.approx(rtts)
+        heard: list[mcpping.Event] = []
+        p.on("pong", heard.append)
+        rtt = await p.ping(timeout=2)
+        assert [e.name for e in built if e.name in ("ping", "pong")] == ["pong"]
+        assert [(e.name, e.manual, e.rtt) for e in heard] == [("pong", True, rtt)]
+        assert p.stats.count == 6
+
+
 async def test_ping_before_handshake_is_answered():
     async with mcpping.connect(peer("echo"), keepalive=None, initialize=False) as p:
         assert p.protocol_version is None

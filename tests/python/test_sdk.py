@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import time
 
+import anyio
 import pytest
 from mcp import ClientSession, StdioServerParameters
 
@@ -88,6 +89,36 @@ async def test_server_pings_without_block_are_counted_as_answered():
             for _ in range(3):
                 ev = await asyncio.wait_for(seen.__anext__(), 5)
                 assert ev.name == "ping_answered"
+
+
+async def test_the_write_stream_hands_each_message_over_in_the_senders_own_call(monkeypatch):
+    # No writer task between the session and the peer (one loop turn less
+    # per request, issue 21); the answers come back in order.
+    from mcpping import _mcp
+
+    async with stdio_peer(PARAMS, keepalive=None) as (r, w, peer):
+        sent: list[bytes] = []
+        real = peer.send
+        monkeypatch.setattr(peer, "send", lambda data: (sent.append(data), real(data))[1])
+
+        def ping(rid: str) -> object:
+            return _mcp.SessionMessage(_mcp.decode(f'{{"jsonrpc":"2.0","id":"{rid}","method":"ping"}}'))
+
+        await w.send(ping("t1"))
+        assert len(sent) == 1
+        w.send_nowait(ping("t2"))
+        w.send_nowait(ping("t3"))
+        assert [b'"t1"' in d for d in sent] == [True, False, False]
+        assert [b'"t3"' in d for d in sent] == [False, False, True]
+        ids = []
+        for _ in range(3):
+            item = await asyncio.wait_for(r.receive(), 10)
+            ids.append(getattr(item.message, "root", item.message).id)
+        assert ids == ["t1", "t2", "t3"]
+        w.close()
+        with pytest.raises(anyio.ClosedResourceError):
+            await w.send(ping("t4"))
+        assert len(sent) == 3
 
 
 async def test_spawn_failure_is_an_oserror():
