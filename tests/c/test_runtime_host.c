@@ -257,7 +257,17 @@ TEST(runtime_host_mode_watchdog_answers_the_servers_pings_while_the_host_is_bloc
   mcpp_host_stats before;
   mcpp_runtime_host_stats(h.rt, &before);
   while (hh_count_events(&h, MCPP_EV_PING_ANSWERED) < 5 || !find_answer(&h, 1)) {
-    wait_notified(h.efd, margin_ms(10000));
+    if (!wait_notified(h.efd, margin_ms(10000))) {
+      /* Ten seconds without a notify is a hang: say where it stood (this
+       * hung once under valgrind in CI, 1 in ~100 runs since). */
+      mcpp_host_stats now;
+      mcpp_runtime_host_stats(h.rt, &now);
+      fprintf(stderr, "  no notify: %zu pings answered, answer 1 %s, %zu items, "
+              "%llu takeovers, %llu host turns\n",
+              hh_count_events(&h, MCPP_EV_PING_ANSWERED), find_answer(&h, 1) ? "in" : "missing",
+              h.n_items, (unsigned long long)now.takeovers, (unsigned long long)now.host_turns);
+      ASSERT(0);
+    }
     hh_drain(&h);
   }
   mcpp_host_stats st;
