@@ -14,7 +14,9 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -452,7 +454,10 @@ static void rearm(mcpp_conn *c) {
     uint64_t send = fire_at(d, now, loop_now, c->send_grid_ms);
     if (send < fire) fire = send;
   }
-  if (fire >= c->armed) return;
+  /* Later than armed only when nothing expires any more (the ping or
+   * request the timer was set for was answered): moved to the send slot
+   * now, or each idle connection would wake once a cycle for nothing. */
+  if (fire == c->armed || (fire > c->armed && x != UINT64_MAX)) return;
   uv_timer_start(&c->timer, on_timer, fire - loop_now, 0);
   c->armed = fire;
   MCPP__HOOK_ARMED(fire);
@@ -510,16 +515,60 @@ static void on_timer(uv_timer_t *t) {
 
 /* ------------------------------------------------------------------ reads */
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  mcpp_conn *c = h->data;
-  if (!c->rbuf) c->rbuf = c->alloc->malloc(READ_BUF_SIZE, c->alloc->user_data);
-  *buf = uv_buf_init(c->rbuf, c->rbuf ? READ_BUF_SIZE : 0);
+/* One read buffer per thread that runs a loop (a loop runs on one thread
+ * at a time), lent to one read at a time: 1000 idle connections read
+ * their pongs with no malloc and free of 64 KiB each. A read that finds
+ * it lent (a read inside another's callbacks) gets its own, as below.
+ * Freed when the thread exits. */
+typedef struct thread_rbuf {
+  int lent;
+  char buf[READ_BUF_SIZE];
+} thread_rbuf;
+static pthread_key_t rbuf_key;
+static pthread_once_t rbuf_once = PTHREAD_ONCE_INIT;
+static int rbuf_key_ok;
+
+static void rbuf_key_init(void) {
+  rbuf_key_ok = pthread_key_create(&rbuf_key, free) == 0;
 }
 
-/* An idle connection holds no read buffer: it is freed after every read
- * that did not fill it (lines_feed has copied any partial line), and kept
- * only while a large frame is streaming in. */
-static void release_rbuf(mcpp_conn *c, ssize_t n) {
+static char *borrow_thread_rbuf(void) {
+  pthread_once(&rbuf_once, rbuf_key_init);
+  if (!rbuf_key_ok) return NULL;
+  thread_rbuf *t = pthread_getspecific(rbuf_key);
+  if (!t) {
+    if (!(t = malloc(sizeof *t))) return NULL;
+    t->lent = 0;
+    if (pthread_setspecific(rbuf_key, t)) {
+      free(t);
+      return NULL;
+    }
+  }
+  if (t->lent) return NULL;
+  t->lent = 1;
+  return t->buf;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  mcpp_conn *c = h->data;
+  char *b = c->rbuf ? NULL : borrow_thread_rbuf();
+  if (!b) {
+    if (!c->rbuf) c->rbuf = c->alloc->malloc(READ_BUF_SIZE, c->alloc->user_data);
+    b = c->rbuf;
+  }
+  *buf = uv_buf_init(b, b ? READ_BUF_SIZE : 0);
+}
+
+/* After every read: the thread's buffer goes back. A connection's own
+ * buffer is freed after every read that did not fill it (lines_feed has
+ * copied any partial line), and kept only while a large frame is
+ * streaming in. */
+static void release_rbuf(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
+  if (buf && buf->base && buf->base != c->rbuf) {
+    thread_rbuf *t = pthread_getspecific(rbuf_key);
+    if (t && buf->base == t->buf) t->lent = 0;
+    return;
+  }
   if (!c->rbuf || n == READ_BUF_SIZE) return;
   c->alloc->free(c->rbuf, c->alloc->user_data);
   c->rbuf = NULL;
@@ -541,7 +590,7 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf);
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   mcpp_conn *c = s->data;
   handle_read(c, n, buf);
-  release_rbuf(c, n);
+  release_rbuf(c, n, buf);
 }
 
 /* Reads what the server's stdout holds now, as the poll phase would, for
@@ -564,7 +613,7 @@ static void read_what_waits(mcpp_conn *c) {
       do n = read(fd, buf.base, buf.len);
       while (n < 0 && errno == EINTR);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        release_rbuf(c, 0);
+        release_rbuf(c, 0, &buf);
         return;
       }
       n = n == 0 ? UV_EOF : n < 0 ? uv_translate_sys_error(errno) : n;
@@ -651,7 +700,7 @@ static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     got_stderr(c, buf->base, (size_t)n);
   else if (n < 0)
     close_handle(c, (uv_handle_t *)&c->err);
-  release_rbuf(c, n);
+  release_rbuf(c, n, buf);
 }
 
 /* What the server wrote just before it exited may still sit in the pipe
