@@ -568,6 +568,27 @@ TEST(conn_keepalive_send_waits_for_the_send_grid_and_expiries_do_not) {
   cf_finish(&f);
 }
 
+/* A ping answered long before the next send: the timer, armed for its
+ * expiry, moves to the send slot at once, so an idle connection wakes once
+ * per keepalive cycle instead of once more, for nothing, at the expiry. */
+TEST(conn_keepalive_answered_ping_moves_the_timer_to_the_send_slot) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 500; /* a send grid of 50 ms */
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = margin_ms(200); /* expires before the next send */
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  for (size_t pongs = 1; pongs <= 2; pongs++) {
+    while (count_events(&f.r, MCPP_EV_PONG) < pongs) uv_run(&f.loop, UV_RUN_ONCE);
+    /* Not the expiry's 16 ms grid: the send's 50 ms one. */
+    ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 50));
+  }
+  ASSERT_EQ(0, count_events(&f.r, MCPP_EV_TIMEOUT));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
 TEST_TIMEOUT(conn_stale_report_only_keeps_the_connection, 60) {
   conn_fixture f;
   cf_init(&f);
