@@ -108,6 +108,7 @@ struct mcpp_conn {
   int closing, eof, write_broken;
   int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
   int reading_stopped; /* backpressure: the host is behind */
+  int no_records; /* mcpp__conn_set_records(c, 0): the engine makes none */
   int close_err;
   char *reason; /* from the close on (see make_reason) */
 
@@ -1083,6 +1084,12 @@ void mcpp__conn_set_progress(mcpp_conn *c,
 
 void mcpp__conn_set_reconnect_hook(mcpp_conn *c, mcpp__reconnect_hook fn) {
   c->reconnect = fn;
+}
+
+void mcpp__conn_set_records(mcpp_conn *c, int on) {
+  if (!c->cb.on_record || c->no_records == !on) return;
+  c->no_records = !on;
+  mcpp__engine_set_record_cb(c->engine, on ? engine_record : NULL);
 }
 
 void mcpp__conn_fail(mcpp_conn *c, int err, const char *reason) {

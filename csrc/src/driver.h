@@ -59,4 +59,8 @@ void mcpp__conn_set_reconnect_hook(mcpp_conn *conn, mcpp__reconnect_hook fn);
  * engine call returns). */
 void mcpp__conn_fail(mcpp_conn *conn, int err, const char *reason);
 
+/* Whether the engine makes records for on_record (made by default): off,
+ * it formats none, for a host that would drop them. Loop owner only. */
+void mcpp__conn_set_records(mcpp_conn *conn, int on);
+
 #endif

@@ -385,6 +385,9 @@ static void on_progress(mcpp_conn *c, void *ud) {
   pthread_mutex_unlock(&rt->mu);
   if (wake) defer_wake(rt);
   if (pause) mcpp__conn_set_reading(c, 0);
+  /* A host that takes no records has none made (no text per event). */
+  mcpp__conn_set_records(
+      c, atomic_load_explicit(&r->records, memory_order_relaxed));
   /* A non-blocking turn may be past its prepare phase: note the cork. */
   if (rt->runner != RUN_THREAD && !r->corked && mcpp__conn_corked(c)) {
     r->corked = 1;

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "task.h"
 #include "test_hooks.h"
 #include "test_conn_support.h"
@@ -585,6 +586,27 @@ TEST(conn_keepalive_answered_ping_moves_the_timer_to_the_send_slot) {
     ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 50));
   }
   ASSERT_EQ(0, count_events(&f.r, MCPP_EV_TIMEOUT));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
+/* A host that takes no records has the engine make none: no on_record
+ * call while off, every one again once on. */
+TEST(conn_records_off_makes_none_and_on_again_makes_them) {
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  uint64_t seq;
+  mcpp__conn_set_records(f.r.conn, 0);
+  size_t before = f.r.n_records;
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, &seq));
+  while (count_events(&f.r, MCPP_EV_PONG) < 1) uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT_UINT_EQ(before, f.r.n_records);
+  mcpp__conn_set_records(f.r.conn, 1);
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, &seq));
+  while (count_events(&f.r, MCPP_EV_PONG) < 2) uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT(f.r.n_records > before); /* its pong's */
   ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
   cf_finish(&f);
 }
