@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -108,7 +109,8 @@ struct mcpp_conn {
   int closing, eof, write_broken;
   int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
   int reading_stopped; /* backpressure: the host is behind */
-  int no_records; /* mcpp__conn_set_records(c, 0): the engine makes none */
+  int no_records; /* the engine makes no records (records_src says 0) */
+  const _Atomic int *records_src; /* mcpp__conn_follow_records */
   int close_err;
   char *reason; /* from the close on (see make_reason) */
 
@@ -166,7 +168,11 @@ static void set_pending(mcpp_conn *c, int err, const char *fmt,
   c->pending_reason = make_reason(c, fmt, arg);
 }
 
-static void enter(mcpp_conn *c) { c->in_engine++; }
+static void sync_records(mcpp_conn *c);
+
+static void enter(mcpp_conn *c) {
+  if (c->in_engine++ == 0) sync_records(c);
+}
 
 static void flush_cork(mcpp_conn *c);
 
@@ -788,7 +794,7 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
     again = c->reconnect(c, err, reason, &attempt, &delay_ms, why, sizeof why,
                          c->user_data);
   c->reason = make_reason(c, "%s", why[0] ? why : reason);
-  c->in_engine++;
+  if (c->in_engine++ == 0) sync_records(c);
   if (again) {
     mcpp_engine_close_reconnecting(c->engine, c->reason, attempt, delay_ms,
                                    now_us());
@@ -1086,10 +1092,18 @@ void mcpp__conn_set_reconnect_hook(mcpp_conn *c, mcpp__reconnect_hook fn) {
   c->reconnect = fn;
 }
 
-void mcpp__conn_set_records(mcpp_conn *c, int on) {
-  if (!c->cb.on_record || c->no_records == !on) return;
-  c->no_records = !on;
-  mcpp__engine_set_record_cb(c->engine, on ? engine_record : NULL);
+/* Before every outermost engine call: a record the host asked for is
+ * never missed, one it no longer wants is not formatted. */
+static void sync_records(mcpp_conn *c) {
+  if (!c->records_src || !c->cb.on_record) return;
+  int off = !atomic_load_explicit(c->records_src, memory_order_relaxed);
+  if (off == c->no_records) return;
+  c->no_records = off;
+  mcpp__engine_set_record_cb(c->engine, off ? NULL : engine_record);
+}
+
+void mcpp__conn_follow_records(mcpp_conn *c, const _Atomic int *on) {
+  c->records_src = on;
 }
 
 void mcpp__conn_fail(mcpp_conn *c, int err, const char *reason) {

@@ -2,6 +2,7 @@
 #ifndef MCPP_DRIVER_H
 #define MCPP_DRIVER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "mcpping.h"
@@ -59,8 +60,9 @@ void mcpp__conn_set_reconnect_hook(mcpp_conn *conn, mcpp__reconnect_hook fn);
  * engine call returns). */
 void mcpp__conn_fail(mcpp_conn *conn, int err, const char *reason);
 
-/* Whether the engine makes records for on_record (made by default): off,
- * it formats none, for a host that would drop them. Loop owner only. */
-void mcpp__conn_set_records(mcpp_conn *conn, int on);
+/* The engine makes records for on_record only while *on is non-zero (read
+ * before every engine call; made always until this is called): a host
+ * that would drop them has none formatted. */
+void mcpp__conn_follow_records(mcpp_conn *conn, const _Atomic int *on);
 
 #endif

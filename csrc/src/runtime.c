@@ -385,9 +385,6 @@ static void on_progress(mcpp_conn *c, void *ud) {
   pthread_mutex_unlock(&rt->mu);
   if (wake) defer_wake(rt);
   if (pause) mcpp__conn_set_reading(c, 0);
-  /* A host that takes no records has none made (no text per event). */
-  mcpp__conn_set_records(
-      c, atomic_load_explicit(&r->records, memory_order_relaxed));
   /* A non-blocking turn may be past its prepare phase: note the cork. */
   if (rt->runner != RUN_THREAD && !r->corked && mcpp__conn_corked(c)) {
     r->corked = 1;
@@ -710,6 +707,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
   }
   if (rc == 0) {
     mcpp__conn_set_progress(r->conn, on_progress);
+    mcpp__conn_follow_records(r->conn, &r->records);
     if (r->rc) mcpp__conn_set_reconnect_hook(r->conn, plan_reconnect);
     push(rt, r, NULL);
   }
@@ -1140,6 +1138,7 @@ static void on_retry(uv_timer_t *t) {
   }
   r->conn = c;
   mcpp__conn_set_progress(c, on_progress);
+  mcpp__conn_follow_records(c, &r->records);
   mcpp__conn_set_reconnect_hook(c, plan_reconnect);
   mcpp_engine_set_reconnect_attempt(mcpp_conn_engine(c), x->streak);
   pthread_mutex_lock(&rt->mu);

@@ -598,12 +598,13 @@ TEST(conn_records_off_makes_none_and_on_again_makes_them) {
   cf_start(&f, "echo.py", NULL);
   handshake(&f);
   uint64_t seq;
-  mcpp__conn_set_records(f.r.conn, 0);
+  _Atomic int on = 0;
+  mcpp__conn_follow_records(f.r.conn, &on);
   size_t before = f.r.n_records;
   ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, &seq));
   while (count_events(&f.r, MCPP_EV_PONG) < 1) uv_run(&f.loop, UV_RUN_ONCE);
   ASSERT_UINT_EQ(before, f.r.n_records);
-  mcpp__conn_set_records(f.r.conn, 1);
+  atomic_store(&on, 1);
   ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, &seq));
   while (count_events(&f.r, MCPP_EV_PONG) < 2) uv_run(&f.loop, UV_RUN_ONCE);
   ASSERT(f.r.n_records > before); /* its pong's */
