@@ -129,6 +129,8 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("pid", &McppAddon::Pid),
                   InstanceMethod("close", &McppAddon::Close),
                   InstanceMethod("setRetryBudget", &McppAddon::SetRetryBudget),
+                  InstanceMethod("setRecords", &McppAddon::SetRecords),
+                  InstanceMethod("eventNames", &McppAddon::EventNames),
                   InstanceMethod("info", &McppAddon::Info),
                   InstanceMethod("ref", &McppAddon::Ref),
                   InstanceMethod("unref", &McppAddon::Unref),
@@ -285,6 +287,10 @@ void McppAddon::HostTurn() {
   // (a ping's await) run when it closes, after every item is delivered.
   napi_callback_scope scope = nullptr;
   napi_open_callback_scope(env_, resource_.Value(), async_, &scope);
+  // Corked until the scope has closed: what the batch's handlers and
+  // promise reactions send (a pipelined caller's next pings) goes out in
+  // one write per connection, not one each.
+  mcpp_runtime_host_cork(rt_, 1);
   try {
     HostRun();
     Napi::Error first = Drain(env);
@@ -296,6 +302,11 @@ void McppAddon::HostTurn() {
   }
   if (scope) napi_close_callback_scope(env_, scope);
   in_turn_ = false;
+  // A handler may have shut the runtime down (Cleanup freed it).
+  if (rt_) {
+    mcpp_runtime_host_cork(rt_, 0);
+    AfterCall();
+  }
   if (torn_down_ && async_) {
     napi_async_destroy(env_, async_);
     async_ = nullptr;
@@ -441,6 +452,40 @@ Napi::Value McppAddon::Pid(const Napi::CallbackInfo &info) {
   int pid = rt_ ? mcpp_runtime_pid(rt_, ConnIdArg(info, 0)) : MCPP_ERR_NOT_FOUND;
   if (pid < 0) return env.Null();
   return Napi::Number::New(env, pid);
+}
+
+// setRecords(conn, on): whether the connection's records are made and
+// queued (on by default); a closed connection is ignored.
+Napi::Value McppAddon::SetRecords(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (rt_) mcpp_runtime_set_records(rt_, ConnIdArg(info, 0), info[1].ToBoolean().Value());
+  return env.Undefined();
+}
+
+// eventNames() -> {type, state, disposition, outcome}: the C core's name of
+// each code, index = code (outcome 0, none, is null). An event crosses with
+// codes (EventToJs) and runtime.js names them from these, so no string is
+// made per event.
+Napi::Value McppAddon::EventNames(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  auto table = [&](int last, const char *(*name)(int)) {
+    Napi::Array a = Napi::Array::New(env);
+    for (int i = 0; i <= last; i++) {
+      const char *n = name(i);
+      a.Set(static_cast<uint32_t>(i), n ? Napi::Value(Napi::String::New(env, n)) : env.Null());
+    }
+    return a;
+  };
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("type", table(MCPP_EV_LAST, [](int i) { return mcpp_event_name(static_cast<mcpp_event_type>(i)); }));
+  o.Set("state", table(MCPP_STATE_CLOSED, [](int i) { return mcpp_state_name(static_cast<mcpp_state>(i)); }));
+  o.Set("disposition", table(MCPP_DISPOSITION_IN_DOUBT, [](int i) {
+          return mcpp_disposition_name(static_cast<mcpp_disposition>(i));
+        }));
+  o.Set("outcome", table(MCPP_OUTCOME_CLOSED, [](int i) {
+          return mcpp_outcome_name(static_cast<mcpp_ping_outcome>(i));
+        }));
+  return o;
 }
 
 // setRetryBudget(burst, perSecond): the reconnect budget every connection

@@ -79,6 +79,8 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value CancelPing(const Napi::CallbackInfo &info);
   Napi::Value Pid(const Napi::CallbackInfo &info);
   Napi::Value SetRetryBudget(const Napi::CallbackInfo &info);
+  Napi::Value SetRecords(const Napi::CallbackInfo &info);
+  Napi::Value EventNames(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);
   Napi::Value Ref(const Napi::CallbackInfo &info);

@@ -187,12 +187,14 @@ void SpawnFromJs(const Napi::Object &obj, OwnedSpawn *out) {
 // registered with setDispatch before any connection exists) in one call: an
 // object literal there costs a fraction of setting twenty named properties
 // from C++, each of which V8 serves on its slow path (the key internalized,
-// the object's shape changed, every time). makeEvent names the fields.
+// the object's shape changed, every time). makeEvent names the fields, and
+// the type, state, disposition and outcome, which cross as codes (names
+// from the tables of eventNames(), made once).
 Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
   McppAddon *addon = env.GetInstanceData<McppAddon>();
   if (addon == nullptr || addon->EventFactory().IsEmpty())
     throw Napi::Error::New(env, "mcpping: runtime.js has not registered makeEvent");
-  const char *outcome = mcpp_outcome_name(mcpp_event_outcome(&ev));
+  mcpp_ping_outcome outcome = mcpp_event_outcome(&ev);
   Napi::Value id = ev.id && ev.id_len
                        ? Napi::Value(Napi::String::New(env, ev.id, ev.id_len))
                        : env.Null();
@@ -200,8 +202,8 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
   // split): the peer's JSON-RPC code, else our MCPP_ERR_* code.
   double error_code = static_cast<double>(ev.rpc_code ? ev.rpc_code : ev.error);
   const napi_value fields[] = {
-      Napi::String::New(env, mcpp_event_name(ev.type)),
-      Napi::String::New(env, mcpp_state_name(ev.state)),
+      Napi::Number::New(env, ev.type),
+      Napi::Number::New(env, ev.state),
       Napi::Number::New(env, static_cast<double>(ev.ping_seq)),
       Napi::Boolean::New(env, ev.manual != 0),
       Napi::Number::New(env, static_cast<double>(token)),
@@ -215,8 +217,8 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token) {
       id,
       Napi::Number::New(env, static_cast<double>(ev.failure_count)),
       Napi::Number::New(env, static_cast<double>(ev.in_flight)),
-      Napi::String::New(env, mcpp_disposition_name(ev.disposition)),
-      StringOrNull(env, outcome),
+      Napi::Number::New(env, ev.disposition),
+      Napi::Number::New(env, outcome),
       StringOrNull(env, ev.proof)};
   Napi::Object o = addon->EventFactory()
                        .Call(env.Undefined(), sizeof fields / sizeof fields[0], fields)

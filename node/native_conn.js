@@ -71,6 +71,28 @@ class NativeConn {
     this.figures = metricsHub.tally ? metricsHub.tally.opened(this.peerLabel(), 'stdio', this) : null;
   }
 
+  /**
+   * Records cost a text per event and a crossing each: the runtime makes
+   * and hands over none while nobody takes them, i.e. while the owner has
+   * no records sink and no 'record' listener (followed as they come and go).
+   * @param {import('node:events').EventEmitter} emitter the owner
+   * @param {boolean} hasSink the owner writes every record somewhere
+   */
+  followRecordListeners(emitter, hasSink) {
+    if (hasSink) return; // the runtime queues records by default
+    const want = (on) => {
+      if (!this.closed) binding.setRecords(this.id, on);
+    };
+    // 'newListener' comes before the listener is added, 'removeListener' after.
+    emitter.on('newListener', (name) => {
+      if (name === 'record') want(true);
+    });
+    emitter.on('removeListener', (name) => {
+      if (name === 'record') want(emitter.listenerCount('record') > 0);
+    });
+    want(emitter.listenerCount('record') > 0);
+  }
+
   /** @returns {string} the server's name as far as the owner knows it */
   peerLabel() {
     return this.owner.name || this.programName;

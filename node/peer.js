@@ -61,6 +61,7 @@ class Peer extends EventEmitter {
     if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
     this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect }, settings, this);
+    this.conn.followRecordListeners(this, options.records != null);
     // Only a keepalive asked for holds the process open; the default one
     // (the settings table's policy) watches without keeping it alive.
     this.holdsProcess = options.keepalive != null && options.keepalive.intervalMs > 0;

@@ -120,7 +120,15 @@ class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
 
   // observe(event, usPerUnit)
   Napi::Value Observe(const Napi::CallbackInfo &info) {
-    mcpp_event ev = EventFromJs(info.Env(), info[0]);
+    mcpp_event ev;
+    // A ping we sent (one per ping) needs no field but its type.
+    Napi::Value type = info[0].IsObject() ? info[0].As<Napi::Object>().Get("type") : info.Env().Undefined();
+    if (type.IsString() && type.As<Napi::String>().Utf8Value() == mcpp_event_name(MCPP_EV_PING)) {
+      std::memset(&ev, 0, sizeof ev);
+      ev.type = MCPP_EV_PING;
+    } else {
+      ev = EventFromJs(info.Env(), info[0]);
+    }
     double per = info[1].ToNumber().DoubleValue();
     if (!std::isfinite(per) || !(per > 0))
       throw Napi::RangeError::New(info.Env(), "usPerUnit must be a finite number > 0");

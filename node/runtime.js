@@ -46,16 +46,21 @@ function dispatch(conn, kind, payload) {
   }
 }
 
+/** The C core's names of event types, states, dispositions and outcomes, by code. */
+const NAMES = binding.eventNames();
+
 /**
  * Builds an engine event for the addon (convert.cc EventToJs passes the
  * fields in this order; this is the one place that names them): one object
  * literal here is much cheaper than the addon setting each property from C++.
+ * type, state, disposition and outcome come as codes, named from NAMES.
  */
 function makeEvent(type, state, pingSeq, manual, token, rttUs, timeoutMs, rpcCode, error, errorCode,
   invalid, message, id, failureCount, inFlight, disposition, outcome, proof) {
   return {
-    type, state, pingSeq, manual, token, rttUs, timeoutMs, rpcCode, error, errorCode,
-    invalid, message, id, failureCount, inFlight, disposition, outcome, proof,
+    type: NAMES.type[type], state: NAMES.state[state], pingSeq, manual, token, rttUs, timeoutMs,
+    rpcCode, error, errorCode, invalid, message, id, failureCount, inFlight,
+    disposition: NAMES.disposition[disposition], outcome: NAMES.outcome[outcome], proof,
   };
 }
 

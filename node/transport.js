@@ -71,6 +71,7 @@ class StdioClientTransport extends EventEmitter {
       if (this.options.requestTimeoutMs) settings.requestTimeoutMs = this.options.requestTimeoutMs;
       if (this.options.maxPendingBytes !== undefined) settings.maxPendingBytes = this.options.maxPendingBytes;
       this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe, reconnect: this.reconnect }, settings, this);
+      this.conn.followRecordListeners(this, this.options.records != null);
     } catch (err) {
       if (this.onerror) this.onerror(err);
       throw err;

@@ -1073,6 +1073,8 @@ typedef struct mcpp_host_stats {
   uint64_t inline_commands; /* commands run on the host thread directly */
 } mcpp_host_stats;
 void mcpp_runtime_host_stats(mcpp_runtime *rt, mcpp_host_stats *stats);
+/* Corking the host's inline commands: mcpp_runtime_host_cork. */
+#include "mcpping/host_cork.h"
 
 /* Call in a forked child (pthread_atfork) before using the runtime there:
  * the thread did not survive the fork, so the child's runtime forgets its

@@ -14,7 +14,10 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,6 +109,8 @@ struct mcpp_conn {
   int closing, eof, write_broken;
   int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
   int reading_stopped; /* backpressure: the host is behind */
+  int no_records; /* the engine makes no records (records_src says 0) */
+  const _Atomic int *records_src; /* mcpp__conn_follow_records */
   int close_err;
   char *reason; /* from the close on (see make_reason) */
 
@@ -163,7 +168,11 @@ static void set_pending(mcpp_conn *c, int err, const char *fmt,
   c->pending_reason = make_reason(c, fmt, arg);
 }
 
-static void enter(mcpp_conn *c) { c->in_engine++; }
+static void sync_records(mcpp_conn *c);
+
+static void enter(mcpp_conn *c) {
+  if (c->in_engine++ == 0) sync_records(c);
+}
 
 static void flush_cork(mcpp_conn *c);
 
@@ -452,7 +461,10 @@ static void rearm(mcpp_conn *c) {
     uint64_t send = fire_at(d, now, loop_now, c->send_grid_ms);
     if (send < fire) fire = send;
   }
-  if (fire >= c->armed) return;
+  /* Later than armed only when nothing expires any more (the ping or
+   * request the timer was set for was answered): moved to the send slot
+   * now, or each idle connection would wake once a cycle for nothing. */
+  if (fire == c->armed || (fire > c->armed && x != UINT64_MAX)) return;
   uv_timer_start(&c->timer, on_timer, fire - loop_now, 0);
   c->armed = fire;
   MCPP__HOOK_ARMED(fire);
@@ -510,16 +522,60 @@ static void on_timer(uv_timer_t *t) {
 
 /* ------------------------------------------------------------------ reads */
 
-static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
-  mcpp_conn *c = h->data;
-  if (!c->rbuf) c->rbuf = c->alloc->malloc(READ_BUF_SIZE, c->alloc->user_data);
-  *buf = uv_buf_init(c->rbuf, c->rbuf ? READ_BUF_SIZE : 0);
+/* One read buffer per thread that runs a loop (a loop runs on one thread
+ * at a time), lent to one read at a time: 1000 idle connections read
+ * their pongs with no malloc and free of 64 KiB each. A read that finds
+ * it lent (a read inside another's callbacks) gets its own, as below.
+ * Freed when the thread exits. */
+typedef struct thread_rbuf {
+  int lent;
+  char buf[READ_BUF_SIZE];
+} thread_rbuf;
+static pthread_key_t rbuf_key;
+static pthread_once_t rbuf_once = PTHREAD_ONCE_INIT;
+static int rbuf_key_ok;
+
+static void rbuf_key_init(void) {
+  rbuf_key_ok = pthread_key_create(&rbuf_key, free) == 0;
 }
 
-/* An idle connection holds no read buffer: it is freed after every read
- * that did not fill it (lines_feed has copied any partial line), and kept
- * only while a large frame is streaming in. */
-static void release_rbuf(mcpp_conn *c, ssize_t n) {
+static char *borrow_thread_rbuf(void) {
+  pthread_once(&rbuf_once, rbuf_key_init);
+  if (!rbuf_key_ok) return NULL;
+  thread_rbuf *t = pthread_getspecific(rbuf_key);
+  if (!t) {
+    if (!(t = malloc(sizeof *t))) return NULL;
+    t->lent = 0;
+    if (pthread_setspecific(rbuf_key, t)) {
+      free(t);
+      return NULL;
+    }
+  }
+  if (t->lent) return NULL;
+  t->lent = 1;
+  return t->buf;
+}
+
+static void on_alloc(uv_handle_t *h, size_t suggested, uv_buf_t *buf) {
+  mcpp_conn *c = h->data;
+  char *b = c->rbuf ? NULL : borrow_thread_rbuf();
+  if (!b) {
+    if (!c->rbuf) c->rbuf = c->alloc->malloc(READ_BUF_SIZE, c->alloc->user_data);
+    b = c->rbuf;
+  }
+  *buf = uv_buf_init(b, b ? READ_BUF_SIZE : 0);
+}
+
+/* After every read: the thread's buffer goes back. A connection's own
+ * buffer is freed after every read that did not fill it (lines_feed has
+ * copied any partial line), and kept only while a large frame is
+ * streaming in. */
+static void release_rbuf(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
+  if (buf && buf->base && buf->base != c->rbuf) {
+    thread_rbuf *t = pthread_getspecific(rbuf_key);
+    if (t && buf->base == t->buf) t->lent = 0;
+    return;
+  }
   if (!c->rbuf || n == READ_BUF_SIZE) return;
   c->alloc->free(c->rbuf, c->alloc->user_data);
   c->rbuf = NULL;
@@ -541,7 +597,7 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf);
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   mcpp_conn *c = s->data;
   handle_read(c, n, buf);
-  release_rbuf(c, n);
+  release_rbuf(c, n, buf);
 }
 
 /* Reads what the server's stdout holds now, as the poll phase would, for
@@ -564,7 +620,7 @@ static void read_what_waits(mcpp_conn *c) {
       do n = read(fd, buf.base, buf.len);
       while (n < 0 && errno == EINTR);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-        release_rbuf(c, 0);
+        release_rbuf(c, 0, &buf);
         return;
       }
       n = n == 0 ? UV_EOF : n < 0 ? uv_translate_sys_error(errno) : n;
@@ -651,7 +707,7 @@ static void on_stderr_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
     got_stderr(c, buf->base, (size_t)n);
   else if (n < 0)
     close_handle(c, (uv_handle_t *)&c->err);
-  release_rbuf(c, n);
+  release_rbuf(c, n, buf);
 }
 
 /* What the server wrote just before it exited may still sit in the pipe
@@ -738,7 +794,7 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
     again = c->reconnect(c, err, reason, &attempt, &delay_ms, why, sizeof why,
                          c->user_data);
   c->reason = make_reason(c, "%s", why[0] ? why : reason);
-  c->in_engine++;
+  if (c->in_engine++ == 0) sync_records(c);
   if (again) {
     mcpp_engine_close_reconnecting(c->engine, c->reason, attempt, delay_ms,
                                    now_us());
@@ -1034,6 +1090,20 @@ void mcpp__conn_set_progress(mcpp_conn *c,
 
 void mcpp__conn_set_reconnect_hook(mcpp_conn *c, mcpp__reconnect_hook fn) {
   c->reconnect = fn;
+}
+
+/* Before every outermost engine call: a record the host asked for is
+ * never missed, one it no longer wants is not formatted. */
+static void sync_records(mcpp_conn *c) {
+  if (!c->records_src || !c->cb.on_record) return;
+  int off = !atomic_load_explicit(c->records_src, memory_order_relaxed);
+  if (off == c->no_records) return;
+  c->no_records = off;
+  mcpp__engine_set_record_cb(c->engine, off ? NULL : engine_record);
+}
+
+void mcpp__conn_follow_records(mcpp_conn *c, const _Atomic int *on) {
+  c->records_src = on;
 }
 
 void mcpp__conn_fail(mcpp_conn *c, int err, const char *reason) {

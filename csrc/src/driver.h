@@ -2,6 +2,7 @@
 #ifndef MCPP_DRIVER_H
 #define MCPP_DRIVER_H
 
+#include <stdatomic.h>
 #include <stddef.h>
 
 #include "mcpping.h"
@@ -58,5 +59,10 @@ void mcpp__conn_set_reconnect_hook(mcpp_conn *conn, mcpp__reconnect_hook fn);
  * engine callbacks included (the close then starts when the outermost
  * engine call returns). */
 void mcpp__conn_fail(mcpp_conn *conn, int err, const char *reason);
+
+/* The engine makes records for on_record only while *on is non-zero (read
+ * before every engine call; made always until this is called): a host
+ * that would drop them has none formatted. */
+void mcpp__conn_follow_records(mcpp_conn *conn, const _Atomic int *on);
 
 #endif

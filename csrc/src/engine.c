@@ -308,3 +308,9 @@ void mcpp_engine_foreach_in_flight(
   for (const mcpp__entry *r = e->ledger.head; r; r = r->next)
     fn(r->id, r->id_len, r->method, r->sent_at, arg);
 }
+
+void mcpp__engine_set_record_cb(mcpp_engine *e,
+                                void (*fn)(mcpp_engine *e, const char *json,
+                                           size_t len, void *user_data)) {
+  e->cb.on_record = fn;
+}

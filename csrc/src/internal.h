@@ -63,4 +63,10 @@ char *mcpp__request_error(char *buf, size_t cap, int timed_out,
  * read ahead, and can wait for a coarser grid. */
 uint64_t mcpp__engine_next_expiry(const mcpp_engine *e);
 
+/* Replaces the engine's on_record (NULL: it formats no records at all),
+ * for a driver whose host takes none (mcpp_runtime_set_records). */
+void mcpp__engine_set_record_cb(mcpp_engine *e,
+                                void (*fn)(mcpp_engine *e, const char *json,
+                                           size_t len, void *user_data));
+
 #endif

@@ -189,6 +189,9 @@ struct mcpp_runtime {
    * told to run again (UINT64_MAX: none), and what host_rearm returns. */
   uint64_t told_due;
   int64_t rearm_ms;
+  /* Host thread only: commands run inline leave their frames corked until
+   * mcpp_runtime_host_cork(rt, 0) (see there). */
+  int host_cork;
 };
 
 /* Who is running the loop: defer_wake differs. */
@@ -761,6 +764,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
   }
   if (rc == 0) {
     mcpp__conn_set_progress(r->conn, on_progress);
+    mcpp__conn_follow_records(r->conn, &r->records);
     if (r->rc) mcpp__conn_set_reconnect_hook(r->conn, plan_reconnect);
     push(rt, r, NULL);
   }
@@ -1190,6 +1194,7 @@ static void on_retry(uv_timer_t *t) {
   }
   r->conn = c;
   mcpp__conn_set_progress(c, on_progress);
+  mcpp__conn_follow_records(c, &r->records);
   mcpp__conn_set_reconnect_hook(c, plan_reconnect);
   mcpp_engine_set_reconnect_attempt(mcpp_conn_engine(c), x->streak);
   pthread_mutex_lock(&rt->mu);
@@ -1566,6 +1571,8 @@ static int watching(mcpp_runtime *rt) {
 /* run_mu held: is there work for the loop right now (a descriptor ready,
  * a command queued, a timer due, a callback pending)? */
 static int work_waiting(mcpp_runtime *rt) {
+  /* Frames a corked host left unwritten (mcpp_runtime_host_cork). */
+  if (rt->corked) return 1;
   struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
   if (poll(&p, 1, 0) > 0) return 1;
   int t = loop_timeout(rt->loop);
@@ -1650,6 +1657,20 @@ static int64_t host_settle(mcpp_runtime *rt) {
   return loop_timeout(rt->loop);
 }
 
+/* run_mu held, on the host thread, after inline work: if the loop now
+ * needs a turn sooner than the host was told, mcpp_runtime_host_rearm says
+ * when. */
+static void note_rearm(mcpp_runtime *rt) {
+  int t = loop_timeout(rt->loop);
+  if (t >= 0) {
+    uint64_t due = uv_now(rt->loop) + (uint64_t)t;
+    if (due < rt->told_due) {
+      rt->told_due = due;
+      rt->rearm_ms = t;
+    }
+  }
+}
+
 /* Host thread: runs the queued commands now, after the watchdog's turn if
  * it is in one (microseconds: it never waits for anything under run_mu).
  * Items they queue (a ping that could not start, a close) wake the host
@@ -1665,21 +1686,33 @@ static int run_inline(mcpp_runtime *rt) {
   rt->runner = RUN_HOST;
   uv_update_time(rt->loop);
   run_commands(rt);
-  flush_corks(rt);
+  if (!rt->host_cork) flush_corks(rt);
   rt->runner = RUN_NONE;
-  int t = loop_timeout(rt->loop);
-  if (t >= 0) {
-    uint64_t due = uv_now(rt->loop) + (uint64_t)t;
-    if (due < rt->told_due) {
-      rt->told_due = due;
-      rt->rearm_ms = t;
-    }
-  }
+  note_rearm(rt);
   pthread_mutex_unlock(&rt->run_mu);
   flush_wake(rt);
   atomic_fetch_add(&rt->host_turns, 1);
   atomic_fetch_add(&rt->inline_commands, 1);
   return 1;
+}
+
+int mcpp_runtime_host_cork(mcpp_runtime *rt, int on) {
+  if (!rt || !pthread_equal(rt->host_thread, pthread_self()))
+    return MCPP_ERR_INVALID_ARGUMENT;
+  rt->host_cork = on != 0;
+  if (on) return 0;
+  pthread_mutex_lock(&rt->run_mu);
+  /* In thread mode the I/O thread's prepare phase writes what is left. */
+  if (atomic_load(&rt->mode) == MCPP_MODE_HOST && rt->corked) {
+    rt->runner = RUN_HOST;
+    uv_update_time(rt->loop);
+    flush_corks(rt);
+    rt->runner = RUN_NONE;
+    note_rearm(rt);
+  }
+  pthread_mutex_unlock(&rt->run_mu);
+  flush_wake(rt); /* a write that failed may have closed a connection */
+  return 0;
 }
 
 /* Why host mode is refused here, or NULL. */
@@ -1819,6 +1852,7 @@ static void init_host_state(mcpp_runtime *rt) {
   rt->corked = NULL;
   rt->told_due = UINT64_MAX;
   rt->rearm_ms = -1;
+  rt->host_cork = 0;
   snprintf(rt->why, sizeof rt->why, "%s",
            "not attached to the host's event loop");
 }

@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "driver.h"
 #include "task.h"
 #include "test_hooks.h"
 #include "test_conn_support.h"
@@ -564,6 +565,49 @@ TEST(conn_keepalive_send_waits_for_the_send_grid_and_expiries_do_not) {
   uint64_t seq;
   ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 40, &seq));
   ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 16));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
+/* A ping answered long before the next send: the timer, armed for its
+ * expiry, moves to the send slot at once, so an idle connection wakes once
+ * per keepalive cycle instead of once more, for nothing, at the expiry. */
+TEST(conn_keepalive_answered_ping_moves_the_timer_to_the_send_slot) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 500; /* a send grid of 50 ms */
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = margin_ms(200); /* expires before the next send */
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  for (size_t pongs = 1; pongs <= 2; pongs++) {
+    while (count_events(&f.r, MCPP_EV_PONG) < pongs) uv_run(&f.loop, UV_RUN_ONCE);
+    /* Not the expiry's 16 ms grid: the send's 50 ms one. */
+    ASSERT_EQ(0, (int)(mcpp__conn_armed_ms % 50));
+  }
+  ASSERT_EQ(0, count_events(&f.r, MCPP_EV_TIMEOUT));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
+/* A host that takes no records has the engine make none: no on_record
+ * call while off, every one again once on. */
+TEST(conn_records_off_makes_none_and_on_again_makes_them) {
+  conn_fixture f;
+  cf_init(&f);
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  uint64_t seq;
+  _Atomic int on = 0;
+  mcpp__conn_follow_records(f.r.conn, &on);
+  size_t before = f.r.n_records;
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, &seq));
+  while (count_events(&f.r, MCPP_EV_PONG) < 1) uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT_UINT_EQ(before, f.r.n_records);
+  atomic_store(&on, 1);
+  ASSERT_EQ(0, mcpp_conn_ping(f.r.conn, 0, &seq));
+  while (count_events(&f.r, MCPP_EV_PONG) < 2) uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT(f.r.n_records > before); /* its pong's */
   ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
   cf_finish(&f);
 }

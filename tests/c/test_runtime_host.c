@@ -244,6 +244,59 @@ TEST(runtime_host_mode_round_trips_stay_on_the_host_thread) {
   hh_finish(&h);
 }
 
+/* A host corks around a turn whose code issues many commands: they run at
+ * once, their frames wait, and the uncork writes them (no takeover needed).
+ * A corked host that then stalls has its frames written by the watchdog:
+ * corked frames are work waiting, so a ping never waits for its timeout. */
+TEST(runtime_host_mode_cork_holds_inline_frames_until_uncorked_or_the_watchdog_writes_them) {
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  uint64_t id = spawn_echo(&h);
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 1));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, 1, 0));
+  mcpp_host_stats before;
+  mcpp_runtime_host_stats(h.rt, &before);
+  ASSERT_EQ(0, mcpp_runtime_host_cork(h.rt, 1));
+  for (uint64_t t = 2; t <= 5; t++) {
+    ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, t));
+    hh_after_command(&h);
+  }
+  ASSERT_EQ(0, mcpp_runtime_host_cork(h.rt, 0));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, 5, 0));
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h.rt, &st);
+  ASSERT_UINT_EQ(before.takeovers, st.takeovers);
+  /* Corked, and the host stops turning: the watchdog writes the ping. */
+  ASSERT_EQ(0, mcpp_runtime_host_cork(h.rt, 1));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 6));
+  while (!hh_find_event(&h, MCPP_EV_PONG, 6, 0)) {
+    ASSERT(!hh_find_event(&h, MCPP_EV_TIMEOUT, 6, 0));
+    wait_notified(h.efd, margin_ms(10000));
+    hh_drain(&h);
+  }
+  /* Written after the stall, not after the ping's timeout (a late wake
+   * would still get it answered, 5 s on). */
+  mcpp_settings s;
+  test_settings(&s);
+  ASSERT(mcpp_item_get_event(hh_find_event(&h, MCPP_EV_PONG, 6, 0))->rtt_us <
+         (uint64_t)s.timeout_ms * 1000 / 2);
+  mcpp_runtime_host_stats(h.rt, &st);
+  ASSERT(st.takeovers > before.takeovers);
+  ASSERT_EQ(0, mcpp_runtime_host_cork(h.rt, 0));
+  ASSERT_EQ(6, hh_count_events(&h, MCPP_EV_PONG));
+  /* Not the host thread: refused. */
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT, mcpp_runtime_host_cork(NULL, 1));
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
+                                 MCPP_ITEM_CLOSED);
+  hh_stop_watching(&h);
+  hh_finish(&h);
+}
+
 /* The headline feature survives: the host thread blocks (it waits on the
  * notify eventfd only, never running the runtime's loop), the watchdog
  * answers the server's pings and hands the items over through notify. */
