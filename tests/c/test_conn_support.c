@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "keeper.h"
+#include "driver/keeper.h"
 #include "task.h"
 
 int under_valgrind(void) { return getenv("MCPP_UNDER_VALGRIND") != NULL; }

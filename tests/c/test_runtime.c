@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "task.h"
 #include "test_conn_support.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 typedef struct host {
   int fds; /* open fds before the test */

@@ -20,7 +20,7 @@
 
 #include "task.h"
 #include "test_conn_support.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 enum { MAX_ITEMS = 65536 };
 

@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "task.h"
 #include "test_conn_support.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 typedef struct host {
   int fds;

@@ -29,10 +29,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "driver.h"
-#include "internal.h"
-#include "ledger.h"
-#include "scan.h"
+#include "driver/driver.h"
+#include "engine/internal.h"
+#include "engine/ledger.h"
+#include "engine/scan.h"
 #include "wrap.h"
 
 enum {

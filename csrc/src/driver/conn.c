@@ -21,12 +21,12 @@
 #include <uv.h>
 
 #include "driver.h"
-#include "internal.h"
-#include "lines.h"
+#include "engine/internal.h"
+#include "engine/lines.h"
 #include "mcpping.h"
 #include "platform.h"
 #include "proc.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 enum {
   READ_BUF_SIZE = 64 * 1024,

@@ -1,7 +1,7 @@
 /* Answer kinds: the engine and the runtime say what each answer they make
  * for the application is, beside the frame, so no binding reads its text. */
 #include "engine.h"
-#include "item.h"
+#include "runtime/item.h"
 
 const char *mcpp_answer_kind_name(mcpp_answer_kind kind) {
   static const char *const names[] = {"peer", "timeout", "abandoned",

@@ -27,13 +27,13 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "driver.h"
-#include "internal.h"
+#include "driver/driver.h"
+#include "engine/internal.h"
 #include "item.h"
 #include "mcpping.h"
-#include "record.h"
-#include "scan.h"
-#include "test_hooks.h"
+#include "engine/record.h"
+#include "engine/scan.h"
+#include "engine/test_hooks.h"
 
 enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
 
