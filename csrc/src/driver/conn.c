@@ -21,6 +21,7 @@
 #include <uv.h>
 
 #include "driver.h"
+#include "engine/deadlines.h"
 #include "engine/internal.h"
 #include "engine/lines.h"
 #include "mcpping.h"

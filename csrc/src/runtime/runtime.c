@@ -28,6 +28,7 @@
 #include <uv.h>
 
 #include "driver/driver.h"
+#include "engine/deadlines.h"
 #include "engine/internal.h"
 #include "item.h"
 #include "mcpping.h"
