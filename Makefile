@@ -29,7 +29,7 @@ THREAD_MODE_TESTS := test_ping.py test_requests.py test_backpressure.py test_kee
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
+.PHONY: all deps demo test test-c check-layers test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
         bench bench-engine bench-detector clean format examples fuzz fuzz-build failmalloc wheel test-packaging install \
         test-prebuild portability
 
@@ -86,8 +86,14 @@ examples: build/example-c-ping
 deps:
 	./scripts/install-deps.sh
 
-test-c: build/test-c
+test-c: build/test-c check-layers
 	MCPP_SOURCE_DIR=$(CURDIR) ./build/test-c
+
+# The C tree's layers (engine <- driver <- runtime <- app), no include,
+# header or call circle, every public sub-header compiling alone
+# (csrc/src/README.md).
+check-layers:
+	$(PYTHON) scripts/check_layers.py
 
 test-asan: build/test-c-asan
 	MCPP_SOURCE_DIR=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
