@@ -84,7 +84,7 @@ static int ensure_runtime(mcpping_state *st) {
     PyErr_SetFromErrno(PyExc_OSError);
     return -1;
   }
-  mcpp_runtime_options opts = {notify_cb, w, NULL};
+  mcpp_runtime_options opts = {.notify = notify_cb, .user_data = w};
   int rc = mcpp_runtime_new(&st->rt, &opts);
   if (rc != 0) {
     close(w->rfd);

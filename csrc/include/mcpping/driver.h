@@ -24,7 +24,9 @@ typedef enum mcpp_stderr_mode {
   MCPP_STDERR_IGNORE = 2    /* /dev/null */
 } mcpp_stderr_mode;
 
+#define MCPP_SPAWN_OPTIONS_V1 1
 typedef struct mcpp_spawn_options {
+  int version;        /* 0 or MCPP_SPAWN_OPTIONS_V1 (see mcpping/alloc.h) */
   const char *file;   /* program, looked up in PATH */
   char **args;        /* argv, NULL-terminated; args[0] is the program */
   char **env;         /* NULL: inherit */
@@ -53,7 +55,9 @@ typedef struct mcpp_close_info {
   int term_signal;      /* the signal that ended it, 0 if none */
 } mcpp_close_info;
 
+#define MCPP_CONN_CALLBACKS_V1 1
 typedef struct mcpp_conn_callbacks {
+  int version; /* 0 or MCPP_CONN_CALLBACKS_V1 (see mcpping/alloc.h) */
   /* An inbound application frame, unchanged, no newline. Required. */
   void (*on_message)(mcpp_conn *conn, const char *frame, size_t len,
                      void *user_data);

@@ -35,7 +35,9 @@ typedef enum mcpp_process_state {
   MCPP_PROCESS_EXITED = 3   /* exited or a zombie */
 } mcpp_process_state;
 
+#define MCPP_ENGINE_CALLBACKS_V1 1
 typedef struct mcpp_engine_callbacks {
+  int version; /* 0 or MCPP_ENGINE_CALLBACKS_V1 (see mcpping/alloc.h) */
   /* Required. Write one frame (no newline included) to the peer. A non-zero
    * return is an error the engine passes back out of the calling function. */
   int (*send)(mcpp_engine *engine, mcpp_frame_kind kind, const char *frame,

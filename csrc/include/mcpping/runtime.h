@@ -64,7 +64,9 @@ int mcpp_item_get_error(const mcpp_item *item);
  * NULL. */
 const mcpp_close_info *mcpp_item_get_close(const mcpp_item *item);
 
+#define MCPP_RUNTIME_OPTIONS_V1 1
 typedef struct mcpp_runtime_options {
+  int version; /* 0 or MCPP_RUNTIME_OPTIONS_V1 (see mcpping/alloc.h) */
   /* Called on the I/O thread when the item queue turns non-empty (at the
    * end of that turn of its loop). Must not
    * call back into the runtime; it should only wake the host. */
@@ -225,7 +227,9 @@ int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id, int enabled);
  * never run under it), one item queue: nothing is lost or reordered
  * across a hand-off. */
 
+#define MCPP_HOST_OPTIONS_V1 1
 typedef struct mcpp_host_options {
+  int version; /* 0 or MCPP_HOST_OPTIONS_V1 (see mcpping/alloc.h) */
   /* How long work may wait while the host does not turn before the
    * watchdog takes over, in ms; 0: MCPP_HOST_STALL_MS. 1..10000. */
   uint32_t stall_ms;

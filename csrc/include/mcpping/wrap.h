@@ -25,11 +25,20 @@ extern "C" {
  * a broken stdout, SIGTERM, SIGINT, SIGHUP), the server is closed and
  * reaped before we return. */
 
+#define MCPP_WRAP_OPTIONS_V1 1
+#define MCPP_WRAP_OPTIONS_VERSION MCPP_WRAP_OPTIONS_V1
+
 typedef struct mcpp_wrap_options {
+  /* The layout this struct has: set by mcpp_wrap_options_default, checked
+   * by mcpp_wrap_options_problem and mcpp_wrap_run. */
+  int version;
   /* Keepalive toward the server (interval_ms, timeout_ms, failures, ...)
    * and the name for records (peer_name). forward_peer_pings is always 1
-   * here, and on_stale always MCPP_STALE_CLOSE. */
-  mcpp_settings settings;
+   * here, and on_stale always MCPP_STALE_CLOSE. By pointer, so settings of
+   * any version mcpp_settings_default knows can be given; read during
+   * mcpp_wrap_options_problem and mcpp_wrap_run only. NULL: the settings
+   * of mcpp_wrap_settings_default. */
+  const mcpp_settings *settings;
   /* The server. stderr_mode MCPP_STDERR_INHERIT passes its stderr
    * through; kill_grace_ms 0 means 1000 here, so that a server ignoring
    * SIGTERM is gone within 2 s of the client. */
@@ -54,10 +63,14 @@ typedef struct mcpp_wrap_options {
   const char *server_name;
 } mcpp_wrap_options;
 
-/* Fills *options with the defaults above (settings as
- * mcpp_settings_default, with interval_ms the settings table's policy,
- * 15000: keepalive on, as in the bindings and the command). */
+/* Fills *options with the defaults above (settings NULL: those of
+ * mcpp_wrap_settings_default). */
 void mcpp_wrap_options_default(mcpp_wrap_options *options);
+
+/* Fills *settings with wrap's defaults: mcpp_settings_default, with
+ * interval_ms the settings table's policy, 15000: keepalive on, as in the
+ * bindings and the command. */
+void mcpp_wrap_settings_default(mcpp_settings *settings);
 
 /* Returns NULL if *options can run, else a static sentence naming the
  * first bad field (settings included, as mcpp_settings_problem). */

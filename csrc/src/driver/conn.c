@@ -887,6 +887,8 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   spawn_error[0] = '\0';
   if (!out || !loop || !options || !options->file || !options->args ||
       !callbacks || !callbacks->on_message ||
+      !MCPP__KNOWN_VERSION(options, MCPP_SPAWN_OPTIONS_V1) ||
+      !MCPP__KNOWN_VERSION(callbacks, MCPP_CONN_CALLBACKS_V1) ||
       (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE ||
       (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;

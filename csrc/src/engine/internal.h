@@ -26,6 +26,11 @@ int mcpp__settings_import(mcpp_settings *out, const mcpp_settings *in);
  * MCPP_ERR_INTERVAL_TOO_SHORT, and the sentence in *problem (may be NULL). */
 int mcpp__settings_check(mcpp_settings *s, const char **problem);
 
+/* 1 if the option or callback struct *p (may be NULL) is of a version the
+ * library reads: 0 (zeroed) or v1 (see mcpping/alloc.h). */
+#define MCPP__KNOWN_VERSION(p, v1) \
+  ((p) == NULL || (p)->version == 0 || (p)->version == (v1))
+
 /* Allocation through `a` (never NULL: callers resolve NULL to the default).
  * mcpp__malloc(a, 0) allocates one byte so NULL always means failure. */
 void *mcpp__malloc(const mcpp_allocator *a, size_t size);
