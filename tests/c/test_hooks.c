@@ -1,4 +1,4 @@
-/* The test-only variables of csrc/src/test_hooks.h: linked into the test
+/* The test-only variables of csrc/src/engine/test_hooks.h: linked into the test
  * programs, never into the library. */
 #include "engine/test_hooks.h"
 
