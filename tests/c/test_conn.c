@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #include "task.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 #include "test_conn_support.h"
 
 static const char init_req[] =
