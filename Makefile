@@ -4,7 +4,7 @@
 
 CC ?= cc
 SOURCES := $(shell cat csrc/sources.txt)
-HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*.h csrc/src/app/*.h)
+HEADERS := $(wildcard csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*/*.h)
 PKG_CFLAGS := $(shell pkg-config --cflags libuv libcjson 2>/dev/null)
 PKG_LIBS := $(shell pkg-config --libs libuv libcjson 2>/dev/null || echo -luv -lcjson)
 PKG_LIBS += -lm
@@ -29,7 +29,7 @@ THREAD_MODE_TESTS := test_ping.py test_requests.py test_backpressure.py test_kee
 export PIP_ROOT_USER_ACTION := ignore
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
-.PHONY: all deps demo test test-c test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
+.PHONY: all deps demo test test-c check-layers test-asan test-tsan test-valgrind test-python test-python-mcp1 test-node \
         bench bench-engine bench-detector clean format examples fuzz fuzz-build failmalloc wheel test-packaging install \
         test-prebuild portability
 
@@ -43,7 +43,7 @@ build/libmcpping.a: $(SOURCES) $(HEADERS) csrc/sources.txt
 	done
 	ar rcs $@ $(addprefix build/obj/,$(notdir $(SOURCES:.c=.o)))
 
-# The tests' own copy of the library, with the hooks of csrc/src/test_hooks.h
+# The tests' own copy of the library, with the hooks of csrc/src/engine/test_hooks.h
 # (their variables are in tests/c/test_hooks.c); libmcpping.a has none.
 TEST_HOOKS := -DMCPP_TEST_HOOKS
 build/libmcpping-test.a: $(SOURCES) $(HEADERS) csrc/sources.txt
@@ -86,8 +86,14 @@ examples: build/example-c-ping
 deps:
 	./scripts/install-deps.sh
 
-test-c: build/test-c
+test-c: build/test-c check-layers
 	MCPP_SOURCE_DIR=$(CURDIR) ./build/test-c
+
+# The C tree's layers (engine <- driver <- runtime <- app), no include,
+# header or call circle, every public sub-header compiling alone
+# (csrc/src/README.md).
+check-layers:
+	$(PYTHON) scripts/check_layers.py
 
 test-asan: build/test-c-asan
 	MCPP_SOURCE_DIR=$(CURDIR) ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
@@ -290,7 +296,7 @@ bench: deps $(BENCH_PROGRAMS)
 	$(PYTHON) bench/run.py $(BENCH_OPTS)
 
 format:
-	clang-format -i csrc/include/*.h csrc/src/*.[ch] tests/c/*.[ch] bench/engine/*.c
+	clang-format -i csrc/include/*.h csrc/include/mcpping/*.h csrc/src/*/*.[ch] tests/c/*.[ch] bench/engine/*.c
 
 clean:
 	rm -rf build python/build *.egg-info python/*.egg-info
@@ -394,7 +400,7 @@ soak-flood-asan: build/soak-flood-asan build/flood-server
 # engine with explicit time, fixed threshold vs corroboration. Not in
 # `make test`. `make bench-detector DETECTOR_ARGS="--days 5 --trials 200"`.
 # Built on the test library: its baseline is the fixed-threshold detector,
-# kept behind a test hook (csrc/src/test_hooks.h).
+# kept behind a test hook (csrc/src/engine/test_hooks.h).
 build/bench-detector: bench/detector/detector.c tests/c/test_hooks.c build/libmcpping-test.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $(TEST_HOOKS) -Icsrc/src $< tests/c/test_hooks.c build/libmcpping-test.a $(PKG_LIBS) -lpthread -lm -o $@
 

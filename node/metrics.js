@@ -22,7 +22,7 @@ const { McppError } = require('./errors');
 const { version } = require('../package.json');
 
 // Every name, help text, unit, label and bound comes from the C table
-// (csrc/src/metrics.c); this module adapts it to each exporter.
+// (csrc/src/engine/metrics.c); this module adapts it to each exporter.
 const FAMILIES = Object.freeze(binding.metricFamilies());
 const byField = Object.fromEntries(FAMILIES.map((f) => [f.field, f]));
 /** Upper bounds (seconds) of the RTT histogram's buckets. */

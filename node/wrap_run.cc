@@ -21,7 +21,7 @@ Napi::Value Wrap(const Napi::CallbackInfo &info) {
   mcpp_wrap_options_default(&w);
   OwnedSettings settings;
   SettingsFromJs(o.Get("settings").As<Napi::Object>(), &settings);
-  w.settings = settings.s;
+  w.settings = &settings.s;
   OwnedSpawn spawn;
   SpawnFromJs(o.Get("spawn").As<Napi::Object>(), &spawn);
   w.spawn = spawn.o;

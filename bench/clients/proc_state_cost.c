@@ -16,7 +16,7 @@
 #include <sys/resource.h>
 #include <uv.h>
 
-#include "proc.h"
+#include "driver/proc.h"
 
 static void on_exit_cb(mcpp__proc *p) {}
 

@@ -36,7 +36,7 @@
 
 #include "mcpping.h"
 
-extern int mcpp__detector_fixed; /* csrc/src/test_hooks.h */
+extern int mcpp__detector_fixed; /* csrc/src/engine/test_hooks.h */
 
 #define MS 1000ULL
 #define SEC 1000000ULL

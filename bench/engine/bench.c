@@ -81,8 +81,9 @@ static void bench_driver_rtt(double *samples, char *ping_line, size_t *len,
   mcpp_spawn_options o = {0};
   o.file = responder;
   o.args = args;
-  mcpp_conn_callbacks cb = {drv_message, drv_event,
-                            records ? drv_record : NULL, NULL, drv_close};
+  mcpp_conn_callbacks cb = {.on_message = drv_message, .on_event = drv_event,
+                            .on_record = records ? drv_record : NULL,
+                            .on_close = drv_close};
   if (mcpp_conn_spawn(&d.conn, &d.loop, &s, &o, &cb, &d, NULL)) {
     fprintf(stderr, "cannot start %s: %s\n", responder,
             mcpp_conn_spawn_error());

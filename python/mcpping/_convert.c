@@ -1,6 +1,8 @@
 /*
  * Conversions between mcpping's C structs and Python objects, shared by the
- * runtime binding and the engine binding.
+ * runtime binding and the engine binding, and the helpers every glue file
+ * uses (NativeError, argv): here, below _module.c, so that the files it
+ * registers never call back into it.
  */
 #include "_native.h"
 
@@ -295,4 +297,50 @@ void mcpping_bytes_release(mcpping_bytes *b) {
   Py_CLEAR(b->owner);
   b->buf = NULL;
   b->len = 0;
+}
+
+PyObject *mcpping_raise(mcpping_state *st, int code, const char *message) {
+  PyObject *args = Py_BuildValue(
+      "(iss)", code, message ? message : mcpp_strerror(code),
+      mcpp_errname(code));
+  if (args != NULL) {
+    PyErr_SetObject(st->error, args);
+    Py_DECREF(args);
+  }
+  return NULL;
+}
+
+/* Converts a sequence of str/bytes to a NULL-terminated char* array of
+ * filesystem-encoded copies; *holder keeps the bytes alive. */
+char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what) {
+  *holder = NULL;
+  PyObject *fast = PySequence_Fast(seq, what);
+  if (fast == NULL) return NULL;
+  Py_ssize_t n = PySequence_Size(fast);
+  PyObject *list = PyList_New(n);
+  char **argv = PyMem_Calloc((size_t)n + 1, sizeof(char *));
+  if (list == NULL || argv == NULL) {
+    Py_XDECREF(list);
+    PyMem_Free(argv);
+    Py_DECREF(fast);
+    PyErr_NoMemory();
+    return NULL;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *b = NULL;
+    PyObject *item = PySequence_GetItem(fast, i);
+    int ok = item != NULL && PyUnicode_FSConverter(item, &b);
+    Py_XDECREF(item);
+    if (!ok) {
+      Py_DECREF(list);
+      PyMem_Free(argv);
+      Py_DECREF(fast);
+      return NULL;
+    }
+    (void)PyList_SetItem(list, i, b); /* a new list's slot: cannot fail */
+    argv[i] = PyBytes_AsString(b);
+  }
+  Py_DECREF(fast);
+  *holder = list;
+  return argv;
 }

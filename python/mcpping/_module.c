@@ -34,17 +34,6 @@ enum {
   K_WRITABLE
 };
 
-PyObject *mcpping_raise(mcpping_state *st, int code, const char *message) {
-  PyObject *args = Py_BuildValue(
-      "(iss)", code, message ? message : mcpp_strerror(code),
-      mcpp_errname(code));
-  if (args != NULL) {
-    PyErr_SetObject(st->error, args);
-    Py_DECREF(args);
-  }
-  return NULL;
-}
-
 /* ------------------------------------------------------------ wake pipe */
 
 static int make_pipe(mcpping_wake *w) {
@@ -95,7 +84,7 @@ static int ensure_runtime(mcpping_state *st) {
     PyErr_SetFromErrno(PyExc_OSError);
     return -1;
   }
-  mcpp_runtime_options opts = {notify_cb, w, NULL};
+  mcpp_runtime_options opts = {.notify = notify_cb, .user_data = w};
   int rc = mcpp_runtime_new(&st->rt, &opts);
   if (rc != 0) {
     close(w->rfd);
@@ -176,41 +165,6 @@ static inline void host_after(mcpping_state *st) {
 }
 
 /* ------------------------------------------------------------ helpers */
-
-/* Converts a sequence of str/bytes to a NULL-terminated char* array of
- * filesystem-encoded copies; *holder keeps the bytes alive. */
-char **mcpping_to_argv(PyObject *seq, PyObject **holder, const char *what) {
-  *holder = NULL;
-  PyObject *fast = PySequence_Fast(seq, what);
-  if (fast == NULL) return NULL;
-  Py_ssize_t n = PySequence_Size(fast);
-  PyObject *list = PyList_New(n);
-  char **argv = PyMem_Calloc((size_t)n + 1, sizeof(char *));
-  if (list == NULL || argv == NULL) {
-    Py_XDECREF(list);
-    PyMem_Free(argv);
-    Py_DECREF(fast);
-    PyErr_NoMemory();
-    return NULL;
-  }
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *b = NULL;
-    PyObject *item = PySequence_GetItem(fast, i);
-    int ok = item != NULL && PyUnicode_FSConverter(item, &b);
-    Py_XDECREF(item);
-    if (!ok) {
-      Py_DECREF(list);
-      PyMem_Free(argv);
-      Py_DECREF(fast);
-      return NULL;
-    }
-    (void)PyList_SetItem(list, i, b); /* a new list's slot: cannot fail */
-    argv[i] = PyBytes_AsString(b);
-  }
-  Py_DECREF(fast);
-  *holder = list;
-  return argv;
-}
 
 static int get_conn_id(PyObject *o, uint64_t *id) {
   unsigned long long v = PyLong_AsUnsignedLongLong(o);

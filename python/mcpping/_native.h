@@ -47,7 +47,7 @@ static inline mcpping_state *mcpping_get_state(PyObject *m) {
 }
 
 /* Raises NativeError(code, strerror) (or with the given message) and returns
- * NULL. */
+ * NULL. In _convert.c, as mcpping_to_argv. */
 PyObject *mcpping_raise(mcpping_state *st, int code, const char *message);
 
 /* Fills *s from a dict of settings (missing keys keep their defaults). The

@@ -22,12 +22,14 @@ static PyObject *py_wrap(PyObject *module, PyObject *args) {
     return NULL;
   mcpp_wrap_options o;
   mcpp_wrap_options_default(&o);
+  mcpp_settings settings;
   PyObject *name_holder = NULL, *argv_holder = NULL, *log_bytes = NULL,
            *result = NULL;
   const char *metrics = NULL;
   char **argv = NULL;
-  if (mcpping_settings_from_dict(settings_obj, &o.settings, &name_holder) < 0)
+  if (mcpping_settings_from_dict(settings_obj, &settings, &name_holder) < 0)
     goto done;
+  o.settings = &settings;
   argv = mcpping_to_argv(argv_obj, &argv_holder, "argv must be a sequence");
   if (argv == NULL) goto done;
   if (argv[0] == NULL) {

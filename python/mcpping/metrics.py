@@ -36,7 +36,7 @@ __all__ = [
 ]
 
 # Every name, help text, unit, label and bound comes from the C table
-# (csrc/src/metrics.c); this module adapts it to each exporter.
+# (csrc/src/engine/metrics.c); this module adapts it to each exporter.
 _FAMILIES = _native.metric_families()
 _BOUNDS = _native.metric_rtt_buckets()
 _BY_FIELD = {f["field"]: f for f in _FAMILIES}

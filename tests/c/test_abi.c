@@ -94,3 +94,61 @@ TEST(runtime_info_refuses_an_unknown_version) {
   ASSERT_EQ(mcpp_runtime_info(rt, 1, &info, &healthy), MCPP_ERR_NOT_FOUND);
   mcpp_runtime_free(rt);
 }
+
+static void message_nowhere(mcpp_conn *c, const char *f, size_t n, void *ud) {}
+
+TEST(option_and_callback_structs_of_an_unknown_version_are_refused) {
+  /* Zeroed structs are version 1; any version the library does not know
+   * is refused before anything is read or started. */
+  mcpp_settings s;
+  mcpp_settings_default(&s);
+  mcpp_engine_callbacks cb;
+  memset(&cb, 0, sizeof cb);
+  cb.send = send_nothing;
+  mcpp_engine *e = NULL;
+  cb.version = MCPP_ENGINE_CALLBACKS_V1 + 1;
+  ASSERT_EQ(mcpp_engine_new(&e, &s, &cb, NULL, NULL, 0), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT(e == NULL);
+  cb.version = MCPP_ENGINE_CALLBACKS_V1;
+  ASSERT_EQ(mcpp_engine_new(&e, &s, &cb, NULL, NULL, 0), 0);
+  mcpp_engine_free(e);
+
+  mcpp_runtime_options ro;
+  memset(&ro, 0, sizeof ro);
+  mcpp_runtime *rt = (mcpp_runtime *)&ro; /* must be reset to NULL */
+  ro.version = -1;
+  ASSERT_EQ(mcpp_runtime_new(&rt, &ro), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT(rt == NULL);
+  ro.version = 0;
+  ASSERT_EQ(mcpp_runtime_new(&rt, &ro), 0);
+
+  char *args[] = {"true", NULL};
+  mcpp_spawn_options so;
+  memset(&so, 0, sizeof so);
+  so.file = args[0];
+  so.args = args;
+  so.version = MCPP_SPAWN_OPTIONS_V1 + 1;
+  uint64_t id = 0;
+  ASSERT_EQ(mcpp_runtime_spawn(rt, &s, &so, NULL, &id, NULL, 0),
+            MCPP_ERR_INVALID_ARGUMENT);
+  mcpp_host_options ho;
+  memset(&ho, 0, sizeof ho);
+  ho.version = MCPP_HOST_OPTIONS_V1 + 1;
+  int fd = -1;
+  ASSERT_EQ(mcpp_runtime_host_attach(rt, &ho, &fd), MCPP_ERR_INVALID_ARGUMENT);
+  mcpp_runtime_free(rt);
+
+  /* The driver checks both of its structs before it looks at the loop. */
+  mcpp_conn_callbacks cc;
+  memset(&cc, 0, sizeof cc);
+  cc.on_message = message_nowhere;
+  mcpp_conn *conn = NULL;
+  uv_loop_t *not_a_loop = (uv_loop_t *)&cc;
+  ASSERT_EQ(mcpp_conn_spawn(&conn, not_a_loop, &s, &so, &cc, NULL, NULL),
+            MCPP_ERR_INVALID_ARGUMENT);
+  so.version = MCPP_SPAWN_OPTIONS_V1;
+  cc.version = MCPP_CONN_CALLBACKS_V1 + 1;
+  ASSERT_EQ(mcpp_conn_spawn(&conn, not_a_loop, &s, &so, &cc, NULL, NULL),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT(conn == NULL);
+}

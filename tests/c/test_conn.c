@@ -10,9 +10,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "task.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 #include "test_conn_support.h"
 
 static const char init_req[] =

@@ -16,11 +16,11 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "orphans.h"
-#include "proc.h"
+#include "driver/orphans.h"
+#include "driver/proc.h"
 #include "task.h"
 #include "test_conn_support.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 static void start_args(conn_fixture *f, mcpp_stderr_mode mode,
                        uint32_t grace_ms, char **args) {

@@ -14,7 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "keeper.h"
+#include "driver/keeper.h"
 #include "task.h"
 
 int under_valgrind(void) { return getenv("MCPP_UNDER_VALGRIND") != NULL; }
@@ -115,7 +115,8 @@ static void rec_close(mcpp_conn *c, const mcpp_close_info *info, void *ud) {
 }
 
 static const mcpp_conn_callbacks rec_callbacks = {
-    rec_message, rec_event, rec_record, rec_stderr, rec_close};
+    .on_message = rec_message, .on_event = rec_event, .on_record = rec_record,
+    .on_stderr = rec_stderr, .on_close = rec_close};
 
 const mcpp_conn_callbacks *test_rec_callbacks(void) { return &rec_callbacks; }
 

@@ -2,7 +2,7 @@
  * each call must fail cleanly with MCPP_ERR_NOMEM (or carry on without the
  * optional thing it could not allocate), leak nothing and not crash. */
 #include "engine_fixture.h"
-#include "lines.h"
+#include "engine/lines.h"
 
 #define OK_OR_NOMEM(expr, ok)                              \
   do {                                                     \

@@ -1,7 +1,7 @@
 /* The ledger of in-flight application requests, request timeouts, and
  * healthy(): pongs alone never make a connection healthy. */
 #include "engine_fixture.h"
-#include "ledger.h"
+#include "engine/ledger.h"
 
 typedef struct listing {
   char ids[16][64];

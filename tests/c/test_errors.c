@@ -15,6 +15,9 @@ TEST(errors_every_code_of_the_list_has_its_name_and_sentence) {
   MCPP_ERRNO_MAP(XX)
 #undef XX
   ASSERT_EQ(n, -(MCPP_ERR_LAST_ + 1));
+  /* MCPP_ERR_LAST_ is counted from the list: its codes leave no gap. */
+  for (int c = -1; c > MCPP_ERR_LAST_; c--)
+    ASSERT(strcmp(mcpp_errname(c), "MCPP_ERR_UNKNOWN") != 0);
   ASSERT_STR_EQ(mcpp_errname(0), "MCPP_OK");
   ASSERT_STR_EQ(mcpp_errname(MCPP_ERR_LAST_), "MCPP_ERR_UNKNOWN");
   ASSERT_STR_EQ(mcpp_strerror(1), "Unknown error.");

@@ -1,6 +1,6 @@
-/* The test-only variables of csrc/src/test_hooks.h: linked into the test
+/* The test-only variables of csrc/src/engine/test_hooks.h: linked into the test
  * programs, never into the library. */
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 int mcpp__proc_force_backoff;
 int mcpp__runtime_loop_close_rc;

@@ -2,7 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lines.h"
+#include "engine/lines.h"
 #include "task.h"
 
 typedef struct collected {

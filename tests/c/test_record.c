@@ -3,7 +3,7 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "record.h"
+#include "engine/record.h"
 #include "task.h"
 
 static mcpp__record blank(void) {

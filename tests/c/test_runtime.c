@@ -14,10 +14,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "task.h"
 #include "test_conn_support.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 typedef struct host {
   int fds; /* open fds before the test */
@@ -46,7 +46,7 @@ static void host_init(host *h) {
   h->fds = fd_baseline();
   h->efd = eventfd(0, EFD_CLOEXEC);
   ASSERT(h->efd >= 0);
-  mcpp_runtime_options o = {host_notify, h, NULL};
+  mcpp_runtime_options o = {.notify = host_notify, .user_data = h};
   ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
 }
 
@@ -286,7 +286,7 @@ static void eager_init(eager_host *h) {
   h->efd = eventfd(0, EFD_CLOEXEC);
   ASSERT(h->efd >= 0);
   pthread_mutex_init(&h->mu, NULL);
-  mcpp_runtime_options o = {eager_notify, h, NULL};
+  mcpp_runtime_options o = {.notify = eager_notify, .user_data = h};
   ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
 }
 

@@ -37,7 +37,7 @@ static void flow_start(flow_host *h, const mcpp_settings *s) {
   h->fds = fd_baseline();
   h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   ASSERT(h->efd >= 0);
-  mcpp_runtime_options o = {flow_notify, h, NULL};
+  mcpp_runtime_options o = {.notify = flow_notify, .user_data = h};
   ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
   char *args[] = {"python3", (char *)peer_path("flood.py"), NULL};
   mcpp_spawn_options so = {0};

@@ -20,7 +20,7 @@
 
 #include "task.h"
 #include "test_conn_support.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 enum { MAX_ITEMS = 65536 };
 
@@ -104,7 +104,7 @@ static void hh_init(hh *h) {
   h->fds = fd_baseline();
   h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   ASSERT(h->efd >= 0);
-  mcpp_runtime_options o = {hh_notify, h, NULL};
+  mcpp_runtime_options o = {.notify = hh_notify, .user_data = h};
   ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
   ASSERT_EQ(0, uv_loop_init(&h->loop));
   uv_timer_init(&h->loop, &h->timer);
@@ -116,7 +116,7 @@ static void hh_init(hh *h) {
  * the default stall (scaled under valgrind, whose every turn is slow), or
  * stall_ms. */
 static void hh_attach_stall(hh *h, uint32_t stall_ms) {
-  mcpp_host_options o = {stall_ms ? stall_ms : margin_ms(MCPP_HOST_STALL_MS)};
+  mcpp_host_options o = {.stall_ms = stall_ms ? stall_ms : margin_ms(MCPP_HOST_STALL_MS)};
   ASSERT_EQ(0, mcpp_runtime_host_attach(h->rt, &o, &h->fd));
   ASSERT(h->fd >= 0);
   char why[128];
@@ -365,7 +365,7 @@ TEST(runtime_host_mode_refused_with_default_sigpipe_or_when_turned_off) {
   mcpp_runtime_mode(h.rt, why, sizeof why);
   ASSERT(strstr(why, "MCPPING_HOST_MODE=0") != NULL);
   unsetenv("MCPPING_HOST_MODE");
-  mcpp_host_options bad = {10001};
+  mcpp_host_options bad = {.stall_ms = 10001};
   ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT, mcpp_runtime_host_attach(h.rt, &bad, &fd));
   /* Not attached: a host turn runs nothing. */
   int64_t wake = 5;

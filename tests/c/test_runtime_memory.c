@@ -35,7 +35,7 @@ static void mh_start(mem_host *h) {
   h->fds = fd_baseline();
   h->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   ASSERT(h->efd >= 0);
-  mcpp_runtime_options o = {mh_notify, h, NULL};
+  mcpp_runtime_options o = {.notify = mh_notify, .user_data = h};
   ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
 }
 

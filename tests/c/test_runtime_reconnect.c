@@ -18,10 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "driver.h"
+#include "driver/driver.h"
 #include "task.h"
 #include "test_conn_support.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 typedef struct host {
   int fds;
@@ -45,7 +45,7 @@ static void host_init(host *h) {
   h->fds = fd_baseline();
   h->efd = eventfd(0, EFD_CLOEXEC);
   ASSERT(h->efd >= 0);
-  mcpp_runtime_options o = {host_notify, h, NULL};
+  mcpp_runtime_options o = {.notify = host_notify, .user_data = h};
   ASSERT_EQ(0, mcpp_runtime_new(&h->rt, &o));
   snprintf(h->log, sizeof h->log, "/tmp/mcpp-reconnect-%d.log", (int)getpid());
   snprintf(h->marker, sizeof h->marker, "/tmp/mcpp-reconnect-%d.once",

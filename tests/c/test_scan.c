@@ -2,7 +2,7 @@
  * structurally, malformed text rejected. */
 #include <string.h>
 
-#include "scan.h"
+#include "engine/scan.h"
 #include "task.h"
 
 static int scan(const char *text, mcpp__msg *m) {

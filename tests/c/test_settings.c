@@ -147,7 +147,10 @@ TEST(settings_table_defaults_and_policies_lie_within_their_ranges) {
   ASSERT_EQ(mcpp_setting_find("interval_ms")->policy, 15000); /* ... the library pings */
   mcpp_wrap_options w;
   mcpp_wrap_options_default(&w);
-  ASSERT_EQ(w.settings.interval_ms, 15000u);
+  ASSERT(w.settings == NULL); /* wrap's own defaults: */
+  mcpp_settings ws;
+  mcpp_wrap_settings_default(&ws);
+  ASSERT_EQ(ws.interval_ms, 15000u);
   ASSERT(mcpp_setting_find("no_such") == NULL);
 }
 

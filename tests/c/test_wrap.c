@@ -243,14 +243,23 @@ TEST(wrap_refuses_bad_options_by_name) {
   o.spawn.file = args[0];
   o.spawn.args = args;
   ASSERT(mcpp_wrap_options_problem(&o) == NULL);
-  o.settings.timeout_ms = 0;
+  mcpp_settings s;
+  mcpp_wrap_settings_default(&s);
+  o.settings = &s;
+  s.timeout_ms = 0;
   ASSERT(strstr(mcpp_wrap_options_problem(&o), "timeout_ms") != NULL);
-  o.settings.timeout_ms = 5000;
+  s.timeout_ms = 5000;
   o.restart = 2;
   ASSERT(strstr(mcpp_wrap_options_problem(&o), "restart") != NULL);
   o.restart = 1;
-  o.settings.forward_peer_pings = 7; /* forced to 1 by the wrap */
+  s.forward_peer_pings = 7; /* forced to 1 by the wrap */
   ASSERT(mcpp_wrap_options_problem(&o) == NULL);
+  /* Settings and options of an unknown version are refused by name. */
+  s.version = MCPP_SETTINGS_VERSION + 1;
+  ASSERT(strstr(mcpp_wrap_options_problem(&o), "settings.version") != NULL);
+  s.version = MCPP_SETTINGS_VERSION;
+  o.version = 0;
+  ASSERT(strstr(mcpp_wrap_options_problem(&o), "options.version") != NULL);
   ASSERT(mcpp_wrap_options_problem(NULL) != NULL);
 }
 
@@ -312,7 +321,10 @@ TEST(wrap_serves_prometheus_text_on_loopback) {
   mcpp_wrap_options_default(&r.o);
   r.o.spawn.file = args[0];
   r.o.spawn.args = args;
-  r.o.settings.peer_name = "cat \"quoted\"";
+  mcpp_settings named;
+  mcpp_wrap_settings_default(&named);
+  named.peer_name = "cat \"quoted\"";
+  r.o.settings = &named;
   r.o.metrics_addr = addr;
   r.o.in_fd = r.to_wrap[0];
   r.o.out_fd = r.from_wrap[1];

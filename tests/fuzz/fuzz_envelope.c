@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "mcpping.h"
-#include "scan.h"
+#include "engine/scan.h"
 
 #define CHECK(cond) \
   do {              \

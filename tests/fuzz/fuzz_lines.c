@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lines.h"
+#include "engine/lines.h"
 
 #define CHECK(cond) \
   do {              \

@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "scan.h"
+#include "engine/scan.h"
 
 #define CHECK(cond) \
   do {              \

@@ -36,9 +36,11 @@ def test_sdist_carries_every_source(sdist: Path):
     with tarfile.open(sdist) as t:
         names = {n.split("/", 1)[1] for n in t.getnames() if "/" in n}
     core = (ROOT / "csrc" / "sources.txt").read_text().split()
+    # Every header too: the layers' private ones and the public sub-headers.
+    headers = [str(h.relative_to(ROOT)) for h in sorted((ROOT / "csrc").rglob("*.h"))]
     missing = [n for n in ["setup.py", "csrc/sources.txt", "csrc/include/mcpping.h",
                            "python/mcpping/_native.h", "third_party/cjson/cjson/cJSON.c",
-                           "third_party/cjson/LICENSE", *core] if n not in names]
+                           "third_party/cjson/LICENSE", *core, *headers] if n not in names]
     assert not missing, missing
 
 

@@ -1,4 +1,4 @@
-"""The metrics are defined once, in C (csrc/src/metrics.c): the adapters to
+"""The metrics are defined once, in C (csrc/src/engine/metrics.c): the adapters to
 prometheus_client and OpenTelemetry expose exactly its table, which is the
 shared expectation tests/shared/metrics.json (Node's test reads it too), and
 mcpping.metrics.exposition() is the C renderer's text."""

@@ -242,7 +242,7 @@ static int run_until(int want) {
 
 static void host_main(int cycles, int out) {
   if (pipe2(wake, O_NONBLOCK | O_CLOEXEC)) _exit(2);
-  mcpp_runtime_options ro = {notify, NULL, NULL};
+  mcpp_runtime_options ro = {.notify = notify, .user_data = NULL};
   if (mcpp_runtime_new(&rt, &ro)) _exit(2);
   /* A very large retry budget: restarts are the point here. */
   mcpp_runtime_set_retry_budget(rt, MCPP_MAX_RETRY_BUDGET_BURST, 1e6);

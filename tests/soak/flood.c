@@ -202,7 +202,7 @@ static int run_case(const char *what, const char *host) {
   }
   close(fd);
   r.efd = eventfd(0, EFD_CLOEXEC);
-  mcpp_runtime_options o = {on_notify, &r, NULL};
+  mcpp_runtime_options o = {.notify = on_notify, .user_data = &r};
   if (mcpp_runtime_new(&r.rt, &o)) return 2;
   mcpp_settings s;
   mcpp_settings_default(&s);

@@ -201,7 +201,7 @@ int main(int argc, char **argv) {
   s.ping_settled = calloc(s.total / PING_EVERY + 2, sizeof *s.ping_settled);
   if (!s.ping_settled || pipe2(s.pipe, O_NONBLOCK | O_CLOEXEC)) return 1;
   uv_loop_init(&s.loop);
-  mcpp_runtime_options o = {on_notify, &s, NULL};
+  mcpp_runtime_options o = {.notify = on_notify, .user_data = &s};
   if (mcpp_runtime_new(&s.rt, &o)) return 1;
   int fd = -1;
   int rc = mcpp_runtime_host_attach(s.rt, NULL, &fd);

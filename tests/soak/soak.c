@@ -603,7 +603,7 @@ int main(int argc, char **argv) {
   uv_async_init(&loop, &wake, on_wake);
   uv_timer_init(&loop, &tick);
   int fds_before = audit_count_fds();
-  mcpp_runtime_options ro = {notify, NULL, NULL};
+  mcpp_runtime_options ro = {.notify = notify, .user_data = NULL};
   if (mcpp_runtime_new(&K.rt, &ro)) return 2;
   K.n_slots = (int)conns;
   K.slots = calloc((size_t)conns, sizeof *K.slots);

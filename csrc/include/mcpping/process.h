@@ -3,6 +3,8 @@
 #ifndef MCPPING_PROCESS_H
 #define MCPPING_PROCESS_H
 
+#include "mcpping/engine.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif

@@ -24,12 +24,13 @@
 #include <uv.h>
 
 #include "driver.h"
-#include "internal.h"
-#include "lines.h"
+#include "engine/deadlines.h"
+#include "engine/internal.h"
+#include "engine/lines.h"
 #include "mcpping.h"
 #include "platform.h"
 #include "proc.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 enum {
   READ_BUF_SIZE = 64 * 1024,
@@ -942,6 +943,8 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   spawn_error[0] = '\0';
   if (!out || !loop || !options || !options->file || !options->args ||
       !callbacks || !callbacks->on_message ||
+      !MCPP__KNOWN_VERSION(options, MCPP_SPAWN_OPTIONS_V1) ||
+      !MCPP__KNOWN_VERSION(callbacks, MCPP_CONN_CALLBACKS_V1) ||
       (unsigned)options->stderr_mode > MCPP_STDERR_IGNORE ||
       (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;

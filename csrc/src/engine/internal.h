@@ -21,6 +21,16 @@ size_t mcpp__settings_size(int version);
  * defaults. Returns 0 or MCPP_ERR_INVALID_ARGUMENT (unknown version). */
 int mcpp__settings_import(mcpp_settings *out, const mcpp_settings *in);
 
+/* settings.c: checks *s and resolves the floor on min_interval_ms and a
+ * clamped interval. Returns 0, MCPP_ERR_INVALID_ARGUMENT or
+ * MCPP_ERR_INTERVAL_TOO_SHORT, and the sentence in *problem (may be NULL). */
+int mcpp__settings_check(mcpp_settings *s, const char **problem);
+
+/* 1 if the option or callback struct *p (may be NULL) is of a version the
+ * library reads: 0 (zeroed) or v1 (see mcpping/alloc.h). */
+#define MCPP__KNOWN_VERSION(p, v1) \
+  ((p) == NULL || (p)->version == 0 || (p)->version == (v1))
+
 /* Allocation through `a` (never NULL: callers resolve NULL to the default).
  * mcpp__malloc(a, 0) allocates one byte so NULL always means failure. */
 void *mcpp__malloc(const mcpp_allocator *a, size_t size);
@@ -47,26 +57,9 @@ void mcpp__sb_u64(mcpp__sb *sb, uint64_t v);
 void mcpp__sb_json_string(mcpp__sb *sb, const char *s, size_t n);
 
 /* 1 if the library can read *ev: version 0 (a zeroed event: V1) or one it
- * knows. */
-int mcpp__event_readable(const mcpp_event *ev);
-
-/* The "code,message" of the JSON-RPC error the application gets for a
- * request mcpping ended: timed out after timeout_ms (-32001), or abandoned
- * by the application (-32800, timeout_ms unused). One sentence each, for
- * the engine and for the runtime's held requests alike. Returns buf. */
-char *mcpp__request_error(char *buf, size_t cap, int timed_out,
-                          uint32_t timeout_ms);
-
-/* The engine's next deadline that ends something (a ping, probe, request
- * or process check coming due), UINT64_MAX if none: the next deadline
- * without the keepalive send. A driver's wake-up for a send alone need not
- * read ahead, and can wait for a coarser grid. */
-uint64_t mcpp__engine_next_expiry(const mcpp_engine *e);
-
-/* Replaces the engine's on_record (NULL: it formats no records at all),
- * for a driver whose host takes none (mcpp_runtime_set_records). */
-void mcpp__engine_set_record_cb(mcpp_engine *e,
-                                void (*fn)(mcpp_engine *e, const char *json,
-                                           size_t len, void *user_data));
+ * knows. Inline here, so outcome.c and rtt_stats.c need nothing above. */
+static inline int mcpp__event_readable(const mcpp_event *ev) {
+  return ev != NULL && (ev->version == 0 || ev->version == MCPP_EVENT_V1);
+}
 
 #endif

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "internal.h"
+#include "engine/internal.h"
 #include "wrap.h"
 
 void mcpp__wrap_figures_observe(mcpp__wrap_figures *f, const mcpp_event *ev) {

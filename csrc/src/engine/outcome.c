@@ -3,10 +3,6 @@
  * instead of keeping their own copies of these rules. */
 #include "engine.h"
 
-int mcpp__event_readable(const mcpp_event *ev) {
-  return ev != NULL && (ev->version == 0 || ev->version == MCPP_EVENT_V1);
-}
-
 mcpp_ping_outcome mcpp_event_outcome(const mcpp_event *ev) {
   if (!mcpp__event_readable(ev)) return MCPP_OUTCOME_NONE;
   switch (ev->type) {

@@ -8,7 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "engine.h"
+#include "internal.h"
 
 /* The C engine's own sentences: C units, no value, "between 1 and 1000". */
 #define IN_C 2

@@ -29,10 +29,10 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#include "driver.h"
-#include "internal.h"
-#include "ledger.h"
-#include "scan.h"
+#include "driver/driver.h"
+#include "engine/internal.h"
+#include "engine/ledger.h"
+#include "engine/scan.h"
 #include "wrap.h"
 
 enum {
@@ -835,18 +835,39 @@ static int open_client(wrap *w, client_handle *h, int fd, int readable,
 void mcpp_wrap_options_default(mcpp_wrap_options *o) {
   if (!o) return;
   memset(o, 0, sizeof *o);
-  mcpp_settings_default(&o->settings);
-  /* The library's keepalive policy (the settings table's), not C's off. */
-  o->settings.interval_ms =
-      (uint32_t)mcpp_setting_find("interval_ms")->policy;
+  o->version = MCPP_WRAP_OPTIONS_VERSION;
   o->spawn.stderr_mode = MCPP_STDERR_INHERIT;
   o->restart = 1;
   o->in_fd = 0;
   o->out_fd = 1;
 }
 
+void mcpp_wrap_settings_default(mcpp_settings *s) {
+  if (!s) return;
+  mcpp_settings_default(s);
+  /* The library's keepalive policy (the settings table's), not C's off. */
+  s->interval_ms = (uint32_t)mcpp_setting_find("interval_ms")->policy;
+}
+
+/* *out = the settings wrap runs with: o->settings read as its version (or
+ * wrap's defaults), pings forwarded, a stale server closed. Returns 0, or
+ * -1 for settings of an unknown version. */
+static int wrap_settings(const mcpp_wrap_options *o, mcpp_settings *out) {
+  if (o->settings) {
+    if (mcpp__settings_import(out, o->settings)) return -1;
+  } else {
+    mcpp_wrap_settings_default(out);
+  }
+  out->forward_peer_pings = 1;
+  out->on_stale = MCPP_STALE_CLOSE;
+  return 0;
+}
+
 const char *mcpp_wrap_options_problem(const mcpp_wrap_options *o) {
   if (!o) return "options must not be NULL";
+  if (o->version != MCPP_WRAP_OPTIONS_V1)
+    return "options.version must be a known version: initialize options "
+           "with mcpp_wrap_options_default";
   if (!o->spawn.file || !o->spawn.args || !o->spawn.args[0])
     return "a server command is required (mcpping wrap -- COMMAND [ARG...])";
   if (o->restart != 0 && o->restart != 1) return "restart must be 0 or 1";
@@ -854,9 +875,9 @@ const char *mcpp_wrap_options_problem(const mcpp_wrap_options *o) {
       o->spawn.kill_grace_ms != MCPP_KILL_GRACE_NONE)
     return "kill_grace_ms must be between 0 (the default) and 2147483647 ms";
   if (o->in_fd < 0 || o->out_fd < 0) return "in_fd and out_fd must be open fds";
-  mcpp_settings s = o->settings;
-  s.forward_peer_pings = 1;
-  s.on_stale = MCPP_STALE_CLOSE;
+  mcpp_settings s;
+  if (wrap_settings(o, &s))
+    return mcpp_settings_problem(o->settings); /* names the version */
   return mcpp_settings_problem(&s);
 }
 
@@ -867,9 +888,7 @@ static int setup(wrap *w, const mcpp_wrap_options *o) {
     return -1;
   }
   w->o = *o;
-  w->s = o->settings;
-  w->s.forward_peer_pings = 1;
-  w->s.on_stale = MCPP_STALE_CLOSE;
+  wrap_settings(o, &w->s); /* cannot fail: the problem was NULL */
   if (!w->o.spawn.kill_grace_ms) w->o.spawn.kill_grace_ms = DEFAULT_KILL_GRACE_MS;
   w->rng = uv_hrtime() ^ ((uint64_t)getpid() << 32);
   mcpp_reconnect_default(&w->policy);

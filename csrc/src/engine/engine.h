@@ -132,11 +132,6 @@ struct mcpp_engine {
   uint64_t json_parses; /* cJSON parses, for tests of the fast path */
 };
 
-/* settings.c: checks *s and resolves the floor on min_interval_ms and a
- * clamped interval. Returns 0, MCPP_ERR_INVALID_ARGUMENT or
- * MCPP_ERR_INTERVAL_TOO_SHORT, and the sentence in *problem (may be NULL). */
-int mcpp__settings_check(mcpp_settings *s, const char **problem);
-
 /* emit.c: fills the event's state/failure_count/in_flight, calls on_event,
  * then on_record with `record` as the record's event name (NULL: none). */
 void mcpp__emit(mcpp_engine *e, mcpp_event *ev, const char *record,

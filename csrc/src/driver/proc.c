@@ -21,7 +21,7 @@
 #include "keeper.h"
 #include "orphans.h"
 #include "platform.h"
-#include "test_hooks.h"
+#include "engine/test_hooks.h"
 
 extern char **environ;
 

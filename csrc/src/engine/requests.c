@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "deadlines.h"
 #include "engine.h"
 
 uint64_t mcpp__request_deadline(const mcpp_engine *e) {

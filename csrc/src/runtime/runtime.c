@@ -27,13 +27,14 @@
 #include <unistd.h>
 #include <uv.h>
 
-#include "driver.h"
-#include "internal.h"
+#include "driver/driver.h"
+#include "engine/deadlines.h"
+#include "engine/internal.h"
 #include "item.h"
 #include "mcpping.h"
-#include "record.h"
-#include "scan.h"
-#include "test_hooks.h"
+#include "engine/record.h"
+#include "engine/scan.h"
+#include "engine/test_hooks.h"
 
 enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
 
@@ -720,7 +721,8 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
 }
 
 static const mcpp_conn_callbacks conn_callbacks = {
-    on_message, on_event, on_record, on_stderr, on_conn_close};
+    .on_message = on_message, .on_event = on_event, .on_record = on_record,
+    .on_stderr = on_stderr, .on_close = on_conn_close};
 
 /* -------------------------------------------------------------- commands */
 
@@ -1733,7 +1735,8 @@ static const char *host_mode_refused(void) {
 
 int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
                              int *fd) {
-  if (!rt || !fd) return MCPP_ERR_INVALID_ARGUMENT;
+  if (!rt || !fd || !MCPP__KNOWN_VERSION(options, MCPP_HOST_OPTIONS_V1))
+    return MCPP_ERR_INVALID_ARGUMENT;
   uint32_t stall = options && options->stall_ms ? options->stall_ms
                                                 : MCPP_HOST_STALL_MS;
   if (stall > 10000) return MCPP_ERR_INVALID_ARGUMENT;
@@ -1859,6 +1862,10 @@ static void init_host_state(mcpp_runtime *rt) {
 
 int mcpp_runtime_new(mcpp_runtime **out, const mcpp_runtime_options *options) {
   if (!out) return MCPP_ERR_INVALID_ARGUMENT;
+  if (!MCPP__KNOWN_VERSION(options, MCPP_RUNTIME_OPTIONS_V1)) {
+    *out = NULL;
+    return MCPP_ERR_INVALID_ARGUMENT;
+  }
   *out = NULL;
   const mcpp_allocator *a =
       options && options->alloc ? options->alloc : mcpp_default_allocator();
@@ -1924,6 +1931,7 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
                        void *conn_user_data, uint64_t *conn_id,
                        char *errbuf, size_t errbuf_len) {
   if (!rt || !options || !options->file || !options->args ||
+      !MCPP__KNOWN_VERSION(options, MCPP_SPAWN_OPTIONS_V1) ||
       (settings && !mcpp__settings_size(settings->version)))
     return MCPP_ERR_INVALID_ARGUMENT;
   if (errbuf && errbuf_len) errbuf[0] = '\0';

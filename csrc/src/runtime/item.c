@@ -28,3 +28,8 @@ int mcpp_item_get_error(const mcpp_item *item) { return item->error; }
 const mcpp_close_info *mcpp_item_get_close(const mcpp_item *item) {
   return item->type == MCPP_ITEM_CLOSED ? &item->close : NULL;
 }
+
+mcpp_answer_kind mcpp_item_get_answer_kind(const mcpp_item *item) {
+  return item->type == MCPP_ITEM_MESSAGE ? (mcpp_answer_kind)item->answer_kind
+                                         : MCPP_ANSWER_PEER;
+}

@@ -6,6 +6,7 @@
  * and probes from going out. */
 #include <string.h>
 
+#include "deadlines.h"
 #include "engine.h"
 
 #define US_PER_MS 1000ULL

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "deadlines.h"
 #include "engine.h"
 
 static char *dup_capped(const mcpp_allocator *a, const char *s) {
@@ -39,7 +40,8 @@ int mcpp_engine_new(mcpp_engine **out, const mcpp_settings *settings,
                     const mcpp_allocator *alloc, uint64_t now) {
   if (out == NULL) return MCPP_ERR_INVALID_ARGUMENT;
   *out = NULL;
-  if (settings == NULL || callbacks == NULL || callbacks->send == NULL)
+  if (settings == NULL || callbacks == NULL || callbacks->send == NULL ||
+      !MCPP__KNOWN_VERSION(callbacks, MCPP_ENGINE_CALLBACKS_V1))
     return MCPP_ERR_INVALID_ARGUMENT;
   mcpp_settings s;
   if (mcpp__settings_import(&s, settings)) return MCPP_ERR_INVALID_ARGUMENT;

@@ -1,0 +1,121 @@
+/* mcpping the shared rules: how a ping ended, RTT statistics, what an HTTP answer means.
+ * Included by mcpping.h; compiles alone too. */
+#ifndef MCPPING_RULES_H
+#define MCPPING_RULES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include "mcpping/events.h"
+#include "mcpping/engine.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* ------------------------------------------------------------ shared rules
+ *
+ * What an event means for the host, decided once here so that every
+ * binding reads the same answer: how a manual ping ended, when a stale
+ * peer must be closed, the RTT statistics, and what an HTTP answer says. */
+
+/* How a ping ended, from its final event. */
+typedef enum mcpp_ping_outcome {
+  MCPP_OUTCOME_NONE = 0,    /* not a ping's final event */
+  MCPP_OUTCOME_PONG,        /* answered; rtt_us is set */
+  MCPP_OUTCOME_TIMEOUT,     /* no answer in time: counted lost */
+  MCPP_OUTCOME_ERROR,       /* a JSON-RPC error answer: counted lost */
+  MCPP_OUTCOME_INVALID,     /* the result was missing or not an object:
+                               counted lost */
+  MCPP_OUTCOME_UNSUPPORTED, /* the peer does not support ping: not lost */
+  MCPP_OUTCOME_CLOSED       /* abandoned because the connection closed
+                               (error MCPP_ERR_CLOSED): not lost, and
+                               not a timeout */
+} mcpp_ping_outcome;
+
+/* Returns the outcome a PONG, TIMEOUT, PING_ERROR or UNSUPPORTED event
+ * reports, MCPP_OUTCOME_NONE for any other event or NULL. */
+mcpp_ping_outcome mcpp_event_outcome(const mcpp_event *event);
+
+/* Returns "pong", "timeout", "error", "invalid", "unsupported", "closed",
+ * or NULL for NONE. */
+const char *mcpp_outcome_name(mcpp_ping_outcome outcome);
+
+/* Returns 1 if the outcome counts as a lost ping (TIMEOUT, ERROR,
+ * INVALID), else 0. */
+int mcpp_outcome_is_lost(mcpp_ping_outcome outcome);
+
+/* The stale policy: returns 1 if, after this event from this engine, the
+ * host must close the connection (kill the server, end the session), else
+ * 0. That is a STALE event with settings.on_stale = MCPP_STALE_CLOSE, or
+ * one on a connection whose server process exited, whatever on_stale
+ * says: nothing will ever answer it. */
+int mcpp_engine_should_close(const mcpp_engine *engine,
+                             const mcpp_event *event);
+
+/* RTT statistics of one connection's pings in bounded memory: exact
+ * running min/avg/max/mdev (Welford) over every pong, p50/p99 by nearest
+ * rank over the most recent `window` RTTs. RTTs are doubles in the
+ * caller's unit. */
+typedef struct mcpp_rtt_stats mcpp_rtt_stats;
+
+#define MCPP_RTT_WINDOW 10000u       /* the default window */
+#define MCPP_MAX_RTT_WINDOW 16777216u
+
+typedef struct mcpp_rtt_summary {
+  uint64_t sent;     /* pings sent */
+  uint64_t received; /* pongs */
+  uint64_t lost;     /* pings lost (timeouts, errors, invalid answers) */
+  double loss_pct;   /* lost of the pings that finished, 0..100 (0 if none) */
+  uint64_t count;    /* RTTs recorded; the figures below are NaN if 0 */
+  double min, avg, max, mdev, p50, p99;
+} mcpp_rtt_summary;
+
+/* Creates statistics over a window of 1..MCPP_MAX_RTT_WINDOW RTTs (0: the
+ * default). Returns 0, MCPP_ERR_INVALID_ARGUMENT or MCPP_ERR_NOMEM. alloc
+ * may be NULL and must outlive the stats. */
+int mcpp_rtt_stats_new(mcpp_rtt_stats **out, uint32_t window,
+                       const mcpp_allocator *alloc);
+void mcpp_rtt_stats_free(mcpp_rtt_stats *stats);
+
+/* Records a pong's RTT. */
+void mcpp_rtt_stats_add(mcpp_rtt_stats *stats, double rtt);
+
+/* Feeds an engine event: PING counts a ping sent, PONG records rtt_us /
+ * us_per_unit (1000 for ms, 1e6 for seconds), and a lost outcome
+ * (mcpp_outcome_is_lost) counts a lost ping. Other events are ignored. */
+void mcpp_rtt_stats_observe(mcpp_rtt_stats *stats, const mcpp_event *event,
+                            double us_per_unit);
+
+/* Fills *out. Sorts the window if it changed since the last call. */
+void mcpp_rtt_stats_summary(mcpp_rtt_stats *stats, mcpp_rtt_summary *out);
+
+/* Copies the window's RTTs, oldest first, into buf (at most cap of them);
+ * returns how many the window holds. */
+size_t mcpp_rtt_stats_recent(const mcpp_rtt_stats *stats, double *buf,
+                             size_t cap);
+
+/* What an HTTP answer to one POSTed message means (Streamable HTTP). */
+typedef enum mcpp_http_verdict {
+  MCPP_HTTP_ANSWER = 0,          /* 2xx: the body (JSON, SSE or empty) is
+                                    the answer */
+  MCPP_HTTP_UNSUPPORTED = 1,     /* 404 whose body is a JSON-RPC error
+                                    -32601: the method is not supported */
+  MCPP_HTTP_SESSION_EXPIRED = 2, /* any other 404 to a request carrying
+                                    an Mcp-Session-Id: the session ended;
+                                    initialize again */
+  MCPP_HTTP_FAILED = 3           /* any other status: the request failed */
+} mcpp_http_verdict;
+
+/* Classifies an HTTP status and body (may be NULL if len is 0);
+ * had_session is 1 if the request carried an Mcp-Session-Id. */
+mcpp_http_verdict mcpp_http_classify(int status, const char *body,
+                                     size_t len, int had_session);
+
+/* Returns "answer", "unsupported", "session_expired" or "failed". */
+const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* MCPPING_RULES_H */
