@@ -208,3 +208,26 @@ TEST(app_watch_never_prints_a_secret) {
   mcpp_watch_free(w);
   mcpp_cli_options_free(&o);
 }
+
+/* A server restarting (or failing) while the binding closes everything
+ * says nothing: "stopped" stays the last line (it once came out after a
+ * restart the shutdown raced with). */
+TEST(app_watch_says_nothing_of_servers_after_stopping) {
+  mcpp_cli_options o;
+  mcpp_watch *w = new_watch(&o);
+  ASSERT_EQ(mcpp_watch_add(w, "time", "stdio", NULL, 0, NULL), 0);
+  int64_t next;
+  ASSERT_EQ(mcpp_watch_due(w, 0, &next), 0);
+  mcpp_watch_opened(w, 0, 10, "mcp-time", "2025-06-18", 77);
+  output(w);
+  mcpp_watch_stopping(w);
+  ASSERT_STR_EQ(output(w), "mcpping watch: stopping every server\n");
+  mcpp_watch_event ev = {.name = "reconnected", .state = "alive", .pid = 78};
+  mcpp_watch_feed(w, 0, 20, &ev);
+  mcpp_watch_closed(w, 0, 30, "connection closed");
+  mcpp_watch_open_failed(w, 0, 30, "cannot start");
+  mcpp_watch_stopped(w);
+  ASSERT_STR_EQ(output(w), "mcpping watch: stopped\n");
+  mcpp_watch_free(w);
+  mcpp_cli_options_free(&o);
+}

@@ -95,9 +95,10 @@ int mcpp_watch_respond(mcpp_watch *w, int64_t now_ms, const char *head,
                        size_t len, char **out, size_t *out_len);
 void mcpp_watch_text_free(char *text);
 
-/* SIGTERM or SIGINT arrived: writes the stopping line. Then the binding
- * closes the listener and every connection and calls mcpp_watch_stopped,
- * which writes the last line. */
+/* SIGTERM or SIGINT arrived: writes the stopping line; from then on what
+ * the binding feeds about its servers is ignored. Then the binding closes
+ * the listener and every connection and calls mcpp_watch_stopped, which
+ * writes the last line. */
 void mcpp_watch_stopping(mcpp_watch *w);
 void mcpp_watch_stopped(mcpp_watch *w);
 

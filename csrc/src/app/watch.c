@@ -42,6 +42,7 @@ struct mcpp_watch {
   double multiplier;
   char listen[96];
   mcpp__text out, taken;
+  int stopping; /* after mcpp_watch_stopping: servers close, nothing more is said of them */
 };
 
 #define LOG "mcpping watch: "
@@ -238,6 +239,7 @@ static void schedule(mcpp_watch *w, wserver *s, int64_t now_ms, const char *what
 
 void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
                        const char *protocol_version, int64_t pid) {
+  if (w->stopping) return;
   wserver *s = at(w, i);
   if (!s) return;
   if (s->opened) s->fig.reconnects++;
@@ -256,11 +258,13 @@ void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
 }
 
 void mcpp_watch_open_failed(mcpp_watch *w, int i, int64_t now_ms, const char *reason) {
+  if (w->stopping) return;
   wserver *s = at(w, i);
   if (s) schedule(w, s, now_ms, "cannot open", reason);
 }
 
 void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms, const char *reason) {
+  if (w->stopping) return;
   wserver *s = at(w, i);
   if (!s || s->state == WS_DOWN) return;
   s->failed_in_row = 0;
@@ -276,6 +280,7 @@ static int event_type(const char *name) {
 }
 
 void mcpp_watch_feed(mcpp_watch *w, int i, int64_t now_ms, const mcpp_watch_event *e) {
+  if (w->stopping) return;
   wserver *s = at(w, i);
   int t = e ? event_type(e->name) : -1;
   if (!s || t < 0 || s->state == WS_DOWN) return;
@@ -449,6 +454,9 @@ int mcpp_watch_respond(mcpp_watch *w, int64_t now_ms, const char *head, size_t l
 void mcpp_watch_text_free(char *text) { free(text); }
 
 void mcpp_watch_stopping(mcpp_watch *w) {
+  /* A restart or an error met while closing is shutdown noise: the
+   * stopping line is the last word on the servers, "stopped" the last. */
+  w->stopping = 1;
   mcpp__text_puts(&w->out, LOG "stopping every server\n");
 }
 
