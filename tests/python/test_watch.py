@@ -102,13 +102,19 @@ class Watch:
     def stop(self) -> int:
         if self.proc.poll() is None:
             self.proc.send_signal(signal.SIGTERM)
+        # Not communicate(): it would read stderr too, racing the reader
+        # thread for the last lines ("stopped" went missing that way).
         try:
-            self.out, _ = self.proc.communicate(timeout=30)
+            self.proc.wait(timeout=30)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            self.proc.communicate()
+            self.proc.wait()
             raise
-        self._reader.join(5)
+        assert self.proc.stdout is not None
+        self.out = self.proc.stdout.read()  # watch writes nothing there: no pipe to fill
+        self.proc.stdout.close()
+        self._reader.join(30)
+        assert not self._reader.is_alive(), "stderr still open after the watch exited"
         return self.proc.returncode
 
 
