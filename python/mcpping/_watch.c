@@ -20,29 +20,19 @@ static mcpp_watch *watch_of(PyObject *cap) {
 }
 
 /* watch_new(argv) -> a watch (argv, after "watch", must parse to it). */
-static PyObject *py_watch_new(PyObject *self, PyObject *list) {
-  if (!PyList_Check(list)) {
-    PyErr_SetString(PyExc_TypeError, "argv must be a list of str");
-    return NULL;
-  }
-  Py_ssize_t n = PyList_Size(list);
-  const char **argv = calloc((size_t)n + 1, sizeof *argv);
-  if (!argv) return PyErr_NoMemory();
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *item = PyList_GetItem(list, i);
-    argv[i] = item && PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, NULL) : NULL;
-    if (!argv[i]) {
-      free(argv);
-      if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "argv must be a list of str");
-      return NULL;
-    }
-  }
+static PyObject *py_watch_new(PyObject *self, PyObject *seq) {
+  PyObject *holder = NULL;
+  char **argv = mcpping_to_argv(seq, &holder, "argv must be a sequence of str");
+  if (argv == NULL) return NULL;
+  int argc = 0;
+  while (argv[argc]) argc++;
   mcpp_cli_options o;
   mcpp_watch *w = NULL;
-  int rc = mcpp_cli_parse(&o, (int)n, argv);
+  int rc = mcpp_cli_parse(&o, argc, (const char *const *)argv);
   if (!rc) rc = mcpp_watch_new(&w, &o);
   mcpp_cli_options_free(&o);
-  free(argv);
+  PyMem_Free(argv);
+  Py_XDECREF(holder);
   if (rc) {
     if (rc == MCPP_ERR_NOMEM) return PyErr_NoMemory();
     PyErr_SetString(PyExc_ValueError, "argv does not ask for mcpping watch");
