@@ -71,8 +71,8 @@ TEST(app_config_wrap_then_unwrap_gives_back_the_same_bytes) {
       "\"x\"\n    },\n    \"h\": {\n      \"type\": \"http\",\n      \"url\": \"u\"\n    }\n"
       "  }\n}\n",
       /* VS Code settings.json. */
-      "{\n  \"mcp\": {\n    \"servers\": {\n      \"s\": {\n        \"command\": "
-      "\"\\u00e9\\\"q\\n\"\n      }\n    }\n  },\n  \"editor.x\": []\n}\n",
+      ("{\n  \"mcp\": {\n    \"servers\": {\n      \"s\": {\n        \"command\": "
+       "\"\\u00e9\\\"q\\n\"\n      }\n    }\n  },\n  \"editor.x\": []\n}\n"),
   };
   for (size_t i = 0; i < sizeof formats / sizeof *formats; i++) {
     int changed = 0;
