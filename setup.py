@@ -36,6 +36,7 @@ MODULE_SOURCES = [
     "python/mcpping/_metrics.c",
     "python/mcpping/_app.c",
     "python/mcpping/_config.c",
+    "python/mcpping/_config_run.c",
     "python/mcpping/_client.c",
     "python/mcpping/_watch.c",
 ]

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "config_wrap.h"
+#include "config_run_wrap.h"
 #include "convert.h"
 #include "engine_wrap.h"
 #include "metrics_wrap.h"
@@ -153,6 +154,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   InitWrap(env, exports);
   InitMetrics(env, exports);
   InitConfig(env, exports);
+  InitConfigRun(env, exports);
 }
 
 mcpp_runtime *McppAddon::Runtime(Napi::Env env) {

@@ -48,12 +48,6 @@ function jsonLine(pairs) {
 
 module.exports = { lossPct, formatLoss, pyFloat, jsonLine };
 
-/** A config_check result as the C formatter reads it. */
-function configRow(x) {
-  const { name, transport, file, jsonPath } = x.server;
-  return { ...x, name, transport, file, jsonPath };
-}
-
 /**
  * Prints `mcpping --config`'s lines, every byte of which comes from C
  * (csrc/src/app/config_table.c); results() returns the exit status.
@@ -75,13 +69,12 @@ class ConfigReporter {
     this.out.write(require('./binding').configFormatStart(servers, count, intervalS, timeoutS, deadlineS, this.json));
   }
 
-  /** @param {object[]} rows results of config_check @param {number} timeMs @returns {number} the exit status */
+  /** @param {object[]} rows config_check's rows @param {number} timeMs @returns {number} the exit status */
   results(rows, timeMs) {
-    const r = require('./binding').configFormatResults(rows.map(configRow), timeMs, this.json, this.quiet);
+    const r = require('./binding').configFormatResults(rows, timeMs, this.json, this.quiet);
     this.out.write(r.text);
     return r.status;
   }
 }
 
 module.exports.ConfigReporter = ConfigReporter;
-module.exports.configRow = configRow;

@@ -2,12 +2,13 @@
 /**
  * `mcpping --config`: checks every server of a client config at once.
  *
- * Each server gets its own deadline: spawn (or connect), handshake, then up
- * to `count` pings. The outcome is one result per server; the statuses and
- * their reasons are docs/cli.md's, and python/mcpping/_config_check.py gives
- * the same ones. No reason ever carries an env or headers value, a URL or
- * an argument.
+ * Plumbing only: each server's check is C's state machine
+ * (csrc/src/app/config_run.c, via the addon's configRun* functions): the
+ * skips, the deadline, the handshake's bounds, the ping grid, every status
+ * and reason. This file resolves, spawns or connects, shakes hands, pings,
+ * waits and closes when asked, and returns C's row for the table.
  */
+const native = require('./binding');
 const { resolve, UnresolvedVariable } = require('./config');
 const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
@@ -16,37 +17,18 @@ const { RpcError } = require('./rpc');
 const { pause } = require('./pause');
 const { version } = require('../package.json');
 
-const NO_PING_VERSION = '2026-07-28';
+// What the state machine asks (config_run.h mcpp_config_do) and what it is told.
+const OPEN = 1, HANDSHAKE = 2, PING = 3, WAIT = 4, CLOSE = 5, DONE = 6;
+const OPEN_OK = 0, UNRESOLVED = 1, SPAWN_FAILED = 2, INVALID = 3;
+const OK = 0, TIMEOUT = 1, ERROR = 2, BAD_REPLY = 3, UNSUPPORTED = 4, CLOSED = 5;
 
-
-/** Settles with 'deadline' after ms (the timer is cleared by the returned cancel). */
-function deadlineAfter(ms) {
-  let timer;
-  const promise = new Promise((resolve_) => {
-    timer = setTimeout(() => resolve_('deadline'), Math.max(0, ms));
-  });
-  return { promise, cancel: () => clearTimeout(timer) };
-}
-
-/** Why initialize was refused, as Python's command says it. */
-function initializeFailure(err) {
-  if (err instanceof RpcError) return `initialize failed: ${err.code} ${err.message}`;
-  return err.message;
-}
-
-/** @param {{exitStatus: number, termSignal: number}} info */
-function exitText(info) {
-  if (info.termSignal) return `server killed by signal ${info.termSignal}`;
-  return `server exited with status ${info.exitStatus}`;
-}
+const nowMs = () => Math.floor(performance.now());
 
 /**
- * One opened server: a stdio Peer or an HTTP session behind the same face.
- * @returns {Promise<{initialize: Function, ping: Function, close: Function,
- *   protocolVersion: () => string|null, unreachable: () => boolean,
- *   closedReason: () => Promise<string>}>}
+ * One opened server: a stdio Peer or an HTTP session behind the same face;
+ * close() resolves to how it ended, as configRunClosed takes it.
  */
-async function open(live, plan, res) {
+async function open(live, plan) {
   const records = plan.log || undefined;
   const keepalive = { timeoutMs: Math.max(1, Math.round(plan.timeoutS * 1000)) };
   if (live.transport === 'stdio') {
@@ -55,132 +37,126 @@ async function open(live, plan, res) {
       { command: live.command, args: live.args, env: { ...plan.environ, ...live.env }, cwd: live.cwd || undefined, stderr: 'pipe' },
       { keepalive, records, initialize: false, inheritEnv: !plan.environ },
     );
-    // The server's last stderr line (kept for a server that dies) and the
-    // lines on stdout that are not JSON.
+    // The server's last stderr line and the lines on stdout that are not JSON.
     let tail = '';
+    let noise = 0;
     peer.on('stderr', (chunk) => { tail = (tail + chunk.toString('utf8')).slice(-4096); });
-    peer.on('invalid_message', () => { res.nonJsonLines++; });
+    peer.on('invalid_message', () => { noise++; });
     return {
-      lastStderr: () => tail.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).at(-1) || null,
       initialize: (timeoutMs) => peer.initialize({ timeoutMs }),
-      ping: (o) => peer.ping(o),
-      close: () => peer.close(),
+      ping: (timeoutMs) => peer.ping({ timeoutMs }),
       protocolVersion: () => peer.protocolVersion,
       unreachable: () => false,
-      closedReason: async () => exitText(await peer.close()),
+      close: async () => {
+        const info = await peer.close();
+        const last = tail.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).at(-1) || null;
+        return [true, info.exitStatus, info.termSignal, null, last, noise];
+      },
     };
   }
   const session = new HttpSession(live.url, { keepalive, records, headers: live.headers });
   const clientInfo = { name: 'mcpping', version };
   return {
     initialize: (timeoutMs) => session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo }, timeoutMs),
-    ping: (o) => session.ping(o),
-    close: () => session.close(),
+    ping: (timeoutMs) => session.ping({ timeoutMs }),
     protocolVersion: () => session.protocolVersion,
     unreachable: () => session.connectError !== null,
-    closedReason: async () => (session.connectError ? `cannot connect: ${describe(session.connectError)}` : 'connection closed'),
+    close: async () => {
+      await session.close();
+      return [false, 0, 0, session.connectError ? describe(session.connectError) : null, null, 0];
+    },
   };
 }
 
+/** [result, reason, target] as configRunOpenDone takes them. */
+async function openStep(server, workspace, plan) {
+  let live;
+  try {
+    live = resolve(server, workspace);
+  } catch (err) {
+    if (err instanceof UnresolvedVariable) return [UNRESOLVED, err.message, null];
+    throw err;
+  }
+  try {
+    return [OPEN_OK, null, await open(live, plan)];
+  } catch (err) {
+    if (err.code === 'MCPP_ERR_SPAWN') return [SPAWN_FAILED, err.message, null];
+    return [INVALID, null, null];
+  }
+}
+
+/** Runs initialize until it settles or untilMs passes, and feeds the outcome. */
+async function handshake(run, target, timeoutMs, untilMs) {
+  let timer;
+  const late = new Promise((resolve_) => { timer = setTimeout(() => resolve_('late'), Math.max(0, untilMs - nowMs())); });
+  const init = target.initialize(timeoutMs).then(() => 'done');
+  init.catch(() => {}); // settles once the connection closes
+  try {
+    if (await Promise.race([init, late]) === 'late') native.configRunHandshakeTimedOut(run, nowMs());
+    else native.configRunHandshakeDone(run, nowMs(), target.protocolVersion());
+  } catch (err) {
+    const gone = err instanceof errors.ClosedError || err.kind === 'closed' || target.unreachable();
+    native.configRunHandshakeFailed(run, nowMs(), gone, err instanceof RpcError ? err.code : null, err.message);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** One ping: [kind, rttMs] as configRunReplied takes them. */
+async function ping(target, timeoutMs) {
+  try {
+    return [OK, await target.ping(timeoutMs)];
+  } catch (err) {
+    if (err instanceof errors.PingTimeoutError) return [TIMEOUT, 0];
+    if (err instanceof errors.PingUnsupportedError) return [UNSUPPORTED, 0];
+    if (err instanceof errors.PingInvalidError) return [BAD_REPLY, 0];
+    if (err instanceof errors.PingError) return [ERROR, 0];
+    if (err instanceof errors.ClosedError) return [CLOSED, 0];
+    throw err;
+  }
+}
+
 /**
- * Spawns or connects, runs the handshake and pings one server.
+ * One server's check, run as C's state machine asks; its row.
  * @param {import('./config').Server} server
  * @param {string} workspace
  * @param {{count: number, intervalS: number, timeoutS: number, deadlineS: number, log: string|null}} plan
  * @param {AbortSignal} stop Ctrl-C
  */
 async function check(server, workspace, plan, stop) {
-  const res = { server, status: 'ok', reason: null, protocolVersion: null, sent: 0, received: 0, rttsMs: [], lastStderr: null, nonJsonLines: 0 };
-  if (server.disabled) return { ...res, status: 'skipped', reason: 'disabled' };
-  if (server.transport === 'sse') return { ...res, status: 'skipped', reason: 'legacy HTTP+SSE transport' };
-  const end = Date.now() + plan.deadlineS * 1000;
-  let live;
+  const run = native.configRun(server.transport, Boolean(server.disabled), plan.count, Math.round(plan.intervalS * 1000),
+    Math.max(1, Math.round(plan.timeoutS * 1000)), Math.round(plan.deadlineS * 1000), nowMs());
+  let target = null;
+  let closed = false;
   try {
-    live = resolve(server, workspace);
-  } catch (err) {
-    if (err instanceof UnresolvedVariable) return { ...res, status: 'not started', reason: err.message };
-    throw err;
-  }
-  let target;
-  try {
-    target = await open(live, plan, res);
-  } catch (err) {
-    if (err.code === 'MCPP_ERR_SPAWN') return { ...res, status: 'spawn failed', reason: err.message };
-    // A NUL in an argument and the like; the message could quote a value.
-    return { ...res, status: 'spawn failed', reason: 'invalid command line or environment' };
-  }
-  try {
-    await handshake(target, res, end);
-    if (res.status === 'ok' && plan.count) await pings(target, res, plan, end, stop);
-  } finally {
-    await target.close();
-  }
-  if ((res.status === 'handshake failed' || res.status === 'closed') && target.lastStderr) res.lastStderr = target.lastStderr();
-  return res;
-}
-
-async function handshake(target, res, end) {
-  const left = end - Date.now();
-  const deadline = deadlineAfter(left);
-  const init = target.initialize(Math.max(1, Math.ceil(left)) + 1000).then(() => 'done');
-  let outcome;
-  try {
-    outcome = await Promise.race([init, deadline.promise]);
-  } catch (err) {
-    res.status = 'handshake failed';
-    const gone = err instanceof errors.ClosedError || err.kind === 'closed' || target.unreachable();
-    res.reason = gone ? await target.closedReason() : initializeFailure(err);
-    return;
-  } finally {
-    deadline.cancel();
-  }
-  if (outcome === 'deadline') {
-    init.catch(() => {}); // settles once the connection closes
-    Object.assign(res, { status: 'timeout', reason: 'no initialize result' });
-    return;
-  }
-  const pv = target.protocolVersion();
-  res.protocolVersion = pv;
-  if (pv && pv >= NO_PING_VERSION) Object.assign(res, { status: 'unsupported', reason: `protocol ${pv} has no ping` });
-}
-
-async function pings(target, res, plan, end, stop) {
-  const first = Date.now();
-  const timeoutMs = Math.max(1, Math.round(plan.timeoutS * 1000));
-  for (let seq = 0; seq < plan.count; seq++) {
-    // Pings keep to a grid from the first one, as ping(8) does.
-    if (seq) await pause(Math.min(first + seq * plan.intervalS * 1000, end) - Date.now(), stop);
-    const left = end - Date.now();
-    if (left <= 0 || stop.aborted) break;
-    const wait = Math.max(1, Math.min(timeoutMs, Math.floor(left)));
-    try {
-      const rtt = await target.ping({ timeoutMs: wait });
-      res.sent++;
-      res.received++;
-      res.rttsMs.push(rtt);
-    } catch (err) {
-      if (err instanceof errors.PingTimeoutError) {
-        if (wait < timeoutMs) break; // the deadline cut this ping short: not counted
-        res.sent++;
-      } else if (err instanceof errors.PingUnsupportedError) {
-        Object.assign(res, { status: 'unsupported', reason: null });
-        return;
-      } else if (err instanceof errors.PingInvalidError || err instanceof errors.PingError) {
-        res.sent++;
-      } else if (err instanceof errors.ClosedError) {
-        Object.assign(res, { status: 'closed', reason: await target.closedReason() });
-        return;
-      } else {
-        throw err;
+    for (;;) {
+      if (stop.aborted) native.configRunInterrupt(run, nowMs());
+      const [what, timeoutMs, untilMs] = native.configRunNext(run, nowMs());
+      if (what === DONE) break;
+      if (what === OPEN) {
+        const [result, reason, opened] = await openStep(server, workspace, plan);
+        target = opened;
+        native.configRunOpenDone(run, nowMs(), result, reason);
+      } else if (what === HANDSHAKE) {
+        await handshake(run, target, timeoutMs, untilMs);
+      } else if (what === PING) {
+        native.configRunReplied(run, nowMs(), ...(await ping(target, timeoutMs)));
+      } else if (what === WAIT) {
+        await pause(untilMs - nowMs(), stop);
+      } else if (what === CLOSE) {
+        closed = true;
+        native.configRunClosed(run, nowMs(), ...(await target.close()));
       }
     }
+  } finally {
+    if (target && !closed) await target.close();
   }
-  if (res.sent === 0) Object.assign(res, { status: 'timeout', reason: 'no ping finished before the deadline' });
-  else if (res.received < res.sent) res.status = 'loss';
+  const { name, transport, file, jsonPath } = server;
+  return { ...native.configRunRow(run), name, transport, file, jsonPath };
 }
 
 /**
- * Checks every [server, workspace] at once; results in the given order.
+ * Checks every [server, workspace] at once; rows in the given order.
  * @returns {Promise<object[]>}
  */
 function checkAll(servers, plan, stop) {

@@ -34,12 +34,11 @@ function backupName(file) {
 /** The refusal line of each wrapped entry that does not answer initialize when started as a desktop client starts it. */
 async function startProblems(file, text, launch) {
   const { checkAll } = require('./config_check');
-  const { configRow } = require('./cli_report');
   const plan = { count: 0, intervalS: 0, timeoutS: START_TIMEOUT_S, deadlineS: START_TIMEOUT_S, log: null, environ: { PATH: MINIMAL_PATH } };
   const cfg = config.parse(text, file);
   const servers = cfg.servers.filter((s) => s.transport === 'stdio' && !s.disabled && s.command === launch[0]);
   const results = await checkAll(servers.map((s) => [s, cfg.workspace]), plan, new AbortController().signal);
-  return results.filter((r) => !['ok', 'unsupported', 'not started'].includes(r.status)).map((r) => native.configFormatRefusal(file, configRow(r)));
+  return results.filter((r) => !['ok', 'unsupported', 'not started'].includes(r.status)).map((r) => native.configFormatRefusal(file, r));
 }
 
 /**

@@ -51,6 +51,7 @@
 #include "mcpping/metrics.h"
 #include "mcpping/app.h"
 #include "mcpping/config.h"
+#include "mcpping/config_run.h"
 #include "mcpping/watch.h"
 
 #endif /* MCPPING_H */

@@ -1,18 +1,18 @@
 """``mcpping --config``: checks every server of a client config at once.
 
-Each server gets its own deadline: spawn (or connect), handshake, then up
-to ``count`` pings. The outcome is one :class:`Result` per server; the
-statuses and their reasons are docs/cli.md's, and Node's
-``node/config_check.js`` gives the same ones. No reason ever carries an
-``env`` or ``headers`` value, a URL or an argument.
+Plumbing only: each server's check is C's state machine
+(csrc/src/app/config_run.c, via ``_native.config_run*``): the skips, the
+deadline, the handshake's bounds, the ping grid, every status and reason.
+This module resolves, spawns or connects, shakes hands, pings, waits and
+closes when asked, and returns C's row for mcpp_config_format_results.
 """
 
 from __future__ import annotations
 
 import asyncio
-import errno
 import os
-from dataclasses import dataclass, field
+import time
+from dataclasses import dataclass
 from typing import Any
 
 from . import _native
@@ -21,7 +21,10 @@ from .errors import (PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupp
                      RequestInDoubt, SpawnError)
 from .peer import HandshakeError, Peer
 
-NO_PING_VERSION = "2026-07-28"
+# What the state machine asks (config_run.h mcpp_config_do) and what it is told.
+_OPEN, _HANDSHAKE, _PING, _WAIT, _CLOSE, _DONE = range(1, 7)
+_OPEN_OK, _UNRESOLVED, _SPAWN_FAILED, _INVALID = range(4)
+_OK, _TIMEOUT, _ERROR, _BAD_REPLY, _UNSUPPORTED, _CLOSED = range(6)
 
 
 @dataclass
@@ -37,189 +40,133 @@ class Plan:
     environ: dict[str, str] | None = None
 
 
-@dataclass
-class Result:
-    """What one server's check found."""
-
-    server: Server
-    status: str = "ok"
-    reason: str | None = None
-    protocol_version: str | None = None
-    sent: int = 0
-    received: int = 0
-    rtts_ms: list[float] = field(default_factory=list)
-    #: The server's last stderr line, kept when it died.
-    last_stderr: str | None = None
-    #: Lines the server wrote on stdout that were not JSON.
-    non_json_lines: int = 0
-
-    def row(self) -> dict[str, Any]:
-        """This result as mcpp_config_format_results reads it."""
-        s = self.server
-        return {"name": s.name, "transport": s.transport, "file": s.file,
-                "json_path": s.json_path, "protocol_version": self.protocol_version,
-                "status": self.status, "reason": self.reason, "last_stderr": self.last_stderr,
-                "sent": self.sent, "received": self.received, "rtts_ms": self.rtts_ms,
-                "non_json_lines": self.non_json_lines}
+def _now_ms() -> int:
+    return int(time.monotonic() * 1000)
 
 
 class _Tail:
     """Collects a server's stdout noise and the last line of its stderr."""
 
-    def __init__(self, res: Result) -> None:
-        self.res = res
+    def __init__(self) -> None:
         self.buf = ""
+        self.noise = 0
 
     def stderr(self, chunk: str) -> None:
         self.buf = (self.buf + chunk)[-4096:]
 
     def message(self, frame: bytes) -> None:
         if not _native.config_line_is_json(frame):
-            self.res.non_json_lines += 1
+            self.noise += 1
 
     def last_line(self) -> str | None:
         lines = [x for x in self.buf.splitlines() if x.strip()]
         return lines[-1].strip() if lines else None
 
 
-def _connect_reason(exc: BaseException | None) -> str:
-    """ECONNREFUSED and friends, as Node's fetch names them; never the URL."""
-    while exc is not None:
-        nested = getattr(exc, "reason", None)
-        if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
-            return errno.errorcode[exc.errno]
-        if isinstance(nested, BaseException):
-            exc = nested
-            continue
-        return str(nested if nested is not None else exc)
-    return "unreachable"
-
-
-async def _closed_reason(peer: Any) -> str:
-    """How the connection ended: the HTTP failure, or how the server process exited."""
-    fatal = getattr(peer, "fatal", None)
-    if fatal is not None:
-        return f"cannot connect: {_connect_reason(fatal)}"
-    if isinstance(peer, Peer):
-        try:
-            return _exit_text(await asyncio.wait_for(peer.wait_closed(), 5))
-        except asyncio.TimeoutError:
-            pass
-    return "connection closed"
-
-
-def _exit_text(info: Any) -> str:
-    if info.term_signal:
-        return f"server killed by signal {info.term_signal}"
-    return f"server exited with status {info.exit_status}"
-
-
-async def check_all(servers: list[tuple[Server, str]], plan: Plan,
-                    stop: asyncio.Event) -> list[Result]:
-    """Checks every (server, workspace) at once; results in the given order."""
-    return list(await asyncio.gather(*(check(s, ws, plan, stop) for s, ws in servers)))
-
-
-async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event) -> Result:
-    """Spawns or connects, runs the handshake and pings one server."""
-    res = Result(server)
-    if server.disabled:
-        res.status, res.reason = "skipped", "disabled"
-        return res
-    if server.transport == "sse":
-        res.status, res.reason = "skipped", "legacy HTTP+SSE transport"
-        return res
-    loop = asyncio.get_running_loop()
-    end = loop.time() + plan.deadline
+def _open(server: Server, workspace: str, plan: Plan, tail: _Tail) -> tuple[int, str | None, Any]:
+    """(result, reason, peer) as config_run_open_done takes them."""
     try:
         live = resolve(server, workspace)
     except UnresolvedVariable as e:
-        res.status, res.reason = "not started", str(e)
-        return res
-    peer: Any
-    tail = _Tail(res)
+        return _UNRESOLVED, str(e), None
     try:
         if live.transport == "stdio":
             assert live.command is not None
-            peer = Peer([live.command, *live.args], keepalive=None,
-                        env={**(os.environ if plan.environ is None else plan.environ), **live.env},
-                        cwd=live.cwd, stderr=tail.stderr,
-                        record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
-                        kill_grace=1.0, on_message=tail.message, on_close=None)
-        else:
-            from .http import HttpPeer
-            assert live.url is not None
-            peer = HttpPeer(live.url, headers=live.headers, ping_timeout=plan.timeout,
-                            record=plan.log)
+            env = {**(os.environ if plan.environ is None else plan.environ), **live.env}
+            return _OPEN_OK, None, Peer(
+                [live.command, *live.args], keepalive=None, env=env, cwd=live.cwd,
+                stderr=tail.stderr, record=plan.log, ping_timeout=plan.timeout,
+                request_timeout=None, kill_grace=1.0, on_message=tail.message, on_close=None)
+        from .http import HttpPeer
+        assert live.url is not None
+        return _OPEN_OK, None, HttpPeer(live.url, headers=live.headers,
+                                        ping_timeout=plan.timeout, record=plan.log)
     except SpawnError as e:
-        res.status, res.reason = "spawn failed", str(e)
-        return res
+        return _SPAWN_FAILED, str(e), None
     except (ValueError, TypeError):
-        # A NUL in an argument and the like; the message could quote a value.
-        res.status, res.reason = "spawn failed", "invalid command line or environment"
-        return res
+        return _INVALID, None, None
+
+
+async def _ping(peer: Any, timeout_s: float) -> tuple[int, float]:
     try:
-        await _handshake(peer, res, end, loop)
-        if res.status == "ok" and plan.count:
-            await _pings(peer, res, plan, end, stop, loop)
-    finally:
-        await peer.close()
-    if res.status in ("handshake failed", "closed") and isinstance(peer, Peer):
-        res.last_stderr = tail.last_line()
-    return res
+        return _OK, await peer.ping(timeout_s) * 1000
+    except PingTimeout:
+        return _TIMEOUT, 0.0
+    except PingUnsupported:
+        return _UNSUPPORTED, 0.0
+    except PingError:
+        return _ERROR, 0.0
+    except PingInvalid:
+        return _BAD_REPLY, 0.0
+    except PeerClosed:
+        return _CLOSED, 0.0
 
 
-async def _handshake(peer: Any, res: Result, end: float, loop: asyncio.AbstractEventLoop) -> None:
+async def _close(peer: Any, want_exit: bool, tail: _Tail) -> tuple[Any, ...]:
+    """Closes peer; how it ended as config_run_closed takes it."""
+    exited, status, sig, unreachable = False, 0, 0, None
+    fatal = getattr(peer, "fatal", None)
+    if want_exit and fatal is not None:
+        from .http import connect_reason
+        unreachable = connect_reason(fatal)
+    elif want_exit and isinstance(peer, Peer):
+        try:
+            info = await asyncio.wait_for(peer.wait_closed(), 5)
+            exited, status, sig = True, info.exit_status, info.term_signal
+        except asyncio.TimeoutError:
+            pass
+    await peer.close()
+    last = tail.last_line() if isinstance(peer, Peer) else None
+    return exited, status, sig, unreachable, last, tail.noise
+
+
+async def check_all(servers: list[tuple[Server, str]], plan: Plan,
+                    stop: asyncio.Event) -> list[dict[str, Any]]:
+    """Checks every (server, workspace) at once; rows in the given order."""
+    return list(await asyncio.gather(*(check(s, ws, plan, stop) for s, ws in servers)))
+
+
+async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event) -> dict[str, Any]:
+    """One server's check, run as C's state machine asks; its row."""
+    run = _native.config_run(server.transport, server.disabled, plan.count,
+                             round(plan.interval * 1000), max(1, round(plan.timeout * 1000)),
+                             round(plan.deadline * 1000), _now_ms())
+    tail, peer, closed = _Tail(), None, False
     try:
-        await asyncio.wait_for(peer.initialize(max(0.001, end - loop.time()) + 1), end - loop.time())
-    except asyncio.TimeoutError:
-        res.status, res.reason = "timeout", "no initialize result"
-        return
-    except (HandshakeError, PeerClosed, RequestInDoubt) as e:
-        res.status = "handshake failed"
-        closed = getattr(peer, "fatal", None) is not None or getattr(peer, "closed", False)
-        res.reason = await _closed_reason(peer) if closed else str(e)
-        return
-    res.protocol_version = peer.protocol_version
-    if peer.protocol_version and peer.protocol_version >= NO_PING_VERSION:
-        res.status, res.reason = "unsupported", f"protocol {peer.protocol_version} has no ping"
-
-
-async def _pings(peer: Any, res: Result, plan: Plan, end: float, stop: asyncio.Event,
-                 loop: asyncio.AbstractEventLoop) -> None:
-    first = loop.time()
-    for seq in range(plan.count):
-        if seq:
-            # Pings keep to a grid from the first one, as ping(8) does.
-            delay = min(first + seq * plan.interval, end) - loop.time()
-            if delay > 0:
+        while True:
+            if stop.is_set():
+                _native.config_run_interrupt(run, _now_ms())
+            what, timeout_ms, until_ms, want_exit = _native.config_run_next(run, _now_ms())
+            if what == _DONE:
+                break
+            if what == _OPEN:
+                result, reason, peer = _open(server, workspace, plan, tail)
+                _native.config_run_open_done(run, _now_ms(), result, reason)
+            elif what == _HANDSHAKE:
                 try:
-                    await asyncio.wait_for(stop.wait(), delay)
+                    await asyncio.wait_for(peer.initialize(timeout_ms / 1000),
+                                           (until_ms - _now_ms()) / 1000)
+                except asyncio.TimeoutError:
+                    _native.config_run_handshake_timed_out(run, _now_ms())
+                except (HandshakeError, PeerClosed, RequestInDoubt) as e:
+                    gone = getattr(peer, "fatal", None) is not None or getattr(peer, "closed", False)
+                    _native.config_run_handshake_failed(run, _now_ms(), gone, str(e))
+                else:
+                    _native.config_run_handshake_done(run, _now_ms(), peer.protocol_version)
+            elif what == _PING:
+                _native.config_run_replied(run, _now_ms(), *await _ping(peer, timeout_ms / 1000))
+            elif what == _WAIT:
+                try:
+                    await asyncio.wait_for(stop.wait(), max(0, until_ms - _now_ms()) / 1000)
                 except asyncio.TimeoutError:
                     pass
-        left = end - loop.time()
-        if left <= 0 or stop.is_set():
-            break
-        wait = min(plan.timeout, left)
-        try:
-            rtt = await peer.ping(wait)
-        except PingTimeout:
-            if wait < plan.timeout:
-                break  # the deadline cut this ping short: not counted
-            res.sent += 1
-        except (PingError, PingInvalid):
-            res.sent += 1
-        except PingUnsupported:
-            res.status, res.reason = "unsupported", None
-            return
-        except PeerClosed:
-            res.status, res.reason = "closed", await _closed_reason(peer)
-            return
-        else:
-            res.sent += 1
-            res.received += 1
-            res.rtts_ms.append(rtt * 1000)
-    if res.sent == 0:
-        res.status, res.reason = "timeout", "no ping finished before the deadline"
-    elif res.received < res.sent:
-        res.status = "loss"
+            elif what == _CLOSE:
+                closed = True
+                _native.config_run_closed(run, _now_ms(), *await _close(peer, want_exit, tail))
+    finally:
+        if peer is not None and not closed:
+            await peer.close()
+    row = _native.config_run_row(run)
+    row.update(name=server.name, transport=server.transport, file=server.file,
+               json_path=server.json_path)
+    return row

@@ -831,6 +831,7 @@ static int module_exec(PyObject *m) {
   if (mcpping_metrics_add_functions(m) < 0) return -1;
   if (mcpping_app_add_functions(m) < 0) return -1;
   if (mcpping_config_add_functions(m) < 0) return -1;
+  if (mcpping_config_run_add_functions(m) < 0) return -1;
   if (mcpping_watch_add_functions(m) < 0) return -1;
   if (mcpping_client_add(m) < 0) return -1;
   if (PyModule_AddStringConstant(m, "VERSION", MCPP_VERSION) < 0) return -1;

@@ -107,6 +107,8 @@ int mcpping_metrics_add_functions(PyObject *module);
 
 /* Adds config_rewrite() (_config.c) to the module; used by the exec slot. */
 int mcpping_config_add_functions(PyObject *module);
+/* Adds --config's per-server check, config_run* (_config_run.c). */
+int mcpping_config_run_add_functions(PyObject *module);
 /* _watch.c: mcpping watch's core. */
 int mcpping_watch_add_functions(PyObject *module);
 

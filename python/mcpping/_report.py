@@ -32,8 +32,8 @@ class ConfigReporter:
         self._write(_native.config_format_start(servers, count, interval, timeout, deadline,
                                                 self.json))
 
-    def results(self, rows: list[Any], time_ms: float) -> int:
-        text, status = _native.config_format_results([r.row() for r in rows], time_ms,
+    def results(self, rows: list[dict[str, Any]], time_ms: float) -> int:
+        text, status = _native.config_format_results(rows, time_ms,
                                                      self.json, self.quiet)
         self._write(text)
         return int(status)

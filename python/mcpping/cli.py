@@ -18,7 +18,6 @@ from types import SimpleNamespace
 from typing import Any
 
 from . import _native
-from ._config_check import _connect_reason
 from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
 from .peer import HandshakeError, Peer
 
@@ -84,8 +83,9 @@ class _Target:
                 await self.peer.initialize(timeout_s + 1)
             except (HandshakeError, PeerClosed) as e:
                 if getattr(self.peer, "fatal", None) is not None:
+                    from .http import connect_reason
                     return _CONNECT_FAILED, (None, None, None, None,
-                                             _connect_reason(self.peer.fatal))
+                                             connect_reason(self.peer.fatal))
                 return _HANDSHAKE_FAILED, (None, None, None, None, str(e))
         name = self.peer.name
         return _OPEN_OK, (name, transport, self.peer.protocol_version,
@@ -124,7 +124,10 @@ class _Target:
 
     def _closed_reason(self, e: BaseException) -> str:
         fatal = getattr(self.peer, "fatal", None)
-        return _connect_reason(fatal) if fatal is not None else str(e)
+        if fatal is None:
+            return str(e)
+        from .http import connect_reason
+        return connect_reason(fatal)
 
     async def tools(self, timeout_s: float) -> tuple[int, list[str], str | None]:
         kind, _, code, message = await self.check("tools/list", timeout_s)

@@ -60,8 +60,8 @@ async def _start_problems(path: str, text: str, launch: list[str]) -> list[str]:
     servers = [(s, cfg.workspace) for s in cfg.servers
                if s.transport == "stdio" and not s.disabled and s.command == launch[0]]
     results = await check_all(servers, plan, asyncio.Event())
-    return [_native.config_format_refusal(path, r.row()) for r in results
-            if r.status not in ("ok", "unsupported", "not started")]
+    return [_native.config_format_refusal(path, r) for r in results
+            if r["status"] not in ("ok", "unsupported", "not started")]
 
 
 def run_wrap(path: str, *, unwrap: bool, write: bool, command: str | None) -> int:

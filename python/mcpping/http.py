@@ -20,6 +20,7 @@ alive: they reach the engine as traffic (SEP-2575's transport-layer proof).
 from __future__ import annotations
 
 import asyncio
+import errno
 import http.client
 import json
 import socket
@@ -59,6 +60,19 @@ def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[
             on_data(item) if item is not None else on_comment()
     for item in sse.finish():
         on_data(item) if item is not None else on_comment()
+
+
+def connect_reason(exc: BaseException | None) -> str:
+    """ECONNREFUSED and friends, as Node's fetch names them; never the URL."""
+    while exc is not None:
+        nested = getattr(exc, "reason", None)
+        if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
+            return errno.errorcode[exc.errno]
+        if isinstance(nested, BaseException):
+            exc = nested
+            continue
+        return str(nested if nested is not None else exc)
+    return "unreachable"
 
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:

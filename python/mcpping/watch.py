@@ -84,8 +84,8 @@ class _Watch:
             # C schedules the re-open.
             peer = self.peers.pop(i, None)
             fatal = getattr(peer, "fatal", None)
-            from ._config_check import _connect_reason
-            why = f"cannot connect: {_connect_reason(fatal)}" if fatal is not None else ev.message
+            from .http import connect_reason
+            why = f"cannot connect: {connect_reason(fatal)}" if fatal is not None else ev.message
             _native.watch_closed(self.w, i, _now_ms(), why or "connection closed")
             self.wake.set()
         self.flush()
@@ -187,14 +187,14 @@ class _Watch:
 
 def _reason(e: BaseException, peer: Any) -> str:
     """Why an open failed, in the words the --config check uses."""
-    from ._config_check import _connect_reason
+    from .http import connect_reason
     if isinstance(e, SpawnError):
         return str(e)
     if isinstance(e, asyncio.TimeoutError):
         return "no initialize result"
     fatal = getattr(peer, "fatal", None)
     if fatal is not None:
-        return f"cannot connect: {_connect_reason(fatal)}"
+        return f"cannot connect: {connect_reason(fatal)}"
     if isinstance(e, (ValueError, TypeError)):
         return "invalid command line or environment"
     return str(e) or type(e).__name__

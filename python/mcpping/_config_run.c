@@ -1,0 +1,177 @@
+/*
+ * `mcpping --config`'s check of one server (csrc/src/app/config_run.c,
+ * mcpping/config_run.h) for Python: the state machine behind a capsule.
+ * _config_check.py only plumbs: it opens, shakes hands, pings and closes
+ * when asked, and every status and reason comes from C.
+ */
+#include "_native.h"
+
+static const char CAPSULE[] = "mcpping.config_run";
+
+static void capsule_free(PyObject *cap) {
+  mcpp_config_run_free(PyCapsule_GetPointer(cap, CAPSULE));
+}
+
+static mcpp_config_run *run_of(PyObject *cap) {
+  return PyCapsule_GetPointer(cap, CAPSULE);
+}
+
+/* config_run(transport, disabled, count, interval_ms, timeout_ms,
+ * deadline_ms, now_ms) -> a run */
+static PyObject *py_run(PyObject *self, PyObject *args) {
+  const char *transport;
+  int disabled;
+  unsigned long long count;
+  unsigned int interval, timeout, deadline;
+  long long now;
+  if (!PyArg_ParseTuple(args, "spKIIIL", &transport, &disabled, &count, &interval, &timeout,
+                        &deadline, &now))
+    return NULL;
+  mcpp_config_plan plan = {count, interval, timeout, deadline};
+  mcpp_config_run *r;
+  int rc = mcpp_config_run_new(&r, transport, disabled, &plan, now);
+  if (rc == MCPP_ERR_NOMEM) return PyErr_NoMemory();
+  PyObject *cap = PyCapsule_New(r, CAPSULE, capsule_free);
+  if (!cap) mcpp_config_run_free(r);
+  return cap;
+}
+
+/* config_run_next(run, now_ms) -> (what, timeout_ms, until_ms, want_exit) */
+static PyObject *py_next(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  if (!PyArg_ParseTuple(args, "OL", &cap, &now)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_action a;
+  mcpp_config_run_next(r, now, &a);
+  return Py_BuildValue("(iILN)", (int)a.what, (unsigned)a.timeout_ms, (long long)a.until_ms,
+                       PyBool_FromLong(a.want_exit));
+}
+
+/* config_run_open_done(run, now_ms, result, reason or None) */
+static PyObject *py_open_done(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  int result;
+  const char *reason;
+  if (!PyArg_ParseTuple(args, "OLiz", &cap, &now, &result, &reason)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_open_done(r, now, (mcpp_config_open_result)result, reason);
+  Py_RETURN_NONE;
+}
+
+/* config_run_handshake_done(run, now_ms, protocol_version or None) */
+static PyObject *py_handshake_done(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  const char *pv;
+  if (!PyArg_ParseTuple(args, "OLz", &cap, &now, &pv)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_handshake_done(r, now, pv);
+  Py_RETURN_NONE;
+}
+
+/* config_run_handshake_failed(run, now_ms, gone, message): Python's
+ * handshake errors are already sentences (no code to format). */
+static PyObject *py_handshake_failed(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  int gone;
+  const char *message;
+  if (!PyArg_ParseTuple(args, "OLpz", &cap, &now, &gone, &message)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_handshake_failed(r, now, gone, 0, 0, message);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_handshake_timed_out(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  if (!PyArg_ParseTuple(args, "OL", &cap, &now)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_handshake_timed_out(r, now);
+  Py_RETURN_NONE;
+}
+
+/* config_run_replied(run, now_ms, kind, rtt_ms) */
+static PyObject *py_replied(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  int kind;
+  double rtt;
+  if (!PyArg_ParseTuple(args, "OLid", &cap, &now, &kind, &rtt)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_replied(r, now, (mcpp_cli_reply)kind, rtt);
+  Py_RETURN_NONE;
+}
+
+static PyObject *py_interrupt(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  if (!PyArg_ParseTuple(args, "OL", &cap, &now)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_interrupt(r, now);
+  Py_RETURN_NONE;
+}
+
+/* config_run_closed(run, now_ms, exited, exit_status, term_signal,
+ * connect_error or None, last_stderr or None, non_json_lines) */
+static PyObject *py_closed(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  long long now;
+  mcpp_config_end e = {0};
+  if (!PyArg_ParseTuple(args, "OLpiizzk", &cap, &now, &e.exited, &e.exit_status,
+                        &e.term_signal, &e.connect_error, &e.last_stderr, &e.non_json_lines))
+    return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_closed(r, now, &e);
+  Py_RETURN_NONE;
+}
+
+/* config_run_row(run) -> the outcome's fields of a row dict (the server's
+ * name, transport, file and json_path are the caller's). */
+static PyObject *py_row(PyObject *self, PyObject *cap) {
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_row row = {0};
+  mcpp_config_run_row(r, &row);
+  PyObject *rtts = PyList_New((Py_ssize_t)row.n_rtts);
+  if (!rtts) return NULL;
+  for (size_t i = 0; i < row.n_rtts; i++) {
+    PyObject *f = PyFloat_FromDouble(row.rtts_ms[i]);
+    if (!f || PyList_SetItem(rtts, (Py_ssize_t)i, f) < 0) {
+      Py_DECREF(rtts);
+      return NULL;
+    }
+  }
+  return Py_BuildValue("{s:z,s:s,s:z,s:z,s:i,s:i,s:N,s:k}", "protocol_version",
+                       row.protocol_version, "status", row.status, "reason", row.reason,
+                       "last_stderr", row.last_stderr, "sent", row.sent, "received",
+                       row.received, "rtts_ms", rtts, "non_json_lines", row.non_json_lines);
+}
+
+static PyMethodDef config_run_methods[] = {
+    {"config_run", py_run, METH_VARARGS, "--config's check of one server (C)."},
+    {"config_run_next", py_next, METH_VARARGS, "What the check does next."},
+    {"config_run_open_done", py_open_done, METH_VARARGS, "How the open step ended."},
+    {"config_run_handshake_done", py_handshake_done, METH_VARARGS, "The handshake's version."},
+    {"config_run_handshake_failed", py_handshake_failed, METH_VARARGS, "The handshake failed."},
+    {"config_run_handshake_timed_out", py_handshake_timed_out, METH_VARARGS,
+     "The deadline passed during the handshake."},
+    {"config_run_replied", py_replied, METH_VARARGS, "How one ping ended."},
+    {"config_run_interrupt", py_interrupt, METH_VARARGS, "Ctrl-C."},
+    {"config_run_closed", py_closed, METH_VARARGS, "How the connection ended."},
+    {"config_run_row", py_row, METH_O, "The outcome's row fields."},
+    {NULL, NULL, 0, NULL}};
+
+int mcpping_config_run_add_functions(PyObject *module) {
+  return PyModule_AddFunctions(module, config_run_methods);
+}
