@@ -14,7 +14,7 @@ const { RpcError } = require('./rpc');
  *   notify: (method: string) => unknown, timeoutMs: number,
  *   isTimeout: (err: unknown) => boolean, isLost: (err: unknown) => boolean,
  *   done: (out: object) => void,
- *   closedWhy?: (err: unknown) => [string|null, number, number]|null}} io
+ *   closedWhy?: (err: unknown) => Promise<[string|null, number, number]|null>}} io
  *   request resolves with a result or rejects (an RpcError is an answer);
  *   isLost: the connection is gone (the error is passed on as it is,
  *   unless closedWhy tells how it ended: then C words the close);
@@ -36,7 +36,7 @@ async function runHandshake(io) {
     } catch (err) {
       if (io.isTimeout(err)) hs.timedOut();
       else if (io.isLost(err) || !(err instanceof RpcError)) {
-        const why = io.closedWhy ? io.closedWhy(err) : null;
+        const why = io.closedWhy ? await io.closedWhy(err) : null;
         if (why === null) throw err;
         hs.closed(...why);
       }

@@ -206,9 +206,14 @@ class Peer extends EventEmitter {
       timeoutMs,
       isTimeout: timedOutByEngine,
       isLost: (err) => !(err instanceof RpcError),
-      // The close is set before requests fail with it (onClosed).
-      closedWhy: (err) => (err instanceof ClosedError && this.closeInfo
-        ? [this.closeInfo.reason, this.closeInfo.exitStatus, this.closeInfo.termSignal] : null),
+      // A request can fail closed before the closed item reaches this
+      // thread (the runtime's thread saw the exit first: thread mode), so
+      // wait for the item to word the close.
+      closedWhy: async (err) => {
+        if (!(err instanceof ClosedError)) return null;
+        const info = this.closeInfo || await this.conn.close();
+        return [info.reason, info.exitStatus, info.termSignal];
+      },
       done: (o) => {
         this.serverInfo = o.serverInfo;
         this.protocolVersion = o.version;
