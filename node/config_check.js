@@ -26,9 +26,10 @@ const nowMs = () => Math.floor(performance.now());
 
 /**
  * One opened server: a stdio Peer or an HTTP session behind the same face;
- * close() resolves to how it ended, as configRunClosed takes it.
+ * close() resolves to how it ended, as configRunClosed takes it. The
+ * server's stderr and unusable stdout lines go to C's run as they come.
  */
-async function open(live, plan) {
+async function open(live, plan, run) {
   const records = plan.log || undefined;
   const keepalive = { timeoutMs: Math.max(1, Math.round(plan.timeoutS * 1000)) };
   if (live.transport === 'stdio') {
@@ -37,11 +38,8 @@ async function open(live, plan) {
       { command: live.command, args: live.args, env: { ...plan.environ, ...live.env }, cwd: live.cwd || undefined, stderr: 'pipe' },
       { keepalive, records, initialize: false, inheritEnv: !plan.environ },
     );
-    // The server's last stderr line and the lines on stdout that are not JSON.
-    let tail = '';
-    let noise = 0;
-    peer.on('stderr', (chunk) => { tail = (tail + chunk.toString('utf8')).slice(-4096); });
-    peer.on('invalid_message', () => { noise++; });
+    peer.on('stderr', (chunk) => native.configRunStderr(run, chunk));
+    peer.on('invalid_message', (text) => native.configRunStdoutLine(run, text));
     return {
       initialize: (timeoutMs) => peer.initialize({ timeoutMs }),
       ping: (timeoutMs) => peer.ping({ timeoutMs }),
@@ -49,8 +47,7 @@ async function open(live, plan) {
       unreachable: () => false,
       close: async () => {
         const info = await peer.close();
-        const last = tail.split(/\r?\n/).map((l) => l.trim()).filter(Boolean).at(-1) || null;
-        return [true, info.exitStatus, info.termSignal, null, last, noise];
+        return [true, info.exitStatus, info.termSignal, null];
       },
     };
   }
@@ -63,13 +60,13 @@ async function open(live, plan) {
     unreachable: () => session.connectError !== null,
     close: async () => {
       await session.close();
-      return [false, 0, 0, session.connectError ? describe(session.connectError) : null, null, 0];
+      return [false, 0, 0, session.connectError ? describe(session.connectError) : null];
     },
   };
 }
 
 /** [result, reason, target] as configRunOpenDone takes them. */
-async function openStep(server, workspace, plan) {
+async function openStep(server, workspace, plan, run) {
   let live;
   try {
     live = resolve(server, workspace);
@@ -78,7 +75,7 @@ async function openStep(server, workspace, plan) {
     throw err;
   }
   try {
-    return [OPEN_OK, null, await open(live, plan)];
+    return [OPEN_OK, null, await open(live, plan, run)];
   } catch (err) {
     if (err.code === 'MCPP_ERR_SPAWN') return [SPAWN_FAILED, err.message, null];
     return [INVALID, null, null];
@@ -134,7 +131,7 @@ async function check(server, workspace, plan, stop) {
       const [what, timeoutMs, untilMs] = native.configRunNext(run, nowMs());
       if (what === DONE) break;
       if (what === OPEN) {
-        const [result, reason, opened] = await openStep(server, workspace, plan);
+        const [result, reason, opened] = await openStep(server, workspace, plan, run);
         target = opened;
         native.configRunOpenDone(run, nowMs(), result, reason);
       } else if (what === HANDSHAKE) {

@@ -106,19 +106,30 @@ Napi::Value ConfigRunInterrupt(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
-// configRunClosed(run, nowMs, exited, exitStatus, termSignal, connectError|null,
-//                 lastStderr|null, nonJsonLines)
+// configRunClosed(run, nowMs, exited, exitStatus, termSignal, connectError|null)
 Napi::Value ConfigRunClosed(const Napi::CallbackInfo &info) {
-  bool hc, hs;
-  std::string unreachable = Str(info[5], &hc), last = Str(info[6], &hs);
+  bool hc;
+  std::string unreachable = Str(info[5], &hc);
   mcpp_config_end e{};
   e.exited = info[2].ToBoolean() ? 1 : 0;
   e.exit_status = info[3].ToNumber().Int32Value();
   e.term_signal = info[4].ToNumber().Int32Value();
   e.connect_error = hc ? unreachable.c_str() : nullptr;
-  e.last_stderr = hs ? last.c_str() : nullptr;
-  e.non_json_lines = static_cast<unsigned long>(info[7].ToNumber().Int64Value());
   mcpp_config_run_closed(Run(info), Now(info), &e);
+  return info.Env().Undefined();
+}
+
+// configRunStderr(run, buffer): the server's stderr as it comes.
+Napi::Value ConfigRunStderr(const Napi::CallbackInfo &info) {
+  auto b = info[1].As<Napi::Buffer<char>>();
+  mcpp_config_run_stderr(Run(info), b.Data(), b.Length());
+  return info.Env().Undefined();
+}
+
+// configRunStdoutLine(run, text): a stdout line the connection could not use.
+Napi::Value ConfigRunStdoutLine(const Napi::CallbackInfo &info) {
+  std::string line = info[1].As<Napi::String>().Utf8Value();
+  mcpp_config_run_stdout_line(Run(info), line.data(), line.size());
   return info.Env().Undefined();
 }
 
@@ -154,6 +165,8 @@ void InitConfigRun(Napi::Env env, Napi::Object exports) {
   exports.Set("configRunReplied", Napi::Function::New(env, ConfigRunReplied));
   exports.Set("configRunInterrupt", Napi::Function::New(env, ConfigRunInterrupt));
   exports.Set("configRunClosed", Napi::Function::New(env, ConfigRunClosed));
+  exports.Set("configRunStderr", Napi::Function::New(env, ConfigRunStderr));
+  exports.Set("configRunStdoutLine", Napi::Function::New(env, ConfigRunStdoutLine));
   exports.Set("configRunRow", Napi::Function::New(env, ConfigRunRow));
 }
 

@@ -176,14 +176,6 @@ static PyObject *py_format_refusal(PyObject *module, PyObject *args) {
   return result;
 }
 
-static PyObject *py_line_is_json(PyObject *module, PyObject *arg) {
-  mcpping_bytes b = {0};
-  if (!mcpping_bytes_conv(arg, &b)) return NULL;
-  int ok = mcpp_config_line_is_json(b.buf, (size_t)b.len);
-  mcpping_bytes_release(&b);
-  return PyBool_FromLong(ok);
-}
-
 /* ---- Reading a config: csrc/src/app/config_load.c and config_resolve.c ---- */
 
 static PyObject *str_or_none(const char *s) {
@@ -444,8 +436,6 @@ static PyMethodDef config_methods[] = {
      "config_format_results(rows, time_ms, json, quiet) -> (str, exit_status)."},
     {"config_format_refusal", py_format_refusal, METH_VARARGS,
      "config_format_refusal(file, row) -> str: mcpp_config_format_refusal."},
-    {"config_line_is_json", py_line_is_json, METH_O,
-     "config_line_is_json(line) -> bool: mcpp_config_line_is_json."},
     {"config_parse", py_config_parse, METH_VARARGS,
      "config_parse(data, require_servers, project) -> (servers, json_path, problem)."},
     {"config_syntax_error_at", py_config_syntax_error_at, METH_O,

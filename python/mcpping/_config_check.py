@@ -44,27 +44,9 @@ def _now_ms() -> int:
     return int(time.monotonic() * 1000)
 
 
-class _Tail:
-    """Collects a server's stdout noise and the last line of its stderr."""
-
-    def __init__(self) -> None:
-        self.buf = ""
-        self.noise = 0
-
-    def stderr(self, chunk: str) -> None:
-        self.buf = (self.buf + chunk)[-4096:]
-
-    def message(self, frame: bytes) -> None:
-        if not _native.config_line_is_json(frame):
-            self.noise += 1
-
-    def last_line(self) -> str | None:
-        lines = [x for x in self.buf.splitlines() if x.strip()]
-        return lines[-1].strip() if lines else None
-
-
-def _open(server: Server, workspace: str, plan: Plan, tail: _Tail) -> tuple[int, str | None, Any]:
-    """(result, reason, peer) as config_run_open_done takes them."""
+def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, str | None, Any]:
+    """(result, reason, peer) as config_run_open_done takes them; a stdio
+    server's stderr and unusable stdout lines go to C's run as they come."""
     try:
         live = resolve(server, workspace)
     except UnresolvedVariable as e:
@@ -75,8 +57,10 @@ def _open(server: Server, workspace: str, plan: Plan, tail: _Tail) -> tuple[int,
             env = {**(os.environ if plan.environ is None else plan.environ), **live.env}
             return _OPEN_OK, None, Peer(
                 [live.command, *live.args], keepalive=None, env=env, cwd=live.cwd,
-                stderr=tail.stderr, record=plan.log, ping_timeout=plan.timeout,
-                request_timeout=None, kill_grace=1.0, on_message=tail.message, on_close=None)
+                stderr=lambda chunk: _native.config_run_stderr(run, chunk.encode()),
+                record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
+                kill_grace=1.0, on_close=None,
+                on_message=lambda frame: _native.config_run_stdout_line(run, frame))
         from .http import HttpPeer
         assert live.url is not None
         return _OPEN_OK, None, HttpPeer(live.url, headers=live.headers,
@@ -102,7 +86,7 @@ async def _ping(peer: Any, timeout_s: float) -> tuple[int, float]:
         return _CLOSED, 0.0
 
 
-async def _close(peer: Any, want_exit: bool, tail: _Tail) -> tuple[Any, ...]:
+async def _close(peer: Any, want_exit: bool) -> tuple[Any, ...]:
     """Closes peer; how it ended as config_run_closed takes it."""
     exited, status, sig, unreachable = False, 0, 0, None
     fatal = getattr(peer, "fatal", None)
@@ -116,8 +100,7 @@ async def _close(peer: Any, want_exit: bool, tail: _Tail) -> tuple[Any, ...]:
         except asyncio.TimeoutError:
             pass
     await peer.close()
-    last = tail.last_line() if isinstance(peer, Peer) else None
-    return exited, status, sig, unreachable, last, tail.noise
+    return exited, status, sig, unreachable
 
 
 async def check_all(servers: list[tuple[Server, str]], plan: Plan,
@@ -131,7 +114,7 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
     run = _native.config_run(server.transport, server.disabled, plan.count,
                              round(plan.interval * 1000), max(1, round(plan.timeout * 1000)),
                              round(plan.deadline * 1000), _now_ms())
-    tail, peer, closed = _Tail(), None, False
+    peer, closed = None, False
     try:
         while True:
             if stop.is_set():
@@ -140,7 +123,7 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
             if what == _DONE:
                 break
             if what == _OPEN:
-                result, reason, peer = _open(server, workspace, plan, tail)
+                result, reason, peer = _open(server, workspace, plan, run)
                 _native.config_run_open_done(run, _now_ms(), result, reason)
             elif what == _HANDSHAKE:
                 try:
@@ -162,7 +145,7 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
                     pass
             elif what == _CLOSE:
                 closed = True
-                _native.config_run_closed(run, _now_ms(), *await _close(peer, want_exit, tail))
+                _native.config_run_closed(run, _now_ms(), *await _close(peer, want_exit))
     finally:
         if peer is not None and not closed:
             await peer.close()

@@ -122,17 +122,41 @@ static PyObject *py_interrupt(PyObject *self, PyObject *args) {
 }
 
 /* config_run_closed(run, now_ms, exited, exit_status, term_signal,
- * connect_error or None, last_stderr or None, non_json_lines) */
+ * connect_error or None) */
 static PyObject *py_closed(PyObject *self, PyObject *args) {
   PyObject *cap;
   long long now;
   mcpp_config_end e = {0};
-  if (!PyArg_ParseTuple(args, "OLpiizzk", &cap, &now, &e.exited, &e.exit_status,
-                        &e.term_signal, &e.connect_error, &e.last_stderr, &e.non_json_lines))
+  if (!PyArg_ParseTuple(args, "OLpiiz", &cap, &now, &e.exited, &e.exit_status,
+                        &e.term_signal, &e.connect_error))
     return NULL;
   mcpp_config_run *r = run_of(cap);
   if (!r) return NULL;
   mcpp_config_run_closed(r, now, &e);
+  Py_RETURN_NONE;
+}
+
+/* config_run_stderr(run, bytes): the server's stderr as it comes. */
+static PyObject *py_stderr(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  const char *data;
+  Py_ssize_t n;
+  if (!PyArg_ParseTuple(args, "Oy#", &cap, &data, &n)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_stderr(r, data, (size_t)n);
+  Py_RETURN_NONE;
+}
+
+/* config_run_stdout_line(run, bytes): a stdout line the peer could not use. */
+static PyObject *py_stdout_line(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  const char *data;
+  Py_ssize_t n;
+  if (!PyArg_ParseTuple(args, "Oy#", &cap, &data, &n)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_stdout_line(r, data, (size_t)n);
   Py_RETURN_NONE;
 }
 
@@ -169,6 +193,9 @@ static PyMethodDef config_run_methods[] = {
     {"config_run_replied", py_replied, METH_VARARGS, "How one ping ended."},
     {"config_run_interrupt", py_interrupt, METH_VARARGS, "Ctrl-C."},
     {"config_run_closed", py_closed, METH_VARARGS, "How the connection ended."},
+    {"config_run_stderr", py_stderr, METH_VARARGS, "The server's stderr, as it comes."},
+    {"config_run_stdout_line", py_stdout_line, METH_VARARGS,
+     "A stdout line the connection could not use."},
     {"config_run_row", py_row, METH_O, "The outcome's row fields."},
     {NULL, NULL, 0, NULL}};
 

@@ -1,6 +1,8 @@
 /* `mcpping --config`'s check of one server (csrc/src/app/config_run.c)
  * driven with a fake clock: every branch from a skip to the last ping, down
  * to the status and reason of the row it gives. */
+#include <string.h>
+
 #include "mcpping.h"
 #include "task.h"
 
@@ -122,9 +124,8 @@ TEST(app_config_run_handshake_failure_reasons) {
   mcpp_config_run_open_done(r, 0, MCPP_CONFIG_OPEN_OK, NULL);
   next(r, 0);
   mcpp_config_run_handshake_failed(r, 5, 0, 1, -32601, "Method not found");
-  mcpp_config_end e = {0};
-  e.last_stderr = "boom";
-  close_with(r, 5, 0, &e);
+  mcpp_config_run_stderr(r, "starting\nboom\n", 14);
+  close_with(r, 5, 0, NULL);
   assert_row(r, "handshake failed", "initialize failed: -32601 Method not found");
   /* Kept for a server that would not talk. */
   ASSERT_STR_EQ(row_of(r).last_stderr, "boom");
@@ -146,7 +147,12 @@ TEST(app_config_run_handshake_failure_reasons) {
   mcpp_config_run_open_done(r, 0, MCPP_CONFIG_OPEN_OK, NULL);
   next(r, 0);
   mcpp_config_run_handshake_failed(r, 5, 1, 0, 0, "connection closed");
-  mcpp_config_end died = {1, 3, 0, NULL, "fatal: no config", 2};
+  mcpp_config_run_stderr(r, "fatal: no ", 10);
+  mcpp_config_run_stderr(r, "config\r\n\n  \n", 12);
+  mcpp_config_run_stdout_line(r, "hello", 5);
+  mcpp_config_run_stdout_line(r, "{\"jsonrpc\":\"2.0\"}", 18);
+  mcpp_config_run_stdout_line(r, "{", 1);
+  mcpp_config_end died = {1, 3, 0, NULL};
   close_with(r, 5, 1, &died);
   assert_row(r, "handshake failed", "server exited with status 3");
   ASSERT_STR_EQ(row_of(r).last_stderr, "fatal: no config");
@@ -159,7 +165,7 @@ TEST(app_config_run_handshake_failure_reasons) {
   mcpp_config_run_open_done(r, 0, MCPP_CONFIG_OPEN_OK, NULL);
   next(r, 0);
   mcpp_config_run_handshake_failed(r, 5, 1, 0, 0, "fetch failed");
-  mcpp_config_end refused = {0, 0, 0, "ECONNREFUSED", NULL, 0};
+  mcpp_config_end refused = {0, 0, 0, "ECONNREFUSED"};
   close_with(r, 5, 1, &refused);
   assert_row(r, "handshake failed", "cannot connect: ECONNREFUSED");
   mcpp_config_run_free(r);
@@ -180,9 +186,8 @@ TEST(app_config_run_protocol_without_ping_is_unsupported) {
 TEST(app_config_run_count_zero_checks_the_handshake_only) {
   mcpp_config_run *r = start("stdio", 0, 0, 1000, 5000, 15000, 0);
   open_ok(r, 0);
-  mcpp_config_end e = {0};
-  e.last_stderr = "hello";
-  close_with(r, 1, 0, &e);
+  mcpp_config_run_stderr(r, "hello\n", 6);
+  close_with(r, 1, 0, NULL);
   assert_row(r, "ok", NULL);
   ASSERT(row_of(r).last_stderr == NULL); /* only for a server that would not talk */
   ASSERT_EQ(row_of(r).sent, 0);
@@ -311,10 +316,11 @@ TEST(app_config_run_closed_says_how_the_server_ended) {
   open_ok(r, 0);
   next(r, 0);
   mcpp_config_run_replied(r, 1, MCPP_REPLY_CLOSED, 0);
-  mcpp_config_end killed = {1, 0, 9, NULL, "  panic: out of cheese", 0};
+  mcpp_config_run_stderr(r, "  panic: out of cheese \n", 24);
+  mcpp_config_end killed = {1, 0, 9, NULL};
   close_with(r, 1, 1, &killed);
   assert_row(r, "closed", "server killed by signal 9");
-  ASSERT_STR_EQ(row_of(r).last_stderr, "  panic: out of cheese");
+  ASSERT_STR_EQ(row_of(r).last_stderr, "panic: out of cheese");
   mcpp_config_run_free(r);
 
   /* Neither an exit nor a connect error learnt (an HTTP peer, or a process
@@ -362,5 +368,30 @@ TEST(app_config_run_feeds_out_of_turn_are_ignored) {
   assert_row(r, "ok", NULL);
   ASSERT_EQ(row_of(r).sent, 1);
   ASSERT_STR_EQ(row_of(r).protocol_version, "2025-11-25");
+  mcpp_config_run_free(r);
+}
+
+/* The tail keeps the last 4 KiB: a long line is cut at its start, never
+ * mid-character, and blank lines after the last words are passed over. */
+TEST(app_config_run_stderr_tail_keeps_the_last_line_of_the_last_4_kib) {
+  mcpp_config_run *r = start("stdio", 0, 3, 1000, 5000, 15000, 0);
+  open_ok(r, 0);
+  next(r, 0);
+  mcpp_config_run_replied(r, 1, MCPP_REPLY_CLOSED, 0);
+  char big[5000];
+  memset(big, 'x', sizeof big);
+  mcpp_config_run_stderr(r, big, sizeof big); /* an old line, pushed out */
+  mcpp_config_run_stderr(r, "\n", 1);
+  for (int i = 0; i < 2100; i++) mcpp_config_run_stderr(r, "\xc3\xa9", 2); /* é x2100 */
+  mcpp_config_run_stderr(r, "!!\n\t\n", 5);
+  mcpp_config_end killed = {1, 0, 9, NULL};
+  close_with(r, 1, 1, &killed);
+  const char *last = row_of(r).last_stderr;
+  ASSERT(last != NULL);
+  /* 4096 bytes kept: "!!\n\t\n" and 4091 bytes of the é line, whose
+   * first (half an é) goes. */
+  ASSERT_EQ(strlen(last), 4090 + 2);
+  ASSERT_EQ((unsigned char)last[0], 0xc3);
+  ASSERT_EQ(last[strlen(last) - 1], '!');
   mcpp_config_run_free(r);
 }

@@ -13,6 +13,7 @@
 #ifndef MCPPING_CONFIG_RUN_H
 #define MCPPING_CONFIG_RUN_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "mcpping/app.h"
@@ -73,8 +74,6 @@ typedef struct mcpp_config_end {
   int exit_status, term_signal;
   const char *connect_error; /* HTTP: why it could not connect (an errno
                               * name, never the URL); NULL: none */
-  const char *last_stderr;   /* the server's last non-blank stderr line */
-  unsigned long non_json_lines; /* stdout lines that were not JSON */
 } mcpp_config_end;
 
 /* A run for one server entry (its transport, "disabled"); the deadline starts
@@ -99,6 +98,14 @@ void mcpp_config_run_handshake_timed_out(mcpp_config_run *r, int64_t now_ms);
  * sent and lost). */
 void mcpp_config_run_replied(mcpp_config_run *r, int64_t now_ms, mcpp_cli_reply kind,
                              double rtt_ms);
+/* The server's stderr as it comes (stdio); its last non-blank line is the
+ * row's last_stderr when the server would not talk (handshake failed,
+ * closed). Only the last 4 KiB are kept. */
+void mcpp_config_run_stderr(mcpp_config_run *r, const char *data, size_t len);
+/* A line the server wrote on stdout that the connection could not use (no
+ * newline); those that are not JSON (mcpp_config_line_is_json) are the
+ * row's non_json_lines. */
+void mcpp_config_run_stdout_line(mcpp_config_run *r, const char *line, size_t len);
 /* Ctrl-C: no ping is sent after it. */
 void mcpp_config_run_interrupt(mcpp_config_run *r, int64_t now_ms);
 void mcpp_config_run_closed(mcpp_config_run *r, int64_t now_ms, const mcpp_config_end *e);

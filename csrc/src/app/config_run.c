@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/tail.h"
 #include "app/text.h"
 #include "mcpping.h"
 
@@ -45,6 +46,7 @@ struct mcpp_config_run {
   double *rtts;
   size_t n_rtts, cap_rtts;
   unsigned long non_json_lines;
+  mcpp__tail err; /* the server's stderr, for its last line */
 };
 
 int mcpp_config_run_new(mcpp_config_run **out, const char *transport, int disabled,
@@ -232,9 +234,18 @@ void mcpp_config_run_closed(mcpp_config_run *r, int64_t now_ms, const mcpp_confi
   if (!e) return;
   if (r->need_exit) exit_reason(r, e);
   /* The server's last words matter only when it would not talk. */
-  if (e->last_stderr && (!strcmp(r->status, "handshake failed") || !strcmp(r->status, "closed")))
-    r->last_stderr = strdup(e->last_stderr);
-  r->non_json_lines = e->non_json_lines;
+  if (!strcmp(r->status, "handshake failed") || !strcmp(r->status, "closed")) {
+    char last[MCPP__TAIL_BYTES + 1];
+    if (mcpp__tail_last_line(&r->err, last, sizeof last)) r->last_stderr = strdup(last);
+  }
+}
+
+void mcpp_config_run_stderr(mcpp_config_run *r, const char *data, size_t len) {
+  if (r && data) mcpp__tail_feed(&r->err, data, len);
+}
+
+void mcpp_config_run_stdout_line(mcpp_config_run *r, const char *line, size_t len) {
+  if (r && line && !mcpp_config_line_is_json(line, len)) r->non_json_lines++;
 }
 
 static void verdict(mcpp_config_run *r) {
