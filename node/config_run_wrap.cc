@@ -121,8 +121,10 @@ Napi::Value ConfigRunClosed(const Napi::CallbackInfo &info) {
 
 // configRunStderr(run, buffer): the server's stderr as it comes.
 Napi::Value ConfigRunStderr(const Napi::CallbackInfo &info) {
-  auto b = info[1].As<Napi::Buffer<char>>();
-  mcpp_config_run_stderr(Run(info), b.Data(), b.Length());
+  if (info[1].IsBuffer()) {
+    auto b = info[1].As<Napi::Buffer<char>>();
+    mcpp_config_run_stderr(Run(info), b.Data(), b.Length());
+  }
   return info.Env().Undefined();
 }
 

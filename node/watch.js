@@ -68,7 +68,7 @@ class Watch {
 
   onEvent(i, ev) {
     native.watchFeed(this.w, i, nowMs(), ev.type, ev.state, (ev.rttUs || 0) / 1e6, !!ev.invalid,
-      ev.pingSeq || 0, ev.proof || null, ev.attempt || 0, ev.pid || 0);
+      ev.pingSeq || 0, ev.proof || null, ev.attempt || 0, ev.pid || 0, ev.message || null);
     this.flush();
   }
 
@@ -89,9 +89,11 @@ class Watch {
     try {
       if (live.transport === 'stdio') {
         const peer = await connect(
-          { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'ignore', killGraceMs: 1000 },
+          { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'pipe', killGraceMs: 1000 },
           { keepalive: this.keepalive(), initialize: false, reconnect: true },
         );
+        // C keeps the last line, for the log line of a server that goes down.
+        peer.on('stderr', (chunk) => native.watchStderr(this.w, i, chunk));
         for (const name of EVENTS) if (name !== 'closed') peer.on(name, (ev) => this.onEvent(i, ev));
         peer.on('closed', (info) => {
           this.onEvent(i, { type: 'closed', state: 'closed' });

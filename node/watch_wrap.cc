@@ -127,11 +127,23 @@ Napi::Value WatchClosed(const Napi::CallbackInfo &info) {
   return Reasoned(info, mcpp_watch_closed);
 }
 
-// watchFeed(w, i, nowMs, name, state, rttS, invalid, pingSeq, proof, attempt, pid)
+// watchStderr(w, i, chunk): server i's stderr as it comes (a Buffer).
+Napi::Value WatchStderr(const Napi::CallbackInfo &info) {
+  if (info[2].IsBuffer()) {
+    auto b = info[2].As<Napi::Buffer<char>>();
+    mcpp_watch_stderr(Watch(info), static_cast<int>(Int(info[1])), b.Data(), b.Length());
+  }
+  return info.Env().Undefined();
+}
+
+// watchFeed(w, i, nowMs, name, state, rttS, invalid, pingSeq, proof, attempt, pid, message)
 Napi::Value WatchFeed(const Napi::CallbackInfo &info) {
-  bool hn, hs, hp;
-  std::string name = Str(info[3], &hn), state = Str(info[4], &hs), proof = Str(info[8], &hp);
+  bool hn, hs, hp, hm;
+  std::string name = Str(info[3], &hn), state = Str(info[4], &hs), proof = Str(info[8], &hp),
+              message = Str(info[11], &hm);
   mcpp_watch_event ev{};
+  ev.version = MCPP_WATCH_EVENT_V1;
+  ev.message = hm ? message.c_str() : nullptr;
   ev.name = hn ? name.c_str() : nullptr;
   ev.state = hs ? state.c_str() : nullptr;
   ev.rtt_s = info[5].IsNumber() ? info[5].As<Napi::Number>().DoubleValue() : 0;
@@ -198,6 +210,7 @@ void InitWatch(Napi::Env env, Napi::Object exports) {
   exports.Set("watchOpened", Napi::Function::New(env, WatchOpened));
   exports.Set("watchOpenFailed", Napi::Function::New(env, WatchOpenFailed));
   exports.Set("watchClosed", Napi::Function::New(env, WatchClosed));
+  exports.Set("watchStderr", Napi::Function::New(env, WatchStderr));
   exports.Set("watchFeed", Napi::Function::New(env, WatchFeed));
   exports.Set("watchRespond", Napi::Function::New(env, WatchRespond));
   exports.Set("watchStopping", Napi::Function::New(env, WatchStopping));

@@ -145,7 +145,21 @@ static PyObject *py_watch_closed(PyObject *self, PyObject *args) {
   return reasoned(args, mcpp_watch_closed);
 }
 
-/* watch_feed(w, i, now_ms, name, state, rtt_s, invalid, ping_seq, proof, attempt, pid) */
+/* watch_stderr(w, i, bytes): server i's stderr as it comes. */
+static PyObject *py_watch_stderr(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  int i;
+  const char *data;
+  Py_ssize_t n;
+  if (!PyArg_ParseTuple(args, "Oiy#", &cap, &i, &data, &n)) return NULL;
+  mcpp_watch *w = watch_of(cap);
+  if (!w) return NULL;
+  mcpp_watch_stderr(w, i, data, (size_t)n);
+  Py_RETURN_NONE;
+}
+
+/* watch_feed(w, i, now_ms, name, state, rtt_s, invalid, ping_seq, proof, attempt, pid,
+ * message) */
 static PyObject *py_watch_feed(PyObject *self, PyObject *args) {
   PyObject *cap;
   int i, invalid;
@@ -153,8 +167,9 @@ static PyObject *py_watch_feed(PyObject *self, PyObject *args) {
   unsigned long long seq;
   mcpp_watch_event ev;
   memset(&ev, 0, sizeof ev);
-  if (!PyArg_ParseTuple(args, "OiLzzdpKzLL", &cap, &i, &now, &ev.name, &ev.state, &ev.rtt_s,
-                        &invalid, &seq, &ev.proof, &attempt, &pid))
+  ev.version = MCPP_WATCH_EVENT_V1;
+  if (!PyArg_ParseTuple(args, "OiLzzdpKzLLz", &cap, &i, &now, &ev.name, &ev.state, &ev.rtt_s,
+                        &invalid, &seq, &ev.proof, &attempt, &pid, &ev.message))
     return NULL;
   mcpp_watch *w = watch_of(cap);
   if (!w) return NULL;
@@ -216,6 +231,7 @@ static PyMethodDef watch_methods[] = {
     {"watch_opened", py_watch_opened, METH_VARARGS, "A server is up."},
     {"watch_open_failed", py_watch_open_failed, METH_VARARGS, "Opening a server failed."},
     {"watch_closed", py_watch_closed, METH_VARARGS, "A connection ended for good."},
+    {"watch_stderr", py_watch_stderr, METH_VARARGS, "A server's stderr, as it comes."},
     {"watch_feed", py_watch_feed, METH_VARARGS, "One event of a server's connection."},
     {"watch_respond", py_watch_respond, METH_VARARGS, "The listener's answer to a request."},
     {"watch_stopping", py_watch_stopping, METH_O, "SIGTERM or SIGINT arrived."},

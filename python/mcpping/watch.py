@@ -77,7 +77,7 @@ class _Watch:
     def on_event(self, i: int, ev: Any) -> None:
         _native.watch_feed(self.w, i, _now_ms(), ev.name, ev.state, ev.rtt or 0.0,
                            bool(ev.invalid), ev.ping_seq or 0, ev.proof, ev.attempt or 0,
-                           ev.pid or 0)
+                           ev.pid or 0, ev.message)
         if (ev.name == "closed" and not self.stopping and i not in self.opening
                 and self.peers.get(i) is not None):
             # Ended for good (reconnect gave up, or an HTTP session lost):
@@ -98,7 +98,8 @@ class _Watch:
             if live.transport == "stdio":
                 assert live.command is not None
                 peer = Peer([live.command, *live.args], keepalive=self.keepalive(),
-                            env={**os.environ, **live.env}, cwd=live.cwd, stderr="ignore",
+                            env={**os.environ, **live.env}, cwd=live.cwd,
+                            stderr=lambda chunk: _native.watch_stderr(self.w, i, chunk.encode()),
                             record=None, ping_timeout=self.o["timeout_ms"] / 1000,
                             request_timeout=None, kill_grace=1.0, on_message=None,
                             on_close=None, on_event=lambda ev: self.on_event(i, ev),

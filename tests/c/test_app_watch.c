@@ -151,7 +151,7 @@ TEST(app_watch_state_restarts_and_routes) {
                       "\"transport\":\"stdio\",\"state\":\"alive\",\"peer\":\"mcp-time\","
                       "\"protocol_version\":\"2025-06-18\",\"pid\":78,\"restarts\":1,"
                       "\"stale\":1,\"pings_sent\":1,\"pongs_received\":1,\"last_rtt_ms\":2.0,"
-                      "\"reason\":null}]}\n");
+                      "\"reason\":null,\"last_stderr\":null}]}\n");
   ASSERT(strstr(s, "Content-Type: application/json\r\n"));
   mcpp_watch_text_free(s);
   m = respond(w, "HEAD /metrics HTTP/1.1\r\n\r\n");
@@ -205,6 +205,76 @@ TEST(app_watch_never_prints_a_secret) {
   ASSERT(!strstr(s, "s3cr3t") && !strstr(m, "s3cr3t"));
   mcpp_watch_text_free(s);
   mcpp_watch_text_free(m);
+  mcpp_watch_free(w);
+  mcpp_cli_options_free(&o);
+}
+
+/* A server's last words end the line of its close or failed open, redacted,
+ * and stay in /status until it opens again with a new tail. */
+TEST(app_watch_says_the_last_stderr_line_of_a_server_that_went_away) {
+  mcpp_cli_options o;
+  mcpp_watch *w = new_watch(&o);
+  const char *secrets[] = {"tok-42"};
+  ASSERT_EQ(mcpp_watch_add(w, "db", "stdio", secrets, 1, NULL), 0);
+  int64_t next;
+  ASSERT_EQ(mcpp_watch_due(w, 0, &next), 0);
+  mcpp_watch_stderr(w, 0, "starting\nError: key tok-42 ", 27);
+  mcpp_watch_stderr(w, 0, "refused\n\n", 9);
+  mcpp_watch_open_failed(w, 0, 0, "the server ended before answering initialize: server exited "
+                                  "with status 1");
+  ASSERT_STR_EQ(output(w), "mcpping watch: db: cannot open: the server ended before answering "
+                           "initialize: server exited with status 1 (last stderr: Error: key "
+                           "*** refused); retrying in 1 s\n");
+  char *st = respond(w, "GET /status HTTP/1.1\r\n\r\n");
+  ASSERT(strstr(st, "\"last_stderr\":\"Error: key *** refused\""));
+  mcpp_watch_text_free(st);
+  /* Opened: a new process, a new tail; a close with nothing said says nothing. */
+  ASSERT_EQ(mcpp_watch_due(w, next > 0 ? next : 1000, &next), 0);
+  mcpp_watch_opened(w, 0, 1000, "db", NULL, 9);
+  output(w);
+  st = respond(w, "GET /status HTTP/1.1\r\n\r\n");
+  ASSERT(strstr(st, "\"last_stderr\":null"));
+  mcpp_watch_text_free(st);
+  mcpp_watch_closed(w, 0, 2000, "server exited with status 0");
+  ASSERT_STR_EQ(output(w), "mcpping watch: db: closed: server exited with status 0; retrying "
+                           "in 1 s\n");
+  mcpp_watch_free(w);
+  mcpp_cli_options_free(&o);
+}
+
+/* The library's reconnect restarts a server that dies during its first
+ * handshake: that is a failed open, worded by how it died, not a restart. */
+TEST(app_watch_a_server_dying_during_its_open_fails_the_open_with_how_it_died) {
+  mcpp_cli_options o;
+  mcpp_watch *w = new_watch(&o);
+  ASSERT_EQ(mcpp_watch_add(w, "db", "stdio", NULL, 0, NULL), 0);
+  int64_t next;
+  ASSERT_EQ(mcpp_watch_due(w, 0, &next), 0);
+  mcpp_watch_event ev = {.name = "reconnecting", .state = "closed", .attempt = 1,
+                         .message = "server exited with status 1"};
+  mcpp_watch_event future = ev;
+  future.version = 7; /* a version this library does not know: ignored */
+  future.message = "from the future";
+  mcpp_watch_feed(w, 0, 5, &future);
+  mcpp_watch_feed(w, 0, 5, &ev);
+  ASSERT_STR_EQ(output(w), "");
+  mcpp_watch_open_failed(w, 0, 10, "initialize: Request cancelled");
+  ASSERT_STR_EQ(output(w), "mcpping watch: db: cannot open: the server ended before answering "
+                           "initialize: server exited with status 1; retrying in 1 s\n");
+  /* The same on the next attempt, made while the server is down. */
+  ASSERT_EQ(mcpp_watch_due(w, 1010, &next), 0);
+  mcpp_watch_stderr(w, 0, "oops\n", 5);
+  ev.message = "server exited with status 2: oops";
+  mcpp_watch_feed(w, 0, 1015, &ev);
+  mcpp_watch_open_failed(w, 0, 1020, "initialize: Request cancelled");
+  ASSERT_STR_EQ(output(w), "mcpping watch: db: cannot open: the server ended before answering "
+                           "initialize: server exited with status 2: oops; retrying in 2 s\n");
+  /* Once up, a reconnect is a restart again. */
+  ASSERT_EQ(mcpp_watch_due(w, 5000, &next), 0);
+  mcpp_watch_opened(w, 0, 5000, "db", NULL, 5);
+  output(w);
+  mcpp_watch_feed(w, 0, 2000, &ev);
+  ASSERT_STR_EQ(output(w), "mcpping watch: db: restarting (attempt 1)\n");
   mcpp_watch_free(w);
   mcpp_cli_options_free(&o);
 }

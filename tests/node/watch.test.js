@@ -206,6 +206,28 @@ test('watch refuses a non-loopback --listen and a busy port, as Python does', as
   }
 });
 
+test('watch says how a server that cannot open died and its last words, redacted, as Python does', async () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-watch-'));
+  const config = path.join(dir, 'c.json');
+  const talk = 'echo starting >&2; echo "Error: key $TOKEN refused" >&2; exit 1';
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { db: { command: 'sh', args: ['-c', talk], env: { TOKEN: ENV_SECRET } } } }));
+  const w = new Watch(['--config', config, '--listen', '127.0.0.1:0']);
+  let code;
+  try {
+    const [, first] = await w.line(/watching 1 server;/, 30000);
+    w.base = /metrics on (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(first)[1];
+    // The exit reason quotes the stderr itself (so no "(last stderr: ...)").
+    await w.line(/^mcpping watch: db: cannot open: the server ended before answering initialize: server exited with status 1: starting Error: key \*\*\* refused; retrying in 1 s$/, 30000);
+    const status = JSON.parse((await w.get('/status'))[2]);
+    assert.strictEqual(status.servers[0].last_stderr, 'Error: key *** refused');
+  } finally {
+    code = await w.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.strictEqual(code, 0);
+  assert.ok(!w.err.includes(ENV_SECRET));
+});
+
 test('watch re-opens an HTTP server that went away, with backoff, as Python does', async () => {
   const port = await freePort();
   const start = async () => {

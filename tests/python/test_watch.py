@@ -236,6 +236,28 @@ def test_watch_help_is_the_c_usage() -> None:
     assert r.stdout.startswith(b"usage: mcpping watch --config FILE|auto")
 
 
+def test_watch_says_how_a_server_that_cannot_open_died_and_its_last_words(tmp_path: Path) -> None:
+    """Its exit and stderr, redacted, in its log line; the last line in /status."""
+    config = tmp_path / "c.json"
+    talk = 'echo starting >&2; echo "Error: key $TOKEN refused" >&2; exit 1'
+    config.write_text(json.dumps({"mcpServers": {"db": {
+        "command": "sh", "args": ["-c", talk], "env": {"TOKEN": ENV_SECRET}}}}))
+    w = Watch(["--config", str(config), "--listen", "127.0.0.1:0"])
+    try:
+        _, first = w.line(r"watching 1 server;", 30)
+        w.base = re.search(r"metrics on (http://127\.0\.0\.1:\d+)/metrics", first).group(1)
+        # The exit reason quotes the stderr itself (so no "(last stderr: ...)").
+        w.line(r"^mcpping watch: db: cannot open: the server ended before answering initialize: "
+               r"server exited with status 1: starting Error: key \*\*\* refused; "
+               r"retrying in 1 s$", 30)
+        status = json.loads(w.get("/status")[2])
+        assert status["servers"][0]["last_stderr"] == "Error: key *** refused"
+    finally:
+        code = w.stop()
+    assert code == 0
+    assert ENV_SECRET not in "".join(w.err)
+
+
 def test_watch_reopens_an_http_server_that_went_away_with_backoff(tmp_path: Path) -> None:
     from conftest import free_port, sdk_server, wait_port
 

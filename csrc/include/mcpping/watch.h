@@ -61,6 +61,11 @@ void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
  * maximum). */
 void mcpp_watch_open_failed(mcpp_watch *w, int i, int64_t now_ms,
                             const char *reason);
+/* Server i's stderr as it comes (stdio): the last non-blank line of its
+ * last 4 KiB, redacted, ends the log line of its next close or failed open
+ * ("(last stderr: ...)") and is /status's last_stderr; a server that opens
+ * starts a new tail. */
+void mcpp_watch_stderr(mcpp_watch *w, int i, const char *data, size_t len);
 /* Server i's connection ended for good (reason: why): re-opened after the
  * backoff, which counts as a restart. */
 void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms,
@@ -69,9 +74,13 @@ void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms,
 /* One event of server i's connection, as the binding's event carries it:
  * its name (mcpp_event_name), rtt in seconds (pong), invalid (ping_error),
  * ping_seq (nonzero for a refused ping), the state after it ("closed"
- * tells an abandoned ping), the proof, the attempt (reconnecting) and the
- * new pid (reconnected). */
+ * tells an abandoned ping), the proof, the attempt (reconnecting), the
+ * new pid (reconnected) and the message (reconnecting: why the server
+ * failed). Versioned as the option structs are: version 0 (a zeroed
+ * struct) or MCPP_WATCH_EVENT_V1; an event of another version is ignored. */
+#define MCPP_WATCH_EVENT_V1 1
 typedef struct mcpp_watch_event {
+  int version;
   const char *name;
   const char *state;
   double rtt_s;
@@ -80,6 +89,7 @@ typedef struct mcpp_watch_event {
   const char *proof;
   int64_t attempt;
   int64_t pid;
+  const char *message;
 } mcpp_watch_event;
 
 void mcpp_watch_feed(mcpp_watch *w, int i, int64_t now_ms,

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/tail.h"
 #include "app/text.h"
 #include "mcpping.h"
 
@@ -29,10 +30,14 @@ typedef struct wserver {
   int64_t pid;
   int64_t due_ms; /* when to open; -1: not scheduled */
   int opened;     /* opened at least once: a later open is a restart */
+  int opening;    /* given out by mcpp_watch_due, not yet opened or failed */
+  char *lost;     /* the server died during that open: how (reconnecting's message) */
   uint32_t failed_in_row;
   double last_rtt_ms;
   int has_rtt;
   mcpp_metric_series fig;
+  mcpp__tail err;     /* the server's stderr since it last opened */
+  char *last_stderr;  /* its last line, redacted, at the last close */
 } wserver;
 
 struct mcpp_watch {
@@ -69,6 +74,7 @@ int mcpp_watch_new(mcpp_watch **out, const mcpp_cli_options *o) {
 
 static void server_free(wserver *s) {
   free(s->name), free(s->transport), free(s->peer), free(s->protocol), free(s->reason);
+  free(s->last_stderr), free(s->lost);
   for (size_t k = 0; k < s->nsecrets; k++) free(s->secrets[k]);
   free(s->secrets);
 }
@@ -212,6 +218,7 @@ int mcpp_watch_due(mcpp_watch *w, int64_t now_ms, int64_t *next_ms) {
   }
   if (pick >= 0) {
     w->s[pick].due_ms = -1;
+    w->s[pick].opening = 1;
     if (next < 0 || next < now_ms) next = next < 0 ? -1 : now_ms;
   }
   *next_ms = next;
@@ -233,8 +240,19 @@ static void schedule(mcpp_watch *w, wserver *s, int64_t now_ms, const char *what
   s->state = WS_DOWN;
   s->pid = 0;
   set_text(s, &s->reason, reason);
-  mcpp__text_printf(&w->out, LOG "%s: %s: %s; retrying in %g s\n", s->name, what,
-                    s->reason ? s->reason : "", wait / 1000.0);
+  char last[MCPP__TAIL_BYTES + 1];
+  set_text(s, &s->last_stderr, mcpp__tail_last_line(&s->err, last, sizeof last) ? last : NULL);
+  s->err.len = 0;
+  mcpp__text_printf(&w->out, LOG "%s: %s: %s", s->name, what, s->reason ? s->reason : "");
+  /* The driver's exit reasons often quote the stderr already. */
+  if (s->last_stderr && !(s->reason && strstr(s->reason, s->last_stderr)))
+    mcpp__text_printf(&w->out, " (last stderr: %s)", s->last_stderr);
+  mcpp__text_printf(&w->out, "; retrying in %g s\n", wait / 1000.0);
+}
+
+void mcpp_watch_stderr(mcpp_watch *w, int i, const char *data, size_t len) {
+  wserver *s = at(w, i);
+  if (s && data) mcpp__tail_feed(&s->err, data, len);
 }
 
 void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
@@ -244,12 +262,16 @@ void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
   if (!s) return;
   if (s->opened) s->fig.reconnects++;
   s->opened = 1;
+  s->opening = 0;
+  set_text(s, &s->lost, NULL);
   s->failed_in_row = 0;
   s->state = WS_ALIVE;
   s->pid = pid;
   set_text(s, &s->peer, peer);
   set_text(s, &s->protocol, protocol_version);
   set_text(s, &s->reason, NULL);
+  set_text(s, &s->last_stderr, NULL);
+  s->err.len = 0;
   mcpp__text_printf(&w->out, LOG "%s: up (%s, %s", s->name, s->peer ? s->peer : "",
                     s->transport);
   if (s->protocol) mcpp__text_printf(&w->out, ", protocol %s", s->protocol);
@@ -260,7 +282,19 @@ void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
 void mcpp_watch_open_failed(mcpp_watch *w, int i, int64_t now_ms, const char *reason) {
   if (w->stopping) return;
   wserver *s = at(w, i);
-  if (s) schedule(w, s, now_ms, "cannot open", reason);
+  if (!s) return;
+  s->opening = 0;
+  /* The library's reconnect restarted a server that died before answering
+   * initialize; how it died says more than the cancelled request. */
+  char *why = NULL;
+  if (s->lost) {
+    mcpp__text t = {0};
+    mcpp__text_printf(&t, "the server ended before answering initialize: %s", s->lost);
+    why = mcpp__text_take(&t);
+    set_text(s, &s->lost, NULL);
+  }
+  schedule(w, s, now_ms, "cannot open", why ? why : reason);
+  free(why);
 }
 
 void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms, const char *reason) {
@@ -282,8 +316,11 @@ static int event_type(const char *name) {
 void mcpp_watch_feed(mcpp_watch *w, int i, int64_t now_ms, const mcpp_watch_event *e) {
   if (w->stopping) return;
   wserver *s = at(w, i);
-  int t = e ? event_type(e->name) : -1;
-  if (!s || t < 0 || s->state == WS_DOWN) return;
+  int t = e && (e->version == 0 || e->version == MCPP_WATCH_EVENT_V1) ? event_type(e->name) : -1;
+  if (!s || t < 0) return;
+  /* A server waiting to be re-opened has no connection to speak of, but the
+   * one being opened may die during it (RECONNECTING, below). */
+  if (s->state == WS_DOWN && !(s->opening && t == MCPP_EV_RECONNECTING)) return;
   mcpp_event ev;
   memset(&ev, 0, sizeof ev);
   ev.type = (mcpp_event_type)t;
@@ -311,6 +348,10 @@ void mcpp_watch_feed(mcpp_watch *w, int i, int64_t now_ms, const mcpp_watch_even
     mcpp__text_printf(&w->out, LOG "%s: recovered (proof: %s)\n", s->name, proof);
     break;
   case MCPP_EV_RECONNECTING:
+    if (s->opening) { /* not up yet: the open fails, and says how it died */
+      if (!s->lost) set_text(s, &s->lost, e->message ? e->message : "connection closed");
+      break;
+    }
     s->state = WS_RESTARTING;
     s->pid = 0;
     mcpp__text_printf(&w->out, LOG "%s: restarting (attempt %lld)\n", s->name,
@@ -388,6 +429,8 @@ static void render_status(mcpp_watch *w, mcpp__text *t) {
     else mcpp__text_puts(t, "null");
     mcpp__text_puts(t, ",\"reason\":");
     mcpp__text_json_string(t, s->reason);
+    mcpp__text_puts(t, ",\"last_stderr\":");
+    mcpp__text_json_string(t, s->last_stderr);
     mcpp__text_puts(t, "}");
   }
   mcpp__text_puts(t, "]}\n");
