@@ -595,4 +595,6 @@ export const metrics: {
   readonly STATES: readonly ['alive', 'suspect', 'stale', 'closed'];
   /** Values of mcpping_ping_failures_total's `reason` label. */
   readonly FAILURE_REASONS: readonly ['timeout', 'error', 'invalid', 'unsupported'];
+  /** Values of mcpping_probes_total's `result` label. */
+  readonly PROBE_RESULTS: readonly ['ok', 'timeout'];
 };

@@ -34,6 +34,7 @@ const metrics = {
   RTT_BUCKETS: fleet.RTT_BUCKETS,
   STATES: fleet.STATES,
   FAILURE_REASONS: fleet.FAILURE_REASONS,
+  PROBE_RESULTS: fleet.PROBE_RESULTS,
 };
 
 const version = binding.version;

@@ -36,6 +36,8 @@ const RTT_BATCH = 256;
 const STATES = Object.freeze(byField.states.values);
 /** The values of mcpping_ping_failures_total's `reason` label. */
 const FAILURE_REASONS = Object.freeze(byField.failures.values);
+/** The values of mcpping_probes_total's `result` label. */
+const PROBE_RESULTS = Object.freeze(byField.probes.values);
 /** Every metric: name -> [type, help]. */
 const METRICS = Object.freeze(Object.fromEntries(FAMILIES.map((f) => [f.name, [f.kind, f.help]])));
 /** A table field ('pings_sent') as the Figures property it names. */
@@ -49,6 +51,8 @@ const EVENT_FIGURES = new Map(Object.entries(binding.metricEventFigures())
   .map(([type, row]) => [type, row.map((fx) => fx && [camel(fx[0]), fx[1]])]));
 /** The plain counters' Figures properties: pingsSent, ..., reconnects. */
 const COUNTERS = FAMILIES.filter((f) => f.kind === 'counter' && !f.label).map((f) => camel(f.field));
+/** The labelled counters: [Figures property, label values] (failures, probes). */
+const LABELLED = FAMILIES.filter((f) => f.kind === 'counter' && f.label).map((f) => [camel(f.field), f.values]);
 
 /** One connection's counts, or the summed counts of closed connections. */
 class Figures {
@@ -64,7 +68,7 @@ class Figures {
     this.inFlight = 0;
     this.source = source ? new WeakRef(source) : null;
     for (const k of COUNTERS) this[k] = 0;
-    this.failures = { timeout: 0, error: 0, invalid: 0, unsupported: 0 };
+    for (const [k, values] of LABELLED) this[k] = Object.fromEntries(values.map((x) => [x, 0]));
     // Per bucket, not cumulative; the last one is +Inf.
     this.rttBuckets = new Array(RTT_BUCKETS.length + 1).fill(0);
     this.rttSum = 0;
@@ -82,7 +86,7 @@ class Figures {
   /** @param {Figures} other */
   add(other) {
     for (const k of COUNTERS) this[k] += other[k];
-    for (const r of FAILURE_REASONS) this.failures[r] += other.failures[r];
+    for (const [k, values] of LABELLED) for (const x of values) this[k][x] += other[k][x];
     for (let i = 0; i < this.rttBuckets.length; i++) this.rttBuckets[i] += other.rttBuckets[i];
     this.rttSum += other.rttSum;
   }
@@ -384,10 +388,10 @@ function instrumentOtel(meterProvider) {
 function exposition() {
   return binding.metricsRender(enable().rows().map((r) => ({
     ...r.figures,
-    failures: FAILURE_REASONS.map((x) => r.figures.failures[x]),
+    ...Object.fromEntries(LABELLED.map(([k, values]) => [k, values.map((x) => r.figures[k][x])])),
     states: STATES.map((x) => r.states[x]),
     inFlight: r.inFlight,
   })));
 }
 
-module.exports = { registerPrometheus, instrumentOtel, exposition, hub, METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS };
+module.exports = { registerPrometheus, instrumentOtel, exposition, hub, METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS, PROBE_RESULTS };

@@ -110,7 +110,7 @@ void U64s(Napi::Env env, Napi::Object o, const char *key, uint64_t *out, uint32_
 }
 
 // metricsRender([{server?, peer, transport, pingsSent, ..., failures,
-// rttBuckets, rttSum, states, inFlight}, ...]) -> the Prometheus text.
+// rttBuckets, rttSum, states, inFlight, probes}, ...]) -> the Prometheus text.
 Napi::Value MetricsRender(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   if (!info[0].IsArray()) throw Napi::TypeError::New(env, "series must be an array");
@@ -143,6 +143,7 @@ Napi::Value MetricsRender(const Napi::CallbackInfo &info) {
     U64s(env, o, "failures", s.failures, MCPP_METRIC_REASONS);
     U64s(env, o, "rttBuckets", s.rtt_buckets, MCPP_METRIC_RTT_BOUNDS + 1);
     U64s(env, o, "states", s.states, MCPP_METRIC_STATES);
+    U64s(env, o, "probes", s.probes, MCPP_METRIC_PROBE_RESULTS);
     Napi::Value sum = o.Get("rttSum");
     s.rtt_sum = sum.IsNumber() ? sum.As<Napi::Number>().DoubleValue() : 0;
   }

@@ -184,7 +184,8 @@ static PyObject *metrics_render(PyObject *module, PyObject *seq) {
               get_u64(d, "in_flight", &x->in_flight) < 0 ||
               get_u64s(d, "failures", x->failures, MCPP_METRIC_REASONS) < 0 ||
               get_u64s(d, "rtt_buckets", x->rtt_buckets, MCPP_METRIC_RTT_BOUNDS + 1) < 0 ||
-              get_u64s(d, "states", x->states, MCPP_METRIC_STATES) < 0;
+              get_u64s(d, "states", x->states, MCPP_METRIC_STATES) < 0 ||
+              get_u64s(d, "probes", x->probes, MCPP_METRIC_PROBE_RESULTS) < 0;
     if (!bad && sum) {
       x->rtt_sum = PyFloat_AsDouble(sum);
       bad = PyErr_Occurred() != NULL;

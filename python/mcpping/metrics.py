@@ -32,7 +32,7 @@ from ._native import VERSION
 
 __all__ = [
     "register_prometheus", "instrument_otel", "exposition", "PrometheusCollector", "METRICS",
-    "RTT_BUCKETS", "STATES", "FAILURE_REASONS",
+    "RTT_BUCKETS", "STATES", "FAILURE_REASONS", "PROBE_RESULTS",
 ]
 
 # Every name, help text, unit, label and bound comes from the C table
@@ -46,12 +46,26 @@ RTT_BUCKETS = tuple(b for b, _ in _BOUNDS)
 STATES = _BY_FIELD["states"]["values"]
 #: The values of ``mcpping_ping_failures_total``'s ``reason`` label.
 FAILURE_REASONS = _BY_FIELD["failures"]["values"]
+#: The values of ``mcpping_probes_total``'s ``result`` label.
+PROBE_RESULTS = _BY_FIELD["probes"]["values"]
 #: Every metric: name -> (kind, help).
 METRICS = {f["name"]: (f["kind"], f["help"]) for f in _FAMILIES}
 # The plain counters' fields: pings_sent, ..., reconnects.
 _COUNTERS = tuple(f["field"] for f in _FAMILIES if f["kind"] == "counter" and not f["label"])
-# The keys of a connection's counts: the plain counters and the reasons.
-_COUNTS = (*_COUNTERS, *FAILURE_REASONS)
+# The labelled counters' fields and their label's values: failures by reason,
+# probes by result.
+_LABELLED = {f["field"]: f["values"] for f in _FAMILIES if f["kind"] == "counter" and f["label"]}
+
+
+def _key(field: str, value: str | None) -> str:
+    """A count's key: the field, and a labelled one's value after a colon
+    (values repeat across families: a probe's "timeout" is no ping's)."""
+    return f"{field}:{value}" if value else field
+
+
+# The keys of a connection's counts: the plain counters and each labelled
+# counter's values.
+_COUNTS = (*_COUNTERS, *(_key(f, v) for f, vals in _LABELLED.items() for v in vals))
 
 
 def _event_counts() -> tuple[dict[str, str], dict[str, tuple[str | None, ...]]]:
@@ -60,7 +74,7 @@ def _event_counts() -> tuple[dict[str, str], dict[str, tuple[str | None, ...]]]:
     closed * 4 + invalid * 2 + (ping_seq != 0)."""
     always, depends = {}, {}
     for name, row in _native.metric_event_figures().items():
-        keys = tuple(fx and (fx[1] or fx[0]) for fx in row)
+        keys = tuple(fx and _key(fx[0], fx[1]) for fx in row)
         if len(set(keys)) == 1:
             always[name] = keys[0]
         else:
@@ -145,8 +159,8 @@ class _Row:
         """The figure a family of the C table shows (its ``field``)."""
         if field in ("states", "in_flight"):
             return getattr(self, field)
-        if field == "failures":
-            return {r: self.figures.counts[r] for r in FAILURE_REASONS}
+        if field in _LABELLED:
+            return {v: self.figures.counts[_key(field, v)] for v in _LABELLED[field]}
         if field == "rtt_buckets":
             return self.figures.rtt_buckets
         return self.figures.counts[field]
@@ -154,8 +168,8 @@ class _Row:
     def series(self) -> dict[str, Any]:
         """This row as metrics.c's series, for its renderer."""
         f = self.figures
-        return {**f.counts, "peer": f.peer, "transport": f.transport,
-                "failures": [f.counts[r] for r in FAILURE_REASONS],
+        return {**{k: f.counts[k] for k in _COUNTERS}, "peer": f.peer, "transport": f.transport,
+                **{fld: [f.counts[_key(fld, v)] for v in vals] for fld, vals in _LABELLED.items()},
                 "rtt_buckets": f.rtt_buckets, "rtt_sum": f.rtt_sum,
                 "states": [self.states[st] for st in STATES], "in_flight": self.in_flight}
 

@@ -2,6 +2,7 @@
  * any number of connections, checked by a small exposition-format parser
  * (tests/python/test_metrics_table.py also feeds it to prometheus_client's). */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,8 +201,8 @@ TEST(metrics_render_parses_as_exposition_for_many_connections) {
   ASSERT_EQ(0, parse_exposition(text, &c));
   ASSERT_EQ(c.families, MCPP_METRIC_COUNT);
   /* Per series: 6 counters, 4 reasons, 18 buckets + _sum + _count, 4
-   * states, in flight. */
-  ASSERT_EQ(c.samples, 3 * (6 + 4 + 20 + 4 + 1));
+   * states, in flight, 2 probe results. */
+  ASSERT_EQ(c.samples, 3 * (6 + 4 + 20 + 4 + 1 + 2));
   ASSERT(strstr(text, "# HELP mcpping_pings_sent_total Pings sent to the "
                       "peer, keepalive and manual.\n"
                       "# TYPE mcpping_pings_sent_total counter\n"
@@ -331,5 +332,88 @@ TEST(metric_series_observe_counts_each_event_once_by_reason) {
   ASSERT_STR_EQ(mcpp_metric_family_at(MCPP_METRIC_PING_FAILURES)->values[value],
                 "timeout");
   ev.type = MCPP_EV_PROBE_OK;
-  ASSERT_EQ(mcpp_metric_event_figure(&ev, &value), -1);
+  ASSERT_EQ(mcpp_metric_event_figure(&ev, &value), MCPP_METRIC_PROBES);
+  ASSERT_STR_EQ(mcpp_metric_family_at(MCPP_METRIC_PROBES)->values[value], "ok");
+}
+
+TEST(metric_series_observe_counts_probes_by_result_and_renders_result_labels) {
+  mcpp_metric_series s;
+  memset(&s, 0, sizeof s);
+  s.peer = "p";
+  s.transport = "stdio";
+  s.states[MCPP_STATE_ALIVE] = 1;
+  observe(&s, MCPP_EV_PROBE, MCPP_STATE_ALIVE, 0, 1, 0); /* sent: no figure */
+  observe(&s, MCPP_EV_PROBE_OK, MCPP_STATE_ALIVE, 0, 1, 200);
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_PROBE_OK;
+  ev.rpc_code = -32601; /* an error answer still proves the loop ran */
+  mcpp_metric_series_observe(&s, &ev);
+  observe(&s, MCPP_EV_PROBE_TIMEOUT, MCPP_STATE_SUSPECT, 0, 3, 0);
+  observe(&s, MCPP_EV_PROBE_TIMEOUT, MCPP_STATE_CLOSED, 0, 4, 0); /* abandoned */
+  ASSERT_UINT_EQ(s.probes[0], 2);
+  ASSERT_UINT_EQ(s.probes[1], 1);
+  /* A probe's answer is not a pong: no ping figure moves. */
+  ASSERT_UINT_EQ(s.pongs_received + s.pings_sent + s.failures[0], 0);
+  const mcpp_metric_family *f = mcpp_metric_family_at(MCPP_METRIC_PROBES);
+  ASSERT_STR_EQ(f->name, "mcpping_probes_total");
+  ASSERT_STR_EQ(f->label, "result");
+  ASSERT_STR_EQ(f->field, "probes");
+  char *text = render(&s, 1);
+  ASSERT(strstr(text, "# TYPE mcpping_probes_total counter\n"
+                      "mcpping_probes_total{peer=\"p\",transport=\"stdio\","
+                      "result=\"ok\"} 2\n"
+                      "mcpping_probes_total{peer=\"p\",transport=\"stdio\","
+                      "result=\"timeout\"} 1\n"));
+  check c;
+  ASSERT_EQ(0, parse_exposition(text, &c));
+  free(text);
+}
+
+TEST(metric_series_of_version_1_are_read_at_their_size_without_probes) {
+  /* Two series as a program built before probes lays them out: the
+   * library steps by V1's size, and neither reads nor writes past it. */
+  enum { GUARD = 32 };
+  size_t v1 = offsetof(mcpp_metric_series, probes);
+  unsigned char buf[2 * sizeof(mcpp_metric_series) + GUARD];
+  memset(buf, 0xAA, sizeof buf);
+  for (int i = 0; i < 2; i++) {
+    memset(buf + i * v1, 0, v1);
+    mcpp_metric_series *s = (mcpp_metric_series *)(void *)(buf + i * v1);
+    s->peer = i ? "second" : "first";
+    s->transport = "stdio";
+  }
+  mcpp_event ev;
+  memset(&ev, 0, sizeof ev);
+  ev.type = MCPP_EV_PROBE_OK;
+  mcpp_metric_series_observe_versioned(
+      MCPP_METRIC_SERIES_V1, (mcpp_metric_series *)(void *)(buf + v1), &ev);
+  ev.type = MCPP_EV_PING;
+  mcpp_metric_series_observe_versioned(
+      MCPP_METRIC_SERIES_V1, (mcpp_metric_series *)(void *)(buf + v1), &ev);
+  for (size_t i = 2 * v1; i < sizeof buf; i++) ASSERT_EQ(buf[i], 0xAA);
+  size_t need = mcpp_metrics_render_versioned(
+      MCPP_METRIC_SERIES_V1, (const mcpp_metric_series *)(void *)buf, 2, NULL,
+      0);
+  char *text = malloc(need + 1);
+  ASSERT(text != NULL);
+  mcpp_metrics_render_versioned(MCPP_METRIC_SERIES_V1,
+                                (const mcpp_metric_series *)(void *)buf, 2,
+                                text, need + 1);
+  ASSERT(strstr(text, "mcpping_pings_sent_total{peer=\"second\","
+                      "transport=\"stdio\"} 1\n"));
+  ASSERT(strstr(text, "mcpping_probes_total") == NULL);
+  check c;
+  ASSERT_EQ(0, parse_exposition(text, &c));
+  ASSERT_EQ(c.families, MCPP_METRIC_PROBES);
+  free(text);
+  /* An unknown version writes and counts nothing. */
+  char small[8] = "x";
+  ASSERT_UINT_EQ(0, mcpp_metrics_render_versioned(MCPP_METRIC_SERIES_VERSION + 1,
+                                                  NULL, 0, small, sizeof small));
+  ASSERT_STR_EQ(small, "");
+  mcpp_metric_series s;
+  memset(&s, 0, sizeof s);
+  mcpp_metric_series_observe_versioned(0, &s, &ev);
+  ASSERT_UINT_EQ(s.pings_sent, 0);
 }

@@ -13,7 +13,7 @@ const { InMemoryTransport } = require('@modelcontextprotocol/sdk/inMemory.js');
 const mcpping = require('../../node');
 const h = require('./helpers');
 
-const { METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS } = mcpping.metrics;
+const { METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS, PROBE_RESULTS } = mcpping.metrics;
 const registry = new prom.Registry();
 mcpping.metrics.registerPrometheus(registry);
 
@@ -140,6 +140,32 @@ for (const [what, params, reason, errorClass] of [
   });
 }
 
+test('probes of a ping-deaf server are counted by result, apart from the pings that timed out', async () => {
+  const lb = { peer: 'drop_pings', transport: 'stdio' };
+  const before = await scrape();
+  const peer = await mcpping.connect(h.peer('drop_pings.py'), {
+    keepalive: { intervalMs: 50, timeoutMs: 300, failures: 2, minIntervalMs: 10, jitterPct: 0 },
+  });
+  let s;
+  try {
+    await h.nextEvent(peer, 'ping_deaf', 10000);
+    // Two probes answered after the verdict (watched by probe from then on).
+    await h.nextEvent(peer, 'probe_ok', 5000);
+    await h.nextEvent(peer, 'probe_ok', 5000);
+    s = await scrape();
+  } finally {
+    await peer.close();
+  }
+  const delta = (name, labels) => value(s, name, labels) - value(before, name, labels);
+  assert.ok(delta('mcpping_probes_total', { ...lb, result: 'ok' }) >= 2);
+  // A "timeout" of each in its own family: the dropped pings timed out, no probe did.
+  assert.equal(delta('mcpping_probes_total', { ...lb, result: 'timeout' }), 0);
+  assert.ok(delta('mcpping_ping_failures_total', { ...lb, reason: 'timeout' }) >= 1);
+  assert.deepEqual(PROBE_RESULTS, ['ok', 'timeout']);
+  // The C renderer shows the same figure (exposition() sums the same tally).
+  assert.match(mcpping.metrics.exposition(), /^mcpping_probes_total\{peer="drop_pings",transport="stdio",result="ok"\} [1-9]/m);
+});
+
 test('the in-flight gauge counts unanswered requests through a guard, live', async () => {
   const [clientSide, serverSide] = InMemoryTransport.createLinkedPair();
   const name = unique('silent');
@@ -219,7 +245,7 @@ test('labels are peer and transport only, and carry nothing from argv, env or pa
   }
   const text = await registry.metrics();
   for (const secret of [secretArg, secretEnv, 'PAYLOAD-SECRET', 'TOKEN']) assert.ok(!text.includes(secret), secret);
-  const allowed = new Set(['peer', 'transport', 'reason', 'state', 'le']);
+  const allowed = new Set(['peer', 'transport', 'reason', 'state', 'result', 'le']);
   for (const k of (await scrape()).keys()) {
     const [, name, labels] = /^([a-z_]+)\{(.*)\}$/.exec(k);
     assert.ok(Object.keys(METRICS).some((m) => name === m || name.startsWith(`${m}_`)), name);

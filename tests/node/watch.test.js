@@ -269,6 +269,32 @@ test('watch re-opens an HTTP server that went away, with backoff, as Python does
   assert.ok(!w.err.includes(URL_SECRET));
 });
 
+test('watch counts the probes of a server without ping', async () => {
+  // A 2026-07-28 server has no ping: keepalive probes it, and /metrics
+  // counts each answered probe under mcpping_probes_total{result="ok"}.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-watch-'));
+  const config = path.join(dir, 'c.json');
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { modern: { command: 'python3', args: [path.join(PEERS, 'modern.py')] } } }));
+  const w = new Watch(['--config', config, '--listen', '127.0.0.1:0', '-i', String(INTERVAL), '-W', String(TIMEOUT), '--failures', String(FAILURES)]);
+  let code;
+  try {
+    const [, first] = await w.line(/watching 1 server;/, 30000);
+    w.base = /metrics on (http:\/\/127\.0\.0\.1:\d+)\/metrics/.exec(first)[1];
+    await w.line(/^mcpping watch: modern: up \(modern, stdio/, 30000);
+    // No pong comes on 2026-07-28, so an RTT in /status is a probe's
+    // answer, fed to the counters by the same event.
+    await w.until("modern's first probe answered", (s) => s.modern.last_rtt_ms !== null);
+    const metrics = (await w.get('/metrics'))[2];
+    assert.ok(metric(metrics, 'mcpping_probes_total', 'modern', 'result="ok"') >= 1);
+    assert.strictEqual(metric(metrics, 'mcpping_probes_total', 'modern', 'result="timeout"'), 0);
+    assert.strictEqual(metric(metrics, 'mcpping_pings_sent_total', 'modern'), 0);
+  } finally {
+    code = await w.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.strictEqual(code, 0);
+});
+
 // Both commands print C's bytes: the same help, usage error and log lines
 // (python3 -m mcpping is the package `make test-python` installed, as in
 // cli_parity.test.js).

@@ -122,6 +122,14 @@ async def test_ping_deaf_server_is_counted_once_and_never_stale():
     delta = lambda name: value(s, name, **lb) - value(before, name, **lb)  # noqa: E731
     assert delta("mcpping_ping_deaf_total") == 1
     assert delta("mcpping_stale_total") == 0
+    # The probes by result, apart from the pings' reasons: the dropped pings
+    # timed out, the probes did not (a "timeout" of each, in its own family).
+    probes = lambda result: (value(s, "mcpping_probes_total", **lb, result=result)  # noqa: E731
+                             - value(before, "mcpping_probes_total", **lb, result=result))
+    assert probes("ok") >= 2
+    assert probes("timeout") == 0
+    assert value(s, "mcpping_ping_failures_total", **lb, reason="timeout") \
+        - value(before, "mcpping_ping_failures_total", **lb, reason="timeout") >= 1
 
 
 async def test_stale_transition_counts_each_timeout_and_the_stale_state():
@@ -234,7 +242,7 @@ async def test_labels_are_peer_and_transport_only_and_carry_no_argv_or_env():
         text = generate_latest(REGISTRY).decode()
     for secret in (secret_arg, secret_env, "PAYLOAD-SECRET", "TOKEN"):
         assert secret not in text
-    allowed = {"peer", "transport", "reason", "state", "le"}
+    allowed = {"peer", "transport", "reason", "state", "result", "le"}
     for fam in text_string_to_metric_families(text):
         assert fam.name in {n.removesuffix("_total") for n in METRICS}
         for sample in fam.samples:

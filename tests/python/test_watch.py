@@ -295,3 +295,28 @@ def test_watch_reopens_an_http_server_that_went_away_with_backoff(tmp_path: Path
         server.wait(10)
     assert status == 0
     assert URL_SECRET not in "".join(w.err)
+
+
+def test_watch_counts_the_probes_of_a_server_without_ping(tmp_path: Path) -> None:
+    # A 2026-07-28 server has no ping: keepalive probes it, and /metrics
+    # counts each answered probe under mcpping_probes_total{result="ok"}.
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"mcpServers": {"modern": {
+        "command": PY, "args": [str(PEERS / "modern.py")]}}}))
+    w = Watch(["--config", str(config), "--listen", "127.0.0.1:0", "-i", str(INTERVAL),
+               "-W", str(TIMEOUT), "--failures", str(FAILURES)])
+    try:
+        _, first = w.line(r"watching 1 server;", 30)
+        w.base = re.search(r"metrics on (http://127\.0\.0\.1:\d+)/metrics", first).group(1)
+        w.line(r"^mcpping watch: modern: up \(modern, stdio", 30)
+        # No pong comes on 2026-07-28, so an RTT in /status is a probe's
+        # answer, fed to the counters by the same event.
+        w.until("modern's first probe answered",
+                lambda s: s["modern"]["last_rtt_ms"] is not None)
+        metrics = w.get("/metrics")[2].decode()
+        assert metric(metrics, "mcpping_probes_total", "modern", 'result="ok"') >= 1
+        assert metric(metrics, "mcpping_probes_total", "modern", 'result="timeout"') == 0
+        assert metric(metrics, "mcpping_pings_sent_total", "modern") == 0
+    finally:
+        status = w.stop()
+    assert status == 0

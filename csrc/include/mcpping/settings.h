@@ -87,7 +87,8 @@ typedef struct mcpp_reconnect {
 /* Struct versions, as in ngtcp2: the structs that grow (settings, engine
  * info) are only ever extended at their end, and a caller passes the
  * version its header had, through the macros below (mcpp_settings_default,
- * mcpp_engine_get_info, mcpp_runtime_info). The library then reads and
+ * mcpp_engine_get_info, mcpp_runtime_info; metric series likewise, see
+ * mcpping/metrics.h). The library then reads and
  * writes only the fields that version has, so a program built against an
  * older header keeps working with a newer library. */
 #define MCPP_SETTINGS_V1 1

@@ -5,6 +5,7 @@
  * figure is named in two languages.
  */
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,6 +24,8 @@ static const char *const reasons[MCPP_METRIC_REASONS + 1] = {
     "timeout", "error", "invalid", "unsupported", NULL};
 static const char *const states[MCPP_METRIC_STATES + 1] = {
     "alive", "suspect", "stale", "closed", NULL};
+static const char *const probe_results[MCPP_METRIC_PROBE_RESULTS + 1] = {
+    "ok", "timeout", NULL};
 static const char *const series_labels[] = {"server", "peer", "transport",
                                             NULL};
 
@@ -57,6 +60,11 @@ static const mcpp_metric_family families[MCPP_METRIC_COUNT] = {
     {"mcpping_in_flight_requests", MCPP_METRIC_GAUGE,
      "Application requests awaiting an answer from the peer.", "1",
      "in_flight", NULL, NULL},
+    {"mcpping_probes_total", MCPP_METRIC_COUNTER,
+     "Idle probes sent where there is no ping (no ping in the protocol, or "
+     "the peer ping-deaf), by result: ok (answered, an error answer "
+     "included), timeout.",
+     "1", "probes", "result", probe_results},
 };
 
 const mcpp_metric_family *mcpp_metric_family_at(int id) {
@@ -108,14 +116,40 @@ int mcpp_metric_event_figure(const mcpp_event *ev, int *value) {
   case MCPP_EV_STALE: return MCPP_METRIC_STALE;
   case MCPP_EV_PING_DEAF: return MCPP_METRIC_PING_DEAF;
   case MCPP_EV_RECONNECTED: return MCPP_METRIC_RECONNECTS;
+  case MCPP_EV_PROBE_OK: return MCPP_METRIC_PROBES;
+  case MCPP_EV_PROBE_TIMEOUT:
+    /* As for a ping: a probe still out at close was abandoned, not lost. */
+    if (ev->state == MCPP_STATE_CLOSED) return -1;
+    *value = 1;
+    return MCPP_METRIC_PROBES;
   default: return -1;
   }
 }
 
-void mcpp_metric_series_observe(mcpp_metric_series *s, const mcpp_event *ev) {
+/* The size of a series of that version (the array's stride), 0 if the
+ * version is unknown. */
+static size_t series_size(int version) {
+  switch (version) {
+  case MCPP_METRIC_SERIES_V1: return offsetof(mcpp_metric_series, probes);
+  case MCPP_METRIC_SERIES_V2: return sizeof(mcpp_metric_series);
+  default: return 0;
+  }
+}
+
+/* The families a series of that version has: V1's end before probes. */
+static int family_count(int version) {
+  return version == MCPP_METRIC_SERIES_V1 ? MCPP_METRIC_PROBES
+                                          : MCPP_METRIC_COUNT;
+}
+
+void mcpp_metric_series_observe_versioned(int version, mcpp_metric_series *s,
+                                          const mcpp_event *ev) {
   int value;
+  if (s == NULL || series_size(version) == 0) return;
   int id = mcpp_metric_event_figure(ev, &value);
+  if (id >= family_count(version)) return;
   if (id == MCPP_METRIC_PING_FAILURES) s->failures[value]++;
+  else if (id == MCPP_METRIC_PROBES) s->probes[value]++;
   else if (id == MCPP_METRIC_PONGS_RECEIVED) {
     double rtt = (double)ev->rtt_us / 1e6;
     s->rtt_buckets[mcpp_metric_rtt_bucket(rtt)]++;
@@ -211,8 +245,17 @@ static uint64_t scalar(const mcpp_metric_series *s, int id) {
   }
 }
 
-static void put_family(mcpp__sb *sb, int id, const mcpp_metric_series *series,
-                       size_t n) {
+/* A labelled family's values, one per label value. */
+static const uint64_t *values_of(const mcpp_metric_series *s, int id) {
+  switch (id) {
+  case MCPP_METRIC_PING_FAILURES: return s->failures;
+  case MCPP_METRIC_PROBES: return s->probes;
+  default: return s->states;
+  }
+}
+
+static void put_family(mcpp__sb *sb, int id, const char *series,
+                       size_t stride, size_t n) {
   const mcpp_metric_family *f = &families[id];
   mcpp__sb_puts(sb, "# HELP ");
   mcpp__sb_puts(sb, f->name);
@@ -224,7 +267,8 @@ static void put_family(mcpp__sb *sb, int id, const mcpp_metric_series *series,
   mcpp__sb_puts(sb, mcpp_metric_kind_name(f->kind));
   mcpp__sb_putc(sb, '\n');
   for (size_t k = 0; k < n; k++) {
-    const mcpp_metric_series *s = &series[k];
+    const mcpp_metric_series *s =
+        (const mcpp_metric_series *)(const void *)(series + k * stride);
     if (id == MCPP_METRIC_PING_RTT) {
       uint64_t cumulative = 0;
       for (int i = 0; i <= MCPP_METRIC_RTT_BOUNDS; i++) {
@@ -238,8 +282,7 @@ static void put_family(mcpp__sb *sb, int id, const mcpp_metric_series *series,
       put_series(sb, f->name, "_sum", s, NULL, NULL);
       put_double_line(sb, s->rtt_sum);
     } else if (f->values) {
-      const uint64_t *v = id == MCPP_METRIC_PING_FAILURES ? s->failures
-                                                          : s->states;
+      const uint64_t *v = values_of(s, id);
       for (int i = 0; f->values[i]; i++) {
         put_series(sb, f->name, NULL, s, f->label, f->values[i]);
         put_u64_line(sb, v[i]);
@@ -251,11 +294,34 @@ static void put_family(mcpp__sb *sb, int id, const mcpp_metric_series *series,
   }
 }
 
-size_t mcpp_metrics_render(const mcpp_metric_series *series, size_t n,
-                           char *out, size_t cap) {
+size_t mcpp_metrics_render_versioned(int version,
+                                     const mcpp_metric_series *series,
+                                     size_t n, char *out, size_t cap) {
+  size_t stride = series_size(version);
+  if (stride == 0) {
+    if (cap > 0) out[0] = '\0';
+    return 0;
+  }
   mcpp__sb sb;
   mcpp__sb_init(&sb, out, cap);
-  for (int id = 0; id < MCPP_METRIC_COUNT; id++)
-    put_family(&sb, id, series, n);
+  for (int id = 0; id < family_count(version); id++)
+    put_family(&sb, id, (const char *)series, stride, n);
   return sb.len;
+}
+
+/* The symbols a program built before series versions calls: V1. */
+#undef mcpp_metrics_render
+#undef mcpp_metric_series_observe
+size_t mcpp_metrics_render(const mcpp_metric_series *series, size_t n,
+                           char *out, size_t cap);
+void mcpp_metric_series_observe(mcpp_metric_series *s, const mcpp_event *ev);
+
+size_t mcpp_metrics_render(const mcpp_metric_series *series, size_t n,
+                           char *out, size_t cap) {
+  return mcpp_metrics_render_versioned(MCPP_METRIC_SERIES_V1, series, n, out,
+                                       cap);
+}
+
+void mcpp_metric_series_observe(mcpp_metric_series *s, const mcpp_event *ev) {
+  mcpp_metric_series_observe_versioned(MCPP_METRIC_SERIES_V1, s, ev);
 }
