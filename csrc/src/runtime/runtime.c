@@ -2258,6 +2258,7 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   /* Another thread may have held these at fork time. */
   pthread_mutex_init(&rt->mu, NULL);
   pthread_cond_init(&rt->cv, NULL);
+  pthread_mutex_init(&rtt_mu, NULL); /* the I/O thread may have fed stats */
   /* The host loop and the watchdog are the parent's: thread mode. */
   init_host_state(rt);
   snprintf(rt->why, sizeof rt->why, "%s",
