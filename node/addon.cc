@@ -131,6 +131,8 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("close", &McppAddon::Close),
                   InstanceMethod("setRetryBudget", &McppAddon::SetRetryBudget),
                   InstanceMethod("setRecords", &McppAddon::SetRecords),
+                  InstanceMethod("setPingEvents", &McppAddon::SetPingEvents),
+                  InstanceMethod("feedRtt", &McppAddon::FeedRtt),
                   InstanceMethod("eventNames", &McppAddon::EventNames),
                   InstanceMethod("info", &McppAddon::Info),
                   InstanceMethod("ref", &McppAddon::Ref),
@@ -461,6 +463,24 @@ Napi::Value McppAddon::Pid(const Napi::CallbackInfo &info) {
 Napi::Value McppAddon::SetRecords(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   if (rt_) mcpp_runtime_set_records(rt_, ConnIdArg(info, 0), info[1].ToBoolean().Value());
+  return env.Undefined();
+}
+
+// setPingEvents(conn, on): whether ping and keepalive pong events cross
+// (on by default); off, they stay in C and wake nobody.
+Napi::Value McppAddon::SetPingEvents(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (rt_) mcpp_runtime_set_ping_events(rt_, ConnIdArg(info, 0), info[1].ToBoolean().Value());
+  return env.Undefined();
+}
+
+// feedRtt(conn, rttStats): the runtime feeds the RttStats (RTTs in ms) every
+// ping outcome until the closed item; the caller keeps it alive until then.
+Napi::Value McppAddon::FeedRtt(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_rtt_stats *stats = mcpping_node::RttStatsFromJs(env, info[1]);
+  if (!stats) throw Napi::TypeError::New(env, "feedRtt: not an RttStats");
+  if (rt_) mcpp_runtime_feed_rtt_stats(rt_, ConnIdArg(info, 0), stats, 1000);
   return env.Undefined();
 }
 

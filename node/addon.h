@@ -80,6 +80,8 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value Pid(const Napi::CallbackInfo &info);
   Napi::Value SetRetryBudget(const Napi::CallbackInfo &info);
   Napi::Value SetRecords(const Napi::CallbackInfo &info);
+  Napi::Value SetPingEvents(const Napi::CallbackInfo &info);
+  Napi::Value FeedRtt(const Napi::CallbackInfo &info);
   Napi::Value EventNames(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);

@@ -244,11 +244,18 @@ class Tally {
  * Where connections report. `hub.tally` is null until metrics are on, so
  * keeping no figures costs one check per event.
  */
-const hub = { tally: /** @type {Tally|null} */ (null) };
+const hub = {
+  tally: /** @type {Tally|null} */ (null),
+  /** Told when metrics turn on: connections that keep ping events in C while nobody listens. */
+  followers: /** @type {Set<() => void>} */ (new Set()),
+};
 
 /** @returns {Tally} the process's tally, counting from now on */
 function enable() {
-  if (!hub.tally) hub.tally = new Tally();
+  if (!hub.tally) {
+    hub.tally = new Tally();
+    for (const f of [...hub.followers]) f();
+  }
   return hub.tally;
 }
 

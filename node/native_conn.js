@@ -93,6 +93,36 @@ class NativeConn {
     want(emitter.listenerCount('record') > 0);
   }
 
+  /**
+   * Every ping outcome is counted into rttStats in C, as it happens; ping
+   * and keepalive pong events cross only while someone listens (a 'ping' or
+   * 'pong' listener, metrics), so an idle connection's pong wakes nobody.
+   * @param {import('node:events').EventEmitter} emitter the owner
+   * @param {{native: object}} rttStats the owner's RttStats
+   */
+  followPingListeners(emitter, rttStats) {
+    binding.feedRtt(this.id, rttStats.native);
+    let on = true;
+    const want = (next) => {
+      if (next !== on && !this.closed) {
+        on = next;
+        binding.setPingEvents(this.id, next);
+      }
+    };
+    const sync = () => want(metricsHub.tally !== null || emitter.listenerCount('ping') > 0 ||
+      emitter.listenerCount('pong') > 0);
+    // 'newListener' comes before the listener is added, 'removeListener' after.
+    emitter.on('newListener', (name) => {
+      if (name === 'ping' || name === 'pong') want(true);
+    });
+    emitter.on('removeListener', (name) => {
+      if (name === 'ping' || name === 'pong') sync();
+    });
+    metricsHub.followers.add(sync);
+    this.unfollow = () => metricsHub.followers.delete(sync);
+    sync();
+  }
+
   /** @returns {string} the server's name as far as the owner knows it */
   peerLabel() {
     return this.owner.name || this.programName;
@@ -285,6 +315,7 @@ class NativeConn {
   /** @param {object} item the closed item's fields ({errorName, reason, exitStatus, termSignal}) */
   onClosed(item) {
     this.closed = true;
+    if (this.unfollow) this.unfollow();
     if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);
     const ev = this.closedEvent;
     this.closeInfo = {

@@ -62,6 +62,7 @@ class Peer extends EventEmitter {
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
     this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect }, settings, this);
     this.conn.followRecordListeners(this, options.records != null);
+    this.conn.followPingListeners(this, this.rttStats);
     // Only a keepalive asked for holds the process open; the default one
     // (the settings table's policy) watches without keeping it alive.
     this.holdsProcess = options.keepalive != null && options.keepalive.intervalMs > 0;
@@ -264,8 +265,7 @@ class Peer extends EventEmitter {
 
   /** @param {object} ev */
   onEvent(ev) {
-    this._state = ev.state;
-    this.rttStats.observe(ev);
+    this._state = ev.state; // rttStats counted it in C already (feedRtt)
     if (ev.type === 'closed') return; // emitted with the close info, last
     if (ev.type === 'reconnected') {
       // The replayed handshake's answer is not delivered again: the

@@ -84,6 +84,9 @@ Napi::Value HttpClassify(const Napi::CallbackInfo &info) {
                                     status, body.data(), body.size(), had_session)));
 }
 
+// Marks RttStats objects, so RttStatsFromJs unwraps nothing else.
+const napi_type_tag kRttStatsTag = {0x6d637070696e6721ull, 0x727474737461747aull};
+
 class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
  public:
   static Napi::Function Init(Napi::Env env) {
@@ -106,7 +109,10 @@ class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
           env, "window must be an integer between 1 and " + std::to_string(MCPP_MAX_RTT_WINDOW));
     if (mcpp_rtt_stats_new(&stats_, static_cast<uint32_t>(window), nullptr) != 0)
       throw Napi::Error::New(env, "out of memory");
+    napi_type_tag_object(env, info.This(), &kRttStatsTag);
   }
+
+  mcpp_rtt_stats *Stats() const { return stats_; }
   ~RttStatsWrap() override { mcpp_rtt_stats_free(stats_); }
 
  private:
@@ -114,7 +120,9 @@ class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
     double rtt = info[0].ToNumber().DoubleValue();
     if (!std::isfinite(rtt) || rtt < 0)
       throw Napi::RangeError::New(info.Env(), "rtt must be a finite number >= 0");
+    mcpp_runtime_rtt_lock();
     mcpp_rtt_stats_add(stats_, rtt);
+    mcpp_runtime_rtt_unlock();
     return info.Env().Undefined();
   }
 
@@ -132,14 +140,19 @@ class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
     double per = info[1].ToNumber().DoubleValue();
     if (!std::isfinite(per) || !(per > 0))
       throw Napi::RangeError::New(info.Env(), "usPerUnit must be a finite number > 0");
+    mcpp_runtime_rtt_lock();
     mcpp_rtt_stats_observe(stats_, &ev, per);
+    mcpp_runtime_rtt_unlock();
     return info.Env().Undefined();
   }
 
   Napi::Value Summary(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
     mcpp_rtt_summary s;
+    // The runtime may be feeding it from its thread (feedRtt).
+    mcpp_runtime_rtt_lock();
     mcpp_rtt_stats_summary(stats_, &s);
+    mcpp_runtime_rtt_unlock();
     auto fig = [&](double v) -> Napi::Value {
       return std::isnan(v) ? env.Null() : Napi::Value(Napi::Number::New(env, v));
     };
@@ -160,9 +173,14 @@ class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
 
   Napi::Value Recent(const Napi::CallbackInfo &info) {
     Napi::Env env = info.Env();
+    mcpp_runtime_rtt_lock();
     size_t n = mcpp_rtt_stats_recent(stats_, nullptr, 0);
+    mcpp_runtime_rtt_unlock();
     Napi::Float64Array out = Napi::Float64Array::New(env, n);
+    // More may have come meanwhile: the first n of them.
+    mcpp_runtime_rtt_lock();
     mcpp_rtt_stats_recent(stats_, out.Data(), n);
+    mcpp_runtime_rtt_unlock();
     return out;
   }
 
@@ -170,6 +188,14 @@ class RttStatsWrap : public Napi::ObjectWrap<RttStatsWrap> {
 };
 
 }  // namespace
+
+mcpp_rtt_stats *RttStatsFromJs(Napi::Env env, Napi::Value value) {
+  bool tagged = false;
+  if (!value.IsObject() ||
+      napi_check_object_type_tag(env, value, &kRttStatsTag, &tagged) != napi_ok || !tagged)
+    return nullptr;
+  return RttStatsWrap::Unwrap(value.As<Napi::Object>())->Stats();
+}
 
 void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("eventOutcome", Napi::Function::New(env, EventOutcome, "eventOutcome"));

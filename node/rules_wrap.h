@@ -15,6 +15,9 @@ namespace mcpping_node {
 // throws a TypeError if it is not one.
 mcpp_event EventFromJs(Napi::Env env, Napi::Value value);
 
+// The statistics of an RttStats object, else nullptr.
+mcpp_rtt_stats *RttStatsFromJs(Napi::Env env, Napi::Value value);
+
 // Adds eventOutcome, outcomeIsLost, httpClassify and RttStats to exports.
 void InitRules(Napi::Env env, Napi::Object exports);
 

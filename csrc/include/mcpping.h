@@ -45,6 +45,7 @@
 #include "mcpping/driver.h"
 #include "mcpping/reconnect.h"
 #include "mcpping/runtime.h"
+#include "mcpping/runtime_rtt.h"
 #include "mcpping/wrap.h"
 #include "mcpping/replay.h"
 #include "mcpping/rules.h"

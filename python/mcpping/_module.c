@@ -390,6 +390,41 @@ static PyObject *py_set_records(PyObject *module, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+PyDoc_STRVAR(set_ping_events_doc,
+             "set_ping_events(conn_id, enabled) -> None\n\n"
+             "Whether PING and keepalive PONG events cross to the host.");
+
+static PyObject *py_set_ping_events(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj;
+  int enabled;
+  uint64_t id;
+  if (!PyArg_ParseTuple(args, "Op:set_ping_events", &id_obj, &enabled)) return NULL;
+  if (get_conn_id(id_obj, &id) < 0) return NULL;
+  if (st->rt) mcpp_runtime_set_ping_events(st->rt, id, enabled);
+  Py_RETURN_NONE;
+}
+
+PyDoc_STRVAR(feed_rtt_doc,
+             "feed_rtt(conn_id, stats) -> None\n\n"
+             "The runtime feeds the RttStats every ping outcome (RTTs in seconds) until the\n"
+             "CLOSED item; the caller keeps stats alive until then.");
+
+static PyObject *py_feed_rtt(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  PyObject *id_obj, *stats_obj;
+  uint64_t id;
+  if (!PyArg_ParseTuple(args, "OO:feed_rtt", &id_obj, &stats_obj)) return NULL;
+  if (get_conn_id(id_obj, &id) < 0) return NULL;
+  mcpp_rtt_stats *stats = mcpping_rtt_stats_get(stats_obj);
+  if (!stats) {
+    PyErr_SetString(PyExc_TypeError, "stats must be an RttStats");
+    return NULL;
+  }
+  if (st->rt) mcpp_runtime_feed_rtt_stats(st->rt, id, stats, 1e6);
+  Py_RETURN_NONE;
+}
+
 PyDoc_STRVAR(close_doc, "close(conn_id) -> bool\n\n"
                         "Queue a close; False if the connection is gone.");
 
@@ -783,6 +818,8 @@ static PyMethodDef module_methods[] = {
     {"pid", py_pid, METH_O, pid_doc},
     {"close", py_close, METH_O, close_doc},
     {"set_records", py_set_records, METH_VARARGS, set_records_doc},
+    {"set_ping_events", py_set_ping_events, METH_VARARGS, set_ping_events_doc},
+    {"feed_rtt", py_feed_rtt, METH_VARARGS, feed_rtt_doc},
     {"set_retry_budget", py_set_retry_budget, METH_VARARGS,
      set_retry_budget_doc},
     {"info", py_info, METH_O, info_doc},

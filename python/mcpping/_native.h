@@ -70,6 +70,9 @@ typedef struct mcpping_bytes {
 int mcpping_bytes_conv(PyObject *obj, void *out);
 void mcpping_bytes_release(mcpping_bytes *b);
 
+/* _rules.c: the statistics of an mcpping._native.RttStats, else NULL. */
+mcpp_rtt_stats *mcpping_rtt_stats_get(PyObject *o);
+
 /* Returns a new dict describing an engine event, or NULL. */
 PyObject *mcpping_event_to_dict(const mcpp_event *ev);
 /* _event.c: a NativeEvent holding a copy of ev (its dict built on demand);

@@ -69,6 +69,10 @@ def drain() -> list[list[Any]]:
     bytes count against the connection until ``release``."""
 def release(conn_id: int, charge: int) -> None:
     """Gives back a drained batch's charge once its loop processed it."""
+def set_ping_events(conn_id: int, enabled: bool) -> None:
+    """Whether PING and keepalive PONG events cross (off: kept in C, no wake)."""
+def feed_rtt(conn_id: int, stats: Any) -> None:
+    """The runtime feeds ``stats`` (an RttStats, RTTs in seconds) every ping outcome."""
 def wake_fd() -> int:
     """The wake pipe's read end (creates the runtime)."""
 def host_turn(source: int) -> list[list[Any]]:

@@ -126,7 +126,9 @@ static PyObject *RttStats_add(RttStatsObject *self, PyObject *arg) {
     PyErr_SetString(PyExc_ValueError, "rtt must be a finite number >= 0");
     return NULL;
   }
+  mcpp_runtime_rtt_lock();
   mcpp_rtt_stats_add(self->stats, rtt);
+  mcpp_runtime_rtt_unlock();
   Py_RETURN_NONE;
 }
 
@@ -142,8 +144,16 @@ static PyObject *RttStats_observe(RttStatsObject *self, PyObject *args) {
   /* A drained NativeEvent carries the event itself: nothing to parse. */
   if (!mcpping_native_event_get(d, &ev) && mcpping_event_from_dict(d, &ev) < 0)
     return NULL;
+  mcpp_runtime_rtt_lock();
   mcpp_rtt_stats_observe(self->stats, &ev, per_unit);
+  mcpp_runtime_rtt_unlock();
   Py_RETURN_NONE;
+}
+
+mcpp_rtt_stats *mcpping_rtt_stats_get(PyObject *o) {
+  /* Only RttStats objects have this type's dealloc. */
+  if (PyType_GetSlot(Py_TYPE(o), Py_tp_dealloc) != (void *)RttStats_dealloc) return NULL;
+  return ((RttStatsObject *)o)->stats;
 }
 
 static PyObject *figure(double v) {
@@ -153,7 +163,10 @@ static PyObject *figure(double v) {
 
 static PyObject *RttStats_summary(RttStatsObject *self, PyObject *Py_UNUSED(ignored)) {
   mcpp_rtt_summary s;
+  /* The runtime may be feeding it from its thread (feed_rtt). */
+  mcpp_runtime_rtt_lock();
   mcpp_rtt_stats_summary(self->stats, &s);
+  mcpp_runtime_rtt_unlock();
   return Py_BuildValue("{sKsKsKsdsKsNsNsNsNsNsN}", "sent", (unsigned long long)s.sent,
                        "received", (unsigned long long)s.received, "lost",
                        (unsigned long long)s.lost, "loss_pct", s.loss_pct, "count",
@@ -163,10 +176,16 @@ static PyObject *RttStats_summary(RttStatsObject *self, PyObject *Py_UNUSED(igno
 }
 
 static PyObject *RttStats_recent(RttStatsObject *self, PyObject *Py_UNUSED(ignored)) {
+  mcpp_runtime_rtt_lock();
   size_t n = mcpp_rtt_stats_recent(self->stats, NULL, 0);
+  mcpp_runtime_rtt_unlock();
   double *buf = PyMem_Malloc((n ? n : 1) * sizeof *buf);
   if (buf == NULL) return PyErr_NoMemory();
-  mcpp_rtt_stats_recent(self->stats, buf, n);
+  /* More may have come meanwhile: the first n of them. */
+  mcpp_runtime_rtt_lock();
+  size_t now = mcpp_rtt_stats_recent(self->stats, buf, n);
+  mcpp_runtime_rtt_unlock();
+  if (now < n) n = now;
   PyObject *list = PyList_New((Py_ssize_t)n);
   for (size_t i = 0; list && i < n; i++) {
     PyObject *f = PyFloat_FromDouble(buf[i]);

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -102,6 +103,18 @@ Listener = Callable[[Event], Any]
 #: None, keeping figures costs one check per event.
 tap: Any = None
 
+# Hubs whose owner follows who listens (EventHub.changed), told when the
+# tap comes or goes.
+_followed: "weakref.WeakSet[EventHub]" = weakref.WeakSet()
+
+
+def set_tap(new: Any) -> None:
+    """Sets :data:`tap` and tells every followed hub that its listeners changed."""
+    global tap
+    tap = new
+    for hub in list(_followed):
+        hub._changed()
+
 
 class EventHub:
     """Delivers events to callbacks (``on``) and async iterators (``events``)."""
@@ -119,6 +132,10 @@ class EventHub:
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
+        #: Called when who listens may have changed (a listener or iterator
+        #: came or went, the tap): a Peer keeps its ping events in C while
+        #: nobody wants them. Set with follow().
+        self.changed: Callable[[], None] | None = None
         # Where a listener's exception goes: the loop's exception handler
         # (also an exporter's, which the tally learns when it opens).
         self._report = report or _isolation.reporter(asyncio.get_running_loop())
@@ -136,13 +153,24 @@ class EventHub:
         if name != "*" and name not in EVENT_NAMES:
             raise ValueError(f"unknown event {name!r}; one of {', '.join(EVENT_NAMES)}")
         self._listeners.setdefault(name, []).append(callback)
+        self._changed()
 
         def off() -> None:
             lst = self._listeners.get(name, [])
             if callback in lst:
                 lst.remove(callback)
+                self._changed()
 
         return off
+
+    def follow(self, changed: Callable[[], None]) -> None:
+        """Calls ``changed()`` whenever who listens may have changed."""
+        self.changed = changed
+        _followed.add(self)
+
+    def _changed(self) -> None:
+        if self.changed is not None:
+            self.changed()
 
     def events(self, *names: str) -> "EventStream":
         """An async iterator over events (all, or only those named) until ``closed``.
@@ -205,6 +233,7 @@ class EventStream:
             self._q.put_nowait(None)
         else:
             hub._queues.append(self._entry)
+            hub._changed()
 
     def __aiter__(self) -> "EventStream":
         return self
@@ -225,7 +254,8 @@ class EventStream:
         try:
             self._hub._queues.remove(self._entry)
         except ValueError:
-            pass  # already gone
+            return  # already gone
+        self._hub._changed()
 
     def __del__(self) -> None:
         # An iterator nobody holds (left with ``break``) is read by nobody:

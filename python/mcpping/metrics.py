@@ -322,7 +322,7 @@ def _enable() -> _Tally:
     with _tally_lock:
         if _tally is None:
             _tally = _Tally()
-            _events.tap = _tally
+            _events.set_tap(_tally)
         return _tally
 
 

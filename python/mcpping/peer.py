@@ -192,8 +192,6 @@ class Peer:
             # Subscribed before the spawn, so no early event is missed.
             self._events.on("*", on_event)
         self._stats = Stats()
-        # Stats.observe's native half, bound once: two calls per ping.
-        self._observe = self._stats._c.observe
         self._state = "alive"
         self._records = RecordSink(record, self._report)
         self._pings: dict[int, asyncio.Future[float]] = {}
@@ -250,6 +248,13 @@ class Peer:
         # are not made into items at all; see _sync_records.
         self._records_on = True
         self._sync_records()
+        # Every ping outcome is counted in C, as it happens; ping and
+        # keepalive pong events cross only while someone listens (issue
+        # 21: an idle connection's pong wakes nobody).
+        _native.feed_rtt(self._id, self._stats._c)
+        self._ping_events_on = True
+        self._events.follow(self._sync_ping_events)
+        self._sync_ping_events()
 
     # ------------------------------------------------------------ public
 
@@ -588,6 +593,13 @@ class Peer:
         self._records_on = self._records.wanted()
         _native.set_records(self._id, self._records_on)
 
+    def _sync_ping_events(self) -> None:
+        """Tells the runtime whether ping and pong events go anywhere."""
+        on = self._events.wants("ping") or self._events.wants("pong")
+        if on is not self._ping_events_on and not self._closed.done():
+            self._ping_events_on = on
+            _native.set_ping_events(self._id, on)
+
     def _charge(self, nbytes: int) -> int:
         """Keeps up to ``nbytes`` of the batch being fed counted; returns how many."""
         kept = min(nbytes, self._budget)
@@ -605,11 +617,10 @@ class Peer:
             self._message(item[2], item[3] if len(item) > 3 else None)
         elif kind == _EVENT:
             ev = item[2]  # a NativeEvent: its dict is built only if wanted
-            self._observe(ev, 1e6)  # Stats.observe: RTTs in seconds
-            name = ev.name
+            name = ev.name  # counted into self._stats in C already (feed_rtt)
             if (name == "ping" or name == "pong") and not self._events.wants(name):
-                # The ping we just sent, or a pong (ours or keepalive's):
-                # counted above, and nobody would see its Event (issue 21).
+                # The ping we just sent, or a pong (ours, or keepalive's just
+                # before a listener left): nobody would see its Event.
                 self._state = ev.state
                 token = item[3]
                 if name == "ping" or not token:

@@ -372,6 +372,96 @@ TEST(runtime_records_off_queues_no_record_items) {
   eager_free(&h);
 }
 
+/* Received pongs of `st`, read under the runtime's lock. */
+static uint64_t fed_received(mcpp_rtt_stats *st) {
+  mcpp_rtt_summary sum;
+  mcpp_runtime_rtt_lock();
+  mcpp_rtt_stats_summary(st, &sum);
+  mcpp_runtime_rtt_unlock();
+  return sum.received;
+}
+
+/* Waits (bounded) until the runtime has fed `st` n pongs: nothing wakes
+ * the host for them, so it looks every few ms. */
+static void wait_fed(mcpp_rtt_stats *st, uint64_t n) {
+  uint64_t deadline = uv_hrtime() / 1000000 + margin_ms(10000);
+  while (fed_received(st) < n) {
+    ASSERT_LT(uv_hrtime() / 1000000, deadline);
+    usleep(2000);
+  }
+}
+
+/* Keepalive pongs nobody listens to stay in C: the runtime counts them
+ * into the host's statistics and queues nothing, so N keepalive rounds
+ * wake the host 0 times. Turned back on, every PING and PONG event comes,
+ * in order, each ping's PING before its PONG, and every pong counted once. */
+TEST(runtime_keepalive_pongs_nobody_listens_to_wake_nobody) {
+  eager_host h;
+  eager_init(&h);
+  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  o.stderr_mode = MCPP_STDERR_INHERIT;
+  mcpp_settings s;
+  test_settings(&s);
+  s.interval_ms = 20;
+  uint64_t id;
+  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  mcpp_rtt_stats *st;
+  ASSERT_EQ(0, mcpp_rtt_stats_new(&st, 0, NULL));
+  ASSERT_EQ(0, mcpp_runtime_set_records(h.rt, id, 0));
+  ASSERT_EQ(0, mcpp_runtime_set_ping_events(h.rt, id, 0));
+  ASSERT_EQ(0, mcpp_runtime_feed_rtt_stats(h.rt, id, st, 1000));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_set_ping_events(h.rt, id + 1, 0));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND,
+            mcpp_runtime_feed_rtt_stats(h.rt, id + 1, st, 1000));
+  /* The server says something (keepalive starts then): one wake. */
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
+  while (eager_count(&h, MCPP_ITEM_MESSAGE, 0) < 1)
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+  int woken = atomic_load(&h.wakes);
+  enum { ROUNDS = 10 };
+  wait_fed(st, ROUNDS);
+  ASSERT_EQ(woken, atomic_load(&h.wakes));
+  ASSERT_UINT_EQ(0, eager_count(&h, MCPP_ITEM_EVENT, MCPP_EV_PING));
+  ASSERT_UINT_EQ(0, eager_count(&h, MCPP_ITEM_EVENT, MCPP_EV_PONG));
+
+  /* A listener comes: from the next ping on, every event crosses. */
+  ASSERT_EQ(0, mcpp_runtime_set_ping_events(h.rt, id, 1));
+  eager_wait_pongs(&h, ROUNDS);
+  uint64_t fed = fed_received(st);
+  pthread_mutex_lock(&h.mu);
+  uint64_t last_seq = 0, pongs = 0;
+  int want_ping = 1;
+  for (size_t i = 0; i < h.n_batches; i++) {
+    for (mcpp_item *it = h.batches[i]; it; it = mcpp_item_next(it)) {
+      if (mcpp_item_get_type(it) != MCPP_ITEM_EVENT) continue;
+      const mcpp_event *ev = mcpp_item_get_event(it);
+      if (ev->type != MCPP_EV_PING && ev->type != MCPP_EV_PONG) continue;
+      if (ev->type == MCPP_EV_PONG && want_ping && pongs == 0) continue;
+      ASSERT_EQ(want_ping, ev->type == MCPP_EV_PING);
+      if (ev->type == MCPP_EV_PING) {
+        ASSERT_LT(last_seq, ev->ping_seq);
+        last_seq = ev->ping_seq;
+      } else {
+        ASSERT_UINT_EQ(last_seq, ev->ping_seq);
+        pongs++;
+      }
+      want_ping = !want_ping;
+    }
+  }
+  pthread_mutex_unlock(&h.mu);
+  ASSERT_GE(pongs, ROUNDS - 1);
+  ASSERT_GE(fed, ROUNDS + pongs);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  while (eager_count(&h, MCPP_ITEM_CLOSED, 0) < 1)
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+  /* CLOSED is queued: the runtime no longer touches the stats. */
+  mcpp_rtt_stats_free(st);
+  eager_free(&h);
+}
+
 /* A cancelled ping reports nothing: the ping sent after it, with the same
  * timeout, times out first. The pid is known until the CLOSED item. */
 TEST(runtime_cancel_ping_and_pid) {

@@ -285,3 +285,44 @@ test('the same RTTs give bit-identical figures in Python\'s Stats', async () => 
   const got = s.summary();
   assert.deepEqual(JSON.parse(res.stdout), [got.count, got.minMs, got.avgMs, got.maxMs, got.mdevMs, got.p50Ms, got.p99Ms]);
 });
+
+test('keepalive pongs nobody listens to stay in C; a listener then gets every ping and pong in order', async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'), {
+    keepalive: { intervalMs: 20, minIntervalMs: 10, timeoutMs: 1000, jitterPct: 0 },
+  });
+  try {
+    const crossed = [];
+    const onItem = peer.conn.onItem.bind(peer.conn);
+    peer.conn.onItem = (kind, payload) => {
+      if (kind === 'event' && (payload.type === 'ping' || payload.type === 'pong')) crossed.push(payload.type);
+      onItem(kind, payload);
+    };
+    // Nothing crosses for them, so there is no event to await: the
+    // C-kept figures are looked at, bounded.
+    for (let i = 0; i < 1000 && peer.rttStats.received < 10; i++) await new Promise((r) => setTimeout(r, 10));
+    assert.ok(peer.rttStats.received >= 10, `${peer.rttStats.received} pongs`);
+    assert.ok(peer.stats.pingsSent >= 10);
+    assert.deepEqual(crossed, []);
+
+    const got = [];
+    const both = (ev) => got.push(ev);
+    peer.on('ping', both);
+    peer.on('pong', both);
+    while (got.length < 21) await h.nextEvent(peer, 'pong', 3000);
+    while (got[0].type === 'pong') got.shift(); // its ping went out before the listener came
+    const pairs = Math.floor(got.length / 2);
+    let last = 0;
+    for (let i = 0; i < pairs; i++) {
+      const [ping, pong] = [got[2 * i], got[2 * i + 1]];
+      assert.deepEqual([ping.type, pong.type], ['ping', 'pong']);
+      assert.equal(ping.pingSeq, pong.pingSeq);
+      assert.ok(ping.pingSeq > last);
+      last = ping.pingSeq;
+    }
+    assert.ok(crossed.filter((t) => t === 'pong').length >= pairs);
+    // A manual ping still settles.
+    assert.ok((await peer.ping()) > 0);
+  } finally {
+    await peer.close();
+  }
+});

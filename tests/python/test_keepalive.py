@@ -188,3 +188,72 @@ async def test_a_silent_2026_server_with_a_call_in_flight_and_no_cpu_is_stale_in
         call.cancel()
         assert elapsed <= bound + 1.0, f"stale after {elapsed:.2f} s, bound {bound:.2f} s"
         assert "cpu idle" in (ev.proof or ""), ev.proof
+
+
+async def _fed_pongs(p, n):
+    """Waits (bounded) until the C-kept stats count n more pongs: nothing
+    crosses for them, so there is no event to await."""
+    start = p.stats.received
+    for _ in range(1000):
+        if p.stats.received >= start + n:
+            return
+        await asyncio.sleep(0.01)
+    raise AssertionError(f"{p.stats.received - start} of {n} keepalive pongs in 10 s")
+
+
+async def test_keepalive_pongs_nobody_listens_to_stay_in_c_and_a_listener_gets_every_one():
+    from mcpping import events
+    from mcpping.peer import _EVENT
+
+    # Metrics count every pong (another test module may have turned them
+    # on for the session): off here, so that nobody listens.
+    tap = events.tap
+    events.set_tap(None)
+    try:
+        await _pongs_stay_in_c_until_someone_listens(_EVENT)
+        if tap is not None:
+            # Metrics are a listener: turned on, the pongs cross again.
+            ka = mcpping.KeepAlive(interval=0.02, timeout=1, failures=3, **FAST)
+            async with mcpping.connect(peer("echo"), keepalive=ka) as p:
+                assert not p._ping_events_on
+                events.set_tap(tap)
+                assert p._ping_events_on
+    finally:
+        events.set_tap(tap)
+
+
+async def _pongs_stay_in_c_until_someone_listens(_EVENT):
+    ka = mcpping.KeepAlive(interval=0.02, timeout=1, failures=3, **FAST)
+    async with mcpping.connect(peer("echo"), keepalive=ka) as p:
+        crossed = []
+        feed = p._feed
+
+        def counting(batch, charge=0):
+            crossed.extend(it[2].name for it in batch
+                           if it[1] == _EVENT and it[2].name in ("ping", "pong"))
+            feed(batch, charge)
+
+        p._feed = counting
+        await _fed_pongs(p, 10)
+        # Counted in C (Stats), yet no ping or pong item reached Python.
+        assert crossed == []
+        assert p.stats.count >= p.stats.received >= 10 and p.stats.avg > 0
+
+        # A listener comes: every ping and pong from now on crosses, in
+        # order (each ping's PING before its PONG), and counts once.
+        seen = []
+        p.on("pong", seen.append)
+        it = p.events("ping", "pong")
+        got = [await asyncio.wait_for(it.__anext__(), 5) for _ in range(20)]
+        while got[0].name == "pong":  # its ping went out before the listener came
+            got.pop(0)
+        for ping, pong in zip(got[::2], got[1::2]):
+            assert (ping.name, pong.name) == ("ping", "pong")
+            assert ping.ping_seq == pong.ping_seq and not pong.manual
+        seqs = [e.ping_seq for e in got[::2]]
+        assert seqs == sorted(set(seqs))
+        assert [e.ping_seq for e in seen[:len(got) // 2]] == \
+            [e.ping_seq for e in got[1::2]][:len(seen)]
+        assert crossed.count("pong") >= len(got) // 2
+        # A manual ping still settles, listener or not.
+        assert await p.ping() > 0

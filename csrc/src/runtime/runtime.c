@@ -74,6 +74,9 @@ typedef struct token_pair {
   uint64_t seq, token;
 } token_pair;
 
+/* Guards every mcpp_rtt_stats a runtime feeds (mcpp_runtime_rtt_lock). */
+static pthread_mutex_t rtt_mu = PTHREAD_MUTEX_INITIALIZER;
+
 typedef struct rconn {
   struct rconn *next;
   struct rconn *next_in_bucket; /* conn_index */
@@ -104,6 +107,12 @@ typedef struct rconn {
    * with no sink for them gets none, and is not woken for them. Written
    * by the host, read here. */
   _Atomic int records;
+  /* Whether PING events and keepalive PONG events are queued
+   * (mcpp_runtime_set_ping_events); written by the host, read here. */
+  _Atomic int ping_events;
+  /* Fed every ping event (mcpp_runtime_feed_rtt_stats); under rtt_mu. */
+  mcpp_rtt_stats *rtt;
+  double rtt_unit;
   int pinging; /* inside mcpp_conn_ping for ping_token */
   /* On rt->corked: frames wait in its cork, to be written at the end of
    * this host or watchdog turn (flush_corks). */
@@ -607,6 +616,16 @@ static void push_event(rconn *r, const mcpp_event *ev) {
     pthread_mutex_unlock(&rt->mu);
   }
   uint64_t token = token_for(r, ev);
+  if (ev->type == MCPP_EV_PING || is_outcome(ev->type)) {
+    pthread_mutex_lock(&rtt_mu);
+    if (r->rtt) mcpp_rtt_stats_observe(r->rtt, ev, r->rtt_unit);
+    pthread_mutex_unlock(&rtt_mu);
+    /* Counted above; nobody listens: no item, no wake (issue 21). A
+     * manual ping's outcome still goes, to settle its waiter. */
+    if ((ev->type == MCPP_EV_PING || (ev->type == MCPP_EV_PONG && !token)) &&
+        !atomic_load_explicit(&r->ping_events, memory_order_relaxed))
+      return;
+  }
   note_session(r, 1);
   /* data holds "message\0id\0proof\0" so the strings outlive the callback
    * (a configured probe's proof is the engine's, freed with the conn). */
@@ -675,6 +694,10 @@ static void finish(rconn *r, const mcpp_close_info *info) {
       break;
     }
   }
+  /* Once CLOSED is queued the host may free what it gave us to feed. */
+  pthread_mutex_lock(&rtt_mu);
+  r->rtt = NULL;
+  pthread_mutex_unlock(&rtt_mu);
   int last = rt->conns == NULL;
   if (r->paused) rt->paused--;
   int wake = append_locked(rt, it);
@@ -747,6 +770,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
                  : DEFAULT_MAX_PENDING_BYTES;
     r->writable_at = SIZE_MAX;
     atomic_init(&r->records, 1);
+    atomic_init(&r->ping_events, 1);
     pthread_mutex_lock(&rt->mu);
     r->id = ++rt->next_id;
     pthread_mutex_unlock(&rt->mu);
@@ -2171,6 +2195,38 @@ int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id,
   return r ? 0 : MCPP_ERR_NOT_FOUND;
 }
 
+int mcpp_runtime_set_ping_events(mcpp_runtime *rt, uint64_t conn_id,
+                                 int enabled) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  /* Commands queued after this call see it: they pass the same mutex. */
+  if (r)
+    atomic_store_explicit(&r->ping_events, enabled != 0, memory_order_relaxed);
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
+}
+
+int mcpp_runtime_feed_rtt_stats(mcpp_runtime *rt, uint64_t conn_id,
+                                mcpp_rtt_stats *stats, double us_per_unit) {
+  if (!rt || (stats && !(us_per_unit > 0))) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  /* rtt_mu inside mu, as in finish(), which unlinks r in the same hold. */
+  if (r) {
+    pthread_mutex_lock(&rtt_mu);
+    r->rtt = stats;
+    r->rtt_unit = us_per_unit;
+    pthread_mutex_unlock(&rtt_mu);
+  }
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
+}
+
+void mcpp_runtime_rtt_lock(void) { pthread_mutex_lock(&rtt_mu); }
+
+void mcpp_runtime_rtt_unlock(void) { pthread_mutex_unlock(&rtt_mu); }
+
 int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
@@ -2202,6 +2258,7 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   /* Another thread may have held these at fork time. */
   pthread_mutex_init(&rt->mu, NULL);
   pthread_cond_init(&rt->cv, NULL);
+  pthread_mutex_init(&rtt_mu, NULL); /* the I/O thread may have fed stats */
   /* The host loop and the watchdog are the parent's: thread mode. */
   init_host_state(rt);
   snprintf(rt->why, sizeof rt->why, "%s",
