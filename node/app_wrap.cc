@@ -54,7 +54,8 @@ Napi::Value OptString(Napi::Env env, const char *s) {
   return s ? Napi::Value(Napi::String::New(env, s)) : env.Null();
 }
 
-const char *const kModes[] = {"check", "config", "help", "version", "usage", "watch", "watch_help"};
+const char *const kModes[] = {"check", "config",     "help", "version",  "usage",
+                              "watch", "watch_help", "wrap", "wrap_help"};
 const char *const kTargets[] = {"demo", "stdio", "http"};
 
 // cliParse(argv): the parsed command line (app.h's fields; times in ms).
@@ -63,7 +64,7 @@ Napi::Value CliParse(const Napi::CallbackInfo &info) {
   std::unique_ptr<CliHolder> h(Parse(env, info[0]));
   const mcpp_cli_options &o = h->o;
   char line[300];
-  mcpp_cli_error_line(line, sizeof line, o.error);
+  mcpp_cli_problem_line(&o, line, sizeof line);
   Napi::Object r = Napi::Object::New(env);
   r.Set("mode", kModes[o.mode]);
   r.Set("target", kTargets[o.target]);
@@ -95,6 +96,10 @@ Napi::Value CliParse(const Napi::CallbackInfo &info) {
   r.Set("listenAny", Napi::Boolean::New(env, o.listen_any));
   r.Set("failures", o.failures);
   r.Set("watchUsage", mcpp_watch_usage());
+  r.Set("restart", Napi::Boolean::New(env, o.restart));
+  r.Set("metrics", OptString(env, o.metrics));
+  r.Set("name", OptString(env, o.name));
+  r.Set("wrapUsage", mcpp_wrap_usage());
   return r;
 }
 

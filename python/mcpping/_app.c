@@ -80,8 +80,8 @@ static PyObject *opt_str(const char *s) {
   Py_RETURN_NONE;
 }
 
-static const char *const MODES[] = {"check", "config", "help",       "version",
-                                    "usage", "watch",  "watch_help"};
+static const char *const MODES[] = {"check", "config",     "help", "version",  "usage",
+                                    "watch", "watch_help", "wrap", "wrap_help"};
 static const char *const TARGETS[] = {"demo", "stdio", "http"};
 
 /* cli_parse(argv) -> dict of the parsed command line (app.h's fields;
@@ -91,10 +91,10 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
   if (!h) return NULL;
   const mcpp_cli_options *o = &h->o;
   char line[300];
-  mcpp_cli_error_line(line, sizeof line, o->error);
+  mcpp_cli_problem_line(o, line, sizeof line);
   PyObject *d = Py_BuildValue(
       "{s:s,s:s,s:i,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:s,s:s,s:i,"
-      "s:s,s:i,s:O,s:I,s:s}",
+      "s:s,s:i,s:O,s:I,s:s,s:O,s:N,s:N,s:s}",
       "mode", MODES[o->mode], "target", TARGETS[o->target], "method", (int)o->method,
       "count", (unsigned long long)o->count, "interval_ms", (unsigned)o->interval_ms,
       "timeout_ms", (unsigned)o->timeout_ms, "deadline_ms", (unsigned)o->deadline_ms,
@@ -109,7 +109,8 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
       "error_line", line, "usage", mcpp_cli_usage(), "exit_usage", MCPP_EXIT_USAGE,
       "listen_host", o->listen_host, "listen_port", o->listen_port,
       "listen_any", o->listen_any ? Py_True : Py_False, "failures", (unsigned)o->failures,
-      "watch_usage", mcpp_watch_usage());
+      "watch_usage", mcpp_watch_usage(), "restart", o->restart ? Py_True : Py_False,
+      "metrics", opt_str(o->metrics), "name", opt_str(o->name), "wrap_usage", mcpp_wrap_usage());
   holder_free(h);
   return d;
 }

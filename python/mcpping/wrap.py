@@ -2,52 +2,38 @@
 
 A desktop or IDE client launches ``mcpping wrap -- COMMAND [ARG...]`` as its
 server. The proxy itself is C (``mcpp_wrap_run``, the same in the Node
-command); this module parses the command line, validates every number with
-:mod:`mcpping._check` and hands over. The process then belongs to the proxy
+command); this module reads C's parse of the command line
+(``mcpp_cli_parse``) and hands over. The process then belongs to the proxy
 until the client or the server is gone.
 """
 
 from __future__ import annotations
 
-import math
 import sys
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from . import _check, _native
+from . import _native
 
 __all__ = ["USAGE", "WrapOptions", "parse_wrap_args", "main"]
 
-_D = _check.default
-USAGE = f"""\
-usage: mcpping wrap [options] -- COMMAND [ARG...]
-  Runs COMMAND as the MCP server of the client that launched us: every line
-  passes through unchanged, a server that goes stale or exits is restarted,
-  and the server never outlives the client.
-  -i, --interval SEC  keepalive: ping the server after SEC idle (default {_D("interval_ms"):g}; 0 = off)
-  -W, --timeout SEC   per-ping timeout (default {_D("timeout_ms"):g})
-  --failures N        failed pings in a row that make the server stale (default {_D("failures")})
-  --no-restart        exit (status 1) when the server goes stale or exits
-                      (default: restart it, replaying the client's handshake)
-  --log FILE          append governance records (JSONL) to FILE
-  --metrics ADDR      Prometheus text on a loopback HOST:PORT (e.g. 127.0.0.1:9464)
-  --name NAME         the config entry's name: `server` in records and metrics
-  -h, --help          this text
-"""
-
 
 class WrapUsageError(Exception):
-    """Bad ``mcpping wrap`` command line."""
+    """Bad ``mcpping wrap`` command line (the sentence is C's; ``line`` is
+    what the command prints, "mcpping wrap: ...\\n")."""
+
+    def __init__(self, line: str) -> None:
+        super().__init__(line.split(": ", 1)[-1].rstrip("\n"))
+        self.line = line
 
 
 @dataclass
 class WrapOptions:
     """The parsed ``mcpping wrap`` command line."""
 
-    interval_ms: int = round(_D("interval_ms") * 1000)
-    timeout_ms: int = round(_D("timeout_ms") * 1000)
-    failures: int = _D("failures")
+    interval_ms: int
+    timeout_ms: int
+    failures: int
     restart: bool = True
     log: str | None = None
     metrics: str | None = None
@@ -55,71 +41,25 @@ class WrapOptions:
     command: list[str] = field(default_factory=list)
 
 
-def _float(flag: str, text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise WrapUsageError(f"{flag} needs a number, got {text!r}") from None
-    if not math.isfinite(v):
-        raise WrapUsageError(f"{flag} needs a finite number, got {text!r}")
-    return v
+def _parse(argv: list[str]) -> dict[str, Any]:
+    return _native.cli_parse(["wrap", *argv])
 
 
-def _checked(fn: Callable[..., int], *args: Any, **kwargs: Any) -> int:
-    """Runs one _check validator; its sentence becomes the usage error."""
-    try:
-        return fn(*args, **kwargs)
-    except (TypeError, ValueError) as e:
-        raise WrapUsageError(str(e)) from None
+#: ``mcpping wrap --help`` (C's text: csrc/src/app/cli_args.c).
+USAGE: str = _parse(["--help"])["wrap_usage"]
 
 
 def parse_wrap_args(argv: list[str]) -> WrapOptions | str:
-    """Parses the arguments after ``wrap``; returns WrapOptions, or "help"."""
-    o = WrapOptions()
-    i = 0
-    takes = {"-i", "--interval", "-W", "--timeout", "--failures", "--log", "--metrics", "--name"}
-    while i < len(argv):
-        a = argv[i]
-        if a == "--":
-            o.command = argv[i + 1:]
-            break
-        if a in ("-h", "--help"):
-            return "help"
-        if a == "--no-restart":
-            o.restart = False
-        elif a == "--restart":
-            o.restart = True
-        elif a in takes:
-            if i + 1 >= len(argv):
-                raise WrapUsageError(f"{a} needs a value")
-            v = argv[i + 1]
-            i += 1
-            if a in ("-i", "--interval"):
-                # wrap has no --min-interval: the floor is the library's.
-                o.interval_ms = _checked(_check.setting, "--interval", "interval_ms", _float(a, v),
-                                         low=_D("min_interval_ms"), low_name="min_interval")
-            elif a in ("-W", "--timeout"):
-                o.timeout_ms = _checked(_check.setting, "--timeout", "timeout_ms", _float(a, v))
-            elif a == "--failures":
-                try:
-                    n = int(v)
-                except ValueError:
-                    raise WrapUsageError(f"--failures needs an integer, got {v!r}") from None
-                o.failures = _checked(_check.setting, "--failures", "failures", n)
-            elif a == "--log":
-                o.log = v
-            elif a == "--metrics":
-                o.metrics = v
-            else:
-                if not v:
-                    raise WrapUsageError("--name needs a non-empty value")
-                o.name = v
-        else:
-            raise WrapUsageError(f"unknown option {a!r} (put the server command after --)")
-        i += 1
-    if not o.command:
-        raise WrapUsageError("a server command is required: mcpping wrap [options] -- COMMAND [ARG...]")
-    return o
+    """Parses the arguments after ``wrap`` (C's rules, the same in Node);
+    returns WrapOptions, or "help"; WrapUsageError with C's sentence."""
+    o = _parse(argv)
+    if o["mode"] == "wrap_help":
+        return "help"
+    if o["mode"] != "wrap":
+        raise WrapUsageError(o["error_line"])
+    return WrapOptions(interval_ms=o["interval_ms"], timeout_ms=o["timeout_ms"],
+                       failures=o["failures"], restart=o["restart"], log=o["log"],
+                       metrics=o["metrics"], name=o["name"], command=o["command"])
 
 
 def main(argv: list[str]) -> int:
@@ -127,7 +67,7 @@ def main(argv: list[str]) -> int:
     try:
         o = parse_wrap_args(argv)
     except WrapUsageError as e:
-        sys.stderr.write(f"mcpping wrap: {e}\n")
+        sys.stderr.write(e.line)
         return 2
     if o == "help":
         sys.stdout.write(USAGE)

@@ -24,7 +24,9 @@ typedef enum mcpp_cli_mode {
   MCPP_CLI_VERSION,   /* -V: print the version, exit 0 */
   MCPP_CLI_BAD_USAGE, /* options.error says why; exit MCPP_EXIT_USAGE */
   MCPP_CLI_WATCH,     /* watch --config: standing watch (mcpping/watch.h) */
-  MCPP_CLI_WATCH_HELP /* watch -h: print mcpp_watch_usage(), exit 0 */
+  MCPP_CLI_WATCH_HELP, /* watch -h: print mcpp_watch_usage(), exit 0 */
+  MCPP_CLI_WRAP,       /* wrap -- COMMAND: the proxy (mcpping/wrap.h) */
+  MCPP_CLI_WRAP_HELP   /* wrap -h: print mcpp_wrap_usage(), exit 0 */
 } mcpp_cli_mode;
 
 typedef enum mcpp_cli_target {
@@ -80,6 +82,13 @@ typedef struct mcpp_cli_options {
   int listen_any;
   uint32_t failures;
   char error[256]; /* MCPP_CLI_BAD_USAGE: the reason, without "mcpping: " */
+  /* wrap: --no-restart clears restart; --metrics ADDR; --name ENTRY (also
+   * the records' peer name). interval_ms, timeout_ms, failures, log and
+   * command are the fields above. */
+  int restart;
+  const char *metrics;
+  const char *name;
+  int wrap_args; /* the arguments were wrap's: its usage errors say "mcpping wrap: " */
 } mcpp_cli_options;
 
 /* Parses the arguments after the program name into *o (always fills it;
@@ -92,6 +101,14 @@ const char *mcpp_cli_usage(void);
 
 /* Formats a usage error as the command prints it, "mcpping: why\n". */
 size_t mcpp_cli_error_line(char *buf, size_t cap, const char *why);
+
+/* The usage error of *o as the command prints it: "mcpping: why\n", or
+ * "mcpping wrap: why\n" for wrap's arguments. */
+size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap);
+
+/* `mcpping wrap --help` (ends with a newline; the defaults are the
+ * settings table's policy). */
+const char *mcpp_wrap_usage(void);
 
 /* ---- The check, sans I/O. Every call takes the caller's monotonic time
  * in milliseconds, as ngtcp2's do; nothing here reads a clock. */

@@ -164,10 +164,17 @@ static int takes_value(const char *flag) {
 }
 
 static int parse_watch(mcpp_cli_options *o, int argc, const char *const *argv);
+static int parse_wrap(mcpp_cli_options *o, int argc, const char *const *argv);
+
+size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap) {
+  int n = snprintf(buf, cap, "%s: %s\n", o->wrap_args ? "mcpping wrap" : "mcpping", o->error);
+  return n < 0 ? 0 : (size_t)n;
+}
 
 int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
   memset(o, 0, sizeof *o);
   if (argc > 0 && !strcmp(argv[0], "watch")) return parse_watch(o, argc - 1, argv + 1);
+  if (argc > 0 && !strcmp(argv[0], "wrap")) return parse_wrap(o, argc - 1, argv + 1);
   o->mode = MCPP_CLI_CHECK;
   o->interval_ms = 1000;
   o->timeout_ms = 5000;
@@ -449,5 +456,106 @@ static int parse_watch(mcpp_cli_options *o, int argc, const char *const *argv) {
   if (!o->listen_any && !is_loopback(o->listen_host))
     return bad(o, "--listen %s is not a loopback address: /metrics and /status would be "
                   "open to the network (add --listen-any to mean it)", o->listen_host);
+  return 0;
+}
+
+/* ---- mcpping wrap (mcpping/wrap.h runs it) ---- */
+
+#define WRAP_COMMAND_LINE "mcpping wrap [options] -- COMMAND [ARG...]"
+
+static double policy_of(const char *name) {
+  const mcpp_setting_info *s = mcpp_setting_find(name);
+  return s ? s->policy : 0;
+}
+
+const char *mcpp_wrap_usage(void) {
+  /* Built once: the defaults come from the settings table. */
+  static char text[1400];
+  if (!text[0])
+    snprintf(
+        text, sizeof text,
+        "usage: " WRAP_COMMAND_LINE "\n"
+        "  Runs COMMAND as the MCP server of the client that launched us: every line\n"
+        "  passes through unchanged, a server that goes stale or exits is restarted,\n"
+        "  and the server never outlives the client.\n"
+        "  -i, --interval SEC  keepalive: ping the server after SEC idle (default %g; 0 = off)\n"
+        "  -W, --timeout SEC   per-ping timeout (default %g)\n"
+        "  --failures N        failed pings in a row that make the server stale (default %g)\n"
+        "  --no-restart        exit (status 1) when the server goes stale or exits\n"
+        "                      (default: restart it, replaying the client's handshake)\n"
+        "  --log FILE          append governance records (JSONL) to FILE\n"
+        "  --metrics ADDR      Prometheus text on a loopback HOST:PORT (e.g. 127.0.0.1:9464)\n"
+        "  --name NAME         the config entry's name: `server` in records and metrics\n"
+        "  -h, --help          this text\n",
+        policy_of("interval_ms") / 1000, policy_of("timeout_ms") / 1000, policy_of("failures"));
+  return text;
+}
+
+/* One setting of wrap's in seconds (or a count), checked by the table. */
+static int wrap_setting(mcpp_cli_options *o, const char *shown, const char *name, double v,
+                        double low, const char *low_name, uint32_t *out) {
+  double in_c;
+  if (mcpp_setting_check(mcpp_setting_find(name), shown, v, MCPP_IN_SECONDS, low, low_name,
+                         &in_c, o->error, sizeof o->error)) {
+    o->mode = MCPP_CLI_BAD_USAGE;
+    return -1;
+  }
+  *out = (uint32_t)in_c;
+  return 0;
+}
+
+static int parse_wrap(mcpp_cli_options *o, int argc, const char *const *argv) {
+  o->mode = MCPP_CLI_WRAP;
+  o->wrap_args = 1;
+  o->restart = 1;
+  o->interval_ms = (uint32_t)policy_of("interval_ms");
+  o->timeout_ms = (uint32_t)policy_of("timeout_ms");
+  o->failures = (uint32_t)policy_of("failures");
+  for (int i = 0; i < argc; i++) {
+    const char *a = argv[i];
+    if (!strcmp(a, "--")) {
+      o->command = argv + i + 1;
+      o->ncommand = (size_t)(argc - i - 1);
+      break;
+    }
+    if (!strcmp(a, "-h") || !strcmp(a, "--help")) {
+      o->mode = MCPP_CLI_WRAP_HELP;
+      return 0;
+    }
+    if (!strcmp(a, "--no-restart") || !strcmp(a, "--restart")) {
+      o->restart = !strcmp(a, "--restart");
+      continue;
+    }
+    int is_interval = !strcmp(a, "-i") || !strcmp(a, "--interval");
+    int is_timeout = !strcmp(a, "-W") || !strcmp(a, "--timeout");
+    if (!is_interval && !is_timeout && strcmp(a, "--failures") && strcmp(a, "--log") &&
+        strcmp(a, "--metrics") && strcmp(a, "--name"))
+      return bad(o, "unknown option '%s' (put the server command after --)", a);
+    if (i + 1 >= argc) return bad(o, "%s needs a value", a);
+    const char *v = argv[++i];
+    if (is_interval || is_timeout) {
+      if (!is_number(v)) return bad(o, "%s needs a number, got '%s'", a, v);
+      double d = strtod(v, NULL);
+      if (!isfinite(d)) return bad(o, "%s needs a finite number, got '%s'", a, v);
+      /* wrap has no --min-interval: the floor is the library's. */
+      if (is_interval ? wrap_setting(o, "--interval", "interval_ms", d,
+                                     policy_of("min_interval_ms") / 1000, "min_interval",
+                                     &o->interval_ms)
+                      : wrap_setting(o, "--timeout", "timeout_ms", d, NAN, NULL, &o->timeout_ms))
+        return 0;
+    } else if (!strcmp(a, "--failures")) {
+      if (!is_integer(v)) return bad(o, "--failures needs an integer, got '%s'", v);
+      if (wrap_setting(o, "--failures", "failures", strtod(v, NULL), NAN, NULL, &o->failures))
+        return 0;
+    } else if (!strcmp(a, "--log")) {
+      o->log = v;
+    } else if (!strcmp(a, "--metrics")) {
+      o->metrics = v;
+    } else {
+      if (!*v) return bad(o, "--name needs a non-empty value");
+      o->name = v;
+    }
+  }
+  if (!o->ncommand) return bad(o, "a server command is required: " WRAP_COMMAND_LINE);
   return 0;
 }
