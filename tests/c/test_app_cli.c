@@ -72,6 +72,62 @@ TEST(app_cli_parse_defaults_per_target) {
   ASSERT(strstr(mcpp_cli_usage(), "4 alive but refusing the check asked for"));
 }
 
+/* mcpping wrap's command line: the table's defaults, its own error prefix,
+ * the command after --. */
+TEST(app_cli_parse_wrap_defaults_errors_and_command) {
+  mcpp_cli_options o;
+  const char *plain[] = {"wrap", "--", "srv", "-x"};
+  parse_ok(&o, 4, plain);
+  ASSERT_EQ(o.mode, MCPP_CLI_WRAP);
+  ASSERT_UINT_EQ(o.interval_ms, (uint32_t)mcpp_setting_find("interval_ms")->policy);
+  ASSERT_UINT_EQ(o.timeout_ms, (uint32_t)mcpp_setting_find("timeout_ms")->policy);
+  ASSERT_EQ(o.restart, 1);
+  ASSERT_EQ(o.ncommand, 2);
+  ASSERT_STR_EQ(o.command[1], "-x");
+  mcpp_cli_options_free(&o);
+  const char *set[] = {"wrap", "-i", "2.5", "-W", "0.5", "--failures", "4", "--no-restart",
+                       "--name", "db", "--metrics", "127.0.0.1:0", "--", "srv"};
+  parse_ok(&o, 14, set);
+  ASSERT_UINT_EQ(o.interval_ms, 2500);
+  ASSERT_UINT_EQ(o.timeout_ms, 500);
+  ASSERT_UINT_EQ(o.failures, 4);
+  ASSERT_EQ(o.restart, 0);
+  ASSERT_STR_EQ(o.name, "db");
+  ASSERT_STR_EQ(o.metrics, "127.0.0.1:0");
+  mcpp_cli_options_free(&o);
+  const char *help[] = {"wrap", "-W", "1", "--help", "--", "srv"};
+  parse_ok(&o, 6, help);
+  ASSERT_EQ(o.mode, MCPP_CLI_WRAP_HELP);
+  ASSERT(strstr(mcpp_wrap_usage(), "usage: mcpping wrap [options] -- COMMAND [ARG...]\n") ==
+         mcpp_wrap_usage());
+  mcpp_cli_options_free(&o);
+  const char *bad[] = {"wrap", "--timeout", "-1", "--", "srv"};
+  parse_ok(&o, 5, bad);
+  ASSERT_EQ(o.mode, MCPP_CLI_BAD_USAGE);
+  char line[300];
+  mcpp_cli_problem_line(&o, line, sizeof line);
+  ASSERT_STR_EQ(line, "mcpping wrap: --timeout must be between 0.001 and 2147483.647 seconds, "
+                      "not -1\n");
+  mcpp_cli_options_free(&o);
+  const char *none[] = {"wrap", "-i", "0x10"};
+  parse_ok(&o, 3, none);
+  mcpp_cli_problem_line(&o, line, sizeof line);
+  ASSERT_STR_EQ(line, "mcpping wrap: -i needs a number, got '0x10'\n");
+  mcpp_cli_options_free(&o);
+  const char *nocmd[] = {"wrap", "--no-restart"};
+  parse_ok(&o, 2, nocmd);
+  mcpp_cli_problem_line(&o, line, sizeof line);
+  ASSERT_STR_EQ(line, "mcpping wrap: a server command is required: mcpping wrap [options] -- "
+                      "COMMAND [ARG...]\n");
+  mcpp_cli_options_free(&o);
+  /* The check's errors keep their prefix. */
+  const char *check[] = {"-c", "x"};
+  parse_ok(&o, 2, check);
+  mcpp_cli_problem_line(&o, line, sizeof line);
+  ASSERT(strncmp(line, "mcpping: -c", 11) == 0);
+  mcpp_cli_options_free(&o);
+}
+
 TEST(app_cli_parse_usage_errors_name_the_value) {
   BAD("-W must be between 0.001 and 2147483.647 seconds, not 4294968.0", "-W", "4294968");
   BAD("-W must be between 0.001 and 2147483.647 seconds, not 0.0001", "-W", "0.0001");
