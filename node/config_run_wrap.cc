@@ -119,6 +119,13 @@ Napi::Value ConfigRunClosed(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
+// configSkipReason(transport, disabled): why the entry is not checked, or null.
+Napi::Value ConfigSkipReason(const Napi::CallbackInfo &info) {
+  std::string transport = info[0].ToString().Utf8Value();
+  const char *why = mcpp_config_skip_reason(transport.c_str(), info[1].ToBoolean() ? 1 : 0);
+  return why ? Napi::String::New(info.Env(), why) : info.Env().Null();
+}
+
 // configRunStderr(run, buffer): the server's stderr as it comes.
 Napi::Value ConfigRunStderr(const Napi::CallbackInfo &info) {
   if (info[1].IsBuffer()) {
@@ -168,6 +175,7 @@ void InitConfigRun(Napi::Env env, Napi::Object exports) {
   exports.Set("configRunInterrupt", Napi::Function::New(env, ConfigRunInterrupt));
   exports.Set("configRunClosed", Napi::Function::New(env, ConfigRunClosed));
   exports.Set("configRunStderr", Napi::Function::New(env, ConfigRunStderr));
+  exports.Set("configSkipReason", Napi::Function::New(env, ConfigSkipReason));
   exports.Set("configRunStdoutLine", Napi::Function::New(env, ConfigRunStdoutLine));
   exports.Set("configRunRow", Napi::Function::New(env, ConfigRunRow));
 }

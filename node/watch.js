@@ -11,6 +11,9 @@
  */
 const net = require('node:net');
 const native = require('./binding');
+
+// mcpping/watch.h mcpp_watch_why: C words each.
+const WHY_TEXT = 0, WHY_NO_INITIALIZE = 1, WHY_UNREACHABLE = 2;
 const { resolve, UnresolvedVariable } = require('./config');
 const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
@@ -44,11 +47,9 @@ class Watch {
   }
 
   add(server, workspace) {
-    let skip = null;
     let live = server;
-    if (server.disabled) skip = 'disabled';
-    else if (server.transport === 'sse') skip = 'legacy HTTP+SSE transport';
-    else {
+    let skip = native.configSkipReason(server.transport, Boolean(server.disabled));
+    if (skip === null) {
       try {
         live = resolve(server, workspace);
       } catch (err) {
@@ -73,10 +74,10 @@ class Watch {
   }
 
   /** The connection ended for good (reconnect gave up, an HTTP session lost). */
-  onClosed(i, reason) {
+  onClosed(i, why) {
     if (this.stopping || this.opening.has(i) || !this.peers.has(i)) return;
     this.peers.delete(i);
-    native.watchClosed(this.w, i, nowMs(), reason || 'connection closed');
+    native.watchClosed(this.w, i, nowMs(), ...why);
     this.flush();
     this.poke();
   }
@@ -97,17 +98,16 @@ class Watch {
         for (const name of EVENTS) if (name !== 'closed') peer.on(name, (ev) => this.onEvent(i, ev));
         peer.on('closed', (info) => {
           this.onEvent(i, { type: 'closed', state: 'closed' });
-          this.onClosed(i, info && info.reason);
+          this.onClosed(i, [WHY_TEXT, (info && info.reason) || null]);
         });
         handle = { peer, close: () => peer.close(), name: () => peer.name || live.command, pid: () => peer.pid || 0,
           version: () => peer.protocolVersion, init: (ms) => peer.initialize({ timeoutMs: ms }), fatal: () => null };
       } else {
         const session = new HttpSession(live.url, { keepalive: this.keepalive(), headers: live.headers });
-        const lost = () => `cannot connect: ${describe(session.connectError)}`;
         for (const name of EVENTS) {
           session.driver.on(name, (ev) => {
             this.onEvent(i, ev);
-            if (name === 'closed') this.onClosed(i, session.connectError ? lost() : ev.message);
+            if (name === 'closed') this.onClosed(i, session.connectError ? [WHY_UNREACHABLE, describe(session.connectError)] : [WHY_TEXT, ev.message || null]);
           });
         }
         const clientInfo = { name: 'mcpping', version };
@@ -117,14 +117,14 @@ class Watch {
       }
       this.peers.set(i, handle);
       const deadline = new Promise((_, reject) => {
-        timer = setTimeout(() => reject(Object.assign(new Error('no initialize result'), { watchTimeout: true })), timeoutMs);
+        timer = setTimeout(() => reject(Object.assign(new Error('initialize timed out'), { watchTimeout: true })), timeoutMs);
       });
       await Promise.race([handle.init(timeoutMs + 1000), deadline]);
       native.watchOpened(this.w, i, nowMs(), handle.name(), handle.version(), handle.pid());
     } catch (err) {
       this.peers.delete(i);
       if (handle) await handle.close().catch(() => {});
-      if (!this.stopping) native.watchOpenFailed(this.w, i, nowMs(), reason(err, handle));
+      if (!this.stopping) native.watchOpenFailed(this.w, i, nowMs(), ...why(err, handle));
     } finally {
       clearTimeout(timer);
       this.opening.delete(i);
@@ -199,12 +199,12 @@ class Watch {
 }
 
 /** Why an open failed, in the words the --config check uses. */
-function reason(err, handle) {
-  if (err && err.code === 'MCPP_ERR_SPAWN') return err.message;
-  if (err && err.watchTimeout) return err.message;
-  const fatal = handle && handle.fatal();
-  if (fatal) return `cannot connect: ${describe(fatal)}`;
-  return (err && err.message) || String(err);
+/** [why, detail] of a failed open, for C to word (mcpping/watch.h mcpp_watch_why). */
+function why(err, handle) {
+  if (err && err.watchTimeout) return [WHY_NO_INITIALIZE, null];
+  const fatal = err && err.code !== 'MCPP_ERR_SPAWN' && handle && handle.fatal();
+  if (fatal) return [WHY_UNREACHABLE, describe(fatal)];
+  return [WHY_TEXT, (err && err.message) || String(err)];
 }
 
 /** Runs `mcpping watch` until SIGTERM or SIGINT; resolves to the exit status. */

@@ -110,12 +110,14 @@ Napi::Value WatchOpened(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
-// watchOpenFailed / watchClosed(w, i, nowMs, reason|null)
+// watchOpenFailed / watchClosed(w, i, nowMs, why, detail|null): why is a
+// mcpp_watch_why.
 Napi::Value Reasoned(const Napi::CallbackInfo &info,
-                     void (*fn)(mcpp_watch *, int, int64_t, const char *)) {
-  bool hr;
-  std::string why = Str(info[3], &hr);
-  fn(Watch(info), static_cast<int>(Int(info[1])), Int(info[2]), hr ? why.c_str() : nullptr);
+                     void (*fn)(mcpp_watch *, int, int64_t, mcpp_watch_why, const char *)) {
+  bool hd;
+  std::string detail = Str(info[4], &hd);
+  fn(Watch(info), static_cast<int>(Int(info[1])), Int(info[2]),
+     static_cast<mcpp_watch_why>(Int(info[3])), hd ? detail.c_str() : nullptr);
   return info.Env().Undefined();
 }
 

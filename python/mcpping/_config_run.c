@@ -182,8 +182,19 @@ static PyObject *py_row(PyObject *self, PyObject *cap) {
                        row.received, "rtts_ms", rtts, "non_json_lines", row.non_json_lines);
 }
 
+/* config_skip_reason(transport, disabled) -> why the entry is not checked, or None */
+static PyObject *py_skip_reason(PyObject *self, PyObject *args) {
+  const char *transport;
+  int disabled;
+  if (!PyArg_ParseTuple(args, "sp", &transport, &disabled)) return NULL;
+  const char *why = mcpp_config_skip_reason(transport, disabled);
+  if (!why) Py_RETURN_NONE;
+  return PyUnicode_FromString(why);
+}
+
 static PyMethodDef config_run_methods[] = {
     {"config_run", py_run, METH_VARARGS, "--config's check of one server (C)."},
+    {"config_skip_reason", py_skip_reason, METH_VARARGS, "Why an entry is not checked."},
     {"config_run_next", py_next, METH_VARARGS, "What the check does next."},
     {"config_run_open_done", py_open_done, METH_VARARGS, "How the open step ended."},
     {"config_run_handshake_done", py_handshake_done, METH_VARARGS, "The handshake's version."},

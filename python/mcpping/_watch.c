@@ -123,17 +123,18 @@ static PyObject *py_watch_opened(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* watch_open_failed / watch_closed(w, i, now_ms, reason) */
+/* watch_open_failed / watch_closed(w, i, now_ms, why, detail): why is a
+ * mcpp_watch_why, detail its text or None. */
 static PyObject *reasoned(PyObject *args,
-                          void (*fn)(mcpp_watch *, int, int64_t, const char *)) {
+                          void (*fn)(mcpp_watch *, int, int64_t, mcpp_watch_why, const char *)) {
   PyObject *cap;
-  int i;
+  int i, why;
   long long now;
-  const char *reason;
-  if (!PyArg_ParseTuple(args, "OiLz", &cap, &i, &now, &reason)) return NULL;
+  const char *detail;
+  if (!PyArg_ParseTuple(args, "OiLiz", &cap, &i, &now, &why, &detail)) return NULL;
   mcpp_watch *w = watch_of(cap);
   if (!w) return NULL;
-  fn(w, i, now, reason);
+  fn(w, i, now, (mcpp_watch_why)why, detail);
   Py_RETURN_NONE;
 }
 

@@ -53,13 +53,9 @@ class _Watch:
             sys.stderr.buffer.flush()
 
     def add(self, server: Server, workspace: str) -> None:
-        skip = None
         live = server
-        if server.disabled:
-            skip = "disabled"
-        elif server.transport == "sse":
-            skip = "legacy HTTP+SSE transport"
-        else:
+        skip = _native.config_skip_reason(server.transport, server.disabled)
+        if skip is None:
             try:
                 live = resolve(server, workspace)
             except UnresolvedVariable as e:
@@ -83,10 +79,7 @@ class _Watch:
             # Ended for good (reconnect gave up, or an HTTP session lost):
             # C schedules the re-open.
             peer = self.peers.pop(i, None)
-            fatal = getattr(peer, "fatal", None)
-            from .http import connect_reason
-            why = f"cannot connect: {connect_reason(fatal)}" if fatal is not None else ev.message
-            _native.watch_closed(self.w, i, _now_ms(), why or "connection closed")
+            _native.watch_closed(self.w, i, _now_ms(), *_why(None, peer, ev.message))
             self.wake.set()
         self.flush()
 
@@ -118,7 +111,7 @@ class _Watch:
             self.peers.pop(i, None)
             if peer is not None:
                 await peer.close()
-            _native.watch_open_failed(self.w, i, _now_ms(), _reason(e, peer))
+            _native.watch_open_failed(self.w, i, _now_ms(), *_why(e, peer, str(e)))
         else:
             _native.watch_opened(self.w, i, _now_ms(), peer.name, peer.protocol_version,
                                  getattr(peer, "pid", None) or 0)
@@ -186,19 +179,21 @@ class _Watch:
         return 0
 
 
-def _reason(e: BaseException, peer: Any) -> str:
-    """Why an open failed, in the words the --config check uses."""
+# mcpping/watch.h mcpp_watch_why: C words each.
+_WHY_TEXT, _WHY_NO_INITIALIZE, _WHY_UNREACHABLE, _WHY_INVALID = range(4)
+
+
+def _why(e: BaseException | None, peer: Any, text: str | None) -> tuple[int, str | None]:
+    """(why, detail) of a failed open (e) or a lost connection, for C."""
     from .http import connect_reason
-    if isinstance(e, SpawnError):
-        return str(e)
     if isinstance(e, asyncio.TimeoutError):
-        return "no initialize result"
+        return _WHY_NO_INITIALIZE, None
     fatal = getattr(peer, "fatal", None)
-    if fatal is not None:
-        return f"cannot connect: {connect_reason(fatal)}"
+    if fatal is not None and not isinstance(e, SpawnError):
+        return _WHY_UNREACHABLE, connect_reason(fatal)
     if isinstance(e, (ValueError, TypeError)):
-        return "invalid command line or environment"
-    return str(e) or type(e).__name__
+        return _WHY_INVALID, None
+    return _WHY_TEXT, text or (type(e).__name__ if e is not None else None)
 
 
 async def run(argv: list[str], o: dict[str, Any]) -> int:

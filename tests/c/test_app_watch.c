@@ -97,21 +97,34 @@ TEST(app_watch_backoff_reopens_a_failed_server_later_each_time) {
   ASSERT_EQ(mcpp_watch_due(w, 0, &next), 0);
   ASSERT_EQ(next, -1);
   ASSERT_EQ(mcpp_watch_due(w, 0, &next), -1); /* given out once */
-  mcpp_watch_open_failed(w, 0, 100, "cannot start x: no such file or directory (ENOENT)");
+  mcpp_watch_open_failed(w, 0, 100, MCPP_WATCH_WHY_TEXT, "cannot start x: no such file or directory (ENOENT)");
   ASSERT_STR_EQ(output(w), "mcpping watch: a: cannot open: cannot start x: no such file or "
                            "directory (ENOENT); retrying in 1 s\n");
   ASSERT_EQ(mcpp_watch_due(w, 1099, &next), -1);
   ASSERT_EQ(next, 1100);
   ASSERT_EQ(mcpp_watch_due(w, 1100, &next), 0);
-  mcpp_watch_open_failed(w, 0, 1100, "again");
+  mcpp_watch_open_failed(w, 0, 1100, MCPP_WATCH_WHY_TEXT, "again");
   ASSERT_EQ(mcpp_watch_due(w, 1100, &next), -1);
   ASSERT_EQ(next, 3100); /* doubled */
   for (int k = 0; k < 10; k++) {
     ASSERT_EQ(mcpp_watch_due(w, next, &next), 0);
-    mcpp_watch_open_failed(w, 0, 0, "again");
+    mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_TEXT, "again");
     mcpp_watch_due(w, 0, &next);
   }
   ASSERT_EQ(next, 30000); /* the reconnect maximum */
+  output(w);
+  /* C words what the binding only names. */
+  ASSERT_EQ(mcpp_watch_due(w, next, &next), 0);
+  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_NO_INITIALIZE, "ignored");
+  ASSERT(strstr(output(w), "a: cannot open: no initialize result; retrying in 30 s\n"));
+  mcpp_watch_due(w, 0, &next);
+  ASSERT_EQ(mcpp_watch_due(w, next, &next), 0);
+  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_UNREACHABLE, "ECONNREFUSED");
+  ASSERT(strstr(output(w), "a: cannot open: cannot connect: ECONNREFUSED; retrying"));
+  mcpp_watch_due(w, 0, &next);
+  ASSERT_EQ(mcpp_watch_due(w, next, &next), 0);
+  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_INVALID, "TOKEN=\x01");
+  ASSERT(strstr(output(w), "a: cannot open: invalid command line or environment; retrying"));
   output(w);
   mcpp_watch_free(w);
   mcpp_cli_options_free(&o);
@@ -168,7 +181,7 @@ TEST(app_watch_state_restarts_and_routes) {
   mcpp_watch_text_free(m);
   /* A connection that ends for good is re-opened after the backoff, which
    * counts as a restart. */
-  mcpp_watch_closed(w, 0, 1000, "server exited with status 1");
+  mcpp_watch_closed(w, 0, 1000, MCPP_WATCH_WHY_TEXT, "server exited with status 1");
   ASSERT_STR_EQ(output(w), "mcpping watch: time: closed: server exited with status 1; "
                            "retrying in 1 s\n");
   ASSERT_EQ(mcpp_watch_due(w, 2000, &next), 0);
@@ -192,7 +205,7 @@ TEST(app_watch_never_prints_a_secret) {
   ASSERT_EQ(mcpp_watch_add(w, "api", "streamable-http", secrets, 2, NULL), 0);
   int64_t next;
   ASSERT_EQ(mcpp_watch_due(w, 0, &next), 0);
-  mcpp_watch_open_failed(w, 0, 0,
+  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_TEXT,
                          "HTTP 401 from https://user:pa55word@h.example/mcp?key=k3y-value "
                          "(token s3cr3t-token); k3y-value; pa55word");
   const char *log = output(w);
@@ -220,7 +233,7 @@ TEST(app_watch_says_the_last_stderr_line_of_a_server_that_went_away) {
   ASSERT_EQ(mcpp_watch_due(w, 0, &next), 0);
   mcpp_watch_stderr(w, 0, "starting\nError: key tok-42 ", 27);
   mcpp_watch_stderr(w, 0, "refused\n\n", 9);
-  mcpp_watch_open_failed(w, 0, 0, "the server ended before answering initialize: server exited "
+  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_TEXT, "the server ended before answering initialize: server exited "
                                   "with status 1");
   ASSERT_STR_EQ(output(w), "mcpping watch: db: cannot open: the server ended before answering "
                            "initialize: server exited with status 1 (last stderr: Error: key "
@@ -235,7 +248,7 @@ TEST(app_watch_says_the_last_stderr_line_of_a_server_that_went_away) {
   st = respond(w, "GET /status HTTP/1.1\r\n\r\n");
   ASSERT(strstr(st, "\"last_stderr\":null"));
   mcpp_watch_text_free(st);
-  mcpp_watch_closed(w, 0, 2000, "server exited with status 0");
+  mcpp_watch_closed(w, 0, 2000, MCPP_WATCH_WHY_TEXT, "server exited with status 0");
   ASSERT_STR_EQ(output(w), "mcpping watch: db: closed: server exited with status 0; retrying "
                            "in 1 s\n");
   mcpp_watch_free(w);
@@ -258,7 +271,7 @@ TEST(app_watch_a_server_dying_during_its_open_fails_the_open_with_how_it_died) {
   mcpp_watch_feed(w, 0, 5, &future);
   mcpp_watch_feed(w, 0, 5, &ev);
   ASSERT_STR_EQ(output(w), "");
-  mcpp_watch_open_failed(w, 0, 10, "initialize: Request cancelled");
+  mcpp_watch_open_failed(w, 0, 10, MCPP_WATCH_WHY_TEXT, "initialize: Request cancelled");
   ASSERT_STR_EQ(output(w), "mcpping watch: db: cannot open: the server ended before answering "
                            "initialize: server exited with status 1; retrying in 1 s\n");
   /* The same on the next attempt, made while the server is down. */
@@ -266,7 +279,7 @@ TEST(app_watch_a_server_dying_during_its_open_fails_the_open_with_how_it_died) {
   mcpp_watch_stderr(w, 0, "oops\n", 5);
   ev.message = "server exited with status 2: oops";
   mcpp_watch_feed(w, 0, 1015, &ev);
-  mcpp_watch_open_failed(w, 0, 1020, "initialize: Request cancelled");
+  mcpp_watch_open_failed(w, 0, 1020, MCPP_WATCH_WHY_TEXT, "initialize: Request cancelled");
   ASSERT_STR_EQ(output(w), "mcpping watch: db: cannot open: the server ended before answering "
                            "initialize: server exited with status 2: oops; retrying in 2 s\n");
   /* Once up, a reconnect is a restart again. */
@@ -294,8 +307,8 @@ TEST(app_watch_says_nothing_of_servers_after_stopping) {
   ASSERT_STR_EQ(output(w), "mcpping watch: stopping every server\n");
   mcpp_watch_event ev = {.name = "reconnected", .state = "alive", .pid = 78};
   mcpp_watch_feed(w, 0, 20, &ev);
-  mcpp_watch_closed(w, 0, 30, "connection closed");
-  mcpp_watch_open_failed(w, 0, 30, "cannot start");
+  mcpp_watch_closed(w, 0, 30, MCPP_WATCH_WHY_TEXT, "connection closed");
+  mcpp_watch_open_failed(w, 0, 30, MCPP_WATCH_WHY_TEXT, "cannot start");
   mcpp_watch_stopped(w);
   ASSERT_STR_EQ(output(w), "mcpping watch: stopped\n");
   mcpp_watch_free(w);

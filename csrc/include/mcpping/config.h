@@ -75,6 +75,11 @@ char *mcpp_config_format_refusal(const char *file, const mcpp_config_row *row);
 /* 1 if a stdout line of a server is JSON, 0 if it is noise. */
 int mcpp_config_line_is_json(const char *line, size_t len);
 
+/* Why an entry is not checked or watched at all: "disabled" ("disabled":
+ * true), "legacy HTTP+SSE transport" (type "sse": mcpping speaks
+ * Streamable HTTP only); NULL: it is. */
+const char *mcpp_config_skip_reason(const char *transport, int disabled);
+
 /* Frees a string returned by this layer. */
 void mcpp_config_free(char *p);
 

@@ -56,20 +56,31 @@ int mcpp_watch_due(mcpp_watch *w, int64_t now_ms, int64_t *next_ms);
  * none), its pid (0 for HTTP). */
 void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
                        const char *protocol_version, int64_t pid);
-/* Opening server i failed (reason: one sentence); it is tried again after
- * the backoff (the reconnect settings' initial delay, doubling to their
- * maximum). */
-void mcpp_watch_open_failed(mcpp_watch *w, int i, int64_t now_ms,
-                            const char *reason);
+/* Why a server could not be opened or its connection ended, as the
+ * binding knows it; C words it. */
+typedef enum mcpp_watch_why {
+  MCPP_WATCH_WHY_TEXT = 0,      /* detail is the sentence (a spawn error's, the
+                                 * handshake's, a close's); NULL: "connection closed" */
+  MCPP_WATCH_WHY_NO_INITIALIZE, /* no initialize result in --connect-timeout */
+  MCPP_WATCH_WHY_UNREACHABLE,   /* HTTP: detail is the connect error's name
+                                 * (ECONNREFUSED), never the URL */
+  MCPP_WATCH_WHY_INVALID        /* a NUL in an argument and the like: detail
+                                 * is not shown (it could quote a value) */
+} mcpp_watch_why;
+
+/* Opening server i failed; it is tried again after the backoff (the
+ * reconnect settings' initial delay, doubling to their maximum). */
+void mcpp_watch_open_failed(mcpp_watch *w, int i, int64_t now_ms, mcpp_watch_why why,
+                            const char *detail);
 /* Server i's stderr as it comes (stdio): the last non-blank line of its
  * last 4 KiB, redacted, ends the log line of its next close or failed open
  * ("(last stderr: ...)") and is /status's last_stderr; a server that opens
  * starts a new tail. */
 void mcpp_watch_stderr(mcpp_watch *w, int i, const char *data, size_t len);
-/* Server i's connection ended for good (reason: why): re-opened after the
- * backoff, which counts as a restart. */
-void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms,
-                       const char *reason);
+/* Server i's connection ended for good: re-opened after the backoff,
+ * which counts as a restart. */
+void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms, mcpp_watch_why why,
+                       const char *detail);
 
 /* One event of server i's connection, as the binding's event carries it:
  * its name (mcpp_event_name), rtt in seconds (pong), invalid (ping_error),

@@ -49,6 +49,12 @@ struct mcpp_config_run {
   mcpp__tail err; /* the server's stderr, for its last line */
 };
 
+const char *mcpp_config_skip_reason(const char *transport, int disabled) {
+  if (disabled) return "disabled";
+  if (transport && !strcmp(transport, "sse")) return "legacy HTTP+SSE transport";
+  return NULL;
+}
+
 int mcpp_config_run_new(mcpp_config_run **out, const char *transport, int disabled,
                         const mcpp_config_plan *plan, int64_t now_ms) {
   *out = NULL;
@@ -58,9 +64,7 @@ int mcpp_config_run_new(mcpp_config_run **out, const char *transport, int disabl
   r->plan = *plan;
   r->status = "ok";
   r->state = ST_OPEN;
-  const char *skip = disabled                        ? "disabled"
-                     : strcmp(transport, "sse") == 0 ? "legacy HTTP+SSE transport"
-                                                     : NULL;
+  const char *skip = mcpp_config_skip_reason(transport, disabled);
   if (skip) {
     r->status = "skipped";
     r->reason = strdup(skip);

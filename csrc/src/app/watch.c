@@ -279,30 +279,55 @@ void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
   mcpp__text_puts(&w->out, ")\n");
 }
 
-void mcpp_watch_open_failed(mcpp_watch *w, int i, int64_t now_ms, const char *reason) {
+/* The sentence for why (the same words as --config's check). */
+static char *worded(mcpp_watch_why why, const char *detail) {
+  mcpp__text t = {0};
+  switch (why) {
+  case MCPP_WATCH_WHY_NO_INITIALIZE:
+    mcpp__text_puts(&t, "no initialize result");
+    break;
+  case MCPP_WATCH_WHY_UNREACHABLE:
+    mcpp__text_printf(&t, "cannot connect: %s", detail ? detail : "unreachable");
+    break;
+  case MCPP_WATCH_WHY_INVALID:
+    mcpp__text_puts(&t, "invalid command line or environment");
+    break;
+  default:
+    mcpp__text_puts(&t, detail && *detail ? detail : "connection closed");
+  }
+  return mcpp__text_take(&t);
+}
+
+void mcpp_watch_open_failed(mcpp_watch *w, int i, int64_t now_ms, mcpp_watch_why why,
+                            const char *detail) {
   if (w->stopping) return;
   wserver *s = at(w, i);
   if (!s) return;
   s->opening = 0;
   /* The library's reconnect restarted a server that died before answering
    * initialize; how it died says more than the cancelled request. */
-  char *why = NULL;
+  char *text;
   if (s->lost) {
     mcpp__text t = {0};
     mcpp__text_printf(&t, "the server ended before answering initialize: %s", s->lost);
-    why = mcpp__text_take(&t);
+    text = mcpp__text_take(&t);
     set_text(s, &s->lost, NULL);
+  } else {
+    text = worded(why, detail);
   }
-  schedule(w, s, now_ms, "cannot open", why ? why : reason);
-  free(why);
+  schedule(w, s, now_ms, "cannot open", text);
+  free(text);
 }
 
-void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms, const char *reason) {
+void mcpp_watch_closed(mcpp_watch *w, int i, int64_t now_ms, mcpp_watch_why why,
+                       const char *detail) {
   if (w->stopping) return;
   wserver *s = at(w, i);
   if (!s || s->state == WS_DOWN) return;
   s->failed_in_row = 0;
-  schedule(w, s, now_ms, "closed", reason ? reason : "connection closed");
+  char *text = worded(why, detail);
+  schedule(w, s, now_ms, "closed", text);
+  free(text);
 }
 
 static int event_type(const char *name) {
