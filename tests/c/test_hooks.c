@@ -9,3 +9,4 @@ void (*mcpp__proc_after_spawn)(int pid);
 _Atomic unsigned long mcpp__conn_read_aheads;
 _Atomic unsigned long long mcpp__conn_armed_ms;
 int mcpp__detector_fixed;
+_Atomic unsigned long mcpp__watchdog_wakes;

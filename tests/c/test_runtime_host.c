@@ -350,6 +350,45 @@ TEST(runtime_host_mode_watchdog_answers_the_servers_pings_while_the_host_is_bloc
   hh_finish(&h);
 }
 
+/* An idle process (no keepalive, a quiet server, the host waiting on its
+ * notify descriptor) leaves the watchdog asleep: after one tick with no
+ * host turn and no work it stops ticking and sleeps in poll() on the
+ * loop's descriptor. Work arriving then is still taken over after a
+ * stall, and the host finds everything. */
+TEST(runtime_host_mode_idle_watchdog_sleeps_until_work_arrives) {
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  uint64_t id = spawn_echo(&h);
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 1));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, 1, 0));
+  /* Nothing happens for 40 ticks of the default stall: the watchdog used
+   * to wake for each of them. */
+  uint32_t tick = margin_ms(MCPP_HOST_STALL_MS) / 2;
+  unsigned long before = mcpp__watchdog_wakes;
+  ASSERT(!wait_notified(h.efd, 40 * tick));
+  unsigned long wakes = mcpp__watchdog_wakes - before;
+  ASSERT(wakes <= 5);
+  /* Blocked from here on: the server pings, the watchdog answers. */
+  mcpp_host_stats st0;
+  mcpp_runtime_host_stats(h.rt, &st0);
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test/ping_me\",\"params\":{\"count\":3}}");
+  while (hh_count_events(&h, MCPP_EV_PING_ANSWERED) < 3 || !find_answer(&h, 3)) {
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+    hh_drain(&h);
+  }
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h.rt, &st);
+  ASSERT(st.takeovers > st0.takeovers);
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
+                                 MCPP_ITEM_CLOSED);
+  hh_stop_watching(&h);
+  hh_finish(&h);
+}
+
 TEST(runtime_host_mode_refused_with_default_sigpipe_or_when_turned_off) {
   hh h;
   hh_init(&h);

@@ -34,6 +34,9 @@ extern _Atomic unsigned long long mcpp__conn_armed_ms;
  * at the configured timeout (bench/detector's baseline). */
 extern int mcpp__detector_fixed;
 #define MCPP__HOOK_DETECTOR_FIXED() (mcpp__detector_fixed)
+/* How often a host-mode watchdog woke up (a tick, or its idle poll). */
+extern _Atomic unsigned long mcpp__watchdog_wakes;
+#define MCPP__HOOK_WATCHDOG_WAKE() (mcpp__watchdog_wakes++)
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
 #define MCPP__HOOK_SIGKILL() SIGKILL
@@ -42,6 +45,7 @@ extern int mcpp__detector_fixed;
 #define MCPP__HOOK_READ_AHEAD() ((void)0)
 #define MCPP__HOOK_ARMED(ms) ((void)(ms))
 #define MCPP__HOOK_DETECTOR_FIXED() 0
+#define MCPP__HOOK_WATCHDOG_WAKE() ((void)0)
 #endif
 
 #endif

@@ -1636,15 +1636,34 @@ static void take_over(mcpp_runtime *rt, uint32_t tick_ms) {
   pthread_mutex_lock(&rt->run_mu);
 }
 
+/* How long an idle watchdog sleeps at most between looks, when the loop
+ * has no timer: a bound on anything that changes without touching the
+ * loop's descriptor. */
+#define IDLE_POLL_MAX_MS 1000
+
 /* The I/O thread in host mode: every half stall it looks whether the host
  * called in; if not, and work has waited a whole stall, it takes over.
- * Costs one wake-up per tick, and a poll() only while the host is quiet. */
+ * While nothing happens at all (no host turn and no work for a whole
+ * tick) it stops ticking and sleeps in poll() on the loop's descriptor
+ * until something arrives or the next timer is due, so an idle process
+ * (keepalive rounds 100 ms apart) wakes it a few times a round, not every
+ * tick; a host that turns keeps it ticking without any poll. */
 static void watch(mcpp_runtime *rt) {
   uint64_t seen = atomic_load(&rt->host_turns), waiting_since = 0;
+  int idle_ms = -1; /* >= 0: sleep in poll for that long, then tick again */
   pthread_mutex_lock(&rt->mu);
   while (watching(rt)) {
     uint32_t stall = rt->stall_ms, tick = stall / 2 ? stall / 2 : 1;
-    watch_wait(rt, tick);
+    if (idle_ms >= 0) {
+      struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
+      pthread_mutex_unlock(&rt->mu);
+      poll(&p, 1, idle_ms);
+      pthread_mutex_lock(&rt->mu);
+      idle_ms = -1;
+    } else {
+      watch_wait(rt, tick);
+    }
+    MCPP__HOOK_WATCHDOG_WAKE();
     if (!watching(rt)) break;
     pthread_mutex_unlock(&rt->mu);
     uint64_t turns = atomic_load(&rt->host_turns);
@@ -1654,6 +1673,13 @@ static void watch(mcpp_runtime *rt) {
     } else if (pthread_mutex_trylock(&rt->run_mu) == 0) {
       uint64_t now = uv_hrtime();
       if (!work_waiting(rt)) {
+        /* A whole tick without a turn or work: idle until the descriptor
+         * turns readable or the next timer is due (uv_now is as of the
+         * loop's last turn). */
+        int t = loop_timeout(rt->loop);
+        int64_t left = t < 0 ? IDLE_POLL_MAX_MS
+                             : (int64_t)(uv_now(rt->loop) + (uint64_t)t) - (int64_t)(now / 1000000);
+        idle_ms = left < 0 ? 0 : left > IDLE_POLL_MAX_MS ? IDLE_POLL_MAX_MS : (int)left;
         waiting_since = 0;
       } else if (!waiting_since) {
         waiting_since = now;
@@ -1838,6 +1864,7 @@ int mcpp_runtime_host_detach(mcpp_runtime *rt) {
     snprintf(rt->why, sizeof rt->why, "%s",
              "thread mode: detached from the host's event loop");
     pthread_cond_broadcast(&rt->watch_cv);
+    uv_async_send(&rt->async); /* and out of an idle watchdog's poll */
     /* A drain the last host turn promised may never come now: items
      * waiting are announced as thread mode announces them. */
     wake = rt->item_head != NULL;
