@@ -1,7 +1,12 @@
 """What watching 1000 idle connections costs: CPU and memory of the client
-process, keepalive every second, through mcpping's C driver."""
+process, keepalive every second, through mcpping's C driver and through
+each binding (bench/clients/idle_binding.{py,js}: no listener, so a pong
+should wake nobody)."""
 from __future__ import annotations
 
+import json
+import os
+import signal
 import subprocess
 from typing import Any
 
@@ -28,6 +33,10 @@ def run(ctx: Any) -> dict[str, Any]:
         blocks.append(f)
     res = {"n": n, "windows": windows, "window_s": window_s, "run": r,
            "series": {"keepalive": method.summary(blocks)}, "blocks": blocks}
+    for name, (exe, script) in {"python": (ctx.py, "idle_binding.py"),
+                                "node": (ctx.node, "idle_binding.js")}.items():
+        ctx.log(f"{name}: {n} connections through the binding")
+        res["series"][name] = method.summary(_binding(ctx, exe, script, n, windows, window_s))
     s = res["series"]["keepalive"]
     res["figures"] = {
         "idle cpu_pct": {"label": f"CPU % of one core at {n} idle connections",
@@ -39,7 +48,49 @@ def run(ctx: Any) -> dict[str, Any]:
     return res
 
 
+def _binding(ctx: Any, exe: str, script: str, n: int, windows: int, window_s: float
+             ) -> list[dict[str, float]]:
+    """One binding's windows (idle_binding prints a JSON line per window)."""
+    argv = [exe, os.path.join(ctx.clients, script), str(n), str(windows), str(window_s),
+            ctx.programs["responder"]]
+    p = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                         start_new_session=True, cwd=ctx.root)
+    try:
+        out, err = p.communicate(timeout=300 + windows * window_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(p.pid, signal.SIGKILL)
+        out, err = p.communicate()
+        raise method.WorkerError(f"timed out: {' '.join(argv)}\n{err[-2000:]}")
+    if p.returncode != 0:
+        raise method.WorkerError(f"exit {p.returncode}: {' '.join(argv)}\n{err[-2000:]}")
+    lines = [json.loads(x) for x in out.splitlines() if x.startswith("{")]
+    return [{"cpu_pct": x["cpu_pct"], "cpu_us_per_op": x["cpu_us_per_ping"],
+             "csw_per_op": x["csw_per_ping"], "pongs_per_s": x["pongs"] / window_s}
+            for x in lines]
+
+
+# Issue 21: each binding at most twice the C driver's CPU per keepalive ping.
+BINDING_LIMIT = 2.0
+
+
+def _binding_goal(res: dict[str, Any]) -> dict[str, Any] | None:
+    c = res["series"]["keepalive"]["cpu_us_per_op"]["iqm"]
+    parts, mets = [], []
+    for name, label in (("python", "Python"), ("node", "Node")):
+        b = res["series"].get(name, {}).get("cpu_us_per_op", {}).get("iqm")
+        if b is None or not c:
+            continue
+        parts.append(f"{label} {b / c:.2f}× ({b:.1f} µs)")
+        mets.append(b / c <= BINDING_LIMIT)
+    if not parts:
+        return None
+    return method.goal("idle keepalive through the bindings",
+                       f"≤ {BINDING_LIMIT:g}× the C driver's CPU per keepalive ping "
+                       f"({c:.1f} µs)", ", ".join(parts), all(mets))
+
+
 def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
+    extra = [g for g in (_binding_goal(res),) if g]
     s = res["series"]["keepalive"]
     cpu = s["cpu_pct"]
     rss = res["run"]["rss_per_conn_bytes"]
@@ -47,11 +98,11 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
          f"(N = {res['n']})")
     if res["n"] != FULL_N:
         return [method.goal("1000 idle connections", "≤ 1% of one core and ≤ 4 KiB each", m,
-                            None, f"quick run: {res['n']} connections")]
+                            None, f"quick run: {res['n']} connections")] + extra
     note = "borderline: the interquartile range straddles 1%" \
         if cpu["q1"] <= 1.0 <= cpu["q3"] else ""
     return [method.goal("1000 idle connections", "≤ 1% of one core and ≤ 4 KiB each", m,
-                        cpu["iqm"] <= 1.0 and rss <= 4096, note)]
+                        cpu["iqm"] <= 1.0 and rss <= 4096, note)] + extra
 
 
 def explain(ctx: Any, res: dict[str, Any], goals_: list[dict[str, Any]]) -> dict[str, Any]:
@@ -100,6 +151,15 @@ def render(res: dict[str, Any]) -> list[str]:
         ["RSS growth per connection (bytes)", f"{r['rss_per_conn_bytes']:,.0f}"],
         ["mcpping allocator bytes per connection", f"{r['alloc_per_conn_bytes']:,.0f}"],
         ["ping timeouts / stale during the run", f"{r['timeouts']} / {r['stale']}"]])
+    rows = [[name, report.iqm(b["cpu_pct"], 2), report.iqm(b["cpu_us_per_op"], 1),
+             report.iqm(b["csw_per_op"], 2), report.iqm(b["pongs_per_s"], 0)]
+            for name, b in (("C driver", s), ("Python binding", res["series"].get("python")),
+                            ("Node binding", res["series"].get("node"))) if b]
+    if len(rows) > 1:
+        L += ["The same keepalive through each binding (bench/clients/idle_binding.py and .js: "
+              f"{res['n']} connections in one process, no listener, host mode):", ""]
+        L += report.table(["through", "CPU % of one core", "CPU µs per keepalive ping",
+                           "context switches per ping", "pongs/s"], rows)
     if s["pongs_per_s"]["iqm"] is not None and s["pongs_per_s"]["iqm"] < 0.5 * res["n"]:
         L += ["**Warning:** far fewer than one pong per connection per second: these figures "
               "do not measure keepalive.", ""]
