@@ -132,6 +132,9 @@ int mcpp_metric_event_figure(const struct mcpp_event *ev, int *value);
 void mcpp_metric_series_observe_versioned(int series_version,
                                           mcpp_metric_series *s,
                                           const struct mcpp_event *ev);
+/* The V1 entry point, for programs built before series had a version
+ * (declared before the macro, which sends new code to the versioned one). */
+void mcpp_metric_series_observe(mcpp_metric_series *s, const struct mcpp_event *ev);
 #define mcpp_metric_series_observe(s, ev)                                     \
   mcpp_metric_series_observe_versioned(MCPP_METRIC_SERIES_VERSION, (s), (ev))
 
@@ -145,6 +148,9 @@ void mcpp_metric_series_observe_versioned(int series_version,
 size_t mcpp_metrics_render_versioned(int series_version,
                                      const mcpp_metric_series *series,
                                      size_t n, char *out, size_t cap);
+/* The V1 entry point, as mcpp_metric_series_observe's. */
+size_t mcpp_metrics_render(const mcpp_metric_series *series, size_t n, char *out,
+                           size_t cap);
 #define mcpp_metrics_render(series, n, out, cap)                              \
   mcpp_metrics_render_versioned(MCPP_METRIC_SERIES_VERSION, (series), (n),    \
                                 (out), (cap))

@@ -312,9 +312,6 @@ size_t mcpp_metrics_render_versioned(int version,
 /* The symbols a program built before series versions calls: V1. */
 #undef mcpp_metrics_render
 #undef mcpp_metric_series_observe
-size_t mcpp_metrics_render(const mcpp_metric_series *series, size_t n,
-                           char *out, size_t cap);
-void mcpp_metric_series_observe(mcpp_metric_series *s, const mcpp_event *ev);
 
 size_t mcpp_metrics_render(const mcpp_metric_series *series, size_t n,
                            char *out, size_t cap) {
