@@ -370,17 +370,20 @@ TEST(runtime_host_mode_idle_watchdog_sleeps_until_work_arrives) {
   ASSERT(!wait_notified(h.efd, 40 * tick));
   unsigned long wakes = mcpp__watchdog_wakes - before;
   ASSERT(wakes <= 5);
-  /* Blocked from here on: the server pings, the watchdog answers. */
+  /* Blocked from here on: the server pings, the watchdog answers (in a
+   * takeover of its own, or, under valgrind's slow turns, in one that a
+   * timer left due in the idle window had already begun). */
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test/ping_me\",\"params\":{\"count\":3}}");
   mcpp_host_stats st0;
   mcpp_runtime_host_stats(h.rt, &st0);
-  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":3,\"method\":\"test/ping_me\",\"params\":{\"count\":3}}");
   while (hh_count_events(&h, MCPP_EV_PING_ANSWERED) < 3 || !find_answer(&h, 3)) {
     ASSERT(wait_notified(h.efd, margin_ms(10000)));
     hh_drain(&h);
   }
   mcpp_host_stats st;
   mcpp_runtime_host_stats(h.rt, &st);
-  ASSERT(st.takeovers > st0.takeovers);
+  ASSERT_UINT_EQ(st0.host_turns, st.host_turns);
+  ASSERT(st.takeovers >= 1);
   ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
   hh_after_command(&h);
   RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
