@@ -165,9 +165,27 @@ TEST(app_cli_parse_usage_errors_name_the_value) {
   BAD("-c does not go with --wrap/--unwrap (usage: mcpping --config FILE "
       "--wrap|--unwrap [--write] [--command PATH])", "--config", "x", "--wrap", "-c", "3");
   BAD("--command PATH goes with --wrap", "--config", "x", "--unwrap", "--command", "/m");
-  char line[300];
-  ASSERT_EQ(mcpp_cli_error_line(line, sizeof line, "why"), 13);
-  ASSERT_STR_EQ(line, "mcpping: why\n");
+}
+
+TEST(app_cli_options_are_versioned_and_an_unknown_version_is_refused) {
+  mcpp_cli_options o;
+  memset(&o, 0x5a, sizeof o);
+  ASSERT_EQ(mcpp_cli_parse_versioned(MCPP_CLI_OPTIONS_V1 + 1, &o, 1, ARGV("-q")),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ((unsigned char)o.error[0], 0x5a); /* nothing written */
+  PARSE(&o, "-q");
+  ASSERT_EQ(o.version, MCPP_CLI_OPTIONS_V1);
+  /* What reads the options refuses a layout it does not know. */
+  o.version = MCPP_CLI_OPTIONS_V1 + 1;
+  mcpp_cli_run *r;
+  ASSERT_EQ(mcpp_cli_run_new(&r, &o, 0), MCPP_ERR_INVALID_ARGUMENT);
+  mcpp_cli_options_free(&o);
+  mcpp_cli_options w;
+  PARSE(&w, "watch", "--config", "x.json");
+  w.version = 0;
+  mcpp_watch *watch;
+  ASSERT_EQ(mcpp_watch_new(&watch, &w), MCPP_ERR_INVALID_ARGUMENT);
+  mcpp_cli_options_free(&w);
 }
 
 /* A run driven by hand: each step checks what it is asked to do. */

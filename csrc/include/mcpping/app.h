@@ -49,10 +49,17 @@ typedef enum mcpp_cli_method {
 #define MCPP_EXIT_CONNECT 3 /* could not start, connect or finish the handshake */
 #define MCPP_EXIT_REFUSED 4 /* alive but refusing the check asked for */
 
+/* The parsed command line's layout: fields are only ever added at the end,
+ * and mcpp_cli_parse writes the version the caller's header had (no byte
+ * past it), as mcpp_settings_default does (docs/design.md). */
+#define MCPP_CLI_OPTIONS_V1 1
+#define MCPP_CLI_OPTIONS_VERSION MCPP_CLI_OPTIONS_V1
+
 /* The parsed command line. Strings point into the argv given to
  * mcpp_cli_parse (which must outlive them); arrays are owned and freed by
  * mcpp_cli_options_free. Times are in milliseconds. */
 typedef struct mcpp_cli_options {
+  int version; /* set by mcpp_cli_parse */
   mcpp_cli_mode mode;
   mcpp_cli_target target;
   mcpp_cli_method method;
@@ -91,16 +98,18 @@ typedef struct mcpp_cli_options {
   int wrap_args; /* the arguments were wrap's: its usage errors say "mcpping wrap: " */
 } mcpp_cli_options;
 
-/* Parses the arguments after the program name into *o (always fills it;
- * o->mode says what to do). Returns 0, or MCPP_ERR_NOMEM. */
-int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv);
+/* Parses the arguments after the program name into *o, a struct of
+ * options_version (always fills it; o->mode says what to do). Returns 0,
+ * MCPP_ERR_NOMEM, or MCPP_ERR_INVALID_ARGUMENT for an unknown version
+ * (nothing written). Call it through mcpp_cli_parse. */
+int mcpp_cli_parse_versioned(int options_version, mcpp_cli_options *o, int argc,
+                             const char *const *argv);
+#define mcpp_cli_parse(o, argc, argv)                                          \
+  mcpp_cli_parse_versioned(MCPP_CLI_OPTIONS_VERSION, (o), (argc), (argv))
 void mcpp_cli_options_free(mcpp_cli_options *o);
 
 /* The usage text printed by -h (ends with a newline). */
 const char *mcpp_cli_usage(void);
-
-/* Formats a usage error as the command prints it, "mcpping: why\n". */
-size_t mcpp_cli_error_line(char *buf, size_t cap, const char *why);
 
 /* The usage error of *o as the command prints it: "mcpping: why\n", or
  * "mcpping wrap: why\n" for wrap's arguments. */

@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <uv.h>
 
 #include "app/text.h"
 #include "mcpping.h"
@@ -55,11 +56,6 @@ static const char USAGE[] =
     "  connect or finish the handshake; 4 alive but refusing the check asked for\n";
 
 const char *mcpp_cli_usage(void) { return USAGE; }
-
-size_t mcpp_cli_error_line(char *buf, size_t cap, const char *why) {
-  int n = snprintf(buf, cap, "mcpping: %s\n", why);
-  return n < 0 ? 0 : (size_t)n;
-}
 
 static int bad(mcpp_cli_options *o, const char *fmt, ...) {
   va_list ap;
@@ -171,8 +167,11 @@ size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap) {
   return n < 0 ? 0 : (size_t)n;
 }
 
-int mcpp_cli_parse(mcpp_cli_options *o, int argc, const char *const *argv) {
+int mcpp_cli_parse_versioned(int options_version, mcpp_cli_options *o, int argc,
+                             const char *const *argv) {
+  if (options_version != MCPP_CLI_OPTIONS_V1) return MCPP_ERR_INVALID_ARGUMENT;
   memset(o, 0, sizeof *o);
+  o->version = options_version;
   if (argc > 0 && !strcmp(argv[0], "watch")) return parse_watch(o, argc - 1, argv + 1);
   if (argc > 0 && !strcmp(argv[0], "wrap")) return parse_wrap(o, argc - 1, argv + 1);
   o->mode = MCPP_CLI_CHECK;
@@ -468,12 +467,13 @@ static double policy_of(const char *name) {
   return s ? s->policy : 0;
 }
 
-const char *mcpp_wrap_usage(void) {
-  /* Built once: the defaults come from the settings table. */
-  static char text[1400];
-  if (!text[0])
-    snprintf(
-        text, sizeof text,
+static char wrap_usage_text[1400];
+static uv_once_t wrap_usage_once = UV_ONCE_INIT;
+
+/* Built once, on whichever thread asks first (uv_once: the bindings may
+ * ask from several): the defaults come from the settings table. */
+static void build_wrap_usage(void) {
+  snprintf(wrap_usage_text, sizeof wrap_usage_text,
         "usage: " WRAP_COMMAND_LINE "\n"
         "  Runs COMMAND as the MCP server of the client that launched us: every line\n"
         "  passes through unchanged, a server that goes stale or exits is restarted,\n"
@@ -488,7 +488,11 @@ const char *mcpp_wrap_usage(void) {
         "  --name NAME         the config entry's name: `server` in records and metrics\n"
         "  -h, --help          this text\n",
         policy_of("interval_ms") / 1000, policy_of("timeout_ms") / 1000, policy_of("failures"));
-  return text;
+}
+
+const char *mcpp_wrap_usage(void) {
+  uv_once(&wrap_usage_once, build_wrap_usage);
+  return wrap_usage_text;
 }
 
 /* One setting of wrap's in seconds (or a count), checked by the table. */

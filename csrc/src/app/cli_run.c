@@ -50,7 +50,8 @@ static const char *method_name(mcpp_cli_method m) {
 int mcpp_cli_run_new(mcpp_cli_run **out, const mcpp_cli_options *o,
                      int64_t now_ms) {
   *out = NULL;
-  if (!o || o->mode != MCPP_CLI_CHECK) return MCPP_ERR_INVALID_ARGUMENT;
+  if (!o || o->version != MCPP_CLI_OPTIONS_V1 || o->mode != MCPP_CLI_CHECK)
+    return MCPP_ERR_INVALID_ARGUMENT;
   mcpp_cli_run *r = calloc(1, sizeof *r);
   if (!r) return MCPP_ERR_NOMEM;
   if (mcpp_rtt_stats_new(&r->stats, 0, NULL)) {

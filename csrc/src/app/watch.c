@@ -60,7 +60,8 @@ static double policy(const char *name) {
 
 int mcpp_watch_new(mcpp_watch **out, const mcpp_cli_options *o) {
   *out = NULL;
-  if (!o || o->mode != MCPP_CLI_WATCH) return MCPP_ERR_INVALID_ARGUMENT;
+  if (!o || o->version != MCPP_CLI_OPTIONS_V1 || o->mode != MCPP_CLI_WATCH)
+    return MCPP_ERR_INVALID_ARGUMENT;
   mcpp_watch *w = calloc(1, sizeof *w);
   if (!w) return MCPP_ERR_NOMEM;
   w->initial_ms = (uint32_t)policy("reconnect.initial_ms");
