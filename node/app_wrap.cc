@@ -89,6 +89,7 @@ Napi::Value CliParse(const Napi::CallbackInfo &info) {
   r.Set("env", Strings(env, o.env, o.nenv));
   r.Set("expectTools", Strings(env, o.expect_tools, o.nexpect_tools));
   r.Set("errorLine", line);
+  r.Set("error", o.error);
   r.Set("usage", mcpp_cli_usage());
   r.Set("exitUsage", MCPP_EXIT_USAGE);
   r.Set("listenHost", o.listen_host);

@@ -16,8 +16,8 @@ const USAGE = parse(['--help']).wrapUsage;
 
 /** A bad `mcpping wrap` command line: `line` is what the command prints. */
 class WrapUsageError extends Error {
-  constructor(line) {
-    super(line.slice(line.indexOf(': ') + 2).replace(/\n$/, ''));
+  constructor(why, line) {
+    super(why);
     this.line = line;
   }
 }
@@ -31,7 +31,7 @@ class WrapUsageError extends Error {
 function parseWrapArgs(argv) {
   const o = parse(argv);
   if (o.mode === 'wrap_help') return 'help';
-  if (o.mode !== 'wrap') throw new WrapUsageError(o.errorLine);
+  if (o.mode !== 'wrap') throw new WrapUsageError(o.error, o.errorLine);
   const { intervalMs, timeoutMs, failures, restart, log, metrics, name, command } = o;
   return { intervalMs, timeoutMs, failures, restart, log, metrics, name, command };
 }

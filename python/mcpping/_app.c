@@ -85,7 +85,8 @@ static const char *const MODES[] = {"check", "config",     "help", "version",  "
 static const char *const TARGETS[] = {"demo", "stdio", "http"};
 
 /* cli_parse(argv) -> dict of the parsed command line (app.h's fields;
- * times in ms). "error_line" is what to print for bad usage. */
+ * times in ms). "error_line" is what to print for bad usage, "error" its
+ * reason alone. */
 static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
   cli_holder *h = holder_parse(argv);
   if (!h) return NULL;
@@ -94,7 +95,7 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
   mcpp_cli_problem_line(o, line, sizeof line);
   PyObject *d = Py_BuildValue(
       "{s:s,s:s,s:i,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:s,s:s,s:i,"
-      "s:s,s:i,s:O,s:I,s:s,s:O,s:N,s:N,s:s}",
+      "s:s,s:i,s:O,s:I,s:s,s:O,s:N,s:N,s:s,s:s}",
       "mode", MODES[o->mode], "target", TARGETS[o->target], "method", (int)o->method,
       "count", (unsigned long long)o->count, "interval_ms", (unsigned)o->interval_ms,
       "timeout_ms", (unsigned)o->timeout_ms, "deadline_ms", (unsigned)o->deadline_ms,
@@ -110,7 +111,8 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
       "listen_host", o->listen_host, "listen_port", o->listen_port,
       "listen_any", o->listen_any ? Py_True : Py_False, "failures", (unsigned)o->failures,
       "watch_usage", mcpp_watch_usage(), "restart", o->restart ? Py_True : Py_False,
-      "metrics", opt_str(o->metrics), "name", opt_str(o->name), "wrap_usage", mcpp_wrap_usage());
+      "metrics", opt_str(o->metrics), "name", opt_str(o->name), "wrap_usage", mcpp_wrap_usage(),
+      "error", o->error);
   holder_free(h);
   return d;
 }

@@ -6,6 +6,8 @@
  */
 #include "_native.h"
 
+#include <stdarg.h>
+
 static const char CAPSULE[] = "mcpping.config_run";
 
 static void capsule_free(PyObject *cap) {
@@ -14,6 +16,28 @@ static void capsule_free(PyObject *cap) {
 
 static mcpp_config_run *run_of(PyObject *cap) {
   return PyCapsule_GetPointer(cap, CAPSULE);
+}
+
+/* The feeds' common head: args are (run, now_ms, ...); the rest is parsed
+ * with fmt. Returns the run, or NULL with an exception set. */
+static mcpp_config_run *run_at(PyObject *args, long long *now, const char *fmt, ...) {
+  Py_ssize_t n = PyTuple_Size(args);
+  if (n < 2) {
+    PyErr_SetString(PyExc_TypeError, "expected a config run and the time in ms");
+    return NULL;
+  }
+  mcpp_config_run *r = run_of(PyTuple_GetItem(args, 0));
+  if (!r) return NULL;
+  *now = PyLong_AsLongLong(PyTuple_GetItem(args, 1));
+  if (*now == -1 && PyErr_Occurred()) return NULL;
+  PyObject *rest = PyTuple_GetSlice(args, 2, n);
+  if (!rest) return NULL;
+  va_list ap;
+  va_start(ap, fmt);
+  int ok = PyArg_VaParse(rest, fmt, ap);
+  va_end(ap);
+  Py_DECREF(rest);
+  return ok ? r : NULL;
 }
 
 /* config_run(transport, disabled, count, interval_ms, timeout_ms,
@@ -38,10 +62,8 @@ static PyObject *py_run(PyObject *self, PyObject *args) {
 
 /* config_run_next(run, now_ms) -> (what, timeout_ms, until_ms, want_exit) */
 static PyObject *py_next(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
-  if (!PyArg_ParseTuple(args, "OL", &cap, &now)) return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "");
   if (!r) return NULL;
   mcpp_config_action a;
   mcpp_config_run_next(r, now, &a);
@@ -51,12 +73,10 @@ static PyObject *py_next(PyObject *self, PyObject *args) {
 
 /* config_run_open_done(run, now_ms, result, reason or None) */
 static PyObject *py_open_done(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
   int result;
   const char *reason;
-  if (!PyArg_ParseTuple(args, "OLiz", &cap, &now, &result, &reason)) return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "iz", &result, &reason);
   if (!r) return NULL;
   mcpp_config_run_open_done(r, now, (mcpp_config_open_result)result, reason);
   Py_RETURN_NONE;
@@ -64,11 +84,9 @@ static PyObject *py_open_done(PyObject *self, PyObject *args) {
 
 /* config_run_handshake_done(run, now_ms, protocol_version or None) */
 static PyObject *py_handshake_done(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
   const char *pv;
-  if (!PyArg_ParseTuple(args, "OLz", &cap, &now, &pv)) return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "z", &pv);
   if (!r) return NULL;
   mcpp_config_run_handshake_done(r, now, pv);
   Py_RETURN_NONE;
@@ -77,22 +95,18 @@ static PyObject *py_handshake_done(PyObject *self, PyObject *args) {
 /* config_run_handshake_failed(run, now_ms, gone, message): Python's
  * handshake errors are already sentences (no code to format). */
 static PyObject *py_handshake_failed(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
   int gone;
   const char *message;
-  if (!PyArg_ParseTuple(args, "OLpz", &cap, &now, &gone, &message)) return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "pz", &gone, &message);
   if (!r) return NULL;
   mcpp_config_run_handshake_failed(r, now, gone, 0, 0, message);
   Py_RETURN_NONE;
 }
 
 static PyObject *py_handshake_timed_out(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
-  if (!PyArg_ParseTuple(args, "OL", &cap, &now)) return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "");
   if (!r) return NULL;
   mcpp_config_run_handshake_timed_out(r, now);
   Py_RETURN_NONE;
@@ -100,22 +114,18 @@ static PyObject *py_handshake_timed_out(PyObject *self, PyObject *args) {
 
 /* config_run_replied(run, now_ms, kind, rtt_ms) */
 static PyObject *py_replied(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
   int kind;
   double rtt;
-  if (!PyArg_ParseTuple(args, "OLid", &cap, &now, &kind, &rtt)) return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "id", &kind, &rtt);
   if (!r) return NULL;
   mcpp_config_run_replied(r, now, (mcpp_cli_reply)kind, rtt);
   Py_RETURN_NONE;
 }
 
 static PyObject *py_interrupt(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
-  if (!PyArg_ParseTuple(args, "OL", &cap, &now)) return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "");
   if (!r) return NULL;
   mcpp_config_run_interrupt(r, now);
   Py_RETURN_NONE;
@@ -124,13 +134,10 @@ static PyObject *py_interrupt(PyObject *self, PyObject *args) {
 /* config_run_closed(run, now_ms, exited, exit_status, term_signal,
  * connect_error or None) */
 static PyObject *py_closed(PyObject *self, PyObject *args) {
-  PyObject *cap;
   long long now;
   mcpp_config_end e = {0};
-  if (!PyArg_ParseTuple(args, "OLpiiz", &cap, &now, &e.exited, &e.exit_status,
-                        &e.term_signal, &e.connect_error))
-    return NULL;
-  mcpp_config_run *r = run_of(cap);
+  mcpp_config_run *r = run_at(args, &now, "piiz", &e.exited, &e.exit_status, &e.term_signal,
+                               &e.connect_error);
   if (!r) return NULL;
   mcpp_config_run_closed(r, now, &e);
   Py_RETURN_NONE;

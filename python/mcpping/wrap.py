@@ -22,8 +22,8 @@ class WrapUsageError(Exception):
     """Bad ``mcpping wrap`` command line (the sentence is C's; ``line`` is
     what the command prints, "mcpping wrap: ...\\n")."""
 
-    def __init__(self, line: str) -> None:
-        super().__init__(line.split(": ", 1)[-1].rstrip("\n"))
+    def __init__(self, why: str, line: str) -> None:
+        super().__init__(why)
         self.line = line
 
 
@@ -56,7 +56,7 @@ def parse_wrap_args(argv: list[str]) -> WrapOptions | str:
     if o["mode"] == "wrap_help":
         return "help"
     if o["mode"] != "wrap":
-        raise WrapUsageError(o["error_line"])
+        raise WrapUsageError(o["error"], o["error_line"])
     return WrapOptions(interval_ms=o["interval_ms"], timeout_ms=o["timeout_ms"],
                        failures=o["failures"], restart=o["restart"], log=o["log"],
                        metrics=o["metrics"], name=o["name"], command=o["command"])
