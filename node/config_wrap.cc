@@ -134,6 +134,22 @@ static Napi::Value ConfigFormatRefusal(const Napi::CallbackInfo &info) {
   return TextResult(info.Env(), mcpp_config_format_refusal(file.c_str(), &row));
 }
 
+// configWrite(path, text, unwrap, changed, hadComments) -> {status, line}
+static Napi::Value ConfigWrite(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string file = info[0].As<Napi::String>();
+  std::string text = info[1].As<Napi::String>();
+  char *line = nullptr;
+  int status = mcpp_config_write(file.c_str(), text.data(), text.size(), info[2].ToBoolean() ? 1 : 0,
+                                 info[3].As<Napi::Number>().Uint32Value(),
+                                 info[4].ToBoolean() ? 1 : 0, &line);
+  if (status == MCPP_ERR_NOMEM) throw Napi::Error::New(env, "out of memory");
+  Napi::Object r = Napi::Object::New(env);
+  r.Set("status", status);
+  r.Set("line", TextResult(env, line));
+  return r;
+}
+
 // ---- Reading a config: csrc/src/app/config_load.c and config_resolve.c ----
 
 static Napi::Value StrOrNull(Napi::Env env, const char *s) {
@@ -341,6 +357,9 @@ void InitConfig(Napi::Env env, Napi::Object exports) {
   exports.Set("configFormatStart", Napi::Function::New(env, ConfigFormatStart, "configFormatStart"));
   exports.Set("configFormatResults", Napi::Function::New(env, ConfigFormatResults, "configFormatResults"));
   exports.Set("configFormatRefusal", Napi::Function::New(env, ConfigFormatRefusal, "configFormatRefusal"));
+  exports.Set("configWrite", Napi::Function::New(env, ConfigWrite, "configWrite"));
+  exports.Set("configStartPath", MCPP_CONFIG_START_PATH);
+  exports.Set("configStartTimeoutMs", MCPP_CONFIG_START_TIMEOUT_MS);
   exports.Set("configParse", Napi::Function::New(env, ConfigParse, "configParse"));
   exports.Set("configSyntaxErrorAt", Napi::Function::New(env, ConfigSyntaxErrorAt, "configSyntaxErrorAt"));
   exports.Set("configJsonPath", Napi::Function::New(env, ConfigJsonPath, "configJsonPath"));

@@ -7,17 +7,14 @@
  * cli.js by absolute path, or no longer does. The new config goes to stdout;
  * with --write the file is rewritten in place after a backup (FILE.bak, or
  * FILE.bak.N), once every wrapped entry has been seen to start as a desktop
- * client starts it (PATH=/usr/bin:/bin and the entry's env only).
+ * client starts it (PATH=/usr/bin:/bin and the entry's env only). The
+ * backup, the replacement and every line printed are C's
+ * (csrc/src/app/config_write.c).
  */
 const fs = require('node:fs');
 const path = require('node:path');
 const config = require('./config');
 const native = require('./binding');
-
-/** The environment a desktop client gives a server: hardly any PATH. */
-const MINIMAL_PATH = '/usr/bin:/bin';
-/** How long a wrapped entry has to answer initialize before --write refuses. */
-const START_TIMEOUT_S = 10;
 
 
 /** @returns {string[]} the running mcpping as an absolute command line */
@@ -25,20 +22,15 @@ function launcher() {
   return [process.execPath, path.join(__dirname, 'cli.js')];
 }
 
-function backupName(file) {
-  let name = `${file}.bak`;
-  for (let n = 1; fs.existsSync(name); n++) name = `${file}.bak.${n}`;
-  return name;
-}
-
 /** The refusal line of each wrapped entry that does not answer initialize when started as a desktop client starts it. */
 async function startProblems(file, text, launch) {
   const { checkAll } = require('./config_check');
-  const plan = { count: 0, intervalS: 0, timeoutS: START_TIMEOUT_S, deadlineS: START_TIMEOUT_S, log: null, environ: { PATH: MINIMAL_PATH } };
+  const startS = native.configStartTimeoutMs / 1000;
+  const plan = { count: 0, intervalS: 0, timeoutS: startS, deadlineS: startS, log: null, environ: { PATH: native.configStartPath } };
   const cfg = config.parse(text, file);
   const servers = cfg.servers.filter((s) => s.transport === 'stdio' && !s.disabled && s.command === launch[0]);
   const results = await checkAll(servers.map((s) => [s, cfg.workspace]), plan, new AbortController().signal);
-  return results.filter((r) => !['ok', 'unsupported', 'not started'].includes(r.status)).map((r) => native.configFormatRefusal(file, r));
+  return results.map((r) => native.configFormatRefusal(file, r)).join('');
 }
 
 /**
@@ -62,30 +54,16 @@ async function runWrap(o) {
     fs.writeSync(1, r.text);
     return 0;
   }
-  if (r.changed === 0) {
-    process.stderr.write(`mcpping: ${o.file}: no server to ${o.unwrap ? 'unwrap' : 'wrap'}; left as it is\n`);
-    return 0;
-  }
-  if (!o.unwrap) {
+  if (r.changed && !o.unwrap) {
     const refusals = await startProblems(o.file, r.text, launch);
-    process.stderr.write(refusals.join(''));
-    if (refusals.length) return 3;
+    if (refusals) {
+      process.stderr.write(refusals);
+      return 3;
+    }
   }
-  const backup = backupName(o.file);
-  try {
-    fs.copyFileSync(o.file, backup, fs.constants.COPYFILE_EXCL);
-    const tmp = `${o.file}.mcpping-tmp`;
-    fs.writeFileSync(tmp, r.text);
-    fs.chmodSync(tmp, fs.statSync(o.file).mode & 0o7777);
-    fs.renameSync(tmp, o.file);
-  } catch (err) {
-    process.stderr.write(`mcpping: cannot write ${o.file}: ${err.message}\n`);
-    return 2;
-  }
-  const note = r.hadComments ? ' (its comments and trailing commas were not kept)' : '';
-  const verb = o.unwrap ? 'unwrapped' : 'wrapped';
-  process.stderr.write(`mcpping: ${verb} ${r.changed} server${r.changed === 1 ? '' : 's'} in ${o.file}${note}; the original is in ${backup}\n`);
-  return 0;
+  const { status, line } = native.configWrite(o.file, r.text, o.unwrap, r.changed, r.hadComments);
+  process.stderr.write(line);
+  return status;
 }
 
 module.exports = { launcher, runWrap };

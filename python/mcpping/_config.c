@@ -176,6 +176,20 @@ static PyObject *py_format_refusal(PyObject *module, PyObject *args) {
   return result;
 }
 
+/* config_write(path, text, unwrap, changed, had_comments) -> (exit_status, line) */
+static PyObject *py_config_write(PyObject *module, PyObject *args) {
+  const char *path, *text;
+  Py_ssize_t len, changed;
+  int unwrap, comments;
+  if (!PyArg_ParseTuple(args, "ss#pnp", &path, &text, &len, &unwrap, &changed, &comments))
+    return NULL;
+  char *line = NULL;
+  int status = mcpp_config_write(path, text, (size_t)len, unwrap, (size_t)changed, comments, &line);
+  if (status == MCPP_ERR_NOMEM) return PyErr_NoMemory();
+  PyObject *s = text_result(line);
+  return s ? Py_BuildValue("(iN)", status, s) : NULL;
+}
+
 /* ---- Reading a config: csrc/src/app/config_load.c and config_resolve.c ---- */
 
 static PyObject *str_or_none(const char *s) {
@@ -435,7 +449,9 @@ static PyMethodDef config_methods[] = {
     {"config_format_results", py_format_results, METH_VARARGS,
      "config_format_results(rows, time_ms, json, quiet) -> (str, exit_status)."},
     {"config_format_refusal", py_format_refusal, METH_VARARGS,
-     "config_format_refusal(file, row) -> str: mcpp_config_format_refusal."},
+     "config_format_refusal(file, row) -> str (\"\": no refusal): mcpp_config_format_refusal."},
+    {"config_write", py_config_write, METH_VARARGS,
+     "config_write(path, text, unwrap, changed, had_comments) -> (status, line)."},
     {"config_parse", py_config_parse, METH_VARARGS,
      "config_parse(data, require_servers, project) -> (servers, json_path, problem)."},
     {"config_syntax_error_at", py_config_syntax_error_at, METH_O,
@@ -455,5 +471,8 @@ static PyMethodDef config_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 int mcpping_config_add_functions(PyObject *module) {
+  if (PyModule_AddStringConstant(module, "CONFIG_START_PATH", MCPP_CONFIG_START_PATH) ||
+      PyModule_AddIntConstant(module, "CONFIG_START_TIMEOUT_MS", MCPP_CONFIG_START_TIMEOUT_MS))
+    return -1;
   return PyModule_AddFunctions(module, config_methods);
 }

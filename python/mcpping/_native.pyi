@@ -215,7 +215,12 @@ def config_auto_paths(cwd: str | None, home: str | None, platform: str | None,
 def config_strip_jsonc(text: str) -> str:
     """mcpp_config_strip_jsonc: comments and trailing commas blanked in place."""
 def config_format_refusal(file: str, row: dict[str, Any]) -> str:
-    """mcpp_config_format_refusal: --wrap --write's line for an entry that would not start."""
+    """mcpp_config_format_refusal: --wrap --write's line for an entry that would not start
+    ("" for one that does not refuse)."""
+CONFIG_START_PATH: str
+CONFIG_START_TIMEOUT_MS: int
+def config_write(path: str, text: str, unwrap: bool, changed: int, had_comments: bool) -> tuple[int, str]:
+    """mcpp_config_write: the backup, the replacement and the line to print; (exit status, line)."""
 
 # The client protocol rules (_client.c).
 PROTOCOL_VERSION: str

@@ -7,8 +7,8 @@ mcpping, or no longer does. The new config goes to stdout; with ``--write``
 the file is rewritten in place after a backup (``FILE.bak``, or
 ``FILE.bak.N``), once every wrapped entry has been seen to start as a
 desktop client starts it (a minimal environment: ``PATH=/usr/bin:/bin`` and
-the entry's ``env``). Python reads the arguments and files, spawns the check
-and prints.
+the entry's ``env``). The backup, the replacement and every line printed are
+C's too (csrc/src/app/config_write.c); Python spawns the check and prints.
 """
 
 from __future__ import annotations
@@ -16,19 +16,11 @@ from __future__ import annotations
 import asyncio
 import os
 import shutil
-import stat
 import sys
 
 from . import _native, config
 
 __all__ = ["launcher", "run_wrap"]
-
-
-#: The environment a desktop client gives a server: hardly any PATH.
-MINIMAL_PATH = "/usr/bin:/bin"
-
-#: How long a wrapped entry has to answer initialize before --write refuses.
-START_TIMEOUT = 10.0
 
 
 def launcher() -> list[str]:
@@ -42,26 +34,19 @@ def launcher() -> list[str]:
     return [os.path.abspath(sys.executable), "-m", "mcpping"]
 
 
-def _backup_name(path: str) -> str:
-    name, n = f"{path}.bak", 1
-    while os.path.exists(name):
-        name, n = f"{path}.bak.{n}", n + 1
-    return name
-
-
-async def _start_problems(path: str, text: str, launch: list[str]) -> list[str]:
+async def _start_problems(path: str, text: str, launch: list[str]) -> str:
     """The refusal line of each wrapped entry that does not answer initialize
     when started as a desktop client starts it."""
     from ._config_check import Plan, check_all
 
-    plan = Plan(count=0, interval=0, timeout=START_TIMEOUT, deadline=START_TIMEOUT, log=None,
-                environ={"PATH": MINIMAL_PATH})
+    start = _native.CONFIG_START_TIMEOUT_MS / 1000
+    plan = Plan(count=0, interval=0, timeout=start, deadline=start, log=None,
+                environ={"PATH": _native.CONFIG_START_PATH})
     cfg = config.parse(text, path)
     servers = [(s, cfg.workspace) for s in cfg.servers
                if s.transport == "stdio" and not s.disabled and s.command == launch[0]]
     results = await check_all(servers, plan, asyncio.Event())
-    return [_native.config_format_refusal(path, r) for r in results
-            if r["status"] not in ("ok", "unsupported", "not started")]
+    return "".join(_native.config_format_refusal(path, r) for r in results)
 
 
 def run_wrap(path: str, *, unwrap: bool, write: bool, command: str | None) -> int:
@@ -79,34 +64,14 @@ def run_wrap(path: str, *, unwrap: bool, write: bool, command: str | None) -> in
         return 2
     launch = [os.path.abspath(command)] if command else launcher()
     text, changed, had_comments = _native.config_rewrite(original_text, unwrap, launch)
-    verb = "unwrapped" if unwrap else "wrapped"
     if not write:
         sys.stdout.write(text)
         return 0
-    if changed == 0:
-        what = "unwrap" if unwrap else "wrap"
-        sys.stderr.write(f"mcpping: {path}: no server to {what}; left as it is\n")
-        return 0
-    if not unwrap:
+    if changed and not unwrap:
         refusals = asyncio.run(_start_problems(path, text, launch))
-        sys.stderr.write("".join(refusals))
         if refusals:
+            sys.stderr.write(refusals)
             return 3
-    backup = _backup_name(path)
-    try:
-        with open(path, "rb") as f:
-            original = f.read()
-        with open(backup, "xb") as f:
-            f.write(original)
-        tmp = f"{path}.mcpping-tmp"
-        with open(tmp, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.chmod(tmp, stat.S_IMODE(os.stat(path).st_mode))
-        os.replace(tmp, path)
-    except OSError as e:
-        sys.stderr.write(f"mcpping: cannot write {path}: {e.strerror or e}\n")
-        return 2
-    note = " (its comments and trailing commas were not kept)" if had_comments else ""
-    sys.stderr.write(f"mcpping: {verb} {changed} server{'s' * (changed != 1)} in {path}"
-                     f"{note}; the original is in {backup}\n")
-    return 0
+    status, line = _native.config_write(path, text, unwrap, changed, had_comments)
+    sys.stderr.write(line)
+    return status

@@ -2,6 +2,8 @@
  * entry's exact form, the round trip, and the output bytes. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "mcpping.h"
 #include "task.h"
@@ -251,4 +253,74 @@ TEST(app_config_refusal_is_one_line_naming_the_entry_and_why) {
   ASSERT_STR_EQ(out, "mcpping: c.json: not written: server 'slow' would not start wrapped "
                      "(timeout: no initialize result)\n");
   mcpp_config_free(out);
+}
+
+TEST(app_config_refusal_is_empty_for_a_server_that_started_or_was_not_started) {
+  const char *fine[] = {"ok", "unsupported", "not started"};
+  for (size_t i = 0; i < 3; i++) {
+    mcpp_config_row r = row("fs", fine[i], NULL);
+    char *out = mcpp_config_format_refusal("c.json", &r);
+    ASSERT_STR_EQ(out, "");
+    mcpp_config_free(out);
+  }
+}
+
+static char *slurp(const char *path) {
+  FILE *f = fopen(path, "rb");
+  if (!f) return NULL;
+  static char buf[256];
+  size_t n = fread(buf, 1, sizeof buf - 1, f);
+  fclose(f);
+  buf[n] = 0;
+  return buf;
+}
+
+TEST(app_config_write_backs_up_with_the_mode_replaces_and_says_so) {
+  char dir[] = "/tmp/mcpp-config-write-XXXXXX";
+  ASSERT(mkdtemp(dir) != NULL);
+  char path[128], bak[160], want[400];
+  snprintf(path, sizeof path, "%s/c.json", dir);
+  FILE *f = fopen(path, "w");
+  fputs("{\"old\":1}", f);
+  fclose(f);
+  ASSERT_EQ(chmod(path, 0600), 0);
+  char *line = NULL;
+  ASSERT_EQ(mcpp_config_write(path, "{}\n", 3, 0, 0, 0, &line), 0);
+  snprintf(want, sizeof want, "mcpping: %s: no server to wrap; left as it is\n", path);
+  ASSERT_STR_EQ(line, want);
+  mcpp_config_free(line);
+  ASSERT_STR_EQ(slurp(path), "{\"old\":1}");
+  ASSERT_EQ(mcpp_config_write(path, "{\"new\":2}\n", 10, 0, 1, 1, &line), 0);
+  snprintf(want, sizeof want,
+           "mcpping: wrapped 1 server in %s (its comments and trailing commas were not kept); "
+           "the original is in %s.bak\n", path, path);
+  ASSERT_STR_EQ(line, want);
+  mcpp_config_free(line);
+  ASSERT_STR_EQ(slurp(path), "{\"new\":2}\n");
+  snprintf(bak, sizeof bak, "%s.bak", path);
+  ASSERT_STR_EQ(slurp(bak), "{\"old\":1}");
+  struct stat st;
+  ASSERT_EQ(stat(bak, &st), 0);
+  ASSERT_EQ(st.st_mode & 0777, 0600); /* a config can hold secrets */
+  ASSERT_EQ(stat(path, &st), 0);
+  ASSERT_EQ(st.st_mode & 0777, 0600);
+  /* A second write keeps the first backup and takes the next free name. */
+  ASSERT_EQ(mcpp_config_write(path, "{}\n", 3, 1, 2, 0, &line), 0);
+  snprintf(want, sizeof want, "mcpping: unwrapped 2 servers in %s; the original is in %s.bak.1\n",
+           path, path);
+  ASSERT_STR_EQ(line, want);
+  mcpp_config_free(line);
+  ASSERT_STR_EQ(slurp(bak), "{\"old\":1}");
+  unlink(bak);
+  snprintf(bak, sizeof bak, "%s.bak.1", path);
+  unlink(bak);
+  unlink(path);
+  /* Nothing to copy: exit 2 and the OS's words, no stray temporary file. */
+  ASSERT_EQ(mcpp_config_write(path, "{}\n", 3, 0, 1, 0, &line), MCPP_EXIT_USAGE);
+  snprintf(want, sizeof want, "mcpping: cannot write %s: No such file or directory\n", path);
+  ASSERT_STR_EQ(line, want);
+  mcpp_config_free(line);
+  snprintf(bak, sizeof bak, "%s.mcpping-tmp", path);
+  ASSERT(access(bak, F_OK) != 0);
+  ASSERT_EQ(rmdir(dir), 0);
 }

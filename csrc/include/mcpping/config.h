@@ -67,10 +67,26 @@ char *mcpp_config_format_start(size_t servers, int count, double interval_s,
 char *mcpp_config_format_results(const mcpp_config_row *rows, size_t n, double time_ms,
                                  int json, int quiet, int *exit_status);
 
+/* `--wrap --write` first starts every wrapped entry as a desktop client
+ * would (this PATH and the entry's env only) and gives each this long to
+ * answer initialize. */
+#define MCPP_CONFIG_START_PATH "/usr/bin:/bin"
+#define MCPP_CONFIG_START_TIMEOUT_MS 10000
+
 /* `--wrap --write`'s refusal for one wrapped entry that did not start under a
  * desktop client's environment (row: its check), one line:
- * `mcpping: FILE: not written: server 'NAME' would not start wrapped (WHY)`. */
+ * `mcpping: FILE: not written: server 'NAME' would not start wrapped (WHY)`;
+ * "" when the row does not refuse (ok, unsupported, not started). */
 char *mcpp_config_format_refusal(const char *file, const mcpp_config_row *row);
+
+/* `--wrap|--unwrap --write` once the start check passed: with changed == 0
+ * nothing is written; else path is copied to a new backup (FILE.bak, or the
+ * first free FILE.bak.N, with the file's mode) and replaced by text (written
+ * beside it, given its mode, renamed over it). *line (mcpp_config_free) is
+ * what the command prints on stderr. Returns the exit status, 0 or
+ * MCPP_EXIT_USAGE ("cannot write FILE: ..."), or MCPP_ERR_NOMEM. */
+int mcpp_config_write(const char *path, const char *text, size_t len, int unwrap,
+                      size_t changed, int had_comments, char **line);
 
 /* 1 if a stdout line of a server is JSON, 0 if it is noise. */
 int mcpp_config_line_is_json(const char *line, size_t len);

@@ -258,6 +258,11 @@ char *mcpp_config_format_results(const mcpp_config_row *rows, size_t n, double t
 
 char *mcpp_config_format_refusal(const char *file, const mcpp_config_row *row) {
   mcpp__text t = {0};
+  /* Alive (ok, or no ping to check it with) or not started for an unset
+   * ${...} that the client would supply: no reason to refuse the write. */
+  if (is(row->status, "ok") || is(row->status, "unsupported") ||
+      is(row->status, "not started"))
+    return mcpp__text_take(&t);
   mcpp__text name = {0};
   mcpp__text_puts(&name, row->name ? row->name : "");
   char *shown = cell(&name);
