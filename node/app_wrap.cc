@@ -90,17 +90,24 @@ Napi::Value CliParse(const Napi::CallbackInfo &info) {
   r.Set("expectTools", Strings(env, o.expect_tools, o.nexpect_tools));
   r.Set("errorLine", line);
   r.Set("error", o.error);
-  r.Set("usage", mcpp_cli_usage());
   r.Set("exitUsage", MCPP_EXIT_USAGE);
   r.Set("listenHost", o.listen_host);
   r.Set("listenPort", o.listen_port);
   r.Set("listenAny", Napi::Boolean::New(env, o.listen_any));
   r.Set("failures", o.failures);
-  r.Set("watchUsage", mcpp_watch_usage());
   r.Set("restart", Napi::Boolean::New(env, o.restart));
   r.Set("metrics", OptString(env, o.metrics));
   r.Set("name", OptString(env, o.name));
   r.Set("wrapUsage", mcpp_wrap_usage());
+  // With done, the command only prints out and err and exits with status.
+  const char *out = "";
+  char err[300];
+  int status = 0;
+  bool done = mcpp_cli_immediate(&o, &out, err, sizeof err, &status) != 0;
+  r.Set("done", Napi::Boolean::New(env, done));
+  r.Set("out", out);
+  r.Set("err", done ? err : "");
+  r.Set("status", status);
   return r;
 }
 

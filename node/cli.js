@@ -230,37 +230,17 @@ function configOptions(o) {
   };
 }
 
-/** The --config files (auto: those of config.autoPaths() that exist); throws Fatal. */
+/** The --config files (C's choice: mcpp_config_files); throws Fatal. */
 function loadConfigs(configs) {
   const config = require('./config');
-  const isFile = (p) => {
-    try {
-      return fs.statSync(p).isFile();
-    } catch {
-      return false;
-    }
-  };
-  const paths = [];
-  let auto = false;
-  for (const c of configs) {
-    if (c === 'auto') {
-      auto = true;
-      for (const p of config.autoPaths()) if (isFile(p) && !paths.includes(p)) paths.push(p);
-    } else if (!paths.includes(c)) {
-      paths.push(c);
-    }
+  const picked = native.configFiles(configs, config.autoPaths());
+  if (typeof picked === 'string') throw new Fatal(picked);
+  try {
+    return picked.map(([p, must]) => config.load(p, must));
+  } catch (err) {
+    if (err instanceof config.ConfigError) throw new Fatal(err.message);
+    throw err;
   }
-  if (paths.length === 0) throw new Fatal(`--config auto: no client config found in ${config.autoPaths().join(', ')}`);
-  const files = [];
-  for (const p of paths) {
-    try {
-      files.push(config.load(p, !auto || configs.includes(p)));
-    } catch (err) {
-      if (err instanceof config.ConfigError) throw new Fatal(err.message);
-      throw err;
-    }
-  }
-  return files;
 }
 
 async function runConfig(opts) {
@@ -297,17 +277,10 @@ async function runConfig(opts) {
 /** @returns {Promise<number>} the exit status */
 async function run(argv) {
   const o = native.cliParse(argv);
-  if (o.mode === 'usage') {
-    process.stderr.write(o.errorLine);
-    return o.exitUsage;
-  }
-  if (o.mode === 'help') {
-    process.stdout.write(o.usage);
-    return 0;
-  }
-  if (o.mode === 'watch_help') {
-    process.stdout.write(o.watchUsage);
-    return 0;
+  if (o.done) { // -h, -V, bad usage: C's bytes and status
+    process.stdout.write(o.out);
+    process.stderr.write(o.err);
+    return o.status;
   }
   if (o.mode === 'watch') {
     try {
@@ -317,10 +290,6 @@ async function run(argv) {
       process.stderr.write(`mcpping: ${err.message}\n`);
       return 2;
     }
-  }
-  if (o.mode === 'version') {
-    process.stdout.write(`mcpping ${version}\n`);
-    return 0;
   }
   if (o.mode === 'config') {
     if (o.wrap || o.unwrap) {

@@ -271,6 +271,29 @@ static std::vector<char *> Pointers(std::vector<std::string> &store) {
   return p;
 }
 
+// configFiles(configs, autoPaths) -> [[path, requireServers]...], or why none (string)
+static Napi::Value ConfigFiles(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::vector<std::string> given, autos;
+  ListFrom(info[0], given);
+  ListFrom(info[1], autos);
+  std::vector<char *> g = Pointers(given), a = Pointers(autos);
+  std::vector<const char *> paths(given.size() + autos.size() + 1);
+  std::vector<int> require(paths.size());
+  char *problem = nullptr;
+  size_t n = mcpp_config_files(g.data(), given.size(), a.data(), autos.size(), paths.data(),
+                               require.data(), given.size() + autos.size(), &problem);
+  if (problem) return TextResult(env, problem);
+  Napi::Array out = Napi::Array::New(env, n);
+  for (size_t i = 0; i < n; i++) {
+    Napi::Array pair = Napi::Array::New(env, 2);
+    pair.Set(0u, paths[i]);
+    pair.Set(1u, Napi::Boolean::New(env, require[i] != 0));
+    out.Set(static_cast<uint32_t>(i), pair);
+  }
+  return out;
+}
+
 // configResolve(fields, workspace, environ, home|null) -> fields filled in, or the problem (string)
 static Napi::Value ConfigResolve(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -367,6 +390,7 @@ void InitConfig(Napi::Env env, Napi::Object exports) {
   exports.Set("configResolve", Napi::Function::New(env, ConfigResolve, "configResolve"));
   exports.Set("configWorkspace", Napi::Function::New(env, ConfigWorkspace, "configWorkspace"));
   exports.Set("configAutoPaths", Napi::Function::New(env, ConfigAutoPaths, "configAutoPaths"));
+  exports.Set("configFiles", Napi::Function::New(env, ConfigFiles, "configFiles"));
   exports.Set("configStripJsonc", Napi::Function::New(env, ConfigStripJsonc, "configStripJsonc"));
 }
 

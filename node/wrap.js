@@ -43,17 +43,11 @@ function parseWrapArgs(argv) {
  * @returns {number}
  */
 function main(argv) {
-  let o;
-  try {
-    o = parseWrapArgs(argv);
-  } catch (err) {
-    if (!(err instanceof WrapUsageError)) throw err;
-    process.stderr.write(err.line);
-    return 2;
-  }
-  if (o === 'help') {
-    process.stdout.write(USAGE);
-    return 0;
+  const o = parse(argv);
+  if (o.done) { // -h or a usage error: C's bytes and status
+    process.stdout.write(o.out);
+    process.stderr.write(o.err);
+    return o.status;
   }
   const settings = { intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, failures: o.failures };
   if (o.name !== null) settings.peerName = o.name;

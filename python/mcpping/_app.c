@@ -86,16 +86,19 @@ static const char *const TARGETS[] = {"demo", "stdio", "http"};
 
 /* cli_parse(argv) -> dict of the parsed command line (app.h's fields;
  * times in ms). "error_line" is what to print for bad usage, "error" its
- * reason alone. */
+ * reason alone; with "done" the command only prints "out" and "err" and
+ * exits with "status" (mcpp_cli_immediate). */
 static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
   cli_holder *h = holder_parse(argv);
   if (!h) return NULL;
   const mcpp_cli_options *o = &h->o;
-  char line[300];
+  char line[300], err[300];
   mcpp_cli_problem_line(o, line, sizeof line);
+  const char *out = "";
+  int status = 0, done = mcpp_cli_immediate(o, &out, err, sizeof err, &status);
   PyObject *d = Py_BuildValue(
-      "{s:s,s:s,s:i,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:s,s:s,s:i,"
-      "s:s,s:i,s:O,s:I,s:s,s:O,s:N,s:N,s:s,s:s}",
+      "{s:s,s:s,s:i,s:K,s:I,s:I,s:I,s:I,s:O,s:O,s:O,s:O,s:O,s:O,s:N,s:N,s:N,s:N,s:N,s:N,s:N,s:N,"
+      "s:s,s:i,s:s,s:i,s:O,s:I,s:O,s:N,s:N,s:s,s:s,s:O,s:s,s:s,s:i}",
       "mode", MODES[o->mode], "target", TARGETS[o->target], "method", (int)o->method,
       "count", (unsigned long long)o->count, "interval_ms", (unsigned)o->interval_ms,
       "timeout_ms", (unsigned)o->timeout_ms, "deadline_ms", (unsigned)o->deadline_ms,
@@ -107,12 +110,13 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
       "command", str_list(o->command, o->ncommand), "configs", str_list(o->configs, o->nconfigs),
       "headers", str_list(o->headers, o->nheaders), "env", str_list(o->env, o->nenv),
       "expect_tools", str_list(o->expect_tools, o->nexpect_tools),
-      "error_line", line, "usage", mcpp_cli_usage(), "exit_usage", MCPP_EXIT_USAGE,
+      "error_line", line, "exit_usage", MCPP_EXIT_USAGE,
       "listen_host", o->listen_host, "listen_port", o->listen_port,
       "listen_any", o->listen_any ? Py_True : Py_False, "failures", (unsigned)o->failures,
-      "watch_usage", mcpp_watch_usage(), "restart", o->restart ? Py_True : Py_False,
+      "restart", o->restart ? Py_True : Py_False,
       "metrics", opt_str(o->metrics), "name", opt_str(o->name), "wrap_usage", mcpp_wrap_usage(),
-      "error", o->error);
+      "error", o->error, "done", done ? Py_True : Py_False, "out", out, "err", done ? err : "",
+      "status", status);
   holder_free(h);
   return d;
 }

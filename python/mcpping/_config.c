@@ -425,6 +425,36 @@ static PyObject *py_config_auto_paths(PyObject *module, PyObject *args) {
   return l;
 }
 
+/* config_files(given, auto_paths) -> [(path, require_servers)], or why none (str) */
+static PyObject *py_config_files(PyObject *module, PyObject *args) {
+  PyObject *given_seq, *auto_seq, *h_given = NULL, *h_auto = NULL, *result = NULL;
+  if (!PyArg_ParseTuple(args, "OO", &given_seq, &auto_seq)) return NULL;
+  char **given = mcpping_to_argv(given_seq, &h_given, "configs");
+  char **autos = given ? mcpping_to_argv(auto_seq, &h_auto, "auto_paths") : NULL;
+  size_t ng = 0, na = 0;
+  while (given && given[ng]) ng++;
+  while (autos && autos[na]) na++;
+  const char **paths = autos ? PyMem_Calloc(ng + na + 1, sizeof *paths) : NULL;
+  int *require = paths ? PyMem_Calloc(ng + na + 1, sizeof *require) : NULL;
+  char *problem = NULL;
+  if (autos && !require) PyErr_NoMemory();
+  if (require) {
+    size_t n = mcpp_config_files((const char *const *)given, ng, (const char *const *)autos, na,
+                                 paths, require, ng + na, &problem);
+    if (problem) result = text_result(problem);
+    else if ((result = PyList_New((Py_ssize_t)n)))
+      for (size_t i = 0; i < n; i++)
+        PyList_SetItem(result, (Py_ssize_t)i, Py_BuildValue("(sO)", paths[i], require[i] ? Py_True : Py_False));
+  }
+  PyMem_Free(require);
+  PyMem_Free(paths);
+  PyMem_Free(autos);
+  PyMem_Free(given);
+  Py_XDECREF(h_auto);
+  Py_XDECREF(h_given);
+  return result;
+}
+
 static PyObject *py_config_strip_jsonc(PyObject *module, PyObject *arg) {
   Py_ssize_t len;
   const char *text = PyUnicode_AsUTF8AndSize(arg, &len);
@@ -466,6 +496,8 @@ static PyMethodDef config_methods[] = {
      "config_workspace(path, cwd=None) -> str: mcpp_config_workspace."},
     {"config_auto_paths", py_config_auto_paths, METH_VARARGS,
      "config_auto_paths(cwd, home, platform, environ) -> list[str]."},
+    {"config_files", py_config_files, METH_VARARGS,
+     "config_files(configs, auto_paths) -> [(path, require_servers)] | str."},
     {"config_strip_jsonc", py_config_strip_jsonc, METH_O,
      "config_strip_jsonc(text) -> str: mcpp_config_strip_jsonc."},
     {NULL, NULL, 0, NULL}};

@@ -217,6 +217,8 @@ def config_strip_jsonc(text: str) -> str:
 def config_format_refusal(file: str, row: dict[str, Any]) -> str:
     """mcpp_config_format_refusal: --wrap --write's line for an entry that would not start
     ("" for one that does not refuse)."""
+def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tuple[str, bool]] | str:
+    """mcpp_config_files: the files --config reads and whether each must hold servers, or why none."""
 CONFIG_START_PATH: str
 CONFIG_START_TIMEOUT_MS: int
 def config_write(path: str, text: str, unwrap: bool, changed: int, had_comments: bool) -> tuple[int, str]:

@@ -212,25 +212,15 @@ def _fail(reason: str) -> int:
 
 
 def load_configs(configs: list[str]) -> Any:
-    """The --config files (auto: those of config.auto_paths() that exist), or why not (a str)."""
+    """The --config files (C's choice: mcpp_config_files), or why not (a str)."""
     from . import config
-    paths: list[str] = []
-    auto = False
-    for c in configs:
-        if c == "auto":
-            auto = True
-            paths += [p for p in config.auto_paths() if os.path.isfile(p) and p not in paths]
-        elif c not in paths:
-            paths.append(c)
-    if not paths:
-        return "--config auto: no client config found in " + ", ".join(config.auto_paths())
-    files: list[config.ConfigFile] = []
-    for p in paths:
-        try:
-            files.append(config.load(p, require_servers=not auto or p in configs))
-        except config.ConfigError as e:
-            return str(e)
-    return files
+    picked = _native.config_files(configs, config.auto_paths())
+    if isinstance(picked, str):
+        return picked
+    try:
+        return [config.load(p, require_servers=require) for p, require in picked]
+    except config.ConfigError as e:
+        return str(e)
 
 
 async def run_config(o: SimpleNamespace) -> int:
@@ -280,18 +270,9 @@ def main(argv: list[str] | None = None) -> int:
         from .wrap import main as wrap_main
         return wrap_main(args[1:])
     o = _native.cli_parse(args)
-    if o["mode"] == "usage":
-        _write(b"", o["error_line"].encode())
-        return int(o["exit_usage"])
-    if o["mode"] == "help":
-        _write(o["usage"].encode(), b"")
-        return 0
-    if o["mode"] == "watch_help":
-        _write(o["watch_usage"].encode(), b"")
-        return 0
-    if o["mode"] == "version":
-        _write(f"mcpping {_native.VERSION}\n".encode(), b"")
-        return 0
+    if o["done"]:  # -h, -V, bad usage: C's bytes and status
+        _write(o["out"].encode(), o["err"].encode())
+        return int(o["status"])
     try:
         if o["mode"] == "config":
             if o["wrap"] or o["unwrap"]:

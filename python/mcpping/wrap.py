@@ -64,19 +64,16 @@ def parse_wrap_args(argv: list[str]) -> WrapOptions | str:
 
 def main(argv: list[str]) -> int:
     """``mcpping wrap ARGS``; returns the exit status (docs/cli.md)."""
-    try:
-        o = parse_wrap_args(argv)
-    except WrapUsageError as e:
-        sys.stderr.write(e.line)
-        return 2
-    if o == "help":
-        sys.stdout.write(USAGE)
-        return 0
-    assert isinstance(o, WrapOptions)
+    o = _parse(argv)
+    if o["done"]:  # -h or a usage error: C's bytes and status
+        sys.stdout.write(o["out"])
+        sys.stderr.write(o["err"])
+        return int(o["status"])
     settings: dict[str, object] = {
-        "interval_ms": o.interval_ms, "timeout_ms": o.timeout_ms, "failures": o.failures}
-    if o.name is not None:
-        settings["peer_name"] = o.name
+        "interval_ms": o["interval_ms"], "timeout_ms": o["timeout_ms"], "failures": o["failures"]}
+    if o["name"] is not None:
+        settings["peer_name"] = o["name"]
     sys.stdout.flush()
     sys.stderr.flush()
-    return int(_native.wrap(o.command, settings, o.restart, o.log, o.metrics, 0, 1, o.name))
+    return int(_native.wrap(o["command"], settings, o["restart"], o["log"], o["metrics"], 0, 1,
+                            o["name"]))

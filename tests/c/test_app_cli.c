@@ -484,3 +484,44 @@ TEST(app_cli_run_interrupt_before_any_check_exits_1) {
   ASSERT_STR_EQ(d.err, "mcpping: no check was sent\n");
   finish(&d);
 }
+
+TEST(app_cli_immediate_gives_the_bytes_and_status_of_help_version_and_usage) {
+  mcpp_cli_options o;
+  const char *out;
+  char err[300];
+  int status = -1;
+  PARSE(&o, "-V");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT_STR_EQ(out, "mcpping " MCPP_VERSION "\n");
+  ASSERT_STR_EQ(err, "");
+  ASSERT_EQ(status, 0);
+  mcpp_cli_options_free(&o);
+  PARSE(&o, "--help");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT(out == mcpp_cli_usage());
+  mcpp_cli_options_free(&o);
+  PARSE(&o, "watch", "-h");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT(out == mcpp_watch_usage());
+  mcpp_cli_options_free(&o);
+  PARSE(&o, "wrap", "--help");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT(out == mcpp_wrap_usage());
+  mcpp_cli_options_free(&o);
+  PARSE(&o, "--bogus");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT_STR_EQ(out, "");
+  ASSERT_STR_EQ(err, "mcpping: unknown option --bogus\n");
+  ASSERT_EQ(status, MCPP_EXIT_USAGE);
+  mcpp_cli_options_free(&o);
+  PARSE(&o, "wrap", "--failures", "0", "--", "x");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT(strncmp(err, "mcpping wrap: ", 14) == 0);
+  ASSERT_EQ(status, MCPP_EXIT_USAGE);
+  mcpp_cli_options_free(&o);
+  status = -1;
+  PARSE(&o, "-c", "1");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 0);
+  ASSERT_EQ(status, -1);
+  mcpp_cli_options_free(&o);
+}

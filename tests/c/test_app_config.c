@@ -324,3 +324,36 @@ TEST(app_config_write_backs_up_with_the_mode_replaces_and_says_so) {
   ASSERT(access(bak, F_OK) != 0);
   ASSERT_EQ(rmdir(dir), 0);
 }
+
+TEST(app_config_files_named_once_in_order_auto_only_existing_files) {
+  char dir[] = "/tmp/mcpp-config-files-XXXXXX";
+  ASSERT(mkdtemp(dir) != NULL);
+  char a[128], b[128], sub[128];
+  snprintf(a, sizeof a, "%s/a.json", dir);
+  snprintf(b, sizeof b, "%s/b.json", dir);
+  snprintf(sub, sizeof sub, "%s/sub", dir);
+  fclose(fopen(a, "w"));
+  ASSERT_EQ(mkdir(sub, 0700), 0);
+  const char *autos[] = {b, a, sub}; /* b absent; a directory is no config */
+  const char *given[] = {"x.json", "auto", "x.json", "auto", a};
+  const char *paths[8];
+  int require[8];
+  char *problem = (char *)"unset";
+  ASSERT_EQ(mcpp_config_files(given, 5, autos, 3, paths, require, 8, &problem), 2);
+  ASSERT(problem == NULL);
+  ASSERT_STR_EQ(paths[0], "x.json");
+  ASSERT_STR_EQ(paths[1], a);
+  ASSERT_EQ(require[0], 1); /* named outright */
+  ASSERT_EQ(require[1], 1); /* found by auto, but named too */
+  const char *only_auto[] = {"auto"};
+  ASSERT_EQ(mcpp_config_files(only_auto, 1, autos, 3, paths, require, 4, &problem), 1);
+  ASSERT_EQ(require[0], 0); /* auto found it: it may hold no server */
+  unlink(a);
+  ASSERT_EQ(mcpp_config_files(only_auto, 1, autos, 2, paths, require, 4, &problem), 0);
+  char want[400];
+  snprintf(want, sizeof want, "--config auto: no client config found in %s, %s", b, a);
+  ASSERT_STR_EQ(problem, want);
+  mcpp_config_free(problem);
+  ASSERT_EQ(rmdir(sub), 0);
+  ASSERT_EQ(rmdir(dir), 0);
+}

@@ -119,6 +119,14 @@ size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap);
  * settings table's policy). */
 const char *mcpp_wrap_usage(void);
 
+/* When the command line alone decides what happens (-h, -V, a usage error,
+ * watch -h, wrap -h, wrap's usage errors): returns 1, sets *out to what goes
+ * to stdout ("" if nothing), writes what goes to stderr into err ("" if
+ * nothing; cap bytes) and sets *status to the exit status. Returns 0 when
+ * there is a run to do (nothing set). */
+int mcpp_cli_immediate(const mcpp_cli_options *o, const char **out, char *err, size_t cap,
+                       int *status);
+
 /* ---- The check, sans I/O. Every call takes the caller's monotonic time
  * in milliseconds, as ngtcp2's do; nothing here reads a clock. */
 

@@ -170,6 +170,17 @@ void mcpp_config_server_free(mcpp_config_server *s);
  * or .cursor folder. */
 char *mcpp_config_workspace(const char *path, const char *cwd);
 
+/* The files `--config` reads, from its arguments in order, each once: a
+ * FILE as given, "auto" each of auto_paths (mcpp_config_auto_paths) that is
+ * a regular file. Writes up to cap of them (pointers into given and
+ * auto_paths) to paths and whether each must hold servers (named outright;
+ * one that auto found need not) to require. Returns how many; with none,
+ * *problem (mcpp_config_free) is the sentence ("--config auto: no client
+ * config found in A, B, ..."), else NULL. cap = ngiven + nauto is enough. */
+size_t mcpp_config_files(const char *const *given, size_t ngiven,
+                         const char *const *auto_paths, size_t nauto, const char **paths,
+                         int *require, size_t cap, char **problem);
+
 /* How many paths mcpp_config_auto_paths gives. */
 #define MCPP_CONFIG_AUTO_PATHS 7
 

@@ -167,6 +167,27 @@ size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap) {
   return n < 0 ? 0 : (size_t)n;
 }
 
+int mcpp_cli_immediate(const mcpp_cli_options *o, const char **out, char *err, size_t cap,
+                       int *status) {
+  const char *text;
+  switch (o->mode) {
+    case MCPP_CLI_HELP: text = USAGE; break;
+    case MCPP_CLI_VERSION: text = "mcpping " MCPP_VERSION "\n"; break;
+    case MCPP_CLI_WATCH_HELP: text = mcpp_watch_usage(); break;
+    case MCPP_CLI_WRAP_HELP: text = mcpp_wrap_usage(); break;
+    case MCPP_CLI_BAD_USAGE:
+      *out = "";
+      mcpp_cli_problem_line(o, err, cap);
+      *status = MCPP_EXIT_USAGE;
+      return 1;
+    default: return 0;
+  }
+  *out = text;
+  if (cap) err[0] = 0;
+  *status = MCPP_EXIT_ALIVE;
+  return 1;
+}
+
 int mcpp_cli_parse_versioned(int options_version, mcpp_cli_options *o, int argc,
                              const char *const *argv) {
   if (options_version != MCPP_CLI_OPTIONS_V1) return MCPP_ERR_INVALID_ARGUMENT;

@@ -4,6 +4,7 @@
  * both commands fill the same variables with the same refusals. */
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <uv.h>
 
@@ -327,4 +328,40 @@ int mcpp_config_auto_paths(const char *cwd, const char *home, const char *platfo
       out[i] = NULL;
     }
   return rc;
+}
+
+/* ------------------------------------------------------------- --config's files */
+
+static int listed(const char *const *paths, size_t n, const char *p) {
+  for (size_t i = 0; i < n; i++)
+    if (strcmp(paths[i], p) == 0) return 1;
+  return 0;
+}
+
+size_t mcpp_config_files(const char *const *given, size_t ngiven,
+                         const char *const *auto_paths, size_t nauto, const char **paths,
+                         int *require, size_t cap, char **problem) {
+  size_t n = 0;
+  *problem = NULL;
+  for (size_t i = 0; i < ngiven; i++) {
+    int is_auto = strcmp(given[i], "auto") == 0;
+    for (size_t j = 0; j < (is_auto ? nauto : 1); j++) {
+      const char *p = is_auto ? auto_paths[j] : given[i];
+      struct stat st;
+      if (listed(paths, n, p) || n == cap) continue;
+      if (is_auto && (stat(p, &st) != 0 || !S_ISREG(st.st_mode))) continue;
+      paths[n++] = p;
+    }
+  }
+  /* A file named outright must hold servers, one auto found need not. */
+  int any_auto = listed(given, ngiven, "auto");
+  for (size_t i = 0; i < n; i++) require[i] = !any_auto || listed(given, ngiven, paths[i]);
+  if (n == 0) {
+    mcpp__text t = {0};
+    mcpp__text_puts(&t, "--config auto: no client config found in ");
+    for (size_t j = 0; j < nauto; j++)
+      mcpp__text_printf(&t, "%s%s", j ? ", " : "", auto_paths[j]);
+    *problem = mcpp__text_take(&t);
+  }
+  return n;
 }
