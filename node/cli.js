@@ -7,7 +7,6 @@
  * asked to open, sends what it is asked to send, and writes what it is given.
  */
 'use strict';
-const fs = require('node:fs');
 const path = require('node:path');
 const native = require('./binding');
 const { HttpSession, describe } = require('./http_session');
@@ -18,7 +17,7 @@ const { version } = require('../package.json');
 
 // What the state machine asks (app.h mcpp_cli_do) and what it is told.
 const OPEN = 1, LIST_TOOLS = 2, SEND = 3, WAIT = 4, EXIT = 5;
-const OPEN_OK = 0, SPAWN_FAILED = 1, CONNECT_FAILED = 2, HANDSHAKE_FAILED = 3, TIMED_OUT = 4, LOG_FAILED = 5;
+const OPEN_OK = 0, SPAWN_FAILED = 1, CONNECT_FAILED = 2, HANDSHAKE_FAILED = 3, TIMED_OUT = 4;
 const OK = 0, TIMEOUT = 1, ERROR = 2, INVALID = 3, UNSUPPORTED = 4, CLOSED = 5;
 
 const nowMs = () => Math.floor(performance.now());
@@ -37,13 +36,6 @@ class Target {
   /** @returns {Promise<[number, Array<string|null>]>} a result and (peer, transport, protocol, session, reason) */
   async open(timeoutMs, signal) {
     const o = this.o;
-    if (o.log) {
-      try {
-        fs.closeSync(fs.openSync(o.log, 'a'));
-      } catch (err) {
-        return [LOG_FAILED, [null, null, null, null, err.message]];
-      }
-    }
     const keepalive = { timeoutMs: o.timeoutMs };
     const records = o.log || undefined;
     if (o.target === 'http') {
@@ -246,13 +238,6 @@ function loadConfigs(configs) {
 async function runConfig(opts) {
   const { checkAll } = require('./config_check');
   const files = loadConfigs(opts.configs);
-  if (opts.log) {
-    try {
-      fs.closeSync(fs.openSync(opts.log, 'a'));
-    } catch (err) {
-      throw new Fatal(`cannot open log: ${err.message}`);
-    }
-  }
   const stop = new AbortController();
   // Every server waiting between pings listens to it at once.
   require('node:events').setMaxListeners(0, stop.signal);

@@ -8,8 +8,6 @@
  * connection closed is not lost.
  */
 
-/** How many of the most recent RTTs the percentiles cover. */
-const WINDOW = 10000;
 
 /** Microseconds per millisecond: RttStats keeps RTTs in ms. */
 const US_PER_MS = 1000;
@@ -18,6 +16,9 @@ const US_PER_MS = 1000;
 function addon() {
   return require('./runtime').binding;
 }
+
+/** How many of the most recent RTTs the percentiles cover (C's MCPP_RTT_WINDOW). */
+const WINDOW = require('./binding').rttWindow;
 
 class RttStats {
   /** @param {{window?: number}} [opts] window: 1..16777216 RTTs (default 10000) */

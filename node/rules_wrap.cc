@@ -202,6 +202,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("outcomeIsLost", Napi::Function::New(env, OutcomeIsLost, "outcomeIsLost"));
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
+  exports.Set("rttWindow", MCPP_RTT_WINDOW);
 }
 
 }  // namespace mcpping_node

@@ -219,6 +219,7 @@ def config_format_refusal(file: str, row: dict[str, Any]) -> str:
     ("" for one that does not refuse)."""
 def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tuple[str, bool]] | str:
     """mcpp_config_files: the files --config reads and whether each must hold servers, or why none."""
+RTT_WINDOW: int  # mcpp_rtt_stats' default window (MCPP_RTT_WINDOW)
 CONFIG_START_PATH: str
 CONFIG_START_TIMEOUT_MS: int
 def config_write(path: str, text: str, unwrap: bool, changed: int, had_comments: bool) -> tuple[int, str]:

@@ -230,5 +230,5 @@ int mcpping_rules_add_types(PyObject *module) {
   if (t == NULL) return -1;
   int rc = PyModule_AddType(module, (PyTypeObject *)t);
   Py_DECREF(t);
-  return rc;
+  return rc ? rc : PyModule_AddIntConstant(module, "RTT_WINDOW", MCPP_RTT_WINDOW);
 }

@@ -23,7 +23,7 @@ from .peer import HandshakeError, Peer
 
 # What the state machine asks (app.h mcpp_cli_do) and what it is told.
 _OPEN, _LIST_TOOLS, _SEND, _WAIT, _EXIT = 1, 2, 3, 4, 5
-_OPEN_OK, _SPAWN_FAILED, _CONNECT_FAILED, _HANDSHAKE_FAILED, _TIMED_OUT, _LOG_FAILED = range(6)
+_OPEN_OK, _SPAWN_FAILED, _CONNECT_FAILED, _HANDSHAKE_FAILED, _TIMED_OUT = range(5)
 _OK, _TIMEOUT, _ERROR, _INVALID, _UNSUPPORTED, _CLOSED = range(6)
 
 
@@ -49,11 +49,6 @@ class _Target:
 
     async def open(self, timeout_s: float) -> tuple[int, tuple[Any, ...]]:
         o = self.o
-        if o["log"]:
-            try:
-                open(o["log"], "a").close()
-            except OSError as e:
-                return _LOG_FAILED, (None, None, None, None, str(e))
         timeout = o["timeout_ms"] / 1000
         if o["target"] == "http":
             from . import http
@@ -230,11 +225,6 @@ async def run_config(o: SimpleNamespace) -> int:
     files = load_configs(o.configs)
     if isinstance(files, str):
         return _fail(files)
-    if o.log:
-        try:
-            open(o.log, "a").close()
-        except OSError as e:
-            return _fail(f"cannot open log: {e}")
     loop = asyncio.get_running_loop()
     stop = asyncio.Event()
     try:

@@ -12,8 +12,8 @@ from . import _check, _native
 
 __all__ = ["Stats", "WINDOW"]
 
-#: How many of the most recent RTTs the percentiles (p50, p99) cover.
-WINDOW = 10_000
+#: How many of the most recent RTTs the percentiles (p50, p99) cover (C's MCPP_RTT_WINDOW).
+WINDOW: int = _native.RTT_WINDOW
 #: The largest window (memory stays bounded: 8 bytes a sample, twice).
 MAX_WINDOW = 10_000_000
 

@@ -524,4 +524,14 @@ TEST(app_cli_immediate_gives_the_bytes_and_status_of_help_version_and_usage) {
   ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 0);
   ASSERT_EQ(status, -1);
   mcpp_cli_options_free(&o);
+  /* A --log that cannot be appended to ends the check and --config first. */
+  PARSE(&o, "--log", "/nonexistent-dir/records.jsonl", "-c", "1");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT_STR_EQ(err, "mcpping: cannot open log: No such file or directory\n");
+  ASSERT_EQ(status, MCPP_EXIT_USAGE);
+  mcpp_cli_options_free(&o);
+  PARSE(&o, "--config", "x.json", "--log", "/nonexistent-dir/records.jsonl");
+  ASSERT_EQ(mcpp_cli_immediate(&o, &out, err, sizeof err, &status), 1);
+  ASSERT_EQ(status, MCPP_EXIT_USAGE);
+  mcpp_cli_options_free(&o);
 }

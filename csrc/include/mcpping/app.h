@@ -120,7 +120,9 @@ size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap);
 const char *mcpp_wrap_usage(void);
 
 /* When the command line alone decides what happens (-h, -V, a usage error,
- * watch -h, wrap -h, wrap's usage errors): returns 1, sets *out to what goes
+ * watch -h, wrap -h, wrap's usage errors, a --log FILE that cannot be
+ * opened for appending: the check and --config create it here, before
+ * anything is checked): returns 1, sets *out to what goes
  * to stdout ("" if nothing), writes what goes to stderr into err ("" if
  * nothing; cap bytes) and sets *status to the exit status. Returns 0 when
  * there is a run to do (nothing set). */

@@ -1,11 +1,13 @@
 /* The mcpping command line: every mode, option and usage error sentence,
  * once (docs/cli.md). Both commands call this; neither parses argv. */
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <uv.h>
 
 #include "app/text.h"
@@ -180,6 +182,18 @@ int mcpp_cli_immediate(const mcpp_cli_options *o, const char **out, char *err, s
       mcpp_cli_problem_line(o, err, cap);
       *status = MCPP_EXIT_USAGE;
       return 1;
+    case MCPP_CLI_CHECK:
+    case MCPP_CLI_CONFIG: {
+      /* The records' file is opened (created) before anything is checked,
+       * so a bad --log costs nothing and reads the same from both. */
+      int fd = o->log ? open(o->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666) : -2;
+      if (fd >= 0) close(fd);
+      if (fd != -1) return 0;
+      *out = "";
+      snprintf(err, cap, "mcpping: cannot open log: %s\n", strerror(errno));
+      *status = MCPP_EXIT_USAGE;
+      return 1;
+    }
     default: return 0;
   }
   *out = text;
