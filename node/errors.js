@@ -2,8 +2,10 @@
 /**
  * Typed errors. A ping settles with exactly one of these or its RTT, so
  * callers can tell "the peer is slow" from "the peer said no" from "the peer
- * cannot ping" without parsing messages.
+ * cannot ping" without parsing messages. The sentences a peer gave no words
+ * for are C's (mcpping/rules.h).
  */
+const native = require('./binding');
 
 /** Base class of every error mcpping raises. */
 class McppError extends Error {
@@ -40,7 +42,7 @@ class PingError extends McppError {
 class PingInvalidError extends McppError {
   /** @param {string} [message] */
   constructor(message) {
-    super(message || 'result is not an object', { code: 'PING_INVALID' });
+    super(message || native.pingInvalidMessage, { code: 'PING_INVALID' });
   }
 }
 
@@ -51,7 +53,7 @@ class PingInvalidError extends McppError {
 class PingUnsupportedError extends McppError {
   /** @param {number|null} code @param {string} [message] */
   constructor(code, message) {
-    super(message || 'ping unsupported', { code: 'PING_UNSUPPORTED' });
+    super(message || native.pingUnsupportedMessage, { code: 'PING_UNSUPPORTED' });
     this.rpcCode = code;
   }
 }

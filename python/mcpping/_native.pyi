@@ -219,6 +219,8 @@ def config_format_refusal(file: str, row: dict[str, Any]) -> str:
     ("" for one that does not refuse)."""
 def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tuple[str, bool]] | str:
     """mcpp_config_files: the files --config reads and whether each must hold servers, or why none."""
+PING_INVALID_MESSAGE: str  # MCPP_PING_INVALID_MESSAGE
+PING_UNSUPPORTED_MESSAGE: str  # MCPP_PING_UNSUPPORTED_MESSAGE
 RTT_WINDOW: int  # mcpp_rtt_stats' default window (MCPP_RTT_WINDOW)
 CONFIG_START_PATH: str
 CONFIG_START_TIMEOUT_MS: int

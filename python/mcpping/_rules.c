@@ -230,5 +230,8 @@ int mcpping_rules_add_types(PyObject *module) {
   if (t == NULL) return -1;
   int rc = PyModule_AddType(module, (PyTypeObject *)t);
   Py_DECREF(t);
-  return rc ? rc : PyModule_AddIntConstant(module, "RTT_WINDOW", MCPP_RTT_WINDOW);
+  if (rc || PyModule_AddStringConstant(module, "PING_INVALID_MESSAGE", MCPP_PING_INVALID_MESSAGE) ||
+      PyModule_AddStringConstant(module, "PING_UNSUPPORTED_MESSAGE", MCPP_PING_UNSUPPORTED_MESSAGE))
+    return -1;
+  return PyModule_AddIntConstant(module, "RTT_WINDOW", MCPP_RTT_WINDOW);
 }

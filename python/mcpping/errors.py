@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from . import _native
+
 __all__ = [
     "MCPPingError",
     "PingFailure",
@@ -46,7 +48,8 @@ class PingError(PingFailure):
 class PingInvalid(PingFailure):
     """The pong's result was missing or not an object."""
 
-    def __init__(self, message: str = "result is not an object") -> None:
+    def __init__(self, message: str | None = None) -> None:
+        message = message or _native.PING_INVALID_MESSAGE
         super().__init__(message)
         self.message = message
 
@@ -58,7 +61,8 @@ class PingUnsupported(PingFailure):
     liveness instead.
     """
 
-    def __init__(self, code: int | None = None, message: str = "ping unsupported") -> None:
+    def __init__(self, code: int | None = None, message: str | None = None) -> None:
+        message = message or _native.PING_UNSUPPORTED_MESSAGE
         super().__init__(message if code is None else f"code={code} {message}")
         self.code = code
         self.message = message

@@ -122,10 +122,10 @@ def _ping_outcome(ev: Event) -> BaseException | float:
     if ev.outcome == "timeout":
         return PingTimeout(ev.timeout or 0.0)
     if ev.outcome == "invalid":
-        return PingInvalid(ev.message or "result is not an object")
+        return PingInvalid(ev.message)
     if ev.outcome == "error":
         return PingError(ev.code or 0, ev.message or "")
-    return PingUnsupported(ev.code or None, ev.message or "ping unsupported")
+    return PingUnsupported(ev.code or None, ev.message)
 
 
 class Peer:

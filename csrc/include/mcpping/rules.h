@@ -40,6 +40,12 @@ mcpp_ping_outcome mcpp_event_outcome(const mcpp_event *event);
  * or NULL for NONE. */
 const char *mcpp_outcome_name(mcpp_ping_outcome outcome);
 
+/* What a failed ping says when the peer gave no words of its own (a pong
+ * whose result is not an object; a peer or protocol without ping): the
+ * bindings' ping errors take these. */
+#define MCPP_PING_INVALID_MESSAGE "result is not an object"
+#define MCPP_PING_UNSUPPORTED_MESSAGE "ping unsupported"
+
 /* Returns 1 if the outcome counts as a lost ping (TIMEOUT, ERROR,
  * INVALID), else 0. */
 int mcpp_outcome_is_lost(mcpp_ping_outcome outcome);
