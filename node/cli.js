@@ -113,7 +113,7 @@ class Target {
       throw err;
     }
     const rtt = performance.now() - t0;
-    if (!this.result || typeof this.result !== 'object' || Array.isArray(this.result)) return [INVALID, 0, null, 'the answer has no result object'];
+    if (!this.result || typeof this.result !== 'object' || Array.isArray(this.result)) return [INVALID, 0, null, null]; // C words it
     return [OK, rtt, null, null];
   }
 

@@ -114,7 +114,7 @@ class _Target:
             err = resp["error"] if isinstance(resp["error"], dict) else {}
             return _ERROR, 0.0, err.get("code"), str(err.get("message", ""))
         if not isinstance(self.result, dict):
-            return _INVALID, 0.0, None, "the answer has no result object"
+            return _INVALID, 0.0, None, None  # C words it
         return _OK, rtt, None, None
 
     def _closed_reason(self, e: BaseException) -> str:

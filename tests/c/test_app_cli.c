@@ -535,3 +535,23 @@ TEST(app_cli_immediate_gives_the_bytes_and_status_of_help_version_and_usage) {
   ASSERT_EQ(status, MCPP_EXIT_USAGE);
   mcpp_cli_options_free(&o);
 }
+
+TEST(app_cli_run_an_answer_without_result_object_is_worded_by_c) {
+  drive d;
+  START(&d, "-c", "1", "--method", "tools/list", "--", "srv");
+  opened(&d, "2025-11-25");
+  ASSERT_EQ(d.a.what, MCPP_CLI_DO_SEND);
+  mcpp_cli_replied(d.r, d.now, MCPP_REPLY_INVALID, 0, 0, 0, NULL);
+  step(&d);
+  ASSERT(strstr(d.out, "tools/list invalid reply from srv: seq=1 the answer has no result "
+                       "object\n") != NULL);
+  finish(&d);
+  START(&d, "-c", "1", "--expect-tool", "t", "--", "srv");
+  opened(&d, "2025-11-25");
+  ASSERT_EQ(d.a.what, MCPP_CLI_DO_LIST_TOOLS);
+  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_INVALID, NULL, 0, NULL);
+  step(&d);
+  ASSERT_EQ(d.a.status, MCPP_EXIT_REFUSED);
+  ASSERT(strstr(d.err, "--expect-tool: tools/list failed: the answer has no result object\n"));
+  finish(&d);
+}

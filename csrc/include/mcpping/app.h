@@ -188,7 +188,8 @@ typedef enum mcpp_cli_reply {
   MCPP_REPLY_TIMEOUT,     /* no answer within timeout_ms */
   MCPP_REPLY_ERROR,       /* a JSON-RPC error (code, message); -32601 means
                            * the method is refused */
-  MCPP_REPLY_INVALID,     /* an answer that is not a valid reply (message) */
+  MCPP_REPLY_INVALID,     /* an answer that is not a valid reply (message;
+                           * NULL: "the answer has no result object") */
   MCPP_REPLY_UNSUPPORTED, /* the binding knows the method is refused */
   MCPP_REPLY_CLOSED       /* the connection ended (message) */
 } mcpp_cli_reply;

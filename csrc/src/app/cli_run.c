@@ -47,6 +47,10 @@ static const char *method_name(mcpp_cli_method m) {
   }
 }
 
+/* What an answer without a result object says when the binding has no
+ * words of its own for it. */
+static const char NO_RESULT[] = "the answer has no result object";
+
 int mcpp_cli_run_new(mcpp_cli_run **out, const mcpp_cli_options *o,
                      int64_t now_ms) {
   *out = NULL;
@@ -189,7 +193,7 @@ void mcpp_cli_tools(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
               "--expect-tool: tools/list got no answer after %s ms", t, NULL);
     else
       finishf(r, MCPP_EXIT_REFUSED, "--expect-tool: tools/list failed: %s",
-              message ? message : "", NULL);
+              message ? message : kind == MCPP_REPLY_INVALID ? NO_RESULT : "", NULL);
     return;
   }
   for (size_t i = 0; i < o->nexpect_tools; i++) {
@@ -224,7 +228,7 @@ static void report(mcpp_cli_run *r, mcpp_cli_reply kind, double rtt_ms,
   if (o->quiet) return;
   const char *m = method_name(r->method);
   unsigned long long seq = (unsigned long long)r->seq;
-  const char *msg = message ? message : "";
+  const char *msg = message ? message : kind == MCPP_REPLY_INVALID ? NO_RESULT : "";
   if (o->json) {
     switch (kind) {
       case MCPP_REPLY_OK:
