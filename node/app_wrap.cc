@@ -54,6 +54,18 @@ Napi::Value OptString(Napi::Env env, const char *s) {
   return s ? Napi::Value(Napi::String::New(env, s)) : env.Null();
 }
 
+// -H or --env as an object, split by C (mcpp_cli_pair).
+Napi::Object Pairs(Napi::Env env, const char *const *v, size_t n, int header) {
+  Napi::Object r = Napi::Object::New(env);
+  for (size_t i = 0; i < n; i++) {
+    size_t nl, vl;
+    const char *value;
+    mcpp_cli_pair(v[i], header, &nl, &value, &vl);
+    r.Set(Napi::String::New(env, v[i], nl), Napi::String::New(env, value, vl));
+  }
+  return r;
+}
+
 const char *const kModes[] = {"check", "config",     "help", "version",  "usage",
                               "watch", "watch_help", "wrap", "wrap_help"};
 const char *const kTargets[] = {"demo", "stdio", "http"};
@@ -85,8 +97,8 @@ Napi::Value CliParse(const Napi::CallbackInfo &info) {
   r.Set("url", OptString(env, o.url));
   r.Set("command", Strings(env, o.command, o.ncommand));
   r.Set("configs", Strings(env, o.configs, o.nconfigs));
-  r.Set("headers", Strings(env, o.headers, o.nheaders));
-  r.Set("env", Strings(env, o.env, o.nenv));
+  r.Set("headers", Pairs(env, o.headers, o.nheaders, 1));
+  r.Set("env", Pairs(env, o.env, o.nenv, 0));
   r.Set("expectTools", Strings(env, o.expect_tools, o.nexpect_tools));
   r.Set("errorLine", line);
   r.Set("error", o.error);

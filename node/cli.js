@@ -39,12 +39,7 @@ class Target {
     const keepalive = { timeoutMs: o.timeoutMs };
     const records = o.log || undefined;
     if (o.target === 'http') {
-      const headers = {};
-      for (const h of o.headers) {
-        const i = h.indexOf(':');
-        headers[h.slice(0, i)] = h.slice(i + 1).trim();
-      }
-      const session = new HttpSession(o.url, { keepalive, records, headers });
+      const session = new HttpSession(o.url, { keepalive, records, headers: o.headers });
       this.session = session;
       signal.addEventListener('abort', () => session.close(), { once: true });
       if (o.init) {
@@ -61,7 +56,7 @@ class Target {
     const params = o.target === 'demo'
       ? { command: process.execPath, args: [path.join(__dirname, 'demo-server.js')] }
       : { command: o.command[0], args: o.command.slice(1) };
-    if (o.env.length) params.env = Object.fromEntries(o.env.map((e) => [e.slice(0, e.indexOf('=')), e.slice(e.indexOf('=') + 1)]));
+    if (Object.keys(o.env).length) params.env = o.env;
     try {
       // Server stderr is dropped so that the output stays ping(8)'s.
       this.peer = await connect({ ...params, stderr: 'ignore' }, { keepalive, records, initialize: false });

@@ -75,6 +75,22 @@ static PyObject *str_list(const char *const *v, size_t n) {
   return l;
 }
 
+/* -H or --env as a dict, split by C (mcpp_cli_pair). */
+static PyObject *pair_dict(const char *const *v, size_t n, int header) {
+  PyObject *d = PyDict_New();
+  for (size_t i = 0; d && i < n; i++) {
+    size_t nl, vl;
+    const char *value;
+    mcpp_cli_pair(v[i], header, &nl, &value, &vl);
+    PyObject *k = PyUnicode_FromStringAndSize(v[i], (Py_ssize_t)nl);
+    PyObject *x = PyUnicode_FromStringAndSize(value, (Py_ssize_t)vl);
+    if (!k || !x || PyDict_SetItem(d, k, x) < 0) Py_CLEAR(d);
+    Py_XDECREF(k);
+    Py_XDECREF(x);
+  }
+  return d;
+}
+
 static PyObject *opt_str(const char *s) {
   if (s) return PyUnicode_FromString(s);
   Py_RETURN_NONE;
@@ -108,7 +124,7 @@ static PyObject *py_cli_parse(PyObject *self, PyObject *argv) {
       "unwrap", o->unwrap ? Py_True : Py_False, "write", o->write ? Py_True : Py_False,
       "command_path", opt_str(o->command_path), "log", opt_str(o->log), "url", opt_str(o->url),
       "command", str_list(o->command, o->ncommand), "configs", str_list(o->configs, o->nconfigs),
-      "headers", str_list(o->headers, o->nheaders), "env", str_list(o->env, o->nenv),
+      "headers", pair_dict(o->headers, o->nheaders, 1), "env", pair_dict(o->env, o->nenv, 0),
       "expect_tools", str_list(o->expect_tools, o->nexpect_tools),
       "error_line", line, "exit_usage", MCPP_EXIT_USAGE,
       "listen_host", o->listen_host, "listen_port", o->listen_port,

@@ -52,18 +52,13 @@ class _Target:
         timeout = o["timeout_ms"] / 1000
         if o["target"] == "http":
             from . import http
-            headers = dict(h.split(":", 1) for h in o["headers"])
-            headers = {k: v.strip() for k, v in headers.items()}
             self.peer = await http.connect(o["url"], keepalive=None, initialize=False,
                                            ping_timeout=timeout, record=o["log"],
-                                           headers=headers or None)
+                                           headers=o["headers"] or None)
             transport = "streamable-http"
         else:
             command = o["command"] or [sys.executable, "-m", "mcpping.demo"]
-            env = None
-            if o["env"]:
-                env = dict(os.environ)
-                env.update(e.split("=", 1) for e in o["env"])
+            env = {**os.environ, **o["env"]} if o["env"] else None
             try:
                 self.peer = Peer(command, keepalive=None, env=env, cwd=None, stderr="ignore",
                                  record=o["log"], ping_timeout=timeout, request_timeout=None,

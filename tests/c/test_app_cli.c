@@ -555,3 +555,20 @@ TEST(app_cli_run_an_answer_without_result_object_is_worded_by_c) {
   ASSERT(strstr(d.err, "--expect-tool: tools/list failed: the answer has no result object\n"));
   finish(&d);
 }
+
+TEST(app_cli_pair_splits_headers_and_env_as_both_commands_send_them) {
+  size_t nl, vl;
+  const char *v;
+  mcpp_cli_pair("Authorization: \tBearer a:b \t", 1, &nl, &v, &vl);
+  ASSERT_EQ(nl, 13);
+  ASSERT_EQ(vl, 10); /* the blanks around the value are not sent */
+  ASSERT(strncmp(v, "Bearer a:b", 10) == 0);
+  v = NULL;
+  mcpp_cli_pair("X-Empty:", 1, &nl, &v, &vl);
+  ASSERT_EQ(nl, 7);
+  ASSERT_EQ(vl, 0);
+  mcpp_cli_pair("A= x=y ", 0, &nl, &v, &vl); /* env values keep their blanks */
+  ASSERT_EQ(nl, 1);
+  ASSERT_EQ(vl, 5);
+  ASSERT(strncmp(v, " x=y ", 5) == 0);
+}

@@ -119,6 +119,13 @@ size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap);
  * settings table's policy). */
 const char *mcpp_wrap_usage(void);
 
+/* Splits one of options.headers (-H NAME:VALUE; header != 0) or options.env
+ * (--env NAME=VALUE), both checked by the parse, into its name (the first
+ * name_len bytes of item) and its value (a header's without the blanks
+ * around it). */
+void mcpp_cli_pair(const char *item, int header, size_t *name_len, const char **value,
+                   size_t *value_len);
+
 /* When the command line alone decides what happens (-h, -V, a usage error,
  * watch -h, wrap -h, wrap's usage errors, a --log FILE that cannot be
  * opened for appending: the check and --config create it here, before

@@ -169,6 +169,20 @@ size_t mcpp_cli_problem_line(const mcpp_cli_options *o, char *buf, size_t cap) {
   return n < 0 ? 0 : (size_t)n;
 }
 
+void mcpp_cli_pair(const char *item, int header, size_t *name_len, const char **value,
+                   size_t *value_len) {
+  const char *sep = strchr(item, header ? ':' : '=');
+  if (!sep) sep = item + strlen(item);
+  *name_len = (size_t)(sep - item);
+  const char *v = *sep ? sep + 1 : sep, *end = v + strlen(v);
+  if (header) {
+    while (*v && strchr(" \t\v\f", *v)) v++;
+    while (end > v && strchr(" \t\v\f", end[-1])) end--;
+  }
+  *value = v;
+  *value_len = (size_t)(end - v);
+}
+
 int mcpp_cli_immediate(const mcpp_cli_options *o, const char **out, char *err, size_t cap,
                        int *status) {
   const char *text;
