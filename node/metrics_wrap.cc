@@ -60,39 +60,6 @@ Napi::Value MetricRttBuckets(const Napi::CallbackInfo &info) {
   return a;
 }
 
-// Which figure each event counts toward (mcpp_metric_event_figure): per
-// event type that counts, 8 entries indexed by closed * 4 + invalid * 2 +
-// (pingSeq != 0), each [field, label value or null] or null.
-Napi::Value MetricEventFigures(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  Napi::Object out = Napi::Object::New(env);
-  for (int t = MCPP_EV_PING; t <= MCPP_EV_LAST; t++) {
-    Napi::Array row = Napi::Array::New(env, 8);
-    bool any = false;
-    for (uint32_t k = 0; k < 8; k++) {
-      mcpp_event ev;
-      std::memset(&ev, 0, sizeof ev);
-      ev.type = static_cast<mcpp_event_type>(t);
-      ev.state = k & 4 ? MCPP_STATE_CLOSED : MCPP_STATE_ALIVE;
-      ev.invalid = (k & 2) != 0;
-      ev.ping_seq = k & 1;
-      int value;
-      const mcpp_metric_family *f = mcpp_metric_family_at(mcpp_metric_event_figure(&ev, &value));
-      if (f == nullptr) {
-        row.Set(k, env.Null());
-        continue;
-      }
-      any = true;
-      Napi::Array e = Napi::Array::New(env, 2);
-      e.Set(0u, f->field);
-      e.Set(1u, f->values ? Napi::Value(Napi::String::New(env, f->values[value])) : env.Null());
-      row.Set(k, e);
-    }
-    if (any) out.Set(mcpp_event_name(static_cast<mcpp_event_type>(t)), row);
-  }
-  return out;
-}
-
 uint64_t U64(Napi::Object o, const char *key) {
   Napi::Value v = o.Get(key);
   if (!v.IsNumber()) return 0;
@@ -250,7 +217,6 @@ void InitMetrics(Napi::Env env, Napi::Object exports) {
   exports.Set("metricFamilies", Napi::Function::New(env, MetricFamilies, "metricFamilies"));
   exports.Set("metricSeriesLabels", Napi::Function::New(env, MetricSeriesLabels, "metricSeriesLabels"));
   exports.Set("metricRttBuckets", Napi::Function::New(env, MetricRttBuckets, "metricRttBuckets"));
-  exports.Set("metricEventFigures", Napi::Function::New(env, MetricEventFigures, "metricEventFigures"));
   exports.Set("metricsRender", Napi::Function::New(env, MetricsRender, "metricsRender"));
   exports.Set("metricsCell", Napi::Function::New(env, MetricsCell, "metricsCell"));
   exports.Set("metricsRetire", Napi::Function::New(env, MetricsRetire, "metricsRetire"));

@@ -11,7 +11,7 @@
 namespace mcpping_node {
 
 // Adds metricFamilies, metricSeriesLabels, metricRttBuckets,
-// metricEventFigures, metricsRender and the tally's metricsCell,
+// metricsRender and the tally's metricsCell,
 // metricsRetire, metricsSetInFlight and metricsRows to exports.
 void InitMetrics(Napi::Env env, Napi::Object exports);
 

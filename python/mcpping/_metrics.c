@@ -67,42 +67,6 @@ static PyObject *metric_rtt_buckets(PyObject *module, PyObject *unused) {
   return t;
 }
 
-/* The figure each event adds one to (mcpp_metric_event_figure): per event
- * name that counts, 8 entries indexed by closed * 4 + invalid * 2 +
- * (ping_seq != 0), each (field, label value or None) or None. */
-static PyObject *metric_event_figures(PyObject *module, PyObject *unused) {
-  PyObject *out = PyDict_New();
-  for (int t = MCPP_EV_PING; out && t <= MCPP_EV_LAST; t++) {
-    PyObject *row = PyTuple_New(8);
-    int any = 0;
-    for (int k = 0; row && k < 8; k++) {
-      mcpp_event ev;
-      memset(&ev, 0, sizeof ev);
-      ev.type = (mcpp_event_type)t;
-      ev.state = k & 4 ? MCPP_STATE_CLOSED : MCPP_STATE_ALIVE;
-      ev.invalid = (k & 2) != 0;
-      ev.ping_seq = k & 1;
-      int value;
-      int id = mcpp_metric_event_figure(&ev, &value);
-      const mcpp_metric_family *f = mcpp_metric_family_at(id);
-      PyObject *e;
-      if (f == NULL) {
-        e = Py_None;
-        Py_INCREF(e);
-      } else {
-        any = 1;
-        e = f->values ? Py_BuildValue("(ss)", f->field, f->values[value])
-                      : Py_BuildValue("(sO)", f->field, Py_None);
-      }
-      if (e == NULL || PyTuple_SetItem(row, k, e) < 0) Py_CLEAR(row);
-    }
-    if (row == NULL || (any && PyDict_SetItemString(out, mcpp_event_name((mcpp_event_type)t), row) < 0))
-      Py_CLEAR(out);
-    Py_XDECREF(row);
-  }
-  return out;
-}
-
 /* d[key] as a uint64 (0 if absent); -1 with an exception set. */
 static int get_u64(PyObject *d, const char *key, uint64_t *out) {
   PyObject *v = PyMapping_GetItemString(d, key);
@@ -359,8 +323,6 @@ static PyMethodDef metrics_methods[] = {
      "A connection's labels: ('server', 'peer', 'transport')."},
     {"metric_rtt_buckets", metric_rtt_buckets, METH_NOARGS,
      "The RTT histogram's bounds: (seconds, le text) pairs."},
-    {"metric_event_figures", metric_event_figures, METH_NOARGS,
-     "Which figure each engine event counts toward (metrics.c)."},
     {"metrics_render", metrics_render, METH_O,
      "The Prometheus text of a list of series dicts (metrics.c)."},
     {"metrics_cell", metrics_cell, METH_VARARGS,

@@ -114,9 +114,6 @@ def metric_families() -> tuple[dict[str, Any], ...]:
 def metric_series_labels() -> tuple[str, ...]: ...
 def metric_rtt_buckets() -> tuple[tuple[float, str], ...]:
     """The RTT histogram's bounds: (seconds, le text)."""
-def metric_event_figures() -> dict[str, tuple[tuple[str, str | None] | None, ...]]:
-    """Per event name: 8 entries (closed*4 + invalid*2 + has ping_seq), each
-    the (field, label value) it adds one to, or None."""
 def metrics_render(series: Sequence[dict[str, Any]]) -> str:
     """The Prometheus text of the series (metrics.c)."""
 def metrics_cell(peer: str, transport: str) -> object:
