@@ -486,10 +486,11 @@ Napi::Value McppAddon::FeedRtt(const Napi::CallbackInfo &info) {
 }
 
 // setMetrics(conn, cell): the runtime counts the connection's events into a
-// metricsCell() as they happen, so none crosses to be counted.
+// metricsCell() as they happen, so none crosses to be counted (null: no longer).
 Napi::Value McppAddon::SetMetrics(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  mcpp_metrics_cell *cell = mcpping_node::CellFromJs(env, info[1]);
+  mcpp_metrics_cell *cell =
+      info[1].IsNull() || info[1].IsUndefined() ? nullptr : mcpping_node::CellFromJs(env, info[1]);
   if (rt_) mcpp_runtime_set_metrics(rt_, ConnIdArg(info, 0), cell);
   return env.Undefined();
 }

@@ -219,14 +219,15 @@ static PyObject *metrics_retire(PyObject *module, PyObject *cap) {
   Py_RETURN_NONE;
 }
 
-/* metrics_attach(conn_id, cell): the runtime counts the connection's events. */
+/* metrics_attach(conn_id, cell): the runtime counts the connection's events
+ * (None: no longer). */
 static PyObject *metrics_attach(PyObject *module, PyObject *args) {
   mcpping_state *st = mcpping_get_state(module);
   unsigned long long id;
   PyObject *cap;
   if (!PyArg_ParseTuple(args, "KO:metrics_attach", &id, &cap)) return NULL;
-  mcpp_metrics_cell *c = cell_get(cap);
-  if (c == NULL) return NULL;
+  mcpp_metrics_cell *c = NULL; /* None detaches */
+  if (cap != Py_None && (c = cell_get(cap)) == NULL) return NULL;
   if (st->rt) mcpp_runtime_set_metrics(st->rt, (uint64_t)id, c);
   Py_RETURN_NONE;
 }

@@ -120,8 +120,8 @@ def metrics_cell(peer: str, transport: str) -> object:
     """A connection's figures counted in C (metrics_tally.c)."""
 def metrics_retire(cell: object) -> None:
     """Folds the cell into its labels' total (once)."""
-def metrics_attach(conn_id: int, cell: object) -> None:
-    """The runtime counts the connection's events into the cell."""
+def metrics_attach(conn_id: int, cell: object | None) -> None:
+    """The runtime counts the connection's events into the cell (None: no longer)."""
 def metrics_attach_engine(engine: Engine, cell: object) -> None:
     """The engine counts its events into the cell."""
 def metrics_set_in_flight(cell: object, n: int) -> None:
