@@ -98,6 +98,9 @@ class _Tally:
         #: histograms (C keeps the buckets and the sum; see _rtts).
         self.rtt_sinks: list[Callable[[float, Any], None]] = []
         self._given: dict[tuple[str, str], _Histogram] = {}
+        # Collections may run on an exporter's thread and the loop's at once:
+        # each pong is given once.
+        self._give_lock = threading.Lock()
 
     def opened(self, hub: _events.EventHub) -> None:
         cell = _native.metrics_cell(_first_name(hub), hub.transport)
@@ -132,7 +135,8 @@ class _Tally:
             if info is not None:
                 _native.metrics_set_in_flight(cell, int(info.get("in_flight", 0)))
         rows = _native.metrics_rows()
-        self._give_rtts(rows)
+        with self._give_lock:
+            self._give_rtts(rows)
         return rows
 
     def _give_rtts(self, rows: list[Row]) -> None:
