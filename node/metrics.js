@@ -40,38 +40,6 @@ const METRICS = Object.freeze(Object.fromEntries(FAMILIES.map((f) => [f.name, [f
 const camel = (field) => field.replace(/_(.)/g, (_, c) => c.toUpperCase());
 
 /**
- * RTTs that reproduce a histogram's growth (per-bucket counts and their
- * sum): C counts each pong into its bucket, so the values are placed in
- * their buckets, as far into each as makes their sum the sum C kept.
- * @param {number[]} now @param {number[]} before @param {number} sum
- * @returns {number[]}
- */
-function rttsOf(now, before, sum) {
-  const n = RTT_BUCKETS.length;
-  const lo = (i) => (i ? RTT_BUCKETS[i - 1] : 0);
-  const grown = [];
-  for (let i = 0; i <= n; i++) if (now[i] > before[i]) grown.push([i, now[i] - before[i]]);
-  let over = 0;
-  let low = 0;
-  let high = 0;
-  for (const [i, k] of grown) {
-    if (i === n) over += k;
-    else {
-      low += k * lo(i);
-      high += k * RTT_BUCKETS[i];
-    }
-  }
-  const t = over ? 1 : high > low ? Math.min(1, Math.max(1e-9, (sum - low) / (high - low))) : 1;
-  const rest = over ? (sum - high) / over : 0;
-  const out = [];
-  for (const [i, k] of grown) {
-    const v = i === n ? rest : lo(i) + t * (RTT_BUCKETS[i] - lo(i));
-    for (let j = 0; j < k; j++) out.push(v);
-  }
-  return out;
-}
-
-/**
  * An exporter that throws (an OpenTelemetry SDK's record) must not break
  * the delivery of the connection's items, nor lose the other RTTs, nor
  * vanish: it becomes one process warning.
@@ -92,7 +60,8 @@ class Tally {
     this.open = new Set();
     /**
      * OpenTelemetry histograms, each called with (rtt, row) per pong at a
-     * collection (C keeps the buckets and the sum; see rttsOf).
+     * collection (C keeps the buckets and the sum, and turns their growth
+     * into values: binding.metricRttGrowth).
      * @type {Array<(rtt: number, row: {attrs: object}) => void>}
      */
     this.rttSinks = [];
@@ -156,7 +125,7 @@ class Tally {
       }
       if (r.rttBuckets.every((n, i) => n === h.buckets[i])) continue;
       // Pongs from before the first sink are not given.
-      const rtts = this.rttSinks.length ? rttsOf(r.rttBuckets, h.buckets, r.rttSum - h.sum) : [];
+      const rtts = this.rttSinks.length ? binding.metricRttGrowth(r.rttBuckets, h.buckets, r.rttSum - h.sum) : [];
       h.buckets = r.rttBuckets;
       h.sum = r.rttSum;
       for (const rtt of rtts) {
@@ -284,7 +253,7 @@ const otelProviders = new WeakSet();
  * the global one). Counters and gauges are observable, read at each
  * collection; the RTT histogram gets every pong, with RTT_BUCKETS advised
  * as its boundaries, recorded in one pass at each collection from the
- * buckets and sum C counted (see rttsOf). Instrumenting one provider twice throws.
+ * buckets and sum C counted. Instrumenting one provider twice throws.
  * @param {object} [meterProvider]
  */
 function instrumentOtel(meterProvider) {

@@ -179,6 +179,24 @@ Napi::Array Numbers(Napi::Env env, const uint64_t *v, uint32_t n) {
   return a;
 }
 
+// metricRttGrowth(now, before, sum) -> [rtt, ...]: values reproducing an RTT
+// histogram's growth (mcpp_metric_rtt_growth), for OpenTelemetry.
+Napi::Value MetricRttGrowth(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("now", info[0]);
+  o.Set("before", info[1]);
+  uint64_t now[MCPP_METRIC_RTT_BOUNDS + 1] = {0}, before[MCPP_METRIC_RTT_BOUNDS + 1] = {0};
+  U64s(env, o, "now", now, MCPP_METRIC_RTT_BOUNDS + 1);
+  U64s(env, o, "before", before, MCPP_METRIC_RTT_BOUNDS + 1);
+  double sum = info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
+  std::vector<double> v(mcpp_metric_rtt_growth(now, before, sum, nullptr, 0));
+  mcpp_metric_rtt_growth(now, before, sum, v.data(), v.size());
+  Napi::Array a = Napi::Array::New(env, v.size());
+  for (size_t i = 0; i < v.size(); i++) a.Set(static_cast<uint32_t>(i), v[i]);
+  return a;
+}
+
 // metricsRows() -> [{peer, transport, pingsSent, ..., failures, rttBuckets,
 // rttSum, states, inFlight, probes}, ...]: every label set's figures now,
 // in metricsRender's shape.
@@ -222,6 +240,7 @@ void InitMetrics(Napi::Env env, Napi::Object exports) {
   exports.Set("metricsRetire", Napi::Function::New(env, MetricsRetire, "metricsRetire"));
   exports.Set("metricsSetInFlight", Napi::Function::New(env, MetricsSetInFlight, "metricsSetInFlight"));
   exports.Set("metricsRows", Napi::Function::New(env, MetricsRows, "metricsRows"));
+  exports.Set("metricRttGrowth", Napi::Function::New(env, MetricRttGrowth, "metricRttGrowth"));
 }
 
 

@@ -12,7 +12,8 @@ namespace mcpping_node {
 
 // Adds metricFamilies, metricSeriesLabels, metricRttBuckets,
 // metricsRender and the tally's metricsCell,
-// metricsRetire, metricsSetInFlight and metricsRows to exports.
+// metricsRetire, metricsSetInFlight, metricsRows and metricRttGrowth to
+// exports.
 void InitMetrics(Napi::Env env, Napi::Object exports);
 
 // The C cell of a metricsCell() value (counting goes on until it is

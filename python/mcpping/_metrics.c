@@ -297,6 +297,33 @@ static PyObject *metrics_rows(PyObject *module, PyObject *unused) {
   return l;
 }
 
+/* metric_rtt_growth(now, before, sum) -> [rtt, ...]: values reproducing an
+ * RTT histogram's growth (mcpp_metric_rtt_growth), for OpenTelemetry. */
+static PyObject *metric_rtt_growth(PyObject *module, PyObject *args) {
+  PyObject *now_o, *before_o;
+  double sum;
+  if (!PyArg_ParseTuple(args, "OOd:metric_rtt_growth", &now_o, &before_o, &sum)) return NULL;
+  PyObject *d = Py_BuildValue("{sOsO}", "now", now_o, "before", before_o);
+  uint64_t now[MCPP_METRIC_RTT_BOUNDS + 1] = {0}, before[MCPP_METRIC_RTT_BOUNDS + 1] = {0};
+  if (d == NULL || get_u64s(d, "now", now, MCPP_METRIC_RTT_BOUNDS + 1) < 0 ||
+      get_u64s(d, "before", before, MCPP_METRIC_RTT_BOUNDS + 1) < 0) {
+    Py_XDECREF(d);
+    return NULL;
+  }
+  Py_DECREF(d);
+  size_t n = mcpp_metric_rtt_growth(now, before, sum, NULL, 0);
+  double *v = PyMem_Calloc(n + 1, sizeof *v);
+  if (v == NULL) return PyErr_NoMemory();
+  mcpp_metric_rtt_growth(now, before, sum, v, n);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; l && i < n; i++) {
+    PyObject *x = PyFloat_FromDouble(v[i]);
+    if (x == NULL || PyList_SetItem(l, (Py_ssize_t)i, x) < 0) Py_CLEAR(l);
+  }
+  PyMem_Free(v);
+  return l;
+}
+
 /* metrics_text() -> the Prometheus text of the tally's rows now. */
 static PyObject *metrics_text(PyObject *module, PyObject *unused) {
   mcpp_metric_series *rows;
@@ -338,6 +365,8 @@ static PyMethodDef metrics_methods[] = {
      "Sets a cell's in-flight gauge from the live connection."},
     {"metrics_rows", metrics_rows, METH_NOARGS,
      "Every label set's figures now, as series dicts."},
+    {"metric_rtt_growth", metric_rtt_growth, METH_VARARGS,
+     "RTTs reproducing a histogram's growth (now, before, sum grown)."},
     {"metrics_text", metrics_text, METH_NOARGS,
      "The Prometheus text of every label set's figures now."},
     {NULL, NULL, 0, NULL}};

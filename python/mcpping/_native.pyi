@@ -128,6 +128,8 @@ def metrics_set_in_flight(cell: object, n: int) -> None:
     """The cell's in-flight gauge, from the live connection."""
 def metrics_rows() -> list[dict[str, Any]]:
     """Every label set's figures now, as series dicts (metrics_render's)."""
+def metric_rtt_growth(now: Sequence[int], before: Sequence[int], sum: float) -> list[float]:
+    """RTTs in their buckets summing to ``sum`` that reproduce the growth."""
 def metrics_text() -> str:
     """The Prometheus text of every label set's figures now."""
 # The mcpping command's application layer (_app.c, csrc/src/app).

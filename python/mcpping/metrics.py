@@ -65,26 +65,6 @@ class _Histogram:
         self.sum = total
 
 
-def _rtts(new: list[int], old: list[int], total: float) -> list[float]:
-    """RTTs that reproduce a histogram's growth (per-bucket counts and their
-    sum): C counts each pong into its bucket, so the values are placed in
-    their buckets, as far into each as makes their sum the sum C kept."""
-    lo = (0.0, *RTT_BUCKETS)
-    grown = [(i, n - o) for i, (n, o) in enumerate(zip(new, old)) if n > o]
-    over = sum(k for i, k in grown if i == len(RTT_BUCKETS))
-    low = sum(k * lo[i] for i, k in grown if i < len(RTT_BUCKETS))
-    high = sum(k * RTT_BUCKETS[i] for i, k in grown if i < len(RTT_BUCKETS))
-    if over:
-        t, rest = 1.0, (total - high) / over
-    else:
-        t, rest = (min(1.0, max(1e-9, (total - low) / (high - low))) if high > low else 1.0), 0.0
-    out: list[float] = []
-    for i, k in grown:
-        v = rest if i == len(RTT_BUCKETS) else lo[i] + t * (RTT_BUCKETS[i] - lo[i])
-        out += [v] * k
-    return out
-
-
 class _Tally:
     """Which connections C counts for (cells), and the rows it returns."""
 
@@ -95,7 +75,8 @@ class _Tally:
         #: Open cells: id -> (cell, the reporting object weakly, or None).
         self._open: dict[int, tuple[Any, weakref.ref[Any] | None]] = {}
         #: Called with (rtt, row) per pong, at a collection: OpenTelemetry's
-        #: histograms (C keeps the buckets and the sum; see _rtts).
+        #: histograms (C keeps the buckets and the sum, and turns their
+        #: growth into values: metric_rtt_growth).
         self.rtt_sinks: list[Callable[[float, Any], None]] = []
         self._given: dict[tuple[str, str], _Histogram] = {}
         # Collections may run on an exporter's thread and the loop's at once:
@@ -155,7 +136,8 @@ class _Tally:
                 continue
             # Pongs from before the first sink are not given (as a sink that
             # records each pong from then on).
-            rtts = _rtts(new, h.buckets, r["rtt_sum"] - h.sum) if self.rtt_sinks else []
+            rtts = (_native.metric_rtt_growth(new, h.buckets, r["rtt_sum"] - h.sum)
+                    if self.rtt_sinks else [])
             h.buckets, h.sum = list(new), r["rtt_sum"]
             for rtt in rtts:
                 for sink in self.rtt_sinks:

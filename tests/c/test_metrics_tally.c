@@ -154,3 +154,32 @@ TEST(metrics_tally_initialized_names_the_peer_and_no_cells_no_rows) {
   mcpp_metrics_rows_free(rows, (size_t)n);
   mcpp_metrics_cell_retire(a);
 }
+
+/* The values an OpenTelemetry histogram is given lie in the buckets that
+ * grew and sum to what the sum grew by. */
+TEST(metric_rtt_growth_values_lie_in_their_buckets_and_sum_to_the_growth) {
+  uint64_t before[MCPP_METRIC_RTT_BOUNDS + 1] = {0}, now[MCPP_METRIC_RTT_BOUNDS + 1] = {0};
+  int a = mcpp_metric_rtt_bucket(0.0003), b = mcpp_metric_rtt_bucket(0.02);
+  before[a] = 1;
+  now[a] = 3;
+  now[b] = 1;
+  double v[8];
+  double sum = 0.0003 + 0.0004 + 0.02;
+  ASSERT_UINT_EQ(3, mcpp_metric_rtt_growth(now, before, sum, NULL, 0));
+  ASSERT_UINT_EQ(3, mcpp_metric_rtt_growth(now, before, sum, v, 8));
+  ASSERT_EQ(a, mcpp_metric_rtt_bucket(v[0]));
+  ASSERT_EQ(a, mcpp_metric_rtt_bucket(v[1]));
+  ASSERT_EQ(b, mcpp_metric_rtt_bucket(v[2]));
+  ASSERT(fabs(v[0] + v[1] + v[2] - sum) < 1e-12);
+  /* Past the last bound: the rest of the sum, above it. */
+  memset(now, 0, sizeof now);
+  memset(before, 0, sizeof before);
+  now[MCPP_METRIC_RTT_BOUNDS] = 2;
+  now[0] = 1;
+  ASSERT_UINT_EQ(3, mcpp_metric_rtt_growth(now, before, 30.00005, v, 8));
+  ASSERT_EQ(0, mcpp_metric_rtt_bucket(v[0]));
+  ASSERT(v[1] > 10.0 && v[2] > 10.0);
+  ASSERT(fabs(v[0] + v[1] + v[2] - 30.00005) < 1e-9);
+  /* Nothing grew: nothing to give. */
+  ASSERT_UINT_EQ(0, mcpp_metric_rtt_growth(before, before, 0, v, 8));
+}

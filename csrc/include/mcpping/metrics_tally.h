@@ -67,6 +67,15 @@ int mcpp_runtime_set_metrics(struct mcpp_runtime *rt, uint64_t conn_id,
 long mcpp_metrics_tally_rows(mcpp_metric_series **out);
 void mcpp_metrics_rows_free(mcpp_metric_series *rows, size_t n);
 
+/* RTTs in seconds that reproduce an RTT histogram's growth from `before` to
+ * `now` (per-bucket counts, MCPP_METRIC_RTT_BOUNDS + 1 each, the last +Inf)
+ * whose sum grew by `sum`, for an exporter that records single values
+ * (OpenTelemetry): each value lies in its bucket, as far into each as makes
+ * the values sum to `sum`. Writes up to cap of them into out, bucket by
+ * bucket; returns how many there are (call with cap 0 to size). */
+size_t mcpp_metric_rtt_growth(const uint64_t *now, const uint64_t *before,
+                              double sum, double *out, size_t cap);
+
 #ifdef __cplusplus
 }
 #endif

@@ -241,6 +241,44 @@ void mcpp_metrics_rows_free(mcpp_metric_series *rows, size_t n) {
   free(rows);
 }
 
+size_t mcpp_metric_rtt_growth(const uint64_t *now, const uint64_t *before,
+                              double sum, double *out, size_t cap) {
+  const double *hi = mcpp_metric_rtt_bounds();
+  const int n = MCPP_METRIC_RTT_BOUNDS;
+  uint64_t over = 0;
+  double low = 0, high = 0;
+  size_t count = 0;
+  for (int i = 0; i <= n; i++) {
+    uint64_t k = now[i] > before[i] ? now[i] - before[i] : 0;
+    count += k;
+    if (i == n) {
+      over = k;
+    } else {
+      low += (double)k * (i ? hi[i - 1] : 0);
+      high += (double)k * hi[i];
+    }
+  }
+  /* With values past the last bound, the finite ones sit at their bounds
+   * and those take the rest; else one fraction t of each bucket's width. */
+  double t = 1, rest = 0;
+  if (over) {
+    rest = (sum - high) / (double)over;
+  } else if (high > low) {
+    t = (sum - low) / (high - low);
+    if (t > 1) t = 1;
+    if (t < 1e-9) t = 1e-9;
+  }
+  size_t w = 0;
+  for (int i = 0; i <= n; i++) {
+    uint64_t k = now[i] > before[i] ? now[i] - before[i] : 0;
+    double lo = i ? hi[i - 1] : 0;
+    double v = i == n ? rest : lo + t * (hi[i] - lo);
+    for (uint64_t j = 0; j < k; j++, w++)
+      if (w < cap) out[w] = v;
+  }
+  return count;
+}
+
 void mcpp__metrics_tally_reset(void) {
   pthread_mutex_lock(&mu);
   while (open_head) {
