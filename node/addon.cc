@@ -133,6 +133,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("setRecords", &McppAddon::SetRecords),
                   InstanceMethod("setPingEvents", &McppAddon::SetPingEvents),
                   InstanceMethod("feedRtt", &McppAddon::FeedRtt),
+                  InstanceMethod("setMetrics", &McppAddon::SetMetrics),
                   InstanceMethod("eventNames", &McppAddon::EventNames),
                   InstanceMethod("info", &McppAddon::Info),
                   InstanceMethod("ref", &McppAddon::Ref),
@@ -481,6 +482,16 @@ Napi::Value McppAddon::FeedRtt(const Napi::CallbackInfo &info) {
   mcpp_rtt_stats *stats = mcpping_node::RttStatsFromJs(env, info[1]);
   if (!stats) throw Napi::TypeError::New(env, "feedRtt: not an RttStats");
   if (rt_) mcpp_runtime_feed_rtt_stats(rt_, ConnIdArg(info, 0), stats, 1000);
+  return env.Undefined();
+}
+
+// setMetrics(conn, cell): the runtime counts the connection's events into a
+// metricsCell() as they happen, so none crosses to be counted (null: no longer).
+Napi::Value McppAddon::SetMetrics(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_metrics_cell *cell =
+      info[1].IsNull() || info[1].IsUndefined() ? nullptr : mcpping_node::CellFromJs(env, info[1]);
+  if (rt_) mcpp_runtime_set_metrics(rt_, ConnIdArg(info, 0), cell);
   return env.Undefined();
 }
 

@@ -82,6 +82,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value SetRecords(const Napi::CallbackInfo &info);
   Napi::Value SetPingEvents(const Napi::CallbackInfo &info);
   Napi::Value FeedRtt(const Napi::CallbackInfo &info);
+  Napi::Value SetMetrics(const Napi::CallbackInfo &info);
   Napi::Value EventNames(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);

@@ -66,8 +66,20 @@ class EngineDriver extends EventEmitter {
     this.timeoutMs = settings.timeoutMs || binding.defaultSettings().timeoutMs;
     this.transport = opts.transport || 'custom';
     this.peerName = opts.peerName || null;
-    this.figures = metricsHub.tally ? metricsHub.tally.opened(this.peerName, this.transport, this) : null;
     this.engine = new binding.Engine(settings, nowUs(), this.sink);
+    // Metrics: the engine counts its events into a C cell (now, or when
+    // metrics turn on).
+    this.figures = null;
+    const self = new WeakRef(this); // a driver dropped unclosed is still collected
+    this.countMetrics = () => {
+      const d = self.deref();
+      const tally = metricsHub.tally;
+      if (!d || !tally || d.figures || d.closed) return;
+      d.figures = tally.opened((d.info() || {}).peerName || d.peerName, d.transport, d);
+      d.engine.setMetrics(d.figures.cell);
+    };
+    metricsHub.followers.add(this.countMetrics);
+    this.countMetrics();
     this.arm();
   }
 
@@ -192,6 +204,7 @@ class EngineDriver extends EventEmitter {
     if (this.closed) return;
     this.engine.close(err, reason || null, nowUs(), this.sink);
     this.closed = true;
+    metricsHub.followers.delete(this.countMetrics);
     if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
@@ -236,11 +249,6 @@ class EngineDriver extends EventEmitter {
   onEvent(ev) {
     this._state = ev.state;
     this.rttStats.observe(ev);
-    const tally = metricsHub.tally;
-    if (tally) {
-      if (!this.figures) this.figures = tally.opened((this.info() || {}).peerName || this.peerName, this.transport, this);
-      tally.event(this.figures, ev);
-    }
     if (ev.manual && OUTCOMES.has(ev.type)) {
       const pending = this.pendingEntry;
       const value = ev.type === 'pong' ? ev.rttUs / 1000 : null;

@@ -1,5 +1,6 @@
 // The sans-I/O engine as a JavaScript class (see engine_wrap.h).
 #include "engine_wrap.h"
+#include "metrics_wrap.h"
 
 #include <string>
 
@@ -56,6 +57,7 @@ Napi::Function EngineWrap::Init(Napi::Env env) {
       {
           InstanceMethod("recv", &EngineWrap::Recv),
           InstanceMethod("touch", &EngineWrap::Touch),
+          InstanceMethod("setMetrics", &EngineWrap::SetMetrics),
           InstanceMethod("setReading", &EngineWrap::SetReading),
           InstanceMethod("observeOutbound", &EngineWrap::ObserveOutbound),
           InstanceMethod("ping", &EngineWrap::Ping),
@@ -166,6 +168,13 @@ Napi::Value EngineWrap::Recv(const Napi::CallbackInfo &info) {
 
 // touch(now, sink): bytes that are no message (an SSE comment); the sink
 // gets a "recovered" that this proof of life may cause.
+// setMetrics(cell): the engine counts its events into a metricsCell().
+Napi::Value EngineWrap::SetMetrics(const Napi::CallbackInfo &info) {
+  mcpp_metrics_cell *cell = CellFromJs(info.Env(), info[0]);
+  if (engine_) mcpp_engine_set_metrics(engine_, cell);
+  return info.Env().Undefined();
+}
+
 Napi::Value EngineWrap::Touch(const Napi::CallbackInfo &info) {
   mcpp_engine *e = Get(info.Env());
   SinkScope scope(this, info, 1);

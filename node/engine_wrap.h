@@ -39,6 +39,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
 
   Napi::Value Recv(const Napi::CallbackInfo &info);
   Napi::Value Touch(const Napi::CallbackInfo &info);
+  Napi::Value SetMetrics(const Napi::CallbackInfo &info);
   Napi::Value SetReading(const Napi::CallbackInfo &info);
   Napi::Value ObserveOutbound(const Napi::CallbackInfo &info);
   Napi::Value Ping(const Napi::CallbackInfo &info);

@@ -5,9 +5,10 @@
  *
  * Every connection (a spawned Peer or StdioClientTransport, a guard, the
  * CLI's HTTP session) reports to `hub`: once metrics are on, `hub.tally`
- * counts each event into that connection's figures, an increment or two per
- * event, no listener per metric. Exporters read the tally when they collect;
- * the gauges read each open connection live at that moment.
+ * gives it a cell that C counts its events into where they happen (the
+ * runtime's thread, or the engine; csrc/src/engine/metrics_tally.c), so no
+ * event crosses to be counted. Exporters read C's rows when they collect;
+ * the in-flight gauge reads each open connection live at that moment.
  *
  * Both exporters are optional: requiring mcpping loads neither package, and
  * each function says which one is missing. Figures start when the first
@@ -27,11 +28,6 @@ const FAMILIES = Object.freeze(binding.metricFamilies());
 const byField = Object.fromEntries(FAMILIES.map((f) => [f.field, f]));
 /** Upper bounds (seconds) of the RTT histogram's buckets. */
 const RTT_BUCKETS = Object.freeze(binding.metricRttBuckets().map(([bound]) => bound));
-/**
- * Pongs a connection keeps for the OpenTelemetry histograms between
- * collections; at this many they are recorded at once.
- */
-const RTT_BATCH = 256;
 /** The values of mcpping_peer_state's `state` label. */
 const STATES = Object.freeze(byField.states.values);
 /** The values of mcpping_ping_failures_total's `reason` label. */
@@ -40,78 +36,8 @@ const FAILURE_REASONS = Object.freeze(byField.failures.values);
 const PROBE_RESULTS = Object.freeze(byField.probes.values);
 /** Every metric: name -> [type, help]. */
 const METRICS = Object.freeze(Object.fromEntries(FAMILIES.map((f) => [f.name, [f.kind, f.help]])));
-/** A table field ('pings_sent') as the Figures property it names. */
+/** A table field ('pings_sent') as the row property it names. */
 const camel = (field) => field.replace(/_(.)/g, (_, c) => c.toUpperCase());
-/**
- * Which figure each event counts toward (the C rule): per event type, 8
- * entries indexed by closed * 4 + invalid * 2 + (pingSeq != 0), each
- * [Figures property, label value or null] or null.
- */
-const EVENT_FIGURES = new Map(Object.entries(binding.metricEventFigures())
-  .map(([type, row]) => [type, row.map((fx) => fx && [camel(fx[0]), fx[1]])]));
-/** The plain counters' Figures properties: pingsSent, ..., reconnects. */
-const COUNTERS = FAMILIES.filter((f) => f.kind === 'counter' && !f.label).map((f) => camel(f.field));
-/** The labelled counters: [Figures property, label values] (failures, probes). */
-const LABELLED = FAMILIES.filter((f) => f.kind === 'counter' && f.label).map((f) => [camel(f.field), f.values]);
-
-/** One connection's counts, or the summed counts of closed connections. */
-class Figures {
-  /**
-   * @param {string} peer
-   * @param {string} transport
-   * @param {{info(): object|null}} [source] read live by the in-flight gauge
-   */
-  constructor(peer, transport, source) {
-    this.transport = transport;
-    this.rename(peer);
-    this.state = 'alive';
-    this.inFlight = 0;
-    this.source = source ? new WeakRef(source) : null;
-    for (const k of COUNTERS) this[k] = 0;
-    for (const [k, values] of LABELLED) this[k] = Object.fromEntries(values.map((x) => [x, 0]));
-    // Per bucket, not cumulative; the last one is +Inf.
-    this.rttBuckets = new Array(RTT_BUCKETS.length + 1).fill(0);
-    this.rttSum = 0;
-    /** @type {number[]|null} RTTs not yet recorded into OpenTelemetry histograms */
-    this.rtts = null;
-  }
-
-  /** @param {string} peer */
-  rename(peer) {
-    this.peer = peer;
-    this.key = `${peer}\u0000${this.transport}`;
-    this.attrs = { peer, transport: this.transport };
-  }
-
-  /** @param {Figures} other */
-  add(other) {
-    for (const k of COUNTERS) this[k] += other[k];
-    for (const [k, values] of LABELLED) for (const x of values) this[k][x] += other[k][x];
-    for (let i = 0; i < this.rttBuckets.length; i++) this.rttBuckets[i] += other.rttBuckets[i];
-    this.rttSum += other.rttSum;
-  }
-
-  /** @returns {number} the engine's live count, or the last event's */
-  liveInFlight() {
-    const src = this.source && this.source.deref();
-    if (src) {
-      try {
-        const info = src.info();
-        if (info) return info.inFlight;
-      } catch {
-        // Closing: the last event's count stands.
-      }
-    }
-    return this.inFlight;
-  }
-}
-
-/** @param {number} rtt seconds @returns {number} its bucket's index */
-function bucketOf(rtt) {
-  let i = 0;
-  while (i < RTT_BUCKETS.length && rtt > RTT_BUCKETS[i]) i++;
-  return i;
-}
 
 /**
  * An exporter that throws (an OpenTelemetry SDK's record) must not break
@@ -123,120 +49,96 @@ function warnRecordFailed(err) {
   process.emitWarning(`mcpping.metrics: recording an RTT failed: ${err && err.message}`, { type: 'McppMetricsWarning', detail: err && err.stack });
 }
 
-/** The one place every connection's events are counted. */
+/**
+ * Which connections C counts for (one cell each: the runtime or the engine
+ * counts every event into it where it happens, so no event crosses to be
+ * counted), and the rows C returns.
+ */
 class Tally {
   constructor() {
-    /** @type {Set<Figures>} */
+    /** @type {Set<{cell: object, source: WeakRef<object>|null}>} open connections */
     this.open = new Set();
-    /** @type {Map<string, Figures>} closed connections' sums, by label set */
-    this.closedSums = new Map();
     /**
-     * OpenTelemetry histograms, each called with (rtt, figures) for every
-     * pong. A record() made on the pong's path costs more than the rest of
-     * the counting, so pongs wait in the connection's figures and are
-     * recorded in one pass when anything collects (rows()), or at RTT_BATCH.
-     * @type {Array<(rtt: number, fig: Figures) => void>}
+     * OpenTelemetry histograms, each called with (rtt, row) per pong at a
+     * collection (C keeps the buckets and the sum, and turns their growth
+     * into values: binding.metricRttGrowth).
+     * @type {Array<(rtt: number, row: {attrs: object}) => void>}
      */
     this.rttSinks = [];
+    /** @type {Map<string, {attrs: object, buckets: number[], sum: number}>} given to the sinks so far */
+    this.given = new Map();
   }
 
   /**
-   * A connection starts.
+   * A connection starts: its cell, which its owner has C count into
+   * (binding.setMetrics or engine.setMetrics).
    * @param {string|null} peer its name so far
    * @param {string} transport
-   * @param {{info(): object|null}} source
-   * @returns {Figures}
+   * @param {{info(): object|null}} source read live by the in-flight gauge
    */
   opened(peer, transport, source) {
-    const fig = new Figures(peer || 'unknown', transport, source);
+    const fig = { cell: binding.metricsCell(peer || 'unknown', transport), source: source ? new WeakRef(source) : null };
     this.open.add(fig);
     return fig;
   }
 
-  /** @param {Figures} fig @param {object} ev an engine event */
-  event(fig, ev) {
-    fig.state = ev.state;
-    fig.inFlight = ev.inFlight;
-    const row = EVENT_FIGURES.get(ev.type);
-    if (row) {
-      const fx = row[(ev.state === 'closed' ? 4 : 0) + (ev.invalid ? 2 : 0) + (ev.pingSeq ? 1 : 0)];
-      if (!fx) return;
-      if (fx[1] !== null) fig[fx[0]][fx[1]] += 1;
-      else fig[fx[0]] += 1;
-      if (ev.type === 'pong') {
-        const rtt = ev.rttUs / 1e6;
-        fig.rttBuckets[bucketOf(rtt)] += 1;
-        fig.rttSum += rtt;
-        if (this.rttSinks.length) {
-          (fig.rtts ||= []).push(rtt);
-          if (fig.rtts.length >= RTT_BATCH) this.recordRtts(fig);
-        }
-      }
-    } else if (ev.type === 'initialized' && ev.message) {
-      fig.rename(ev.message);
-    }
+  /** @param {{cell: object}} fig the connection ended */
+  closed(fig) {
+    if (!this.open.delete(fig)) return;
+    binding.metricsRetire(fig.cell);
   }
 
-  /** @param {Figures} fig its waiting pongs go into every histogram */
-  recordRtts(fig) {
-    const rtts = fig.rtts;
-    if (!rtts) return;
-    fig.rtts = null;
+  /**
+   * C's rows (one per label set), after reading each open connection's
+   * in-flight count live: a request sent emits no event.
+   * @returns {object[]}
+   */
+  rows() {
+    for (const fig of [...this.open]) {
+      const src = fig.source && fig.source.deref();
+      if (fig.source && !src) {
+        this.closed(fig); // collected without closing
+        continue;
+      }
+      let info = null;
+      try {
+        info = src ? src.info() : null;
+      } catch {
+        // Closing: the last event's count stands.
+      }
+      if (info) binding.metricsSetInFlight(fig.cell, info.inFlight);
+    }
+    const rows = binding.metricsRows();
+    this.giveRtts(rows);
+    return rows;
+  }
+
+  /** @param {object[]} rows the pongs since the last collection go to every sink */
+  giveRtts(rows) {
     let failed = null;
-    for (const rtt of rtts) {
-      for (const sink of this.rttSinks) {
-        try {
-          sink(rtt, fig);
-        } catch (err) {
-          failed = err;
+    for (const r of rows) {
+      const key = `${r.peer}\u0000${r.transport}`;
+      let h = this.given.get(key);
+      if (!h) {
+        h = { attrs: { peer: r.peer, transport: r.transport }, buckets: new Array(RTT_BUCKETS.length + 1).fill(0), sum: 0 };
+        this.given.set(key, h);
+      }
+      if (r.rttBuckets.every((n, i) => n === h.buckets[i])) continue;
+      // Pongs from before the first sink are not given.
+      const rtts = this.rttSinks.length ? binding.metricRttGrowth(r.rttBuckets, h.buckets, r.rttSum - h.sum) : [];
+      h.buckets = r.rttBuckets;
+      h.sum = r.rttSum;
+      for (const rtt of rtts) {
+        for (const sink of this.rttSinks) {
+          try {
+            sink(rtt, h);
+          } catch (err) {
+            failed = err;
+          }
         }
       }
     }
     if (failed) warnRecordFailed(failed);
-  }
-
-  /** @param {Figures} fig the connection ended */
-  closed(fig) {
-    if (!this.open.delete(fig)) return;
-    this.recordRtts(fig);
-    fig.state = 'closed';
-    let sum = this.closedSums.get(fig.key);
-    if (!sum) {
-      sum = new Figures(fig.peer, fig.transport);
-      this.closedSums.set(fig.key, sum);
-    }
-    sum.add(fig);
-  }
-
-  /**
-   * Sums per label set, with the state and in-flight gauges.
-   * @returns {Array<{figures: Figures, states: Record<string, number>, inFlight: number}>}
-   */
-  rows() {
-    const out = new Map();
-    if (this.rttSinks.length) for (const fig of this.open) this.recordRtts(fig);
-    const row = (fig) => {
-      let r = out.get(fig.key);
-      if (!r) {
-        r = { figures: new Figures(fig.peer, fig.transport), states: { alive: 0, suspect: 0, stale: 0, closed: 0 }, inFlight: 0 };
-        out.set(fig.key, r);
-      }
-      return r;
-    };
-    for (const fig of [...this.open]) {
-      if (fig.source && !fig.source.deref()) this.closed(fig); // collected without closing
-    }
-    for (const sum of this.closedSums.values()) row(sum).figures.add(sum);
-    for (const fig of this.open) {
-      const r = row(fig);
-      r.figures.add(fig);
-      r.states[fig.state] += 1;
-      r.inFlight += fig.liveInFlight();
-    }
-    for (const r of out.values()) {
-      if (!STATES.some((s) => r.states[s])) r.states.closed = 1;
-    }
-    return [...out.values()];
   }
 }
 
@@ -279,14 +181,13 @@ function optional(pkg, fn) {
 // ---------------------------------------------------------------- Prometheus
 
 /**
- * The figure a family of the C table shows (its `field`) in one row.
- * @param {ReturnType<Tally['rows']>[number]} r
+ * The figure a family of the C table shows (its `field`) in one row: a
+ * number, or per label value in the family's order.
+ * @param {object} r a row of binding.metricsRows()
  * @param {string} field
  */
 function figure(r, field) {
-  if (field === 'states') return r.states;
-  if (field === 'in_flight') return r.inFlight;
-  return r.figures[camel(field)];
+  return r[camel(field)];
 }
 
 /**
@@ -296,7 +197,7 @@ function figure(r, field) {
  */
 function samples(f, rows) {
   const values = [];
-  const labels = (r, extra) => ({ peer: r.figures.peer, transport: r.figures.transport, ...extra });
+  const labels = (r, extra) => ({ peer: r.peer, transport: r.transport, ...extra });
   for (const r of rows) {
     const v = figure(r, f.field);
     if (f.kind === 'histogram') {
@@ -306,10 +207,10 @@ function samples(f, rows) {
         const le = i < RTT_BUCKETS.length ? RTT_BUCKETS[i] : '+Inf';
         values.push({ metricName: `${f.name}_bucket`, labels: labels(r, { le }), value: cumulative });
       });
-      values.push({ metricName: `${f.name}_sum`, labels: labels(r), value: r.figures.rttSum });
+      values.push({ metricName: `${f.name}_sum`, labels: labels(r), value: r.rttSum });
       values.push({ metricName: `${f.name}_count`, labels: labels(r), value: cumulative });
     } else if (f.label) {
-      for (const x of f.values) values.push({ labels: labels(r, { [f.label]: x }), value: v[x] });
+      f.values.forEach((x, i) => values.push({ labels: labels(r, { [f.label]: x }), value: v[i] }));
     } else {
       values.push({ labels: labels(r), value: v });
     }
@@ -351,8 +252,8 @@ const otelProviders = new WeakSet();
  * Creates mcpping's instruments on an OpenTelemetry MeterProvider (default:
  * the global one). Counters and gauges are observable, read at each
  * collection; the RTT histogram gets every pong, with RTT_BUCKETS advised
- * as its boundaries, recorded in one pass at each collection (at most
- * RTT_BATCH per connection wait in between). Instrumenting one provider twice throws.
+ * as its boundaries, recorded in one pass at each collection from the
+ * buckets and sum C counted. Instrumenting one provider twice throws.
  * @param {object} [meterProvider]
  */
 function instrumentOtel(meterProvider) {
@@ -365,7 +266,10 @@ function instrumentOtel(meterProvider) {
   const tally = enable();
   const meter = provider.getMeter('mcpping', version);
   const observe = (instrument, each) => instrument.addCallback((result) => {
-    for (const r of tally.rows()) each(r, (value, extra) => result.observe(value, extra ? { ...r.figures.attrs, ...extra } : r.figures.attrs));
+    for (const r of tally.rows()) {
+      const attrs = { peer: r.peer, transport: r.transport };
+      each(r, (value, extra) => result.observe(value, extra ? { ...attrs, ...extra } : attrs));
+    }
   });
   let histogram = null;
   for (const f of FAMILIES) {
@@ -376,12 +280,12 @@ function instrumentOtel(meterProvider) {
       const instrument = f.kind === 'counter' ? meter.createObservableCounter(f.name, options) : meter.createObservableGauge(f.name, options);
       observe(instrument, (r, put) => {
         const v = figure(r, f.field);
-        if (f.label) for (const x of f.values) put(v[x], { [f.label]: x });
+        if (f.label) f.values.forEach((x, i) => put(v[i], { [f.label]: x }));
         else put(v);
       });
     }
   }
-  tally.rttSinks.push((rtt, fig) => histogram.record(rtt, fig.attrs));
+  tally.rttSinks.push((rtt, row) => histogram.record(rtt, row.attrs));
 }
 
 // ---------------------------------------------------------- Text exposition
@@ -393,12 +297,7 @@ function instrumentOtel(meterProvider) {
  * @returns {string}
  */
 function exposition() {
-  return binding.metricsRender(enable().rows().map((r) => ({
-    ...r.figures,
-    ...Object.fromEntries(LABELLED.map(([k, values]) => [k, values.map((x) => r.figures[k][x])])),
-    states: STATES.map((x) => r.states[x]),
-    inFlight: r.inFlight,
-  })));
+  return binding.metricsRender(enable().rows());
 }
 
 module.exports = { registerPrometheus, instrumentOtel, exposition, hub, METRICS, RTT_BUCKETS, STATES, FAILURE_REASONS, PROBE_RESULTS };

@@ -10,6 +10,11 @@
 namespace mcpping_node {
 
 namespace {
+struct CellBox;
+CellBox *BoxFromJs(Napi::Env env, Napi::Value v);
+}  // namespace
+
+namespace {
 
 Napi::Value Strings(Napi::Env env, const char *const *v) {
   if (v == nullptr) return env.Null();
@@ -53,39 +58,6 @@ Napi::Value MetricRttBuckets(const Napi::CallbackInfo &info) {
     a.Set(static_cast<uint32_t>(i), pair);
   }
   return a;
-}
-
-// Which figure each event counts toward (mcpp_metric_event_figure): per
-// event type that counts, 8 entries indexed by closed * 4 + invalid * 2 +
-// (pingSeq != 0), each [field, label value or null] or null.
-Napi::Value MetricEventFigures(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  Napi::Object out = Napi::Object::New(env);
-  for (int t = MCPP_EV_PING; t <= MCPP_EV_LAST; t++) {
-    Napi::Array row = Napi::Array::New(env, 8);
-    bool any = false;
-    for (uint32_t k = 0; k < 8; k++) {
-      mcpp_event ev;
-      std::memset(&ev, 0, sizeof ev);
-      ev.type = static_cast<mcpp_event_type>(t);
-      ev.state = k & 4 ? MCPP_STATE_CLOSED : MCPP_STATE_ALIVE;
-      ev.invalid = (k & 2) != 0;
-      ev.ping_seq = k & 1;
-      int value;
-      const mcpp_metric_family *f = mcpp_metric_family_at(mcpp_metric_event_figure(&ev, &value));
-      if (f == nullptr) {
-        row.Set(k, env.Null());
-        continue;
-      }
-      any = true;
-      Napi::Array e = Napi::Array::New(env, 2);
-      e.Set(0u, f->field);
-      e.Set(1u, f->values ? Napi::Value(Napi::String::New(env, f->values[value])) : env.Null());
-      row.Set(k, e);
-    }
-    if (any) out.Set(mcpp_event_name(static_cast<mcpp_event_type>(t)), row);
-  }
-  return out;
 }
 
 uint64_t U64(Napi::Object o, const char *key) {
@@ -154,14 +126,126 @@ Napi::Value MetricsRender(const Napi::CallbackInfo &info) {
   return Napi::String::New(env, out);
 }
 
+// A connection's figures counted in C (metrics_tally.c), held by JS as an
+// External; retired once, explicitly or when collected.
+struct CellBox {
+  uint32_t magic;
+  mcpp_metrics_cell *cell;
+  bool retired;
+};
+constexpr uint32_t kCellMagic = 0x6d63656cu;
+
+CellBox *BoxFromJs(Napi::Env env, Napi::Value v) {
+  CellBox *b = v.IsExternal() ? v.As<Napi::External<CellBox>>().Data() : nullptr;
+  if (b == nullptr || b->magic != kCellMagic) throw Napi::TypeError::New(env, "not a metrics cell");
+  return b;
+}
+
+// metricsCell(peer, transport) -> a cell, counting nothing until attached.
+Napi::Value MetricsCell(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  std::string peer = info[0].ToString().Utf8Value();
+  std::string transport = info[1].ToString().Utf8Value();
+  mcpp_metrics_cell *c = mcpp_metrics_cell_new(peer.c_str(), transport.c_str());
+  if (c == nullptr) throw Napi::Error::New(env, "out of memory");
+  CellBox *b = new CellBox{kCellMagic, c, false};
+  return Napi::External<CellBox>::New(env, b, [](Napi::Env, CellBox *box) {
+    if (!box->retired) mcpp_metrics_cell_retire(box->cell);
+    delete box;
+  });
+}
+
+// metricsRetire(cell): folds it into its labels' total (once).
+Napi::Value MetricsRetire(const Napi::CallbackInfo &info) {
+  CellBox *b = BoxFromJs(info.Env(), info[0]);
+  if (!b->retired) {
+    b->retired = true;
+    mcpp_metrics_cell_retire(b->cell);
+  }
+  return info.Env().Undefined();
+}
+
+// metricsSetInFlight(cell, n): the in-flight gauge, from the live connection.
+Napi::Value MetricsSetInFlight(const Napi::CallbackInfo &info) {
+  mcpp_metrics_cell *c = CellFromJs(info.Env(), info[0]);
+  double n = info[1].IsNumber() ? info[1].As<Napi::Number>().DoubleValue() : 0;
+  mcpp_metrics_cell_set_in_flight(c, n > 0 ? static_cast<uint64_t>(n) : 0);
+  return info.Env().Undefined();
+}
+
+Napi::Array Numbers(Napi::Env env, const uint64_t *v, uint32_t n) {
+  Napi::Array a = Napi::Array::New(env, n);
+  for (uint32_t i = 0; i < n; i++) a.Set(i, static_cast<double>(v[i]));
+  return a;
+}
+
+// metricRttGrowth(now, before, sum) -> [rtt, ...]: values reproducing an RTT
+// histogram's growth (mcpp_metric_rtt_growth), for OpenTelemetry.
+Napi::Value MetricRttGrowth(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  Napi::Object o = Napi::Object::New(env);
+  o.Set("now", info[0]);
+  o.Set("before", info[1]);
+  uint64_t now[MCPP_METRIC_RTT_BOUNDS + 1] = {0}, before[MCPP_METRIC_RTT_BOUNDS + 1] = {0};
+  U64s(env, o, "now", now, MCPP_METRIC_RTT_BOUNDS + 1);
+  U64s(env, o, "before", before, MCPP_METRIC_RTT_BOUNDS + 1);
+  double sum = info[2].IsNumber() ? info[2].As<Napi::Number>().DoubleValue() : 0;
+  std::vector<double> v(mcpp_metric_rtt_growth(now, before, sum, nullptr, 0));
+  mcpp_metric_rtt_growth(now, before, sum, v.data(), v.size());
+  Napi::Array a = Napi::Array::New(env, v.size());
+  for (size_t i = 0; i < v.size(); i++) a.Set(static_cast<uint32_t>(i), v[i]);
+  return a;
+}
+
+// metricsRows() -> [{peer, transport, pingsSent, ..., failures, rttBuckets,
+// rttSum, states, inFlight, probes}, ...]: every label set's figures now,
+// in metricsRender's shape.
+Napi::Value MetricsRows(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_metric_series *rows = nullptr;
+  long n = mcpp_metrics_tally_rows(&rows);
+  if (n < 0) throw Napi::Error::New(env, "out of memory");
+  Napi::Array a = Napi::Array::New(env, static_cast<size_t>(n));
+  for (long i = 0; i < n; i++) {
+    const mcpp_metric_series &r = rows[i];
+    Napi::Object o = Napi::Object::New(env);
+    o.Set("peer", r.peer);
+    o.Set("transport", r.transport);
+    o.Set("pingsSent", static_cast<double>(r.pings_sent));
+    o.Set("pongsReceived", static_cast<double>(r.pongs_received));
+    o.Set("pingsAnswered", static_cast<double>(r.pings_answered));
+    o.Set("stale", static_cast<double>(r.stale));
+    o.Set("pingDeaf", static_cast<double>(r.ping_deaf));
+    o.Set("reconnects", static_cast<double>(r.reconnects));
+    o.Set("inFlight", static_cast<double>(r.in_flight));
+    o.Set("failures", Numbers(env, r.failures, MCPP_METRIC_REASONS));
+    o.Set("rttBuckets", Numbers(env, r.rtt_buckets, MCPP_METRIC_RTT_BOUNDS + 1));
+    o.Set("rttSum", r.rtt_sum);
+    o.Set("states", Numbers(env, r.states, MCPP_METRIC_STATES));
+    o.Set("probes", Numbers(env, r.probes, MCPP_METRIC_PROBE_RESULTS));
+    a.Set(static_cast<uint32_t>(i), o);
+  }
+  mcpp_metrics_rows_free(rows, static_cast<size_t>(n));
+  return a;
+}
+
 }  // namespace
 
 void InitMetrics(Napi::Env env, Napi::Object exports) {
   exports.Set("metricFamilies", Napi::Function::New(env, MetricFamilies, "metricFamilies"));
   exports.Set("metricSeriesLabels", Napi::Function::New(env, MetricSeriesLabels, "metricSeriesLabels"));
   exports.Set("metricRttBuckets", Napi::Function::New(env, MetricRttBuckets, "metricRttBuckets"));
-  exports.Set("metricEventFigures", Napi::Function::New(env, MetricEventFigures, "metricEventFigures"));
   exports.Set("metricsRender", Napi::Function::New(env, MetricsRender, "metricsRender"));
+  exports.Set("metricsCell", Napi::Function::New(env, MetricsCell, "metricsCell"));
+  exports.Set("metricsRetire", Napi::Function::New(env, MetricsRetire, "metricsRetire"));
+  exports.Set("metricsSetInFlight", Napi::Function::New(env, MetricsSetInFlight, "metricsSetInFlight"));
+  exports.Set("metricsRows", Napi::Function::New(env, MetricsRows, "metricsRows"));
+  exports.Set("metricRttGrowth", Napi::Function::New(env, MetricRttGrowth, "metricRttGrowth"));
+}
+
+
+mcpp_metrics_cell *CellFromJs(Napi::Env env, Napi::Value v) {
+  return BoxFromJs(env, v)->cell;
 }
 
 }  // namespace mcpping_node

@@ -6,11 +6,19 @@
 
 #include <napi.h>
 
+#include "mcpping.h"
+
 namespace mcpping_node {
 
 // Adds metricFamilies, metricSeriesLabels, metricRttBuckets,
-// metricEventFigures and metricsRender to exports.
+// metricsRender and the tally's metricsCell,
+// metricsRetire, metricsSetInFlight, metricsRows and metricRttGrowth to
+// exports.
 void InitMetrics(Napi::Env env, Napi::Object exports);
+
+// The C cell of a metricsCell() value (counting goes on until it is
+// retired); throws a TypeError for anything else.
+mcpp_metrics_cell *CellFromJs(Napi::Env env, Napi::Value v);
 
 }  // namespace mcpping_node
 

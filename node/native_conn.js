@@ -68,7 +68,17 @@ class NativeConn {
     }
     register(this.id, this);
     this.programName = path.basename(params.command);
-    this.figures = metricsHub.tally ? metricsHub.tally.opened(this.peerLabel(), 'stdio', this) : null;
+    // Metrics: the runtime counts this connection's events into a C cell
+    // (now, or when metrics turn on), so none crosses to be counted.
+    this.figures = null;
+    this.countMetrics = () => {
+      const tally = metricsHub.tally;
+      if (!tally || this.figures || this.closed) return;
+      this.figures = tally.opened(this.peerLabel(), 'stdio', this);
+      binding.setMetrics(this.id, this.figures.cell);
+    };
+    metricsHub.followers.add(this.countMetrics);
+    this.countMetrics();
   }
 
   /**
@@ -96,7 +106,8 @@ class NativeConn {
   /**
    * Every ping outcome is counted into rttStats in C, as it happens; ping
    * and keepalive pong events cross only while someone listens (a 'ping' or
-   * 'pong' listener, metrics), so an idle connection's pong wakes nobody.
+   * 'pong' listener; metrics count in C), so an idle connection's pong
+   * wakes nobody.
    * @param {import('node:events').EventEmitter} emitter the owner
    * @param {{native: object}} rttStats the owner's RttStats
    */
@@ -109,8 +120,7 @@ class NativeConn {
         binding.setPingEvents(this.id, next);
       }
     };
-    const sync = () => want(metricsHub.tally !== null || emitter.listenerCount('ping') > 0 ||
-      emitter.listenerCount('pong') > 0);
+    const sync = () => want(emitter.listenerCount('ping') > 0 || emitter.listenerCount('pong') > 0);
     // 'newListener' comes before the listener is added, 'removeListener' after.
     emitter.on('newListener', (name) => {
       if (name === 'ping' || name === 'pong') want(true);
@@ -118,8 +128,6 @@ class NativeConn {
     emitter.on('removeListener', (name) => {
       if (name === 'ping' || name === 'pong') sync();
     });
-    metricsHub.followers.add(sync);
-    this.unfollow = () => metricsHub.followers.delete(sync);
     sync();
   }
 
@@ -299,11 +307,6 @@ class NativeConn {
   /** @param {object} ev */
   onEvent(ev) {
     if (ev.type === 'closed') this.closedEvent = ev;
-    const tally = metricsHub.tally;
-    if (tally) {
-      if (!this.figures) this.figures = tally.opened(this.peerLabel(), 'stdio', this);
-      tally.event(this.figures, ev);
-    }
     this.owner.onEvent(ev); // isolates its listeners: the ping below always settles
     if (!ev.manual || !ev.token || !OUTCOMES.has(ev.type)) return;
     const entry = this.pings.get(ev.token);
@@ -315,7 +318,7 @@ class NativeConn {
   /** @param {object} item the closed item's fields ({errorName, reason, exitStatus, termSignal}) */
   onClosed(item) {
     this.closed = true;
-    if (this.unfollow) this.unfollow();
+    metricsHub.followers.delete(this.countMetrics);
     if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);
     const ev = this.closedEvent;
     this.closeInfo = {

@@ -6,17 +6,18 @@ with or without mcpping.metrics, from Python.
 Opens CONNS connections to the responder with keepalive every INTERVAL_MS
 (jitter 10%) and lets them run. A command {"n": MS} lets keepalive run for
 MS milliseconds; ops is the keepalive pongs in it, so cpu_us_per_op is the
-CPU per keepalive ping. With "metrics": false the block runs with the tally
-unhooked (mcpping.events.tap = None, what a process that never turned
-metrics on runs), so one process measures both, alternating: the same
-heap, threads and connections on either side. A command {"n": K, "collect":
+CPU per keepalive ping. With "metrics": false the block runs with every
+connection's C cell detached (what a process that never turned metrics on
+runs), so one process measures both, alternating: the same heap, threads
+and connections on either side. A command {"n": K, "collect":
 true} (metrics on) collects K times in a row (a Prometheus scrape of the
 text format, or an OpenTelemetry collection through an in-memory reader):
 cpu_us_per_op is the CPU of one collection. A command {"n": K, "events":
 true} hands K ping-and-pong event pairs to a hub of its own (no listener),
-with the tally hooked or not ("metrics"): cpu_us_per_op is the CPU of one
-pair, so hooked minus unhooked is what counting costs a keepalive ping,
-without the noise of the I/O around it.
+with metrics on or not ("metrics"): cpu_us_per_op is the CPU of one pair,
+so hooked minus unhooked is what metrics cost the binding per keepalive ping
+(nothing since C counts: the hub no longer taps events), without the noise
+of the I/O around it.
 """
 import asyncio
 import os
@@ -51,7 +52,7 @@ def collector(mode):
 async def main(mode, conns, interval_ms, responder):
     import mcpping
 
-    from mcpping import events
+    from mcpping import _native, events
 
     collect = collector(mode)
     tally = events.tap
@@ -74,7 +75,11 @@ async def main(mode, conns, interval_ms, responder):
                 for _ in range(cmd["n"]):
                     collect()
                 return {"ops": cmd["n"]}
-            events.tap = tally if cmd.get("metrics", True) else None
+            # Unhooked: the connections count into no C cell, as in a
+            # process that never turned metrics on.
+            on = cmd.get("metrics", True)
+            for p in peers:
+                _native.metrics_attach(p._id, p._events.figures if on else None)
             pongs0 = sum(p.stats.received for p in peers)
             await asyncio.sleep(cmd["n"] / 1000)
             return {"ops": max(1, sum(p.stats.received for p in peers) - pongs0)}

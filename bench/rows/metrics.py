@@ -90,8 +90,9 @@ def render(res: dict[str, Any]) -> list[str]:
     L = [f"`bench/clients/metrics_idle.{{py,js}}`: each worker turns one exporter on, keeps "
          f"{CONNS} connections to the responder with keepalive every {INTERVAL_MS} ms (jitter "
          f"10%) and measures blocks of {res['block_ms']} ms: the process's CPU (all threads) "
-         "over the keepalive pongs in the block. Its blocks alternate between the tally "
-         "hooked and unhooked (what a process that never turned metrics on runs), so each "
+         "over the keepalive pongs in the block. Its blocks alternate between metrics "
+         "hooked and unhooked (every connection's C cell detached: what a process that never "
+         "turned metrics on runs), so each "
          "ratio compares one process with itself. "
          f"{res['rounds']} rounds{report.passes(res)}, the order rotating.", ""]
     L += report.series_table(LABELS, res["series"], [
@@ -104,7 +105,8 @@ def render(res: dict[str, Any]) -> list[str]:
                              res.get("collect", {}), [("cpu_us_per_op", "CPU µs per collection", 0)])
     if res.get("figures"):
         L += [f"The counting alone, without the I/O around it: {EVENT_PAIRS:,} ping-and-pong "
-              "event pairs handed to a hub (Python) or the tally (Node) per block, hooked and "
+              "event pairs handed to a hub (Python) or what the binding does per event for metrics "
+              "(Node: nothing, C counts) per block, hooked and "
               "not. The µs it adds per keepalive ping, and that over the CPU of a keepalive "
               "ping measured above (unhooked). With OpenTelemetry the pong's "
               "`Histogram.record()` is included:", ""]

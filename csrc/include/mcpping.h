@@ -50,6 +50,7 @@
 #include "mcpping/replay.h"
 #include "mcpping/rules.h"
 #include "mcpping/metrics.h"
+#include "mcpping/metrics_tally.h"
 #include "mcpping/app.h"
 #include "mcpping/config.h"
 #include "mcpping/config_run.h"

@@ -8,6 +8,7 @@ engine's next deadline moves earlier, the lazy re-arm the C driver uses.
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 from collections.abc import AsyncIterator, Callable
 from typing import Any
@@ -56,6 +57,8 @@ class EngineDriver:
         s = make_settings(keepalive, role=role, transport=transport, ping_timeout=ping_timeout,
                           request_timeout=request_timeout, peer_name=peer_name, probe=probe)
         self.engine = _native.Engine(s, send, self._event, self._records.write, deliver, now_us())
+        # Metrics are counted by the engine (mcpping.metrics' cell).
+        self._events.count_into(functools.partial(_native.metrics_attach_engine, self.engine))
         self._arm()
 
     # ------------------------------------------------------------ public

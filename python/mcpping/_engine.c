@@ -20,6 +20,12 @@ typedef struct {
   int busy;             /* inside an engine call: no re-entry */
 } EngineObject;
 
+mcpp_engine *mcpping_engine_get(PyObject *module, PyObject *o) {
+  mcpping_state *st = mcpping_get_state(module);
+  if (!PyObject_TypeCheck(o, st->engine_type)) return NULL;
+  return ((EngineObject *)o)->engine;
+}
+
 static mcpping_state *type_state(PyObject *self) {
   return (mcpping_state *)PyType_GetModuleState(Py_TYPE(self));
 }

@@ -67,42 +67,6 @@ static PyObject *metric_rtt_buckets(PyObject *module, PyObject *unused) {
   return t;
 }
 
-/* The figure each event adds one to (mcpp_metric_event_figure): per event
- * name that counts, 8 entries indexed by closed * 4 + invalid * 2 +
- * (ping_seq != 0), each (field, label value or None) or None. */
-static PyObject *metric_event_figures(PyObject *module, PyObject *unused) {
-  PyObject *out = PyDict_New();
-  for (int t = MCPP_EV_PING; out && t <= MCPP_EV_LAST; t++) {
-    PyObject *row = PyTuple_New(8);
-    int any = 0;
-    for (int k = 0; row && k < 8; k++) {
-      mcpp_event ev;
-      memset(&ev, 0, sizeof ev);
-      ev.type = (mcpp_event_type)t;
-      ev.state = k & 4 ? MCPP_STATE_CLOSED : MCPP_STATE_ALIVE;
-      ev.invalid = (k & 2) != 0;
-      ev.ping_seq = k & 1;
-      int value;
-      int id = mcpp_metric_event_figure(&ev, &value);
-      const mcpp_metric_family *f = mcpp_metric_family_at(id);
-      PyObject *e;
-      if (f == NULL) {
-        e = Py_None;
-        Py_INCREF(e);
-      } else {
-        any = 1;
-        e = f->values ? Py_BuildValue("(ss)", f->field, f->values[value])
-                      : Py_BuildValue("(sO)", f->field, Py_None);
-      }
-      if (e == NULL || PyTuple_SetItem(row, k, e) < 0) Py_CLEAR(row);
-    }
-    if (row == NULL || (any && PyDict_SetItemString(out, mcpp_event_name((mcpp_event_type)t), row) < 0))
-      Py_CLEAR(out);
-    Py_XDECREF(row);
-  }
-  return out;
-}
-
 /* d[key] as a uint64 (0 if absent); -1 with an exception set. */
 static int get_u64(PyObject *d, const char *key, uint64_t *out) {
   PyObject *v = PyMapping_GetItemString(d, key);
@@ -213,6 +177,172 @@ done:
   return out;
 }
 
+/* ------------------------------------------------------------------ cells
+ * A connection's figures counted in C (metrics_tally.c), as a capsule. The
+ * capsule's context marks it retired, so retiring twice (explicitly, then
+ * when it is collected) folds it once. */
+
+#define CELL_NAME "mcpping.metrics_cell"
+
+static void cell_destroy(PyObject *cap) {
+  mcpp_metrics_cell *c = PyCapsule_GetPointer(cap, CELL_NAME);
+  if (c && PyCapsule_GetContext(cap) == NULL) mcpp_metrics_cell_retire(c);
+}
+
+static mcpp_metrics_cell *cell_get(PyObject *cap) {
+  mcpp_metrics_cell *c = PyCapsule_GetPointer(cap, CELL_NAME);
+  if (c && PyCapsule_GetContext(cap) != NULL) {
+    PyErr_SetString(PyExc_ValueError, "the metrics cell is retired");
+    return NULL;
+  }
+  return c;
+}
+
+/* metrics_cell(peer, transport) -> a cell, counting nothing until attached. */
+static PyObject *metrics_cell(PyObject *module, PyObject *args) {
+  const char *peer, *transport;
+  if (!PyArg_ParseTuple(args, "ss:metrics_cell", &peer, &transport)) return NULL;
+  mcpp_metrics_cell *c = mcpp_metrics_cell_new(peer, transport);
+  if (c == NULL) return PyErr_NoMemory();
+  PyObject *cap = PyCapsule_New(c, CELL_NAME, cell_destroy);
+  if (cap == NULL) mcpp_metrics_cell_retire(c);
+  return cap;
+}
+
+static PyObject *metrics_retire(PyObject *module, PyObject *cap) {
+  mcpp_metrics_cell *c = PyCapsule_GetPointer(cap, CELL_NAME);
+  if (c == NULL) return NULL;
+  if (PyCapsule_GetContext(cap) == NULL) {
+    if (PyCapsule_SetContext(cap, (void *)1) < 0) return NULL;
+    mcpp_metrics_cell_retire(c);
+  }
+  Py_RETURN_NONE;
+}
+
+/* metrics_attach(conn_id, cell): the runtime counts the connection's events
+ * (None: no longer). */
+static PyObject *metrics_attach(PyObject *module, PyObject *args) {
+  mcpping_state *st = mcpping_get_state(module);
+  unsigned long long id;
+  PyObject *cap;
+  if (!PyArg_ParseTuple(args, "KO:metrics_attach", &id, &cap)) return NULL;
+  mcpp_metrics_cell *c = NULL; /* None detaches */
+  if (cap != Py_None && (c = cell_get(cap)) == NULL) return NULL;
+  if (st->rt) mcpp_runtime_set_metrics(st->rt, (uint64_t)id, c);
+  Py_RETURN_NONE;
+}
+
+/* metrics_attach_engine(engine, cell): the engine counts its events. */
+static PyObject *metrics_attach_engine(PyObject *module, PyObject *args) {
+  PyObject *engine, *cap;
+  if (!PyArg_ParseTuple(args, "OO:metrics_attach_engine", &engine, &cap)) return NULL;
+  mcpp_metrics_cell *c = cell_get(cap);
+  if (c == NULL) return NULL;
+  mcpp_engine *e = mcpping_engine_get(module, engine);
+  if (e) mcpp_engine_set_metrics(e, c);
+  Py_RETURN_NONE;
+}
+
+static PyObject *metrics_set_in_flight(PyObject *module, PyObject *args) {
+  PyObject *cap;
+  unsigned long long n;
+  if (!PyArg_ParseTuple(args, "OK:metrics_set_in_flight", &cap, &n)) return NULL;
+  mcpp_metrics_cell *c = cell_get(cap);
+  if (c == NULL) return NULL;
+  mcpp_metrics_cell_set_in_flight(c, (uint64_t)n);
+  Py_RETURN_NONE;
+}
+
+static PyObject *u64_list(const uint64_t *v, int n) {
+  PyObject *l = PyList_New(n);
+  for (int i = 0; l && i < n; i++) {
+    PyObject *x = PyLong_FromUnsignedLongLong(v[i]);
+    if (x == NULL || PyList_SetItem(l, i, x) < 0) Py_CLEAR(l);
+  }
+  return l;
+}
+
+/* The tally's row as the dict metrics_render reads. */
+static PyObject *series_dict(const mcpp_metric_series *r) {
+  PyObject *d = PyDict_New();
+  if (d == NULL || put(d, "peer", PyUnicode_DecodeUTF8(r->peer, (Py_ssize_t)strlen(r->peer), "replace")) < 0 ||
+      put(d, "transport", PyUnicode_DecodeUTF8(r->transport, (Py_ssize_t)strlen(r->transport), "replace")) < 0 ||
+      put(d, "pings_sent", PyLong_FromUnsignedLongLong(r->pings_sent)) < 0 ||
+      put(d, "pongs_received", PyLong_FromUnsignedLongLong(r->pongs_received)) < 0 ||
+      put(d, "pings_answered", PyLong_FromUnsignedLongLong(r->pings_answered)) < 0 ||
+      put(d, "stale", PyLong_FromUnsignedLongLong(r->stale)) < 0 ||
+      put(d, "ping_deaf", PyLong_FromUnsignedLongLong(r->ping_deaf)) < 0 ||
+      put(d, "reconnects", PyLong_FromUnsignedLongLong(r->reconnects)) < 0 ||
+      put(d, "in_flight", PyLong_FromUnsignedLongLong(r->in_flight)) < 0 ||
+      put(d, "failures", u64_list(r->failures, MCPP_METRIC_REASONS)) < 0 ||
+      put(d, "rtt_buckets", u64_list(r->rtt_buckets, MCPP_METRIC_RTT_BOUNDS + 1)) < 0 ||
+      put(d, "rtt_sum", PyFloat_FromDouble(r->rtt_sum)) < 0 ||
+      put(d, "states", u64_list(r->states, MCPP_METRIC_STATES)) < 0 ||
+      put(d, "probes", u64_list(r->probes, MCPP_METRIC_PROBE_RESULTS)) < 0)
+    Py_CLEAR(d);
+  return d;
+}
+
+/* metrics_rows() -> [series dict, ...]: every label set's figures now. */
+static PyObject *metrics_rows(PyObject *module, PyObject *unused) {
+  mcpp_metric_series *rows;
+  long n = mcpp_metrics_tally_rows(&rows);
+  if (n < 0) return PyErr_NoMemory();
+  PyObject *l = PyList_New(n);
+  for (long i = 0; l && i < n; i++) {
+    PyObject *d = series_dict(&rows[i]);
+    if (d == NULL || PyList_SetItem(l, i, d) < 0) Py_CLEAR(l);
+  }
+  mcpp_metrics_rows_free(rows, (size_t)n);
+  return l;
+}
+
+/* metric_rtt_growth(now, before, sum) -> [rtt, ...]: values reproducing an
+ * RTT histogram's growth (mcpp_metric_rtt_growth), for OpenTelemetry. */
+static PyObject *metric_rtt_growth(PyObject *module, PyObject *args) {
+  PyObject *now_o, *before_o;
+  double sum;
+  if (!PyArg_ParseTuple(args, "OOd:metric_rtt_growth", &now_o, &before_o, &sum)) return NULL;
+  PyObject *d = Py_BuildValue("{sOsO}", "now", now_o, "before", before_o);
+  uint64_t now[MCPP_METRIC_RTT_BOUNDS + 1] = {0}, before[MCPP_METRIC_RTT_BOUNDS + 1] = {0};
+  if (d == NULL || get_u64s(d, "now", now, MCPP_METRIC_RTT_BOUNDS + 1) < 0 ||
+      get_u64s(d, "before", before, MCPP_METRIC_RTT_BOUNDS + 1) < 0) {
+    Py_XDECREF(d);
+    return NULL;
+  }
+  Py_DECREF(d);
+  size_t n = mcpp_metric_rtt_growth(now, before, sum, NULL, 0);
+  double *v = PyMem_Calloc(n + 1, sizeof *v);
+  if (v == NULL) return PyErr_NoMemory();
+  mcpp_metric_rtt_growth(now, before, sum, v, n);
+  PyObject *l = PyList_New((Py_ssize_t)n);
+  for (size_t i = 0; l && i < n; i++) {
+    PyObject *x = PyFloat_FromDouble(v[i]);
+    if (x == NULL || PyList_SetItem(l, (Py_ssize_t)i, x) < 0) Py_CLEAR(l);
+  }
+  PyMem_Free(v);
+  return l;
+}
+
+/* metrics_text() -> the Prometheus text of the tally's rows now. */
+static PyObject *metrics_text(PyObject *module, PyObject *unused) {
+  mcpp_metric_series *rows;
+  long n = mcpp_metrics_tally_rows(&rows);
+  if (n < 0) return PyErr_NoMemory();
+  size_t need = mcpp_metrics_render(rows, (size_t)n, NULL, 0);
+  char *text = PyMem_Malloc(need + 1);
+  PyObject *out = NULL;
+  if (text == NULL) {
+    PyErr_NoMemory();
+  } else {
+    mcpp_metrics_render(rows, (size_t)n, text, need + 1);
+    out = PyUnicode_DecodeUTF8(text, (Py_ssize_t)need, "replace");
+    PyMem_Free(text);
+  }
+  mcpp_metrics_rows_free(rows, (size_t)n);
+  return out;
+}
+
 static PyMethodDef metrics_methods[] = {
     {"metric_families", metric_families, METH_NOARGS,
      "The metric families of metrics.c, in order: dicts of name, kind, "
@@ -221,10 +351,24 @@ static PyMethodDef metrics_methods[] = {
      "A connection's labels: ('server', 'peer', 'transport')."},
     {"metric_rtt_buckets", metric_rtt_buckets, METH_NOARGS,
      "The RTT histogram's bounds: (seconds, le text) pairs."},
-    {"metric_event_figures", metric_event_figures, METH_NOARGS,
-     "Which figure each engine event counts toward (metrics.c)."},
     {"metrics_render", metrics_render, METH_O,
      "The Prometheus text of a list of series dicts (metrics.c)."},
+    {"metrics_cell", metrics_cell, METH_VARARGS,
+     "A connection's figures counted in C, labelled (peer, transport)."},
+    {"metrics_retire", metrics_retire, METH_O,
+     "Folds a cell into its labels' total (once; also when collected)."},
+    {"metrics_attach", metrics_attach, METH_VARARGS,
+     "The runtime counts a connection's events into a cell."},
+    {"metrics_attach_engine", metrics_attach_engine, METH_VARARGS,
+     "An Engine counts its events into a cell."},
+    {"metrics_set_in_flight", metrics_set_in_flight, METH_VARARGS,
+     "Sets a cell's in-flight gauge from the live connection."},
+    {"metrics_rows", metrics_rows, METH_NOARGS,
+     "Every label set's figures now, as series dicts."},
+    {"metric_rtt_growth", metric_rtt_growth, METH_VARARGS,
+     "RTTs reproducing a histogram's growth (now, before, sum grown)."},
+    {"metrics_text", metrics_text, METH_NOARGS,
+     "The Prometheus text of every label set's figures now."},
     {NULL, NULL, 0, NULL}};
 
 int mcpping_metrics_add_functions(PyObject *module) {

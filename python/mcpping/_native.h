@@ -105,6 +105,9 @@ int mcpping_app_add_functions(PyObject *module);
 
 /* Adds settings_table, setting_range, setting_check (_settings.c). */
 int mcpping_settings_add_functions(PyObject *module);
+/* The engine of an mcpping._native.Engine (NULL once freed), or NULL if o
+ * is not an Engine (_engine.c; for _metrics.c's metrics_attach_engine). */
+mcpp_engine *mcpping_engine_get(PyObject *module, PyObject *o);
 /* Adds the metric table's functions (_metrics.c); used by the exec slot. */
 int mcpping_metrics_add_functions(PyObject *module);
 

@@ -114,11 +114,24 @@ def metric_families() -> tuple[dict[str, Any], ...]:
 def metric_series_labels() -> tuple[str, ...]: ...
 def metric_rtt_buckets() -> tuple[tuple[float, str], ...]:
     """The RTT histogram's bounds: (seconds, le text)."""
-def metric_event_figures() -> dict[str, tuple[tuple[str, str | None] | None, ...]]:
-    """Per event name: 8 entries (closed*4 + invalid*2 + has ping_seq), each
-    the (field, label value) it adds one to, or None."""
 def metrics_render(series: Sequence[dict[str, Any]]) -> str:
     """The Prometheus text of the series (metrics.c)."""
+def metrics_cell(peer: str, transport: str) -> object:
+    """A connection's figures counted in C (metrics_tally.c)."""
+def metrics_retire(cell: object) -> None:
+    """Folds the cell into its labels' total (once)."""
+def metrics_attach(conn_id: int, cell: object | None) -> None:
+    """The runtime counts the connection's events into the cell (None: no longer)."""
+def metrics_attach_engine(engine: Engine, cell: object) -> None:
+    """The engine counts its events into the cell."""
+def metrics_set_in_flight(cell: object, n: int) -> None:
+    """The cell's in-flight gauge, from the live connection."""
+def metrics_rows() -> list[dict[str, Any]]:
+    """Every label set's figures now, as series dicts (metrics_render's)."""
+def metric_rtt_growth(now: Sequence[int], before: Sequence[int], sum: float) -> list[float]:
+    """RTTs in their buckets summing to ``sum`` that reproduce the growth."""
+def metrics_text() -> str:
+    """The Prometheus text of every label set's figures now."""
 # The mcpping command's application layer (_app.c, csrc/src/app).
 def cli_parse(argv: list[str]) -> dict[str, Any]: ...
 def cli_run(argv: list[str], now_ms: int) -> object: ...

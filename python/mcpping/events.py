@@ -98,20 +98,27 @@ class Event:
 
 Listener = Callable[[Event], Any]
 
-#: Sees every connection: ``tap.opened(hub)``, ``tap.event(hub, ev)`` for
-#: each event, ``tap.closed(hub)``. mcpping.metrics sets it; while it is
-#: None, keeping figures costs one check per event.
+#: Sees every connection open and close: ``tap.opened(hub)``,
+#: ``tap.closed(hub)``. mcpping.metrics sets it, and gives each hub a cell
+#: that C counts the connection's events into (no event is tapped here).
 tap: Any = None
 
 # Hubs whose owner follows who listens (EventHub.changed), told when the
 # tap comes or goes.
 _followed: "weakref.WeakSet[EventHub]" = weakref.WeakSet()
+# Every open hub, for a tap set after they opened.
+_hubs: "weakref.WeakSet[EventHub]" = weakref.WeakSet()
 
 
 def set_tap(new: Any) -> None:
-    """Sets :data:`tap` and tells every followed hub that its listeners changed."""
+    """Sets :data:`tap`, shows it every open hub, and tells every followed
+    hub that its listeners changed."""
     global tap
     tap = new
+    if new is not None:
+        for hub in list(_hubs):
+            if not hub._closed and hub.figures is None:
+                new.opened(hub)
     for hub in list(_followed):
         hub._changed()
 
@@ -127,8 +134,10 @@ class EventHub:
         self.source = source
         self.peer = peer
         self.transport = transport
-        #: This connection's figures, kept by mcpping.metrics.
+        #: The C cell this connection's figures are counted into (set by
+        #: mcpping.metrics), and how its owner makes C count into it.
         self.figures: Any = None
+        self._count_into: Callable[[Any], None] | None = None
         self._listeners: dict[str, list[Listener]] = {}
         self._queues: list[tuple[asyncio.Queue[Event | None], frozenset[str]]] = []
         self._closed = False
@@ -139,8 +148,22 @@ class EventHub:
         # Where a listener's exception goes: the loop's exception handler
         # (also an exporter's, which the tally learns when it opens).
         self._report = report or _isolation.reporter(asyncio.get_running_loop())
+        _hubs.add(self)
         if tap is not None:
             tap.opened(self)
+
+    def count_into(self, attach: Callable[[Any], None]) -> None:
+        """The owner's way to make C count its events into a metrics cell
+        (the runtime's connection or the engine), once it has one."""
+        self._count_into = attach
+        if self.figures is not None:
+            attach(self.figures)
+
+    def count_into_cell(self, cell: Any) -> None:
+        """Counts this connection's figures into ``cell`` (mcpping.metrics)."""
+        self.figures = cell
+        if self._count_into is not None:
+            self._count_into(cell)
 
     def on(self, name: str, callback: Listener) -> Callable[[], None]:
         """Calls ``callback(event)`` for every event named ``name`` ("*" for all).
@@ -182,10 +205,8 @@ class EventHub:
 
     def wants(self, name: str) -> bool:
         """Whether an event called ``name`` would reach anyone (a listener,
-        an iterator, the metrics tap): the hot path skips building one
-        that nobody would see."""
-        if tap is not None:
-            return True
+        an iterator; metrics are counted in C): the hot path skips building
+        one that nobody would see."""
         if self._listeners and (self._listeners.get(name) or self._listeners.get("*")):
             return True
         # No generator when nobody iterates: this runs twice per ping.
@@ -194,13 +215,6 @@ class EventHub:
 
     def emit(self, ev: Event) -> None:
         """Hands ``ev`` to every matching listener and iterator."""
-        if tap is not None:
-            # An exporter's error (an OpenTelemetry SDK's record) must not
-            # stop delivery either.
-            try:
-                tap.event(self, ev)
-            except Exception as exc:  # inline: _isolation.call costs 2 µs per event
-                self._report("mcpping: the metrics tally raised", exc)
         for cb in [*self._listeners.get(ev.name, ()), *self._listeners.get("*", ())]:
             _isolation.call(self._report, f"the listener for {ev.name!r}", cb, ev)
         # A copy: an iterator that becomes garbage meanwhile leaves the list.
@@ -218,6 +232,7 @@ class EventHub:
             except Exception as exc:  # the iterators below must still end
                 self._report("mcpping: the metrics tally raised", exc)
         self._closed = True
+        _hubs.discard(self)
         for q, _ in self._queues:
             q.put_nowait(None)
 

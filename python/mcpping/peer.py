@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import contextlib
 import itertools
 import json
@@ -252,6 +253,8 @@ class Peer:
         # keepalive pong events cross only while someone listens (issue
         # 21: an idle connection's pong wakes nobody).
         _native.feed_rtt(self._id, self._stats._c)
+        # Metrics are counted by the runtime too (mcpping.metrics' cell).
+        self._events.count_into(functools.partial(_native.metrics_attach, self._id))
         self._ping_events_on = True
         self._events.follow(self._sync_ping_events)
         self._sync_ping_events()

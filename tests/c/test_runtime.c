@@ -462,6 +462,66 @@ TEST(runtime_keepalive_pongs_nobody_listens_to_wake_nobody) {
   eager_free(&h);
 }
 
+static uint64_t cell_pongs(void) {
+  mcpp_metric_series *rows;
+  long n = mcpp_metrics_tally_rows(&rows);
+  ASSERT_EQ(1, n);
+  uint64_t pongs = rows[0].pongs_received;
+  mcpp_metrics_rows_free(rows, (size_t)n);
+  return pongs;
+}
+
+/* Metrics counted by the runtime as events happen: with no listener for
+ * ping events, keepalive pongs are counted into the connection's cell and
+ * no PING or PONG item crosses to the host (0 wakes for N rounds; issue 21:
+ * hooking metrics used to make every ping event cross). The CLOSED event
+ * is counted before the item, after which the host may retire the cell. */
+TEST(runtime_metrics_count_keepalive_pongs_with_no_item_crossing) {
+  eager_host h;
+  eager_init(&h);
+  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+  mcpp_spawn_options o = {0};
+  o.file = args[0];
+  o.args = args;
+  o.stderr_mode = MCPP_STDERR_INHERIT;
+  mcpp_settings s;
+  test_settings(&s);
+  s.interval_ms = 20;
+  uint64_t id;
+  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, NULL, 0));
+  mcpp_metrics_cell *cell = mcpp_metrics_cell_new("echo", "stdio");
+  ASSERT_EQ(0, mcpp_runtime_set_records(h.rt, id, 0));
+  ASSERT_EQ(0, mcpp_runtime_set_ping_events(h.rt, id, 0));
+  ASSERT_EQ(0, mcpp_runtime_set_metrics(h.rt, id, cell));
+  ASSERT_EQ(MCPP_ERR_NOT_FOUND, mcpp_runtime_set_metrics(h.rt, id + 1, cell));
+  ASSERT_EQ(0, mcpp_runtime_send(h.rt, id, echo_req, strlen(echo_req)));
+  while (eager_count(&h, MCPP_ITEM_MESSAGE, 0) < 1)
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+  int woken = atomic_load(&h.wakes);
+  enum { ROUNDS = 10 };
+  uint64_t deadline = uv_hrtime() / 1000000 + margin_ms(10000);
+  while (cell_pongs() < ROUNDS) {
+    ASSERT_LT(uv_hrtime() / 1000000, deadline);
+    usleep(2000);
+  }
+  ASSERT_EQ(woken, atomic_load(&h.wakes));
+  ASSERT_UINT_EQ(0, eager_count(&h, MCPP_ITEM_EVENT, MCPP_EV_PING));
+  ASSERT_UINT_EQ(0, eager_count(&h, MCPP_ITEM_EVENT, MCPP_EV_PONG));
+  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
+  while (eager_count(&h, MCPP_ITEM_CLOSED, 0) < 1)
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+  mcpp_metric_series *rows;
+  ASSERT_EQ(1, mcpp_metrics_tally_rows(&rows));
+  ASSERT_UINT_EQ(1, rows[0].states[MCPP_STATE_CLOSED]);
+  mcpp_metrics_rows_free(rows, 1);
+  mcpp_metrics_cell_retire(cell);
+  ASSERT_EQ(1, mcpp_metrics_tally_rows(&rows));
+  ASSERT(rows[0].pongs_received >= ROUNDS);
+  ASSERT_UINT_EQ(1, rows[0].states[MCPP_STATE_CLOSED]);
+  mcpp_metrics_rows_free(rows, 1);
+  eager_free(&h);
+}
+
 /* A cancelled ping reports nothing: the ping sent after it, with the same
  * timeout, times out first. The pid is known until the CLOSED item. */
 TEST(runtime_cancel_ping_and_pid) {

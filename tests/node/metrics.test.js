@@ -255,6 +255,35 @@ test('labels are peer and transport only, and carry nothing from argv, env or pa
   }
 });
 
+test('hooked keepalive pongs are counted in C and cross nothing (issue 21)', async () => {
+  // Metrics used to count each event in JS, so every keepalive ping and
+  // pong crossed from the runtime's thread; now C counts them.
+  const name = unique('echo');
+  const lb = { peer: name, transport: 'stdio' };
+  const peer = await mcpping.connect(echo(name), {
+    keepalive: { intervalMs: 20, minIntervalMs: 10, timeoutMs: 1000, jitterPct: 0 },
+  });
+  try {
+    const crossed = [];
+    const onItem = peer.conn.onItem.bind(peer.conn);
+    peer.conn.onItem = (kind, payload) => {
+      if (kind === 'event' && (payload.type === 'ping' || payload.type === 'pong')) crossed.push(payload.type);
+      onItem(kind, payload);
+    };
+    const start = value(await scrape(), 'mcpping_pongs_received_total', lb);
+    for (let i = 0; i < 1000 && value(await scrape(), 'mcpping_pongs_received_total', lb) < start + 10; i++) {
+      await new Promise((r) => setTimeout(r, 10));
+    }
+    const s = await scrape();
+    assert.ok(value(s, 'mcpping_pongs_received_total', lb) >= start + 10);
+    assert.ok(value(s, 'mcpping_ping_rtt_seconds_count', lb) >= start + 10);
+    assert.ok(value(s, 'mcpping_pings_sent_total', lb) >= start + 10);
+    assert.deepEqual(crossed, []);
+  } finally {
+    await peer.close();
+  }
+});
+
 test('OpenTelemetry: instruments on a MeterProvider, read through an in-memory exporter', async () => {
   const { MeterProvider, PeriodicExportingMetricReader, InMemoryMetricExporter, AggregationTemporality } = require('@opentelemetry/sdk-metrics');
   const exporter = new InMemoryMetricExporter(AggregationTemporality.CUMULATIVE);

@@ -282,6 +282,37 @@ async def test_sdk_adapter_labels_with_the_server_name():
     assert value(s, "mcpping_peer_state", peer=name, transport="stdio", state="closed") == 1
 
 
+async def test_hooked_keepalive_pongs_are_counted_in_c_and_cross_nothing():
+    # Issue 21: metrics used to tap every event in Python, so each keepalive
+    # ping and pong crossed from the runtime's thread; now C counts them.
+    from mcpping.peer import _EVENT
+
+    name = unique("echo")
+    lb = dict(peer=name, transport="stdio")
+    ka = mcpping.KeepAlive(interval=0.02, timeout=1, failures=3, min_interval=0.01, jitter_pct=0)
+    async with mcpping.connect(echo(name), keepalive=ka) as p:
+        crossed = []
+        feed = p._feed
+
+        def counting(batch, charge=0):
+            crossed.extend(it[2].name for it in batch
+                           if it[1] == _EVENT and it[2].name in ("ping", "pong"))
+            feed(batch, charge)
+
+        p._feed = counting
+        start = value(scrape(), "mcpping_pongs_received_total", **lb)
+        for _ in range(1000):
+            if value(scrape(), "mcpping_pongs_received_total", **lb) >= start + 10:
+                break
+            await asyncio.sleep(0.01)
+        s = scrape()
+        assert value(s, "mcpping_pongs_received_total", **lb) >= start + 10
+        assert value(s, "mcpping_ping_rtt_seconds_count", **lb) >= start + 10
+        assert value(s, "mcpping_pings_sent_total", **lb) >= start + 10
+        assert not p._ping_events_on
+        assert crossed == []
+
+
 async def test_opentelemetry_through_an_in_memory_reader():
     from opentelemetry.sdk.metrics import MeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "engine.h"
+#include "metrics_tally_internal.h"
 
 /* The record's direction: our pings and their outcomes (including the state
  * changes they cause) are outbound; answering and recovering are caused by
@@ -112,6 +113,7 @@ void mcpp__emit(mcpp_engine *e, mcpp_event *ev, const char *record,
   ev->state = e->state;
   ev->failure_count = e->failure_count;
   ev->in_flight = (uint32_t)e->ledger.count;
+  if (e->metrics) mcpp__metrics_slot_observe(&e->metrics, ev);
   if (e->cb.on_event) e->cb.on_event(e, ev, e->user_data);
   if (record && e->cb.on_record) {
     mcpp__record r;

@@ -7,6 +7,7 @@
 
 #include "deadlines.h"
 #include "engine.h"
+#include "metrics_tally_internal.h"
 
 static char *dup_capped(const mcpp_allocator *a, const char *s) {
   size_t n = strlen(s);
@@ -75,6 +76,7 @@ int mcpp_engine_new(mcpp_engine **out, const mcpp_settings *settings,
 void mcpp_engine_free(mcpp_engine *e) {
   if (e == NULL) return;
   const mcpp_allocator *a = e->alloc;
+  if (e->metrics) mcpp__metrics_slot_set(&e->metrics, NULL);
   mcpp__ledger_free(&e->ledger);
   mcpp__handshake_free(e);
   mcpp__free(a, e->manual);

@@ -40,6 +40,8 @@ struct mcpp_engine {
   mcpp_engine_callbacks cb;
   void *user_data;
   const mcpp_allocator *alloc;
+  /* Counts every event emitted (mcpp_engine_set_metrics), or NULL. */
+  struct mcpp_metrics_cell *metrics;
 
   char nonce_hex[17]; /* our ids: "mcpp-<nonce_hex>-<seq>" */
   uint64_t rng;       /* splitmix64 state for jitter */

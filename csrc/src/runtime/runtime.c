@@ -30,6 +30,7 @@
 #include "driver/driver.h"
 #include "engine/deadlines.h"
 #include "engine/internal.h"
+#include "engine/metrics_tally_internal.h"
 #include "item.h"
 #include "mcpping.h"
 #include "engine/record.h"
@@ -113,6 +114,8 @@ typedef struct rconn {
   /* Fed every ping event (mcpp_runtime_feed_rtt_stats); under rtt_mu. */
   mcpp_rtt_stats *rtt;
   double rtt_unit;
+  /* Counts every event (mcpp_runtime_set_metrics); under the tally's lock. */
+  mcpp_metrics_cell *metrics;
   int pinging; /* inside mcpp_conn_ping for ping_token */
   /* On rt->corked: frames wait in its cork, to be written at the end of
    * this host or watchdog turn (flush_corks). */
@@ -616,6 +619,8 @@ static void push_event(rconn *r, const mcpp_event *ev) {
     pthread_mutex_unlock(&rt->mu);
   }
   uint64_t token = token_for(r, ev);
+  /* Counted here, queued or not, so metrics need no event to cross. */
+  mcpp__metrics_slot_observe(&r->metrics, ev);
   if (ev->type == MCPP_EV_PING || is_outcome(ev->type)) {
     pthread_mutex_lock(&rtt_mu);
     if (r->rtt) mcpp_rtt_stats_observe(r->rtt, ev, r->rtt_unit);
@@ -698,6 +703,7 @@ static void finish(rconn *r, const mcpp_close_info *info) {
   pthread_mutex_lock(&rtt_mu);
   r->rtt = NULL;
   pthread_mutex_unlock(&rtt_mu);
+  mcpp__metrics_slot_set(&r->metrics, NULL);
   int last = rt->conns == NULL;
   if (r->paused) rt->paused--;
   int wake = append_locked(rt, it);
@@ -2246,6 +2252,17 @@ int mcpp_runtime_feed_rtt_stats(mcpp_runtime *rt, uint64_t conn_id,
     r->rtt_unit = us_per_unit;
     pthread_mutex_unlock(&rtt_mu);
   }
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
+}
+
+int mcpp_runtime_set_metrics(mcpp_runtime *rt, uint64_t conn_id,
+                             mcpp_metrics_cell *cell) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = find_conn(rt, conn_id);
+  /* Under mu, as finish() drops it in the same hold that unlinks r. */
+  if (r) mcpp__metrics_slot_set(&r->metrics, cell);
   pthread_mutex_unlock(&rt->mu);
   return r ? 0 : MCPP_ERR_NOT_FOUND;
 }
