@@ -116,6 +116,52 @@ void OnHostClosed(uv_handle_t *handle) {
   FinishHost(h);
 }
 
+// A watched connection's stdout is readable: the host reads it itself
+// (mcpp_runtime_host_read), no turn of the runtime's loop.
+void OnFdPoll(uv_poll_t *handle, int, int) {
+  FdPoll *p = static_cast<FdPoll *>(handle->data);
+  if (p->host->addon) p->host->addon->HostTurn(p->fd);
+}
+
+void OnFdClosed(uv_handle_t *handle) {
+  FdPoll *p = static_cast<FdPoll *>(handle->data);
+  HostHandles *h = p->host;
+  delete p;
+  h->open--;
+  FinishHost(h);
+}
+
+void CloseFdPoll(FdPoll *p) {
+  uv_close(reinterpret_cast<uv_handle_t *>(&p->poll), OnFdClosed);
+}
+
+// mcpp_host_options.watch_fd: on the JavaScript thread, from inside a
+// runtime call. Unreferenced, as the runtime's descriptor is.
+void WatchFd(void *ctx, int fd, int on) {
+  HostHandles *h = static_cast<HostHandles *>(ctx);
+  auto it = h->fds.find(fd);
+  if (!on) {
+    if (it == h->fds.end()) return;  // closed with the handles already
+    FdPoll *p = it->second;
+    h->fds.erase(it);
+    CloseFdPoll(p);
+    return;
+  }
+  if (it != h->fds.end() || h->addon == nullptr) return;
+  FdPoll *p = new FdPoll();
+  p->host = h;
+  p->fd = fd;
+  if (uv_poll_init(h->loop, &p->poll, fd) != 0) {
+    delete p;  // then the fd is only ever read in a watchdog takeover
+    return;
+  }
+  p->poll.data = p;
+  h->open++;
+  h->fds[fd] = p;
+  uv_unref(reinterpret_cast<uv_handle_t *>(&p->poll));
+  uv_poll_start(&p->poll, UV_READABLE, OnFdPoll);
+}
+
 }  // namespace
 
 McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
@@ -196,10 +242,16 @@ mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
 // and mcpp_runtime_mode says why.
 void McppAddon::AttachHost(Napi::Env env) {
   int fd = -1;
-  if (mcpp_runtime_host_attach(rt_, nullptr, &fd) != 0) return;
   uv_loop_t *loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr ||
-      uv_poll_init(loop, &host_->poll, fd) != 0) {
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) return;
+  host_->loop = loop;
+  // V2: the host also owns every connection's stdout (WatchFd).
+  mcpp_host_options o{};
+  o.version = MCPP_HOST_OPTIONS_V2;
+  o.watch_fd = WatchFd;
+  o.watch_ctx = host_;
+  if (mcpp_runtime_host_attach(rt_, &o, &fd) != 0) return;
+  if (uv_poll_init(loop, &host_->poll, fd) != 0) {
     mcpp_runtime_host_detach(rt_);
     return;
   }
@@ -228,6 +280,9 @@ void McppAddon::CloseHostHandles() {
   host_ = nullptr;
   hosted_ = false;
   h->addon = nullptr;
+  // Before the runtime's free closes the fds these watch.
+  for (auto &kv : h->fds) CloseFdPoll(kv.second);
+  h->fds.clear();
   if (h->open > 0) {
     uv_close(reinterpret_cast<uv_handle_t *>(&h->poll), OnHostClosed);
     uv_close(reinterpret_cast<uv_handle_t *>(&h->timer), OnHostClosed);
@@ -282,7 +337,7 @@ void McppAddon::HostRun() {
   if (mcpp_runtime_host_run(rt_, &wake_ms) == 0) ArmTimer(wake_ms);
 }
 
-void McppAddon::HostTurn() {
+void McppAddon::HostTurn(int fd) {
   if (!hosted_ || in_turn_) return;
   Napi::Env env(env_);
   Napi::HandleScope handles(env);
@@ -296,7 +351,12 @@ void McppAddon::HostTurn() {
   // one write per connection, not one each.
   mcpp_runtime_host_cork(rt_, 1);
   try {
-    HostRun();
+    if (fd < 0) {
+      HostRun();
+    } else {
+      int64_t wake_ms = -1;
+      if (mcpp_runtime_host_read(rt_, fd, &wake_ms) == 0) ArmTimer(wake_ms);
+    }
     Napi::Error first = Drain(env);
     AfterCall();
     // As an uncaught exception, once the whole batch is delivered.
@@ -617,7 +677,7 @@ Napi::Value McppAddon::RuntimeMode(const Napi::CallbackInfo &info) {
   return o;
 }
 
-// hostStats() -> {takeovers, hostTurns, inlineCommands}: for tests and
+// hostStats() -> {takeovers, hostTurns, inlineCommands, hostReads}: for tests and
 // benchmarks (all 0 before the runtime exists or in thread mode).
 Napi::Value McppAddon::HostStats(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -627,6 +687,7 @@ Napi::Value McppAddon::HostStats(const Napi::CallbackInfo &info) {
   o.Set("takeovers", static_cast<double>(st.takeovers));
   o.Set("hostTurns", static_cast<double>(st.host_turns));
   o.Set("inlineCommands", static_cast<double>(st.inline_commands));
+  o.Set("hostReads", static_cast<double>(mcpp_runtime_host_reads(rt_)));
   return o;
 }
 

@@ -2052,7 +2052,7 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
   if (stall > 10000) return MCPP_ERR_INVALID_ARGUMENT;
   const char *refused = host_mode_refused();
   pthread_mutex_lock(&rt->mu);
-  int rc = 0;
+  int rc = 0, became_host = 0;
   if (rt->stop_requested) {
     rc = MCPP_ERR_CLOSED;
   } else if (atomic_load(&rt->mode) == MCPP_MODE_HOST) {
@@ -2069,24 +2069,36 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
     rt->told_due = UINT64_MAX;
     rt->rearm_ms = -1;
     atomic_store(&rt->mode, MCPP_MODE_HOST);
+    became_host = 1;
     snprintf(rt->why, sizeof rt->why, "%s",
              "host mode: the host's event loop runs it");
     uv_async_send(&rt->async); /* the I/O thread leaves the loop */
     while (!rt->io_parked) pthread_cond_wait(&rt->cv, &rt->mu);
   }
-  int fresh = rc == 0 && !atomic_load(&rt->hfd) && watch_fd;
   if (rc == 0) *fd = uv_backend_fd(rt->loop);
   pthread_mutex_unlock(&rt->mu);
-  if (fresh) {
+  if (became_host && (watch_fd || atomic_load(&rt->hfd))) {
     /* The I/O thread has left the loop: only the watchdog may hold run_mu,
-     * and the host owns the reads from its first call on. */
+     * and the host owns the reads from its first call on. What an earlier
+     * host (detached from another thread) watched is dropped: the new one
+     * is told of every fd afresh, the old ones' 0 calls come to it too
+     * (for fds it never saw). */
     pthread_mutex_lock(&rt->run_mu);
-    if (rt->wd_ep < 0) rt->wd_ep = hw_open_set();
-    if (rt->wd_ep >= 0) {
+    hw_set_owner(rt, 0);
+    for (int i = 0; i < rt->hw_cap; i++)
+      if (rt->hw_by_fd[i] && rt->hw_by_fd[i]->r) hw_retire(rt, rt->hw_by_fd[i]);
+    while (rt->hw_dirty) {
+      rconn *r = rt->hw_dirty;
+      rt->hw_dirty = r->next_dirty;
+      r->hw_dirty = 0;
+    }
+    if (watch_fd && rt->wd_ep < 0) rt->wd_ep = hw_open_set();
+    int on = watch_fd && rt->wd_ep >= 0;
+    if (on) {
       rt->watch_fd = watch_fd;
       rt->watch_ctx = options->watch_ctx;
-      atomic_store(&rt->hfd, 1);
     }
+    atomic_store(&rt->hfd, on);
     pthread_mutex_unlock(&rt->run_mu);
   }
   return rc;
