@@ -225,7 +225,10 @@ int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id, int enabled);
  * mode) until the host calls in again. One loop, one owner at a time
  * (a mutex held for a turn, never while waiting; user code and notify
  * never run under it), one item queue: nothing is lost or reordered
- * across a hand-off. */
+ * across a hand-off. With MCPP_HOST_OPTIONS_V2's watch_fd the host also
+ * watches each connection's stdout and reads it itself
+ * (mcpp_runtime_host_read), so an answer costs it no turn of our loop;
+ * while the watchdog has taken over, our loop reads them again. */
 
 #define MCPP_HOST_OPTIONS_V1 1
 #define MCPP_HOST_OPTIONS_V2 2
