@@ -2068,6 +2068,8 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
     rt->stall_ms = stall;
     rt->told_due = UINT64_MAX;
     rt->rearm_ms = -1;
+    /* Made before the watchdog starts: it polls this set unlocked. */
+    if (watch_fd && rt->wd_ep < 0) rt->wd_ep = hw_open_set();
     atomic_store(&rt->mode, MCPP_MODE_HOST);
     became_host = 1;
     snprintf(rt->why, sizeof rt->why, "%s",
@@ -2092,7 +2094,6 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
       rt->hw_dirty = r->next_dirty;
       r->hw_dirty = 0;
     }
-    if (watch_fd && rt->wd_ep < 0) rt->wd_ep = hw_open_set();
     int on = watch_fd && rt->wd_ep >= 0;
     if (on) {
       rt->watch_fd = watch_fd;
