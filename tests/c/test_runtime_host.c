@@ -260,19 +260,26 @@ static mcpp_item *find_answer(hh *h, int id) {
     while (!(cond)) uv_run(&(h)->loop, UV_RUN_ONCE);                         \
   } while (0)
 
-static uint64_t spawn_echo(hh *h) {
-  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+/* Spawns args with settings s (test_settings if NULL), as the host. */
+static uint64_t spawn_with(hh *h, char **args, const mcpp_settings *s,
+                           mcpp_stderr_mode stderr_mode) {
   mcpp_spawn_options o = {0};
   o.file = args[0];
   o.args = args;
-  o.stderr_mode = MCPP_STDERR_INHERIT;
-  mcpp_settings s;
-  test_settings(&s);
+  o.stderr_mode = stderr_mode;
+  mcpp_settings defaults;
+  test_settings(&defaults);
   uint64_t id = 0;
   char err[256];
-  ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, &s, &o, NULL, &id, err, sizeof err));
+  ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, s ? s : &defaults, &o, NULL, &id, err,
+                                  sizeof err));
   hh_after_command(h);
   return id;
+}
+
+static uint64_t spawn_echo(hh *h) {
+  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+  return spawn_with(h, args, NULL, MCPP_STDERR_INHERIT);
 }
 
 static void send_frame(hh *h, uint64_t id, const char *frame) {
@@ -613,6 +620,20 @@ TEST_TIMEOUT(runtime_host_mode_hand_off_loses_and_reorders_nothing, 60) {
 
 /* ------------------------------------------- host-owned fds (watch_fd) */
 
+/* Closes the connection and ends the test: once it is closed, the host
+ * watches nothing and every fd it was given was taken back (the runtime
+ * closed its duplicates: hh_finish counts the fds). */
+static void hh_close_unwatched(hh *h, uint64_t id) {
+  ASSERT_EQ(0, mcpp_runtime_close(h->rt, id));
+  hh_after_command(h);
+  RUN_UNTIL(h, h->n_items && mcpp_item_get_type(h->items[h->n_items - 1]) ==
+                                 MCPP_ITEM_CLOSED);
+  ASSERT_UINT_EQ(0, h->watched);
+  ASSERT_UINT_EQ(h->watch_on, h->watch_off);
+  hh_stop_watching(h);
+  hh_finish(h);
+}
+
 static size_t hh_watched_fds(hh *h) {
   size_t n = 0;
   for (int fd = 0; fd < MAX_FD; fd++) n += h->fdw[fd] != NULL;
@@ -651,14 +672,7 @@ TEST(runtime_host_fd_pings_are_read_by_the_host_with_no_loop_turn) {
   mcpp_runtime_host_stats(h.rt, &st);
   ASSERT_UINT_EQ(0, st.takeovers);
   ASSERT_EQ(0, atomic_load(&h.notified));
-  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
-  hh_after_command(&h);
-  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
-                                 MCPP_ITEM_CLOSED);
-  ASSERT_UINT_EQ(0, h.watched);
-  ASSERT_UINT_EQ(h.watch_on, h.watch_off);
-  hh_stop_watching(&h);
-  hh_finish(&h);
+  hh_close_unwatched(&h, id);
 }
 
 /* A server that writes half a line for each line it reads: the first half
@@ -680,16 +694,7 @@ TEST(runtime_host_fd_partial_line_split_across_host_and_watchdog_reads_arrives_w
   hh_init(&h);
   hh_attach(&h);
   char *args[] = {"python3", "-c", (char *)split_server, NULL};
-  mcpp_spawn_options o = {0};
-  o.file = args[0];
-  o.args = args;
-  o.stderr_mode = MCPP_STDERR_INHERIT;
-  mcpp_settings s;
-  test_settings(&s);
-  uint64_t id = 0;
-  char err[256];
-  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, err, sizeof err));
-  hh_after_command(&h);
+  uint64_t id = spawn_with(&h, args, NULL, MCPP_STDERR_INHERIT);
   ASSERT_UINT_EQ(1, h.watched);
   uint64_t host_reads = mcpp_runtime_host_reads(h.rt);
   send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}");
@@ -720,12 +725,7 @@ TEST(runtime_host_fd_partial_line_split_across_host_and_watchdog_reads_arrives_w
                     "{\"jsonrpc\":\"2.0\",\"method\":\"test/split\","
                     "\"params\":{\"a\":\"first-second\"}}");
   /* The host is back and owns the fd again: a close still goes through. */
-  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
-  hh_after_command(&h);
-  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
-                                 MCPP_ITEM_CLOSED);
-  hh_stop_watching(&h);
-  hh_finish(&h);
+  hh_close_unwatched(&h, id);
 }
 
 /* A connection paused by backpressure (the host holds what it drained)
@@ -737,17 +737,10 @@ TEST_TIMEOUT(runtime_host_fd_paused_connection_is_not_watched, 60) {
   hh_init(&h);
   hh_attach(&h);
   char *args[] = {"python3", (char *)peer_path("flood.py"), NULL};
-  mcpp_spawn_options o = {0};
-  o.file = args[0];
-  o.args = args;
-  o.stderr_mode = MCPP_STDERR_INHERIT;
   mcpp_settings s;
   test_settings(&s);
   s.max_pending_bytes = 64 * 1024;
-  uint64_t id = 0;
-  char err[256];
-  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, err, sizeof err));
-  hh_after_command(&h);
+  uint64_t id = spawn_with(&h, args, &s, MCPP_STDERR_INHERIT);
   ASSERT_UINT_EQ(1, hh_watched_fds(&h));
   send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/flood\","
                      "\"params\":{\"count\":2000,\"size\":1000}}");
@@ -777,12 +770,7 @@ TEST_TIMEOUT(runtime_host_fd_paused_connection_is_not_watched, 60) {
   ASSERT_UINT_EQ(2000, seqs);
   ASSERT(h.watch_on >= 2);
   ASSERT_UINT_EQ(1, h.watched);
-  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
-  hh_after_command(&h);
-  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
-                                 MCPP_ITEM_CLOSED);
-  hh_stop_watching(&h);
-  hh_finish(&h);
+  hh_close_unwatched(&h, id);
 }
 
 /* A reconnect's new server is read by the host too: its new fd is
@@ -793,10 +781,6 @@ TEST_TIMEOUT(runtime_host_fd_reconnect_watches_the_new_servers_fd, 30) {
   hh_init(&h);
   hh_attach(&h);
   char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
-  mcpp_spawn_options o = {0};
-  o.file = args[0];
-  o.args = args;
-  o.stderr_mode = MCPP_STDERR_IGNORE;
   mcpp_settings s;
   test_settings(&s);
   s.reconnect.enabled = 1;
@@ -804,10 +788,7 @@ TEST_TIMEOUT(runtime_host_fd_reconnect_watches_the_new_servers_fd, 30) {
   s.reconnect.max_delay_ms = 20;
   s.reconnect.jitter = 0;
   s.reconnect.max_attempts = 3;
-  uint64_t id = 0;
-  char err[256];
-  ASSERT_EQ(0, mcpp_runtime_spawn(h.rt, &s, &o, NULL, &id, err, sizeof err));
-  hh_after_command(&h);
+  uint64_t id = spawn_with(&h, args, &s, MCPP_STDERR_IGNORE);
   ASSERT_UINT_EQ(1, h.watched);
   int pid = mcpp_runtime_pid(h.rt, id);
   ASSERT(pid > 0);
@@ -824,12 +805,7 @@ TEST_TIMEOUT(runtime_host_fd_reconnect_watches_the_new_servers_fd, 30) {
   }
   ASSERT(mcpp_runtime_host_reads(h.rt) - host_reads >= 20);
   ASSERT_UINT_EQ(uv_reads, mcpp__conn_uv_reads);
-  ASSERT_EQ(0, mcpp_runtime_close(h.rt, id));
-  hh_after_command(&h);
-  RUN_UNTIL(&h, h.n_items && mcpp_item_get_type(h.items[h.n_items - 1]) ==
-                                 MCPP_ITEM_CLOSED);
-  hh_stop_watching(&h);
-  hh_finish(&h);
+  hh_close_unwatched(&h, id);
 }
 
 /* The existing guarantees, with the host owning the fds. */

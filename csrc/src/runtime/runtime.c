@@ -2105,14 +2105,15 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
   return rc;
 }
 
-static int64_t host_end(mcpp_runtime *rt);
-
-int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
+/* The host's own call (a turn or a read) begins: counted first, so a
+ * watchdog in a takeover sees it and hands back, then run_mu, and the host
+ * owns the reads again. Returns 0 with run_mu held, or
+ * MCPP_ERR_INVALID_ARGUMENT (not the host thread, not in host mode). */
+static int host_begin(mcpp_runtime *rt, int64_t *wake_ms) {
   if (wake_ms) *wake_ms = -1;
   if (!rt || !wake_ms || atomic_load(&rt->mode) != MCPP_MODE_HOST ||
       !pthread_equal(rt->host_thread, pthread_self()))
     return MCPP_ERR_INVALID_ARGUMENT;
-  /* Counted first: a watchdog in a takeover sees it and hands back. */
   atomic_fetch_add(&rt->host_turns, 1);
   pthread_mutex_lock(&rt->run_mu);
   if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
@@ -2121,16 +2122,15 @@ int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
   }
   rt->runner = RUN_HOST;
   hw_set_owner(rt, 1);
-  uv_run(rt->loop, UV_RUN_NOWAIT);
-  flush_corks(rt);
-  rt->runner = RUN_NONE;
-  *wake_ms = host_end(rt);
   return 0;
 }
 
 /* run_mu held, on the host thread, at the end of its own turn or read:
- * releases run_mu, then tells the host what to watch. Returns *wake_ms. */
+ * writes what was corked, releases run_mu, then tells the host what to
+ * watch. Returns *wake_ms. */
 static int64_t host_end(mcpp_runtime *rt) {
+  flush_corks(rt);
+  rt->runner = RUN_NONE;
   int64_t t = host_settle(rt);
   rt->told_due = t < 0 ? UINT64_MAX : uv_now(rt->loop) + (uint64_t)t;
   rt->rearm_ms = -1;
@@ -2140,21 +2140,18 @@ static int64_t host_end(mcpp_runtime *rt) {
   return t;
 }
 
+int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
+  int rc = host_begin(rt, wake_ms);
+  if (rc) return rc;
+  uv_run(rt->loop, UV_RUN_NOWAIT);
+  *wake_ms = host_end(rt);
+  return 0;
+}
+
 int mcpp_runtime_host_read(mcpp_runtime *rt, int fd, int64_t *wake_ms) {
-  if (wake_ms) *wake_ms = -1;
-  if (!rt || !wake_ms || atomic_load(&rt->mode) != MCPP_MODE_HOST ||
-      !pthread_equal(rt->host_thread, pthread_self()))
-    return MCPP_ERR_INVALID_ARGUMENT;
-  /* Counted first, as a turn: a watchdog in a takeover hands back. */
-  atomic_fetch_add(&rt->host_turns, 1);
-  pthread_mutex_lock(&rt->run_mu);
-  if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
-    pthread_mutex_unlock(&rt->run_mu);
-    return MCPP_ERR_INVALID_ARGUMENT;
-  }
-  rt->runner = RUN_HOST;
+  int rc = host_begin(rt, wake_ms);
+  if (rc) return rc;
   uv_update_time(rt->loop);
-  hw_set_owner(rt, 1);
   hwatch *e = fd >= 0 && fd < rt->hw_cap ? rt->hw_by_fd[fd] : NULL;
   /* Read only what is still ours to read: a connection paused, at EOF or
    * replaced meanwhile is dropped by host_end's reconcile instead. */
@@ -2162,8 +2159,6 @@ int mcpp_runtime_host_read(mcpp_runtime *rt, int fd, int64_t *wake_ms) {
       mcpp__conn_host_fd(e->conn) == e->src &&
       mcpp__conn_host_read(e->conn))
     atomic_fetch_add(&rt->host_reads, 1);
-  flush_corks(rt);
-  rt->runner = RUN_NONE;
   *wake_ms = host_end(rt);
   return 0;
 }
