@@ -808,6 +808,43 @@ TEST_TIMEOUT(runtime_host_fd_reconnect_watches_the_new_servers_fd, 30) {
   hh_close_unwatched(&h, id);
 }
 
+/* A timer the host arms while the watchdog sleeps idle (here a ping's
+ * timeout, with the server too slow to answer; in life a keepalive armed
+ * by the handshake's answer) wakes the watchdog: a host that blocks right
+ * after has it timed by the watchdog when due, not after the watchdog's
+ * idle poll ends (IDLE_POLL_MAX_MS, 1 s). */
+TEST(runtime_host_fd_a_timer_armed_while_the_watchdog_idles_is_not_slept_through) {
+  hh_v2 = 1;
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  char *args[] = {"python3", (char *)peer_path("echo.py"), "--delay", "5", NULL};
+  uint64_t id = spawn_with(&h, args, NULL, MCPP_STDERR_INHERIT);
+  /* One host turn registers the new pipes (else the watchdog takes over
+   * to do it and hands back with a notify); then the host does not turn
+   * for a few ticks, and the watchdog goes idle. */
+  uint32_t tick = margin_ms(MCPP_HOST_STALL_MS) / 2;
+  hh_turn(&h);
+  wait_notified(h.efd, 3 * tick);
+  ASSERT(!wait_notified(h.efd, 6 * tick));
+  unsigned long woken = mcpp__idle_watchdog_woken;
+  uint64_t t0 = uv_hrtime();
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 100, 1));
+  hh_after_command(&h);
+  ASSERT(mcpp__idle_watchdog_woken > woken);
+  /* Blocked: only the watchdog can time the ping out. */
+  while (!hh_find_event(&h, MCPP_EV_TIMEOUT, 1, 0)) {
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+    hh_drain(&h);
+  }
+  uint64_t ms = (uv_hrtime() - t0) / 1000000;
+  /* Due after 100 ms, timed after a stall more. Without the wake, not
+   * before the idle poll's end: 1 s after it began, less the few ticks
+   * above (over 850 ms from here). */
+  ASSERT(ms < 600 || under_valgrind());
+  hh_close_unwatched(&h, id);
+}
+
 /* The existing guarantees, with the host owning the fds. */
 TEST(runtime_host_fd_watchdog_answers_the_servers_pings_while_the_host_is_blocked) {
   hh_v2 = 1;

@@ -42,6 +42,9 @@ extern _Atomic unsigned long mcpp__watchdog_wakes;
 extern _Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;
 #define MCPP__HOOK_HOST_READ() (mcpp__conn_host_reads++)
 #define MCPP__HOOK_UV_READ() (mcpp__conn_uv_reads++)
+/* The host woke an idle watchdog for a timer it moved earlier. */
+extern _Atomic unsigned long mcpp__idle_watchdog_woken;
+#define MCPP__HOOK_IDLE_WATCHDOG_WOKEN() (mcpp__idle_watchdog_woken++)
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
 #define MCPP__HOOK_SIGKILL() SIGKILL
@@ -53,6 +56,7 @@ extern _Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;
 #define MCPP__HOOK_WATCHDOG_WAKE() ((void)0)
 #define MCPP__HOOK_HOST_READ() ((void)0)
 #define MCPP__HOOK_UV_READ() ((void)0)
+#define MCPP__HOOK_IDLE_WATCHDOG_WOKEN() ((void)0)
 #endif
 
 #endif

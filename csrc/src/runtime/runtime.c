@@ -240,6 +240,10 @@ struct mcpp_runtime {
   hwatch *hw_dead;
   hwatch *hw_on, *hw_off;
   _Atomic uint64_t host_reads;
+  /* While the watchdog sleeps idle: when it means to look again (ms, the
+   * loop's clock; 0: not idle). Set under run_mu, so a host call that then
+   * moves a timer earlier sees it and wakes it (wake_idle_watchdog). */
+  _Atomic uint64_t wd_idle_until;
 };
 
 /* Who is running the loop: defer_wake differs. */
@@ -1908,6 +1912,7 @@ static void watch(mcpp_runtime *rt) {
       int n = atomic_load(&rt->hfd) ? 2 : 1;
       pthread_mutex_unlock(&rt->mu);
       poll(p, (nfds_t)n, idle_ms);
+      atomic_store(&rt->wd_idle_until, 0);
       pthread_mutex_lock(&rt->mu);
       idle_ms = -1;
     } else {
@@ -1930,6 +1935,7 @@ static void watch(mcpp_runtime *rt) {
         int64_t left = t < 0 ? IDLE_POLL_MAX_MS
                              : (int64_t)(uv_now(rt->loop) + (uint64_t)t) - (int64_t)(now / 1000000);
         idle_ms = left < 0 ? 0 : left > IDLE_POLL_MAX_MS ? IDLE_POLL_MAX_MS : (int)left;
+        atomic_store(&rt->wd_idle_until, now / 1000000 + (uint64_t)idle_ms);
         waiting_since = 0;
       } else if (!waiting_since) {
         waiting_since = now;
@@ -1962,8 +1968,23 @@ static int64_t host_settle(mcpp_runtime *rt) {
 /* run_mu held, on the host thread, after inline work: if the loop now
  * needs a turn sooner than the host was told, mcpp_runtime_host_rearm says
  * when. */
+/* run_mu held, host thread, t the loop's timeout now: a timer the host
+ * moved earlier than the idle watchdog's next look (a keepalive armed by
+ * the handshake's answer, read by the host) would otherwise go unseen for
+ * up to IDLE_POLL_MAX_MS if the host then blocks. The async makes the
+ * loop's descriptor readable: the watchdog looks again (rare: keepalive
+ * re-arms lazily, later, never earlier per message). */
+static void wake_idle_watchdog(mcpp_runtime *rt, int64_t t) {
+  uint64_t until = atomic_load(&rt->wd_idle_until);
+  if (!until || t < 0 || uv_now(rt->loop) + (uint64_t)t >= until) return;
+  atomic_store(&rt->wd_idle_until, 0);
+  MCPP__HOOK_IDLE_WATCHDOG_WOKEN();
+  uv_async_send(&rt->async);
+}
+
 static void note_rearm(mcpp_runtime *rt) {
   int t = loop_timeout(rt->loop);
+  wake_idle_watchdog(rt, t);
   if (t >= 0) {
     uint64_t due = uv_now(rt->loop) + (uint64_t)t;
     if (due < rt->told_due) {
@@ -2134,6 +2155,7 @@ static int64_t host_end(mcpp_runtime *rt) {
   int64_t t = host_settle(rt);
   rt->told_due = t < 0 ? UINT64_MAX : uv_now(rt->loop) + (uint64_t)t;
   rt->rearm_ms = -1;
+  wake_idle_watchdog(rt, t);
   hw_reconcile(rt);
   pthread_mutex_unlock(&rt->run_mu);
   hw_apply(rt);
