@@ -339,6 +339,18 @@ void McppAddon::HostRun() {
 
 void McppAddon::HostTurn(int fd) {
   if (!hosted_ || in_turn_) return;
+  if (fd >= 0) {
+    // A connection's fd: read it first. Most reads queue nothing for
+    // JavaScript (a keepalive pong nobody listens to, a server's ping
+    // answered in C): then no callback scope, cork or drain is needed.
+    int64_t wake_ms = -1;
+    if (mcpp_runtime_host_read(rt_, fd, &wake_ms) == 0) ArmTimer(wake_ms);
+    prefetched_ = mcpp_runtime_drain(rt_);
+    if (prefetched_ == nullptr) {
+      AfterCall();
+      return;
+    }
+  }
   Napi::Env env(env_);
   Napi::HandleScope handles(env);
   in_turn_ = true;
@@ -351,12 +363,7 @@ void McppAddon::HostTurn(int fd) {
   // one write per connection, not one each.
   mcpp_runtime_host_cork(rt_, 1);
   try {
-    if (fd < 0) {
-      HostRun();
-    } else {
-      int64_t wake_ms = -1;
-      if (mcpp_runtime_host_read(rt_, fd, &wake_ms) == 0) ArmTimer(wake_ms);
-    }
+    if (fd < 0) HostRun();  // else read and drained above
     Napi::Error first = Drain(env);
     AfterCall();
     // As an uncaught exception, once the whole batch is delivered.
@@ -402,7 +409,8 @@ struct BatchGuard {
 
 void McppAddon::FreeBatch() {
   if (rt_) mcpp_runtime_items_free(rt_, batch_);
-  batch_ = nullptr;
+  if (rt_) mcpp_runtime_items_free(rt_, prefetched_);
+  batch_ = prefetched_ = nullptr;
 }
 
 // A drained batch crosses into JavaScript one item per call, each string
@@ -415,7 +423,8 @@ void McppAddon::FreeBatch() {
 Napi::Error McppAddon::Drain(Napi::Env env) {
   Napi::Error first;
   if (!rt_) return first;
-  batch_ = mcpp_runtime_drain(rt_);
+  batch_ = prefetched_ ? prefetched_ : mcpp_runtime_drain(rt_);
+  prefetched_ = nullptr;
   BatchGuard done{this};
   if (dispatch_.IsEmpty()) return first;
   for (mcpp_item *it = batch_; it; it = mcpp_item_next(it)) {

@@ -129,6 +129,8 @@ class McppAddon : public Napi::Addon<McppAddon> {
   // The batch being handed to JavaScript, one item at a time (see Drain);
   // Cleanup frees it if a handler shuts the runtime down meanwhile.
   mcpp_item *batch_ = nullptr;
+  // Drained already by a fd read (HostTurn) and handed to the next Drain.
+  mcpp_item *prefetched_ = nullptr;
 };
 
 }  // namespace mcpping_node
