@@ -116,6 +116,52 @@ void OnHostClosed(uv_handle_t *handle) {
   FinishHost(h);
 }
 
+// A watched connection's stdout is readable: the host reads it itself
+// (mcpp_runtime_host_read), no turn of the runtime's loop.
+void OnFdPoll(uv_poll_t *handle, int, int) {
+  FdPoll *p = static_cast<FdPoll *>(handle->data);
+  if (p->host->addon) p->host->addon->HostTurn(p->fd);
+}
+
+void OnFdClosed(uv_handle_t *handle) {
+  FdPoll *p = static_cast<FdPoll *>(handle->data);
+  HostHandles *h = p->host;
+  delete p;
+  h->open--;
+  FinishHost(h);
+}
+
+void CloseFdPoll(FdPoll *p) {
+  uv_close(reinterpret_cast<uv_handle_t *>(&p->poll), OnFdClosed);
+}
+
+// mcpp_host_options.watch_fd: on the JavaScript thread, from inside a
+// runtime call. Unreferenced, as the runtime's descriptor is.
+void WatchFd(void *ctx, int fd, int on) {
+  HostHandles *h = static_cast<HostHandles *>(ctx);
+  auto it = h->fds.find(fd);
+  if (!on) {
+    if (it == h->fds.end()) return;  // closed with the handles already
+    FdPoll *p = it->second;
+    h->fds.erase(it);
+    CloseFdPoll(p);
+    return;
+  }
+  if (it != h->fds.end() || h->addon == nullptr) return;
+  FdPoll *p = new FdPoll();
+  p->host = h;
+  p->fd = fd;
+  if (uv_poll_init(h->loop, &p->poll, fd) != 0) {
+    delete p;  // then the fd is only ever read in a watchdog takeover
+    return;
+  }
+  p->poll.data = p;
+  h->open++;
+  h->fds[fd] = p;
+  uv_unref(reinterpret_cast<uv_handle_t *>(&p->poll));
+  uv_poll_start(&p->poll, UV_READABLE, OnFdPoll);
+}
+
 }  // namespace
 
 McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
@@ -197,10 +243,16 @@ mcpp_runtime *McppAddon::Runtime(Napi::Env env) {
 // and mcpp_runtime_mode says why.
 void McppAddon::AttachHost(Napi::Env env) {
   int fd = -1;
-  if (mcpp_runtime_host_attach(rt_, nullptr, &fd) != 0) return;
   uv_loop_t *loop = nullptr;
-  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr ||
-      uv_poll_init(loop, &host_->poll, fd) != 0) {
+  if (napi_get_uv_event_loop(env, &loop) != napi_ok || loop == nullptr) return;
+  host_->loop = loop;
+  // V2: the host also owns every connection's stdout (WatchFd).
+  mcpp_host_options o{};
+  o.version = MCPP_HOST_OPTIONS_V2;
+  o.watch_fd = WatchFd;
+  o.watch_ctx = host_;
+  if (mcpp_runtime_host_attach(rt_, &o, &fd) != 0) return;
+  if (uv_poll_init(loop, &host_->poll, fd) != 0) {
     mcpp_runtime_host_detach(rt_);
     return;
   }
@@ -229,6 +281,9 @@ void McppAddon::CloseHostHandles() {
   host_ = nullptr;
   hosted_ = false;
   h->addon = nullptr;
+  // Before the runtime's free closes the fds these watch.
+  for (auto &kv : h->fds) CloseFdPoll(kv.second);
+  h->fds.clear();
   if (h->open > 0) {
     uv_close(reinterpret_cast<uv_handle_t *>(&h->poll), OnHostClosed);
     uv_close(reinterpret_cast<uv_handle_t *>(&h->timer), OnHostClosed);
@@ -283,8 +338,20 @@ void McppAddon::HostRun() {
   if (mcpp_runtime_host_run(rt_, &wake_ms) == 0) ArmTimer(wake_ms);
 }
 
-void McppAddon::HostTurn() {
+void McppAddon::HostTurn(int fd) {
   if (!hosted_ || in_turn_) return;
+  if (fd >= 0) {
+    // A connection's fd: read it first. Most reads queue nothing for
+    // JavaScript (a keepalive pong nobody listens to, a server's ping
+    // answered in C): then no callback scope, cork or drain is needed.
+    int64_t wake_ms = -1;
+    if (mcpp_runtime_host_read(rt_, fd, &wake_ms) == 0) ArmTimer(wake_ms);
+    prefetched_ = mcpp_runtime_drain(rt_);
+    if (prefetched_ == nullptr) {
+      AfterCall();
+      return;
+    }
+  }
   Napi::Env env(env_);
   Napi::HandleScope handles(env);
   in_turn_ = true;
@@ -297,7 +364,7 @@ void McppAddon::HostTurn() {
   // one write per connection, not one each.
   mcpp_runtime_host_cork(rt_, 1);
   try {
-    HostRun();
+    if (fd < 0) HostRun();  // else read and drained above
     Napi::Error first = Drain(env);
     AfterCall();
     // As an uncaught exception, once the whole batch is delivered.
@@ -343,7 +410,8 @@ struct BatchGuard {
 
 void McppAddon::FreeBatch() {
   if (rt_) mcpp_runtime_items_free(rt_, batch_);
-  batch_ = nullptr;
+  if (rt_) mcpp_runtime_items_free(rt_, prefetched_);
+  batch_ = prefetched_ = nullptr;
 }
 
 // A drained batch crosses into JavaScript one item per call, each string
@@ -356,7 +424,8 @@ void McppAddon::FreeBatch() {
 Napi::Error McppAddon::Drain(Napi::Env env) {
   Napi::Error first;
   if (!rt_) return first;
-  batch_ = mcpp_runtime_drain(rt_);
+  batch_ = prefetched_ ? prefetched_ : mcpp_runtime_drain(rt_);
+  prefetched_ = nullptr;
   BatchGuard done{this};
   if (dispatch_.IsEmpty()) return first;
   for (mcpp_item *it = batch_; it; it = mcpp_item_next(it)) {
@@ -628,7 +697,7 @@ Napi::Value McppAddon::RuntimeMode(const Napi::CallbackInfo &info) {
   return o;
 }
 
-// hostStats() -> {takeovers, hostTurns, inlineCommands}: for tests and
+// hostStats() -> {takeovers, hostTurns, inlineCommands, hostReads}: for tests and
 // benchmarks (all 0 before the runtime exists or in thread mode).
 Napi::Value McppAddon::HostStats(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -638,6 +707,7 @@ Napi::Value McppAddon::HostStats(const Napi::CallbackInfo &info) {
   o.Set("takeovers", static_cast<double>(st.takeovers));
   o.Set("hostTurns", static_cast<double>(st.host_turns));
   o.Set("inlineCommands", static_cast<double>(st.inline_commands));
+  o.Set("hostReads", static_cast<double>(mcpp_runtime_host_reads(rt_)));
   return o;
 }
 

@@ -6,6 +6,7 @@
 #define MCPPING_NODE_ADDON_H
 
 #include <napi.h>
+#include <unordered_map>
 #include <uv.h>
 
 #include "mcpping.h"
@@ -17,9 +18,20 @@ class McppAddon;
 // Host mode's handles on this environment's loop: the runtime's descriptor
 // and one timer. On the heap, not in the addon: their close callbacks may
 // run after the addon is gone, and they finish the async cleanup hook.
+struct HostHandles;
+
+// A connection's stdout the runtime gave the host to watch (watch_fd).
+struct FdPoll {
+  uv_poll_t poll;
+  HostHandles *host;
+  int fd;
+};
+
 struct HostHandles {
   uv_poll_t poll;
   uv_timer_t timer;
+  uv_loop_t *loop = nullptr;
+  std::unordered_map<int, FdPoll *> fds;  // counted in open too
   McppAddon *addon = nullptr;  // null once closing
   int open = 0;                // handles initialised and not yet closed
   bool hook_ran = false;       // the environment is being torn down
@@ -45,7 +57,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   // Host mode: a turn from a uv callback (the descriptor is readable or
   // the timer fired): the runtime's loop, then the drain, in one callback
   // scope so promise reactions run after the whole batch.
-  void HostTurn();
+  void HostTurn(int fd = -1);
   // Frees the batch being handed over (if the runtime is still there).
   void FreeBatch();
   // JavaScript's event constructor (see EventToJs), empty until set.
@@ -118,6 +130,8 @@ class McppAddon : public Napi::Addon<McppAddon> {
   // The batch being handed to JavaScript, one item at a time (see Drain);
   // Cleanup frees it if a handler shuts the runtime down meanwhile.
   mcpp_item *batch_ = nullptr;
+  // Drained already by a fd read (HostTurn) and handed to the next Drain.
+  mcpp_item *prefetched_ = nullptr;
 };
 
 }  // namespace mcpping_node

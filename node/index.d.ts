@@ -557,6 +557,8 @@ export interface HostStats {
   hostTurns: number;
   /** Commands (send, ping, close, ...) run inside the call on the JavaScript thread. */
   inlineCommands: number;
+  /** Reads of a connection's stdout by the JavaScript thread itself (its own poll on the fd, no turn of the runtime's loop). */
+  hostReads: number;
 }
 export function hostStats(): HostStats;
 

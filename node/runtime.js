@@ -121,8 +121,9 @@ function runtimeMode() {
 /**
  * Host mode's counters (all 0 in thread mode): how often the native thread
  * took the loop over from a busy JavaScript thread, host turns, commands
- * run inline. For tests and benchmarks.
- * @returns {{takeovers: number, hostTurns: number, inlineCommands: number}}
+ * run inline, reads of a connection's fd by this thread. For tests and
+ * benchmarks.
+ * @returns {{takeovers: number, hostTurns: number, inlineCommands: number, hostReads: number}}
  */
 function hostStats() {
   return binding.hostStats();

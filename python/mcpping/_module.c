@@ -652,26 +652,77 @@ static PyObject *py_host_turn(PyObject *module, PyObject *arg) {
   return drain_items(st);
 }
 
+PyDoc_STRVAR(host_read_doc,
+             "host_read(fd) -> list[list]\n\n"
+             "A connection's fd that watch(fd, True) asked the loop to watch\n"
+             "is readable: the host reads it itself (no turn of the runtime's\n"
+             "loop), arms the next turn if one is needed sooner, then drains\n"
+             "(the result is drain()'s).");
+
+static PyObject *py_host_read(PyObject *module, PyObject *arg) {
+  mcpping_state *st = mcpping_get_state(module);
+  long fd = PyLong_AsLong(arg);
+  if (fd == -1 && PyErr_Occurred()) return NULL;
+  if (st->rt == NULL) return PyList_New(0);
+  if (st->hosted) {
+    int64_t wake_ms;
+    if (mcpp_runtime_host_read(st->rt, (int)fd, &wake_ms) == 0 && wake_ms >= 0)
+      host_arm(st, wake_ms);
+  }
+  return drain_items(st);
+}
+
+/* mcpp_host_options.watch_fd: on the host thread, from inside a runtime
+ * call, which may have released the GIL (a spawn). */
+static void host_watch_fd(void *ctx, int fd, int on) {
+  mcpping_state *st = ctx;
+  PyGILState_STATE g = PyGILState_Ensure();
+  if (st->watch != NULL) {
+    PyObject *type, *value, *tb;
+    PyErr_Fetch(&type, &value, &tb);
+    PyObject *r = PyObject_CallFunction(st->watch, "ii", fd, on);
+    if (r == NULL)
+      PyErr_WriteUnraisable(st->watch);
+    else
+      Py_DECREF(r);
+    PyErr_Restore(type, value, tb);
+  }
+  PyGILState_Release(g);
+}
+
 PyDoc_STRVAR(host_attach_doc,
-             "host_attach(arm) -> int | None\n\n"
+             "host_attach(arm, watch=None) -> int | None\n\n"
              "Host mode: the calling thread (its asyncio loop) runs the\n"
              "runtime from now on. Returns the descriptor to watch for\n"
              "readability (call host_turn(0) then), or None if the runtime\n"
              "refused (thread mode; runtime_mode() says why). arm(ms) is called\n"
              "on this thread when a turn is needed within ms ms (0: soon); it\n"
-             "returns whether it armed one (then host_turn(2) when it is due).");
+             "returns whether it armed one (then host_turn(2) when it is due).\n"
+             "watch(fd, on), if given, is called on this thread to watch each\n"
+             "connection's fd (call host_read(fd) when readable) or stop.");
 
-static PyObject *py_host_attach(PyObject *module, PyObject *arm) {
+static PyObject *py_host_attach(PyObject *module, PyObject *args) {
   mcpping_state *st = mcpping_get_state(module);
-  if (!PyCallable_Check(arm)) {
-    PyErr_SetString(PyExc_TypeError, "arm must be callable");
+  PyObject *arm, *watch = Py_None;
+  if (!PyArg_ParseTuple(args, "O|O:host_attach", &arm, &watch)) return NULL;
+  if (!PyCallable_Check(arm) || (watch != Py_None && !PyCallable_Check(watch))) {
+    PyErr_SetString(PyExc_TypeError, "arm and watch must be callable");
     return NULL;
   }
   if (ensure_runtime(st) < 0) return NULL;
   mcpp_runtime *rt = st->rt;
   int fd = -1, rc;
+  mcpp_host_options o = {.version = MCPP_HOST_OPTIONS_V2};
+  if (watch != Py_None) {
+    o.watch_fd = host_watch_fd;
+    o.watch_ctx = st;
+    PyObject *old_watch = st->watch;
+    Py_INCREF(watch);
+    st->watch = watch;
+    Py_XDECREF(old_watch);
+  }
   /* Waits for the I/O thread to leave the loop; it never takes the GIL. */
-  Py_BEGIN_ALLOW_THREADS rc = mcpp_runtime_host_attach(rt, NULL, &fd);
+  Py_BEGIN_ALLOW_THREADS rc = mcpp_runtime_host_attach(rt, &o, &fd);
   Py_END_ALLOW_THREADS if (rc == MCPP_ERR_UNSUPPORTED) Py_RETURN_NONE;
   if (rc != 0) return mcpping_raise(st, rc, NULL);
   PyObject *old = st->arm;
@@ -720,16 +771,18 @@ static PyObject *py_runtime_mode(PyObject *module,
 PyDoc_STRVAR(host_stats_doc,
              "host_stats() -> dict[str, int]\n\n"
              "takeovers (the I/O thread ran the loop for a stalled host),\n"
-             "host_turns and inline_commands; for tests and benchmarks.");
+             "host_turns, inline_commands and host_reads (a connection's fd\n"
+             "read by the host itself); for tests and benchmarks.");
 
 static PyObject *py_host_stats(PyObject *module, PyObject *Py_UNUSED(ignored)) {
   mcpping_state *st = mcpping_get_state(module);
   mcpp_host_stats hs;
   mcpp_runtime_host_stats(st->rt, &hs);
-  return Py_BuildValue("{sKsKsK}", "takeovers",
+  return Py_BuildValue("{sKsKsKsK}", "takeovers",
                        (unsigned long long)hs.takeovers, "host_turns",
                        (unsigned long long)hs.host_turns, "inline_commands",
-                       (unsigned long long)hs.inline_commands);
+                       (unsigned long long)hs.inline_commands, "host_reads",
+                       (unsigned long long)mcpp_runtime_host_reads(st->rt));
 }
 
 PyDoc_STRVAR(release_doc,
@@ -827,7 +880,8 @@ static PyMethodDef module_methods[] = {
     {"release", py_release, METH_VARARGS, release_doc},
     {"wake_fd", py_wake_fd, METH_NOARGS, wake_fd_doc},
     {"host_turn", py_host_turn, METH_O, host_turn_doc},
-    {"host_attach", py_host_attach, METH_O, host_attach_doc},
+    {"host_attach", py_host_attach, METH_VARARGS, host_attach_doc},
+    {"host_read", py_host_read, METH_O, host_read_doc},
     {"host_detach", py_host_detach, METH_NOARGS, host_detach_doc},
     {"runtime_mode", py_runtime_mode, METH_NOARGS, runtime_mode_doc},
     {"host_stats", py_host_stats, METH_NOARGS, host_stats_doc},
@@ -853,6 +907,7 @@ static int module_exec(PyObject *m) {
   st->wake = NULL;
   st->hosted = 0;
   st->arm = NULL;
+  st->watch = NULL;
   st->armed_due = UINT64_MAX;
   st->error = PyErr_NewExceptionWithDoc(
       "mcpping._native.NativeError",
@@ -893,6 +948,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   Py_VISIT(st->engine_type);
   Py_VISIT(st->error);
   Py_VISIT(st->arm);
+  Py_VISIT(st->watch);
   return 0;
 }
 
@@ -901,6 +957,7 @@ static int module_clear(PyObject *m) {
   Py_CLEAR(st->engine_type);
   Py_CLEAR(st->error);
   Py_CLEAR(st->arm);
+  Py_CLEAR(st->watch);
   return 0;
 }
 

@@ -39,6 +39,9 @@ typedef struct mcpping_state {
   int hosted;
   PyObject *arm;
   uint64_t armed_due;
+  /* watch(fd, on) is _runtime._watch: the loop watches (add_reader) or
+   * stops watching a connection's fd, read through host_read. */
+  PyObject *watch;
 } mcpping_state;
 
 /* Returns the state of the module object m. */

@@ -80,17 +80,22 @@ def host_turn(source: int) -> list[list[Any]]:
     readable, 1: the wake pipe is, 2: the armed turn is due): in host mode,
     on the host thread, runs the runtime's loop once without blocking and
     arms the next turn; then drains, as ``drain()``."""
-def host_attach(arm: Callable[[int], bool]) -> int | None:
+def host_attach(arm: Callable[[int], bool],
+                watch: Callable[[int, int], None] | None = None) -> int | None:
     """Host mode, driven from this thread: the descriptor to watch for
     readability, or None if the runtime refused (see ``runtime_mode``).
     ``arm(ms)`` asks for a ``host_turn(2)`` within ms (0: soon); it returns
-    whether it armed one."""
+    whether it armed one. ``watch(fd, on)`` asks this thread to watch a
+    connection's fd (``host_read(fd)`` when readable) or to stop."""
+def host_read(fd: int) -> list[list[Any]]:
+    """A watched connection's fd is readable: the host reads it itself,
+    then drains, as ``drain()``."""
 def host_detach() -> bool:
     """Back to thread mode (any thread); False if not in host mode."""
 def runtime_mode() -> tuple[str, str]:
     """("host" or "thread", why)."""
 def host_stats() -> dict[str, int]:
-    """takeovers, host_turns, inline_commands."""
+    """takeovers, host_turns, inline_commands, host_reads."""
 def after_fork_child() -> None:
     """Resets the runtime in a forked child."""
 def shutdown() -> None:

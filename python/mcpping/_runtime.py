@@ -6,7 +6,10 @@ runtime's descriptor with ``add_reader`` and makes one native call per wake
 (``_native.host_turn``: a non-blocking turn, then a drain); commands (send,
 ping, close) run inline in the native call that issues them, which arms a
 loop timer through ``_arm`` when the runtime needs a turn sooner than one is
-armed. No thread hop on a round trip. The native I/O thread only watches:
+armed. Each connection's stdout is watched by the loop too (``_watch``:
+``add_reader`` on an fd the runtime hands over) and read by its thread
+directly (``_native.host_read``), so a ping's answer costs no turn of the
+runtime's loop. No thread hop on a round trip. The native I/O thread only watches:
 when the loop leaves work waiting for 20 ms (blocked by synchronous code),
 it runs the runtime itself (answering the server's pings, keepalive, ...)
 and wakes the loop through the wake pipe below until the loop turns again.
@@ -66,6 +69,9 @@ _pending: dict[int, tuple[Handle, list[tuple[list[tuple[Any, ...]], int, int]]]]
 # call_soon or call_later, on the host's thread only).
 _home: asyncio.AbstractEventLoop | None = None
 _home_fd = -1
+# Host mode: the connections' fds the runtime asked a loop to watch (it
+# reads them itself through _native.host_read), and on which loop.
+_fds: dict[int, asyncio.AbstractEventLoop] = {}
 _timer: asyncio.Handle | None = None
 # Why this binding keeps thread mode, when the runtime itself did not refuse
 # host mode (None: the runtime's own reason stands).
@@ -151,7 +157,8 @@ def runtime_mode() -> tuple[str, str]:
 
 def host_stats() -> dict[str, int]:
     """Host mode counters: ``takeovers`` (the native thread ran the runtime
-    for a blocked loop), ``host_turns``, ``inline_commands``."""
+    for a blocked loop), ``host_turns``, ``inline_commands``, ``host_reads``
+    (a connection's fd read by the loop's thread itself)."""
     return _native.host_stats()
 
 
@@ -167,7 +174,7 @@ def _host(loop: asyncio.AbstractEventLoop) -> None:
         return
     _home = loop
     try:
-        fd = _native.host_attach(_arm)
+        fd = _native.host_attach(_arm, _watch)
     except _native.NativeError as e:
         fd, _why = None, f"thread mode: cannot attach to the event loop: {e.args[1]}"
     else:
@@ -218,6 +225,9 @@ def _stop_watching(loop: asyncio.AbstractEventLoop, fd: int) -> None:
     if timer is not None:
         timer.cancel()
     if not loop.is_closed():
+        for conn_fd, owner in list(_fds.items()):
+            if owner is loop:
+                _unwatch(conn_fd)
         try:
             loop.remove_reader(fd)
         except (RuntimeError, ValueError, OSError):
@@ -250,6 +260,34 @@ def _arm(ms: int) -> bool:
     else:
         _timer = loop.call_soon(_on_timer, loop)
     return True
+
+
+def _watch(fd: int, on: int) -> None:
+    """Called by the native module on the host's thread: watch a
+    connection's fd (``host_read`` when it is readable), or stop (the fd
+    is closed right after)."""
+    if not on:
+        _unwatch(fd)
+        return
+    loop = _home
+    if loop is None or loop.is_closed():
+        return  # the native thread reads it when it takes over
+    loop.add_reader(fd, _on_fd, loop, fd)
+    _fds[fd] = loop
+
+
+def _unwatch(fd: int) -> None:
+    loop = _fds.pop(fd, None)
+    if loop is not None and not loop.is_closed():
+        try:
+            loop.remove_reader(fd)
+        except (RuntimeError, ValueError, OSError):
+            pass
+
+
+def _on_fd(loop: asyncio.AbstractEventLoop, fd: int) -> None:
+    """A connection's fd is readable: the host reads it, then dispatch."""
+    _dispatch(loop, _native.host_read(fd))
 
 
 def _on_ready(loop: asyncio.AbstractEventLoop) -> None:

@@ -10,3 +10,5 @@ _Atomic unsigned long mcpp__conn_read_aheads;
 _Atomic unsigned long long mcpp__conn_armed_ms;
 int mcpp__detector_fixed;
 _Atomic unsigned long mcpp__watchdog_wakes;
+_Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;
+_Atomic unsigned long mcpp__idle_watchdog_woken;

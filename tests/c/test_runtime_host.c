@@ -2,7 +2,9 @@
  * Host mode: the test's own uv loop plays the host's event loop. It
  * watches the runtime's descriptor and the notify eventfd, arms one timer
  * from wake_ms and host_rearm, and drains after every turn, as the
- * bindings do. Proves the fast path crosses no thread, that a blocked host
+ * bindings do. With hh_v2 it also owns each connection's stdout
+ * (MCPP_HOST_OPTIONS_V2 watch_fd: one poll handle per fd, read through
+ * mcpp_runtime_host_read), as the bindings do now. Proves the fast path crosses no thread, that a blocked host
  * still has the server's pings answered (by the watchdog), and that a
  * hand-off back and forth loses and reorders nothing.
  */
@@ -22,7 +24,16 @@
 #include "test_conn_support.h"
 #include "engine/test_hooks.h"
 
-enum { MAX_ITEMS = 65536 };
+enum { MAX_ITEMS = 65536, MAX_FD = 4096 };
+
+/* Attach with watch_fd (set by the host_fd tests before they run). */
+static int hh_v2;
+
+typedef struct fdw {
+  uv_poll_t poll;
+  struct hh *h;
+  int fd;
+} fdw;
 
 typedef struct hh {
   int fds;
@@ -38,6 +49,10 @@ typedef struct hh {
   size_t n_items;
   mcpp_item *batches[MAX_ITEMS];
   size_t n_batches;
+  /* V2: the poll handle of each fd the runtime asked us to watch. */
+  fdw *fdw[MAX_FD];
+  size_t watch_on, watch_off, watched;
+  uint64_t backend_turns, fd_reads;
 } hh;
 
 static void hh_notify(void *ud) {
@@ -85,7 +100,49 @@ static void hh_after_command(hh *h) {
 static void on_rt_readable(uv_poll_t *p, int status, int events) {
   (void)status;
   (void)events;
+  ((hh *)p->data)->backend_turns++;
   hh_turn(p->data);
+}
+
+/* A watched fd is readable: the host reads it itself, then drains. */
+static void on_fd_readable(uv_poll_t *p, int status, int events) {
+  (void)status;
+  (void)events;
+  fdw *w = p->data;
+  hh *h = w->h;
+  int64_t wake = -1;
+  ASSERT_EQ(0, mcpp_runtime_host_read(h->rt, w->fd, &wake));
+  h->fd_reads++;
+  hh_drain(h);
+  hh_arm(h, wake, 0);
+}
+
+static void free_fdw(uv_handle_t *p) { free(p->data); }
+
+static void hh_watch_fd(void *ctx, int fd, int on) {
+  hh *h = ctx;
+  ASSERT(fd >= 0 && fd < MAX_FD);
+  if (on) {
+    ASSERT(h->fdw[fd] == NULL);
+    fdw *w = malloc(sizeof *w);
+    ASSERT(w != NULL);
+    w->h = h;
+    w->fd = fd;
+    ASSERT_EQ(0, uv_poll_init(&h->loop, &w->poll, fd));
+    w->poll.data = w;
+    uv_poll_start(&w->poll, UV_READABLE, on_fd_readable);
+    h->fdw[fd] = w;
+    h->watch_on++;
+    h->watched++;
+  } else {
+    /* NULL: the host stopped watching already (hh_stop_watching). */
+    fdw *w = h->fdw[fd];
+    h->watch_off++;
+    if (!w) return;
+    h->fdw[fd] = NULL;
+    uv_close((uv_handle_t *)&w->poll, free_fdw);
+    h->watched--;
+  }
 }
 
 static void on_notified(uv_poll_t *p, int status, int events) {
@@ -117,6 +174,11 @@ static void hh_init(hh *h) {
  * stall_ms. */
 static void hh_attach_stall(hh *h, uint32_t stall_ms) {
   mcpp_host_options o = {.stall_ms = stall_ms ? stall_ms : margin_ms(MCPP_HOST_STALL_MS)};
+  if (hh_v2) {
+    o.version = MCPP_HOST_OPTIONS_V2;
+    o.watch_fd = hh_watch_fd;
+    o.watch_ctx = h;
+  }
   ASSERT_EQ(0, mcpp_runtime_host_attach(h->rt, &o, &h->fd));
   ASSERT(h->fd >= 0);
   char why[128];
@@ -132,7 +194,14 @@ static void hh_attach_stall(hh *h, uint32_t stall_ms) {
 
 static void hh_attach(hh *h) { hh_attach_stall(h, 0); }
 
+/* The host stops watching everything (before a detach or the free). */
 static void hh_stop_watching(hh *h) {
+  for (int fd = 0; fd < MAX_FD; fd++) {
+    if (!h->fdw[fd]) continue;
+    uv_close((uv_handle_t *)&h->fdw[fd]->poll, free_fdw);
+    h->fdw[fd] = NULL;
+  }
+  h->watched = 0;
   uv_close((uv_handle_t *)&h->rt_poll, NULL);
   uv_close((uv_handle_t *)&h->notify_poll, NULL);
   uv_run(&h->loop, UV_RUN_NOWAIT);
@@ -191,19 +260,26 @@ static mcpp_item *find_answer(hh *h, int id) {
     while (!(cond)) uv_run(&(h)->loop, UV_RUN_ONCE);                         \
   } while (0)
 
-static uint64_t spawn_echo(hh *h) {
-  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+/* Spawns args with settings s (test_settings if NULL), as the host. */
+static uint64_t spawn_with(hh *h, char **args, const mcpp_settings *s,
+                           mcpp_stderr_mode stderr_mode) {
   mcpp_spawn_options o = {0};
   o.file = args[0];
   o.args = args;
-  o.stderr_mode = MCPP_STDERR_INHERIT;
-  mcpp_settings s;
-  test_settings(&s);
+  o.stderr_mode = stderr_mode;
+  mcpp_settings defaults;
+  test_settings(&defaults);
   uint64_t id = 0;
   char err[256];
-  ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, &s, &o, NULL, &id, err, sizeof err));
+  ASSERT_EQ(0, mcpp_runtime_spawn(h->rt, s ? s : &defaults, &o, NULL, &id, err,
+                                  sizeof err));
   hh_after_command(h);
   return id;
+}
+
+static uint64_t spawn_echo(hh *h) {
+  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+  return spawn_with(h, args, NULL, MCPP_STDERR_INHERIT);
 }
 
 static void send_frame(hh *h, uint64_t id, const char *frame) {
@@ -540,4 +616,257 @@ TEST_TIMEOUT(runtime_host_mode_hand_off_loses_and_reorders_nothing, 60) {
   RUN_UNTIL(&h, mcpp_item_get_type(h.items[h.n_items - 1]) == MCPP_ITEM_CLOSED);
   hh_stop_watching(&h);
   hh_finish(&h);
+}
+
+/* ------------------------------------------- host-owned fds (watch_fd) */
+
+/* Closes the connection and ends the test: once it is closed, the host
+ * watches nothing and every fd it was given was taken back (the runtime
+ * closed its duplicates: hh_finish counts the fds). */
+static void hh_close_unwatched(hh *h, uint64_t id) {
+  ASSERT_EQ(0, mcpp_runtime_close(h->rt, id));
+  hh_after_command(h);
+  RUN_UNTIL(h, h->n_items && mcpp_item_get_type(h->items[h->n_items - 1]) ==
+                                 MCPP_ITEM_CLOSED);
+  ASSERT_UINT_EQ(0, h->watched);
+  ASSERT_UINT_EQ(h->watch_on, h->watch_off);
+  hh_stop_watching(h);
+  hh_finish(h);
+}
+
+static size_t hh_watched_fds(hh *h) {
+  size_t n = 0;
+  for (int fd = 0; fd < MAX_FD; fd++) n += h->fdw[fd] != NULL;
+  return n;
+}
+
+/* The fast path: the host watches the connection's stdout itself and
+ * reads it directly, so a ping costs it no turn of the runtime's loop
+ * (no nested epoll_wait): libuv reads nothing, the runtime's descriptor
+ * never wakes the host, every pong comes from a host read. */
+TEST(runtime_host_fd_pings_are_read_by_the_host_with_no_loop_turn) {
+  hh_v2 = 1;
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  uint64_t id = spawn_echo(&h);
+  ASSERT_UINT_EQ(1, h.watched);
+  /* The first answer settles whatever the spawn left to do. */
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 1000));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, 1000, 0));
+  enum { N = 200 };
+  unsigned long uv_reads = mcpp__conn_uv_reads;
+  uint64_t backend = h.backend_turns, reads = h.fd_reads;
+  uint64_t host_reads = mcpp_runtime_host_reads(h.rt);
+  for (uint64_t i = 1; i <= N; i++) {
+    ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, i));
+    hh_after_command(&h);
+    RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, i, 0));
+  }
+  ASSERT_UINT_EQ(uv_reads, mcpp__conn_uv_reads);
+  ASSERT_UINT_EQ(backend, h.backend_turns);
+  ASSERT(h.fd_reads - reads >= N);
+  ASSERT(mcpp_runtime_host_reads(h.rt) - host_reads >= N);
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h.rt, &st);
+  ASSERT_UINT_EQ(0, st.takeovers);
+  ASSERT_EQ(0, atomic_load(&h.notified));
+  hh_close_unwatched(&h, id);
+}
+
+/* A server that writes half a line for each line it reads: the first half
+ * when the host reads, the second while the host is blocked. */
+static const char split_server[] =
+    "import os, sys\n"
+    "sys.stdin.buffer.readline()\n"
+    "os.write(1, b'{\"jsonrpc\":\"2.0\",\"method\":\"test/split\",\"params\":{\"a\":\"first-')\n"
+    "sys.stdin.buffer.readline()\n"
+    "os.write(1, b'second\"}}\\n')\n"
+    "sys.stdin.buffer.read()\n";
+
+/* The line buffer is the connection's, whoever reads: a line whose first
+ * half the host read and whose second half the watchdog read (in a
+ * takeover, uv reading again) arrives whole, once, in order. */
+TEST(runtime_host_fd_partial_line_split_across_host_and_watchdog_reads_arrives_whole) {
+  hh_v2 = 1;
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  char *args[] = {"python3", "-c", (char *)split_server, NULL};
+  uint64_t id = spawn_with(&h, args, NULL, MCPP_STDERR_INHERIT);
+  ASSERT_UINT_EQ(1, h.watched);
+  uint64_t host_reads = mcpp_runtime_host_reads(h.rt);
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"method\":\"a\"}");
+  /* The host reads the first half (no line yet). */
+  RUN_UNTIL(&h, mcpp_runtime_host_reads(h.rt) > host_reads);
+  ASSERT(find_answer(&h, 0) == NULL);
+  unsigned long uv_reads = mcpp__conn_uv_reads;
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"method\":\"b\"}");
+  mcpp_host_stats before;
+  mcpp_runtime_host_stats(h.rt, &before);
+  /* Blocked: only the watchdog can read the second half. */
+  size_t n_messages = 0;
+  while (!n_messages) {
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+    hh_drain(&h);
+    for (size_t i = 0; i < h.n_items; i++)
+      n_messages += mcpp_item_get_type(h.items[i]) == MCPP_ITEM_MESSAGE;
+  }
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h.rt, &st);
+  ASSERT_UINT_EQ(before.host_turns, st.host_turns);
+  ASSERT(st.takeovers > before.takeovers);
+  ASSERT(mcpp__conn_uv_reads > uv_reads);
+  ASSERT_UINT_EQ(1, n_messages);
+  for (size_t i = 0; i < h.n_items; i++)
+    if (mcpp_item_get_type(h.items[i]) == MCPP_ITEM_MESSAGE)
+      ASSERT_MEM_EQ(mcpp_item_get_data(h.items[i]), mcpp_item_get_len(h.items[i]),
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"test/split\","
+                    "\"params\":{\"a\":\"first-second\"}}");
+  /* The host is back and owns the fd again: a close still goes through. */
+  hh_close_unwatched(&h, id);
+}
+
+/* A connection paused by backpressure (the host holds what it drained)
+ * is not watched: its fd stays readable, and a level-triggered watch
+ * would spin. Released, it is watched again and the flood completes. */
+TEST_TIMEOUT(runtime_host_fd_paused_connection_is_not_watched, 60) {
+  hh_v2 = 1;
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  char *args[] = {"python3", (char *)peer_path("flood.py"), NULL};
+  mcpp_settings s;
+  test_settings(&s);
+  s.max_pending_bytes = 64 * 1024;
+  uint64_t id = spawn_with(&h, args, &s, MCPP_STDERR_INHERIT);
+  ASSERT_UINT_EQ(1, hh_watched_fds(&h));
+  send_frame(&h, id, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"test/flood\","
+                     "\"params\":{\"count\":2000,\"size\":1000}}");
+  /* Nothing freed: the cap is reached, reading stops, the watch ends. */
+  RUN_UNTIL(&h, h.watched == 0);
+  ASSERT_UINT_EQ(0, hh_watched_fds(&h));
+  /* No spin: a few turns of the host's loop read nothing more. */
+  uint64_t reads = h.fd_reads;
+  for (int i = 0; i < 20; i++) uv_run(&h.loop, UV_RUN_NOWAIT);
+  ASSERT_UINT_EQ(reads, h.fd_reads);
+  /* Freed as it comes: watched again, and every line arrives. */
+  int done = 0;
+  size_t seqs = 0;
+  while (!done) {
+    for (size_t i = 0; i < h.n_items; i++) {
+      mcpp_item *it = h.items[i];
+      if (mcpp_item_get_type(it) != MCPP_ITEM_MESSAGE) continue;
+      const char *d = mcpp_item_get_data(it);
+      if (strstr(d, "test/seq")) seqs++;
+      if (strstr(d, "test/flood_done")) done = 1;
+    }
+    for (size_t i = 0; i < h.n_batches; i++)
+      mcpp_runtime_items_free(h.rt, h.batches[i]);
+    h.n_batches = h.n_items = 0;
+    if (!done) uv_run(&h.loop, UV_RUN_ONCE);
+  }
+  ASSERT_UINT_EQ(2000, seqs);
+  ASSERT(h.watch_on >= 2);
+  ASSERT_UINT_EQ(1, h.watched);
+  hh_close_unwatched(&h, id);
+}
+
+/* A reconnect's new server is read by the host too: its new fd is
+ * watched (the old one no longer), and pings on it are host reads. */
+TEST_TIMEOUT(runtime_host_fd_reconnect_watches_the_new_servers_fd, 30) {
+  hh_v2 = 1;
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  char *args[] = {"python3", (char *)peer_path("echo.py"), NULL};
+  mcpp_settings s;
+  test_settings(&s);
+  s.reconnect.enabled = 1;
+  s.reconnect.initial_ms = 10;
+  s.reconnect.max_delay_ms = 20;
+  s.reconnect.jitter = 0;
+  s.reconnect.max_attempts = 3;
+  uint64_t id = spawn_with(&h, args, &s, MCPP_STDERR_IGNORE);
+  ASSERT_UINT_EQ(1, h.watched);
+  int pid = mcpp_runtime_pid(h.rt, id);
+  ASSERT(pid > 0);
+  ASSERT_EQ(0, kill(pid, SIGKILL));
+  RUN_UNTIL(&h, mcpp_runtime_pid(h.rt, id) > 0 && mcpp_runtime_pid(h.rt, id) != pid &&
+                    h.watched == 1 && h.watch_off >= 1);
+  ASSERT_UINT_EQ(2, h.watch_on);
+  unsigned long uv_reads = mcpp__conn_uv_reads;
+  uint64_t host_reads = mcpp_runtime_host_reads(h.rt);
+  for (uint64_t i = 1; i <= 20; i++) {
+    ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, i));
+    hh_after_command(&h);
+    RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, i, 0));
+  }
+  ASSERT(mcpp_runtime_host_reads(h.rt) - host_reads >= 20);
+  ASSERT_UINT_EQ(uv_reads, mcpp__conn_uv_reads);
+  hh_close_unwatched(&h, id);
+}
+
+/* A timer the host arms while the watchdog sleeps idle (here a ping's
+ * timeout, with the server too slow to answer; in life a keepalive armed
+ * by the handshake's answer) wakes the watchdog: a host that blocks right
+ * after has it timed by the watchdog when due, not after the watchdog's
+ * idle poll ends (IDLE_POLL_MAX_MS, 1 s). */
+TEST(runtime_host_fd_a_timer_armed_while_the_watchdog_idles_is_not_slept_through) {
+  hh_v2 = 1;
+  hh h;
+  hh_init(&h);
+  hh_attach(&h);
+  char *args[] = {"python3", (char *)peer_path("echo.py"), "--delay", "5", NULL};
+  uint64_t id = spawn_with(&h, args, NULL, MCPP_STDERR_INHERIT);
+  /* One host turn registers the new pipes (else the watchdog takes over
+   * to do it and hands back with a notify); then the host does not turn
+   * for a few ticks, and the watchdog goes idle. */
+  uint32_t tick = margin_ms(MCPP_HOST_STALL_MS) / 2;
+  hh_turn(&h);
+  wait_notified(h.efd, 3 * tick);
+  ASSERT(!wait_notified(h.efd, 6 * tick));
+  unsigned long woken = mcpp__idle_watchdog_woken;
+  uint64_t t0 = uv_hrtime();
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 100, 1));
+  hh_after_command(&h);
+  ASSERT(mcpp__idle_watchdog_woken > woken);
+  /* Blocked: only the watchdog can time the ping out. */
+  while (!hh_find_event(&h, MCPP_EV_TIMEOUT, 1, 0)) {
+    ASSERT(wait_notified(h.efd, margin_ms(10000)));
+    hh_drain(&h);
+  }
+  uint64_t ms = (uv_hrtime() - t0) / 1000000;
+  /* Due after 100 ms, timed after a stall more. Without the wake, not
+   * before the idle poll's end: 1 s after it began, less the few ticks
+   * above (over 850 ms from here). */
+  ASSERT(ms < 600 || under_valgrind());
+  hh_close_unwatched(&h, id);
+}
+
+/* The existing guarantees, with the host owning the fds. */
+TEST(runtime_host_fd_watchdog_answers_the_servers_pings_while_the_host_is_blocked) {
+  hh_v2 = 1;
+  test_runtime_host_mode_watchdog_answers_the_servers_pings_while_the_host_is_blocked();
+}
+
+TEST(runtime_host_fd_idle_watchdog_sleeps_until_work_arrives) {
+  hh_v2 = 1;
+  test_runtime_host_mode_idle_watchdog_sleeps_until_work_arrives();
+}
+
+TEST_TIMEOUT(runtime_host_fd_hand_off_loses_and_reorders_nothing, 60) {
+  hh_v2 = 1;
+  test_runtime_host_mode_hand_off_loses_and_reorders_nothing();
+}
+
+TEST(runtime_host_fd_detach_and_attach_again_keep_the_connection) {
+  hh_v2 = 1;
+  test_runtime_host_mode_detach_and_attach_again_keep_the_connection();
+}
+
+TEST(runtime_host_fd_free_while_attached_closes_everything) {
+  hh_v2 = 1;
+  test_runtime_host_mode_free_while_attached_closes_everything();
 }

@@ -45,6 +45,8 @@ test('in host mode a ping runs inline on this thread and its pong comes in a hos
     assert.equal(mcpping.runtimeMode().mode, 'host');
     assert.ok(after.inlineCommands - before.inlineCommands >= 20, JSON.stringify({ before, after }));
     assert.ok(after.hostTurns - before.hostTurns >= 40, JSON.stringify({ before, after }));
+    // Each pong is read by this thread from the connection's own fd.
+    assert.ok(after.hostReads - before.hostReads >= 20, JSON.stringify({ before, after }));
   } finally {
     await peer.close();
   }

@@ -58,6 +58,13 @@ def test_the_one_loop_with_connections_hosts_the_runtime(host, monkeypatch):
             # The commands ran inline on this thread, not through the native one.
             assert after["inline_commands"] >= before["inline_commands"] + 50
             assert after["host_turns"] > before["host_turns"]
+            # The answers were read by this thread from the connection's
+            # own fd (add_reader), not in a turn of the runtime's loop.
+            reads = after["host_reads"] - before["host_reads"]
+            for _ in range(10):
+                await p.ping(timeout=20)
+            assert _runtime.host_stats()["host_reads"] >= after["host_reads"] + 10
+            assert reads >= 1
         # No connection left: nothing to host.
         assert mcpping.runtime_mode()[0] == "thread"
 

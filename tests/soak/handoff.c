@@ -6,11 +6,17 @@
  * host stalls at random (0-200 ms after every STALL_EVERY requests), so the
  * watchdog takes the loop over and hands it back hundreds of times.
  *
+ * As the bindings do, the host owns the connection's stdout
+ * (MCPP_HOST_OPTIONS_V2 watch_fd: a poll handle on the fd, read through
+ * mcpp_runtime_host_read), so ownership of the reads moves between the
+ * host and the watchdog at every takeover; "v1" as the fourth argument
+ * watches the runtime's descriptor only.
+ *
  * Checks: every answer exactly once, in the order sent, with its size;
  * every manual ping settled exactly once, by a pong; every server ping
  * answered; nothing left behind. Exit status 0 or 1 (with the reason).
  *
- *   handoff RESPONDER [MESSAGES [STALL_EVERY]]
+ *   handoff RESPONDER [MESSAGES [STALL_EVERY [v1]]]
  */
 #include <fcntl.h>
 #include <inttypes.h>
@@ -42,6 +48,9 @@ typedef struct soak {
   int blocked; /* a send was refused: wait for WRITABLE */
   int closed;
   uint64_t rng;
+  /* V2: the fds the runtime asked us to watch, and our reads of them. */
+  uv_poll_t *fd_polls[1024];
+  uint64_t watches, fd_reads;
 } soak;
 
 static void fail(const char *what, uint64_t a, uint64_t b) {
@@ -188,6 +197,40 @@ static void on_notified(uv_poll_t *p, int status, int events) {
 
 static void on_timer(uv_timer_t *t) { turn(t->data); }
 
+static soak *the_soak;
+
+static void on_fd(uv_poll_t *p, int status, int events) {
+  (void)status;
+  (void)events;
+  soak *s = the_soak;
+  int64_t wake = -1;
+  if (mcpp_runtime_host_read(s->rt, (int)(intptr_t)p->data, &wake)) fail("host_read", 0, 0);
+  s->fd_reads++;
+  handle(s, mcpp_runtime_drain(s->rt));
+  arm(s, wake, 0);
+  send_more(s);
+}
+
+static void free_poll(uv_handle_t *h) { free(h); }
+
+static void watch_fd(void *ctx, int fd, int on) {
+  soak *s = ctx;
+  if (fd < 0 || fd >= 1024) fail("a watched fd out of range", (uint64_t)fd, 0);
+  if (!on) {
+    if (!s->fd_polls[fd]) fail("unwatched an fd not watched", (uint64_t)fd, 0);
+    uv_close((uv_handle_t *)s->fd_polls[fd], free_poll);
+    s->fd_polls[fd] = NULL;
+    return;
+  }
+  if (s->fd_polls[fd]) fail("watched an fd twice", (uint64_t)fd, 0);
+  uv_poll_t *p = malloc(sizeof *p);
+  if (!p || uv_poll_init(&s->loop, p, fd)) fail("uv_poll_init", (uint64_t)fd, 0);
+  p->data = (void *)(intptr_t)fd;
+  uv_poll_start(p, UV_READABLE, on_fd);
+  s->fd_polls[fd] = p;
+  s->watches++;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) {
     fprintf(stderr, "usage: handoff RESPONDER [MESSAGES [STALL_EVERY]]\n");
@@ -204,7 +247,11 @@ int main(int argc, char **argv) {
   mcpp_runtime_options o = {.notify = on_notify, .user_data = &s};
   if (mcpp_runtime_new(&s.rt, &o)) return 1;
   int fd = -1;
-  int rc = mcpp_runtime_host_attach(s.rt, NULL, &fd);
+  the_soak = &s;
+  int v1 = argc > 4 && strcmp(argv[4], "v1") == 0;
+  mcpp_host_options ho = {.version = MCPP_HOST_OPTIONS_V2, .watch_fd = watch_fd,
+                          .watch_ctx = &s};
+  int rc = mcpp_runtime_host_attach(s.rt, v1 ? NULL : &ho, &fd);
   if (rc) fail("host mode refused", (uint64_t)-rc, 0);
   char every[16];
   snprintf(every, sizeof every, "%d", SERVER_PING_EVERY);
@@ -246,6 +293,9 @@ int main(int argc, char **argv) {
   if (mcpp_runtime_close(s.rt, s.conn)) fail("close", 0, 0);
   after_command(&s);
   while (!s.closed) uv_run(&s.loop, UV_RUN_ONCE);
+  for (int i = 0; i < 1024; i++)
+    if (s.fd_polls[i]) fail("an fd still watched after the close", (uint64_t)i, 0);
+  if (!v1 && !s.fd_reads) fail("the host never read the connection's fd", 0, 0);
   uv_close((uv_handle_t *)&s.rt_poll, NULL);
   uv_close((uv_handle_t *)&s.notify_poll, NULL);
   uv_close((uv_handle_t *)&s.timer, NULL);
@@ -256,10 +306,11 @@ int main(int argc, char **argv) {
   printf("handoff: %" PRIu64 " requests answered in order (%" PRIu64
          " of 1 MiB), %" PRIu64 " manual pings settled once, %" PRIu64
          " server pings answered, %" PRIu64 " host stalls (%.1f s), %" PRIu64
-         " takeovers, %" PRIu64 " host turns, %" PRIu64 " inline commands, %.1f s\n",
+         " takeovers, %" PRIu64 " host turns, %" PRIu64 " inline commands, %" PRIu64
+         " host reads of the fd (%" PRIu64 " watches), %.1f s\n",
          s.answered, s.answered / BIG_EVERY, s.pings_sent, s.server_pings_answered,
          s.stalls, (double)s.stall_ms_total / 1000, hs.takeovers, hs.host_turns,
-         hs.inline_commands, secs);
+         hs.inline_commands, s.fd_reads, s.watches, secs);
   free(s.ping_settled);
   close(s.pipe[0]);
   close(s.pipe[1]);

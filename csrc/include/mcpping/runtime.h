@@ -225,14 +225,29 @@ int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id, int enabled);
  * mode) until the host calls in again. One loop, one owner at a time
  * (a mutex held for a turn, never while waiting; user code and notify
  * never run under it), one item queue: nothing is lost or reordered
- * across a hand-off. */
+ * across a hand-off. With MCPP_HOST_OPTIONS_V2's watch_fd the host also
+ * watches each connection's stdout and reads it itself
+ * (mcpp_runtime_host_read), so an answer costs it no turn of our loop;
+ * while the watchdog has taken over, our loop reads them again. */
 
 #define MCPP_HOST_OPTIONS_V1 1
+#define MCPP_HOST_OPTIONS_V2 2
 typedef struct mcpp_host_options {
-  int version; /* 0 or MCPP_HOST_OPTIONS_V1 (see mcpping/alloc.h) */
+  int version; /* 0, MCPP_HOST_OPTIONS_V1 or _V2 (see mcpping/alloc.h) */
   /* How long work may wait while the host does not turn before the
    * watchdog takes over, in ms; 0: MCPP_HOST_STALL_MS. 1..10000. */
   uint32_t stall_ms;
+  /* V2. If set (Linux), the host also owns every connection's stdout:
+   * watch_fd(watch_ctx, fd, 1) asks it to watch fd for readability and
+   * call mcpp_runtime_host_read(fd) when it is readable, watch_fd(.., 0)
+   * to stop (the runtime closes fd right after). Called on the host
+   * thread only, from inside the runtime's host calls, never under a
+   * lock; fd is the runtime's own duplicate, open until that 0 call, so
+   * its number is never reused behind the host's poller. A connection is
+   * watched while it is open, not paused by backpressure and not at EOF;
+   * a reconnect's new server gets a new fd. */
+  void (*watch_fd)(void *watch_ctx, int fd, int on);
+  void *watch_ctx;
 } mcpp_host_options;
 
 #define MCPP_HOST_STALL_MS 20u
@@ -263,6 +278,15 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
  * (not the host thread, not in host mode: nothing ran, *wake_ms -1). */
 int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms);
 
+/* Host thread, host mode, with watch_fd (MCPP_HOST_OPTIONS_V2): fd (one
+ * watch_fd gave) is readable. Reads it into its connection's line buffer
+ * and feeds the engine (answers go out at once, items are queued), runs
+ * no loop turn and waits for nothing, then the host drains as after
+ * mcpp_runtime_host_run; *wake_ms as there. A fd no longer watched reads
+ * nothing (its watch_fd(.., 0) comes from this call). Returns 0 or
+ * MCPP_ERR_INVALID_ARGUMENT (not the host thread, not in host mode). */
+int mcpp_runtime_host_read(mcpp_runtime *rt, int fd, int64_t *wake_ms);
+
 /* Host thread, host mode, after any other call of this runtime on the host
  * thread (a send, ping, close...): the ms after which the host must call
  * mcpp_runtime_host_run, if that is sooner than every time it was given
@@ -272,7 +296,9 @@ int64_t mcpp_runtime_host_rearm(mcpp_runtime *rt);
 
 /* Back to thread mode (the runtime's thread runs the loop again, once a
  * host turn in progress has ended); any thread. The host stops watching
- * the descriptor. Items still waiting are announced with notify. Returns 0
+ * the descriptor. From the host thread, watch_fd(fd, 0) is called for
+ * every fd still watched; from another, the host must stop watching them
+ * itself before mcpp_runtime_free closes them. Items still waiting are announced with notify. Returns 0
  * or MCPP_ERR_INVALID_ARGUMENT (not in host mode). */
 int mcpp_runtime_host_detach(mcpp_runtime *rt);
 
@@ -294,6 +320,9 @@ typedef struct mcpp_host_stats {
   uint64_t host_turns; /* mcpp_runtime_host_run calls and inline commands */
   uint64_t inline_commands; /* commands run on the host thread directly */
 } mcpp_host_stats;
+/* Not in mcpp_host_stats (its size is fixed): mcpp_runtime_host_read
+ * calls that read a connection's fd. Thread-safe. */
+uint64_t mcpp_runtime_host_reads(mcpp_runtime *rt);
 void mcpp_runtime_host_stats(mcpp_runtime *rt, mcpp_host_stats *stats);
 
 /* Host thread, host mode. With on = 1, commands the host issues from now

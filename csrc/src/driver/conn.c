@@ -110,6 +110,10 @@ struct mcpp_conn {
   int closing, eof, write_broken;
   int killed; /* SIGKILL sent while closing; the timer now bounds the reap */
   int reading_stopped; /* backpressure: the host is behind */
+  /* The runtime's host reads stdout itself (mcpp__conn_set_host_reads):
+   * uv does not, so the runtime loop's descriptor stays quiet. */
+  int host_reads;
+  void (*read_hook)(mcpp_conn *c, void *user_data);
   int no_records; /* the engine makes no records (records_src says 0) */
   const _Atomic int *records_src; /* mcpp__conn_follow_records */
   int close_err;
@@ -473,7 +477,7 @@ static void rearm(mcpp_conn *c) {
 
 static void exit_reason(mcpp_conn *c, char *buf, size_t cap,
                         const char *suffix);
-static void read_what_waits(mcpp_conn *c);
+static int read_what_waits(mcpp_conn *c, int host);
 
 static void on_timer(uv_timer_t *t) {
   mcpp_conn *c = t->data;
@@ -508,7 +512,7 @@ static void on_timer(uv_timer_t *t) {
      * out a request or ping whose answer already waits in the pipe. A
      * wake-up that only sends keepalive reads nothing ahead (a ping sent
      * although traffic waits costs less than a read on every send). */
-    read_what_waits(c);
+    read_what_waits(c, 0);
     if (c->closing) return;
     now = now_us();
   }
@@ -594,6 +598,29 @@ static int on_line(void *arg, const char *line, size_t len) {
 }
 
 static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf);
+static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf);
+
+static void on_uv_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
+  if (n > 0) MCPP__HOOK_UV_READ();
+  on_read(s, n, buf);
+}
+
+/* Whether the server's stdout is to be read now: open, not paused for
+ * the host, not at EOF. */
+static int wants_read(const mcpp_conn *c) {
+  return !c->closing && !c->eof && !c->reading_stopped;
+}
+
+/* The one place that decides who reads stdout: uv while wanted and not
+ * host-owned; the host (which learns through read_hook) while wanted and
+ * host-owned; nobody otherwise. */
+static void sync_out(mcpp_conn *c) {
+  if (wants_read(c) && !c->host_reads)
+    uv_read_start((uv_stream_t *)&c->out, on_alloc, on_uv_read);
+  else if (!uv_is_closing((uv_handle_t *)&c->out))
+    uv_read_stop((uv_stream_t *)&c->out);
+  if (c->read_hook) c->read_hook(c, c->user_data);
+}
 
 static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
   mcpp_conn *c = s->data;
@@ -607,30 +634,35 @@ static void on_read(uv_stream_t *s, ssize_t n, const uv_buf_t *buf) {
  * hold the timer; libuv's own read finds the rest. The pipe is
  * non-blocking and epoll level-triggered, so reading behind libuv's back
  * loses no wake-up. */
-static void read_what_waits(mcpp_conn *c) {
+static int read_what_waits(mcpp_conn *c, int host) {
   uv_os_fd_t fd;
+  size_t got = 0;
   if (c->eof || c->reading_stopped || c->closing || c->has_pending ||
       uv_fileno((uv_handle_t *)&c->out, &fd))
-    return;
-  for (size_t got = 0; got < READ_AHEAD_MAX;) {
+    return 0;
+  while (got < READ_AHEAD_MAX) {
     uv_buf_t buf;
     on_alloc((uv_handle_t *)&c->out, READ_BUF_SIZE, &buf);
     ssize_t n = UV_ENOBUFS;
     if (buf.len) {
-      MCPP__HOOK_READ_AHEAD();
+      if (!host) MCPP__HOOK_READ_AHEAD();
       do n = read(fd, buf.base, buf.len);
       while (n < 0 && errno == EINTR);
       if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
         release_rbuf(c, 0, &buf);
-        return;
+        return (int)(got > 0);
       }
       n = n == 0 ? UV_EOF : n < 0 ? uv_translate_sys_error(errno) : n;
     }
     on_read((uv_stream_t *)&c->out, n, &buf);
     if (n <= 0 || c->eof || c->reading_stopped || c->closing || c->has_pending)
-      return;
+      return 1;
     got += (size_t)n;
+    /* The host's epoll is level-triggered: a short read took all there
+     * was, and another read would only cost a syscall to see EAGAIN. */
+    if (host && (size_t)n < buf.len) return 1;
   }
+  return 1;
 }
 
 static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
@@ -649,7 +681,7 @@ static void handle_read(mcpp_conn *c, ssize_t n, const uv_buf_t *buf) {
     }
     /* Most often the exit is a moment behind: wait for it briefly, so
      * that the close can say how the server ended. */
-    uv_read_stop((uv_stream_t *)&c->out);
+    sync_out(c);
     mcpp__proc_check_soon(&c->proc);
     c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
     rearm(c);
@@ -806,7 +838,7 @@ static void start_close(mcpp_conn *c, int err, const char *reason) {
     mcpp_engine_close(c->engine, err, c->reason, now_us());
   }
   c->in_engine--;
-  uv_read_stop((uv_stream_t *)&c->out);
+  sync_out(c);
   close_handle(c, (uv_handle_t *)&c->out);
   close_handle(c, (uv_handle_t *)&c->in);
   uv_timer_stop(&c->timer);
@@ -1025,7 +1057,7 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   }
   init_handle(c, (uv_handle_t *)&c->proc.watch);
   open_our_ends(c, &pipes);
-  uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
+  sync_out(c);
   if (c->has_err_pipe)
     uv_read_start((uv_stream_t *)&c->err, on_alloc, on_stderr_read);
   rearm(c);
@@ -1125,19 +1157,44 @@ void mcpp__conn_set_reading(mcpp_conn *c, int reading) {
   reading = reading != 0;
   if (c->closing || c->reading_stopped == !reading) return;
   c->reading_stopped = !reading;
+  sync_out(c);
   if (reading) {
-    uv_read_start((uv_stream_t *)&c->out, on_alloc, on_read);
     if (c->has_err_pipe && !uv_is_closing((uv_handle_t *)&c->err))
       uv_read_start((uv_stream_t *)&c->err, on_alloc, on_stderr_read);
     if (c->exit_wait) c->exit_wait = now_us() + (uint64_t)EXIT_EOF_WAIT_MS * 1000;
   } else {
-    uv_read_stop((uv_stream_t *)&c->out);
     if (c->has_err_pipe && !uv_is_closing((uv_handle_t *)&c->err))
       uv_read_stop((uv_stream_t *)&c->err);
   }
   enter(c);
   mcpp_engine_set_reading(c->engine, reading, now_us());
   leave(c);
+}
+
+void mcpp__conn_set_host_reads(mcpp_conn *c, int on) {
+  on = on != 0;
+  if (c->host_reads == on) return;
+  c->host_reads = on;
+  if (!c->closing) sync_out(c);
+}
+
+void mcpp__conn_set_read_hook(mcpp_conn *c,
+                              void (*fn)(mcpp_conn *c, void *user_data)) {
+  c->read_hook = fn;
+}
+
+int mcpp__conn_host_fd(const mcpp_conn *c) {
+  uv_os_fd_t fd;
+  if (!c->host_reads || !wants_read(c) ||
+      uv_fileno((const uv_handle_t *)&c->out, &fd))
+    return -1;
+  return fd;
+}
+
+int mcpp__conn_host_read(mcpp_conn *c) {
+  if (mcpp__conn_host_fd(c) < 0 || c->has_pending) return 0;
+  MCPP__HOOK_HOST_READ();
+  return read_what_waits(c, 1);
 }
 
 int mcpp_conn_pid(const mcpp_conn *c) { return c ? c->proc.pid : 0; }

@@ -27,6 +27,21 @@ size_t mcpp__conn_queued_bytes(const mcpp_conn *conn);
  * fault. A server's exit while stopped waits for reading to resume, so
  * nothing it wrote is lost. Not from inside an engine callback. */
 void mcpp__conn_set_reading(mcpp_conn *conn, int reading);
+/* Host-owned reading (runtime host mode). While on, libuv does not read
+ * the server's stdout: the runtime's host watches mcpp__conn_host_fd and
+ * calls mcpp__conn_host_read when it is readable, into the same line
+ * buffer, so a hand-off back (off: uv reads again) loses nothing. */
+void mcpp__conn_set_host_reads(mcpp_conn *conn, int on);
+/* Called (on the loop's owner) whenever mcpp__conn_host_fd may have
+ * changed: reading paused or resumed, EOF, close, host reads on or off. */
+void mcpp__conn_set_read_hook(mcpp_conn *conn,
+                              void (*fn)(mcpp_conn *conn, void *user_data));
+/* The stdout descriptor the host must watch now (host reads on, open, not
+ * paused, not at EOF), else -1. */
+int mcpp__conn_host_fd(const mcpp_conn *conn);
+/* Reads what stdout holds now and feeds it, as a uv read would (EOF and
+ * errors take the same path). Returns 1 if it read, 0 if nothing was due. */
+int mcpp__conn_host_read(mcpp_conn *conn);
 /* Writes the frames corked in this turn of the loop now rather than at its
  * next prepare phase: for a loop run a non-blocking turn at a time
  * (runtime host mode), whose prepare phase may be over or never come. */

@@ -37,6 +37,14 @@ extern int mcpp__detector_fixed;
 /* How often a host-mode watchdog woke up (a tick, or its idle poll). */
 extern _Atomic unsigned long mcpp__watchdog_wakes;
 #define MCPP__HOOK_WATCHDOG_WAKE() (mcpp__watchdog_wakes++)
+/* Reads of a server's stdout by the runtime's host (host-owned fds) and by
+ * libuv's own read callback: a test proves which one reads. */
+extern _Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;
+#define MCPP__HOOK_HOST_READ() (mcpp__conn_host_reads++)
+#define MCPP__HOOK_UV_READ() (mcpp__conn_uv_reads++)
+/* The host woke an idle watchdog for a timer it moved earlier. */
+extern _Atomic unsigned long mcpp__idle_watchdog_woken;
+#define MCPP__HOOK_IDLE_WATCHDOG_WOKEN() (mcpp__idle_watchdog_woken++)
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
 #define MCPP__HOOK_SIGKILL() SIGKILL
@@ -46,6 +54,9 @@ extern _Atomic unsigned long mcpp__watchdog_wakes;
 #define MCPP__HOOK_ARMED(ms) ((void)(ms))
 #define MCPP__HOOK_DETECTOR_FIXED() 0
 #define MCPP__HOOK_WATCHDOG_WAKE() ((void)0)
+#define MCPP__HOOK_HOST_READ() ((void)0)
+#define MCPP__HOOK_UV_READ() ((void)0)
+#define MCPP__HOOK_IDLE_WATCHDOG_WOKEN() ((void)0)
 #endif
 
 #endif

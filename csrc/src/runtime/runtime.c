@@ -26,6 +26,10 @@
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
+#ifdef __linux__
+#include <fcntl.h>
+#include <sys/epoll.h>
+#endif
 
 #include "driver/driver.h"
 #include "engine/deadlines.h"
@@ -124,7 +128,25 @@ typedef struct rconn {
   uint64_t ping_token;
   token_pair *tokens;
   size_t n_tokens, cap_tokens;
+  /* Host-owned reading (run_mu): the fd the host watches for this
+   * connection, and whether that may have to change (on rt->hw_dirty). */
+  struct hwatch *hw;
+  int hw_dirty;
+  struct rconn *next_dirty;
 } rconn;
+
+/* One descriptor the host watches (watch_fd): our duplicate of a
+ * connection's stdout, so its number stays ours until the host has
+ * stopped watching it, whatever happened to the connection meanwhile. */
+typedef struct hwatch {
+  int fd;          /* the duplicate the host and the watchdog poll */
+  int src;         /* the connection's own fd it duplicates */
+  mcpp_conn *conn; /* NULL once retired (run_mu) */
+  rconn *r;
+  int on;          /* watch_fd(fd, 1) was called (host thread) */
+  struct hwatch *next_dead; /* on rt->hw_dead (run_mu) */
+  struct hwatch *next;      /* on the host's op lists (host thread) */
+} hwatch;
 
 /* Where a reconnecting connection is (see reconnect_*). */
 typedef enum phase {
@@ -205,6 +227,26 @@ struct mcpp_runtime {
   /* Host thread only: commands run inline leave their frames corked until
    * mcpp_runtime_host_cork(rt, 0) (see there). */
   int host_cork;
+  /* Host-owned reading (MCPP_HOST_OPTIONS_V2 watch_fd). hfd: on for this
+   * attach; host_owns: the host reads the connections now, uv does not
+   * (run_mu; the watchdog clears it when it takes over, the host's next
+   * call sets it again). wd_ep: an epoll set of the watched fds, so the
+   * watchdog sees data the host left waiting. The rest under run_mu but
+   * the op lists, which are the host thread's. */
+  void (*watch_fd)(void *ctx, int fd, int on);
+  void *watch_ctx;
+  _Atomic int hfd;
+  int host_owns, wd_ep;
+  rconn *hw_dirty;
+  hwatch **hw_by_fd;
+  int hw_cap;
+  hwatch *hw_dead;
+  hwatch *hw_on, *hw_off;
+  _Atomic uint64_t host_reads;
+  /* While the watchdog sleeps idle: when it means to look again (ms, the
+   * loop's clock; 0: not idle). Set under run_mu, so a host call that then
+   * moves a timer earlier sees it and wakes it (wake_idle_watchdog). */
+  _Atomic uint64_t wd_idle_until;
 };
 
 /* Who is running the loop: defer_wake differs. */
@@ -654,6 +696,9 @@ static void push_event(rconn *r, const mcpp_event *ev) {
 }
 
 static void free_reconnect(mcpp_runtime *rt, reconnect *x);
+static void hw_adopt(mcpp_runtime *rt, mcpp_conn *c);
+static void hw_forget(mcpp_runtime *rt, rconn *r);
+static void hw_set_owner(mcpp_runtime *rt, int host);
 
 /* The runtime's own handles, at the stop: a wake still due goes out now. */
 static void close_loop_handles(mcpp_runtime *rt) {
@@ -680,6 +725,7 @@ static void finish(rconn *r, const mcpp_close_info *info) {
     it->charge = 0; /* nothing is left to count it against */
   }
   r->conn = NULL;
+  hw_forget(rt, r);
   if (r->corked) {
     for (rconn **p = &rt->corked; *p; p = &(*p)->next_corked) {
       if (*p == r) {
@@ -797,6 +843,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
   if (rc == 0) {
     mcpp__conn_set_progress(r->conn, on_progress);
     mcpp__conn_follow_records(r->conn, &r->records);
+    hw_adopt(rt, r->conn);
     if (r->rc) mcpp__conn_set_reconnect_hook(r->conn, plan_reconnect);
     push(rt, r, NULL);
   }
@@ -1227,6 +1274,7 @@ static void on_retry(uv_timer_t *t) {
   r->conn = c;
   mcpp__conn_set_progress(c, on_progress);
   mcpp__conn_follow_records(c, &r->records);
+  hw_adopt(rt, c);
   mcpp__conn_set_reconnect_hook(c, plan_reconnect);
   mcpp_engine_set_reconnect_attempt(mcpp_conn_engine(c), x->streak);
   pthread_mutex_lock(&rt->mu);
@@ -1482,6 +1530,7 @@ static void *io_main(void *arg) {
     pthread_mutex_unlock(&rt->run_mu);
     watch(rt);
     pthread_mutex_lock(&rt->run_mu);
+    hw_set_owner(rt, 0); /* thread mode: uv reads every connection */
     pthread_mutex_lock(&rt->mu);
     rt->io_parked = 0;
     pthread_mutex_unlock(&rt->mu);
@@ -1596,6 +1645,205 @@ static void flush_corks(mcpp_runtime *rt) {
   }
 }
 
+/* ------------------------------------------- host mode: host-owned fds
+ *
+ * With watch_fd (MCPP_HOST_OPTIONS_V2) a ping costs the host no turn of
+ * our loop: the host polls each connection's stdout itself and reads it
+ * (mcpp_runtime_host_read), so our loop's descriptor stays quiet and no
+ * nested epoll_wait runs. Who reads a connection is decided in one place
+ * (the driver's sync_out): uv while the runtime's thread owns the reads,
+ * the host while rt->host_owns; switching is done under run_mu by the
+ * loop's owner, and both read into the connection's one line buffer, so
+ * a partial line split across a host read and a watchdog read arrives
+ * whole and in order. The watchdog sees data the host left waiting
+ * through wd_ep, an epoll set of the same fds. What the host watches is
+ * reconciled at the end of each of its calls: connections whose reading
+ * may have changed are on rt->hw_dirty; watch_fd runs after run_mu is
+ * released. */
+
+static void hw_read_changed(mcpp_conn *c, void *ud) {
+  (void)c;
+  rconn *r = ud;
+  mcpp_runtime *rt = r->rt;
+  if (!rt->hfd || r->hw_dirty) return;
+  r->hw_dirty = 1;
+  r->next_dirty = rt->hw_dirty;
+  rt->hw_dirty = r;
+}
+
+/* run_mu held: a new server's connection, read by whoever owns reads. */
+static void hw_adopt(mcpp_runtime *rt, mcpp_conn *c) {
+  mcpp__conn_set_read_hook(c, hw_read_changed);
+  if (rt->host_owns) mcpp__conn_set_host_reads(c, 1);
+}
+
+/* run_mu held: the entry stops being watched; the host's next call
+ * tells the host and closes its fd. */
+static void hw_retire(mcpp_runtime *rt, hwatch *e) {
+  if (e->r && e->r->hw == e) e->r->hw = NULL;
+  e->r = NULL;
+  e->conn = NULL;
+  e->next_dead = rt->hw_dead;
+  rt->hw_dead = e;
+}
+
+/* run_mu held: r is being freed. */
+static void hw_forget(mcpp_runtime *rt, rconn *r) {
+  if (r->hw) hw_retire(rt, r->hw);
+  if (!r->hw_dirty) return;
+  for (rconn **p = &rt->hw_dirty; *p; p = &(*p)->next_dirty) {
+    if (*p == r) {
+      *p = r->next_dirty;
+      break;
+    }
+  }
+  r->hw_dirty = 0;
+}
+
+/* run_mu held: who reads every connection now. */
+static void hw_set_owner(mcpp_runtime *rt, int host) {
+  if (!rt->hfd || rt->host_owns == host) return;
+  rt->host_owns = host;
+  for (rconn *r = rt->conns; r; r = r->next)
+    if (r->conn) mcpp__conn_set_host_reads(r->conn, host);
+}
+
+#ifdef __linux__
+static int hw_open_set(void) { return epoll_create1(EPOLL_CLOEXEC); }
+
+static void hw_set_add(mcpp_runtime *rt, int fd) {
+  struct epoll_event ev = {.events = EPOLLIN, .data = {.fd = fd}};
+  epoll_ctl(rt->wd_ep, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static void hw_set_del(mcpp_runtime *rt, int fd) {
+  struct epoll_event ev = {0};
+  epoll_ctl(rt->wd_ep, EPOLL_CTL_DEL, fd, &ev);
+}
+
+static int hw_dup(int fd) { return fcntl(fd, F_DUPFD_CLOEXEC, 0); }
+#else
+/* Elsewhere the host watches our loop's descriptor only (V1). */
+static int hw_open_set(void) { return -1; }
+static void hw_set_add(mcpp_runtime *rt, int fd) { (void)rt, (void)fd; }
+static void hw_set_del(mcpp_runtime *rt, int fd) { (void)rt, (void)fd; }
+static int hw_dup(int fd) { (void)fd; return -1; }
+#endif
+
+/* run_mu held: the entry leaves the tables for the host's off list. */
+static void hw_unlist(mcpp_runtime *rt, hwatch *e) {
+  if (e->fd < rt->hw_cap && rt->hw_by_fd[e->fd] == e) rt->hw_by_fd[e->fd] = NULL;
+  hw_set_del(rt, e->fd);
+  e->next = rt->hw_off;
+  rt->hw_off = e;
+}
+
+/* run_mu held, host thread: a new entry for r watching src. */
+static void hw_watch(mcpp_runtime *rt, rconn *r, int src) {
+  hwatch *e = rt_malloc(rt, sizeof *e);
+  int fd = e ? hw_dup(src) : -1;
+  if (fd >= rt->hw_cap) {
+    int cap = rt->hw_cap ? rt->hw_cap : 64;
+    while (cap <= fd) cap *= 2;
+    hwatch **t = rt_malloc(rt, sizeof *t * (size_t)cap);
+    if (t) {
+      memset(t, 0, sizeof *t * (size_t)cap);
+      if (rt->hw_cap) memcpy(t, rt->hw_by_fd, sizeof *t * (size_t)rt->hw_cap);
+      rt_free(rt, rt->hw_by_fd);
+      rt->hw_by_fd = t;
+      rt->hw_cap = cap;
+    }
+  }
+  if (fd < 0 || fd >= rt->hw_cap) {
+    /* No fd or memory: uv reads this one, as in a takeover. */
+    if (fd >= 0) close(fd);
+    rt_free(rt, e);
+    mcpp__conn_set_host_reads(r->conn, 0);
+    return;
+  }
+  e->fd = fd;
+  e->src = src;
+  e->conn = r->conn;
+  e->r = r;
+  e->on = 0;
+  rt->hw_by_fd[fd] = e;
+  hw_set_add(rt, fd);
+  r->hw = e;
+  e->next = rt->hw_on;
+  rt->hw_on = e;
+}
+
+/* run_mu held, host thread, at the end of each of its calls: what the
+ * host must watch now. */
+static void hw_reconcile(mcpp_runtime *rt) {
+  while (rt->hw_dead) {
+    hwatch *e = rt->hw_dead;
+    rt->hw_dead = e->next_dead;
+    hw_unlist(rt, e);
+  }
+  while (rt->hw_dirty) {
+    rconn *r = rt->hw_dirty;
+    rt->hw_dirty = r->next_dirty;
+    r->hw_dirty = 0;
+    int want = r->conn && rt->host_owns ? mcpp__conn_host_fd(r->conn) : -1;
+    hwatch *e = r->hw;
+    if (e && (want < 0 || e->conn != r->conn || e->src != want)) {
+      r->hw = NULL;
+      e->r = NULL;
+      e->conn = NULL;
+      hw_unlist(rt, e);
+      e = NULL;
+    }
+    if (want >= 0 && !e) hw_watch(rt, r, want);
+  }
+}
+
+/* Host thread, run_mu released: tells the host. Off first: a new fd may
+ * reuse no number the host still watches (ours stay open until then). */
+static void hw_apply(mcpp_runtime *rt) {
+  while (rt->hw_off) {
+    hwatch *e = rt->hw_off;
+    rt->hw_off = e->next;
+    if (e->on) rt->watch_fd(rt->watch_ctx, e->fd, 0);
+    close(e->fd);
+    rt_free(rt, e);
+  }
+  while (rt->hw_on) {
+    hwatch *e = rt->hw_on;
+    rt->hw_on = e->next;
+    e->next = NULL;
+    e->on = 1;
+    rt->watch_fd(rt->watch_ctx, e->fd, 1);
+  }
+}
+
+/* At the free or in a forked child: every entry goes, with no call to
+ * the host (it stopped watching, or is the parent's). */
+static void hw_drop_all(mcpp_runtime *rt) {
+  rt->host_owns = 0;
+  hw_reconcile(rt); /* the dead ones join the off list, nothing new */
+  for (int fd = 0; fd < rt->hw_cap; fd++) {
+    hwatch *e = rt->hw_by_fd[fd];
+    if (!e) continue;
+    if (e->r && e->r->hw == e) e->r->hw = NULL;
+    close(e->fd);
+    rt_free(rt, e);
+  }
+  while (rt->hw_off) {
+    hwatch *e = rt->hw_off;
+    rt->hw_off = e->next;
+    close(e->fd);
+    rt_free(rt, e);
+  }
+  rt_free(rt, rt->hw_by_fd);
+  rt->hw_by_fd = NULL;
+  rt->hw_cap = 0;
+  rt->hw_on = NULL; /* every one was in the table */
+  if (rt->wd_ep >= 0) close(rt->wd_ep);
+  rt->wd_ep = -1;
+  rt->hfd = 0;
+}
+
 static int watching(mcpp_runtime *rt) {
   return atomic_load(&rt->mode) == MCPP_MODE_HOST && !rt->stop_requested;
 }
@@ -1605,8 +1853,10 @@ static int watching(mcpp_runtime *rt) {
 static int work_waiting(mcpp_runtime *rt) {
   /* Frames a corked host left unwritten (mcpp_runtime_host_cork). */
   if (rt->corked) return 1;
-  struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
-  if (poll(&p, 1, 0) > 0) return 1;
+  /* And data waiting on a host-owned connection's stdout (wd_ep). */
+  struct pollfd p[2] = {{uv_backend_fd(rt->loop), POLLIN, 0},
+                        {rt->wd_ep, POLLIN, 0}};
+  if (poll(p, atomic_load(&rt->hfd) ? 2 : 1, 0) > 0) return 1;
   int t = loop_timeout(rt->loop);
   /* uv_now is the loop's clock as of its last turn. */
   return t >= 0 && uv_now(rt->loop) + (uint64_t)t <= uv_hrtime() / 1000000;
@@ -1619,6 +1869,8 @@ static int work_waiting(mcpp_runtime *rt) {
  * run_mu held. */
 static void take_over(mcpp_runtime *rt, uint32_t tick_ms) {
   atomic_fetch_add(&rt->takeovers, 1);
+  /* uv reads every connection until the host's next call takes them back. */
+  hw_set_owner(rt, 0);
   uint64_t turns = atomic_load(&rt->host_turns);
   for (;;) {
     rt->runner = RUN_WATCHDOG;
@@ -1661,9 +1913,12 @@ static void watch(mcpp_runtime *rt) {
   while (watching(rt)) {
     uint32_t stall = rt->stall_ms, tick = stall / 2 ? stall / 2 : 1;
     if (idle_ms >= 0) {
-      struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
+      struct pollfd p[2] = {{uv_backend_fd(rt->loop), POLLIN, 0},
+                            {rt->wd_ep, POLLIN, 0}};
+      int n = atomic_load(&rt->hfd) ? 2 : 1;
       pthread_mutex_unlock(&rt->mu);
-      poll(&p, 1, idle_ms);
+      poll(p, (nfds_t)n, idle_ms);
+      atomic_store(&rt->wd_idle_until, 0);
       pthread_mutex_lock(&rt->mu);
       idle_ms = -1;
     } else {
@@ -1686,6 +1941,7 @@ static void watch(mcpp_runtime *rt) {
         int64_t left = t < 0 ? IDLE_POLL_MAX_MS
                              : (int64_t)(uv_now(rt->loop) + (uint64_t)t) - (int64_t)(now / 1000000);
         idle_ms = left < 0 ? 0 : left > IDLE_POLL_MAX_MS ? IDLE_POLL_MAX_MS : (int)left;
+        atomic_store(&rt->wd_idle_until, now / 1000000 + (uint64_t)idle_ms);
         waiting_since = 0;
       } else if (!waiting_since) {
         waiting_since = now;
@@ -1718,8 +1974,23 @@ static int64_t host_settle(mcpp_runtime *rt) {
 /* run_mu held, on the host thread, after inline work: if the loop now
  * needs a turn sooner than the host was told, mcpp_runtime_host_rearm says
  * when. */
+/* run_mu held, host thread, t the loop's timeout now: a timer the host
+ * moved earlier than the idle watchdog's next look (a keepalive armed by
+ * the handshake's answer, read by the host) would otherwise go unseen for
+ * up to IDLE_POLL_MAX_MS if the host then blocks. The async makes the
+ * loop's descriptor readable: the watchdog looks again (rare: keepalive
+ * re-arms lazily, later, never earlier per message). */
+static void wake_idle_watchdog(mcpp_runtime *rt, int64_t t) {
+  uint64_t until = atomic_load(&rt->wd_idle_until);
+  if (!until || t < 0 || uv_now(rt->loop) + (uint64_t)t >= until) return;
+  atomic_store(&rt->wd_idle_until, 0);
+  MCPP__HOOK_IDLE_WATCHDOG_WOKEN();
+  uv_async_send(&rt->async);
+}
+
 static void note_rearm(mcpp_runtime *rt) {
   int t = loop_timeout(rt->loop);
+  wake_idle_watchdog(rt, t);
   if (t >= 0) {
     uint64_t due = uv_now(rt->loop) + (uint64_t)t;
     if (due < rt->told_due) {
@@ -1743,11 +2014,14 @@ static int run_inline(mcpp_runtime *rt) {
   }
   rt->runner = RUN_HOST;
   uv_update_time(rt->loop);
+  hw_set_owner(rt, 1);
   run_commands(rt);
   if (!rt->host_cork) flush_corks(rt);
   rt->runner = RUN_NONE;
   note_rearm(rt);
+  hw_reconcile(rt);
   pthread_mutex_unlock(&rt->run_mu);
+  hw_apply(rt);
   flush_wake(rt);
   atomic_fetch_add(&rt->host_turns, 1);
   atomic_fetch_add(&rt->inline_commands, 1);
@@ -1767,8 +2041,10 @@ int mcpp_runtime_host_cork(mcpp_runtime *rt, int on) {
     flush_corks(rt);
     rt->runner = RUN_NONE;
     note_rearm(rt);
+    hw_reconcile(rt);
   }
   pthread_mutex_unlock(&rt->run_mu);
+  hw_apply(rt);
   flush_wake(rt); /* a write that failed may have closed a connection */
   return 0;
 }
@@ -1791,14 +2067,19 @@ static const char *host_mode_refused(void) {
 
 int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
                              int *fd) {
-  if (!rt || !fd || !MCPP__KNOWN_VERSION(options, MCPP_HOST_OPTIONS_V1))
+  if (!rt || !fd ||
+      (!MCPP__KNOWN_VERSION(options, MCPP_HOST_OPTIONS_V1) &&
+       options->version != MCPP_HOST_OPTIONS_V2))
     return MCPP_ERR_INVALID_ARGUMENT;
+  void (*watch_fd)(void *, int, int) =
+      options && options->version == MCPP_HOST_OPTIONS_V2 ? options->watch_fd
+                                                         : NULL;
   uint32_t stall = options && options->stall_ms ? options->stall_ms
                                                 : MCPP_HOST_STALL_MS;
   if (stall > 10000) return MCPP_ERR_INVALID_ARGUMENT;
   const char *refused = host_mode_refused();
   pthread_mutex_lock(&rt->mu);
-  int rc = 0;
+  int rc = 0, became_host = 0;
   if (rt->stop_requested) {
     rc = MCPP_ERR_CLOSED;
   } else if (atomic_load(&rt->mode) == MCPP_MODE_HOST) {
@@ -1814,7 +2095,10 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
     rt->stall_ms = stall;
     rt->told_due = UINT64_MAX;
     rt->rearm_ms = -1;
+    /* Made before the watchdog starts: it polls this set unlocked. */
+    if (watch_fd && rt->wd_ep < 0) rt->wd_ep = hw_open_set();
     atomic_store(&rt->mode, MCPP_MODE_HOST);
+    became_host = 1;
     snprintf(rt->why, sizeof rt->why, "%s",
              "host mode: the host's event loop runs it");
     uv_async_send(&rt->async); /* the I/O thread leaves the loop */
@@ -1822,15 +2106,41 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
   }
   if (rc == 0) *fd = uv_backend_fd(rt->loop);
   pthread_mutex_unlock(&rt->mu);
+  if (became_host && (watch_fd || atomic_load(&rt->hfd))) {
+    /* The I/O thread has left the loop: only the watchdog may hold run_mu,
+     * and the host owns the reads from its first call on. What an earlier
+     * host (detached from another thread) watched is dropped: the new one
+     * is told of every fd afresh, the old ones' 0 calls come to it too
+     * (for fds it never saw). */
+    pthread_mutex_lock(&rt->run_mu);
+    hw_set_owner(rt, 0);
+    for (int i = 0; i < rt->hw_cap; i++)
+      if (rt->hw_by_fd[i] && rt->hw_by_fd[i]->r) hw_retire(rt, rt->hw_by_fd[i]);
+    while (rt->hw_dirty) {
+      rconn *r = rt->hw_dirty;
+      rt->hw_dirty = r->next_dirty;
+      r->hw_dirty = 0;
+    }
+    int on = watch_fd && rt->wd_ep >= 0;
+    if (on) {
+      rt->watch_fd = watch_fd;
+      rt->watch_ctx = options->watch_ctx;
+    }
+    atomic_store(&rt->hfd, on);
+    pthread_mutex_unlock(&rt->run_mu);
+  }
   return rc;
 }
 
-int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
+/* The host's own call (a turn or a read) begins: counted first, so a
+ * watchdog in a takeover sees it and hands back, then run_mu, and the host
+ * owns the reads again. Returns 0 with run_mu held, or
+ * MCPP_ERR_INVALID_ARGUMENT (not the host thread, not in host mode). */
+static int host_begin(mcpp_runtime *rt, int64_t *wake_ms) {
   if (wake_ms) *wake_ms = -1;
   if (!rt || !wake_ms || atomic_load(&rt->mode) != MCPP_MODE_HOST ||
       !pthread_equal(rt->host_thread, pthread_self()))
     return MCPP_ERR_INVALID_ARGUMENT;
-  /* Counted first: a watchdog in a takeover sees it and hands back. */
   atomic_fetch_add(&rt->host_turns, 1);
   pthread_mutex_lock(&rt->run_mu);
   if (atomic_load(&rt->mode) != MCPP_MODE_HOST) {
@@ -1838,15 +2148,51 @@ int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
     return MCPP_ERR_INVALID_ARGUMENT;
   }
   rt->runner = RUN_HOST;
-  uv_run(rt->loop, UV_RUN_NOWAIT);
+  hw_set_owner(rt, 1);
+  return 0;
+}
+
+/* run_mu held, on the host thread, at the end of its own turn or read:
+ * writes what was corked, releases run_mu, then tells the host what to
+ * watch. Returns *wake_ms. */
+static int64_t host_end(mcpp_runtime *rt) {
   flush_corks(rt);
   rt->runner = RUN_NONE;
   int64_t t = host_settle(rt);
   rt->told_due = t < 0 ? UINT64_MAX : uv_now(rt->loop) + (uint64_t)t;
   rt->rearm_ms = -1;
+  wake_idle_watchdog(rt, t);
+  hw_reconcile(rt);
   pthread_mutex_unlock(&rt->run_mu);
-  *wake_ms = t;
+  hw_apply(rt);
+  return t;
+}
+
+int mcpp_runtime_host_run(mcpp_runtime *rt, int64_t *wake_ms) {
+  int rc = host_begin(rt, wake_ms);
+  if (rc) return rc;
+  uv_run(rt->loop, UV_RUN_NOWAIT);
+  *wake_ms = host_end(rt);
   return 0;
+}
+
+int mcpp_runtime_host_read(mcpp_runtime *rt, int fd, int64_t *wake_ms) {
+  int rc = host_begin(rt, wake_ms);
+  if (rc) return rc;
+  uv_update_time(rt->loop);
+  hwatch *e = fd >= 0 && fd < rt->hw_cap ? rt->hw_by_fd[fd] : NULL;
+  /* Read only what is still ours to read: a connection paused, at EOF or
+   * replaced meanwhile is dropped by host_end's reconcile instead. */
+  if (e && e->r && e->conn && e->r->conn == e->conn &&
+      mcpp__conn_host_fd(e->conn) == e->src &&
+      mcpp__conn_host_read(e->conn))
+    atomic_fetch_add(&rt->host_reads, 1);
+  *wake_ms = host_end(rt);
+  return 0;
+}
+
+uint64_t mcpp_runtime_host_reads(mcpp_runtime *rt) {
+  return rt ? atomic_load(&rt->host_reads) : 0;
 }
 
 int64_t mcpp_runtime_host_rearm(mcpp_runtime *rt) {
@@ -1858,8 +2204,31 @@ int64_t mcpp_runtime_host_rearm(mcpp_runtime *rt) {
   return ms;
 }
 
+/* Host thread, host mode, run_mu free: the host stops watching every fd
+ * (watch_fd(fd, 0)) and uv reads every connection again. */
+static void hw_detach(mcpp_runtime *rt) {
+  pthread_mutex_lock(&rt->run_mu);
+  hw_set_owner(rt, 0);
+  atomic_store(&rt->hfd, 0);
+  while (rt->hw_dirty) {
+    rconn *r = rt->hw_dirty;
+    rt->hw_dirty = r->next_dirty;
+    r->hw_dirty = 0;
+  }
+  for (int fd = 0; fd < rt->hw_cap; fd++) {
+    hwatch *e = rt->hw_by_fd[fd];
+    if (e && e->r) hw_retire(rt, e);
+  }
+  hw_reconcile(rt);
+  pthread_mutex_unlock(&rt->run_mu);
+  hw_apply(rt);
+}
+
 int mcpp_runtime_host_detach(mcpp_runtime *rt) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  if (atomic_load(&rt->hfd) && atomic_load(&rt->mode) == MCPP_MODE_HOST &&
+      pthread_equal(rt->host_thread, pthread_self()))
+    hw_detach(rt);
   /* Not under run_mu: in thread mode the I/O thread holds it for good. A
    * host turn in progress ends normally; the I/O thread takes the loop
    * after it, and later host turns run nothing. */
@@ -1913,6 +2282,9 @@ static void init_host_state(mcpp_runtime *rt) {
   rt->told_due = UINT64_MAX;
   rt->rearm_ms = -1;
   rt->host_cork = 0;
+  atomic_store(&rt->hfd, 0);
+  rt->host_owns = 0;
+  rt->wd_ep = -1;
   snprintf(rt->why, sizeof rt->why, "%s",
            "not attached to the host's event loop");
 }
@@ -1967,6 +2339,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
     uv_async_send(&rt->async);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
+    hw_drop_all(rt);
     MCPP__HOOK_LOOP_CLOSED(uv_loop_close(rt->loop));
     rt_free(rt, rt->loop);
   }
@@ -2304,6 +2677,7 @@ void mcpp_runtime_after_fork_child(mcpp_runtime *rt) {
   pthread_cond_init(&rt->cv, NULL);
   pthread_mutex_init(&rtt_mu, NULL); /* the I/O thread may have fed stats */
   /* The host loop and the watchdog are the parent's: thread mode. */
+  hw_drop_all(rt);
   init_host_state(rt);
   snprintf(rt->why, sizeof rt->why, "%s",
            "a forked child starts in thread mode");
