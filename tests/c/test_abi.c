@@ -133,7 +133,7 @@ TEST(option_and_callback_structs_of_an_unknown_version_are_refused) {
             MCPP_ERR_INVALID_ARGUMENT);
   mcpp_host_options ho;
   memset(&ho, 0, sizeof ho);
-  ho.version = MCPP_HOST_OPTIONS_V1 + 1;
+  ho.version = MCPP_HOST_OPTIONS_V2 + 1; /* the newest known plus one */
   int fd = -1;
   ASSERT_EQ(mcpp_runtime_host_attach(rt, &ho, &fd), MCPP_ERR_INVALID_ARGUMENT);
   mcpp_runtime_free(rt);
