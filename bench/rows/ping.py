@@ -282,9 +282,9 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
     hosted = (res.get("runtime_modes", {}).get(api) or [None])[0] == "host"
     if hosted:
         between = (f"spent on that same thread around it: waking the {loop}, "
-                   "a turn of the runtime's loop (its epoll_wait, the read, the engine), "
-                   f"and the {lang} code that turns the pong into the caller's result (host "
-                   "mode: no thread hand-off)")
+                   "the read of the connection's descriptor (the host's loop watches it "
+                   f"itself), the engine, and the {lang} code that turns the pong into the "
+                   "caller's result (host mode: no thread hand-off)")
     else:
         between = ("spent between the caller and the I/O thread: handing the ping over (a "
                    f"wake-up of the I/O thread), waking the {loop} with the pong, and the "
@@ -304,8 +304,8 @@ def handoff_story(res: dict[str, Any], api: str, sdk: str, lang: str, loop: str)
                  f"the SDK's {ss['per_op']:.1f} (write {ca.get('write', 0):.1f} vs "
                  f"{cs.get('write', 0):.1f}, read {ca.get('read', 0):.1f} vs "
                  f"{cs.get('read', 0):.1f}"
-                 + ("; mcpping's extra epoll_wait is the runtime's own loop asked which "
-                    "descriptor is ready, inside the host's turn" if hosted else
+                 + ("; the host's loop watches the connection's descriptor and reads it "
+                    "itself, with no loop of mcpping's own in between" if hosted else
                     ": each hand-off is a write on one side and a wake-up and a read on the "
                     "other")
                  + f") and {s[api]['csw_per_op']['median']:.2f} context "
