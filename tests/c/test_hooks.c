@@ -12,3 +12,4 @@ int mcpp__detector_fixed;
 _Atomic unsigned long mcpp__watchdog_wakes;
 _Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;
 _Atomic unsigned long mcpp__idle_watchdog_woken;
+_Atomic int mcpp__watchdog_idle;

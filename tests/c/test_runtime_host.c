@@ -827,11 +827,22 @@ TEST(runtime_host_fd_a_timer_armed_while_the_watchdog_idles_is_not_slept_through
   hh_turn(&h);
   wait_notified(h.efd, 3 * tick);
   ASSERT(!wait_notified(h.efd, 6 * tick));
+  /* Idle now, a state rather than a guess from elapsed ticks (no timer is
+   * armed, so its poll lasts IDLE_POLL_MAX_MS, 1 s). Not under valgrind:
+   * it lacks pidfd_open, so the exit watch falls back to a backoff timer
+   * (up to 1 s) whose expiry, with this host not turning, keeps the
+   * watchdog in a takeover: the premise cannot be set up there, and that
+   * run checks the path's memory only. */
+  int idle_watchdog = !under_valgrind();
+  for (uint32_t waited = 0; idle_watchdog && !mcpp__watchdog_idle; waited++) {
+    ASSERT(waited < margin_ms(10000));
+    wait_notified(h.efd, 1);
+  }
   unsigned long woken = mcpp__idle_watchdog_woken;
   uint64_t t0 = uv_hrtime();
   ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 100, 1));
   hh_after_command(&h);
-  ASSERT(mcpp__idle_watchdog_woken > woken);
+  if (idle_watchdog) ASSERT(mcpp__idle_watchdog_woken > woken);
   /* Blocked: only the watchdog can time the ping out. */
   while (!hh_find_event(&h, MCPP_EV_TIMEOUT, 1, 0)) {
     ASSERT(wait_notified(h.efd, margin_ms(10000)));

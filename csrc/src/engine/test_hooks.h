@@ -45,6 +45,11 @@ extern _Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;
 /* The host woke an idle watchdog for a timer it moved earlier. */
 extern _Atomic unsigned long mcpp__idle_watchdog_woken;
 #define MCPP__HOOK_IDLE_WATCHDOG_WOKEN() (mcpp__idle_watchdog_woken++)
+/* 1 while the watchdog sleeps idle in its poll (set once it published
+ * when it will look again), so a test can wait for that state instead of
+ * guessing it from elapsed time. */
+extern _Atomic int mcpp__watchdog_idle;
+#define MCPP__HOOK_WATCHDOG_IDLE(on) (mcpp__watchdog_idle = (on))
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
 #define MCPP__HOOK_SIGKILL() SIGKILL
@@ -57,6 +62,7 @@ extern _Atomic unsigned long mcpp__idle_watchdog_woken;
 #define MCPP__HOOK_HOST_READ() ((void)0)
 #define MCPP__HOOK_UV_READ() ((void)0)
 #define MCPP__HOOK_IDLE_WATCHDOG_WOKEN() ((void)0)
+#define MCPP__HOOK_WATCHDOG_IDLE(on) ((void)(on))
 #endif
 
 #endif

@@ -1918,6 +1918,7 @@ static void watch(mcpp_runtime *rt) {
       int n = atomic_load(&rt->hfd) ? 2 : 1;
       pthread_mutex_unlock(&rt->mu);
       poll(p, (nfds_t)n, idle_ms);
+      MCPP__HOOK_WATCHDOG_IDLE(0);
       atomic_store(&rt->wd_idle_until, 0);
       pthread_mutex_lock(&rt->mu);
       idle_ms = -1;
@@ -1942,6 +1943,7 @@ static void watch(mcpp_runtime *rt) {
                              : (int64_t)(uv_now(rt->loop) + (uint64_t)t) - (int64_t)(now / 1000000);
         idle_ms = left < 0 ? 0 : left > IDLE_POLL_MAX_MS ? IDLE_POLL_MAX_MS : (int)left;
         atomic_store(&rt->wd_idle_until, now / 1000000 + (uint64_t)idle_ms);
+        MCPP__HOOK_WATCHDOG_IDLE(1);
         waiting_since = 0;
       } else if (!waiting_since) {
         waiting_since = now;
