@@ -312,7 +312,7 @@ class HttpSession {
    * @param {object} [params]
    * @param {number} [timeoutMs]
    */
-  request(method, params, timeoutMs = 30000) {
+  request(method, params, timeoutMs = binding.requestTimeoutMs) {
     const { message, promise } = this.rpc.create(method, params, timeoutMs);
     // 2026-07-28: every request carries the _meta envelope (C writes it).
     const frame = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);

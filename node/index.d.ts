@@ -306,7 +306,7 @@ export class Peer extends EventEmitter {
   closeInfo: CloseInfo | null;
   /** Resolves with the RTT in ms. */
   ping(options?: PingOptions): Promise<number>;
-  /** Timed by the engine: past timeoutMs (0 (none of its own) or 1..2147483647, default 60000) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
+  /** Timed by the engine: past timeoutMs (0 (none of its own) or 1..2147483647, default 30000, C's MCPP_REQUEST_TIMEOUT_MS) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
   request(method: string, params?: object, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   notify(method: string, params?: object): void;
   /**

@@ -136,14 +136,14 @@ class Peer extends EventEmitter {
    * @param {string} method
    * @param {object} [params]
    * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts] timeoutMs
-   *   default 60000; 0 for none of its own (keepalive.requestTimeoutMs
+   *   default 30000 (C's); 0 for none of its own (keepalive.requestTimeoutMs
    *   applies if set)
    * @returns {Promise<unknown>}
    */
   async request(method, params, opts) {
     requestArgs(method, params);
     const o = check.options('request options', opts);
-    const timeoutMs = check.durationMs('timeoutMs', o.timeoutMs, 60000, 'none');
+    const timeoutMs = check.durationMs('timeoutMs', o.timeoutMs, binding.requestTimeoutMs, 'none');
     check.abortSignal('signal', o.signal);
     const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
@@ -200,7 +200,7 @@ class Peer extends EventEmitter {
    * @returns {Promise<object>} the initialize (or server/discover) result
    */
   async initialize(opts) {
-    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, 30000, 'none');
+    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, binding.initializeTimeoutMs, 'none');
     const out = await runHandshake({
       request: (method, params, left) => this.request(method, params, { timeoutMs: left }),
       notify: (method) => this.notify(method),
@@ -337,7 +337,7 @@ async function connect(params, options) {
     }
   }
   check.ofType('options.initialize', o.initialize, 'boolean');
-  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, 30000, 'none');
+  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, binding.initializeTimeoutMs, 'none');
   const peer = new Peer(params, o);
   if (o.initialize === false) return peer;
   try {

@@ -203,6 +203,8 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
+  exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);
+  exports.Set("initializeTimeoutMs", MCPP_INITIALIZE_TIMEOUT_MS);
   exports.Set("pingInvalidMessage", MCPP_PING_INVALID_MESSAGE);
   exports.Set("pingUnsupportedMessage", MCPP_PING_UNSUPPORTED_MESSAGE);
 }

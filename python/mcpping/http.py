@@ -36,7 +36,7 @@ from ._driver import EngineDriver
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
-from .peer import HandshakeError, _request_timeout_ms
+from .peer import INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, HandshakeError, _request_timeout_ms
 from .records import RecordTarget
 from .stats import Stats
 
@@ -128,7 +128,7 @@ class HttpPeer:
         self.fatal: BaseException | None = None
         self._closed = False
         self._ids = 0
-        self._init_timeout = 10.0
+        self._init_timeout = INITIALIZE_TIMEOUT
         #: Pings waiting for a new session (None: no re-initialize running).
         self._after_reinit: list[bytes] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
@@ -176,7 +176,7 @@ class HttpPeer:
         """Async iterator over events, ending at ``closed``."""
         return self.driver.events(*names)
 
-    async def initialize(self, timeout: float = 10.0) -> dict[str, Any]:
+    async def initialize(self, timeout: float = INITIALIZE_TIMEOUT) -> dict[str, Any]:
         """Runs the C core's handshake (initialize, or server/discover on a
         2026-07-28 server: no session, no ping, watched by probe), then
         opens the GET listening stream if the server gave a session;
@@ -208,7 +208,7 @@ class HttpPeer:
         return None  # PeerClosed("cannot reach ..."), as the transport says it
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None,
-                      timeout: float | None = 30.0) -> dict[str, Any]:
+                      timeout: float | None = REQUEST_TIMEOUT) -> dict[str, Any]:
         """Sends a request; returns the whole response message (result or error).
 
         The engine times it (``timeout`` seconds; None: ``request_timeout``
@@ -593,7 +593,7 @@ def connect(
     *,
     keepalive: KeepAlive | None = KeepAlive(),
     initialize: bool = True,
-    init_timeout: float = 10.0,
+    init_timeout: float = INITIALIZE_TIMEOUT,
     ping_timeout: float = PING_TIMEOUT,
     request_timeout: float | None = None,
     record: RecordTarget = None,

@@ -31,6 +31,9 @@ __all__ = ["Peer", "connect", "CloseInfo", "HandshakeError", "PROTOCOL_VERSION",
 #: The protocol version mcpping asks for in initialize (C's).
 PROTOCOL_VERSION = _native.PROTOCOL_VERSION
 CLIENT_INFO = {"name": "mcpping", "version": _native.VERSION}
+#: A request's and the handshake's deadlines when the caller names none (C's).
+REQUEST_TIMEOUT = _native.REQUEST_TIMEOUT_MS / 1000
+INITIALIZE_TIMEOUT = _native.INITIALIZE_TIMEOUT_MS / 1000
 
 _MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED, _WRITABLE = range(7)
 #: Given-up requests whose late answers are still recognised and dropped.
@@ -425,7 +428,7 @@ class Peer:
         self.send(msg)
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None,
-                      timeout: float | None = 30.0) -> dict[str, Any]:
+                      timeout: float | None = REQUEST_TIMEOUT) -> dict[str, Any]:
         """Sends a request and returns the whole response message (result or error).
 
         The engine times the request (``timeout`` seconds; None: none of
@@ -480,7 +483,7 @@ class Peer:
         if not self._closed.done():
             _native.cancel_request(self._id, json.dumps(rid).encode())
 
-    async def initialize(self, timeout: float = 30.0) -> dict[str, Any]:
+    async def initialize(self, timeout: float = INITIALIZE_TIMEOUT) -> dict[str, Any]:
         """Runs the MCP handshake; returns its result.
 
         The C core's handshake (mcpp_client_hs): ``initialize`` first; a
@@ -950,7 +953,7 @@ def connect(
     *,
     keepalive: KeepAlive | None = KeepAlive(),
     initialize: bool = True,
-    init_timeout: float = 30.0,
+    init_timeout: float = INITIALIZE_TIMEOUT,
     ping_timeout: float = PING_TIMEOUT,
     request_timeout: float | None = None,
     env: Mapping[str, str] | None = None,

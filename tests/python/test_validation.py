@@ -228,3 +228,24 @@ def test_a_bad_setting_gets_the_sentence_node_gives_too(case):
     wanted = re.sub(r"\{(-?[\d.]+)\}", lambda m: _seconds(m.group(1)), case["sentence"])
     wanted = wanted.format(name=f"{cls}.{field}", floor=_FLOORS.get(case["setting"], ""), unit="seconds")
     assert str(ei.value) == wanted
+
+
+def test_call_deadlines_default_to_cs_one_value_for_stdio_and_http():
+    """A request's and the handshake's default deadlines are C's
+    (MCPP_REQUEST_TIMEOUT_MS, MCPP_INITIALIZE_TIMEOUT_MS), the same for a
+    stdio Peer and an HttpPeer (http.connect's handshake said 10 s, stdio 30 s)."""
+    import inspect
+    from mcpping import http
+
+    def default(fn, name):
+        return inspect.signature(fn).parameters[name].default
+
+    request_s = _native.REQUEST_TIMEOUT_MS / 1000
+    init_s = _native.INITIALIZE_TIMEOUT_MS / 1000
+    assert (request_s, init_s) == (30.0, 30.0)
+    assert default(mcpping.Peer.request, "timeout") == request_s
+    assert default(http.HttpPeer.request, "timeout") == request_s
+    assert default(mcpping.Peer.initialize, "timeout") == init_s
+    assert default(http.HttpPeer.initialize, "timeout") == init_s
+    assert default(mcpping.connect, "init_timeout") == init_s
+    assert default(http.connect, "init_timeout") == init_s

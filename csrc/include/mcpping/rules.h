@@ -64,6 +64,13 @@ int mcpp_engine_should_close(const mcpp_engine *engine,
  * caller's unit. */
 typedef struct mcpp_rtt_stats mcpp_rtt_stats;
 
+/* The deadlines a binding's own calls take when the caller names none:
+ * an application request (Python's peer.request / HttpPeer.request,
+ * Node's peer.request and its HTTP session) and the client handshake
+ * (initialize, connect's init_timeout / initializeTimeoutMs). */
+#define MCPP_REQUEST_TIMEOUT_MS 30000u
+#define MCPP_INITIALIZE_TIMEOUT_MS 30000u
+
 #define MCPP_RTT_WINDOW 10000u       /* the default window */
 #define MCPP_MAX_RTT_WINDOW 16777216u
 
