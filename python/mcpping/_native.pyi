@@ -240,6 +240,7 @@ def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tupl
 PING_INVALID_MESSAGE: str  # MCPP_PING_INVALID_MESSAGE
 PING_UNSUPPORTED_MESSAGE: str  # MCPP_PING_UNSUPPORTED_MESSAGE
 RTT_WINDOW: int  # mcpp_rtt_stats' default window (MCPP_RTT_WINDOW)
+MAX_RTT_WINDOW: int  # the largest window (MCPP_MAX_RTT_WINDOW)
 REQUEST_TIMEOUT_MS: int  # a request's deadline when the caller names none (MCPP_REQUEST_TIMEOUT_MS)
 INITIALIZE_TIMEOUT_MS: int  # the handshake's, likewise (MCPP_INITIALIZE_TIMEOUT_MS)
 CONFIG_START_PATH: str

@@ -234,6 +234,7 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddStringConstant(module, "PING_UNSUPPORTED_MESSAGE", MCPP_PING_UNSUPPORTED_MESSAGE))
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||
+      PyModule_AddIntConstant(module, "MAX_RTT_WINDOW", MCPP_MAX_RTT_WINDOW) ||
       PyModule_AddIntConstant(module, "INITIALIZE_TIMEOUT_MS", MCPP_INITIALIZE_TIMEOUT_MS))
     return -1;
   return PyModule_AddIntConstant(module, "RTT_WINDOW", MCPP_RTT_WINDOW);

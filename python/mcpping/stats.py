@@ -14,8 +14,8 @@ __all__ = ["Stats", "WINDOW"]
 
 #: How many of the most recent RTTs the percentiles (p50, p99) cover (C's MCPP_RTT_WINDOW).
 WINDOW: int = _native.RTT_WINDOW
-#: The largest window (memory stays bounded: 8 bytes a sample, twice).
-MAX_WINDOW = 10_000_000
+#: The largest window (C's MCPP_MAX_RTT_WINDOW; memory stays bounded).
+MAX_WINDOW: int = _native.MAX_RTT_WINDOW
 
 #: Microseconds per second: Stats keeps RTTs in seconds.
 _US_PER_S = 1e6
