@@ -140,7 +140,7 @@ class EngineDriver:
         except _native.NativeError as e:
             from .errors import PingUnsupported
             if e.args[0] == _native.MCPP_ERR_UNSUPPORTED:
-                raise PingUnsupported(None, "ping unsupported on this session") from None
+                raise PingUnsupported() from None
             raise PeerClosed(e.args[1]) from None
         finally:
             self._arm()

@@ -714,7 +714,7 @@ class Peer:
         if fut is None or fut.done():
             return
         if err == _native.MCPP_ERR_UNSUPPORTED:
-            fut.set_exception(PingUnsupported(None, "ping unsupported on this session"))
+            fut.set_exception(PingUnsupported())
         elif err in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
             fut.set_exception(PeerClosed("connection is closed"))
         else:

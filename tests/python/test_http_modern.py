@@ -52,6 +52,9 @@ async def test_http_2026_server_opens_is_never_pinged_and_is_probed(modern):
         call = await peer.request("tools/call", {"name": "echo", "arguments": {}})
         meta = json.loads(call["result"]["content"][0]["text"])
         assert meta["io.modelcontextprotocol/protocolVersion"] == "2026-07-28"
+        # A manual ping is refused in C's words (as Node's), never sent.
+        with pytest.raises(mcpping.PingUnsupported, match="^ping unsupported$"):
+            await peer.ping()
         assert peer.info()["pings_sent"] == 0
     methods = log.read_text().split()
     assert methods[:2] == ["initialize", "server/discover"]
