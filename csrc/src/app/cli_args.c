@@ -10,6 +10,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "app/files.h"
 #include "app/text.h"
 #include "mcpping.h"
 
@@ -200,7 +201,7 @@ int mcpp_cli_immediate(const mcpp_cli_options *o, const char **out, char *err, s
     case MCPP_CLI_CONFIG: {
       /* The records' file is opened (created) before anything is checked,
        * so a bad --log costs nothing and reads the same from both. */
-      int fd = o->log ? open(o->log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0666) : -2;
+      int fd = o->log ? open(o->log, O_WRONLY | O_APPEND | O_CREAT | MCPP__O_CLOEXEC, 0666) : -2;
       if (fd >= 0) close(fd);
       if (fd != -1) return 0;
       *out = "";

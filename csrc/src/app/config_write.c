@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "app/files.h"
 #include "app/text.h"
 #include "mcpping.h"
 
@@ -27,9 +28,9 @@ static int write_all(int fd, const char *p, size_t n) {
 /* Copies src to a new file dst (refused if dst exists) with src's mode: a
  * config can hold secrets, so its backup is no more readable than it. */
 static int copy_new(const char *src, const char *dst, mode_t mode) {
-  int in = open(src, O_RDONLY | O_CLOEXEC);
+  int in = open(src, O_RDONLY | MCPP__O_CLOEXEC);
   if (in < 0) return -1;
-  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode & 07777);
+  int out = open(dst, O_WRONLY | O_CREAT | O_EXCL | MCPP__O_CLOEXEC, mode & 07777);
   int rc = out < 0 ? -1 : 0;
   char buf[8192];
   while (rc == 0) {
@@ -54,9 +55,9 @@ static int replace(const char *path, const char *text, size_t len, mode_t mode,
                    mcpp__text *tmp) {
   mcpp__text_printf(tmp, "%s.mcpping-tmp", path);
   if (tmp->oom) return errno = ENOMEM, -1;
-  int fd = open(tmp->p, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+  int fd = open(tmp->p, O_WRONLY | O_CREAT | O_TRUNC | MCPP__O_CLOEXEC, 0600);
   if (fd < 0) return -1;
-  int rc = fchmod(fd, mode & 07777) || write_all(fd, text, len) ? -1 : 0;
+  int rc = mcpp__fchmod(fd, tmp->p, mode & 07777) || write_all(fd, text, len) ? -1 : 0;
   int saved = errno;
   if (close(fd) && rc == 0) rc = -1, saved = errno;
   if (rc == 0 && rename(tmp->p, path)) rc = -1, saved = errno;
@@ -76,7 +77,7 @@ int mcpp_config_write(const char *path, const char *text, size_t len, int unwrap
   } else {
     /* FILE.bak, or the first FILE.bak.N that is free: no backup is lost. */
     mcpp__text_printf(&backup, "%s.bak", path);
-    for (unsigned n = 1; !backup.oom && lstat(backup.p, &st) == 0; n++) {
+    for (unsigned n = 1; !backup.oom && mcpp__lstat(backup.p, &st) == 0; n++) {
       mcpp__text_free(&backup);
       mcpp__text_printf(&backup, "%s.bak.%u", path, n);
     }
