@@ -590,6 +590,32 @@ TEST(conn_keepalive_answered_ping_moves_the_timer_to_the_send_slot) {
   cf_finish(&f);
 }
 
+/* An idle connection arms its timer once per keepalive round: with the
+ * ping in flight it is armed for the send slot the answer will leave, so
+ * the answer finds it set and restarts nothing (each restart is a timer
+ * heap removal, most of an idle round's user time at 1000 connections).
+ * An interval of 1050 ms puts the send slots 50 ms from the 100 ms send
+ * grid's points: only a round whose wake-up and answer together take
+ * longer than that arms once more, and one such round is allowed. */
+TEST(conn_keepalive_arms_its_timer_once_per_round) {
+  conn_fixture f;
+  cf_init(&f);
+  f.s.interval_ms = 1050;
+  f.s.jitter_pct = 0;
+  f.s.timeout_ms = 60000; /* nothing expires while the pongs come */
+  cf_start(&f, "echo.py", NULL);
+  handshake(&f);
+  while (count_events(&f.r, MCPP_EV_PONG) < 1) uv_run(&f.loop, UV_RUN_ONCE);
+  unsigned long arms_before = mcpp__conn_arms;
+  enum { ROUNDS = 2 };
+  while (count_events(&f.r, MCPP_EV_PONG) < 1 + ROUNDS)
+    uv_run(&f.loop, UV_RUN_ONCE);
+  ASSERT_LE(mcpp__conn_arms - arms_before, (unsigned long)ROUNDS + 1);
+  ASSERT_EQ(0, count_events(&f.r, MCPP_EV_TIMEOUT));
+  ASSERT_EQ(0, mcpp_conn_close(f.r.conn));
+  cf_finish(&f);
+}
+
 /* A host that takes no records has the engine make none: no on_record
  * call while off, every one again once on. */
 TEST(conn_records_off_makes_none_and_on_again_makes_them) {

@@ -8,6 +8,7 @@ int mcpp__proc_sigkill_lost;
 void (*mcpp__proc_after_spawn)(int pid);
 _Atomic unsigned long mcpp__conn_read_aheads;
 _Atomic unsigned long long mcpp__conn_armed_ms;
+_Atomic unsigned long mcpp__conn_arms;
 int mcpp__detector_fixed;
 _Atomic unsigned long mcpp__watchdog_wakes;
 _Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;

@@ -455,15 +455,21 @@ static uint64_t fire_at(uint64_t d, uint64_t now, uint64_t loop_now,
  * coarser send grid. */
 static void rearm(mcpp_conn *c) {
   if (c->closing) return;
-  uint64_t d = mcpp_engine_next_deadline(c->engine);
+  uint64_t d = mcpp__engine_next_send(c->engine);
   uint64_t x = mcpp__engine_next_expiry(c->engine);
   if (c->exit_wait && !c->reading_stopped && c->exit_wait < x)
     x = c->exit_wait;
   if (d == UINT64_MAX && x == UINT64_MAX) return;
   uint64_t now = now_us(), loop_now = uv_now(c->timer.loop);
+  /* With a keepalive ping in flight, wake at the send slot its answer
+   * would leave (it fires early and re-arms if the answer is late): the
+   * answer then finds the timer already set, one timer start per round
+   * instead of two. */
+  uint64_t next = mcpp__engine_send_if_answered(c->engine, now);
+  if (d < next) next = d;
   uint64_t fire = fire_at(x, now, loop_now, TIMER_GRID_MS);
-  if (d < x) {
-    uint64_t send = fire_at(d, now, loop_now, c->send_grid_ms);
+  if (next < x) {
+    uint64_t send = fire_at(next, now, loop_now, c->send_grid_ms);
     if (send < fire) fire = send;
   }
   /* Later than armed only when nothing expires any more (the ping or

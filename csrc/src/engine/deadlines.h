@@ -26,6 +26,18 @@ char *mcpp__request_error(char *buf, size_t cap, int timed_out,
  * alone need not read ahead, and can wait for a coarser grid. */
 uint64_t mcpp__engine_next_expiry(const mcpp_engine *e);
 
+/* keepalive.c: when the next keepalive ping or probe is due to be sent
+ * (UINT64_MAX: none); mcpp_engine_next_deadline is the earlier of this and
+ * the next expiry. */
+uint64_t mcpp__engine_next_send(const mcpp_engine *e);
+
+/* keepalive.c: when the next keepalive would be due if the keepalive ping
+ * or probe in flight were answered at now (UINT64_MAX: none in flight). An
+ * answer almost always comes long before the expiry, so a driver that arms
+ * its timer here instead finds it already set for the next send when the
+ * answer comes, with no timer restart per round. */
+uint64_t mcpp__engine_send_if_answered(const mcpp_engine *e, uint64_t now);
+
 /* engine.c: replaces the engine's on_record (NULL: it formats no records at all),
  * for a driver whose host takes none (mcpp_runtime_set_records). */
 void mcpp__engine_set_record_cb(mcpp_engine *e,

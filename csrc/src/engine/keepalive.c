@@ -244,6 +244,20 @@ uint64_t mcpp__engine_next_expiry(const mcpp_engine *e) {
   return min3(t, mcpp__manual_deadline(e), mcpp__request_deadline(e));
 }
 
+uint64_t mcpp__engine_next_send(const mcpp_engine *e) {
+  if (e == NULL || e->state == MCPP_STATE_CLOSED) return UINT64_MAX;
+  return ka_due(e);
+}
+
+uint64_t mcpp__engine_send_if_answered(const mcpp_engine *e, uint64_t now) {
+  if (e == NULL || e->state == MCPP_STATE_CLOSED || !e->ka_active ||
+      !ka_enabled(e))
+    return UINT64_MAX;
+  /* As ka_due would say once the answer moved last_rx to now: the jitter
+   * for the next round was drawn when this one was sent. */
+  return now + (uint64_t)e->s.interval_ms * US_PER_MS - e->ka_jitter_us;
+}
+
 uint64_t mcpp_engine_next_deadline(const mcpp_engine *e) {
   if (e == NULL || e->state == MCPP_STATE_CLOSED) return UINT64_MAX;
   uint64_t t = mcpp__engine_next_expiry(e), send = ka_due(e);

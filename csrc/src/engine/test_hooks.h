@@ -24,12 +24,15 @@ extern void (*mcpp__proc_after_spawn)(int pid);
   (mcpp__proc_after_spawn ? mcpp__proc_after_spawn(pid) : (void)0)
 #define MCPP__HOOK_LOOP_CLOSED(rc) (mcpp__runtime_loop_close_rc = (rc))
 /* The driver's read-ahead reads (before a timer expires something), and
- * the loop time the driver last armed a connection's timer for. Atomic:
- * runtimes drive connections from their own threads. */
+ * the loop time the driver last armed a connection's timer for, and how
+ * many times it armed one. Atomic: runtimes drive connections from their
+ * own threads. */
 extern _Atomic unsigned long mcpp__conn_read_aheads;
 extern _Atomic unsigned long long mcpp__conn_armed_ms;
+extern _Atomic unsigned long mcpp__conn_arms;
 #define MCPP__HOOK_READ_AHEAD() (mcpp__conn_read_aheads++)
-#define MCPP__HOOK_ARMED(ms) (mcpp__conn_armed_ms = (ms))
+#define MCPP__HOOK_ARMED(ms) \
+  ((void)(mcpp__conn_armed_ms = (ms)), (void)mcpp__conn_arms++)
 /* The detector as it was before corroboration: failed pings decide alone,
  * at the configured timeout (bench/detector's baseline). */
 extern int mcpp__detector_fixed;
