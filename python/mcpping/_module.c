@@ -563,15 +563,22 @@ static int add_charge(mcpping_state *st, PyObject *batch, uint64_t id,
 }
 
 /* Takes every queued item as drain() returns them. */
+static PyObject *batches_of(mcpping_state *st, mcpp_item *items);
+
 static PyObject *drain_items(mcpping_state *st) {
+  if (st->rt == NULL) return PyList_New(0);
+  return batches_of(st, mcpp_runtime_drain(st->rt));
+}
+
+/* The drained items (a list), as drain() returns them. */
+static PyObject *batches_of(mcpping_state *st, mcpp_item *items) {
   PyObject *batches = PyList_New(0);
-  if (batches == NULL || st->rt == NULL) return batches;
-  PyObject *index = PyDict_New(); /* conn_id -> its batch */
+  PyObject *index = batches ? PyDict_New() : NULL; /* conn_id -> its batch */
   if (index == NULL) {
-    Py_DECREF(batches);
+    Py_XDECREF(batches);
+    mcpp_runtime_items_free(st->rt, items);
     return NULL;
   }
-  mcpp_item *items = mcpp_runtime_drain(st->rt);
   int failed = 0;
   /* Items come in runs of one connection: its batch is looked up and its
    * charge summed once per run, not per item. */
@@ -652,24 +659,34 @@ static PyObject *py_host_turn(PyObject *module, PyObject *arg) {
   return drain_items(st);
 }
 
-PyDoc_STRVAR(host_read_doc,
-             "host_read(fd) -> list[list]\n\n"
-             "A connection's fd that watch(fd, True) asked the loop to watch\n"
-             "is readable: the host reads it itself (no turn of the runtime's\n"
-             "loop), arms the next turn if one is needed sooner, then drains\n"
-             "(the result is drain()'s).");
+PyDoc_STRVAR(host_read_ready_doc,
+             "host_read_ready(fd, dispatch) -> None\n\n"
+             "A connection's fd that watch(fd, True) asked the loop to watch is\n"
+             "readable (this is the loop's reader callback itself): the host\n"
+             "reads it (no turn of the runtime's loop), arms the next turn if\n"
+             "one is needed sooner, and calls dispatch(batches) (drain()'s\n"
+             "result) only when the read queued something, so a keepalive\n"
+             "pong nobody listens to runs no Python code.");
 
-static PyObject *py_host_read(PyObject *module, PyObject *arg) {
+static PyObject *py_host_read_ready(PyObject *module, PyObject *args) {
   mcpping_state *st = mcpping_get_state(module);
-  long fd = PyLong_AsLong(arg);
-  if (fd == -1 && PyErr_Occurred()) return NULL;
-  if (st->rt == NULL) return PyList_New(0);
+  int fd;
+  PyObject *dispatch;
+  if (!PyArg_ParseTuple(args, "iO:host_read_ready", &fd, &dispatch))
+    return NULL;
+  if (st->rt == NULL) Py_RETURN_NONE;
   if (st->hosted) {
     int64_t wake_ms;
-    if (mcpp_runtime_host_read(st->rt, (int)fd, &wake_ms) == 0 && wake_ms >= 0)
+    if (mcpp_runtime_host_read(st->rt, fd, &wake_ms) == 0 && wake_ms >= 0)
       host_arm(st, wake_ms);
   }
-  return drain_items(st);
+  mcpp_item *items = mcpp_runtime_drain(st->rt);
+  if (items == NULL) Py_RETURN_NONE;
+  PyObject *batches = batches_of(st, items);
+  if (batches == NULL) return NULL;
+  PyObject *r = PyObject_CallFunctionObjArgs(dispatch, batches, NULL);
+  Py_DECREF(batches);
+  return r;
 }
 
 /* mcpp_host_options.watch_fd: on the host thread, from inside a runtime
@@ -699,7 +716,7 @@ PyDoc_STRVAR(host_attach_doc,
              "on this thread when a turn is needed within ms ms (0: soon); it\n"
              "returns whether it armed one (then host_turn(2) when it is due).\n"
              "watch(fd, on), if given, is called on this thread to watch each\n"
-             "connection's fd (call host_read(fd) when readable) or stop.");
+             "connection's fd (host_read_ready is its reader) or stop.");
 
 static PyObject *py_host_attach(PyObject *module, PyObject *args) {
   mcpping_state *st = mcpping_get_state(module);
@@ -881,7 +898,7 @@ static PyMethodDef module_methods[] = {
     {"wake_fd", py_wake_fd, METH_NOARGS, wake_fd_doc},
     {"host_turn", py_host_turn, METH_O, host_turn_doc},
     {"host_attach", py_host_attach, METH_VARARGS, host_attach_doc},
-    {"host_read", py_host_read, METH_O, host_read_doc},
+    {"host_read_ready", py_host_read_ready, METH_VARARGS, host_read_ready_doc},
     {"host_detach", py_host_detach, METH_NOARGS, host_detach_doc},
     {"runtime_mode", py_runtime_mode, METH_NOARGS, runtime_mode_doc},
     {"host_stats", py_host_stats, METH_NOARGS, host_stats_doc},

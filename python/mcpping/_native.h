@@ -40,7 +40,7 @@ typedef struct mcpping_state {
   PyObject *arm;
   uint64_t armed_due;
   /* watch(fd, on) is _runtime._watch: the loop watches (add_reader) or
-   * stops watching a connection's fd, read through host_read. */
+   * stops watching a connection's fd, read through host_read_ready. */
   PyObject *watch;
 } mcpping_state;
 

@@ -86,10 +86,11 @@ def host_attach(arm: Callable[[int], bool],
     readability, or None if the runtime refused (see ``runtime_mode``).
     ``arm(ms)`` asks for a ``host_turn(2)`` within ms (0: soon); it returns
     whether it armed one. ``watch(fd, on)`` asks this thread to watch a
-    connection's fd (``host_read(fd)`` when readable) or to stop."""
-def host_read(fd: int) -> list[list[Any]]:
-    """A watched connection's fd is readable: the host reads it itself,
-    then drains, as ``drain()``."""
+    connection's fd (``host_read_ready`` when readable) or to stop."""
+def host_read_ready(fd: int, dispatch: Callable[[list[list[Any]]], None]) -> None:
+    """A watched connection's fd is readable (the loop's reader callback
+    itself): the host reads it, then calls ``dispatch`` with what
+    ``drain()`` would return, only if the read queued something."""
 def host_detach() -> bool:
     """Back to thread mode (any thread); False if not in host mode."""
 def runtime_mode() -> tuple[str, str]:

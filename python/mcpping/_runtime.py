@@ -8,7 +8,7 @@ ping, close) run inline in the native call that issues them, which arms a
 loop timer through ``_arm`` when the runtime needs a turn sooner than one is
 armed. Each connection's stdout is watched by the loop too (``_watch``:
 ``add_reader`` on an fd the runtime hands over) and read by its thread
-directly (``_native.host_read``), so a ping's answer costs no turn of the
+directly (``_native.host_read_ready``, the reader callback itself), so a ping's answer costs no turn of the
 runtime's loop. No thread hop on a round trip. The native I/O thread only watches:
 when the loop leaves work waiting for 20 ms (blocked by synchronous code),
 it runs the runtime itself (answering the server's pings, keepalive, ...)
@@ -39,6 +39,7 @@ from __future__ import annotations
 
 import asyncio
 import atexit
+import functools
 import os
 import threading
 from typing import Any, Protocol
@@ -70,7 +71,7 @@ _pending: dict[int, tuple[Handle, list[tuple[list[tuple[Any, ...]], int, int]]]]
 _home: asyncio.AbstractEventLoop | None = None
 _home_fd = -1
 # Host mode: the connections' fds the runtime asked a loop to watch (it
-# reads them itself through _native.host_read), and on which loop.
+# reads them itself through _native.host_read_ready), and on which loop.
 _fds: dict[int, asyncio.AbstractEventLoop] = {}
 _timer: asyncio.Handle | None = None
 # Why this binding keeps thread mode, when the runtime itself did not refuse
@@ -264,7 +265,7 @@ def _arm(ms: int) -> bool:
 
 def _watch(fd: int, on: int) -> None:
     """Called by the native module on the host's thread: watch a
-    connection's fd (``host_read`` when it is readable), or stop (the fd
+    connection's fd (``host_read_ready`` when it is readable), or stop (the fd
     is closed right after)."""
     if not on:
         _unwatch(fd)
@@ -272,7 +273,9 @@ def _watch(fd: int, on: int) -> None:
     loop = _home
     if loop is None or loop.is_closed():
         return  # the native thread reads it when it takes over
-    loop.add_reader(fd, _on_fd, loop, fd)
+    # The reader is C itself: a read that queued nothing (a keepalive pong
+    # nobody listens to) runs no Python code.
+    loop.add_reader(fd, _native.host_read_ready, fd, functools.partial(_dispatch, loop))
     _fds[fd] = loop
 
 
@@ -283,11 +286,6 @@ def _unwatch(fd: int) -> None:
             loop.remove_reader(fd)
         except (RuntimeError, ValueError, OSError):
             pass
-
-
-def _on_fd(loop: asyncio.AbstractEventLoop, fd: int) -> None:
-    """A connection's fd is readable: the host reads it, then dispatch."""
-    _dispatch(loop, _native.host_read(fd))
 
 
 def _on_ready(loop: asyncio.AbstractEventLoop) -> None:
