@@ -22,8 +22,10 @@ const { GuardedTransport } = require('./guard');
 const check = require('./validate');
 const { emitSafely } = require('./isolate');
 
+const binding = require('./binding');
+
 /** mcpping.h: closed because the peer went stale (MCPP_ERRNO_MAP). */
-const { MCPP_ERR_STALE } = require('./binding').errorCodes;
+const { MCPP_ERR_STALE } = binding.errorCodes;
 const EVENTS = ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'record'];
 
 class SessionReaper extends EventEmitter {
@@ -49,8 +51,7 @@ class SessionReaper extends EventEmitter {
     // so a bad keepalive fails here, not at the first session.
     const ka = check.keepaliveOptions(this.keepalive);
     this.graceMs = check.durationMs('options.streamGraceMs', options.streamGraceMs, undefined) ??
-      Math.min(ka.intervalMs + (ka.timeoutMs ?? check.settingDefault('timeout_ms')) *
-        (ka.failures ?? check.settingDefault('failures')), check.MAX_MS);
+      binding.staleBoundMs(ka.intervalMs, ka.timeoutMs ?? 0, ka.failures ?? 0);
   }
 
   /**

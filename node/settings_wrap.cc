@@ -108,10 +108,23 @@ Napi::Value SettingCheckText(const Napi::CallbackInfo &info) {
   return env.Undefined();
 }
 
+// staleBoundMs(intervalMs, timeoutMs, failures): interval + timeout x
+// failures, capped at the longest timer (0: the default).
+Napi::Value StaleBoundMs(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  uint32_t v[3];
+  for (int i = 0; i < 3; i++) {
+    if (!info[i].IsNumber()) throw Napi::TypeError::New(env, "staleBoundMs takes three numbers");
+    v[i] = info[i].As<Napi::Number>().Uint32Value();
+  }
+  return Napi::Number::New(env, mcpp_stale_bound_ms(v[0], v[1], v[2]));
+}
+
 }  // namespace
 
 void InitSettings(Napi::Env env, Napi::Object exports) {
   exports.Set("settingsTable", Napi::Function::New(env, SettingsTable, "settingsTable"));
+  exports.Set("staleBoundMs", Napi::Function::New(env, StaleBoundMs, "staleBoundMs"));
   exports.Set("settingRange", Napi::Function::New(env, SettingRange, "settingRange"));
   exports.Set("settingCheck", Napi::Function::New(env, SettingCheck, "settingCheck"));
   exports.Set("settingCheckText", Napi::Function::New(env, SettingCheckText, "settingCheckText"));

@@ -106,6 +106,9 @@ def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str 
     """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
     GIL released, until the client or the server is gone; returns the exit
     status. ValueError for options mcpp_wrap_options_problem refuses."""
+def stale_bound_ms(interval_ms: int, timeout_ms: int, failures: int) -> int:
+    """The longest a frozen peer goes before it is stale: interval +
+    timeout x failures, capped at the longest timer (0: the default)."""
 def settings_table() -> tuple[dict[str, Any], ...]:
     """Every setting of the C table (mcpping/settings.h), times in seconds."""
 def setting_range(name: str, low: float | None = None, low_name: str | None = None) -> str:

@@ -100,7 +100,19 @@ static PyObject *py_setting_check_text(PyObject *module, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+static PyObject *py_stale_bound_ms(PyObject *module, PyObject *args) {
+  unsigned int interval_ms, timeout_ms, failures;
+  if (!PyArg_ParseTuple(args, "III:stale_bound_ms", &interval_ms, &timeout_ms,
+                        &failures))
+    return NULL;
+  return PyLong_FromUnsignedLong(
+      mcpp_stale_bound_ms(interval_ms, timeout_ms, failures));
+}
+
 static PyMethodDef settings_methods[] = {
+    {"stale_bound_ms", py_stale_bound_ms, METH_VARARGS,
+     "stale_bound_ms(interval_ms, timeout_ms, failures): interval + timeout "
+     "x failures, capped at the longest timer (0: the default)."},
     {"setting_check_text", py_setting_check_text, METH_VARARGS,
      "setting_check_text(name, shown, value): None, or ValueError with C's "
      "sentence."},

@@ -63,7 +63,8 @@ class SessionReaper:
         _check.optional_seconds("stream_grace", stream_grace,
                                 none="interval + timeout x failures")
         if stream_grace is None:
-            stream_grace = keepalive.interval + keepalive.timeout * keepalive.failures
+            ka = keepalive.settings()
+            stream_grace = _native.stale_bound_ms(ka["interval_ms"], ka["timeout_ms"], ka["failures"]) / 1000
         self._grace = stream_grace
         admit = getattr(manager, "_admit_session", None)
         if not callable(admit) or not isinstance(getattr(manager, "_server_instances", None), dict):

@@ -226,3 +226,15 @@ TEST(settings_check_text_refuses_long_or_control_method_names_in_one_sentence) {
   ASSERT_EQ(mcpp_setting_check_text(probe, "probe", "a\nb", 3, buf, sizeof buf),
             MCPP_ERR_INVALID_ARGUMENT);
 }
+
+/* A reaper's stream grace, and keepalive's promise: interval + timeout x
+ * failures, defaults for 0, never past the longest timer. */
+TEST(settings_stale_bound_is_interval_plus_timeout_times_failures_capped) {
+  ASSERT_EQ(16000, (int)mcpp_stale_bound_ms(1000, 5000, 3));
+  mcpp_settings d;
+  mcpp_settings_default(&d);
+  ASSERT_EQ((int64_t)(2000 + d.timeout_ms * d.failures),
+            (int64_t)mcpp_stale_bound_ms(2000, 0, 0));
+  ASSERT_EQ((int64_t)MCPP_MAX_MS,
+            (int64_t)mcpp_stale_bound_ms(MCPP_MAX_MS, MCPP_MAX_MS, 10));
+}

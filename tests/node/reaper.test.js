@@ -257,6 +257,12 @@ test('a client that opens no listening stream is unsupported, never stale', asyn
   }
 });
 
+test('a new client gets interval + timeout x failures to open its stream, capped at the longest timer', () => {
+  assert.strictEqual(new mcpping.SessionReaper({ keepalive: { intervalMs: 1000, timeoutMs: 5000, failures: 2 } }).graceMs, 11000);
+  const huge = { intervalMs: 2147483647, timeoutMs: 2147483647, failures: 10 };
+  assert.strictEqual(new mcpping.SessionReaper({ keepalive: huge }).graceMs, 2147483647);
+});
+
 test('bad options are named', () => {
   assert.throws(() => new mcpping.SessionReaper({ keepalive: null }), /options.keepalive must be an object/);
   assert.throws(() => new mcpping.SessionReaper({ keepalive: { intervalMs: -1 } }), /keepalive.intervalMs/);

@@ -323,6 +323,15 @@ async def test_bad_arguments_are_named():
         SessionReaper(server.session_manager, ping_timeout=0)
     with pytest.raises(ValueError, match="stream_grace must be None"):
         SessionReaper(server.session_manager, stream_grace=-1)
+    # A new client gets interval + timeout x failures to open its stream,
+    # capped at the longest timer, as Node's (C's mcpp_stale_bound_ms).
+    graced = MCPServer("g")
+    graced.streamable_http_app()
+    assert SessionReaper(graced.session_manager, keepalive=mcpping.KeepAlive(interval=1, timeout=5, failures=2))._grace == 11
+    capped = MCPServer("c")
+    capped.streamable_http_app()
+    huge = mcpping.KeepAlive(interval=2147483.647, timeout=2147483.647, failures=10)
+    assert SessionReaper(capped.session_manager, keepalive=huge)._grace == 2147483.647
     SessionReaper(server.session_manager)
     with pytest.raises(ValueError, match="already has a SessionReaper"):
         SessionReaper(server.session_manager)

@@ -241,6 +241,14 @@ const mcpp_setting_info *mcpp_settings_table(size_t *n);
 /* The setting of that name ("timeout_ms", "reconnect.jitter"), else NULL. */
 const mcpp_setting_info *mcpp_setting_find(const char *name);
 
+/* The longest a frozen peer goes before it is stale, in ms: interval_ms +
+ * timeout_ms x failures (keepalive's promise), at most MCPP_MAX_MS, the
+ * longest a timer waits. timeout_ms or failures 0: the setting's default.
+ * A server-side reaper gives a new client this long to open its listening
+ * stream. */
+uint32_t mcpp_stale_bound_ms(uint32_t interval_ms, uint32_t timeout_ms,
+                             uint32_t failures);
+
 /* Bindings write time settings in their own unit: Node in ms, Python in
  * seconds. The sentences below then show every number in that unit. */
 #define MCPP_IN_MS 0

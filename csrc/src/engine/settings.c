@@ -220,6 +220,14 @@ const mcpp_setting_info *mcpp_settings_table(size_t *n) {
   return infos;
 }
 
+uint32_t mcpp_stale_bound_ms(uint32_t interval_ms, uint32_t timeout_ms,
+                             uint32_t failures) {
+  if (timeout_ms == 0) timeout_ms = (uint32_t)mcpp_setting_find("timeout_ms")->def;
+  if (failures == 0) failures = (uint32_t)mcpp_setting_find("failures")->def;
+  uint64_t ms = (uint64_t)interval_ms + (uint64_t)timeout_ms * failures;
+  return ms > MCPP_MAX_MS ? MCPP_MAX_MS : (uint32_t)ms;
+}
+
 const mcpp_setting_info *mcpp_setting_find(const char *name) {
   ready();
   for (size_t i = 0; name && i < N_ROWS; i++)
