@@ -196,7 +196,7 @@ Napi::Value CliReplied(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
-// cliTools(run, nowMs, kind, names, message|null)
+// cliTools(run, nowMs, kind, names, code|null, message|null)
 Napi::Value CliTools(const Napi::CallbackInfo &info) {
   CliHolder *h = Holder(info);
   std::vector<std::string> names;
@@ -210,9 +210,11 @@ Napi::Value CliTools(const Napi::CallbackInfo &info) {
   std::vector<const char *> ptrs;
   for (auto &s : names) ptrs.push_back(s.c_str());
   bool hm;
-  std::string msg = Str(info[4], &hm);
+  std::string msg = Str(info[5], &hm);
+  bool hc = info[4].IsNumber();
   mcpp_cli_tools(h->run, Now(info), static_cast<mcpp_cli_reply>(info[2].As<Napi::Number>().Int32Value()),
-                 ptrs.data(), ptrs.size(), hm ? msg.c_str() : nullptr);
+                 ptrs.data(), ptrs.size(), hc, hc ? info[4].As<Napi::Number>().Int64Value() : 0,
+                 hm ? msg.c_str() : nullptr);
   return info.Env().Undefined();
 }
 

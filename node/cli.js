@@ -116,12 +116,12 @@ class Target {
     return this.session && this.session.connectError ? describe(this.session.connectError) : err.message;
   }
 
-  /** tools/list for --expect-tool: [kind, names, message]. */
+  /** tools/list for --expect-tool: [kind, names, code, message]. */
   async tools(timeoutMs, signal) {
     const [kind, , code, message] = await this.check('tools/list', timeoutMs, signal);
-    if (kind !== OK) return [kind, [], code === null ? message : `${code} ${message}`];
+    if (kind !== OK) return [kind, [], code, message];
     const tools = Array.isArray(this.result.tools) ? this.result.tools : [];
-    return [OK, tools.filter((t) => t && typeof t.name === 'string').map((t) => t.name), null];
+    return [OK, tools.filter((t) => t && typeof t.name === 'string').map((t) => t.name), null, null];
   }
 
   async close() {
@@ -183,8 +183,7 @@ async function check(argv, o) {
           else native.cliOpenDone(run, nowMs(), TIMED_OUT, null, null, null, null, null);
         }
       } else if (what === LIST_TOOLS) {
-        const [kind, names, message] = await target.tools(timeoutMs, cut.signal);
-        native.cliTools(run, nowMs(), kind, names, message);
+        native.cliTools(run, nowMs(), ...await target.tools(timeoutMs, cut.signal));
       } else if (what === SEND) {
         const sending = target.check(method, timeoutMs, cut.signal);
         sending.catch(() => {});

@@ -215,15 +215,20 @@ static PyObject *py_cli_replied(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* cli_tools(run, now_ms, kind, names, message or None) */
+/* cli_tools(run, now_ms, kind, names, code or None, message or None) */
 static PyObject *py_cli_tools(PyObject *self, PyObject *args) {
-  PyObject *cap, *names;
+  PyObject *cap, *names, *code;
   long long now;
   int kind;
   const char *message;
-  if (!PyArg_ParseTuple(args, "OLiOz", &cap, &now, &kind, &names, &message)) return NULL;
+  if (!PyArg_ParseTuple(args, "OLiOOz", &cap, &now, &kind, &names, &code, &message)) return NULL;
   cli_holder *h = holder_of(cap);
   if (!h) return NULL;
+  long long c = 0;
+  if (code != Py_None) {
+    c = PyLong_AsLongLong(code);
+    if (c == -1 && PyErr_Occurred()) return NULL;
+  }
   PyObject *seq = PySequence_Fast(names, "names must be a sequence of str");
   if (!seq) return NULL;
   Py_ssize_t n = PySequence_Size(seq);
@@ -238,7 +243,7 @@ static PyObject *py_cli_tools(PyObject *self, PyObject *args) {
     Py_XDECREF(item); /* the list keeps the str alive */
     if (!v[i]) PyErr_Clear(), v[i] = "";
   }
-  mcpp_cli_tools(h->run, now, (mcpp_cli_reply)kind, v, (size_t)n, message);
+  mcpp_cli_tools(h->run, now, (mcpp_cli_reply)kind, v, (size_t)n, code != Py_None, c, message);
   free(v);
   Py_DECREF(seq);
   Py_RETURN_NONE;

@@ -119,13 +119,13 @@ class _Target:
         from .http import connect_reason
         return connect_reason(fatal)
 
-    async def tools(self, timeout_s: float) -> tuple[int, list[str], str | None]:
+    async def tools(self, timeout_s: float) -> tuple[int, list[str], int | None, str | None]:
         kind, _, code, message = await self.check("tools/list", timeout_s)
         if kind != _OK:
-            return kind, [], message if code is None else f"{code} {message}"
+            return kind, [], code, message
         tools = self.result.get("tools") if isinstance(self.result, dict) else None
         names = [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
-        return _OK, names, None
+        return _OK, names, None, None
 
     async def close(self) -> None:
         if self.peer is not None:
@@ -160,8 +160,7 @@ async def run(argv: list[str]) -> int:
                     result, info = opening.result()
                     _native.cli_open_done(run_, _now_ms(), result, *info)
             elif what == _LIST_TOOLS:
-                kind, names, message = await target.tools(timeout_ms / 1000)
-                _native.cli_tools(run_, _now_ms(), kind, names, message)
+                _native.cli_tools(run_, _now_ms(), *await target.tools(timeout_ms / 1000))
             elif what == _SEND:
                 sending = asyncio.ensure_future(target.check(method, timeout_ms / 1000))
                 limit = None if not until_ms else max(0, until_ms - _now_ms()) / 1000

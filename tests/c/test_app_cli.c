@@ -437,7 +437,7 @@ TEST(app_cli_run_expect_tool_present_0_missing_4) {
   START(&d, "--expect-tool", "add", "-c", "1", "--", "srv");
   opened(&d, "2025-11-25");
   ASSERT_EQ(d.a.what, MCPP_CLI_DO_LIST_TOOLS);
-  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_OK, names, 2, NULL);
+  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_OK, names, 2, 0, 0, NULL);
   step(&d);
   ASSERT_EQ(d.a.what, MCPP_CLI_DO_SEND);
   mcpp_cli_replied(d.r, d.now, MCPP_REPLY_OK, 1, 0, 0, NULL);
@@ -446,7 +446,7 @@ TEST(app_cli_run_expect_tool_present_0_missing_4) {
   finish(&d);
   START(&d, "--expect-tool", "add", "--expect-tool", "nope", "--", "srv");
   opened(&d, "2025-11-25");
-  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_OK, names, 2, NULL);
+  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_OK, names, 2, 0, 0, NULL);
   step(&d);
   ASSERT_EQ(d.a.what, MCPP_CLI_DO_EXIT);
   ASSERT_EQ(d.a.status, MCPP_EXIT_REFUSED);
@@ -549,10 +549,24 @@ TEST(app_cli_run_an_answer_without_result_object_is_worded_by_c) {
   START(&d, "-c", "1", "--expect-tool", "t", "--", "srv");
   opened(&d, "2025-11-25");
   ASSERT_EQ(d.a.what, MCPP_CLI_DO_LIST_TOOLS);
-  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_INVALID, NULL, 0, NULL);
+  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_INVALID, NULL, 0, 0, 0, NULL);
   step(&d);
   ASSERT_EQ(d.a.status, MCPP_EXIT_REFUSED);
   ASSERT(strstr(d.err, "--expect-tool: tools/list failed: the answer has no result object\n"));
+  finish(&d);
+}
+
+/* A refused tools/list: C joins the error's code and message, so both
+ * commands print the same line. */
+TEST(app_cli_run_expect_tool_joins_the_error_code_and_message) {
+  drive d;
+  START(&d, "-c", "1", "--expect-tool", "t", "--", "srv");
+  opened(&d, "2025-11-25");
+  ASSERT_EQ(d.a.what, MCPP_CLI_DO_LIST_TOOLS);
+  mcpp_cli_tools(d.r, d.now, MCPP_REPLY_ERROR, NULL, 0, 1, -32601, "Method not found");
+  step(&d);
+  ASSERT_EQ(d.a.status, MCPP_EXIT_REFUSED);
+  ASSERT(strstr(d.err, "--expect-tool: tools/list failed: -32601 Method not found\n"));
   finish(&d);
 }
 

@@ -215,10 +215,11 @@ void mcpp_cli_open_done(mcpp_cli_run *r, int64_t now_ms,
 void mcpp_cli_replied(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
                       double rtt_ms, int has_code, int64_t code,
                       const char *message);
-/* tools/list ended: kind as for a check; names are the tools listed. */
+/* tools/list ended: kind, code and message as for a check; names are the
+ * tools listed. */
 void mcpp_cli_tools(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
-                    const char *const *names, size_t nnames,
-                    const char *message);
+                    const char *const *names, size_t nnames, int has_code,
+                    int64_t code, const char *message);
 /* Ctrl-C, or the -w deadline while a check is out: stop and summarise. */
 void mcpp_cli_interrupt(mcpp_cli_run *r, int64_t now_ms);
 

@@ -174,8 +174,8 @@ void mcpp_cli_open_done(mcpp_cli_run *r, int64_t now_ms,
 }
 
 void mcpp_cli_tools(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
-                    const char *const *names, size_t nnames,
-                    const char *message) {
+                    const char *const *names, size_t nnames, int has_code,
+                    int64_t code, const char *message) {
   fresh(r);
   (void)now_ms;
   if (r->state != ST_LISTING) return;
@@ -191,7 +191,12 @@ void mcpp_cli_tools(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
     if (kind == MCPP_REPLY_TIMEOUT)
       finishf(r, MCPP_EXIT_REFUSED,
               "--expect-tool: tools/list got no answer after %s ms", t, NULL);
-    else
+    else if (has_code) {
+      char c[24];
+      snprintf(c, sizeof c, "%lld", (long long)code);
+      finishf(r, MCPP_EXIT_REFUSED, "--expect-tool: tools/list failed: %s %s",
+              c, message ? message : "");
+    } else
       finishf(r, MCPP_EXIT_REFUSED, "--expect-tool: tools/list failed: %s",
               message ? message : kind == MCPP_REPLY_INVALID ? NO_RESULT : "", NULL);
     return;
