@@ -18,10 +18,6 @@ const { request } = require('./http_request');
 const { runHandshake } = require('./handshake');
 const { McppError } = require('./errors');
 
-/** The GET stream is opened again after it ends: after this long at first, doubling to the cap. */
-const RELISTEN_FIRST_MS = 250;
-const RELISTEN_MAX_MS = 30000;
-
 class HttpSession {
   /**
    * @param {string} url
@@ -53,7 +49,8 @@ class HttpSession {
     this.closed = false;
     /** @type {AbortController|null} aborts the GET stream at close */
     this.listenAbort = null;
-    this.relistenMs = RELISTEN_FIRST_MS;
+    /** The last wait before opening the listening stream again (0: none since it was open). */
+    this.relistenMs = 0;
     this.relistenTimer = null;
     this.driver = new EngineDriver({
       role: 'client',
@@ -170,7 +167,7 @@ class HttpSession {
         return;
       }
       this.listening = session === this.sessionId;
-      this.relistenMs = RELISTEN_FIRST_MS;
+      this.relistenMs = 0;
       answered();
       try {
         await readSse(res.body, (text) => this.feedText(text, null), () => this.driver.touch());
@@ -187,12 +184,11 @@ class HttpSession {
     if (this.listenAbort === abort) this.listenAbort = null;
     if (wasOpen) this.listening = false;
     if (this.closed || !this.listenWanted || session !== this.sessionId || this.relistenTimer) return;
-    const delay = this.relistenMs;
-    this.relistenMs = Math.min(delay * 2, RELISTEN_MAX_MS);
+    this.relistenMs = binding.httpRelistenDelayMs(this.relistenMs);
     this.relistenTimer = setTimeout(() => {
       this.relistenTimer = null;
       this.listen();
-    }, delay);
+    }, this.relistenMs);
     this.relistenTimer.unref();
   }
 

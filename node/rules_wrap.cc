@@ -84,6 +84,14 @@ Napi::Value HttpClassify(const Napi::CallbackInfo &info) {
                                     status, body.data(), body.size(), had_session)));
 }
 
+// httpRelistenDelayMs(lastMs) -> the wait before the listening stream
+// opens again (0: none since it was open).
+Napi::Value HttpRelistenDelayMs(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "lastMs must be a number");
+  return Napi::Number::New(env, mcpp_http_relisten_delay_ms(info[0].As<Napi::Number>().Uint32Value()));
+}
+
 // Marks RttStats objects, so RttStatsFromJs unwraps nothing else.
 const napi_type_tag kRttStatsTag = {0x6d637070696e6721ull, 0x727474737461747aull};
 
@@ -201,6 +209,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("eventOutcome", Napi::Function::New(env, EventOutcome, "eventOutcome"));
   exports.Set("outcomeIsLost", Napi::Function::New(env, OutcomeIsLost, "outcomeIsLost"));
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
+  exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
   exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);

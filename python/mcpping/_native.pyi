@@ -106,6 +106,12 @@ def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str 
     """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
     GIL released, until the client or the server is gone; returns the exit
     status. ValueError for options mcpp_wrap_options_problem refuses."""
+def http_classify(status: int, body: bytes, had_session: bool) -> str:
+    """What an HTTP answer means: 'answer', 'unsupported', 'session_expired'
+    or 'failed'."""
+def http_relisten_delay_ms(last_ms: int) -> int:
+    """The wait before the listening stream opens again (0: none since it
+    was open): 250 ms, doubling, at most 30 s."""
 def stale_bound_ms(interval_ms: int, timeout_ms: int, failures: int) -> int:
     """The longest a frozen peer goes before it is stale: interval +
     timeout x failures, capped at the longest timer (0: the default)."""

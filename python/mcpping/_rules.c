@@ -88,6 +88,13 @@ PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(mcpp_http_verdict_name(v));
 }
 
+PyObject *mcpping_http_relisten_delay_ms(PyObject *module, PyObject *arg) {
+  unsigned long last = PyLong_AsUnsignedLong(arg);
+  if (last == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+  if (last > UINT32_MAX) last = UINT32_MAX;
+  return PyLong_FromUnsignedLong(mcpp_http_relisten_delay_ms((uint32_t)last));
+}
+
 /* ---------------------------------------------------------------- RttStats */
 
 typedef struct {

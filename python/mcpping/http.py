@@ -44,10 +44,6 @@ __all__ = ["HttpPeer", "connect"]
 
 #: How long DELETE and the GET stream's connect may take.
 _SHORT_TIMEOUT = 5.0
-#: The GET stream is opened again after it ends, this long after at first,
-#: doubling to the cap while it keeps ending at once.
-_RELISTEN_FIRST = 0.25
-_RELISTEN_MAX = 30.0
 
 
 def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[[], None]) -> None:
@@ -134,7 +130,8 @@ class HttpPeer:
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: threading.Thread | None = None
         self._listen_conn: http.client.HTTPConnection | None = None
-        self._relisten_delay = _RELISTEN_FIRST
+        #: The last wait before opening the listening stream again, in ms (0: none since open).
+        self._relisten_ms = 0
         self._relisten: asyncio.TimerHandle | None = None
         self._listen_settled: asyncio.Future[None] | None = None
         self.driver = EngineDriver(self._engine_send, keepalive=keepalive, transport="streamable-http",
@@ -404,21 +401,20 @@ class HttpPeer:
         self._settle_listen()
         if self.listening and session == self.session_id:
             self.listening = False
-            self._relisten_delay = _RELISTEN_FIRST
+            self._relisten_ms = 0
             self._listen_later()
 
     def _listen_later(self) -> None:
         """Opens the stream again after a delay that doubles while it fails."""
         if self._closed or not self._listen_wanted or self._relisten is not None:
             return
-        delay = self._relisten_delay
-        self._relisten_delay = min(delay * 2, _RELISTEN_MAX)
+        self._relisten_ms = _native.http_relisten_delay_ms(self._relisten_ms)
 
         def again() -> None:
             self._relisten = None
             self._listen()
 
-        self._relisten = self.loop.call_later(delay, again)
+        self._relisten = self.loop.call_later(self._relisten_ms / 1000, again)
 
     def _stop_listening(self) -> None:
         if self._relisten is not None:

@@ -33,3 +33,14 @@ TEST(http_404_without_a_session_and_other_statuses_fail) {
   ASSERT_EQ(CLASSIFY(400, "", 1), MCPP_HTTP_FAILED);
   ASSERT_STR_EQ(mcpp_http_verdict_name(MCPP_HTTP_SESSION_EXPIRED), "session_expired");
 }
+
+/* The listening stream's backoff: 250 ms, doubling, never past 30 s. */
+TEST(http_relisten_delay_doubles_from_250_ms_to_30_s) {
+  uint32_t d = 0, seen[10];
+  for (int i = 0; i < 10; i++) seen[i] = d = mcpp_http_relisten_delay_ms(d);
+  ASSERT_EQ(250, (int)seen[0]);
+  ASSERT_EQ(500, (int)seen[1]);
+  ASSERT_EQ(16000, (int)seen[6]);
+  ASSERT_EQ(30000, (int)seen[7]);
+  ASSERT_EQ(30000, (int)seen[9]);
+}

@@ -127,6 +127,11 @@ mcpp_http_verdict mcpp_http_classify(int status, const char *body,
 /* Returns "answer", "unsupported", "session_expired" or "failed". */
 const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 
+/* The client's GET listening stream ended or failed: how long to wait
+ * before opening it again, given the last wait (0: none since it was last
+ * open). 250 ms first, doubling while it fails, at most 30 s. */
+uint32_t mcpp_http_relisten_delay_ms(uint32_t last_ms);
+
 #ifdef __cplusplus
 }
 #endif

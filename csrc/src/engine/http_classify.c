@@ -27,6 +27,12 @@ mcpp_http_verdict mcpp_http_classify(int status, const char *body,
   return had_session ? MCPP_HTTP_SESSION_EXPIRED : MCPP_HTTP_FAILED;
 }
 
+uint32_t mcpp_http_relisten_delay_ms(uint32_t last_ms) {
+  enum { FIRST_MS = 250, MAX_MS = 30000 };
+  if (last_ms == 0) return FIRST_MS;
+  return last_ms >= MAX_MS / 2 ? MAX_MS : last_ms * 2;
+}
+
 const char *mcpp_http_verdict_name(mcpp_http_verdict v) {
   switch (v) {
     case MCPP_HTTP_ANSWER: return "answer";
