@@ -10,7 +10,8 @@ worker of its own, so it perturbs no figure in the report.
                 by symbol (Node runs with --perf-basic-prof so that JIT code
                 has names);
   syscall_counts: syscalls per operation over one block (strace -c -f,
-                attached to every thread of the worker);
+                attached to every thread of the worker, for the names; the
+                total also from perf's raw_syscalls tracepoint, unslowed);
   perf_attach, syscalls_attached: the same for a running process over a
                 few seconds;
   py_profile:   Python functions by own time (cProfile), which perf cannot
@@ -24,6 +25,7 @@ import shutil
 import signal
 import subprocess
 import tempfile
+import time
 from typing import Any
 
 from method import Worker
@@ -228,6 +230,7 @@ def syscall_counts(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
     st = None
     try:
         w.block(cmd)
+        untraced = _untraced_syscalls(w, cmd)
         # -p attaches every thread of the process and says so in one line.
         st = subprocess.Popen(["strace", "-f", "-c", "-o", out, "-p", str(w.pid)],
                               stderr=subprocess.PIPE, text=True)
@@ -246,7 +249,39 @@ def syscall_counts(name: str, argv: list[str], cmd: dict[str, Any], cwd: str,
             st.wait()
         w.close()
         shutil.rmtree(tmp, ignore_errors=True)
-    return _strace_summary(text, ops)
+    res = _strace_summary(text, ops)
+    if untraced is not None:
+        res["per_op_untraced"] = untraced
+    return res
+
+
+def _untraced_syscalls(w: Worker, cmd: dict[str, Any]) -> float | None:
+    """Syscalls per operation over one block, every thread, counted by the
+    kernel's raw_syscalls tracepoint (perf stat) rather than by strace.
+    strace stops every thread at every call, so a block takes several times
+    longer under it and whatever runs by the clock (the watchdog's tick, a
+    timer) is counted several times over per operation; this count is not
+    slowed. None where perf cannot count the tracepoint."""
+    if not shutil.which("perf"):
+        return None
+    ps = subprocess.Popen(["perf", "stat", "-x,", "-e", "raw_syscalls:sys_enter",
+                           "-p", str(w.pid)], stderr=subprocess.PIPE, text=True)
+    try:
+        # perf says nothing once attached; the worker is idle meanwhile
+        # (blocked reading its next command), so an early start costs nothing.
+        time.sleep(0.3)
+        ops = w.block(cmd)["ops"]
+        ps.send_signal(signal.SIGINT)
+        err = ps.communicate(timeout=60)[1]
+    finally:
+        if ps.poll() is None:
+            ps.kill()
+            ps.wait()
+    for line in err.splitlines():
+        f = line.split(",")
+        if len(f) > 2 and f[2] == "raw_syscalls:sys_enter" and f[0].isdigit():
+            return int(f[0]) / ops
+    return None
 
 
 def syscalls_attached(pid: int, seconds: float) -> dict[str, Any]:

@@ -85,7 +85,10 @@ def syscall_line(s: dict[str, Any], what: str, unit: str = "op") -> str:
     if not s or s.get("error"):
         return f"- {what}: no syscall count ({(s or {}).get('error', 'not run')})"
     calls = ", ".join(f"{n} {c:.2f}" for n, c in s["calls"][:5])
-    return f"- {what}: {s['per_op']:.1f} syscalls per {unit} ({calls})"
+    line = f"- {what}: {s['per_op']:.2f} syscalls per {unit} under strace ({calls})"
+    if s.get("per_op_untraced") is not None:
+        line += f"; {s['per_op_untraced']:.2f} counted unslowed by perf"
+    return line
 
 
 # ------------------------------------------------------------------ frame

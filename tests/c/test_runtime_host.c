@@ -527,6 +527,31 @@ TEST(runtime_host_mode_detach_and_attach_again_keep_the_connection) {
   hh_finish(&h);
 }
 
+/* A detach rings the watchdog out of its tick (5 s with a 10 s stall): the
+ * I/O thread is back in its loop and answers a thread-mode ping long
+ * before the tick would have ended. */
+TEST(runtime_host_mode_detach_wakes_the_watchdog_mid_tick) {
+  hh h;
+  hh_init(&h);
+  hh_attach_stall(&h, 10000);
+  uint64_t id = spawn_echo(&h);
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 1));
+  hh_after_command(&h);
+  RUN_UNTIL(&h, hh_find_event(&h, MCPP_EV_PONG, 1, 0));
+  hh_stop_watching(&h);
+  unsigned long wakes = mcpp__watchdog_wakes;
+  uint64_t t0 = uv_hrtime();
+  ASSERT_EQ(0, mcpp_runtime_host_detach(h.rt));
+  ASSERT_EQ(0, mcpp_runtime_ping(h.rt, id, 0, 2));
+  while (!hh_find_event(&h, MCPP_EV_PONG, 2, 0)) {
+    ASSERT(wait_notified(h.efd, 5000));
+    hh_drain(&h);
+  }
+  ASSERT(mcpp__watchdog_wakes > wakes);
+  ASSERT((uv_hrtime() - t0) / 1000000 < 4000);
+  hh_finish(&h);
+}
+
 /* Frees while attached (a binding's teardown): the watchdog goes back into
  * the loop, closes everything and reaps the server. */
 TEST(runtime_host_mode_free_while_attached_closes_everything) {
