@@ -279,13 +279,16 @@ bench-engine: build/bench-engine
 # and a bare pipe, in steady mode; writes bench/RESULTS.md, RESULTS.json and
 # latency_cdf.png. `make bench BENCH_OPTS="--quick --rows ping,idle"` for a
 # short partial run (written to bench/out/); bench/compare.py compares two.
-BENCH_PROGRAMS := build/responder build/bench-c-ping build/bench-idle-cost
+BENCH_PROGRAMS := build/responder build/bench-c-ping build/bench-idle-cost build/bench-idle-floor
 
 build/bench-c-ping: bench/clients/c_ping.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
 build/bench-idle-cost: bench/clients/idle_cost.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
+
+build/bench-idle-floor: bench/clients/idle_floor.c
+	$(CC) $(BASE_CFLAGS) -O2 -g $< $(PKG_LIBS) -o $@
 
 # What the stdio process check costs: `./build/bench-proc-state-cost 1000 20`.
 build/bench-proc-state-cost: bench/clients/proc_state_cost.c build/libmcpping.a

@@ -41,7 +41,8 @@ from rows import ROWS  # noqa: E402
 
 ROOT = os.path.dirname(HERE)
 BUILD = os.path.join(ROOT, "build")
-PROGRAMS = {"responder": "responder", "c_ping": "bench-c-ping", "idle_cost": "bench-idle-cost"}
+PROGRAMS = {"responder": "responder", "c_ping": "bench-c-ping", "idle_cost": "bench-idle-cost",
+            "idle_floor": "bench-idle-floor"}
 NOISY_CORES = 0.05  # other processes' CPU above which a row is flagged
 PASSES = {False: 4, True: 2}  # passes of the spread rows, by --quick
 

@@ -25,14 +25,14 @@ def run(ctx: Any) -> dict[str, Any]:
     ctx.log(f"{n} connections, {windows} windows of {window_s:g} s")
     r = method.run_once([ctx.programs["idle_cost"], str(n), str(windows), str(window_s),
                          ctx.programs["responder"]], 600 + windows * window_s, ctx.root)
-    blocks = []
-    for w in r.pop("windows"):
-        f = method.block_figures({**w, "ops": max(1, w["pongs"])})
-        f["cpu_pct"] = 100.0 * w["cpu_s"] / w["wall_s"]
-        f["pongs_per_s"] = w["pongs"] / w["wall_s"]
-        blocks.append(f)
+    blocks = _windows(r.pop("windows"))
+    ctx.log(f"floor: {n} bare libuv pipes")
+    floor = method.run_once([ctx.programs["idle_floor"], str(n), str(windows), str(window_s),
+                             ctx.programs["responder"]], 600 + windows * window_s, ctx.root)
     res = {"n": n, "windows": windows, "window_s": window_s, "run": r,
-           "series": {"keepalive": method.summary(blocks)}, "blocks": blocks}
+           "series": {"keepalive": method.summary(blocks),
+                      "floor": method.summary(_windows(floor["windows"]))},
+           "blocks": blocks}
     for name, (exe, script) in {"python": (ctx.py, "idle_binding.py"),
                                 "node": (ctx.node, "idle_binding.js")}.items():
         ctx.log(f"{name}: {n} connections through the binding")
@@ -46,6 +46,17 @@ def run(ctx: Any) -> dict[str, Any]:
         "idle rss per conn": {"label": "RSS bytes per connection",
                               "value": r["rss_per_conn_bytes"]}}
     return res
+
+
+def _windows(windows: list[dict[str, Any]]) -> list[dict[str, float]]:
+    """The figures of each measured window (idle_cost and idle_floor alike)."""
+    blocks = []
+    for w in windows:
+        f = method.block_figures({**w, "ops": max(1, w["pongs"])})
+        f["cpu_pct"] = 100.0 * w["cpu_s"] / w["wall_s"]
+        f["pongs_per_s"] = w["pongs"] / w["wall_s"]
+        blocks.append(f)
+    return blocks
 
 
 def _binding(ctx: Any, exe: str, script: str, n: int, windows: int, window_s: float
@@ -101,6 +112,11 @@ def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
                             None, f"quick run: {res['n']} connections")] + extra
     note = "borderline: the interquartile range straddles 1%" \
         if cpu["q1"] <= 1.0 <= cpu["q3"] else ""
+    floor = res["series"].get("floor", {}).get("cpu_pct", {})
+    if floor.get("iqm"):
+        note = "; ".join(x for x in (note, (
+            f"bare libuv pipes with the same traffic: {report.iqm(floor, 2)} %, so the "
+            f"driver costs {cpu['iqm'] / floor['iqm']:.2f}× the floor")) if x)
     return [method.goal("1000 idle connections", "≤ 1% of one core and ≤ 4 KiB each", m,
                         cpu["iqm"] <= 1.0 and rss <= 4096, note)] + extra
 
@@ -153,11 +169,16 @@ def render(res: dict[str, Any]) -> list[str]:
         ["ping timeouts / stale during the run", f"{r['timeouts']} / {r['stale']}"]])
     rows = [[name, report.iqm(b["cpu_pct"], 2), report.iqm(b["cpu_us_per_op"], 1),
              report.iqm(b["csw_per_op"], 2), report.iqm(b["pongs_per_s"], 0)]
-            for name, b in (("C driver", s), ("Python binding", res["series"].get("python")),
+            for name, b in (("bare libuv pipes (floor)", res["series"].get("floor")),
+                            ("C driver", s), ("Python binding", res["series"].get("python")),
                             ("Node binding", res["series"].get("node"))) if b]
     if len(rows) > 1:
         L += ["The same keepalive through each binding (bench/clients/idle_binding.py and .js: "
-              f"{res['n']} connections in one process, no listener, host mode):", ""]
+              f"{res['n']} connections in one process, no listener, host mode), and the floor "
+              "(`bench/clients/idle_floor.c`: the same servers, handshake and one ping per "
+              "connection per second on the same 100 ms grid over bare libuv pipes, one shared "
+              "timer, the answers' newlines counted and nothing parsed: what the kernel and "
+              "libuv alone cost for this traffic):", ""]
         L += report.table(["through", "CPU % of one core", "CPU µs per keepalive ping",
                            "context switches per ping", "pongs/s"], rows)
     if s["pongs_per_s"]["iqm"] is not None and s["pongs_per_s"]["iqm"] < 0.5 * res["n"]:
