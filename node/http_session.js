@@ -118,11 +118,13 @@ class HttpSession {
         this.sessionExpired(frame, msg, sentSession);
         return;
       }
-      // "unsupported" carries its -32601 answer in the body; "failed" may.
-      this.feedText(body, isRequest ? msg.id : null, -32000, `HTTP ${res.status}`);
+      // A request gets the JSON-RPC error C makes of the answer
+      // ("unsupported": the body's -32601 itself).
+      const answer = binding.httpErrorAnswer(res.status, body, frame);
+      if (answer !== null) this.receive(answer);
       return;
     }
-    await this.readBody(res, null, 0, '');
+    await this.readBody(res);
   }
 
   /**
@@ -170,7 +172,7 @@ class HttpSession {
       this.relistenMs = 0;
       answered();
       try {
-        await readSse(res.body, (text) => this.feedText(text, null), () => this.driver.touch());
+        await readSse(res.body, (text) => this.feedText(text), () => this.driver.touch());
       } catch {
         // A broken stream: opened again below unless closed.
       }
@@ -235,55 +237,31 @@ class HttpSession {
     for (const frame of waiting) this.post(frame);
   }
 
-  /**
-   * Feeds a body of one message or a batch; fails failId (if not null)
-   * when it carries nothing for it.
-   */
-  feedText(text, failId, code, message) {
-    let answered = false;
+  /** Feeds a body of one message or a batch, each message on its own. */
+  feedText(text) {
     let parsed;
     try {
       parsed = JSON.parse(text);
     } catch {
-      parsed = [];
+      return;
     }
-    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
-      if (!m || typeof m !== 'object') continue;
-      if (failId !== null && m.error && (m.id === null || m.id === undefined)) m.id = failId;
-      if (m.id === failId) answered = true;
-      this.receive(JSON.stringify(m));
+    if (!Array.isArray(parsed)) {
+      this.receive(text);
+      return;
     }
-    if (failId !== null && !answered) this.fail(failId, code, message);
+    for (const m of parsed) if (m && typeof m === 'object') this.receive(JSON.stringify(m));
   }
 
-  /**
-   * Reads a JSON or SSE answer; when it carries nothing for `failId`, fails
-   * that request with (code, message).
-   */
-  async readBody(res, failId, code, message) {
+  /** Reads a 2xx answer: JSON, an SSE stream, or nothing (202). */
+  async readBody(res) {
     const type = res.headers.get('content-type') || '';
-    let answered = false;
-    const feed = (text) => {
-      let parsed;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        return;
-      }
-      for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
-        if (failId !== null && m && m.error && (m.id === null || m.id === undefined)) m.id = failId;
-        if (m && m.id === failId) answered = true;
-        this.receive(JSON.stringify(m));
-      }
-    };
     try {
-      if (type.includes('text/event-stream')) await readSse(res.body, feed, () => this.driver.touch());
-      else if (res.status !== 202) feed(await res.text());
+      if (type.includes('text/event-stream')) await readSse(res.body, (text) => this.feedText(text), () => this.driver.touch());
+      else if (res.status !== 202) this.feedText(await res.text());
       else await res.arrayBuffer();
     } catch {
       // A broken stream: whatever was not answered times out in the engine.
     }
-    if (failId !== null && !answered) this.fail(failId, code, message);
   }
 
   /** Feeds one inbound message: the engine first, then our requests. */

@@ -84,6 +84,29 @@ Napi::Value HttpClassify(const Napi::CallbackInfo &info) {
                                     status, body.data(), body.size(), had_session)));
 }
 
+// httpErrorAnswer(status, body, frame) -> the JSON-RPC error (a string) the
+// request in frame gets when its POST met a failed HTTP answer; null if
+// frame is no request.
+Napi::Value HttpErrorAnswer(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
+  if (!info[1].IsString() || !info[2].IsString())
+    throw Napi::TypeError::New(env, "body and frame must be strings");
+  int status = info[0].As<Napi::Number>().Int32Value();
+  std::string body = info[1].As<Napi::String>().Utf8Value();
+  std::string frame = info[2].As<Napi::String>().Utf8Value();
+  std::string out(512, '\0');
+  size_t n = mcpp_http_error_answer(status, body.data(), body.size(), frame.data(), frame.size(),
+                                    &out[0], out.size());
+  if (n == 0) return env.Null();
+  if (n >= out.size()) {  // the server's error object is long
+    out.resize(n + 1);
+    mcpp_http_error_answer(status, body.data(), body.size(), frame.data(), frame.size(), &out[0],
+                           out.size());
+  }
+  return Napi::String::New(env, out.data(), n);
+}
+
 // httpRelistenDelayMs(lastMs) -> the wait before the listening stream
 // opens again (0: none since it was open).
 Napi::Value HttpRelistenDelayMs(const Napi::CallbackInfo &info) {
@@ -209,6 +232,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("eventOutcome", Napi::Function::New(env, EventOutcome, "eventOutcome"));
   exports.Set("outcomeIsLost", Napi::Function::New(env, OutcomeIsLost, "outcomeIsLost"));
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
+  exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
   exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);

@@ -917,6 +917,10 @@ static PyMethodDef module_methods[] = {
     {"http_classify", mcpping_http_classify, METH_VARARGS,
      "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
      "'session_expired' or 'failed'."},
+    {"http_error_answer", mcpping_http_error_answer, METH_VARARGS,
+     "http_error_answer(status, body, frame) -> bytes | None: the JSON-RPC error "
+     "the request in frame gets when its POST met a failed HTTP answer (None: "
+     "frame is no request)."},
     {NULL, NULL, 0, NULL}};
 
 /* ------------------------------------------------------------ module */

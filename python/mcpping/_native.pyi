@@ -109,6 +109,10 @@ def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str 
 def http_classify(status: int, body: bytes, had_session: bool) -> str:
     """What an HTTP answer means: 'answer', 'unsupported', 'session_expired'
     or 'failed'."""
+def http_error_answer(status: int, body: bytes, frame: bytes) -> bytes | None:
+    """The JSON-RPC error the request in ``frame`` gets when its POST met a
+    failed HTTP answer: the body's own JSON-RPC error with the request's id,
+    else -32000 "HTTP <status> <reason>"; None if frame is no request."""
 def http_relisten_delay_ms(last_ms: int) -> int:
     """The wait before the listening stream opens again (0: none since it
     was open): 250 ms, doubling, at most 30 s."""

@@ -88,6 +88,33 @@ PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(mcpp_http_verdict_name(v));
 }
 
+PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args) {
+  int status;
+  mcpping_bytes body = {0}, frame = {0};
+  if (!PyArg_ParseTuple(args, "iO&O&", &status, mcpping_bytes_conv, &body, mcpping_bytes_conv,
+                        &frame))
+    return NULL;
+  PyObject *res = NULL;
+  char small[512], *out = small;
+  size_t n = mcpp_http_error_answer(status, body.buf, (size_t)body.len, frame.buf,
+                                    (size_t)frame.len, out, sizeof small);
+  if (n >= sizeof small) { /* the server's error object is long */
+    out = PyMem_Malloc(n + 1);
+    if (out == NULL) {
+      PyErr_NoMemory();
+      goto done;
+    }
+    mcpp_http_error_answer(status, body.buf, (size_t)body.len, frame.buf, (size_t)frame.len,
+                           out, n + 1);
+  }
+  res = n ? PyBytes_FromStringAndSize(out, (Py_ssize_t)n) : Py_NewRef(Py_None);
+  if (out != small) PyMem_Free(out);
+done:
+  mcpping_bytes_release(&body);
+  mcpping_bytes_release(&frame);
+  return res;
+}
+
 PyObject *mcpping_http_relisten_delay_ms(PyObject *module, PyObject *arg) {
   unsigned long last = PyLong_AsUnsignedLong(arg);
   if (last == (unsigned long)-1 && PyErr_Occurred()) return NULL;

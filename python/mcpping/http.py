@@ -290,7 +290,7 @@ class HttpPeer:
             headers["MCP-Protocol-Version"] = self.protocol_version
         return headers
 
-    def _post_blocking(self, frame: bytes, frame_id: Any) -> None:
+    def _post_blocking(self, frame: bytes) -> None:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
         sent_session = self.session_id
         headers = {"Content-Type": "application/json",
@@ -304,18 +304,11 @@ class HttpPeer:
             if verdict == "session_expired":
                 self._to_loop_call(self._session_expired, (frame, sent_session))
                 return
-            if frame_id is None:
-                return
-            # An HTTP error answers this request: give the engine a JSON-RPC
-            # error with our id ("unsupported": the body's -32601 itself).
-            error = {"code": -32000, "message": f"HTTP {e.code} {e.reason}"}
-            try:
-                got = json.loads(body)
-                if isinstance(got, dict) and isinstance(got.get("error"), dict):
-                    error = got["error"]
-            except ValueError:
-                pass
-            self._to_loop(json.dumps({"jsonrpc": "2.0", "id": frame_id, "error": error}).encode())
+            # An HTTP error answers a request: the engine gets the JSON-RPC
+            # error C makes of it ("unsupported": the body's -32601 itself).
+            answer = _native.http_error_answer(e.code, body, frame)
+            if answer is not None:
+                self._to_loop(answer)
             return
         except OSError as e:
             self._to_loop_call(self._fail, e)
@@ -516,14 +509,10 @@ class HttpPeer:
         self.driver.close(reason)
 
     def _post(self, frame: bytes) -> None:
-        try:
-            frame_id = json.loads(frame).get("id")
-        except ValueError:
-            frame_id = None
         # A daemon thread per POST, not the loop's executor: asyncio.run()
         # joins that executor at exit, so a server that accepted and never
         # answered would hold the process for urlopen's whole timeout.
-        threading.Thread(target=self._post_blocking, args=(frame, frame_id), daemon=True,
+        threading.Thread(target=self._post_blocking, args=(frame,), daemon=True,
                          name="mcpping-http-post").start()
 
     def _engine_send(self, kind: int, frame: bytes) -> None:

@@ -44,3 +44,55 @@ TEST(http_relisten_delay_doubles_from_250_ms_to_30_s) {
   ASSERT_EQ(30000, (int)seen[7]);
   ASSERT_EQ(30000, (int)seen[9]);
 }
+
+static const char REQ[] = "{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"method\":\"tools/list\"}";
+
+static const char *answer(int status, const char *body, const char *frame) {
+  static char out[512];
+  size_t n = mcpp_http_error_answer(status, body, body ? strlen(body) : 0, frame,
+                                    strlen(frame), out, sizeof out);
+  ASSERT(n < sizeof out);
+  return n ? out : NULL;
+}
+
+TEST(http_error_answer_keeps_the_servers_jsonrpc_error_for_our_id) {
+  /* The TS SDK's refusal: id null, the request's id put in. */
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"error\":{\"code\":-32000,"
+                "\"message\":\"Bad Request: No valid session ID provided\"}}",
+                answer(400, "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":"
+                            "\"Bad Request: No valid session ID provided\"},\"id\":null}", REQ));
+  /* Unsupported: the -32601 as the server wrote it, byte for byte. */
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"error\":{\"code\": -32601, "
+                "\"message\":\"Method not found\", \"data\":1e400}}",
+                answer(404, " {\"jsonrpc\":\"2.0\",\"id\":5,\"error\":{\"code\": -32601, "
+                            "\"message\":\"Method not found\", \"data\":1e400}} ", REQ));
+}
+
+TEST(http_error_answer_says_the_status_when_the_body_is_no_jsonrpc_error) {
+  static const char *const bodies[] = {NULL, "", "<html>Unauthorized</html>",
+                                       "{\"error\":\"invalid_token\"}",
+                                       "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}",
+                                       "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":1,\"message\":\"\xff\"}}"};
+  for (size_t i = 0; i < sizeof bodies / sizeof *bodies; i++)
+    ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"error\":{\"code\":-32000,"
+                  "\"message\":\"HTTP 401 Unauthorized\"}}",
+                  answer(401, bodies[i], REQ));
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":3,\"error\":{\"code\":-32000,"
+                "\"message\":\"HTTP 599\"}}",
+                answer(599, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"ping\",\"id\":3}"));
+}
+
+TEST(http_error_answer_is_nothing_for_a_notification_or_an_answer) {
+  ASSERT(answer(500, NULL, "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL);
+  ASSERT(answer(500, NULL, "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}") == NULL);
+  ASSERT(answer(500, NULL, "not json") == NULL);
+}
+
+TEST(http_error_answer_reports_the_length_it_needs_when_out_is_short) {
+  char out[8];
+  size_t need = mcpp_http_error_answer(500, NULL, 0, REQ, sizeof REQ - 1, out, sizeof out);
+  ASSERT_UINT_EQ(strlen("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"error\":{\"code\":-32000,"
+                        "\"message\":\"HTTP 500 Internal Server Error\"}}"),
+                 need);
+  ASSERT_STR_EQ("{\"jsonr", out);
+}

@@ -151,3 +151,24 @@ test('the CLI ends its session with DELETE', async () => {
     await server.stop();
   }
 });
+
+// A refused POST answers its request with the JSON-RPC error C makes of it
+// (mcpp_http_error_answer): the server's own, or the status in words. Python
+// says the same sentences (tests/python/test_http.py).
+for (const [mode, why] of [
+  ['unauthorized', '-32000 HTTP 401 Unauthorized'],
+  ['refuse', '-32000 Bad Request: Server not initialized'],
+]) {
+  test(`a handshake refused by HTTP (${mode}) says why in the server's or HTTP's words`, async () => {
+    const server = await faultServer(mode);
+    const s = new HttpSession(server.url);
+    try {
+      await assert.rejects(s.initialize(INIT, 5000), {
+        message: `initialize failed: ${why}; server/discover failed: ${why}`,
+      });
+    } finally {
+      await s.close();
+      await server.stop();
+    }
+  });
+}

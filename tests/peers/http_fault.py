@@ -16,6 +16,10 @@ Flags:
                       hangs): a frozen server
   --mode silent       nothing is ever answered, initialize included: a server
                       frozen before its handshake
+  --mode unauthorized every POST is a 401 with an OAuth error body (no
+                      JSON-RPC in it), as a server behind a token check
+  --mode refuse       every POST is a 400 with a JSON-RPC error whose id is
+                      null, as the official TypeScript SDK refuses
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -26,7 +30,8 @@ import sys
 import threading
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent"], required=True)
+ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
+                                          "unauthorized", "refuse"], required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -61,6 +66,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         method, mid = msg.get("method"), msg.get("id")
         if args.mode == "silent":
             threading.Event().wait()  # hangs this request's thread for good
+        if args.mode == "unauthorized":
+            return self.reply(401, {"error": "invalid_token",
+                                    "error_description": "The access token expired"},
+                              [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+        if args.mode == "refuse":
+            return self.reply(400, {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32000, "message": "Bad Request: Server not initialized"}})
         if method == "initialize":
             with lock:
                 state["sessions"] += 1

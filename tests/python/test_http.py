@@ -108,3 +108,31 @@ async def test_a_frozen_http_server_is_convicted_after_the_probe_too_times_out(h
         assert "probe:tools/list timed out" in (ev.proof or "")
     finally:
         await p.close()
+
+
+# A refused POST answers its request with the JSON-RPC error C makes of it
+# (mcpp_http_error_answer): the server's own, or the status in words. Node
+# says the same sentences (tests/node/http_session.test.js).
+@pytest.mark.parametrize("http_fault, why", [
+    ("unauthorized", "-32000 HTTP 401 Unauthorized"),
+    ("refuse", "-32000 Bad Request: Server not initialized"),
+], indirect=["http_fault"])
+async def test_a_handshake_refused_by_http_says_why_in_the_servers_or_https_words(http_fault, why):
+    p = HttpPeer(http_fault)
+    try:
+        with pytest.raises(mcpping.HandshakeError) as e:
+            await p.initialize(5)
+        assert str(e.value) == f"initialize failed: {why}; server/discover failed: {why}"
+    finally:
+        await p.close()
+
+
+def test_http_error_answer_is_the_servers_error_or_the_status_in_words():
+    req = b'{"jsonrpc":"2.0","id":"mcpping-3","method":"tools/list"}'
+    assert json.loads(_native.http_error_answer(503, b"<html>busy</html>", req)) == {
+        "jsonrpc": "2.0", "id": "mcpping-3",
+        "error": {"code": -32000, "message": "HTTP 503 Service Unavailable"}}
+    long_error = b'{"jsonrpc":"2.0","id":null,"error":{"code":7,"message":"' + b"x" * 2000 + b'"}}'
+    got = json.loads(_native.http_error_answer(400, long_error, req))
+    assert got["id"] == "mcpping-3" and got["error"]["message"] == "x" * 2000
+    assert _native.http_error_answer(500, b"", b'{"jsonrpc":"2.0","method":"notifications/x"}') is None

@@ -127,6 +127,19 @@ mcpp_http_verdict mcpp_http_classify(int status, const char *body,
 /* Returns "answer", "unsupported", "session_expired" or "failed". */
 const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
 
+/* The JSON-RPC answer a request gets when the POST that carried it met a
+ * failed HTTP answer (mcpp_http_classify said unsupported or failed).
+ * frame is the POSTed message; body the HTTP answer's (may be NULL if len
+ * is 0). If the body is a JSON-RPC error, the request gets the server's
+ * error object as it is (its id, often null, is the request's); else a
+ * -32000 error saying "HTTP <status> <reason phrase>". Writes the frame
+ * and a NUL into out (at most cap bytes) and returns its length, as
+ * snprintf does: cap or more means it did not fit. Returns 0 if frame is
+ * not a request (a notification or an answer waits for nothing). */
+size_t mcpp_http_error_answer(int status, const char *body, size_t len,
+                              const char *frame, size_t frame_len, char *out,
+                              size_t cap);
+
 /* The client's GET listening stream ended or failed: how long to wait
  * before opening it again, given the last wait (0: none since it was last
  * open). 250 ms first, doubling while it fails, at most 30 s. */
