@@ -135,7 +135,8 @@ const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);
  * -32000 error saying "HTTP <status> <reason phrase>". Writes the frame
  * and a NUL into out (at most cap bytes) and returns its length, as
  * snprintf does: cap or more means it did not fit. Returns 0 if frame is
- * not a request (a notification or an answer waits for nothing). */
+ * not a request (a notification or an answer waits for nothing) or not
+ * strict JSON. */
 size_t mcpp_http_error_answer(int status, const char *body, size_t len,
                               const char *frame, size_t frame_len, char *out,
                               size_t cap);

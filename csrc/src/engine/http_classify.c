@@ -67,7 +67,8 @@ size_t mcpp_http_error_answer(int status, const char *body, size_t len,
                               size_t cap) {
   mcpp__msg sent, got;
   if (frame == NULL || mcpp__scan_message(frame, frame_len, &sent) != 0 ||
-      sent.id.p == NULL || sent.method.p == NULL)
+      sent.id.p == NULL || sent.method.p == NULL ||
+      !mcpp__json_strict(frame, frame_len))
     return 0;
   const char *err;
   size_t err_n;

@@ -1,0 +1,51 @@
+/*
+ * libFuzzer harness for mcpp_http_error_answer (http_classify.c): what a
+ * request gets when its HTTP POST meets an error status. The input is a
+ * status byte, then the POSTed frame and the answer's body split at the
+ * first NUL. Whatever comes out is strict JSON, is one object whose id is
+ * the frame's id byte for byte and whose error is an object, and reports
+ * its whole length even when the buffer is too short.
+ */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mcpping.h"
+#include "engine/scan.h"
+
+#define CHECK(cond) \
+  do {              \
+    if (!(cond)) abort(); \
+  } while (0)
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+  if (size < 1) return 0;
+  int status = 400 + data[0];
+  const uint8_t *rest = data + 1, *nul = memchr(rest, 0, size - 1);
+  size_t frame_len = nul ? (size_t)(nul - rest) : size - 1;
+  size_t body_len = nul ? size - 2 - frame_len : 0;
+  /* Exact-size copies, so ASan catches any read past the end. */
+  char *frame = malloc(frame_len ? frame_len : 1), *body = malloc(body_len ? body_len : 1);
+  CHECK(frame && body);
+  memcpy(frame, rest, frame_len);
+  if (body_len) memcpy(body, nul + 1, body_len);
+  char small[16];
+  size_t need = mcpp_http_error_answer(status, body, body_len, frame, frame_len, small,
+                                       sizeof small);
+  if (need) {
+    char *out = malloc(need + 1);
+    CHECK(out);
+    CHECK(mcpp_http_error_answer(status, body, body_len, frame, frame_len, out, need + 1) ==
+          need);
+    CHECK(strlen(out) == need && mcpp__json_strict(out, need));
+    CHECK(need < sizeof small ? strcmp(small, out) == 0 : memcmp(small, out, sizeof small - 1) == 0);
+    mcpp__msg got, sent;
+    CHECK(mcpp__scan_message(out, need, &got) == 0 && got.error.p && got.error.p[0] == '{');
+    CHECK(mcpp__scan_message(frame, frame_len, &sent) == 0);
+    CHECK(got.id.n == sent.id.n && memcmp(got.id.p, sent.id.p, sent.id.n) == 0);
+    free(out);
+  }
+  free(frame);
+  free(body);
+  return 0;
+}
