@@ -284,10 +284,10 @@ BENCH_PROGRAMS := build/responder build/bench-c-ping build/bench-idle-cost build
 build/bench-c-ping: bench/clients/c_ping.c build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
-build/bench-idle-cost: bench/clients/idle_cost.c build/libmcpping.a
+build/bench-idle-cost: bench/clients/idle_cost.c bench/clients/idle_windows.h build/libmcpping.a
 	$(CC) $(BASE_CFLAGS) -O2 -g $< build/libmcpping.a $(PKG_LIBS) -lpthread -lm -o $@
 
-build/bench-idle-floor: bench/clients/idle_floor.c
+build/bench-idle-floor: bench/clients/idle_floor.c bench/clients/idle_windows.h
 	$(CC) $(BASE_CFLAGS) -O2 -g $< $(PKG_LIBS) -o $@
 
 # What the stdio process check costs: `./build/bench-proc-state-cost 1000 20`.

@@ -22,6 +22,7 @@
 #include <unistd.h>
 #include <uv.h>
 
+#include "idle_windows.h"
 #include "mcpping.h"
 
 static uv_loop_t loop;
@@ -75,14 +76,6 @@ static long rss_kib(void) {
   return kib;
 }
 
-static double cpu_s(long *csw) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  *csw = ru.ru_nvcsw + ru.ru_nivcsw;
-  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
-
 static void on_message(mcpp_conn *c, const char *f, size_t n, void *ud) {}
 
 static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
@@ -99,32 +92,11 @@ static void on_close(mcpp_conn *c, const mcpp_close_info *info, void *ud) {
   n_closed++;
 }
 
-static void stop_loop(uv_timer_t *t) { uv_stop(&loop); }
-
-static void run_for(double secs) {
-  uv_timer_t t;
-  uv_timer_init(&loop, &t);
-  uv_timer_start(&t, stop_loop, (uint64_t)(secs * 1000), 0);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_close((uv_handle_t *)&t, NULL);
-  uv_run(&loop, UV_RUN_NOWAIT);
-}
-
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: idle_cost N WINDOWS WINDOW_S RESPONDER\n");
-    return 2;
-  }
-  n_conns = strtoul(argv[1], NULL, 10);
-  int windows = atoi(argv[2]);
-  double window_s = strtod(argv[3], NULL);
+  int windows;
+  double window_s;
+  if (idle_args(argc, argv, "idle_cost", &n_conns, &windows, &window_s)) return 2;
   const char *responder = argv[4];
-  if (n_conns == 0 || windows < 1 || window_s <= 0) return 2;
-
-  struct rlimit rl;
-  getrlimit(RLIMIT_NOFILE, &rl);
-  rl.rlim_cur = rl.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &rl);
 
   uv_loop_init(&loop);
   mcpp_conn **conns = calloc(n_conns, sizeof *conns);
@@ -163,21 +135,10 @@ int main(int argc, char **argv) {
     mcpp_conn_send(conns[i], inited, sizeof inited - 1);
   }
   /* Settle: every connection has pinged at least once. */
-  run_for(2.5);
+  idle_run_for(&loop, 2.5);
   /* For a profiler to attach to the steady state (bench/rows/idle.py). */
   fprintf(stderr, "idle_cost: settled\n");
-  printf("{\"n\":%zu,\"opened\":%zu,\"windows\":[", n_conns, n_open);
-  for (int w = 0; w < windows; w++) {
-    long csw0, csw1;
-    uint64_t pongs0 = pongs;
-    double cpu0 = cpu_s(&csw0);
-    uint64_t t0 = uv_hrtime();
-    run_for(window_s);
-    double cpu1 = cpu_s(&csw1);
-    printf("%s{\"wall_s\":%.6f,\"cpu_s\":%.6f,\"csw\":%ld,\"pongs\":%" PRIu64 "}",
-           w ? "," : "", (double)(uv_hrtime() - t0) / 1e9, cpu1 - cpu0, csw1 - csw0,
-           pongs - pongs0);
-  }
+  idle_measure(&loop, n_conns, n_open, windows, window_s, &pongs);
   long rss_end = rss_kib();
   size_t bytes_end = live_bytes;
 

@@ -19,6 +19,8 @@
 #include <sys/resource.h>
 #include <uv.h>
 
+#include "idle_windows.h"
+
 #define GRID_MS 100
 #define SLOTS 10 /* grid points per second: a connection pings on one of them */
 
@@ -35,14 +37,6 @@ static uint64_t pongs, tick;
 static char read_buf[65536]; /* one loop, one reader at a time */
 
 static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"method\":\"ping\"}\n";
-
-static double cpu_s(long *csw) {
-  struct rusage ru;
-  getrusage(RUSAGE_SELF, &ru);
-  *csw = ru.ru_nvcsw + ru.ru_nivcsw;
-  return (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6 +
-         (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6;
-}
 
 static void on_alloc(uv_handle_t *h, size_t hint, uv_buf_t *buf) {
   *buf = uv_buf_init(read_buf, sizeof read_buf);
@@ -68,17 +62,6 @@ static void on_tick(uv_timer_t *t) {
   uv_buf_t b = uv_buf_init((char *)ping, sizeof ping - 1);
   for (size_t i = slot; i < n_open; i += SLOTS)
     if (conns[i].lines > 0) uv_try_write((uv_stream_t *)&conns[i].in, &b, 1);
-}
-
-static void stop_loop(uv_timer_t *t) { uv_stop(&loop); }
-
-static void run_for(double secs) {
-  uv_timer_t t;
-  uv_timer_init(&loop, &t);
-  uv_timer_start(&t, stop_loop, (uint64_t)(secs * 1000), 0);
-  uv_run(&loop, UV_RUN_DEFAULT);
-  uv_close((uv_handle_t *)&t, NULL);
-  uv_run(&loop, UV_RUN_NOWAIT);
 }
 
 static int spawn(floor_conn *c, const char *responder) {
@@ -107,19 +90,9 @@ static int spawn(floor_conn *c, const char *responder) {
 }
 
 int main(int argc, char **argv) {
-  if (argc != 5) {
-    fprintf(stderr, "usage: idle_floor N WINDOWS WINDOW_S RESPONDER\n");
-    return 2;
-  }
-  n_conns = strtoul(argv[1], NULL, 10);
-  int windows = atoi(argv[2]);
-  double window_s = strtod(argv[3], NULL);
-  if (n_conns == 0 || windows < 1 || window_s <= 0) return 2;
-
-  struct rlimit rl;
-  getrlimit(RLIMIT_NOFILE, &rl);
-  rl.rlim_cur = rl.rlim_max;
-  setrlimit(RLIMIT_NOFILE, &rl);
+  int windows;
+  double window_s;
+  if (idle_args(argc, argv, "idle_floor", &n_conns, &windows, &window_s)) return 2;
 
   uv_loop_init(&loop);
   conns = calloc(n_conns, sizeof *conns);
@@ -133,20 +106,9 @@ int main(int argc, char **argv) {
   uv_timer_t grid;
   uv_timer_init(&loop, &grid);
   uv_timer_start(&grid, on_tick, GRID_MS, GRID_MS);
-  run_for(2.5); /* settle, as idle_cost does */
+  idle_run_for(&loop, 2.5); /* settle, as idle_cost does */
   fprintf(stderr, "idle_floor: settled\n");
-  printf("{\"n\":%zu,\"opened\":%zu,\"windows\":[", n_conns, n_open);
-  for (int w = 0; w < windows; w++) {
-    long csw0, csw1;
-    uint64_t pongs0 = pongs;
-    double cpu0 = cpu_s(&csw0);
-    uint64_t t0 = uv_hrtime();
-    run_for(window_s);
-    double cpu1 = cpu_s(&csw1);
-    printf("%s{\"wall_s\":%.6f,\"cpu_s\":%.6f,\"csw\":%ld,\"pongs\":%" PRIu64 "}",
-           w ? "," : "", (double)(uv_hrtime() - t0) / 1e9, cpu1 - cpu0, csw1 - csw0,
-           pongs - pongs0);
-  }
+  idle_measure(&loop, n_conns, n_open, windows, window_s, &pongs);
   uv_close((uv_handle_t *)&grid, NULL);
   /* Closing a server's stdin ends it; wait for every exit. */
   for (size_t i = 0; i < n_open; i++) {
