@@ -143,28 +143,26 @@ static PyObject *py_closed(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
-/* config_run_stderr(run, bytes): the server's stderr as it comes. */
-static PyObject *py_stderr(PyObject *self, PyObject *args) {
+/* (run, bytes): hands the bytes to feed. */
+static PyObject *feed_bytes(PyObject *args, void (*feed)(mcpp_config_run *, const char *, size_t)) {
   PyObject *cap;
   const char *data;
   Py_ssize_t n;
   if (!PyArg_ParseTuple(args, "Oy#", &cap, &data, &n)) return NULL;
   mcpp_config_run *r = run_of(cap);
   if (!r) return NULL;
-  mcpp_config_run_stderr(r, data, (size_t)n);
+  feed(r, data, (size_t)n);
   Py_RETURN_NONE;
+}
+
+/* config_run_stderr(run, bytes): the server's stderr as it comes. */
+static PyObject *py_stderr(PyObject *self, PyObject *args) {
+  return feed_bytes(args, mcpp_config_run_stderr);
 }
 
 /* config_run_stdout_line(run, bytes): a stdout line the peer could not use. */
 static PyObject *py_stdout_line(PyObject *self, PyObject *args) {
-  PyObject *cap;
-  const char *data;
-  Py_ssize_t n;
-  if (!PyArg_ParseTuple(args, "Oy#", &cap, &data, &n)) return NULL;
-  mcpp_config_run *r = run_of(cap);
-  if (!r) return NULL;
-  mcpp_config_run_stdout_line(r, data, (size_t)n);
-  Py_RETURN_NONE;
+  return feed_bytes(args, mcpp_config_run_stdout_line);
 }
 
 /* config_run_row(run) -> the outcome's fields of a row dict (the server's

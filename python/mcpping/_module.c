@@ -377,17 +377,22 @@ PyDoc_STRVAR(set_records_doc,
              "set_records(conn_id, enabled) -> None\n\n"
              "Whether the connection's governance records cross to the host.");
 
-static PyObject *py_set_records(PyObject *module, PyObject *args) {
+/* (conn_id, enabled) -> set(rt, id, enabled); a connection already gone
+ * is nothing to tell. */
+static PyObject *set_flag(PyObject *module, PyObject *args, const char *format,
+                          int (*set)(mcpp_runtime *, uint64_t, int)) {
   mcpping_state *st = mcpping_get_state(module);
   PyObject *id_obj;
   int enabled;
   uint64_t id;
-  if (!PyArg_ParseTuple(args, "Op:set_records", &id_obj, &enabled))
-    return NULL;
+  if (!PyArg_ParseTuple(args, format, &id_obj, &enabled)) return NULL;
   if (get_conn_id(id_obj, &id) < 0) return NULL;
-  /* A connection already gone makes no more records. */
-  if (st->rt) mcpp_runtime_set_records(st->rt, id, enabled);
+  if (st->rt) set(st->rt, id, enabled);
   Py_RETURN_NONE;
+}
+
+static PyObject *py_set_records(PyObject *module, PyObject *args) {
+  return set_flag(module, args, "Op:set_records", mcpp_runtime_set_records);
 }
 
 PyDoc_STRVAR(set_ping_events_doc,
@@ -395,14 +400,7 @@ PyDoc_STRVAR(set_ping_events_doc,
              "Whether PING and keepalive PONG events cross to the host.");
 
 static PyObject *py_set_ping_events(PyObject *module, PyObject *args) {
-  mcpping_state *st = mcpping_get_state(module);
-  PyObject *id_obj;
-  int enabled;
-  uint64_t id;
-  if (!PyArg_ParseTuple(args, "Op:set_ping_events", &id_obj, &enabled)) return NULL;
-  if (get_conn_id(id_obj, &id) < 0) return NULL;
-  if (st->rt) mcpp_runtime_set_ping_events(st->rt, id, enabled);
-  Py_RETURN_NONE;
+  return set_flag(module, args, "Op:set_ping_events", mcpp_runtime_set_ping_events);
 }
 
 PyDoc_STRVAR(feed_rtt_doc,
