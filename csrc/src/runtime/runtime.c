@@ -210,11 +210,7 @@ struct mcpp_runtime {
    * for a turn, or the watchdog while the host is stalled. Lock order:
    * run_mu, then mu. */
   pthread_mutex_t run_mu;
-  /* The watchdog's doorbell, a pipe it sleeps on between looks; detach
-   * and stop ring it. One poll per tick: a condition variable's timed wait
-   * costs two futex calls, since glibc marks the mutex contended when the
-   * wait times out. */
-  int bell[2];
+  pthread_cond_t watch_cv;  /* wakes the watchdog: detach, stop */
   _Atomic int mode;         /* MCPP_MODE_*; written under mu (and run_mu
                                when leaving host mode) */
   int runner;               /* RUN_*: who is in the loop now (run_mu) */
@@ -1558,8 +1554,6 @@ static int start_locked(mcpp_runtime *rt) {
   rt->async.data = rt;
   uv_idle_init(rt->loop, &rt->waker);
   rt->waker.data = rt;
-  int rc = uv_pipe(rt->bell, UV_NONBLOCK_PIPE, UV_NONBLOCK_PIPE);
-  if (rc) rt->bell[0] = rt->bell[1] = -1;
   sigset_t all, old;
   sigfillset(&all);
   static const int sync_signals[] = {SIGSEGV, SIGBUS, SIGFPE, SIGILL, SIGABRT,
@@ -1567,14 +1561,9 @@ static int start_locked(mcpp_runtime *rt) {
   for (size_t i = 0; i < sizeof sync_signals / sizeof *sync_signals; i++)
     sigdelset(&all, sync_signals[i]);
   pthread_sigmask(SIG_SETMASK, &all, &old);
-  if (!rc) rc = pthread_create(&rt->thread, NULL, io_main, rt);
+  int rc = pthread_create(&rt->thread, NULL, io_main, rt);
   pthread_sigmask(SIG_SETMASK, &old, NULL);
   if (rc) {
-    if (rt->bell[0] >= 0) {
-      close(rt->bell[0]);
-      close(rt->bell[1]);
-      rt->bell[0] = rt->bell[1] = -1;
-    }
     uv_close((uv_handle_t *)&rt->async, NULL);
     uv_close((uv_handle_t *)&rt->waker, NULL);
     uv_run(rt->loop, UV_RUN_DEFAULT);
@@ -1596,23 +1585,35 @@ static int start_locked(mcpp_runtime *rt) {
  * (line buffers, write queues, timers, the item queue) simply carries over
  * from one owner to the next: nothing to hand off, nothing to reorder. */
 
-/* mu held, after the watchdog's state changed (detach, stop): it looks
- * now. A full pipe has a ring waiting already. */
-static void ring_watchdog(mcpp_runtime *rt) {
-  if (rt->bell[1] >= 0) (void)!write(rt->bell[1], "", 1);
+static void init_watch_cv(pthread_cond_t *cv) {
+#ifdef __APPLE__
+  pthread_cond_init(cv, NULL); /* waits are relative there */
+#else
+  pthread_condattr_t at;
+  pthread_condattr_init(&at);
+  pthread_condattr_setclock(&at, CLOCK_MONOTONIC); /* no clock jumps */
+  pthread_cond_init(cv, &at);
+  pthread_condattr_destroy(&at);
+#endif
 }
 
-/* The watchdog waits (mu held, released meanwhile) up to ms or until
- * rung. A ring after its last look under mu is in the pipe: not lost. */
+/* Waits on the watchdog's condition (mu held) for up to ms. */
 static void watch_wait(mcpp_runtime *rt, uint32_t ms) {
-  struct pollfd p = {rt->bell[0], POLLIN, 0};
-  pthread_mutex_unlock(&rt->mu);
-  if (poll(&p, 1, (int)ms) > 0) {
-    char drain[16];
-    while (read(rt->bell[0], drain, sizeof drain) == (ssize_t)sizeof drain) {
-    }
+  struct timespec ts;
+#ifdef __APPLE__
+  ts.tv_sec = ms / 1000;
+  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
+  pthread_cond_timedwait_relative_np(&rt->watch_cv, &rt->mu, &ts);
+#else
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  ts.tv_sec += ms / 1000;
+  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+  if (ts.tv_nsec >= 1000000000L) {
+    ts.tv_sec++;
+    ts.tv_nsec -= 1000000000L;
   }
-  pthread_mutex_lock(&rt->mu);
+  pthread_cond_timedwait(&rt->watch_cv, &rt->mu, &ts);
+#endif
 }
 
 /* Whether the loop has descriptor interest not yet given to the kernel:
@@ -2239,7 +2240,7 @@ int mcpp_runtime_host_detach(mcpp_runtime *rt) {
     atomic_store(&rt->mode, MCPP_MODE_THREAD);
     snprintf(rt->why, sizeof rt->why, "%s",
              "thread mode: detached from the host's event loop");
-    ring_watchdog(rt);
+    pthread_cond_broadcast(&rt->watch_cv);
     uv_async_send(&rt->async); /* and out of an idle watchdog's poll */
     /* A drain the last host turn promised may never come now: items
      * waiting are announced as thread mode announces them. */
@@ -2275,7 +2276,7 @@ void mcpp_runtime_host_stats(mcpp_runtime *rt, mcpp_host_stats *stats) {
 
 static void init_host_state(mcpp_runtime *rt) {
   pthread_mutex_init(&rt->run_mu, NULL);
-  rt->bell[0] = rt->bell[1] = -1;
+  init_watch_cv(&rt->watch_cv);
   atomic_store(&rt->mode, MCPP_MODE_THREAD);
   rt->runner = RUN_NONE;
   rt->io_parked = 0;
@@ -2336,7 +2337,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
     rt->stop_requested = 1;
     /* The watchdog goes back into the loop to close everything. */
     atomic_store(&rt->mode, MCPP_MODE_THREAD);
-    ring_watchdog(rt);
+    pthread_cond_broadcast(&rt->watch_cv);
     uv_async_send(&rt->async);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
@@ -2353,10 +2354,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
   pthread_mutex_destroy(&rt->mu);
   pthread_cond_destroy(&rt->cv);
   pthread_mutex_destroy(&rt->run_mu);
-  if (rt->bell[0] >= 0) {
-    close(rt->bell[0]);
-    close(rt->bell[1]);
-  }
+  pthread_cond_destroy(&rt->watch_cv);
   rt->alloc.free(rt, rt->alloc.user_data);
 }
 
