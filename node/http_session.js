@@ -29,6 +29,7 @@ class HttpSession {
   constructor(url, options = {}) {
     this.url = url;
     this.extraHeaders = { ...(options.headers || {}) };
+    this.headers('POST', null); // a header that is no string throws here, not in a later POST
     this.sessionId = null;
     this.protocolVersion = null;
     /** True on a 2026-07-28 session (no session id, no ping). */
@@ -63,12 +64,14 @@ class HttpSession {
     });
   }
 
-  /** @returns {Record<string,string>} the headers of every POST */
-  headers() {
-    const h = { ...this.extraHeaders, 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
-    if (this.sessionId) h['mcp-session-id'] = this.sessionId;
-    if (this.protocolVersion) h['mcp-protocol-version'] = this.protocolVersion;
-    return h;
+  /**
+   * The headers of a request (C's rule: the caller's first, never replacing mcpping's).
+   * @param {'POST'|'GET'|'DELETE'} method
+   * @param {string|null} session
+   * @returns {Record<string,string>}
+   */
+  headers(method, session) {
+    return binding.httpRequestHeaders(method, this.extraHeaders, session, this.protocolVersion);
   }
 
   /**
@@ -88,7 +91,7 @@ class HttpSession {
     const sentSession = this.sessionId;
     let res;
     try {
-      res = await request(this.url, { method: 'POST', headers: this.headers(), body: frame });
+      res = await request(this.url, { method: 'POST', headers: this.headers('POST', sentSession), body: frame });
     } catch (err) {
       this.connectError = err;
       if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
@@ -103,11 +106,12 @@ class HttpSession {
       return;
     }
     const sid = res.headers.get('mcp-session-id');
-    if (sid) {
+    if (sid && !this.sessionId) {
       this.sessionId = sid;
       this.driver.setSessionId(sid);
     }
-    if (!res.ok) {
+    const kind = binding.httpBodyKind('POST', res.status, res.headers.get('content-type'));
+    if (kind === 'error') {
       let body = '';
       try {
         body = await res.text();
@@ -115,7 +119,7 @@ class HttpSession {
         // A broken body: classified as empty.
       }
       if (binding.httpClassify(res.status, body, sentSession !== null) === 'session_expired') {
-        this.sessionExpired(frame, msg, sentSession);
+        this.sessionExpired(frame, sentSession);
         return;
       }
       // A request gets the JSON-RPC error C makes of the answer
@@ -124,7 +128,7 @@ class HttpSession {
       if (answer !== null) this.receive(answer);
       return;
     }
-    await this.readBody(res);
+    await this.readBody(res, kind);
   }
 
   /**
@@ -136,8 +140,7 @@ class HttpSession {
     const session = this.sessionId;
     const abort = new AbortController();
     this.listenAbort = abort;
-    const headers = { ...this.extraHeaders, accept: 'text/event-stream', 'mcp-session-id': session };
-    if (this.protocolVersion) headers['mcp-protocol-version'] = this.protocolVersion;
+    const headers = this.headers('GET', session);
     let answered;
     const settled = new Promise((resolve) => (answered = resolve));
     (async () => {
@@ -149,8 +152,7 @@ class HttpSession {
         this.listenEnded(abort, session, false);
         return;
       }
-      const type = res.headers.get('content-type') || '';
-      if (!res.ok || !type.includes('text/event-stream')) {
+      if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
         let body = '';
         try {
           body = await res.text();
@@ -160,7 +162,7 @@ class HttpSession {
         answered();
         if (this.listenAbort === abort) this.listenAbort = null;
         if (binding.httpClassify(res.status, body, true) === 'session_expired' && session === this.sessionId) {
-          this.sessionExpired('', null, session);
+          this.sessionExpired('', session);
         } else {
           // 405 is the spec's "no listening stream here"; any other refusal
           // is taken the same way, so the server is not asked again and again.
@@ -172,7 +174,7 @@ class HttpSession {
       this.relistenMs = 0;
       answered();
       try {
-        await readSse(res.body, (text) => this.feedText(text), () => this.driver.touch());
+        await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
       } catch {
         // A broken stream: opened again below unless closed.
       }
@@ -206,11 +208,11 @@ class HttpSession {
    * A 404 on our session: initialize again, then resend the pings that met
    * it (a ping has no side effects; nothing else is resent).
    */
-  sessionExpired(frame, msg, sentSession) {
-    const isPing = msg && msg.method === 'ping';
+  sessionExpired(frame, sentSession) {
+    const resend = binding.httpResends(frame);
     if (this.afterReinit === null) {
       if (sentSession !== this.sessionId || !this.initArgs) {
-        if (isPing && this.initArgs) this.post(frame); // already on a newer session
+        if (resend && this.initArgs) this.post(frame); // already on a newer session
         return;
       }
       this.afterReinit = [];
@@ -219,7 +221,7 @@ class HttpSession {
       this.stopListening();
       this.reinitialize();
     }
-    if (isPing) this.afterReinit.push(frame);
+    if (resend) this.afterReinit.push(frame);
   }
 
   async reinitialize() {
@@ -237,28 +239,17 @@ class HttpSession {
     for (const frame of waiting) this.post(frame);
   }
 
-  /** Feeds a body of one message or a batch, each message on its own. */
-  feedText(text) {
-    let parsed;
+  /**
+   * Reads a 2xx answer as C said: an SSE stream, one JSON message, or nothing (202).
+   * @param {'sse'|'json'|'none'} kind
+   */
+  async readBody(res, kind) {
     try {
-      parsed = JSON.parse(text);
-    } catch {
-      return;
-    }
-    if (!Array.isArray(parsed)) {
-      this.receive(text);
-      return;
-    }
-    for (const m of parsed) if (m && typeof m === 'object') this.receive(JSON.stringify(m));
-  }
-
-  /** Reads a 2xx answer: JSON, an SSE stream, or nothing (202). */
-  async readBody(res) {
-    const type = res.headers.get('content-type') || '';
-    try {
-      if (type.includes('text/event-stream')) await readSse(res.body, (text) => this.feedText(text), () => this.driver.touch());
-      else if (res.status !== 202) this.feedText(await res.text());
-      else await res.arrayBuffer();
+      if (kind === 'sse') await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
+      else if (kind === 'json') {
+        const text = (await res.text()).trim();
+        if (text) this.receive(text);
+      } else await res.arrayBuffer();
     } catch {
       // A broken stream: whatever was not answered times out in the engine.
     }
@@ -346,7 +337,11 @@ class HttpSession {
     this.stopListening();
     if (this.sessionId) {
       try {
-        const res = await request(this.url, { method: 'DELETE', headers: this.headers(), signal: AbortSignal.timeout(2000) });
+        const res = await request(this.url, {
+          method: 'DELETE',
+          headers: this.headers('DELETE', this.sessionId),
+          signal: AbortSignal.timeout(2000),
+        });
         await res.arrayBuffer();
       } catch {
         // The server may be gone; nothing to clean up then.

@@ -115,6 +115,69 @@ Napi::Value HttpRelistenDelayMs(const Napi::CallbackInfo &info) {
   return Napi::Number::New(env, mcpp_http_relisten_delay_ms(info[0].As<Napi::Number>().Uint32Value()));
 }
 
+// 'POST', 'GET' or 'DELETE' as C's method.
+mcpp_http_method HttpMethodFromJs(Napi::Env env, const Napi::Value &v) {
+  std::string name = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
+  for (int m = MCPP_HTTP_POST; m <= MCPP_HTTP_DELETE; m++)
+    if (name == mcpp_http_method_name(static_cast<mcpp_http_method>(m)))
+      return static_cast<mcpp_http_method>(m);
+  throw Napi::TypeError::New(env, "method must be 'POST', 'GET' or 'DELETE'");
+}
+
+// A string, or "" for null/undefined (C reads "" as absent).
+std::string OptionalString(Napi::Env env, const Napi::Value &v, const char *what) {
+  if (v.IsNull() || v.IsUndefined()) return "";
+  if (!v.IsString()) throw Napi::TypeError::New(env, std::string(what) + " must be a string or null");
+  return v.As<Napi::String>().Utf8Value();
+}
+
+// httpRequestHeaders(method, extra, session, version) -> the request's
+// headers: the caller's extra ones first, never replacing mcpping's.
+Napi::Value HttpRequestHeaders(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_http_method method = HttpMethodFromJs(env, info[0]);
+  std::vector<std::string> texts;  // the extra names and values, owned here
+  if (!info[1].IsUndefined() && !info[1].IsNull()) {
+    if (!info[1].IsObject()) throw Napi::TypeError::New(env, "headers must be an object of strings");
+    Napi::Object extra = info[1].As<Napi::Object>();
+    Napi::Array keys = extra.GetPropertyNames();
+    for (uint32_t i = 0; i < keys.Length(); i++) {
+      Napi::Value k = keys.Get(i), v = extra.Get(k);
+      if (!v.IsString()) throw Napi::TypeError::New(env, "headers must map names to strings");
+      texts.push_back(k.ToString().Utf8Value());
+      texts.push_back(v.As<Napi::String>().Utf8Value());
+    }
+  }
+  std::string session = OptionalString(env, info[2], "session");
+  std::string version = OptionalString(env, info[3], "version");
+  std::vector<mcpp_http_header> in(texts.size() / 2), out(texts.size() / 2 + 4);
+  for (size_t i = 0; i < in.size(); i++) in[i] = {texts[2 * i].c_str(), texts[2 * i + 1].c_str()};
+  size_t n = mcpp_http_request_headers(method, in.data(), in.size(), session.c_str(),
+                                       version.c_str(), out.data(), out.size());
+  Napi::Object headers = Napi::Object::New(env);
+  for (size_t i = 0; i < n; i++) headers.Set(out[i].name, out[i].value);
+  return headers;
+}
+
+// httpBodyKind(method, status, contentType) -> 'sse' | 'json' | 'none' | 'error'
+Napi::Value HttpBodyKind(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_http_method method = HttpMethodFromJs(env, info[0]);
+  if (!info[1].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
+  std::string type = OptionalString(env, info[2], "contentType");
+  return Napi::String::New(env, mcpp_http_body_name(mcpp_http_body_kind(
+                                    method, info[1].As<Napi::Number>().Int32Value(), type.c_str())));
+}
+
+// httpResends(frame) -> whether a frame that met an expired session is sent
+// again on the new one (a ping).
+Napi::Value HttpResends(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw Napi::TypeError::New(env, "frame must be a string");
+  std::string frame = info[0].As<Napi::String>().Utf8Value();
+  return Napi::Boolean::New(env, mcpp_http_resends(frame.data(), frame.size()) != 0);
+}
+
 // Marks RttStats objects, so RttStatsFromJs unwraps nothing else.
 const napi_type_tag kRttStatsTag = {0x6d637070696e6721ull, 0x727474737461747aull};
 
@@ -234,6 +297,9 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
   exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
   exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
+  exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));
+  exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
+  exports.Set("httpResends", Napi::Function::New(env, HttpResends, "httpResends"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
   exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);

@@ -919,6 +919,15 @@ static PyMethodDef module_methods[] = {
      "http_error_answer(status, body, frame) -> bytes | None: the JSON-RPC error "
      "the request in frame gets when its POST met a failed HTTP answer (None: "
      "frame is no request)."},
+    {"http_request_headers", mcpping_http_request_headers, METH_VARARGS,
+     "http_request_headers(method, extra, session, version) -> dict: a request's "
+     "headers, the caller's extra ones first (never replacing mcpping's)."},
+    {"http_body_kind", mcpping_http_body_kind, METH_VARARGS,
+     "http_body_kind(method, status, content_type) -> str: how the answer's body is "
+     "read: 'sse', 'json', 'none' or 'error'."},
+    {"http_resends", mcpping_http_resends, METH_O,
+     "http_resends(frame) -> bool: whether a frame that met an expired session is "
+     "sent again on the new one (a ping)."},
     {NULL, NULL, 0, NULL}};
 
 /* ------------------------------------------------------------ module */

@@ -113,6 +113,19 @@ def http_error_answer(status: int, body: bytes, frame: bytes) -> bytes | None:
     """The JSON-RPC error the request in ``frame`` gets when its POST met a
     failed HTTP answer: the body's own JSON-RPC error with the request's id,
     else -32000 "HTTP <status> <reason>"; None if frame is no request."""
+def http_request_headers(method: str, extra: dict[str, str], session: str | None,
+                         version: str | None) -> dict[str, str]:
+    """The headers of a ``method`` request ('POST', 'GET', 'DELETE'): the
+    caller's ``extra`` first, in order, less any named like mcpping's
+    (any case); then Content-Type and Accept as the method needs,
+    Mcp-Session-Id and MCP-Protocol-Version when given."""
+def http_body_kind(method: str, status: int, content_type: str | None) -> str:
+    """How an answer's body is read: 'sse' (events), 'json' (one message,
+    nothing if blank), 'none' (drop it) or 'error' (read it whole for
+    http_classify; a GET that opens no stream)."""
+def http_resends(frame: bytes) -> bool:
+    """Whether a frame that met an expired session is sent again once the
+    new session is open: a ping, nothing else."""
 def http_relisten_delay_ms(last_ms: int) -> int:
     """The wait before the listening stream opens again (0: none since it
     was open): 250 ms, doubling, at most 30 s."""

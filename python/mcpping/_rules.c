@@ -122,6 +122,93 @@ PyObject *mcpping_http_relisten_delay_ms(PyObject *module, PyObject *arg) {
   return PyLong_FromUnsignedLong(mcpp_http_relisten_delay_ms((uint32_t)last));
 }
 
+/* "POST", "GET" or "DELETE" as C's method; ValueError for another. */
+static int http_method_conv(PyObject *arg, void *out) {
+  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, NULL) : NULL;
+  for (int m = MCPP_HTTP_POST; name != NULL && m <= MCPP_HTTP_DELETE; m++)
+    if (strcmp(name, mcpp_http_method_name((mcpp_http_method)m)) == 0) {
+      *(mcpp_http_method *)out = (mcpp_http_method)m;
+      return 1;
+    }
+  if (!PyErr_Occurred())
+    PyErr_Format(PyExc_ValueError, "method must be 'POST', 'GET' or 'DELETE', not %R", arg);
+  return 0;
+}
+
+/* str or None as a C string (NULL for None), valid while arg lives. */
+static int optional_str_conv(PyObject *arg, void *out) {
+  if (arg == Py_None) {
+    *(const char **)out = NULL;
+    return 1;
+  }
+  if (!PyUnicode_Check(arg)) {
+    PyErr_Format(PyExc_TypeError, "expected str or None, not %R", arg);
+    return 0;
+  }
+  *(const char **)out = PyUnicode_AsUTF8AndSize(arg, NULL);
+  return *(const char **)out != NULL;
+}
+
+PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args) {
+  mcpp_http_method method;
+  PyObject *extra;
+  const char *session, *version;
+  if (!PyArg_ParseTuple(args, "O&O!O&O&", http_method_conv, &method, &PyDict_Type, &extra,
+                        optional_str_conv, &session, optional_str_conv, &version))
+    return NULL;
+  Py_ssize_t n_extra = PyDict_Size(extra), pos = 0, i = 0;
+  mcpp_http_header *in = PyMem_Calloc((size_t)n_extra + 1, sizeof *in);
+  mcpp_http_header *out = PyMem_Calloc((size_t)n_extra + 4, sizeof *out);
+  PyObject *res = NULL, *k, *v;
+  if (in == NULL || out == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  while (PyDict_Next(extra, &pos, &k, &v)) {
+    if (!PyUnicode_Check(k) || !PyUnicode_Check(v)) {
+      PyErr_SetString(PyExc_TypeError, "headers must map str to str");
+      goto done;
+    }
+    if ((in[i].name = PyUnicode_AsUTF8AndSize(k, NULL)) == NULL || (in[i].value = PyUnicode_AsUTF8AndSize(v, NULL)) == NULL)
+      goto done;
+    i++;
+  }
+  size_t n = mcpp_http_request_headers(method, in, (size_t)i, session, version, out,
+                                       (size_t)n_extra + 4);
+  if ((res = PyDict_New()) == NULL) goto done;
+  for (size_t j = 0; j < n; j++) {
+    PyObject *value = PyUnicode_FromString(out[j].value);
+    int bad = value == NULL || PyDict_SetItemString(res, out[j].name, value) < 0;
+    Py_XDECREF(value);
+    if (bad) {
+      Py_CLEAR(res);
+      break;
+    }
+  }
+done:
+  PyMem_Free(in);
+  PyMem_Free(out);
+  return res;
+}
+
+PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
+  mcpp_http_method method;
+  int status;
+  const char *type;
+  if (!PyArg_ParseTuple(args, "O&iO&", http_method_conv, &method, &status, optional_str_conv,
+                        &type))
+    return NULL;
+  return PyUnicode_FromString(mcpp_http_body_name(mcpp_http_body_kind(method, status, type)));
+}
+
+PyObject *mcpping_http_resends(PyObject *module, PyObject *arg) {
+  mcpping_bytes frame = {0};
+  if (!mcpping_bytes_conv(arg, &frame)) return NULL;
+  int yes = mcpp_http_resends(frame.buf, (size_t)frame.len);
+  mcpping_bytes_release(&frame);
+  return PyBool_FromLong(yes);
+}
+
 /* ---------------------------------------------------------------- RttStats */
 
 typedef struct {

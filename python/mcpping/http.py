@@ -282,20 +282,14 @@ class HttpPeer:
 
     # ------------------------------------------------------------ HTTP
 
-    def _headers(self, session: str | None) -> dict[str, str]:
-        headers: dict[str, str] = dict(self._extra_headers)
-        if session:
-            headers["Mcp-Session-Id"] = session
-        if self.protocol_version:
-            headers["MCP-Protocol-Version"] = self.protocol_version
-        return headers
+    def _headers(self, method: str, session: str | None) -> dict[str, str]:
+        return _native.http_request_headers(method, self._extra_headers, session, self.protocol_version)
 
     def _post_blocking(self, frame: bytes) -> None:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
         sent_session = self.session_id
-        headers = {"Content-Type": "application/json",
-                   "Accept": "application/json, text/event-stream", **self._headers(sent_session)}
-        req = urllib.request.Request(self.url, data=frame, headers=headers, method="POST")
+        req = urllib.request.Request(self.url, data=frame, headers=self._headers("POST", sent_session),
+                                     method="POST")
         try:
             resp = urllib.request.urlopen(req, timeout=60)
         except urllib.error.HTTPError as e:
@@ -317,8 +311,8 @@ class HttpPeer:
             sid = resp.headers.get("Mcp-Session-Id")
             if sid and not self.session_id:
                 self._to_loop_call(self._set_session, sid)
-            ctype = resp.headers.get("Content-Type", "")
-            if ctype.startswith("text/event-stream"):
+            body_kind = _native.http_body_kind("POST", resp.status, resp.headers.get("Content-Type"))
+            if body_kind == "sse":
                 try:
                     _read_sse(resp, self._to_loop, self._touch)
                 except (OSError, ValueError, http.client.HTTPException):
@@ -328,7 +322,7 @@ class HttpPeer:
                     body = resp.read()
                 except (OSError, http.client.HTTPException):
                     return  # cut off mid-answer: the request times out in the engine
-                if body.strip():
+                if body_kind == "json" and body.strip():  # "none": a 202 says nothing
                     self._to_loop(body.strip())
 
     def _listen(self) -> None:
@@ -350,11 +344,10 @@ class HttpPeer:
         path = u.path or "/"
         if u.query:
             path += "?" + u.query
-        headers = {"Accept": "text/event-stream", **self._headers(session)}
         try:
-            conn.request("GET", path, headers=headers)
+            conn.request("GET", path, headers=self._headers("GET", session))
             resp = conn.getresponse()
-            if resp.status != 200 or not resp.getheader("Content-Type", "").startswith("text/event-stream"):
+            if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
                 body = resp.read()
                 self._to_loop_call(self._listen_refused, (resp.status, body, session))
                 return
@@ -423,7 +416,7 @@ class HttpPeer:
 
     def _delete_blocking(self, session: str) -> None:
         """DELETE the session; a 405 (the server keeps sessions) or a gone server is fine."""
-        req = urllib.request.Request(self.url, headers=self._headers(session), method="DELETE")
+        req = urllib.request.Request(self.url, headers=self._headers("DELETE", session), method="DELETE")
         try:
             with urllib.request.urlopen(req, timeout=_SHORT_TIMEOUT) as resp:
                 resp.read()
@@ -452,14 +445,11 @@ class HttpPeer:
         frame, sent_session = what
         if self._closed:
             return
-        try:
-            is_ping = json.loads(frame).get("method") == "ping"
-        except (ValueError, AttributeError):
-            is_ping = False
+        resend = _native.http_resends(frame)
         if self._after_reinit is None:
             if sent_session != self.session_id:
                 # Already on a newer session: just resend.
-                if is_ping:
+                if resend:
                     self._post(frame)
                 return
             self._after_reinit = []
@@ -469,7 +459,7 @@ class HttpPeer:
             fut = asyncio.ensure_future(self._reinitialize())
             self._tasks.add(fut)
             fut.add_done_callback(self._tasks.discard)
-        if is_ping:
+        if resend:
             self._after_reinit.append(frame)
 
     async def _reinitialize(self) -> None:

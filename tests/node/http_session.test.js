@@ -69,6 +69,42 @@ test('the classification is the C core\'s', () => {
   assert.equal(binding.httpClassify(503, '', true), 'failed');
 });
 
+test('request headers and body kinds are the C core\'s', () => {
+  const sent = binding.httpRequestHeaders('POST', { Authorization: 'Bearer t', ACCEPT: 'text/html' }, 's1', '2025-11-25');
+  assert.deepEqual(Object.entries(sent), [
+    ['Authorization', 'Bearer t'],
+    ['Content-Type', 'application/json'],
+    ['Accept', 'application/json, text/event-stream'],
+    ['Mcp-Session-Id', 's1'],
+    ['MCP-Protocol-Version', '2025-11-25'],
+  ]);
+  assert.deepEqual(binding.httpRequestHeaders('GET', {}, null, null), { Accept: 'text/event-stream' });
+  assert.equal(binding.httpBodyKind('POST', 202, null), 'none');
+  assert.equal(binding.httpBodyKind('GET', 200, 'application/json'), 'error');
+  assert.equal(binding.httpResends('{"jsonrpc":"2.0","id":1,"method":"ping"}'), true);
+  assert.equal(binding.httpResends('{"jsonrpc":"2.0","id":1,"method":"tools/call"}'), false);
+  assert.throws(() => binding.httpBodyKind('PUT', 200, null), /method must be/);
+  assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { A: 1 } }), TypeError);
+});
+
+test('the caller\'s headers are sent but never replace the protocol\'s', async () => {
+  // http_fault.py --mode strict answers 400 "bad header" unless each of
+  // mcpping's headers comes once, as mcpping writes it, with the caller's
+  // Authorization beside them.
+  const server = await faultServer('strict');
+  const forged = { Authorization: 'Bearer t', accept: 'text/html', 'MCP-SESSION-ID': 'forged', 'content-type': 'text/plain' };
+  const s = new HttpSession(server.url, { headers: forged, listen: false });
+  try {
+    await s.initialize(INIT, 5000);
+    assert.equal(s.sessionId, 'session-1');
+    assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
+    await assert.rejects(s.request('tools/list', {}, 5000), { code: -32601, message: 'Method not found' }); // not -32600 "bad header"
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 /** Starts the TS SDK's McpServer over Streamable HTTP; resolves with {url, stop}. */
 async function sdkHttpServer() {
   const child = spawn(process.execPath, [path.join(h.FIXTURES, 'sdk_http_server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });

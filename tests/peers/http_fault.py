@@ -20,6 +20,10 @@ Flags:
                       JSON-RPC in it), as a server behind a token check
   --mode refuse       every POST is a 400 with a JSON-RPC error whose id is
                       null, as the official TypeScript SDK refuses
+  --mode strict      every POST must carry Authorization: Bearer t and one
+                      each of Content-Type, Accept (JSON and SSE) and, after
+                      initialize, Mcp-Session-Id and MCP-Protocol-Version (none
+                      before), as mcpping writes them; else a 400 saying which
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -31,7 +35,7 @@ import threading
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
-                                          "unauthorized", "refuse"], required=True)
+                                          "unauthorized", "refuse", "strict"], required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -60,10 +64,29 @@ class Handler(http.server.BaseHTTPRequestHandler):
             state["live"].discard(self.headers.get("Mcp-Session-Id"))
         self.reply(200)
 
+    def wrong_header(self, method):
+        """The first header the strict mode refuses, or None."""
+        want = {"Authorization": "Bearer t", "Content-Type": "application/json",
+                "Accept": "application/json, text/event-stream"}
+        if method == "initialize":
+            if self.headers.get_all("Mcp-Session-Id"):
+                return "Mcp-Session-Id on initialize"
+        else:
+            want["MCP-Protocol-Version"] = "2025-11-25"
+            want["Mcp-Session-Id"] = None  # any one value
+        for name, value in want.items():
+            got = self.headers.get_all(name) or []
+            if len(got) != 1 or value is not None and got[0] != value:
+                return f"{name}: {got}"
+        return None
+
     def do_POST(self):
         msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         sid = self.headers.get("Mcp-Session-Id")
         method, mid = msg.get("method"), msg.get("id")
+        if args.mode == "strict" and (wrong := self.wrong_header(method)):
+            return self.reply(400, {"jsonrpc": "2.0", "id": mid,
+                                    "error": {"code": -32600, "message": f"bad header {wrong}"}})
         if args.mode == "silent":
             threading.Event().wait()  # hangs this request's thread for good
         if args.mode == "unauthorized":

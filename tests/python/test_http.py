@@ -69,6 +69,37 @@ def test_classification_is_the_c_cores():
     assert _native.http_classify(500, b"", True) == "failed"
 
 
+def test_request_headers_and_body_kinds_are_the_c_cores():
+    sent = _native.http_request_headers("POST", {"Authorization": "Bearer t", "ACCEPT": "text/html"},
+                                        "s1", "2025-11-25")
+    assert list(sent.items()) == [("Authorization", "Bearer t"), ("Content-Type", "application/json"),
+                                  ("Accept", "application/json, text/event-stream"),
+                                  ("Mcp-Session-Id", "s1"), ("MCP-Protocol-Version", "2025-11-25")]
+    assert _native.http_request_headers("GET", {}, None, None) == {"Accept": "text/event-stream"}
+    assert _native.http_body_kind("POST", 202, None) == "none"
+    assert _native.http_body_kind("GET", 200, "application/json") == "error"
+    assert _native.http_resends(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
+    assert not _native.http_resends(b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}')
+    with pytest.raises(ValueError, match="method must be"):
+        _native.http_body_kind("PUT", 200, None)
+    with pytest.raises(TypeError, match="str to str"):
+        _native.http_request_headers("POST", {"A": 1}, None, None)
+
+
+@pytest.mark.parametrize("http_fault", ["strict"], indirect=True)
+async def test_callers_headers_are_sent_but_never_replace_the_protocols(http_fault):
+    """A config's headers go with every request; ones named like mcpping's
+    own (any case) do not replace them, so the server still offers SSE and
+    sees the session mcpping holds."""
+    forged = {"Authorization": "Bearer t", "accept": "text/html", "MCP-SESSION-ID": "forged",
+              "content-type": "text/plain"}
+    async with mcpping.http.connect(http_fault, headers=forged, keepalive=None, listen=False) as p:
+        assert p.session_id == "session-1"
+        assert await p.ping(5) > 0
+        reply = await p.request("tools/list", timeout=5)
+        assert reply["error"]["code"] == -32601, reply  # not -32600 "bad header"
+
+
 @pytest.mark.parametrize("http_fault", ["deaf"], indirect=True)
 async def test_a_ping_deaf_http_server_is_found_deaf_not_stale(http_fault):
     """Issue 25 over Streamable HTTP: pings time out, the side-effect-free

@@ -141,6 +141,60 @@ size_t mcpp_http_error_answer(int status, const char *body, size_t len,
                               const char *frame, size_t frame_len, char *out,
                               size_t cap);
 
+/* The HTTP requests a Streamable HTTP client makes. */
+typedef enum mcpp_http_method {
+  MCPP_HTTP_POST = 0,  /* one message; answered by JSON, SSE or 202 */
+  MCPP_HTTP_GET = 1,   /* the listening stream */
+  MCPP_HTTP_DELETE = 2 /* the end of the session */
+} mcpp_http_method;
+
+/* Returns "POST", "GET" or "DELETE". */
+const char *mcpp_http_method_name(mcpp_http_method method);
+
+/* One request header: pointers into the caller's strings or static text. */
+typedef struct mcpp_http_header {
+  const char *name;
+  const char *value;
+} mcpp_http_header;
+
+/* The headers of a request: the caller's extra headers (a config's
+ * headers: Authorization, say) first, in their order, except any whose
+ * name, compared case-insensitively, is one of mcpping's; then mcpping's:
+ * Content-Type: application/json (POST), Accept (POST: application/json,
+ * text/event-stream; GET: text/event-stream), Mcp-Session-Id if session is
+ * not NULL or empty, MCP-Protocol-Version if version is not NULL or empty.
+ * Writes at most cap headers to out; returns how many there are. */
+size_t mcpp_http_request_headers(mcpp_http_method method,
+                                 const mcpp_http_header *extra,
+                                 size_t n_extra, const char *session,
+                                 const char *version, mcpp_http_header *out,
+                                 size_t cap);
+
+/* How the body of an HTTP answer is read. */
+typedef enum mcpp_http_body {
+  MCPP_HTTP_BODY_SSE = 0,  /* 2xx text/event-stream (GET: 200 only): each
+                              event's data is a message, each comment
+                              proof of life */
+  MCPP_HTTP_BODY_JSON = 1, /* another 2xx to a POST: one message, nothing
+                              if blank */
+  MCPP_HTTP_BODY_NONE = 2, /* 202 to a POST, any answer to DELETE: read and
+                              dropped */
+  MCPP_HTTP_BODY_ERROR = 3 /* read whole and given to mcpp_http_classify
+                              (a GET that opens no stream is refused) */
+} mcpp_http_body;
+
+/* Decides how to read the answer to method from its status and
+ * Content-Type (may be NULL; parameters and case are ignored). */
+mcpp_http_body mcpp_http_body_kind(mcpp_http_method method, int status,
+                                   const char *content_type);
+
+/* Returns "sse", "json", "none" or "error". */
+const char *mcpp_http_body_name(mcpp_http_body body);
+
+/* 1 if a POSTed frame that met an expired session is sent again once the
+ * new session is open: a ping (it has no side effects), nothing else. */
+int mcpp_http_resends(const char *frame, size_t len);
+
 /* The client's GET listening stream ended or failed: how long to wait
  * before opening it again, given the last wait (0: none since it was last
  * open). 250 ms first, doubling while it fails, at most 30 s. */

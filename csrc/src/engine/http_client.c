@@ -1,0 +1,103 @@
+/* What a Streamable HTTP client sends and how it reads what comes back
+ * (see rules.h): the headers of each request, the way each answer's body
+ * is read, the frames sent again on a new session. The bindings run the
+ * HTTP; these rules are the same for both. */
+#include <string.h>
+
+#include "internal.h"
+#include "scan.h"
+
+const char *mcpp_http_method_name(mcpp_http_method method) {
+  switch (method) {
+    case MCPP_HTTP_POST: return "POST";
+    case MCPP_HTTP_GET: return "GET";
+    default: return "DELETE";
+  }
+}
+
+static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
+/* ASCII case-insensitive equality: HTTP header names and media types. */
+static int same_token(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return 0;
+  return 1;
+}
+
+static const char *const own_names[] = {"Content-Type", "Accept", "Mcp-Session-Id",
+                                        "MCP-Protocol-Version"};
+
+static int is_own(const char *name) {
+  size_t n = strlen(name);
+  for (size_t i = 0; i < sizeof own_names / sizeof own_names[0]; i++)
+    if (strlen(own_names[i]) == n && same_token(name, own_names[i], n)) return 1;
+  return 0;
+}
+
+static void add(mcpp_http_header *out, size_t cap, size_t *n, const char *name,
+                const char *value) {
+  if (*n < cap) out[*n] = (mcpp_http_header){name, value};
+  (*n)++;
+}
+
+size_t mcpp_http_request_headers(mcpp_http_method method, const mcpp_http_header *extra,
+                                 size_t n_extra, const char *session, const char *version,
+                                 mcpp_http_header *out, size_t cap) {
+  size_t n = 0;
+  /* mcpping's own win: the session and the protocol are the client's, and
+   * a caller's Accept would keep the server from answering with SSE. */
+  for (size_t i = 0; i < n_extra; i++)
+    if (extra[i].name != NULL && extra[i].value != NULL && !is_own(extra[i].name))
+      add(out, cap, &n, extra[i].name, extra[i].value);
+  if (method == MCPP_HTTP_POST) {
+    add(out, cap, &n, "Content-Type", "application/json");
+    add(out, cap, &n, "Accept", "application/json, text/event-stream");
+  } else if (method == MCPP_HTTP_GET) {
+    add(out, cap, &n, "Accept", "text/event-stream");
+  }
+  if (session != NULL && session[0] != '\0') add(out, cap, &n, "Mcp-Session-Id", session);
+  if (version != NULL && version[0] != '\0') add(out, cap, &n, "MCP-Protocol-Version", version);
+  return n;
+}
+
+/* 1 if the Content-Type's media type (before any ';', blanks around it
+ * ignored) is text/event-stream. */
+static int is_event_stream(const char *type) {
+  static const char want[] = "text/event-stream";
+  if (type == NULL) return 0;
+  while (*type == ' ' || *type == '\t') type++;
+  size_t n = strcspn(type, ";");
+  while (n > 0 && (type[n - 1] == ' ' || type[n - 1] == '\t')) n--;
+  return n == sizeof want - 1 && same_token(type, want, n);
+}
+
+mcpp_http_body mcpp_http_body_kind(mcpp_http_method method, int status,
+                                   const char *content_type) {
+  int ok = status >= 200 && status <= 299;
+  switch (method) {
+    case MCPP_HTTP_DELETE: return MCPP_HTTP_BODY_NONE;
+    case MCPP_HTTP_GET:
+      /* A listening stream is a 200 event stream; anything else opens none. */
+      return status == 200 && is_event_stream(content_type) ? MCPP_HTTP_BODY_SSE
+                                                            : MCPP_HTTP_BODY_ERROR;
+    default:
+      if (!ok) return MCPP_HTTP_BODY_ERROR;
+      if (is_event_stream(content_type)) return MCPP_HTTP_BODY_SSE;
+      return status == 202 ? MCPP_HTTP_BODY_NONE : MCPP_HTTP_BODY_JSON;
+  }
+}
+
+const char *mcpp_http_body_name(mcpp_http_body body) {
+  switch (body) {
+    case MCPP_HTTP_BODY_SSE: return "sse";
+    case MCPP_HTTP_BODY_JSON: return "json";
+    case MCPP_HTTP_BODY_NONE: return "none";
+    default: return "error";
+  }
+}
+
+int mcpp_http_resends(const char *frame, size_t len) {
+  mcpp__msg msg;
+  return frame != NULL && mcpp__scan_message(frame, len, &msg) == 0 && msg.id.p != NULL &&
+         mcpp__span_is(msg.method, "\"ping\"");
+}

@@ -1,0 +1,93 @@
+/* The Streamable HTTP client's requests and answers (http_client.c, issue
+ * 22): one set of headers, one way to read each answer, pings alone resent
+ * on a new session. */
+#include <string.h>
+
+#include "engine_fixture.h"
+
+/* Joins headers as "Name: value|Name: value" for one comparison. */
+static const char *joined(mcpp_http_method m, const mcpp_http_header *extra, size_t n_extra,
+                          const char *session, const char *version) {
+  static char buf[512];
+  mcpp_http_header h[8];
+  size_t n = mcpp_http_request_headers(m, extra, n_extra, session, version, h, 8);
+  buf[0] = '\0';
+  for (size_t i = 0; i < n && i < 8; i++) {
+    if (i) strcat(buf, "|");
+    strcat(buf, h[i].name);
+    strcat(buf, ": ");
+    strcat(buf, h[i].value);
+  }
+  return buf;
+}
+
+TEST(http_post_headers_accept_json_and_sse_and_carry_the_session) {
+  ASSERT_STR_EQ("Content-Type: application/json|Accept: application/json, text/event-stream",
+                joined(MCPP_HTTP_POST, NULL, 0, NULL, ""));
+  ASSERT_STR_EQ("Content-Type: application/json|Accept: application/json, text/event-stream|"
+                "Mcp-Session-Id: s1|MCP-Protocol-Version: 2025-11-25",
+                joined(MCPP_HTTP_POST, NULL, 0, "s1", "2025-11-25"));
+}
+
+TEST(http_get_asks_for_an_event_stream_and_delete_for_nothing) {
+  ASSERT_STR_EQ("Accept: text/event-stream|Mcp-Session-Id: s1",
+                joined(MCPP_HTTP_GET, NULL, 0, "s1", NULL));
+  ASSERT_STR_EQ("Mcp-Session-Id: s1|MCP-Protocol-Version: v",
+                joined(MCPP_HTTP_DELETE, NULL, 0, "s1", "v"));
+}
+
+TEST(http_callers_headers_come_first_and_never_replace_mcppings) {
+  const mcpp_http_header extra[] = {{"Authorization", "Bearer t"},
+                                    {"accept", "text/html"},
+                                    {"MCP-SESSION-ID", "forged"},
+                                    {"X-Trace", "1"},
+                                    {"content-type", "text/plain"},
+                                    {"Mcp-Protocol-Version", "1999"},
+                                    {NULL, "skipped"}};
+  ASSERT_STR_EQ("Authorization: Bearer t|X-Trace: 1|Content-Type: application/json|"
+                "Accept: application/json, text/event-stream",
+                joined(MCPP_HTTP_POST, extra, sizeof extra / sizeof *extra, NULL, NULL));
+}
+
+TEST(http_request_headers_count_what_does_not_fit) {
+  const mcpp_http_header extra[] = {{"A", "1"}, {"B", "2"}};
+  mcpp_http_header h[2];
+  ASSERT_UINT_EQ(6, mcpp_http_request_headers(MCPP_HTTP_POST, extra, 2, "s", "v", h, 2));
+  ASSERT_STR_EQ("B", h[1].name);
+  ASSERT_UINT_EQ(5, mcpp_http_request_headers(MCPP_HTTP_GET, extra, 2, "s", "v", NULL, 0));
+}
+
+TEST(http_post_answer_is_read_as_sse_json_or_nothing_by_status_and_type) {
+  ASSERT_EQ(MCPP_HTTP_BODY_SSE, mcpp_http_body_kind(MCPP_HTTP_POST, 200, "text/event-stream"));
+  ASSERT_EQ(MCPP_HTTP_BODY_SSE,
+            mcpp_http_body_kind(MCPP_HTTP_POST, 200, " Text/Event-Stream ; charset=utf-8"));
+  ASSERT_EQ(MCPP_HTTP_BODY_JSON, mcpp_http_body_kind(MCPP_HTTP_POST, 200, "application/json"));
+  ASSERT_EQ(MCPP_HTTP_BODY_JSON, mcpp_http_body_kind(MCPP_HTTP_POST, 200, NULL));
+  ASSERT_EQ(MCPP_HTTP_BODY_JSON,
+            mcpp_http_body_kind(MCPP_HTTP_POST, 200, "text/event-streams"));
+  ASSERT_EQ(MCPP_HTTP_BODY_NONE, mcpp_http_body_kind(MCPP_HTTP_POST, 202, NULL));
+  ASSERT_EQ(MCPP_HTTP_BODY_SSE, mcpp_http_body_kind(MCPP_HTTP_POST, 202, "text/event-stream"));
+  ASSERT_EQ(MCPP_HTTP_BODY_ERROR, mcpp_http_body_kind(MCPP_HTTP_POST, 404, "text/event-stream"));
+  ASSERT_EQ(MCPP_HTTP_BODY_ERROR, mcpp_http_body_kind(MCPP_HTTP_POST, 301, "application/json"));
+  ASSERT_STR_EQ("json", mcpp_http_body_name(MCPP_HTTP_BODY_JSON));
+}
+
+TEST(http_listening_stream_opens_only_as_a_200_event_stream) {
+  ASSERT_EQ(MCPP_HTTP_BODY_SSE, mcpp_http_body_kind(MCPP_HTTP_GET, 200, "text/event-stream"));
+  ASSERT_EQ(MCPP_HTTP_BODY_ERROR, mcpp_http_body_kind(MCPP_HTTP_GET, 200, "application/json"));
+  ASSERT_EQ(MCPP_HTTP_BODY_ERROR, mcpp_http_body_kind(MCPP_HTTP_GET, 204, "text/event-stream"));
+  ASSERT_EQ(MCPP_HTTP_BODY_ERROR, mcpp_http_body_kind(MCPP_HTTP_GET, 405, NULL));
+  ASSERT_EQ(MCPP_HTTP_BODY_NONE, mcpp_http_body_kind(MCPP_HTTP_DELETE, 405, NULL));
+  ASSERT_STR_EQ("GET", mcpp_http_method_name(MCPP_HTTP_GET));
+}
+
+TEST(http_only_pings_are_resent_on_a_new_session) {
+  static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":\"k1\",\"method\":\"ping\"}";
+  static const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}";
+  static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}";
+  ASSERT(mcpp_http_resends(ping, sizeof ping - 1));
+  ASSERT(!mcpp_http_resends(call, sizeof call - 1));
+  ASSERT(!mcpp_http_resends(note, sizeof note - 1));
+  ASSERT(!mcpp_http_resends("", 0));
+  ASSERT(!mcpp_http_resends(NULL, 0));
+}
