@@ -4,7 +4,9 @@
  * status byte, then the POSTed frame and the answer's body split at the
  * first NUL. Whatever comes out is strict JSON, is one object whose id is
  * the frame's id byte for byte and whose error is an object, and reports
- * its whole length even when the buffer is too short.
+ * its whole length even when the buffer is too short. The same bytes are
+ * read as a Content-Type (mcpp_http_body_kind) and the frame as one met by
+ * an expired session (mcpp_http_resends, http_client.c).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -45,6 +47,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(got.id.n == sent.id.n && memcmp(got.id.p, sent.id.p, sent.id.n) == 0);
     free(out);
   }
+  /* The body as a Content-Type: an event stream is only ever a 2xx one
+   * that names it; a resent frame is one that scans as a request. */
+  char *type = malloc(body_len + 1);
+  CHECK(type);
+  memcpy(type, body, body_len);
+  type[body_len] = '\0';
+  mcpp_http_body kind = mcpp_http_body_kind((mcpp_http_method)(data[0] % 3), 200 + data[0] % 8, type);
+  CHECK(kind >= MCPP_HTTP_BODY_SSE && kind <= MCPP_HTTP_BODY_ERROR);
+  CHECK(kind != MCPP_HTTP_BODY_SSE || strcasestr(type, "text/event-stream") != NULL);
+  mcpp__msg scanned;
+  CHECK(!mcpp_http_resends(frame, frame_len) ||
+        (mcpp__scan_message(frame, frame_len, &scanned) == 0 && scanned.id.p != NULL));
+  free(type);
   free(frame);
   free(body);
   return 0;
