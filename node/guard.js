@@ -15,7 +15,9 @@ const { emitSafely, reportError, callUser } = require('./isolate');
 const FRAME_PING = 0;
 const FRAME_PONG = 1;
 /** mcpping.h: closed because the peer went stale (MCPP_ERRNO_MAP). */
-const { MCPP_ERR_STALE } = require('./binding').errorCodes;
+const binding = require('./binding');
+
+const { MCPP_ERR_STALE } = binding.errorCodes;
 
 class GuardedTransport extends EventEmitter {
   /**
@@ -144,15 +146,15 @@ class GuardedTransport extends EventEmitter {
    * @param {number} kind
    */
   writeEngineFrame(frame, kind) {
-    const message = JSON.parse(frame);
     if (kind === FRAME_PING && this.reachable && !this.reachable()) {
       // Nothing would carry this ping to the peer: it is answered
-      // "unsupported" here (soon, outside the engine's callback), so
-      // keepalive stops and the peer is never convicted for it.
-      const answer = { jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'mcpping: no stream to the peer to carry a ping' } };
-      setImmediate(() => this.driver.recv(JSON.stringify(answer)));
+      // "unsupported" here (C's answer, soon, outside the engine's
+      // callback), so keepalive stops and the peer is never convicted for it.
+      const answer = binding.pingUnreachableAnswer(frame);
+      setImmediate(() => this.driver.recv(answer));
       return;
     }
+    const message = JSON.parse(frame);
     // A pong answers a request: on HTTP servers it must go back on the
     // stream of that request.
     const options = kind === FRAME_PONG ? { relatedRequestId: message.id } : undefined;

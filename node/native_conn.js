@@ -357,7 +357,7 @@ function outcomeError(ev, timeoutMs) {
   if (outcome === 'unsupported') return new errors.PingUnsupportedError(ev.rpcCode || null, ev.message || undefined);
   if (outcome === 'invalid') return new errors.PingInvalidError(ev.message || undefined);
   if (outcome === 'error') return new errors.PingError(ev.rpcCode, ev.message || '');
-  if (outcome === 'closed') return new errors.ClosedError('connection closed before the pong');
+  if (outcome === 'closed') return new errors.ClosedError(binding.pingClosedMessage);
   return new errors.PingTimeoutError(ev.timeoutMs || timeoutMs);
 }
 

@@ -178,6 +178,18 @@ Napi::Value HttpResends(const Napi::CallbackInfo &info) {
   return Napi::Boolean::New(env, mcpp_http_resends(frame.data(), frame.size()) != 0);
 }
 
+// pingUnreachableAnswer(ping) -> the -32601 answer (a string) a ping gets when
+// no stream would carry it to the peer; null if ping is no request.
+Napi::Value PingUnreachableAnswer(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw Napi::TypeError::New(env, "ping must be a string");
+  std::string ping = info[0].As<Napi::String>().Utf8Value();
+  std::string out(256, '\0');
+  size_t n = mcpp_ping_unreachable_answer(ping.data(), ping.size(), &out[0], out.size());
+  if (n >= out.size()) throw Napi::RangeError::New(env, "the ping's id is too long");
+  return n ? Napi::Value(Napi::String::New(env, out.data(), n)) : env.Null();
+}
+
 // Marks RttStats objects, so RttStatsFromJs unwraps nothing else.
 const napi_type_tag kRttStatsTag = {0x6d637070696e6721ull, 0x727474737461747aull};
 
@@ -306,6 +318,8 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("initializeTimeoutMs", MCPP_INITIALIZE_TIMEOUT_MS);
   exports.Set("pingInvalidMessage", MCPP_PING_INVALID_MESSAGE);
   exports.Set("pingUnsupportedMessage", MCPP_PING_UNSUPPORTED_MESSAGE);
+  exports.Set("pingClosedMessage", MCPP_PING_CLOSED_MESSAGE);
+  exports.Set("pingUnreachableAnswer", Napi::Function::New(env, PingUnreachableAnswer, "pingUnreachableAnswer"));
 }
 
 }  // namespace mcpping_node

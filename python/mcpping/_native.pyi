@@ -126,6 +126,9 @@ def http_body_kind(method: str, status: int, content_type: str | None) -> str:
 def http_resends(frame: bytes) -> bool:
     """Whether a frame that met an expired session is sent again once the
     new session is open: a ping, nothing else."""
+def ping_unreachable_answer(ping: bytes) -> bytes | None:
+    """The answer a ping the engine made gets when no stream would carry it
+    to the peer: JSON-RPC -32601 under its id; None if ping is no request."""
 def http_relisten_delay_ms(last_ms: int) -> int:
     """The wait before the listening stream opens again (0: none since it
     was open): 250 ms, doubling, at most 30 s."""
@@ -266,6 +269,7 @@ def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tupl
     """mcpp_config_files: the files --config reads and whether each must hold servers, or why none."""
 PING_INVALID_MESSAGE: str  # MCPP_PING_INVALID_MESSAGE
 PING_UNSUPPORTED_MESSAGE: str  # MCPP_PING_UNSUPPORTED_MESSAGE
+PING_CLOSED_MESSAGE: str  # MCPP_PING_CLOSED_MESSAGE
 RTT_WINDOW: int  # mcpp_rtt_stats' default window (MCPP_RTT_WINDOW)
 MAX_RTT_WINDOW: int  # the largest window (MCPP_MAX_RTT_WINDOW)
 REQUEST_TIMEOUT_MS: int  # a request's deadline when the caller names none (MCPP_REQUEST_TIMEOUT_MS)

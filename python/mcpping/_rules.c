@@ -201,6 +201,16 @@ PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(mcpp_http_body_name(mcpp_http_body_kind(method, status, type)));
 }
 
+PyObject *mcpping_ping_unreachable_answer(PyObject *module, PyObject *arg) {
+  mcpping_bytes ping = {0};
+  if (!mcpping_bytes_conv(arg, &ping)) return NULL;
+  char out[256];
+  size_t n = mcpp_ping_unreachable_answer(ping.buf, (size_t)ping.len, out, sizeof out);
+  mcpping_bytes_release(&ping);
+  if (n >= sizeof out) return PyErr_Format(PyExc_ValueError, "the ping's id is too long");
+  return n ? PyBytes_FromStringAndSize(out, (Py_ssize_t)n) : Py_NewRef(Py_None);
+}
+
 PyObject *mcpping_http_resends(PyObject *module, PyObject *arg) {
   mcpping_bytes frame = {0};
   if (!mcpping_bytes_conv(arg, &frame)) return NULL;
@@ -352,7 +362,8 @@ int mcpping_rules_add_types(PyObject *module) {
   int rc = PyModule_AddType(module, (PyTypeObject *)t);
   Py_DECREF(t);
   if (rc || PyModule_AddStringConstant(module, "PING_INVALID_MESSAGE", MCPP_PING_INVALID_MESSAGE) ||
-      PyModule_AddStringConstant(module, "PING_UNSUPPORTED_MESSAGE", MCPP_PING_UNSUPPORTED_MESSAGE))
+      PyModule_AddStringConstant(module, "PING_UNSUPPORTED_MESSAGE", MCPP_PING_UNSUPPORTED_MESSAGE) ||
+      PyModule_AddStringConstant(module, "PING_CLOSED_MESSAGE", MCPP_PING_CLOSED_MESSAGE))
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "MAX_RTT_WINDOW", MCPP_MAX_RTT_WINDOW) ||

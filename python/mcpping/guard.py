@@ -36,14 +36,6 @@ __all__ = ["guard", "Guard"]
 _FRAME_PING = 0
 
 
-def _no_stream_answer(ping: bytes) -> bytes:
-    """The -32601 answer for a ping that has no stream to the peer."""
-    rid = json.loads(ping).get("id")
-    return json.dumps({"jsonrpc": "2.0", "id": rid, "error": {
-        "code": -32601, "message": "mcpping: no stream to the peer to carry a ping"}},
-        separators=(",", ":")).encode()
-
-
 class _Codec:
     """Converts stream items to JSON frames and back.
 
@@ -156,7 +148,7 @@ async def guard(
             # Nothing would carry this ping to the peer: it is answered
             # "unsupported" here (soon, outside the engine's callback),
             # so keepalive stops and the peer is never convicted for it.
-            asyncio.get_running_loop().call_soon(answer_unreachable, _no_stream_answer(frame))
+            asyncio.get_running_loop().call_soon(answer_unreachable, _native.ping_unreachable_answer(frame))
             return
         outbound.put_nowait(c.decode(frame))
 

@@ -122,7 +122,7 @@ def _ping_outcome(ev: Event) -> BaseException | float:
     if ev.outcome == "pong":
         return ev.rtt or 0.0
     if ev.outcome == "closed":
-        return PeerClosed("connection closed before the pong")
+        return PeerClosed(_native.PING_CLOSED_MESSAGE)
     if ev.outcome == "timeout":
         return PingTimeout(ev.timeout or 0.0)
     if ev.outcome == "invalid":

@@ -91,3 +91,20 @@ TEST(http_only_pings_are_resent_on_a_new_session) {
   ASSERT(!mcpp_http_resends("", 0));
   ASSERT(!mcpp_http_resends(NULL, 0));
 }
+
+/* Not HTTP alone: any guard whose transport has no stream open answers the
+ * engine's ping this way (guard.py, guard.js). */
+TEST(ping_unreachable_answer_is_unsupported_under_the_pings_id) {
+  char out[160];
+  static const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-ka-3\",\"method\":\"ping\"}";
+  size_t n = mcpp_ping_unreachable_answer(ping, sizeof ping - 1, out, sizeof out);
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-ka-3\",\"error\":{\"code\":-32601,"
+                "\"message\":\"mcpping: no stream to the peer to carry a ping\"}}",
+                out);
+  ASSERT_UINT_EQ(strlen(out), n);
+  char small[8];
+  ASSERT_UINT_EQ(n, mcpp_ping_unreachable_answer(ping, sizeof ping - 1, small, sizeof small));
+  ASSERT_UINT_EQ(0, mcpp_ping_unreachable_answer("{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}", 33,
+                                                 out, sizeof out));
+  ASSERT_UINT_EQ(0, mcpp_ping_unreachable_answer("[", 1, out, sizeof out));
+}

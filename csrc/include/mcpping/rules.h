@@ -45,6 +45,17 @@ const char *mcpp_outcome_name(mcpp_ping_outcome outcome);
  * bindings' ping errors take these. */
 #define MCPP_PING_INVALID_MESSAGE "result is not an object"
 #define MCPP_PING_UNSUPPORTED_MESSAGE "ping unsupported"
+/* A ping abandoned because its connection closed first. */
+#define MCPP_PING_CLOSED_MESSAGE "connection closed before the pong"
+
+/* The answer a ping the engine made gets when nothing would carry it to
+ * the peer (a guard over a transport with no stream open): JSON-RPC -32601
+ * "mcpping: no stream to the peer to carry a ping" under the ping's id, so
+ * the engine finds the peer ping-unsupported for now and never stale for
+ * it. Writes the frame and a NUL into out (at most cap bytes) and returns
+ * its length, as snprintf does; 0 if ping is no request. */
+size_t mcpp_ping_unreachable_answer(const char *ping, size_t len, char *out,
+                                    size_t cap);
 
 /* Returns 1 if the outcome counts as a lost ping (TIMEOUT, ERROR,
  * INVALID), else 0. */
