@@ -44,7 +44,7 @@ class Target {
       signal.addEventListener('abort', () => session.close(), { once: true });
       if (o.init) {
         try {
-          await session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcpping', version } }, timeoutMs + 1000);
+          await session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'mcpping', version } }, timeoutMs + native.cliStepSlackMs);
         } catch (err) {
           if (session.connectError) return [CONNECT_FAILED, [null, null, null, null, describe(session.connectError)]];
           return [HANDSHAKE_FAILED, [null, null, null, null, err.message]];
@@ -59,7 +59,7 @@ class Target {
     if (Object.keys(o.env).length) params.env = o.env;
     try {
       // Server stderr is dropped so that the output stays ping(8)'s.
-      this.peer = await connect({ ...params, stderr: 'ignore' }, { keepalive, records, initialize: false });
+      this.peer = await connect({ ...params, stderr: 'ignore', killGraceMs: native.appKillGraceMs }, { keepalive, records, initialize: false });
     } catch (err) {
       if (err.code === 'MCPP_ERR_SPAWN') return [SPAWN_FAILED, [null, null, null, null, err.message]];
       throw err;
@@ -69,7 +69,7 @@ class Target {
       try {
         // The step's own bound (check()) decides a timeout, so both
         // commands say the same: the handshake gets a second more.
-        await this.peer.initialize({ timeoutMs: timeoutMs + 1000 });
+        await this.peer.initialize({ timeoutMs: timeoutMs + native.cliStepSlackMs });
       } catch (err) {
         return [HANDSHAKE_FAILED, [null, null, null, null, err.message]];
       }
@@ -98,7 +98,7 @@ class Target {
     try {
       this.result = this.session
         ? await this.session.request(method, {}, timeoutMs)
-        : await this.peer.request(method, {}, { timeoutMs: timeoutMs + 1000, signal: AbortSignal.any([timer, signal]) });
+        : await this.peer.request(method, {}, { timeoutMs: timeoutMs + native.cliStepSlackMs, signal: AbortSignal.any([timer, signal]) });
     } catch (err) {
       if (timer.aborted || err.code === 'REQUEST_TIMEOUT') return [TIMEOUT, 0, null, null];
       if (err instanceof errors.ClosedError) return [CLOSED, 0, null, this.closedReason(err)];

@@ -35,7 +35,7 @@ async function open(live, plan, run) {
   if (live.transport === 'stdio') {
     const peer = await connect(
       // plan.environ: the environment to start in instead of ours.
-      { command: live.command, args: live.args, env: { ...plan.environ, ...live.env }, cwd: live.cwd || undefined, stderr: 'pipe' },
+      { command: live.command, args: live.args, env: { ...plan.environ, ...live.env }, cwd: live.cwd || undefined, stderr: 'pipe', killGraceMs: native.appKillGraceMs },
       { keepalive, records, initialize: false, inheritEnv: !plan.environ },
     );
     peer.on('stderr', (chunk) => native.configRunStderr(run, chunk));

@@ -340,7 +340,7 @@ class HttpSession {
         const res = await request(this.url, {
           method: 'DELETE',
           headers: this.headers('DELETE', this.sessionId),
-          signal: AbortSignal.timeout(2000),
+          signal: AbortSignal.timeout(binding.httpShortTimeoutMs),
         });
         await res.arrayBuffer();
       } catch {

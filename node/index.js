@@ -46,8 +46,12 @@ const version = binding.version;
  */
 function setRetryBudget(budget) {
   const o = check.options('budget', budget);
-  const burst = o.burst === undefined ? 10 : check.integer('budget.burst', o.burst, 1, 1000000);
-  const perSecond = o.perSecond === undefined ? 2 : check.number('budget.perSecond', o.perSecond, 0.001, 1e6);
+  const burst = o.burst === undefined
+    ? binding.retryBudgetBurst
+    : check.integer('budget.burst', o.burst, 1, binding.maxRetryBudgetBurst);
+  const perSecond = o.perSecond === undefined
+    ? binding.retryBudgetPerSecond
+    : check.number('budget.perSecond', o.perSecond, binding.minRetryBudgetPerSecond, binding.maxRetryBudgetPerSecond);
   binding.setRetryBudget(burst, perSecond);
 }
 

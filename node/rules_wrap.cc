@@ -315,6 +315,12 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
   exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);
+  exports.Set("httpShortTimeoutMs", MCPP_HTTP_SHORT_TIMEOUT_MS);
+  exports.Set("retryBudgetBurst", MCPP_RETRY_BUDGET_BURST);
+  exports.Set("retryBudgetPerSecond", MCPP_RETRY_BUDGET_PER_SECOND);
+  exports.Set("maxRetryBudgetBurst", MCPP_MAX_RETRY_BUDGET_BURST);
+  exports.Set("minRetryBudgetPerSecond", MCPP_MIN_RETRY_BUDGET_PER_SECOND);
+  exports.Set("maxRetryBudgetPerSecond", MCPP_MAX_RETRY_BUDGET_PER_SECOND);
   exports.Set("initializeTimeoutMs", MCPP_INITIALIZE_TIMEOUT_MS);
   exports.Set("pingInvalidMessage", MCPP_PING_INVALID_MESSAGE);
   exports.Set("pingUnsupportedMessage", MCPP_PING_UNSUPPORTED_MESSAGE);

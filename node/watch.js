@@ -20,8 +20,8 @@ const { connect, PROTOCOL_VERSION } = require('./peer');
 const { version } = require('../package.json');
 
 // A request head longer than this, or slower than this, gets no answer.
-const MAX_HEAD = 65536;
-const HEAD_TIMEOUT_MS = 5000;
+const MAX_HEAD = native.watchMaxHead;
+const HEAD_TIMEOUT_MS = native.watchHeadTimeoutMs;
 const EVENTS = native.watchEvents();
 
 const nowMs = () => Math.floor(performance.now());
@@ -90,7 +90,7 @@ class Watch {
     try {
       if (live.transport === 'stdio') {
         const peer = await connect(
-          { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'pipe', killGraceMs: 1000 },
+          { command: live.command, args: live.args, env: live.env, cwd: live.cwd || undefined, stderr: 'pipe', killGraceMs: native.appKillGraceMs },
           { keepalive: this.keepalive(), initialize: false, reconnect: true },
         );
         // C keeps the last line, for the log line of a server that goes down.
@@ -119,7 +119,7 @@ class Watch {
       const deadline = new Promise((_, reject) => {
         timer = setTimeout(() => reject(Object.assign(new Error('initialize timed out'), { watchTimeout: true })), timeoutMs);
       });
-      await Promise.race([handle.init(timeoutMs + 1000), deadline]);
+      await Promise.race([handle.init(timeoutMs + native.cliStepSlackMs), deadline]);
       native.watchOpened(this.w, i, nowMs(), handle.name(), handle.version(), handle.pid());
     } catch (err) {
       this.peers.delete(i);

@@ -204,6 +204,8 @@ Napi::Value WatchEvents(const Napi::CallbackInfo &info) {
 
 void InitWatch(Napi::Env env, Napi::Object exports) {
   exports.Set("watchNew", Napi::Function::New(env, WatchNew));
+  exports.Set("watchMaxHead", MCPP_WATCH_MAX_HEAD);
+  exports.Set("watchHeadTimeoutMs", MCPP_WATCH_HEAD_TIMEOUT_MS);
   exports.Set("watchUsage", Napi::Function::New(env, WatchUsage));
   exports.Set("watchAdd", Napi::Function::New(env, WatchAdd));
   exports.Set("watchListening", Napi::Function::New(env, WatchListening));

@@ -270,5 +270,8 @@ static PyMethodDef app_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 int mcpping_app_add_functions(PyObject *module) {
+  if (PyModule_AddIntConstant(module, "APP_KILL_GRACE_MS", MCPP_APP_KILL_GRACE_MS) ||
+      PyModule_AddIntConstant(module, "CLI_STEP_SLACK_MS", MCPP_CLI_STEP_SLACK_MS))
+    return -1;
   return PyModule_AddFunctions(module, app_methods);
 }

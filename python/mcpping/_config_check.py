@@ -59,7 +59,7 @@ def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, st
                 [live.command, *live.args], keepalive=None, env=env, cwd=live.cwd,
                 stderr=lambda chunk: _native.config_run_stderr(run, chunk.encode()),
                 record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
-                kill_grace=1.0, on_close=None,
+                kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_close=None,
                 on_message=lambda frame: _native.config_run_stdout_line(run, frame))
         from .http import HttpPeer
         assert live.url is not None

@@ -270,6 +270,17 @@ def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tupl
 PING_INVALID_MESSAGE: str  # MCPP_PING_INVALID_MESSAGE
 PING_UNSUPPORTED_MESSAGE: str  # MCPP_PING_UNSUPPORTED_MESSAGE
 PING_CLOSED_MESSAGE: str  # MCPP_PING_CLOSED_MESSAGE
+HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, the GET stream's connect (MCPP_HTTP_SHORT_TIMEOUT_MS)
+DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAULT_KILL_GRACE_MS)
+APP_KILL_GRACE_MS: int  # the commands' grace for servers they start (MCPP_APP_KILL_GRACE_MS)
+CLI_STEP_SLACK_MS: int  # a step's operation is bounded at its timeout plus this (MCPP_CLI_STEP_SLACK_MS)
+WATCH_MAX_HEAD: int  # the watch listener's request head bound, bytes (MCPP_WATCH_MAX_HEAD)
+WATCH_HEAD_TIMEOUT_MS: int  # ... and how long it may take to arrive (MCPP_WATCH_HEAD_TIMEOUT_MS)
+RETRY_BUDGET_BURST: int  # the respawn budget's default burst (MCPP_RETRY_BUDGET_BURST)
+RETRY_BUDGET_PER_SECOND: float  # ... and refill rate (MCPP_RETRY_BUDGET_PER_SECOND)
+MAX_RETRY_BUDGET_BURST: int
+MIN_RETRY_BUDGET_PER_SECOND: float
+MAX_RETRY_BUDGET_PER_SECOND: float
 RTT_WINDOW: int  # mcpp_rtt_stats' default window (MCPP_RTT_WINDOW)
 MAX_RTT_WINDOW: int  # the largest window (MCPP_MAX_RTT_WINDOW)
 REQUEST_TIMEOUT_MS: int  # a request's deadline when the caller names none (MCPP_REQUEST_TIMEOUT_MS)

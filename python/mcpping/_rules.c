@@ -367,7 +367,25 @@ int mcpping_rules_add_types(PyObject *module) {
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "MAX_RTT_WINDOW", MCPP_MAX_RTT_WINDOW) ||
-      PyModule_AddIntConstant(module, "INITIALIZE_TIMEOUT_MS", MCPP_INITIALIZE_TIMEOUT_MS))
+      PyModule_AddIntConstant(module, "INITIALIZE_TIMEOUT_MS", MCPP_INITIALIZE_TIMEOUT_MS) ||
+      PyModule_AddIntConstant(module, "HTTP_SHORT_TIMEOUT_MS", MCPP_HTTP_SHORT_TIMEOUT_MS) ||
+      PyModule_AddIntConstant(module, "DEFAULT_KILL_GRACE_MS", MCPP_DEFAULT_KILL_GRACE_MS) ||
+      PyModule_AddIntConstant(module, "RETRY_BUDGET_BURST", MCPP_RETRY_BUDGET_BURST))
     return -1;
+  if (PyModule_AddIntConstant(module, "MAX_RETRY_BUDGET_BURST", MCPP_MAX_RETRY_BUDGET_BURST))
+    return -1;
+  static const struct {
+    const char *name;
+    double value;
+  } rates[] = {{"RETRY_BUDGET_PER_SECOND", MCPP_RETRY_BUDGET_PER_SECOND},
+               {"MIN_RETRY_BUDGET_PER_SECOND", MCPP_MIN_RETRY_BUDGET_PER_SECOND},
+               {"MAX_RETRY_BUDGET_PER_SECOND", MCPP_MAX_RETRY_BUDGET_PER_SECOND}};
+  for (size_t i = 0; i < sizeof rates / sizeof rates[0]; i++) {
+    PyObject *v = PyFloat_FromDouble(rates[i].value);
+    if (PyModule_AddObject(module, rates[i].name, v) < 0) {
+      Py_XDECREF(v);
+      return -1;
+    }
+  }
   return PyModule_AddIntConstant(module, "RTT_WINDOW", MCPP_RTT_WINDOW);
 }

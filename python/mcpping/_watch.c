@@ -241,5 +241,8 @@ static PyMethodDef watch_methods[] = {
     {NULL, NULL, 0, NULL}};
 
 int mcpping_watch_add_functions(PyObject *module) {
+  if (PyModule_AddIntConstant(module, "WATCH_MAX_HEAD", MCPP_WATCH_MAX_HEAD) ||
+      PyModule_AddIntConstant(module, "WATCH_HEAD_TIMEOUT_MS", MCPP_WATCH_HEAD_TIMEOUT_MS))
+    return -1;
   return PyModule_AddFunctions(module, watch_methods);
 }

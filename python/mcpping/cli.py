@@ -62,7 +62,7 @@ class _Target:
             try:
                 self.peer = Peer(command, keepalive=None, env=env, cwd=None, stderr="ignore",
                                  record=o["log"], ping_timeout=timeout, request_timeout=None,
-                                 kill_grace=1.0, on_message=None, on_close=None)
+                                 kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=None, on_close=None)
             except SpawnError as e:
                 return _SPAWN_FAILED, (None, None, None, None, str(e))
             transport = "stdio"
@@ -70,7 +70,7 @@ class _Target:
             try:
                 # The step's own bound (run()) decides a timeout, so both
                 # commands say the same: the handshake gets a second more.
-                await self.peer.initialize(timeout_s + 1)
+                await self.peer.initialize(timeout_s + _native.CLI_STEP_SLACK_MS / 1000)
             except (HandshakeError, PeerClosed) as e:
                 if getattr(self.peer, "fatal", None) is not None:
                     from .http import connect_reason

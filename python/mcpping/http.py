@@ -43,7 +43,7 @@ from .stats import Stats
 __all__ = ["HttpPeer", "connect"]
 
 #: How long DELETE and the GET stream's connect may take.
-_SHORT_TIMEOUT = 5.0
+_SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
 
 
 def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[[], None]) -> None:

@@ -960,7 +960,7 @@ def connect(
     cwd: str | os.PathLike[str] | None = None,
     stderr: StderrTarget = "inherit",
     record: RecordTarget = None,
-    kill_grace: float = 2.0,
+    kill_grace: float = _native.DEFAULT_KILL_GRACE_MS / 1000,
     on_message: Callable[[bytes], Any] | None = None,
     on_close: Callable[[CloseInfo], Any] | None = None,
     on_event: Listener | None = None,

@@ -64,13 +64,15 @@ def check(reconnect: Any) -> Reconnect | None:
     return reconnect
 
 
-def set_retry_budget(burst: int = 10, per_second: float = 2.0) -> None:
+def set_retry_budget(burst: int = _native.RETRY_BUDGET_BURST,
+                     per_second: float = _native.RETRY_BUDGET_PER_SECOND) -> None:
     """Sets the retry budget every reconnecting connection of this process shares.
 
     At most ``burst`` servers are respawned at once, then ``per_second``:
     a fleet whose servers all fail together comes back at that rate, not in
     a storm. The defaults are 10 and 2.0.
     """
-    _check.integer("burst", burst, 1, 1_000_000)
-    _check.number("per_second", per_second, 0.001, 1e6)
+    _check.integer("burst", burst, 1, _native.MAX_RETRY_BUDGET_BURST)
+    _check.number("per_second", per_second, _native.MIN_RETRY_BUDGET_PER_SECOND,
+                  _native.MAX_RETRY_BUDGET_PER_SECOND)
     _native.set_retry_budget(int(burst), float(per_second))

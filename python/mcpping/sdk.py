@@ -22,6 +22,7 @@ from typing import Any, TextIO
 import anyio
 
 # The installed mcp's major (1.x or 2.x) is chosen there, once.
+from . import _native
 from ._mcp import SessionMessage, StdioServerParameters, decode, encode, get_default_environment
 from .events import Event
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
@@ -206,7 +207,7 @@ async def stdio_peer(
     keepalive: KeepAlive | None = KeepAlive(),
     record: RecordTarget = None,
     on_event: Callable[[Event], Any] | None = None,
-    kill_grace: float = 2.0,
+    kill_grace: float = _native.DEFAULT_KILL_GRACE_MS / 1000,
     request_timeout: float | None = None,
     max_pending_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,

@@ -27,8 +27,8 @@ from .peer import Peer
 from .reconnect import Reconnect
 
 # A request head longer than this, or slower than this, gets no answer.
-_MAX_HEAD = 65536
-_HEAD_TIMEOUT = 5.0
+_MAX_HEAD = _native.WATCH_MAX_HEAD
+_HEAD_TIMEOUT = _native.WATCH_HEAD_TIMEOUT_MS / 1000
 
 
 def _now_ms() -> int:
@@ -94,7 +94,7 @@ class _Watch:
                             env={**os.environ, **live.env}, cwd=live.cwd,
                             stderr=lambda chunk: _native.watch_stderr(self.w, i, chunk.encode()),
                             record=None, ping_timeout=self.o["timeout_ms"] / 1000,
-                            request_timeout=None, kill_grace=1.0, on_message=None,
+                            request_timeout=None, kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=None,
                             on_close=None, on_event=lambda ev: self.on_event(i, ev),
                             reconnect=Reconnect())
             else:
@@ -104,7 +104,7 @@ class _Watch:
                                 ping_timeout=self.o["timeout_ms"] / 1000, record=None)
                 peer.on("*", lambda ev: self.on_event(i, ev))
             self.peers[i] = peer
-            await asyncio.wait_for(peer.initialize(timeout + 1), timeout)
+            await asyncio.wait_for(peer.initialize(timeout + _native.CLI_STEP_SLACK_MS / 1000), timeout)
         except asyncio.CancelledError:
             raise
         except Exception as e:  # noqa: BLE001 - any failure is a reason to retry

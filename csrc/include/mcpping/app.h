@@ -49,6 +49,15 @@ typedef enum mcpp_cli_method {
 #define MCPP_EXIT_CONNECT 3 /* could not start, connect or finish the handshake */
 #define MCPP_EXIT_REFUSED 4 /* alive but refusing the check asked for */
 
+/* The SIGTERM-to-SIGKILL grace the commands (the check, --config, watch)
+ * give a server they started: shorter than the library's default, since
+ * nothing of the server's work is the command's to wait for. */
+#define MCPP_APP_KILL_GRACE_MS 1000u
+/* A binding bounds each step's operation (OPEN's handshake, a SEND's
+ * request) at timeout_ms plus this, so the step's own deadline, C's,
+ * decides every timeout and both commands word it the same. */
+#define MCPP_CLI_STEP_SLACK_MS 1000u
+
 /* The parsed command line's layout: fields are only ever added at the end,
  * and mcpp_cli_parse writes the version the caller's header had (no byte
  * past it), as mcpp_settings_default does (docs/design.md). */

@@ -32,13 +32,15 @@ typedef struct mcpp_spawn_options {
   char **env;         /* NULL: inherit */
   const char *cwd;    /* NULL: inherit */
   mcpp_stderr_mode stderr_mode;
-  /* SIGTERM-to-SIGKILL grace on close. 0 means the default, 2000 (so a
-   * zeroed struct is the default); MCPP_KILL_GRACE_NONE: no grace, SIGKILL
+  /* SIGTERM-to-SIGKILL grace on close. 0 means the default,
+   * MCPP_DEFAULT_KILL_GRACE_MS (so a zeroed struct is the default); MCPP_KILL_GRACE_NONE: no grace, SIGKILL
    * at once; else 1..MCPP_MAX_KILL_GRACE_MS (MCPP_ERR_INVALID_ARGUMENT
    * beyond). */
   uint32_t kill_grace_ms;
 } mcpp_spawn_options;
 
+/* The SIGTERM-to-SIGKILL grace a zeroed kill_grace_ms means. */
+#define MCPP_DEFAULT_KILL_GRACE_MS 2000u
 /* The longest mcpp_spawn_options.kill_grace_ms (as every *_ms setting). */
 #define MCPP_MAX_KILL_GRACE_MS MCPP_MAX_MS
 /* mcpp_spawn_options.kill_grace_ms for no grace: the close sends SIGKILL to

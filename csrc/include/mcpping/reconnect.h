@@ -46,9 +46,12 @@ typedef struct mcpp_retry_budget {
 #define MCPP_RETRY_BUDGET_BURST 10u      /* the runtime's default */
 #define MCPP_RETRY_BUDGET_PER_SECOND 2.0 /* the runtime's default */
 #define MCPP_MAX_RETRY_BUDGET_BURST 1000000u
+#define MCPP_MIN_RETRY_BUDGET_PER_SECOND 0.001
+#define MCPP_MAX_RETRY_BUDGET_PER_SECOND 1e6
 
 /* Sets up a budget of `burst` (1..MCPP_MAX_RETRY_BUDGET_BURST) attempts at
- * once and `per_second` (0.001..1e6) after that. Returns 0 or
+ * once and `per_second` (MCPP_MIN_ to MCPP_MAX_RETRY_BUDGET_PER_SECOND)
+ * after that. Returns 0 or
  * MCPP_ERR_INVALID_ARGUMENT (the budget unchanged). */
 int mcpp_retry_budget_init(mcpp_retry_budget *budget, uint32_t burst,
                            double per_second);

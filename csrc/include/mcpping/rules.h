@@ -206,6 +206,10 @@ const char *mcpp_http_body_name(mcpp_http_body body);
  * new session is open: a ping (it has no side effects), nothing else. */
 int mcpp_http_resends(const char *frame, size_t len);
 
+/* How long a Streamable HTTP client's DELETE at close, and the connect of
+ * its GET listening stream, may take. */
+#define MCPP_HTTP_SHORT_TIMEOUT_MS 5000u
+
 /* The client's GET listening stream ended or failed: how long to wait
  * before opening it again, given the last wait (0: none since it was last
  * open). 250 ms first, doubling while it fails, at most 30 s. */

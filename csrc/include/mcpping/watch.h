@@ -19,6 +19,12 @@ extern "C" {
 
 struct mcpp_cli_options;
 
+/* The listener's bounds on a request: its head (request line and headers)
+ * at most this many bytes, read within this long, else the connection is
+ * dropped. */
+#define MCPP_WATCH_MAX_HEAD 65536u
+#define MCPP_WATCH_HEAD_TIMEOUT_MS 5000u
+
 typedef struct mcpp_watch mcpp_watch;
 
 /* The usage text of `mcpping watch --help` (ends with a newline). */

@@ -26,7 +26,6 @@
 extern char **environ;
 
 enum {
-  DEFAULT_KILL_GRACE_MS = 2000,
   /* Without an exit fd, waitpid(pid, WNOHANG) runs at 1 ms, 2 ms, 4 ms, ...
    * up to this (the server's stdout EOF usually says sooner). */
   MAX_BACKOFF_MS = 1000
@@ -39,7 +38,7 @@ void mcpp__proc_init(mcpp__proc *p, uint32_t kill_grace_ms) {
   p->exit_status = -1;
   p->kill_grace_ms = kill_grace_ms == MCPP_KILL_GRACE_NONE ? 0
                     : kill_grace_ms                       ? kill_grace_ms
-                                                          : DEFAULT_KILL_GRACE_MS;
+                                                          : MCPP_DEFAULT_KILL_GRACE_MS;
 }
 
 /* ------------------------------------------------------------- reaping */

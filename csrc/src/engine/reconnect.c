@@ -38,7 +38,8 @@ uint64_t mcpp_reconnect_delay_us(const mcpp_reconnect *p, uint32_t attempt,
 int mcpp_retry_budget_init(mcpp_retry_budget *b, uint32_t burst,
                            double per_second) {
   if (b == NULL || burst < 1 || burst > MCPP_MAX_RETRY_BUDGET_BURST ||
-      !(per_second >= 0.001 && per_second <= 1e6))
+      !(per_second >= MCPP_MIN_RETRY_BUDGET_PER_SECOND &&
+        per_second <= MCPP_MAX_RETRY_BUDGET_PER_SECOND))
     return MCPP_ERR_INVALID_ARGUMENT;
   b->interval_us = (uint64_t)(1e6 / per_second);
   if (b->interval_us == 0) b->interval_us = 1;
