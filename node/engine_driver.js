@@ -200,6 +200,11 @@ class EngineDriver extends EventEmitter {
    * @param {string} [reason]
    * @param {number} [err] MCPP_ERR_* code or 0
    */
+  /** @returns {string} why the connection went stale, the reason to close it with (C's) */
+  staleReason() {
+    return this.engine ? this.engine.staleReason() : '';
+  }
+
   close(reason, err = 0) {
     if (this.closed) return;
     this.engine.close(err, reason || null, nowUs(), this.sink);
@@ -208,7 +213,7 @@ class EngineDriver extends EventEmitter {
     if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const seq of [...this.pings.keys()]) this.settle(seq, null, new ClosedError());
+    for (const seq of [...this.pings.keys()]) this.settle(seq, null, new ClosedError(reason || undefined));
     this.records.close();
     this.engine.free();
     this.engine = null;

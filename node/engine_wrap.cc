@@ -72,6 +72,7 @@ Napi::Function EngineWrap::Init(Napi::Env env) {
           InstanceMethod("healthy", &EngineWrap::Healthy),
           InstanceMethod("inFlight", &EngineWrap::InFlight),
           InstanceMethod("shouldClose", &EngineWrap::ShouldClose),
+          InstanceMethod("staleReason", &EngineWrap::StaleReason),
           InstanceMethod("free", &EngineWrap::Free),
       });
 }
@@ -317,6 +318,12 @@ Napi::Value EngineWrap::Free(const Napi::CallbackInfo &info) {
 Napi::Value EngineWrap::ShouldClose(const Napi::CallbackInfo &info) {
   mcpp_event ev = EventFromJs(info.Env(), info[0]);
   return Napi::Boolean::New(info.Env(), mcpp_engine_should_close(engine_, &ev) != 0);
+}
+
+// staleReason(): why the connection went stale, the reason to close it
+// with; '' before it did (mcpp_engine_stale_reason).
+Napi::Value EngineWrap::StaleReason(const Napi::CallbackInfo &info) {
+  return Napi::String::New(info.Env(), mcpp_engine_stale_reason(engine_));
 }
 
 }  // namespace mcpping_node

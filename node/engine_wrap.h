@@ -54,6 +54,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value Healthy(const Napi::CallbackInfo &info);
   Napi::Value InFlight(const Napi::CallbackInfo &info);
   Napi::Value ShouldClose(const Napi::CallbackInfo &info);
+  Napi::Value StaleReason(const Napi::CallbackInfo &info);
   Napi::Value Free(const Napi::CallbackInfo &info);
 
   mcpp_engine *engine_ = nullptr;

@@ -132,7 +132,7 @@ class GuardedTransport extends EventEmitter {
   }
 
   onInnerClose() {
-    if (!this.driver.closed) this.driver.close('transport closed');
+    if (!this.driver.closed) this.driver.close(binding.transportClosedReason);
     if (this.onclose) {
       const cb = this.onclose;
       this.onclose = undefined;
@@ -170,7 +170,7 @@ class GuardedTransport extends EventEmitter {
    */
   closeStale(ev) {
     if (this.driver.closed) return;
-    this.driver.close(`the peer went stale: ${ev.failureCount} keepalive pings failed`, MCPP_ERR_STALE);
+    this.driver.close(this.driver.staleReason(), MCPP_ERR_STALE);
     this.inner.close().then(
       () => this.onInnerClose(),
       (err) => {

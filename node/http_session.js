@@ -11,12 +11,13 @@
  * session expired, so the handshake runs again (a "reconnect" record) and
  * the pings that met the 404 are sent again; nothing else is resent.
  */
+const { format } = require('node:util');
 const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
 const { RpcRequester } = require('./rpc');
 const { request } = require('./http_request');
 const { runHandshake } = require('./handshake');
-const { McppError } = require('./errors');
+const { McppError, ClosedError } = require('./errors');
 
 class HttpSession {
   /**
@@ -61,6 +62,8 @@ class HttpSession {
       probe: options.probe,
       records: options.records,
       write: (frame) => this.post(frame),
+      // The stale policy is C's: a stale server's session is over, as in Python.
+      onMustClose: () => this.closeStale(),
     });
   }
 
@@ -94,15 +97,10 @@ class HttpSession {
       res = await request(this.url, { method: 'POST', headers: this.headers('POST', sentSession), body: frame });
     } catch (err) {
       this.connectError = err;
-      if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
-      // An open session whose server cannot be reached is over, as in
-      // Python's client: an error we made up is no answer from the server,
-      // so it must not keep the session looking alive.
-      if (this.opened && !this.closed) {
-        this.closed = true;
-        this.stopListening();
-        this.driver.close(`cannot reach ${this.url}: ${describe(err)}`);
-      }
+      // An open session whose server cannot be reached is over: what waits
+      // is told so (an error made up here is no answer from the server).
+      if (this.opened) this.lose(format(binding.httpUnreachableFormat, this.url, describe(err)));
+      else if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
       return;
     }
     const sid = res.headers.get('mcp-session-id');
@@ -196,6 +194,20 @@ class HttpSession {
     this.relistenTimer.unref();
   }
 
+  /** The engine's stale policy said close: the server is gone (no DELETE to send it). */
+  closeStale() {
+    this.lose(this.driver.staleReason(), binding.errorCodes.MCPP_ERR_STALE);
+  }
+
+  /** The session is over without a DELETE: the engine closes, and what waits is told why. */
+  lose(reason, err = 0) {
+    if (this.closed) return;
+    this.closed = true;
+    this.stopListening();
+    this.driver.close(reason, err);
+    this.rpc.failAll(new ClosedError(reason));
+  }
+
   stopListening() {
     if (this.relistenTimer) clearTimeout(this.relistenTimer);
     this.relistenTimer = null;
@@ -230,7 +242,7 @@ class HttpSession {
     } catch (err) {
       this.afterReinit = null;
       this.connectError = err;
-      this.driver.close(`the session expired and initialize failed: ${err.message}`);
+      this.lose(format(binding.httpReinitFailedFormat, err.message));
       return;
     }
     this.driver.recordReconnect();
@@ -347,7 +359,7 @@ class HttpSession {
         // The server may be gone; nothing to clean up then.
       }
     }
-    this.driver.close('closed by the application');
+    this.driver.close(binding.closedByAppReason);
   }
 }
 

@@ -325,6 +325,10 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("pingInvalidMessage", MCPP_PING_INVALID_MESSAGE);
   exports.Set("pingUnsupportedMessage", MCPP_PING_UNSUPPORTED_MESSAGE);
   exports.Set("pingClosedMessage", MCPP_PING_CLOSED_MESSAGE);
+  exports.Set("closedByAppReason", MCPP_CLOSED_BY_APP_REASON);
+  exports.Set("transportClosedReason", MCPP_TRANSPORT_CLOSED_REASON);
+  exports.Set("httpUnreachableFormat", MCPP_HTTP_UNREACHABLE_FORMAT);
+  exports.Set("httpReinitFailedFormat", MCPP_HTTP_REINIT_FAILED_FORMAT);
   exports.Set("pingUnreachableAnswer", Napi::Function::New(env, PingUnreachableAnswer, "pingUnreachableAnswer"));
 }
 

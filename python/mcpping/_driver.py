@@ -153,6 +153,11 @@ class EngineDriver:
         finally:
             self._pings.pop(seq, None)
 
+    @property
+    def stale_reason(self) -> str:
+        """Why the connection went stale, the reason to close it with (C's)."""
+        return self.engine.stale_reason()
+
     def close(self, reason: str | None = None, err: int = 0) -> None:
         """Marks the connection closed; emits ``closed`` once."""
         if self._timer is not None:

@@ -410,7 +410,17 @@ static PyObject *Engine_should_close(EngineObject *self, PyObject *arg) {
   return PyBool_FromLong(mcpp_engine_should_close(self->engine, &ev));
 }
 
+PyDoc_STRVAR(stale_reason_doc,
+             "stale_reason() -> str: why the connection went stale, the reason to "
+             "close it with (\"the server went stale: 3 keepalive pings failed\"); "
+             "\"\" before it did.");
+
+static PyObject *Engine_stale_reason(EngineObject *self, PyObject *unused) {
+  return PyUnicode_FromString(mcpp_engine_stale_reason(self->engine));
+}
+
 static PyMethodDef Engine_methods[] = {
+    {"stale_reason", (PyCFunction)Engine_stale_reason, METH_NOARGS, stale_reason_doc},
     {"recv", (PyCFunction)Engine_recv, METH_VARARGS, recv_doc},
     {"touch", (PyCFunction)Engine_touch, METH_O, touch_doc},
     {"observe_outbound", (PyCFunction)Engine_observe, METH_VARARGS,

@@ -225,6 +225,9 @@ class Engine:
     def set_session_id(self, session_id: str) -> None: ...
     def info(self, now: int) -> dict[str, Any]: ...
     def in_flight(self) -> list[tuple[str, str | None, int]]: ...
+    def should_close(self, event: dict[str, Any]) -> bool: ...
+    def stale_reason(self) -> str:
+        """Why the connection went stale, as a close reason; "" before it did."""
 def config_rewrite(text: str, unwrap: bool, launcher: Sequence[str]) -> tuple[str, int, bool]:
     """mcpp_config_rewrite: a client config's text with its stdio servers
     behind ``launcher wrap --name ENTRY --`` (or no longer); how many changed;
@@ -270,6 +273,10 @@ def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tupl
 PING_INVALID_MESSAGE: str  # MCPP_PING_INVALID_MESSAGE
 PING_UNSUPPORTED_MESSAGE: str  # MCPP_PING_UNSUPPORTED_MESSAGE
 PING_CLOSED_MESSAGE: str  # MCPP_PING_CLOSED_MESSAGE
+CLOSED_BY_APP_REASON: str  # MCPP_CLOSED_BY_APP_REASON
+TRANSPORT_CLOSED_REASON: str  # MCPP_TRANSPORT_CLOSED_REASON
+HTTP_UNREACHABLE_FORMAT: str  # "cannot reach %s: %s" (URL, cause)
+HTTP_REINIT_FAILED_FORMAT: str  # "the session expired and initialize failed: %s"
 HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, the GET stream's connect (MCPP_HTTP_SHORT_TIMEOUT_MS)
 DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAULT_KILL_GRACE_MS)
 APP_KILL_GRACE_MS: int  # the commands' grace for servers they start (MCPP_APP_KILL_GRACE_MS)

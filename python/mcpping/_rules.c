@@ -363,7 +363,11 @@ int mcpping_rules_add_types(PyObject *module) {
   Py_DECREF(t);
   if (rc || PyModule_AddStringConstant(module, "PING_INVALID_MESSAGE", MCPP_PING_INVALID_MESSAGE) ||
       PyModule_AddStringConstant(module, "PING_UNSUPPORTED_MESSAGE", MCPP_PING_UNSUPPORTED_MESSAGE) ||
-      PyModule_AddStringConstant(module, "PING_CLOSED_MESSAGE", MCPP_PING_CLOSED_MESSAGE))
+      PyModule_AddStringConstant(module, "PING_CLOSED_MESSAGE", MCPP_PING_CLOSED_MESSAGE) ||
+      PyModule_AddStringConstant(module, "CLOSED_BY_APP_REASON", MCPP_CLOSED_BY_APP_REASON) ||
+      PyModule_AddStringConstant(module, "TRANSPORT_CLOSED_REASON", MCPP_TRANSPORT_CLOSED_REASON) ||
+      PyModule_AddStringConstant(module, "HTTP_UNREACHABLE_FORMAT", MCPP_HTTP_UNREACHABLE_FORMAT) ||
+      PyModule_AddStringConstant(module, "HTTP_REINIT_FAILED_FORMAT", MCPP_HTTP_REINIT_FAILED_FORMAT))
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "MAX_RTT_WINDOW", MCPP_MAX_RTT_WINDOW) ||

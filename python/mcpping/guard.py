@@ -234,7 +234,7 @@ async def guard(
         # the session finishes on its own, and let the transport go.
         to_session.close()
         if driver.state == "stale":
-            driver.close("the peer went stale", _native.MCPP_ERR_STALE)
+            driver.close(driver.stale_reason, _native.MCPP_ERR_STALE)
             with anyio.CancelScope(shield=True):
                 try:
                     await write_stream.aclose()
@@ -247,7 +247,7 @@ async def guard(
             yield session_read, session_write, Guard(driver)
         finally:
             done.set()
-            driver.close("stale" if driver.state == "stale" else "closed")
+            driver.close(_native.TRANSPORT_CLOSED_REASON)  # a no-op after a stale close
             for task in list(late):
                 task.cancel()  # answers nobody will read now
             to_session.close()

@@ -266,7 +266,7 @@ class HttpPeer:
         self._stop_listening()
         if self.session_id is not None and self.fatal is None:
             await asyncio.to_thread(self._delete_blocking, self.session_id)
-        self._finish("closed")
+        self._finish(_native.CLOSED_BY_APP_REASON)
         listener = self._listener
         if listener is not None:
             await asyncio.to_thread(listener.join, _SHORT_TIMEOUT)
@@ -467,7 +467,7 @@ class HttpPeer:
             await self.initialize(self._init_timeout)
         except Exception as e:  # the new handshake failed: the peer is gone
             self._after_reinit = None
-            self._fail(e)
+            self._lose(e, _native.HTTP_REINIT_FAILED_FORMAT % e)
             return
         self.driver.record_reconnect()
         waiting, self._after_reinit = self._after_reinit or [], None
@@ -479,24 +479,28 @@ class HttpPeer:
         self.driver.set_session_id(sid)
 
     def _fail(self, exc: BaseException) -> None:
+        """A POST could not reach the server: the session is over."""
+        self._lose(exc, _native.HTTP_UNREACHABLE_FORMAT % (self.url, connect_reason(exc)))
+
+    def _lose(self, exc: BaseException, reason: str) -> None:
         if self.fatal is None:
             self.fatal = exc
         self._closed = True
         self._stop_listening()
-        self._finish(f"cannot reach {self.url}: {exc}")
+        self._finish(reason)
 
     def _stale(self) -> None:
         """The engine's stale policy says close: the server is gone."""
         if not self._closed:
             self._closed = True
             self._stop_listening()
-            self._finish("stale")
+            self._finish(self.driver.stale_reason, _native.MCPP_ERR_STALE)
 
-    def _finish(self, reason: str) -> None:
+    def _finish(self, reason: str, err: int = 0) -> None:
         for fut in self._requests.values():
             if not fut.done():
                 fut.set_exception(PeerClosed(reason))
-        self.driver.close(reason)
+        self.driver.close(reason, err)
 
     def _post(self, frame: bytes) -> None:
         # A daemon thread per POST, not the loop's executor: asyncio.run()

@@ -45,6 +45,29 @@ TEST(stale_within_interval_plus_timeout_times_failures) {
   fx_done(f);
 }
 
+/* The reason a host closes a stale connection with, one sentence for every
+ * host (conn.c, the guards, the HTTP clients). */
+TEST(stale_reason_names_the_peer_and_what_failed) {
+  fx *f = frozen_peer(MCPP_STALE_CLOSE);
+  ASSERT_STR_EQ("", mcpp_engine_stale_reason(f->e));
+  fx_run_until(f, T0 + 7 * SEC);
+  ASSERT_STR_EQ("the server went stale: 3 keepalive pings failed", mcpp_engine_stale_reason(f->e));
+  fx_done(f);
+
+  f = fx_new();
+  f->s.role = MCPP_ROLE_SERVER;
+  f->s.interval_ms = 1000;
+  f->s.timeout_ms = 2000;
+  f->s.failures = 2;
+  f->s.jitter_pct = 0;
+  fx_start(f, T0);
+  fx_run_until(f, T0 + 5 * SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 1);
+  ASSERT_STR_EQ("the client went stale: 2 keepalive pings failed", mcpp_engine_stale_reason(f->e));
+  fx_done(f);
+  ASSERT_STR_EQ("", mcpp_engine_stale_reason(NULL));
+}
+
 TEST(stale_with_report_keeps_probing_at_interval) {
   fx *f = frozen_peer(MCPP_STALE_REPORT);
   fx_run_until(f, T0 + 7 * SEC);

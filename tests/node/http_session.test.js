@@ -105,6 +105,43 @@ test('the caller\'s headers are sent but never replace the protocol\'s', async (
   }
 });
 
+test('a stale server\'s session is closed with the engine\'s reason, as in Python', async () => {
+  const server = await faultServer('freeze');
+  const keepalive = { intervalMs: 300, timeoutMs: 300, failures: 2, jitterPct: 0, minIntervalMs: 100 };
+  const s = new HttpSession(server.url, { keepalive, listen: false });
+  try {
+    await s.initialize(INIT, 5000);
+    const closed = new Promise((resolve) => s.driver.once('closed', resolve));
+    const waiting = s.request('tools/list', {}, 60000);
+    const ev = await closed;
+    assert.equal(ev.message, 'the server went stale: 2 keepalive pings failed');
+    assert.equal(ev.error, binding.errorCodes.MCPP_ERR_STALE);
+    await assert.rejects(waiting, { name: 'ClosedError', message: 'the server went stale: 2 keepalive pings failed' });
+    assert.equal(s.closed, true);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('a server gone mid-session ends it with the reason Python gives too', async () => {
+  const server = await faultServer('expire');
+  const s = new HttpSession(server.url, { listen: false });
+  try {
+    await s.initialize(INIT, 5000);
+    await server.stop();
+    const closed = new Promise((resolve) => s.driver.once('closed', resolve));
+    // The cause as the host names it: a pooled keep-alive socket is reset, a new one refused.
+    const want = new RegExp(`^cannot reach ${server.url}: (ECONNREFUSED|ECONNRESET)$`);
+    // The ping in flight says so as on stdio; the session's close says why.
+    await assert.rejects(s.ping({ timeoutMs: 5000 }), { name: 'ClosedError', message: binding.pingClosedMessage });
+    assert.match((await closed).message, want);
+    assert.equal(s.closed, true);
+  } finally {
+    await s.close();
+  }
+});
+
 /** Starts the TS SDK's McpServer over Streamable HTTP; resolves with {url, stop}. */
 async function sdkHttpServer() {
   const child = spawn(process.execPath, [path.join(h.FIXTURES, 'sdk_http_server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });

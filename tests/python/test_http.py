@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import re
 import subprocess
 import time
 from collections.abc import Iterator
@@ -137,6 +138,53 @@ async def test_a_frozen_http_server_is_convicted_after_the_probe_too_times_out(h
         assert ev.name == "stale"
         assert elapsed <= bound + 1.0, f"stale after {elapsed:.2f} s, bound {bound:.2f} s"
         assert "probe:tools/list timed out" in (ev.proof or "")
+    finally:
+        await p.close()
+
+
+@pytest.mark.parametrize("http_fault", ["freeze"], indirect=True)
+async def test_a_stale_http_server_is_closed_with_the_engines_reason(http_fault):
+    """on_stale="close": the session ends with C's sentence (the same as a
+    stdio server's and Node's), and a request still waiting is told so."""
+    ka = mcpping.KeepAlive(interval=0.3, timeout=0.3, failures=2, jitter_pct=0, min_interval=0.1)
+    p = HttpPeer(http_fault, keepalive=ka, ping_timeout=5, listen=False)
+    closed = p.events("closed")
+    try:
+        await p.initialize(5)
+        waiting = asyncio.ensure_future(p.request("tools/list", timeout=60))
+        ev = await asyncio.wait_for(closed.__anext__(), 30)
+        assert ev.message == "the server went stale: 2 keepalive pings failed"
+        assert ev.code == _native.MCPP_ERR_STALE
+        with pytest.raises(mcpping.PeerClosed, match="^the server went stale: 2 keepalive pings failed$"):
+            await waiting
+        assert p.closed
+    finally:
+        await p.close()
+
+
+async def test_a_server_gone_mid_session_ends_it_with_the_reason_node_gives_too():
+    """A POST that cannot reach the server ends an open session: C's
+    sentence with the cause as errno names it (tests/node/http_session.test.js
+    asserts the same words)."""
+    proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", "expire"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        p = HttpPeer(url, ping_timeout=5, listen=False)
+        closed = p.events("closed")
+        await p.initialize(5)
+    finally:
+        proc.kill()
+        proc.wait()
+    try:
+        # The ping in flight says so as on stdio; the session's close says why.
+        with pytest.raises(mcpping.PeerClosed, match=f"^{_native.PING_CLOSED_MESSAGE}$"):
+            await p.ping(5)
+        ev = await asyncio.wait_for(closed.__anext__(), 5)
+        # The cause as errno names it: refused, or reset if the socket was open.
+        assert re.fullmatch(f"cannot reach {re.escape(url)}: (ECONNREFUSED|ECONNRESET)", ev.message or ""), ev
+        assert p.closed
     finally:
         await p.close()
 

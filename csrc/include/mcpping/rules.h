@@ -69,6 +69,19 @@ int mcpp_outcome_is_lost(mcpp_ping_outcome outcome);
 int mcpp_engine_should_close(const mcpp_engine *engine,
                              const mcpp_event *event);
 
+/* Why the connection went stale, as the reason a host closes it with
+ * (MCPP_ERR_STALE): "the server went stale: 3 keepalive pings failed",
+ * "... 2 idle probes (tools/list) failed", or the process's own words
+ * ("the server went stale: server exited with status 1"); "client" in
+ * the server role. "" before the connection went stale. Valid until the
+ * engine is freed. */
+const char *mcpp_engine_stale_reason(const mcpp_engine *engine);
+
+/* The reason of a close the application asked for. */
+#define MCPP_CLOSED_BY_APP_REASON "closed by the application"
+/* The reason a guard closes with when the transport under it ended. */
+#define MCPP_TRANSPORT_CLOSED_REASON "the transport closed"
+
 /* RTT statistics of one connection's pings in bounded memory: exact
  * running min/avg/max/mdev (Welford) over every pong, p50/p99 by nearest
  * rank over the most recent `window` RTTs. RTTs are doubles in the
@@ -205,6 +218,13 @@ const char *mcpp_http_body_name(mcpp_http_body body);
 /* 1 if a POSTed frame that met an expired session is sent again once the
  * new session is open: a ping (it has no side effects), nothing else. */
 int mcpp_http_resends(const char *frame, size_t len);
+
+/* The reasons a Streamable HTTP client's session ends with when a POST
+ * cannot reach the server (printf-style: the URL, then the cause as the
+ * host names it: ECONNREFUSED, ...), or when the session expired and the
+ * new handshake failed (its error). */
+#define MCPP_HTTP_UNREACHABLE_FORMAT "cannot reach %s: %s"
+#define MCPP_HTTP_REINIT_FAILED_FORMAT "the session expired and initialize failed: %s"
 
 /* How long a Streamable HTTP client's DELETE at close, and the connect of
  * its GET listening stream, may take. */

@@ -413,21 +413,8 @@ static void engine_deliver(mcpp_engine *e, const char *frame, size_t len,
 static void engine_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
   mcpp_conn *c = ud;
   if (c->cb.on_event) c->cb.on_event(c, ev, c->user_data);
-  if (ev->type == MCPP_EV_STALE && c->on_stale == MCPP_STALE_CLOSE) {
-    /* The reason names what failed: pings, idle probes or the process. */
-    char what[128];
-    if (ev->proof && strcmp(ev->proof, "process") == 0 && ev->message)
-      snprintf(what, sizeof what, "%s", ev->message);
-    else if (ev->proof && strncmp(ev->proof, "probe:", 6) == 0)
-      snprintf(what, sizeof what, "%u idle probes (%.*s) failed",
-               (unsigned)ev->failure_count,
-               (int)strcspn(ev->proof + 6, ";"), /* the method, not the */
-               ev->proof + 6);                    /* detector's clauses */
-    else
-      snprintf(what, sizeof what, "%u keepalive pings failed",
-               (unsigned)ev->failure_count);
-    set_pending(c, MCPP_ERR_STALE, "the server went stale: %s", what);
-  }
+  if (ev->type == MCPP_EV_STALE && c->on_stale == MCPP_STALE_CLOSE)
+    set_pending(c, MCPP_ERR_STALE, "%s", mcpp_engine_stale_reason(e));
 }
 
 static void engine_record(mcpp_engine *e, const char *json, size_t len,
@@ -1115,10 +1102,10 @@ int mcpp_conn_close(mcpp_conn *c) {
   if (!c) return MCPP_ERR_INVALID_ARGUMENT;
   if (c->closing || c->has_pending) return MCPP_ERR_CLOSED;
   if (c->in_engine) {
-    set_pending(c, 0, "%s", "closed by the application");
+    set_pending(c, 0, "%s", MCPP_CLOSED_BY_APP_REASON);
     return 0;
   }
-  start_close(c, 0, "closed by the application");
+  start_close(c, 0, MCPP_CLOSED_BY_APP_REASON);
   return 0;
 }
 

@@ -4,6 +4,7 @@
  * on the freshest proof of life: it is due an interval after the last
  * inbound byte, so traffic that proves the peer alive also keeps pings
  * and probes from going out. */
+#include <stdio.h>
 #include <string.h>
 
 #include "deadlines.h"
@@ -286,9 +287,27 @@ void mcpp__go_suspect(mcpp_engine *e, const char *proof, const char *message,
                MCPP_DISPOSITION_CONTINUED, "suspect", now);
 }
 
+/* The close reason names what failed: pings, idle probes or the process. */
+static void compose_stale_reason(mcpp_engine *e, const char *proof, const char *message) {
+  const char *peer = e->s.role == MCPP_ROLE_SERVER ? "client" : "server";
+  char *out = e->stale_reason;
+  size_t cap = sizeof e->stale_reason;
+  if (proof && strcmp(proof, "process") == 0 && message)
+    snprintf(out, cap, "the %s went stale: %s", peer, message);
+  else if (proof && strncmp(proof, "probe:", 6) == 0)
+    snprintf(out, cap, "the %s went stale: %u idle probes (%.*s) failed", peer,
+             (unsigned)e->failure_count,
+             (int)strcspn(proof + 6, ";"), /* the method, not the detector's clauses */
+             proof + 6);
+  else
+    snprintf(out, cap, "the %s went stale: %u keepalive pings failed", peer,
+             (unsigned)e->failure_count);
+}
+
 /* forced: nothing will answer whatever on_stale says (the process exited). */
 void mcpp__go_stale(mcpp_engine *e, const char *proof, const char *message,
                     int forced, uint64_t now) {
+  compose_stale_reason(e, proof, message);
   mcpp_disposition d = e->s.on_stale == MCPP_STALE_REPORT && !forced
                            ? MCPP_DISPOSITION_CONTINUED
                            : mcpp__abandon_disposition(e);

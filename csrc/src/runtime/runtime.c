@@ -787,7 +787,7 @@ static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
     r->conn = NULL;
     /* The host closed while the old server was being reaped. */
     if (host_closed(r))
-      finish_idle(r, 0, "closed by the application");
+      finish_idle(r, 0, MCPP_CLOSED_BY_APP_REASON);
     else
       reconnect_wait(r);
     return;
@@ -1408,7 +1408,7 @@ static void stop_all(mcpp_runtime *rt) {
     if (r->conn)
       mcpp_conn_close(r->conn);
     else if (r->rc)
-      finish_idle(r, 0, "closed by the application");
+      finish_idle(r, 0, MCPP_CLOSED_BY_APP_REASON);
   }
 }
 
@@ -1453,7 +1453,7 @@ static void run_commands(mcpp_runtime *rt) {
       if ((r = find_conn(rt, k->conn_id)) && r->conn)
         mcpp_conn_close(r->conn);
       else if (r && r->rc)
-        finish_idle(r, 0, "closed by the application");
+        finish_idle(r, 0, MCPP_CLOSED_BY_APP_REASON);
       break;
     }
     rt_free(rt, k);
