@@ -360,6 +360,7 @@ class HttpSession {
       }
     }
     this.driver.close(binding.closedByAppReason);
+    this.rpc.failAll(new ClosedError(binding.closedByAppReason));
   }
 }
 
