@@ -18,6 +18,8 @@ const FRAME_PONG = 1;
 const binding = require('./binding');
 
 const { MCPP_ERR_STALE } = binding.errorCodes;
+/** Every engine event's name (C's mcpp_event_name), forwarded as the engine driver emits it. */
+const EVENT_NAMES = binding.eventNames().type;
 
 class GuardedTransport extends EventEmitter {
   /**
@@ -58,7 +60,7 @@ class GuardedTransport extends EventEmitter {
       onMustClose: (ev) => this.closeStale(ev),
     });
     // Re-emit the engine's events from the transport object.
-    for (const name of ['ping', 'pong', 'timeout', 'ping_error', 'unsupported', 'ping_answered', 'suspect', 'stale', 'recovered', 'closed', 'request_timeout', 'initialized', 'probe', 'probe_ok', 'probe_timeout', 'request_cancelled', 'ping_deaf', 'busy', 'paused', 'record']) {
+    for (const name of [...EVENT_NAMES, 'record']) {
       this.driver.on(name, (ev) => emitSafely(this, name, ev));
     }
     // What the driver could not deliver (a record sink that throws) is ours to report.

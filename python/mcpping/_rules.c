@@ -378,6 +378,15 @@ int mcpping_rules_add_types(PyObject *module) {
     return -1;
   if (PyModule_AddIntConstant(module, "MAX_RETRY_BUDGET_BURST", MCPP_MAX_RETRY_BUDGET_BURST))
     return -1;
+  PyObject *names = PyTuple_New(MCPP_EV_LAST + 1);
+  for (int t = MCPP_EV_PING; names != NULL && t <= MCPP_EV_LAST; t++) {
+    PyObject *name = PyUnicode_FromString(mcpp_event_name((mcpp_event_type)t));
+    if (name == NULL || PyTuple_SetItem(names, t, name) < 0) Py_CLEAR(names);
+  }
+  if (names == NULL || PyModule_AddObject(module, "EVENT_NAMES", names) < 0) {
+    Py_XDECREF(names);
+    return -1;
+  }
   static const struct {
     const char *name;
     double value;

@@ -8,19 +8,15 @@ from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass
 from typing import Any
 
-from . import _isolation
+from . import _isolation, _native
 
 __all__ = ["Event", "EVENT_NAMES", "EventHub", "EventStream"]
 
 #: The public event names (docs/design.md), plus the extra engine events:
 #: requests, the handshake, the idle probe of sessions without ping, and
-#: the detector's verdicts short of stale (``ping_deaf``, ``busy``).
-EVENT_NAMES = (
-    "ping", "pong", "timeout", "ping_error", "unsupported", "ping_answered",
-    "suspect", "stale", "recovered", "closed", "request_timeout", "initialized",
-    "probe", "probe_ok", "probe_timeout", "request_cancelled",
-    "reconnecting", "reconnected", "ping_deaf", "busy", "paused",
-)
+#: the detector's verdicts short of stale (``ping_deaf``, ``busy``): C's
+#: names (mcpp_event_name), in the enum's order.
+EVENT_NAMES: tuple[str, ...] = _native.EVENT_NAMES
 
 # Events whose ``code`` is the peer's JSON-RPC code (native ``rpc_code``);
 # every other event's is our own MCPP_ERR_* code (native ``error``).
