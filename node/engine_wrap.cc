@@ -323,7 +323,9 @@ Napi::Value EngineWrap::ShouldClose(const Napi::CallbackInfo &info) {
 // staleReason(): why the connection went stale, the reason to close it
 // with; '' before it did (mcpp_engine_stale_reason).
 Napi::Value EngineWrap::StaleReason(const Napi::CallbackInfo &info) {
-  return Napi::String::New(info.Env(), mcpp_engine_stale_reason(engine_));
+  char why[256];
+  mcpp_engine_stale_reason(engine_, why, sizeof why);
+  return Napi::String::New(info.Env(), why);
 }
 
 }  // namespace mcpping_node

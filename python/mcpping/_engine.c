@@ -416,7 +416,9 @@ PyDoc_STRVAR(stale_reason_doc,
              "\"\" before it did.");
 
 static PyObject *Engine_stale_reason(EngineObject *self, PyObject *unused) {
-  return PyUnicode_FromString(mcpp_engine_stale_reason(self->engine));
+  char why[256];
+  mcpp_engine_stale_reason(self->engine, why, sizeof why);
+  return PyUnicode_FromString(why);
 }
 
 static PyMethodDef Engine_methods[] = {

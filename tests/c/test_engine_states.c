@@ -47,11 +47,22 @@ TEST(stale_within_interval_plus_timeout_times_failures) {
 
 /* The reason a host closes a stale connection with, one sentence for every
  * host (conn.c, the guards, the HTTP clients). */
+static const char *stale_reason(const mcpp_engine *e) {
+  static char buf[160];
+  size_t n = mcpp_engine_stale_reason(e, buf, sizeof buf);
+  ASSERT_UINT_EQ(strlen(buf), n);
+  return buf;
+}
+
 TEST(stale_reason_names_the_peer_and_what_failed) {
   fx *f = frozen_peer(MCPP_STALE_CLOSE);
-  ASSERT_STR_EQ("", mcpp_engine_stale_reason(f->e));
+  ASSERT_STR_EQ("", stale_reason(f->e));
   fx_run_until(f, T0 + 7 * SEC);
-  ASSERT_STR_EQ("the server went stale: 3 keepalive pings failed", mcpp_engine_stale_reason(f->e));
+  ASSERT_STR_EQ("the server went stale: 3 keepalive pings failed", stale_reason(f->e));
+  char small[8];
+  ASSERT_UINT_EQ(strlen("the server went stale: 3 keepalive pings failed"),
+                 mcpp_engine_stale_reason(f->e, small, sizeof small));
+  ASSERT_STR_EQ("the ser", small);
   fx_done(f);
 
   f = fx_new();
@@ -63,9 +74,9 @@ TEST(stale_reason_names_the_peer_and_what_failed) {
   fx_start(f, T0);
   fx_run_until(f, T0 + 5 * SEC);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 1);
-  ASSERT_STR_EQ("the client went stale: 2 keepalive pings failed", mcpp_engine_stale_reason(f->e));
+  ASSERT_STR_EQ("the client went stale: 2 keepalive pings failed", stale_reason(f->e));
   fx_done(f);
-  ASSERT_STR_EQ("", mcpp_engine_stale_reason(NULL));
+  ASSERT_STR_EQ("", stale_reason(NULL));
 }
 
 TEST(stale_with_report_keeps_probing_at_interval) {

@@ -72,10 +72,11 @@ int mcpp_engine_should_close(const mcpp_engine *engine,
 /* Why the connection went stale, as the reason a host closes it with
  * (MCPP_ERR_STALE): "the server went stale: 3 keepalive pings failed",
  * "... 2 idle probes (tools/list) failed", or the process's own words
- * ("the server went stale: server exited with status 1"); "client" in
- * the server role. "" before the connection went stale. Valid until the
- * engine is freed. */
-const char *mcpp_engine_stale_reason(const mcpp_engine *engine);
+ * ("the server went stale: the server process exited"); "client" in the
+ * server role; "" before the connection went stale. Writes it and a NUL
+ * into out (at most cap bytes) and returns its length, as snprintf does. */
+size_t mcpp_engine_stale_reason(const mcpp_engine *engine, char *out,
+                                size_t cap);
 
 /* The reason of a close the application asked for. */
 #define MCPP_CLOSED_BY_APP_REASON "closed by the application"

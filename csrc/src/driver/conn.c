@@ -413,8 +413,11 @@ static void engine_deliver(mcpp_engine *e, const char *frame, size_t len,
 static void engine_event(mcpp_engine *e, const mcpp_event *ev, void *ud) {
   mcpp_conn *c = ud;
   if (c->cb.on_event) c->cb.on_event(c, ev, c->user_data);
-  if (ev->type == MCPP_EV_STALE && c->on_stale == MCPP_STALE_CLOSE)
-    set_pending(c, MCPP_ERR_STALE, "%s", mcpp_engine_stale_reason(e));
+  if (ev->type == MCPP_EV_STALE && c->on_stale == MCPP_STALE_CLOSE) {
+    char why[160];
+    mcpp_engine_stale_reason(e, why, sizeof why);
+    set_pending(c, MCPP_ERR_STALE, "%s", why);
+  }
 }
 
 static void engine_record(mcpp_engine *e, const char *json, size_t len,

@@ -48,9 +48,10 @@ struct mcpp_engine {
   uint64_t next_seq;  /* seqs 1..next_seq-1 were issued */
 
   mcpp_state state;
-  /* "the server went stale: ...", composed as the engine goes stale
-   * (mcpp_engine_stale_reason). */
-  char stale_reason[160];
+  /* What failed when the engine last went stale (mcpp_engine_stale_reason):
+   * the verdict's proof ("ping...", "probe:<method>...") or the process's
+   * words; NULL before. Static or engine-owned text. */
+  const char *stale_what;
   int delivering; /* mcpp_answer_kind of the frame deliver is handed now */
   int unsupported;         /* no pings on this session, for good */
   int unsupported_emitted; /* the protocol-version UNSUPPORTED went out */

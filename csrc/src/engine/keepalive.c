@@ -287,27 +287,34 @@ void mcpp__go_suspect(mcpp_engine *e, const char *proof, const char *message,
                MCPP_DISPOSITION_CONTINUED, "suspect", now);
 }
 
-/* The close reason names what failed: pings, idle probes or the process. */
-static void compose_stale_reason(mcpp_engine *e, const char *proof, const char *message) {
-  const char *peer = e->s.role == MCPP_ROLE_SERVER ? "client" : "server";
-  char *out = e->stale_reason;
-  size_t cap = sizeof e->stale_reason;
-  if (proof && strcmp(proof, "process") == 0 && message)
-    snprintf(out, cap, "the %s went stale: %s", peer, message);
-  else if (proof && strncmp(proof, "probe:", 6) == 0)
-    snprintf(out, cap, "the %s went stale: %u idle probes (%.*s) failed", peer,
-             (unsigned)e->failure_count,
-             (int)strcspn(proof + 6, ";"), /* the method, not the detector's clauses */
-             proof + 6);
-  else
-    snprintf(out, cap, "the %s went stale: %u keepalive pings failed", peer,
-             (unsigned)e->failure_count);
+size_t mcpp_engine_stale_reason(const mcpp_engine *e, char *out, size_t cap) {
+  int n;
+  const char *what = e ? e->stale_what : NULL;
+  if (what == NULL) {
+    n = snprintf(out, cap, "%s", "");
+  } else {
+    const char *peer = e->s.role == MCPP_ROLE_SERVER ? "client" : "server";
+    if (strncmp(what, "ping", 4) == 0)
+      n = snprintf(out, cap, "the %s went stale: %u keepalive pings failed", peer,
+                   (unsigned)e->failure_count);
+    else if (strncmp(what, "probe:", 6) == 0)
+      n = snprintf(out, cap, "the %s went stale: %u idle probes (%.*s) failed", peer,
+                   (unsigned)e->failure_count,
+                   (int)strcspn(what + 6, ";"), /* the method, not the detector's clauses */
+                   what + 6);
+    else
+      n = snprintf(out, cap, "the %s went stale: %s", peer, what);
+  }
+  return n < 0 ? 0 : (size_t)n;
 }
 
 /* forced: nothing will answer whatever on_stale says (the process exited). */
 void mcpp__go_stale(mcpp_engine *e, const char *proof, const char *message,
                     int forced, uint64_t now) {
-  compose_stale_reason(e, proof, message);
+  /* The close reason names what failed: pings, idle probes or the process. */
+  e->stale_what = proof && strcmp(proof, "process") == 0 && message ? message
+                  : proof && strncmp(proof, "probe:", 6) == 0     ? proof
+                                                                  : "ping";
   mcpp_disposition d = e->s.on_stale == MCPP_STALE_REPORT && !forced
                            ? MCPP_DISPOSITION_CONTINUED
                            : mcpp__abandon_disposition(e);

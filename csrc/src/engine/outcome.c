@@ -38,10 +38,6 @@ int mcpp_outcome_is_lost(mcpp_ping_outcome o) {
          o == MCPP_OUTCOME_INVALID;
 }
 
-const char *mcpp_engine_stale_reason(const mcpp_engine *e) {
-  return e ? e->stale_reason : "";
-}
-
 int mcpp_engine_should_close(const mcpp_engine *e, const mcpp_event *ev) {
   if (e == NULL || !mcpp__event_readable(ev) || ev->type != MCPP_EV_STALE)
     return 0;
