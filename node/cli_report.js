@@ -1,7 +1,7 @@
 'use strict';
 /**
  * Prints `mcpping --config`'s lines (docs/cli.md), every byte of which comes
- * from C (csrc/src/app/config_table.c), as Python's ConfigReporter does;
+ * from C (csrc/src/app/config_table.c);
  * results() returns the exit status.
  */
 class ConfigReporter {

@@ -1,8 +1,8 @@
 'use strict';
 /**
  * `mcpping --config FILE --wrap|--unwrap [--write] [--command PATH]`
- * (docs/cli.md). The rewrite itself is C's (csrc/src/app/config_rewrite.c,
- * the same bytes as Python's): every stdio server of a client config runs
+ * (docs/cli.md). The rewrite itself is C's (csrc/src/app/config_rewrite.c):
+ * every stdio server of a client config runs
  * behind `MCPPING wrap --name ENTRY --`, MCPPING being this node and its
  * cli.js by absolute path, or no longer does. The new config goes to stdout;
  * with --write the file is rewritten in place after a backup (FILE.bak, or

@@ -177,7 +177,7 @@ void SpawnFromJs(const Napi::Object &obj, OwnedSpawn *out) {
     o->stderr_mode = MCPP_STDERR_IGNORE;
   else
     throw Napi::TypeError::New(env, "stderr must be 'inherit', 'pipe' or 'ignore'");
-  // killGraceMs 0 is no grace (SIGKILL at once), as in Python; C's 0 is the
+  // killGraceMs 0 is no grace (SIGKILL at once), as docs/node.md says; C's 0 is the
   // default, which an absent killGraceMs leaves (validate.js refused the rest).
   uint32_t grace = GetU32(obj, "killGraceMs", UINT32_MAX);
   o->kill_grace_ms = grace == UINT32_MAX ? 0 : grace ? grace : MCPP_KILL_GRACE_NONE;

@@ -62,7 +62,7 @@ class HttpSession {
       probe: options.probe,
       records: options.records,
       write: (frame) => this.post(frame),
-      // The stale policy is C's: a stale server's session is over, as in Python.
+      // The stale policy is C's (mcpp_engine_should_close): a stale server's session is over.
       onMustClose: () => this.closeStale(),
     });
   }

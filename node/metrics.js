@@ -1,7 +1,7 @@
 'use strict';
 /**
  * mcpping.metrics: Prometheus (prom-client) and OpenTelemetry
- * (@opentelemetry/api) figures for a fleet of peers, named as in Python.
+ * (@opentelemetry/api) figures for a fleet of peers, named by C (mcpping/metrics.h).
  *
  * Every connection (a spawned Peer or StdioClientTransport, a guard, the
  * CLI's HTTP session) reports to `hub`: once metrics are on, `hub.tally`

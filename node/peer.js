@@ -344,7 +344,7 @@ async function connect(params, options) {
     await peer.initialize({ timeoutMs: initializeTimeoutMs });
   } catch (err) {
     await peer.close();
-    // A close is worded by C (handshake.js), as Python's connect() says it.
+    // A close is worded by C (handshake.js).
     if (err instanceof McppError && err.code === 'HANDSHAKE' && err.kind === 'closed') throw err;
     throw new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
   }

@@ -1,8 +1,7 @@
 'use strict';
 /**
  * `mcpping wrap` (docs/cli.md): liveness for MCP clients you cannot change.
- * The proxy itself is C (mcpp_wrap_run, the same as in the Python command),
- * and so is the command line's parse (mcpp_cli_parse): its help, defaults,
+ * The proxy itself is C (mcpp_wrap_run), and so is the command line's parse (mcpp_cli_parse): its help, defaults,
  * checks and sentences. This hands C's parse over to the proxy. The process
  * then belongs to the proxy until the client or the server is gone.
  */
@@ -23,7 +22,7 @@ class WrapUsageError extends Error {
 }
 
 /**
- * Parses the arguments after `wrap` (C's rules, the same in Python).
+ * Parses the arguments after `wrap` (C's rules, cli_args.c).
  * @param {string[]} argv
  * @returns {'help' | {intervalMs: number, timeoutMs: number, failures: number, restart: boolean,
  *   log: string|null, metrics: string|null, name: string|null, command: string[]}}
