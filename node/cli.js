@@ -89,7 +89,7 @@ class Target {
         if (err instanceof errors.PingInvalidError) return [INVALID, 0, null, err.message];
         if (err instanceof errors.PingUnsupportedError) return [UNSUPPORTED, 0, err.rpcCode, err.message];
         if (err instanceof errors.PingError) return [ERROR, 0, err.code, err.message];
-        if (err instanceof errors.ClosedError) return [CLOSED, 0, null, this.closedReason(err)];
+        if (err instanceof errors.ClosedError) return [CLOSED, 0, null, await this.closedReason(err, timeoutMs)];
         throw err;
       }
     }
@@ -101,10 +101,10 @@ class Target {
         : await this.peer.request(method, {}, { timeoutMs: timeoutMs + native.cliStepSlackMs, signal: AbortSignal.any([timer, signal]) });
     } catch (err) {
       if (timer.aborted || err.code === 'REQUEST_TIMEOUT') return [TIMEOUT, 0, null, null];
-      if (err instanceof errors.ClosedError) return [CLOSED, 0, null, this.closedReason(err)];
+      if (err instanceof errors.ClosedError) return [CLOSED, 0, null, await this.closedReason(err, timeoutMs)];
       if (signal.aborted) throw err;
       if (typeof err.code === 'number') return [ERROR, 0, err.code, err.message];
-      if (this.session && this.session.connectError) return [CLOSED, 0, null, this.closedReason(err)];
+      if (this.session && this.session.connectError) return [CLOSED, 0, null, await this.closedReason(err, timeoutMs)];
       throw err;
     }
     const rtt = performance.now() - t0;
@@ -112,8 +112,24 @@ class Target {
     return [OK, rtt, null, null];
   }
 
-  closedReason(err) {
-    return this.session && this.session.connectError ? describe(this.session.connectError) : err.message;
+  /**
+   * Why the connection closed: what could not reach the URL, or a stdio
+   * server's close reason ("server exited with status 3"), which arrives
+   * just after the check that met it.
+   * @param {Error} err @param {number} waitMs @returns {Promise<string>}
+   */
+  async closedReason(err, waitMs) {
+    if (this.session) return this.session.connectError ? describe(this.session.connectError) : err.message;
+    const peer = this.peer;
+    if (peer && !peer.closeInfo) {
+      let timer;
+      await Promise.race([
+        new Promise((resolve) => peer.once('closed', resolve)),
+        new Promise((resolve) => (timer = setTimeout(resolve, waitMs))),
+      ]);
+      clearTimeout(timer);
+    }
+    return peer && peer.closeInfo ? peer.closeInfo.reason : err.message;
   }
 
   /** tools/list for --expect-tool: [kind, names, code, message]. */

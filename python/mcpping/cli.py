@@ -95,14 +95,14 @@ class _Target:
             except PingError as e:
                 return _ERROR, 0.0, e.code, e.message
             except PeerClosed as e:
-                return _CLOSED, 0.0, None, self._closed_reason(e)
+                return _CLOSED, 0.0, None, await self._closed_reason(e, timeout_s)
         t0 = time.monotonic()
         try:
             resp = await self.peer.request(method, {}, timeout=timeout_s)
         except asyncio.TimeoutError:
             return _TIMEOUT, 0.0, None, None
         except PeerClosed as e:
-            return _CLOSED, 0.0, None, self._closed_reason(e)
+            return _CLOSED, 0.0, None, await self._closed_reason(e, timeout_s)
         rtt = (time.monotonic() - t0) * 1000
         self.result = resp.get("result")
         if "error" in resp:
@@ -112,12 +112,20 @@ class _Target:
             return _INVALID, 0.0, None, None  # C words it
         return _OK, rtt, None, None
 
-    def _closed_reason(self, e: BaseException) -> str:
+    async def _closed_reason(self, e: BaseException, wait_s: float) -> str:
+        """Why the connection closed: what could not reach the URL, or a
+        stdio server's close reason ("server exited with status 3"), which
+        arrives just after the check that met it."""
         fatal = getattr(self.peer, "fatal", None)
-        if fatal is None:
-            return str(e)
-        from .http import connect_reason
-        return connect_reason(fatal)
+        if fatal is not None:
+            from .http import connect_reason
+            return connect_reason(fatal)
+        if isinstance(self.peer, Peer):
+            try:
+                return (await asyncio.wait_for(self.peer.wait_closed(), wait_s)).reason
+            except asyncio.TimeoutError:
+                pass
+        return str(e)
 
     async def tools(self, timeout_s: float) -> tuple[int, list[str], int | None, str | None]:
         kind, _, code, message = await self.check("tools/list", timeout_s)

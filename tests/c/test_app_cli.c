@@ -454,7 +454,7 @@ TEST(app_cli_run_expect_tool_present_0_missing_4) {
   finish(&d);
 }
 
-TEST(app_cli_run_closed_before_any_reply_exits_3_after_one_keeps_the_summary) {
+TEST(app_cli_run_closed_before_any_reply_exits_3_after_one_loses_that_check_and_exits_1) {
   drive d;
   START(&d, "-c", "3", "-i", "0", "--", "srv");
   opened(&d, "2025-11-25");
@@ -467,10 +467,13 @@ TEST(app_cli_run_closed_before_any_reply_exits_3_after_one_keeps_the_summary) {
   opened(&d, "2025-11-25");
   mcpp_cli_replied(d.r, d.now, MCPP_REPLY_OK, 1, 0, 0, NULL);
   step(&d);
-  mcpp_cli_replied(d.r, d.now, MCPP_REPLY_CLOSED, 0, 0, 0, "gone");
+  mcpp_cli_replied(d.r, d.now, MCPP_REPLY_CLOSED, 0, 0, 0, "server exited with status 0");
   step(&d);
-  ASSERT_EQ(d.a.status, MCPP_EXIT_ALIVE); /* 1 sent, 1 received */
-  ASSERT(strstr(d.out, "1 sent, 1 received, 0% loss"));
+  /* Gone after answering: that check is lost and the run says why; a
+   * server that died mid-run is not "alive" (this exited 0 before). */
+  ASSERT_EQ(d.a.status, MCPP_EXIT_MISSING);
+  ASSERT(strstr(d.out, "2 sent, 1 received, 50% loss"));
+  ASSERT_STR_EQ(d.err, "mcpping: connection closed: server exited with status 0; 1 of 2 replies missing\n");
   finish(&d);
 }
 

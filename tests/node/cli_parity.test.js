@@ -159,6 +159,18 @@ test('parity: a server that exits or a refused connection: the same reason line'
   }
 });
 
+test('parity: a server that dies after answering ends the run with its reason and exit 1', async () => {
+  // initialize, initialized and two pings answered; the third check meets
+  // the exit: it is lost, not "never sent", and the run is no "alive".
+  const args = ['-c', '5', '-i', '0.2', ...peerArgs('dies.py', ['--after', '4'])];
+  const [js, py] = await Promise.all([node(args), python(args)]);
+  for (const r of [js, py]) {
+    assert.equal(r.status, 1, r.stderr);
+    assert.equal(r.stderr, 'mcpping: connection closed: server exited with status 3; 1 of 3 replies missing\n');
+    assert.match(r.stdout, /^3 sent, 2 received, 33\.3% loss, time \d+ ms$/m);
+  }
+});
+
 test('parity: --no-init', async () => {
   const { js, py } = await same(['--json', '--no-init', '-c', '1', ...peerArgs('echo.py')], { status: 0 });
   assert.deepEqual(h.jsonLines(js.stdout)[0], h.jsonLines(py.stdout)[0]);

@@ -37,6 +37,7 @@ struct mcpp_cli_run {
   char *peer;
   mcpp_rtt_stats *stats;
   mcpp__text out, err;
+  char *closed; /* why the connection closed after an answer, or NULL */
 };
 
 static const char *method_name(mcpp_cli_method m) {
@@ -75,6 +76,7 @@ void mcpp_cli_run_free(mcpp_cli_run *r) {
   mcpp_rtt_stats_free(r->stats);
   mcpp__text_free(&r->out);
   mcpp__text_free(&r->err);
+  free(r->closed);
   free(r->peer);
   free(r);
 }
@@ -306,14 +308,19 @@ void mcpp_cli_replied(mcpp_cli_run *r, int64_t now_ms, mcpp_cli_reply kind,
       report(r, kind, rtt_ms, 0, 0, NULL);
       break;
     case MCPP_REPLY_CLOSED:
-      /* The connection went away: that check was never really sent. */
-      r->sent--;
-      r->seq--;
-      if (!r->received)
+      if (!r->received) {
+        /* Gone before its first answer: it never came up for the check. */
+        r->sent--;
+        r->seq--;
         finishf(r, MCPP_EXIT_CONNECT, "connection closed: %s",
                 message ? message : "", NULL);
-      else
-        r->state = ST_SUMMARY;
+        return;
+      }
+      /* Gone after answering: this check is lost, the run ends early and
+       * its last line says why (a server that died is not "alive"). */
+      free(r->closed);
+      r->closed = strdup(message ? message : "");
+      r->state = ST_SUMMARY;
       return;
     case MCPP_REPLY_UNSUPPORTED:
       report(r, kind, 0, has_code, code, message);
@@ -406,11 +413,14 @@ static void summary(mcpp_cli_run *r, int64_t now_ms) {
   } else if (!r->sent) {
     finish(r, MCPP_EXIT_MISSING, "no check was sent");
   } else {
-    char why[96];
-    snprintf(why, sizeof why, "%llu of %llu replies missing",
+    char missing[64];
+    snprintf(missing, sizeof missing, "%llu of %llu replies missing",
              (unsigned long long)(r->sent - r->received),
              (unsigned long long)r->sent);
-    finish(r, MCPP_EXIT_MISSING, why);
+    if (r->closed)
+      finishf(r, MCPP_EXIT_MISSING, "connection closed: %s; %s", r->closed, missing);
+    else
+      finish(r, MCPP_EXIT_MISSING, missing);
   }
 }
 
