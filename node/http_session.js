@@ -31,6 +31,10 @@ class HttpSession {
     this.url = url;
     this.extraHeaders = { ...(options.headers || {}) };
     this.headers('POST', null); // a header that is no string throws here, not in a later POST
+    for (const [name, value] of Object.entries(this.extraHeaders)) {
+      const problem = binding.httpHeaderProblem(name, value); // C's rule: what would break the request
+      if (problem !== null) throw new RangeError(`headers: ${JSON.stringify(name)} ${problem}`);
+    }
     this.sessionId = null;
     this.protocolVersion = null;
     /** True on a 2026-07-28 session (no session id, no ping). */

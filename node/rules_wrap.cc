@@ -159,6 +159,18 @@ Napi::Value HttpRequestHeaders(const Napi::CallbackInfo &info) {
   return headers;
 }
 
+// httpHeaderProblem(name, value) -> why the header cannot be sent (the
+// sentence reads after its name), or null if it can.
+Napi::Value HttpHeaderProblem(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString() || !info[1].IsString())
+    throw Napi::TypeError::New(env, "name and value must be strings");
+  std::string name = info[0].As<Napi::String>().Utf8Value();
+  std::string value = info[1].As<Napi::String>().Utf8Value();
+  const char *why = mcpp_http_header_problem(name.data(), name.size(), value.data(), value.size());
+  return why ? Napi::Value(Napi::String::New(env, why)) : env.Null();
+}
+
 // httpBodyKind(method, status, contentType) -> 'sse' | 'json' | 'none' | 'error'
 Napi::Value HttpBodyKind(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -311,6 +323,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));
   exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
+  exports.Set("httpHeaderProblem", Napi::Function::New(env, HttpHeaderProblem, "httpHeaderProblem"));
   exports.Set("httpResends", Napi::Function::New(env, HttpResends, "httpResends"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);

@@ -925,6 +925,9 @@ static PyMethodDef module_methods[] = {
     {"http_body_kind", mcpping_http_body_kind, METH_VARARGS,
      "http_body_kind(method, status, content_type) -> str: how the answer's body is "
      "read: 'sse', 'json', 'none' or 'error'."},
+    {"http_header_problem", mcpping_http_header_problem, METH_VARARGS,
+     "http_header_problem(name, value) -> str | None: why the header cannot be sent "
+     "(the sentence reads after its name), None if it can."},
     {"http_resends", mcpping_http_resends, METH_O,
      "http_resends(frame) -> bool: whether a frame that met an expired session is "
      "sent again on the new one (a ping)."},

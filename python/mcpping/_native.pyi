@@ -123,6 +123,9 @@ def http_body_kind(method: str, status: int, content_type: str | None) -> str:
     """How an answer's body is read: 'sse' (events), 'json' (one message,
     nothing if blank), 'none' (drop it) or 'error' (read it whole for
     http_classify; a GET that opens no stream)."""
+def http_header_problem(name: str, value: str) -> str | None:
+    """Why a request header cannot be sent (reads after its name: "is not
+    an HTTP header name ...", "has a control character ..."), None if it can."""
 def http_resends(frame: bytes) -> bool:
     """Whether a frame that met an expired session is sent again once the
     new session is open: a ping, nothing else."""

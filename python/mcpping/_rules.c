@@ -191,6 +191,14 @@ done:
   return res;
 }
 
+PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args) {
+  const char *name, *value;
+  Py_ssize_t name_len, value_len;
+  if (!PyArg_ParseTuple(args, "s#s#", &name, &name_len, &value, &value_len)) return NULL;
+  const char *why = mcpp_http_header_problem(name, (size_t)name_len, value, (size_t)value_len);
+  return why ? PyUnicode_FromString(why) : Py_NewRef(Py_None);
+}
+
 PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
   mcpp_http_method method;
   int status;

@@ -80,6 +80,9 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     for k, v in headers.items():
         if not isinstance(k, str) or not k or not isinstance(v, str):
             raise TypeError(f"headers must map non-empty str names to str values, not {k!r}")
+        problem = _native.http_header_problem(k, v)  # C's rule: what would break the request
+        if problem is not None:
+            raise ValueError(f"headers: {k!r} {problem}")
     return dict(headers)
 
 

@@ -142,6 +142,12 @@ TEST(app_config_load_every_bad_entry_is_named_by_its_json_path) {
        "$.servers.a.url: must be an http:// or https:// URL"},
       {"{\"servers\": {\"a\": {\"url\": \"http://h\", \"headers\": {\"K\": null}}}}",
        "$.servers.a.headers.K: must be a string, got null"},
+      {"{\"servers\": {\"a\": {\"url\": \"http://h\", \"headers\": {\"Bad Name\": \"x\"}}}}",
+       "$.servers.a.headers[\"Bad Name\"]: is not an HTTP header name (letters, digits and "
+       "!#$%&'*+-.^_`|~ only)"},
+      {"{\"servers\": {\"a\": {\"url\": \"http://h\", \"headers\": {\"X\": \"a\\r\\nY: 1\"}}}}",
+       "$.servers.a.headers.X: has a control character in its value (CR, LF and the like would "
+       "split the request)"},
       {"{\"mcpServers\": {\"a\": {\"command\": \"x\", \"disabled\": \"yes\"}}}",
        "$.mcpServers.a.disabled: must be a boolean, got string"},
       {"{\"mcpServers\": {\"my server\": {\"command\": 1}}}",

@@ -108,3 +108,18 @@ TEST(ping_unreachable_answer_is_unsupported_under_the_pings_id) {
                                                  out, sizeof out));
   ASSERT_UINT_EQ(0, mcpp_ping_unreachable_answer("[", 1, out, sizeof out));
 }
+
+TEST(http_header_problem_refuses_what_would_break_the_request) {
+#define PROBLEM(n, v) mcpp_http_header_problem((n), strlen(n), (v), strlen(v))
+  ASSERT(PROBLEM("Authorization", "Bearer a.b-c\tx") == NULL);
+  ASSERT(PROBLEM("X-My_Header!#$%&'*+-.^`|~9", "caf\xc3\xa9") == NULL); /* obs-text is fine */
+  ASSERT_STR_EQ("is not an HTTP header name (it is empty)", PROBLEM("", "x"));
+  ASSERT_STR_EQ("is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)",
+                PROBLEM("Bad Name", "x"));
+  ASSERT(PROBLEM("a:b", "x") != NULL);
+  ASSERT_STR_EQ("has a control character in its value (CR, LF and the like would split the request)",
+                PROBLEM("X", "a\r\nInjected: 1"));
+  ASSERT(PROBLEM("X", "a\x7f") != NULL);
+  ASSERT(mcpp_http_header_problem("X", 1, "a\0b", 3) != NULL);
+#undef PROBLEM
+}

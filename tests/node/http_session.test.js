@@ -85,6 +85,12 @@ test('request headers and body kinds are the C core\'s', () => {
   assert.equal(binding.httpResends('{"jsonrpc":"2.0","id":1,"method":"tools/call"}'), false);
   assert.throws(() => binding.httpBodyKind('PUT', 200, null), /method must be/);
   assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { A: 1 } }), TypeError);
+  // C's rule (mcpp_http_header_problem), at construction: no token name, or a CR/LF that would inject.
+  assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { 'Bad Name': 'x' } }),
+    { name: 'RangeError', message: /^headers: "Bad Name" is not an HTTP header name/ });
+  assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { X: 'a\r\nInjected: 1' } }),
+    { name: 'RangeError', message: /^headers: "X" has a control character in its value/ });
+  assert.equal(binding.httpHeaderProblem('Authorization', 'Bearer t\tx'), null);
 });
 
 test('the caller\'s headers are sent but never replace the protocol\'s', async () => {

@@ -87,6 +87,16 @@ def test_request_headers_and_body_kinds_are_the_c_cores():
         _native.http_request_headers("POST", {"A": 1}, None, None)
 
 
+async def test_a_header_that_would_break_the_request_is_refused_at_once():
+    """C's rule (mcpp_http_header_problem), at construction, not in a POST's
+    thread later: a name that is no HTTP token, a CR/LF that would inject."""
+    with pytest.raises(ValueError, match=r"^headers: 'Bad Name' is not an HTTP header name"):
+        HttpPeer("http://127.0.0.1:9/mcp", headers={"Bad Name": "x"})
+    with pytest.raises(ValueError, match=r"^headers: 'X' has a control character in its value"):
+        HttpPeer("http://127.0.0.1:9/mcp", headers={"X": "a\r\nInjected: 1"})
+    assert _native.http_header_problem("Authorization", "Bearer t\tx") is None
+
+
 @pytest.mark.parametrize("http_fault", ["strict"], indirect=True)
 async def test_callers_headers_are_sent_but_never_replace_the_protocols(http_fault):
     """A config's headers go with every request; ones named like mcpping's

@@ -195,6 +195,14 @@ size_t mcpp_http_request_headers(mcpp_http_method method,
                                  const char *version, mcpp_http_header *out,
                                  size_t cap);
 
+/* Why a request header cannot be sent, or NULL if it can: the name must
+ * be an HTTP token (RFC 9110: letters, digits and !#$%&'*+-.^_`|~), the
+ * value free of control characters but horizontal tab (CR and LF would
+ * split the request). The sentence reads after the header's name
+ * ("is not ...", "has ..."). */
+const char *mcpp_http_header_problem(const char *name, size_t name_len,
+                                     const char *value, size_t value_len);
+
 /* How the body of an HTTP answer is read. */
 typedef enum mcpp_http_body {
   MCPP_HTTP_BODY_SSE = 0,  /* 2xx text/event-stream (GET: 200 only): each

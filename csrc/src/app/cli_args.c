@@ -143,13 +143,11 @@ static int seconds_value(mcpp_cli_options *o, const char *flag,
   return 0;
 }
 
-/* NAME:VALUE with a token name (RFC 9110), no CR/LF/NUL in the value. */
+/* NAME:VALUE that can be sent (mcpp_http_header_problem). */
 static int header_ok(const char *h) {
   const char *colon = strchr(h, ':');
-  if (!colon || colon == h) return 0;
-  for (const char *p = h; p < colon; p++)
-    if (*p <= ' ' || *p >= 127 || strchr("\"(),/:;<=>?@[\\]{}", *p)) return 0;
-  return strpbrk(colon, "\r\n") == NULL;
+  if (!colon) return 0;
+  return mcpp_http_header_problem(h, (size_t)(colon - h), colon + 1, strlen(colon + 1)) == NULL;
 }
 
 static const char *const TAKES[] = {

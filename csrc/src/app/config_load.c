@@ -489,7 +489,8 @@ static int field_strings(load *L, const jval *e, const char *at, const char *key
   return rc;
 }
 
-/* An object of strings (env: names must be variable names). */
+/* An object of strings (env, names = 1: names must be variable names;
+ * headers, names = 0: each one must be sendable, mcpp_http_header_problem). */
 static int field_table(load *L, const jval *e, const char *at, const char *key, int names,
                        char ***out, size_t *n) {
   jval *v = get(e, key);
@@ -516,6 +517,8 @@ static int field_table(load *L, const jval *e, const char *at, const char *key, 
       rc = problem(L, ip, "is not a variable name (empty, or with = or NUL)", NULL);
     else if (item->type != J_STR) rc = problem(L, ip, "must be a string, got %s", kind(item));
     else if (has_nul(&item->s) || has_nul(k)) rc = problem(L, ip, "contains a NUL character", NULL);
+    else if (!names && mcpp_http_header_problem(k->p, k->n, item->s.p, item->s.n))
+      rc = problem(L, ip, "%s", mcpp_http_header_problem(k->p, k->n, item->s.p, item->s.n));
     else if (!((*out)[2 * *n] = dup_str(L, k)) || !((*out)[2 * *n + 1] = dup_str(L, &item->s)))
       rc = -1;
     else (*n)++;

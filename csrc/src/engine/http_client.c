@@ -24,6 +24,26 @@ static int same_token(const char *a, const char *b, size_t n) {
   return 1;
 }
 
+/* RFC 9110 tchar. */
+static int is_tchar(unsigned char c) {
+  return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+         (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
+}
+
+const char *mcpp_http_header_problem(const char *name, size_t name_len, const char *value,
+                                     size_t value_len) {
+  if (name == NULL || name_len == 0) return "is not an HTTP header name (it is empty)";
+  for (size_t i = 0; i < name_len; i++)
+    if (!is_tchar((unsigned char)name[i]))
+      return "is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)";
+  for (size_t i = 0; value != NULL && i < value_len; i++) {
+    unsigned char c = (unsigned char)value[i];
+    if ((c < 0x20 && c != '\t') || c == 0x7f)
+      return "has a control character in its value (CR, LF and the like would split the request)";
+  }
+  return NULL;
+}
+
 static const char *const own_names[] = {"Content-Type", "Accept", "Mcp-Session-Id",
                                         "MCP-Protocol-Version"};
 
