@@ -30,8 +30,9 @@ class HttpSession {
   constructor(url, options = {}) {
     this.url = url;
     this.extraHeaders = { ...(options.headers || {}) };
-    this.headers('POST', null); // a header that is no string throws here, not in a later POST
+    // A header that cannot be sent throws here, not in a later POST.
     for (const [name, value] of Object.entries(this.extraHeaders)) {
+      if (typeof value !== 'string') throw new TypeError(`headers: ${JSON.stringify(name)} must be a string`);
       const problem = binding.httpHeaderProblem(name, value); // C's rule: what would break the request
       if (problem !== null) throw new RangeError(`headers: ${JSON.stringify(name)} ${problem}`);
     }

@@ -135,26 +135,12 @@ static int http_method_conv(PyObject *arg, void *out) {
   return 0;
 }
 
-/* str or None as a C string (NULL for None), valid while arg lives. */
-static int optional_str_conv(PyObject *arg, void *out) {
-  if (arg == Py_None) {
-    *(const char **)out = NULL;
-    return 1;
-  }
-  if (!PyUnicode_Check(arg)) {
-    PyErr_Format(PyExc_TypeError, "expected str or None, not %R", arg);
-    return 0;
-  }
-  *(const char **)out = PyUnicode_AsUTF8AndSize(arg, NULL);
-  return *(const char **)out != NULL;
-}
-
 PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args) {
   mcpp_http_method method;
   PyObject *extra;
   const char *session, *version;
-  if (!PyArg_ParseTuple(args, "O&O!O&O&", http_method_conv, &method, &PyDict_Type, &extra,
-                        optional_str_conv, &session, optional_str_conv, &version))
+  if (!PyArg_ParseTuple(args, "O&O!zz", http_method_conv, &method, &PyDict_Type, &extra, &session,
+                        &version))
     return NULL;
   Py_ssize_t n_extra = PyDict_Size(extra), pos = 0, i = 0;
   mcpp_http_header *in = PyMem_Calloc((size_t)n_extra + 1, sizeof *in);
@@ -203,8 +189,7 @@ PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
   mcpp_http_method method;
   int status;
   const char *type;
-  if (!PyArg_ParseTuple(args, "O&iO&", http_method_conv, &method, &status, optional_str_conv,
-                        &type))
+  if (!PyArg_ParseTuple(args, "O&iz", http_method_conv, &method, &status, &type))
     return NULL;
   return PyUnicode_FromString(mcpp_http_body_name(mcpp_http_body_kind(method, status, type)));
 }

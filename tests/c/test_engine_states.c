@@ -3,8 +3,9 @@
  * connection closes. */
 #include "engine_fixture.h"
 
-static fx *frozen_peer(mcpp_stale_action on_stale) {
+static fx *frozen_peer_as(mcpp_role role, mcpp_stale_action on_stale) {
   fx *f = fx_new();
+  f->s.role = role;
   f->s.interval_ms = 1000;
   f->s.timeout_ms = 2000;
   f->s.failures = 3;
@@ -12,6 +13,10 @@ static fx *frozen_peer(mcpp_stale_action on_stale) {
   f->s.on_stale = on_stale;
   fx_start(f, T0);
   return f;
+}
+
+static fx *frozen_peer(mcpp_stale_action on_stale) {
+  return frozen_peer_as(MCPP_ROLE_CLIENT, on_stale);
 }
 
 static uint64_t event_time_index(const fx *f, mcpp_event_type t) {
@@ -65,16 +70,10 @@ TEST(stale_reason_names_the_peer_and_what_failed) {
   ASSERT_STR_EQ("the ser", small);
   fx_done(f);
 
-  f = fx_new();
-  f->s.role = MCPP_ROLE_SERVER;
-  f->s.interval_ms = 1000;
-  f->s.timeout_ms = 2000;
-  f->s.failures = 2;
-  f->s.jitter_pct = 0;
-  fx_start(f, T0);
-  fx_run_until(f, T0 + 5 * SEC);
+  f = frozen_peer_as(MCPP_ROLE_SERVER, MCPP_STALE_CLOSE);
+  fx_run_until(f, T0 + 7 * SEC);
   ASSERT_EQ(fx_count_events(f, MCPP_EV_STALE), 1);
-  ASSERT_STR_EQ("the client went stale: 2 keepalive pings failed", stale_reason(f->e));
+  ASSERT_STR_EQ("the client went stale: 3 keepalive pings failed", stale_reason(f->e));
   fx_done(f);
   ASSERT_STR_EQ("", stale_reason(NULL));
 }

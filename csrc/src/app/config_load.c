@@ -511,14 +511,15 @@ static int field_table(load *L, const jval *e, const char *at, const char *key, 
     if (repeated(v, i)) continue;
     const jstr *k = &v->keys[i];
     jval *item = last_of(v, i);
+    const char *unsendable; /* headers: why this one cannot be sent */
     char *ip = child(L, where, k->p, k->n, 0);
     if (!ip) rc = -1;
     else if (names && (k->n == 0 || memchr(k->p, '=', k->n) || has_nul(k)))
       rc = problem(L, ip, "is not a variable name (empty, or with = or NUL)", NULL);
     else if (item->type != J_STR) rc = problem(L, ip, "must be a string, got %s", kind(item));
     else if (has_nul(&item->s) || has_nul(k)) rc = problem(L, ip, "contains a NUL character", NULL);
-    else if (!names && mcpp_http_header_problem(k->p, k->n, item->s.p, item->s.n))
-      rc = problem(L, ip, "%s", mcpp_http_header_problem(k->p, k->n, item->s.p, item->s.n));
+    else if (!names && (unsendable = mcpp_http_header_problem(k->p, k->n, item->s.p, item->s.n)))
+      rc = problem(L, ip, "%s", unsendable);
     else if (!((*out)[2 * *n] = dup_str(L, k)) || !((*out)[2 * *n + 1] = dup_str(L, &item->s)))
       rc = -1;
     else (*n)++;

@@ -93,7 +93,6 @@ static int is_event_stream(const char *type) {
 
 mcpp_http_body mcpp_http_body_kind(mcpp_http_method method, int status,
                                    const char *content_type) {
-  int ok = status >= 200 && status <= 299;
   switch (method) {
     case MCPP_HTTP_DELETE: return MCPP_HTTP_BODY_NONE;
     case MCPP_HTTP_GET:
@@ -101,7 +100,7 @@ mcpp_http_body mcpp_http_body_kind(mcpp_http_method method, int status,
       return status == 200 && is_event_stream(content_type) ? MCPP_HTTP_BODY_SSE
                                                             : MCPP_HTTP_BODY_ERROR;
     default:
-      if (!ok) return MCPP_HTTP_BODY_ERROR;
+      if (status < 200 || status > 299) return MCPP_HTTP_BODY_ERROR;
       if (is_event_stream(content_type)) return MCPP_HTTP_BODY_SSE;
       return status == 202 ? MCPP_HTTP_BODY_NONE : MCPP_HTTP_BODY_JSON;
   }
