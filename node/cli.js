@@ -50,7 +50,7 @@ class Target {
           return [HANDSHAKE_FAILED, [null, null, null, null, err.message]];
         }
       }
-      const name = (session.serverInfo && session.serverInfo.name) || new URL(o.url).host;
+      const name = (session.serverInfo && session.serverInfo.name) || session.address;
       return [OPEN_OK, [name, 'streamable-http', session.protocolVersion, session.sessionId, null]];
     }
     const params = o.target === 'demo'

@@ -36,6 +36,16 @@ class HttpSession {
       const problem = binding.httpHeaderProblem(name, value); // C's rule: what would break the request
       if (problem !== null) throw new RangeError(`headers: ${JSON.stringify(name)} ${problem}`);
     }
+    if (typeof url !== 'string') throw new TypeError(`url must be a string; got ${typeof url}`);
+    const parts = binding.httpUrl(url, this.extraHeaders); // C's rule: which URLs open, and how
+    if (typeof parts === 'string') {
+      throw Object.assign(new TypeError(`url ${JSON.stringify(url)} ${parts}`), { code: 'ERR_INVALID_URL' });
+    }
+    if (parts.authorization !== null) this.extraHeaders.Authorization = parts.authorization; // the URL's user:password
+    /** Where requests go: host, port, target (no credentials, no fragment). */
+    this.target = parts;
+    /** host:port, the server's name until its handshake gives one. */
+    this.address = parts.name;
     this.sessionId = null;
     this.protocolVersion = null;
     /** True on a 2026-07-28 session (no session id, no ping). */
@@ -63,7 +73,7 @@ class HttpSession {
       role: 'client',
       transport: 'streamable-http',
       keepalive: options.keepalive,
-      peerName: new URL(url).host,
+      peerName: this.address,
       probe: options.probe,
       records: options.records,
       write: (frame) => this.post(frame),
@@ -99,7 +109,7 @@ class HttpSession {
     const sentSession = this.sessionId;
     let res;
     try {
-      res = await request(this.url, { method: 'POST', headers: this.headers('POST', sentSession), body: frame });
+      res = await request(this.target, { method: 'POST', headers: this.headers('POST', sentSession), body: frame });
     } catch (err) {
       this.connectError = err;
       // An open session whose server cannot be reached is over: what waits
@@ -149,7 +159,7 @@ class HttpSession {
     (async () => {
       let res;
       try {
-        res = await request(this.url, { method: 'GET', headers, signal: abort.signal });
+        res = await request(this.target, { method: 'GET', headers, signal: abort.signal });
       } catch {
         answered();
         this.listenEnded(abort, session, false);
@@ -354,7 +364,7 @@ class HttpSession {
     this.stopListening();
     if (this.sessionId) {
       try {
-        const res = await request(this.url, {
+        const res = await request(this.target, {
           method: 'DELETE',
           headers: this.headers('DELETE', this.sessionId),
           signal: AbortSignal.timeout(binding.httpShortTimeoutMs),

@@ -131,15 +131,15 @@ std::string OptionalString(Napi::Env env, const Napi::Value &v, const char *what
   return v.As<Napi::String>().Utf8Value();
 }
 
-// httpRequestHeaders(method, extra, session, version) -> the request's
-// headers: the caller's extra ones first, never replacing mcpping's.
-Napi::Value HttpRequestHeaders(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  mcpp_http_method method = HttpMethodFromJs(env, info[0]);
-  std::vector<std::string> texts;  // the extra names and values, owned here
-  if (!info[1].IsUndefined() && !info[1].IsNull()) {
-    if (!info[1].IsObject()) throw Napi::TypeError::New(env, "headers must be an object of strings");
-    Napi::Object extra = info[1].As<Napi::Object>();
+// The caller's headers (an object of strings, or null/undefined) as C's
+// array, in the object's order; the texts are owned here.
+struct HeaderList {
+  std::vector<std::string> texts;
+  std::vector<mcpp_http_header> headers;
+  HeaderList(Napi::Env env, const Napi::Value &value) {
+    if (value.IsUndefined() || value.IsNull()) return;
+    if (!value.IsObject()) throw Napi::TypeError::New(env, "headers must be an object of strings");
+    Napi::Object extra = value.As<Napi::Object>();
     Napi::Array keys = extra.GetPropertyNames();
     for (uint32_t i = 0; i < keys.Length(); i++) {
       Napi::Value k = keys.Get(i), v = extra.Get(k);
@@ -147,13 +147,54 @@ Napi::Value HttpRequestHeaders(const Napi::CallbackInfo &info) {
       texts.push_back(k.ToString().Utf8Value());
       texts.push_back(v.As<Napi::String>().Utf8Value());
     }
+    headers.resize(texts.size() / 2);
+    for (size_t i = 0; i < headers.size(); i++)
+      headers[i] = {texts[2 * i].c_str(), texts[2 * i + 1].c_str()};
   }
+};
+
+// One part of a parsed URL (mcpp_http_url_text sizes it).
+static std::string UrlPart(const mcpp_http_url &u, mcpp_http_url_part part) {
+  std::string text(mcpp_http_url_text(&u, part, nullptr, 0), '\0');
+  mcpp_http_url_text(&u, part, &text[0], text.size() + 1);
+  return text;
+}
+
+// httpUrl(url, headers) -> what a Streamable HTTP client makes of url
+// ({requestUrl, target, name, host, port, https, authorization}), or the
+// sentence refusing it (it reads after the URL: "has no host").
+Napi::Value HttpUrl(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw Napi::TypeError::New(env, "url must be a string");
+  std::string url = info[0].As<Napi::String>().Utf8Value();
+  HeaderList extra(env, info[1]);
+  mcpp_http_url u;
+  if (const char *problem = mcpp_http_url_parse(url.data(), url.size(), &u))
+    return Napi::String::New(env, problem);
+  std::string auth(mcpp_http_url_credentials(&u, extra.headers.data(), extra.headers.size(), nullptr, 0), '\0');
+  mcpp_http_url_credentials(&u, extra.headers.data(), extra.headers.size(), &auth[0], auth.size() + 1);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("requestUrl", UrlPart(u, MCPP_HTTP_URL_REQUEST));
+  out.Set("target", UrlPart(u, MCPP_HTTP_URL_TARGET));
+  out.Set("name", UrlPart(u, MCPP_HTTP_URL_NAME));
+  out.Set("host", UrlPart(u, MCPP_HTTP_URL_HOST));
+  out.Set("port", Napi::Number::New(env, u.port));
+  out.Set("https", Napi::Boolean::New(env, u.https != 0));
+  out.Set("authorization", auth.empty() ? env.Null() : Napi::Value(Napi::String::New(env, auth)));
+  return out;
+}
+
+// httpRequestHeaders(method, extra, session, version) -> the request's
+// headers: the caller's extra ones first, never replacing mcpping's.
+Napi::Value HttpRequestHeaders(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_http_method method = HttpMethodFromJs(env, info[0]);
+  HeaderList extra(env, info[1]);
   std::string session = OptionalString(env, info[2], "session");
   std::string version = OptionalString(env, info[3], "version");
-  std::vector<mcpp_http_header> in(texts.size() / 2), out(texts.size() / 2 + 4);
-  for (size_t i = 0; i < in.size(); i++) in[i] = {texts[2 * i].c_str(), texts[2 * i + 1].c_str()};
-  size_t n = mcpp_http_request_headers(method, in.data(), in.size(), session.c_str(),
-                                       version.c_str(), out.data(), out.size());
+  std::vector<mcpp_http_header> out(extra.headers.size() + 4);
+  size_t n = mcpp_http_request_headers(method, extra.headers.data(), extra.headers.size(),
+                                       session.c_str(), version.c_str(), out.data(), out.size());
   Napi::Object headers = Napi::Object::New(env);
   for (size_t i = 0; i < n; i++) headers.Set(out[i].name, out[i].value);
   return headers;
@@ -323,6 +364,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));
   exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
+  exports.Set("httpUrl", Napi::Function::New(env, HttpUrl, "httpUrl"));
   exports.Set("httpHeaderProblem", Napi::Function::New(env, HttpHeaderProblem, "httpHeaderProblem"));
   exports.Set("httpResends", Napi::Function::New(env, HttpResends, "httpResends"));
   exports.Set("RttStats", RttStatsWrap::Init(env));

@@ -111,7 +111,7 @@ class Watch {
           });
         }
         const clientInfo = { name: 'mcpping', version };
-        handle = { session, close: () => session.close(), name: () => (session.serverInfo && session.serverInfo.name) || new URL(live.url).host,
+        handle = { session, close: () => session.close(), name: () => (session.serverInfo && session.serverInfo.name) || session.address,
           pid: () => 0, version: () => session.protocolVersion, fatal: () => session.connectError,
           init: (ms) => session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo }, ms) };
       }

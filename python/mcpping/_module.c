@@ -925,6 +925,13 @@ static PyMethodDef module_methods[] = {
     {"http_body_kind", mcpping_http_body_kind, METH_VARARGS,
      "http_body_kind(method, status, content_type) -> str: how the answer's body is "
      "read: 'sse', 'json', 'none' or 'error'."},
+    {"http_url", mcpping_http_url, METH_VARARGS,
+     "http_url(url, headers) -> dict | str: what a Streamable HTTP client makes of url "
+     "(request_url, target, name, host, port, https, authorization), or why it is "
+     "refused (mcpp_http_url_parse)"},
+    {"http_resolve_error_name", mcpping_http_resolve_error_name, METH_O,
+     "http_resolve_error_name(code) -> str | None: a getaddrinfo failure's name "
+     "(ENOTFOUND, EAI_AGAIN, ...)"},
     {"http_header_problem", mcpping_http_header_problem, METH_VARARGS,
      "http_header_problem(name, value) -> str | None: why the header cannot be sent "
      "(the sentence reads after its name), None if it can."},

@@ -123,6 +123,15 @@ def http_body_kind(method: str, status: int, content_type: str | None) -> str:
     """How an answer's body is read: 'sse' (events), 'json' (one message,
     nothing if blank), 'none' (drop it) or 'error' (read it whole for
     http_classify; a GET that opens no stream)."""
+def http_url(url: str, headers: dict[str, str]) -> dict[str, Any] | str:
+    """What a Streamable HTTP client makes of url: ``request_url`` (no
+    credentials, no fragment), ``target`` (path and query), ``name``
+    (host:port), ``host``, ``port``, ``https``, ``authorization`` (Basic from
+    the URL's user:password unless headers has an Authorization, else None);
+    or the sentence refusing it, which reads after the URL ("has no host")."""
+def http_resolve_error_name(code: int) -> str | None:
+    """A getaddrinfo failure (socket.gaierror's errno) as both hosts name
+    it: 'ENOTFOUND', 'EAI_AGAIN', ...; None if unknown."""
 def http_header_problem(name: str, value: str) -> str | None:
     """Why a request header cannot be sent (reads after its name: "is not
     an HTTP header name ...", "has a control character ..."), None if it can."""

@@ -135,6 +135,29 @@ static int http_method_conv(PyObject *arg, void *out) {
   return 0;
 }
 
+/* The caller's headers (a dict of str to str) as C's array, in the dict's
+ * order; NULL with an exception set on failure. Free with PyMem_Free. */
+static mcpp_http_header *headers_of(PyObject *extra, size_t *n) {
+  Py_ssize_t pos = 0;
+  PyObject *k, *v;
+  mcpp_http_header *in = PyMem_Calloc((size_t)PyDict_Size(extra) + 1, sizeof *in);
+  *n = 0;
+  if (in == NULL) return (mcpp_http_header *)PyErr_NoMemory();
+  while (PyDict_Next(extra, &pos, &k, &v)) {
+    if (!PyUnicode_Check(k) || !PyUnicode_Check(v)) {
+      PyErr_SetString(PyExc_TypeError, "headers must map str to str");
+      break;
+    }
+    if ((in[*n].name = PyUnicode_AsUTF8AndSize(k, NULL)) == NULL ||
+        (in[*n].value = PyUnicode_AsUTF8AndSize(v, NULL)) == NULL)
+      break;
+    (*n)++;
+  }
+  if (!PyErr_Occurred()) return in;
+  PyMem_Free(in);
+  return NULL;
+}
+
 PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args) {
   mcpp_http_method method;
   PyObject *extra;
@@ -142,25 +165,13 @@ PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args) {
   if (!PyArg_ParseTuple(args, "O&O!zz", http_method_conv, &method, &PyDict_Type, &extra, &session,
                         &version))
     return NULL;
-  Py_ssize_t n_extra = PyDict_Size(extra), pos = 0, i = 0;
-  mcpp_http_header *in = PyMem_Calloc((size_t)n_extra + 1, sizeof *in);
-  mcpp_http_header *out = PyMem_Calloc((size_t)n_extra + 4, sizeof *out);
-  PyObject *res = NULL, *k, *v;
-  if (in == NULL || out == NULL) {
-    PyErr_NoMemory();
-    goto done;
-  }
-  while (PyDict_Next(extra, &pos, &k, &v)) {
-    if (!PyUnicode_Check(k) || !PyUnicode_Check(v)) {
-      PyErr_SetString(PyExc_TypeError, "headers must map str to str");
-      goto done;
-    }
-    if ((in[i].name = PyUnicode_AsUTF8AndSize(k, NULL)) == NULL || (in[i].value = PyUnicode_AsUTF8AndSize(v, NULL)) == NULL)
-      goto done;
-    i++;
-  }
-  size_t n = mcpp_http_request_headers(method, in, (size_t)i, session, version, out,
-                                       (size_t)n_extra + 4);
+  size_t n_in;
+  mcpp_http_header *in = headers_of(extra, &n_in);
+  mcpp_http_header *out = in ? PyMem_Calloc(n_in + 4, sizeof *out) : NULL;
+  PyObject *res = NULL;
+  if (in != NULL && out == NULL) PyErr_NoMemory();
+  if (out == NULL) goto done;
+  size_t n = mcpp_http_request_headers(method, in, n_in, session, version, out, n_in + 4);
   if ((res = PyDict_New()) == NULL) goto done;
   for (size_t j = 0; j < n; j++) {
     PyObject *value = PyUnicode_FromString(out[j].value);
@@ -175,6 +186,58 @@ done:
   PyMem_Free(in);
   PyMem_Free(out);
   return res;
+}
+
+/* One part of a parsed URL as a str (mcpp_http_url_text sizes it). */
+static PyObject *url_part(const mcpp_http_url *u, mcpp_http_url_part part) {
+  size_t n = mcpp_http_url_text(u, part, NULL, 0);
+  char *buf = PyMem_Malloc(n + 1);
+  if (buf == NULL) return PyErr_NoMemory();
+  mcpp_http_url_text(u, part, buf, n + 1);
+  PyObject *s = PyUnicode_FromStringAndSize(buf, (Py_ssize_t)n);
+  PyMem_Free(buf);
+  return s;
+}
+
+PyObject *mcpping_http_url(PyObject *module, PyObject *args) {
+  const char *url;
+  Py_ssize_t len;
+  PyObject *extra;
+  if (!PyArg_ParseTuple(args, "s#O!", &url, &len, &PyDict_Type, &extra)) return NULL;
+  mcpp_http_url u;
+  const char *problem = mcpp_http_url_parse(url, (size_t)len, &u);
+  if (problem != NULL) return PyUnicode_FromString(problem);
+  size_t n_in;
+  mcpp_http_header *in = headers_of(extra, &n_in);
+  if (in == NULL) return NULL;
+  size_t n = mcpp_http_url_credentials(&u, in, n_in, NULL, 0);
+  char *auth = PyMem_Malloc(n + 1);
+  PyObject *res = NULL;
+  if (auth == NULL) {
+    PyErr_NoMemory();
+  } else {
+    mcpp_http_url_credentials(&u, in, n_in, auth, n + 1);
+    PyObject *request = url_part(&u, MCPP_HTTP_URL_REQUEST), *target = url_part(&u, MCPP_HTTP_URL_TARGET),
+             *name = url_part(&u, MCPP_HTTP_URL_NAME), *host = url_part(&u, MCPP_HTTP_URL_HOST);
+    if (request && target && name && host)
+      res = Py_BuildValue("{sOsOsOsOsIsOsz}", "request_url", request, "target", target, "name", name,
+                          "host", host, "port", u.port, "https", u.https ? Py_True : Py_False,
+                          "authorization", n ? auth : NULL);
+    Py_XDECREF(request);
+    Py_XDECREF(target);
+    Py_XDECREF(name);
+    Py_XDECREF(host);
+  }
+  PyMem_Free(auth);
+  PyMem_Free(in);
+  return res;
+}
+
+PyObject *mcpping_http_resolve_error_name(PyObject *module, PyObject *arg) {
+  long code = PyLong_AsLong(arg);
+  if (code == -1 && PyErr_Occurred()) return NULL;
+  const char *name = code >= INT_MIN && code <= INT_MAX ? mcpp_http_resolve_error_name((int)code) : NULL;
+  return name ? PyUnicode_FromString(name) : Py_NewRef(Py_None);
 }
 
 PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args) {

@@ -26,7 +26,6 @@ import json
 import socket
 import threading
 import urllib.error
-import urllib.parse
 import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
@@ -62,6 +61,8 @@ def connect_reason(exc: BaseException | None) -> str:
     """ECONNREFUSED and friends, as Node's fetch names them; never the URL."""
     while exc is not None:
         nested = getattr(exc, "reason", None)
+        if isinstance(exc, socket.gaierror) and exc.errno is not None:
+            return _native.http_resolve_error_name(exc.errno) or str(exc)  # ENOTFOUND, as Node says
         if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
             return errno.errorcode[exc.errno]
         if isinstance(nested, BaseException):
@@ -99,19 +100,20 @@ class HttpPeer:
                  headers: Mapping[str, str] | None = None) -> None:
         if not isinstance(url, str):
             raise TypeError(f"url must be a str, not {type(url).__name__} {url!r}")
-        u = urllib.parse.urlsplit(url)
-        if u.scheme not in ("http", "https") or not u.hostname:
-            raise ValueError(f"url must be an http:// or https:// URL, not {url!r}")
         _check.seconds("ping_timeout", ping_timeout)
         _check.optional_seconds("request_timeout", request_timeout, none="off")
         self._listen_wanted = _check.flag("listen", listen)
         #: Sent with every request (a config's ``headers``: often a secret).
         self._extra_headers = _check_headers(headers)
+        u = _native.http_url(url, self._extra_headers)  # C's rule: which URLs open, and how
+        if isinstance(u, str):
+            raise ValueError(f"url {url!r} {u}")
+        if u["authorization"] is not None:  # the URL's user:password
+            self._extra_headers["Authorization"] = u["authorization"]
         self.url = url
-        self._split = u
-        default_port = 443 if u.scheme == "https" else 80
+        self._url = u
         #: The server's name (serverInfo.name after the handshake, host:port before).
-        self.name = f"{u.hostname}:{u.port or default_port}"
+        self.name: str = u["name"]
         #: The negotiated protocol version, None before the handshake.
         self.protocol_version: str | None = None
         #: True on a 2026-07-28 session (no session id, no ping).
@@ -291,7 +293,8 @@ class HttpPeer:
     def _post_blocking(self, frame: bytes) -> None:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
         sent_session = self.session_id
-        req = urllib.request.Request(self.url, data=frame, headers=self._headers("POST", sent_session),
+        req = urllib.request.Request(self._url["request_url"], data=frame,
+                                     headers=self._headers("POST", sent_session),
                                      method="POST")
         try:
             resp = urllib.request.urlopen(req, timeout=60)
@@ -338,17 +341,14 @@ class HttpPeer:
 
     def _listen_blocking(self, session: str | None) -> None:
         """Runs in the listener thread: GET, then every SSE event to the loop."""
-        u = self._split
-        cls = http.client.HTTPSConnection if u.scheme == "https" else http.client.HTTPConnection
-        conn = cls(u.hostname or "", u.port, timeout=_SHORT_TIMEOUT)
+        u = self._url
+        cls = http.client.HTTPSConnection if u["https"] else http.client.HTTPConnection
+        conn = cls(u["host"], u["port"], timeout=_SHORT_TIMEOUT)
         self._listen_conn = conn
         if self._closed:
             return
-        path = u.path or "/"
-        if u.query:
-            path += "?" + u.query
         try:
-            conn.request("GET", path, headers=self._headers("GET", session))
+            conn.request("GET", u["target"], headers=self._headers("GET", session))
             resp = conn.getresponse()
             if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
                 body = resp.read()
@@ -419,7 +419,8 @@ class HttpPeer:
 
     def _delete_blocking(self, session: str) -> None:
         """DELETE the session; a 405 (the server keeps sessions) or a gone server is fine."""
-        req = urllib.request.Request(self.url, headers=self._headers("DELETE", session), method="DELETE")
+        req = urllib.request.Request(self._url["request_url"], headers=self._headers("DELETE", session),
+                                     method="DELETE")
         try:
             with urllib.request.urlopen(req, timeout=_SHORT_TIMEOUT) as resp:
                 resp.read()

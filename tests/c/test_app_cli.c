@@ -142,7 +142,11 @@ TEST(app_cli_parse_usage_errors_name_the_value) {
   BAD("--log needs a value", "--log=");
   BAD("unknown option --bogus", "--bogus");
   BAD("-- needs a COMMAND", "--");
-  BAD("unexpected argument 'ftp://x' (put a server command after --)", "ftp://x");
+  BAD("unexpected argument 'x' (put a server command after --)", "x");
+  BAD("the URL 'ftp://x' is not an http:// or https:// URL", "ftp://x");
+  BAD("the URL 'http://[::1' has an IPv6 address without its closing ]", "http://[::1");
+  BAD("the URL 'http://h:99999/' has a port that is not a number from 1 to 65535",
+      "http://h:99999/");
   BAD("give one target: -- COMMAND, URL, --config, or --demo", "http://a/", "--demo");
   BAD("the URL 'http://' has no host", "http://");
   BAD("the URL 'https:///mcp' has no host", "https:///mcp");

@@ -137,9 +137,13 @@ TEST(app_config_load_every_bad_entry_is_named_by_its_json_path) {
       {"{\"servers\": {\"a\": {\"type\": 7, \"url\": \"ws://h\"}}}",
        "$.servers.a.type: unknown transport number (expected stdio, http or sse)"},
       {"{\"servers\": {\"a\": {\"url\": \"ftp://h/x\"}}}",
-       "$.servers.a.url: must be an http:// or https:// URL"},
+       "$.servers.a.url: is not an http:// or https:// URL"},
       {"{\"servers\": {\"a\": {\"url\": \"http:/h\"}}}",
-       "$.servers.a.url: must be an http:// or https:// URL"},
+       "$.servers.a.url: is not an http:// or https:// URL"},
+      {"{\"servers\": {\"a\": {\"url\": \"http://[::1/mcp\"}}}",
+       "$.servers.a.url: has an IPv6 address without its closing ]"},
+      {"{\"servers\": {\"a\": {\"url\": \"http://h:99999/mcp\"}}}",
+       "$.servers.a.url: has a port that is not a number from 1 to 65535"},
       {"{\"servers\": {\"a\": {\"url\": \"http://h\", \"headers\": {\"K\": null}}}}",
        "$.servers.a.headers.K: must be a string, got null"},
       {"{\"servers\": {\"a\": {\"url\": \"http://h\", \"headers\": {\"Bad Name\": \"x\"}}}}",
@@ -170,7 +174,7 @@ TEST(app_config_load_a_file_without_servers_is_empty_unless_required) {
 
 TEST(app_config_load_problems_never_quote_a_value) {
   ASSERT_STR_EQ(why("{\"servers\": {\"a\": {\"url\": \"sekrit\"}}}", 1),
-                "$.servers.a.url: must be an http:// or https:// URL");
+                "$.servers.a.url: is not an http:// or https:// URL");
 }
 
 TEST(app_config_load_one_strict_grammar_finds_where_json_goes_wrong) {

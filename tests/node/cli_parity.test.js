@@ -119,6 +119,10 @@ test('parity: bad usage prints the same reason line in both commands', async () 
     ['--method', 'pong'], ['--connect-timeout', '0'], ['-H', 'x', 'http://h/'], ['--env', '=x', '--', 'x'],
     ['-H', 'A: b', '--', 'x'], ['--write'], ['--config', 'x', '--wrap', '--unwrap'],
     ['http://'], ['https:///mcp'],
+    // URLs either host used to take its own way (Python crashed on these
+    // with a traceback, Node said "Invalid URL"): C's mcpp_http_url_parse.
+    ['http://[::1'], ['http://h:99999/mcp'], ['http://h:abc/mcp'], ['http://h:-1/mcp'], ['http://[zz]:1/'],
+    ['http://h :1/mcp'], ['http://h/m cp'], ['ftp://h/mcp'], ['http://h/%zz'],
   ];
   for (const args of cases) {
     const [js, py] = await Promise.all([node(args), python(args)]);
@@ -259,7 +263,9 @@ test('parity: a bad config gives the same one-line reason and exit 2 in both', a
     ['nul.json', '{"mcpServers": {"a": {"command": "x", "args": ["a\\u0000b"]}}}', '$.mcpServers.a.args[0]: contains a NUL character'],
     ['envlist.json', { mcpServers: { a: { command: 'x', env: ['A=1'] } } }, '$.mcpServers.a.env: must be an object of strings, got array'],
     ['type.json', { servers: { a: { type: 'ws', url: 'ws://h' } } }, '$.servers.a.type: unknown transport "ws" (expected stdio, http or sse)'],
-    ['url.json', { servers: { a: { url: 'ftp://h/x' } } }, '$.servers.a.url: must be an http:// or https:// URL'],
+    ['url.json', { servers: { a: { url: 'ftp://h/x' } } }, '$.servers.a.url: is not an http:// or https:// URL'],
+    ['v6.json', { servers: { a: { url: 'http://[::1/mcp' } } }, '$.servers.a.url: has an IPv6 address without its closing ]'],
+    ['port.json', { servers: { a: { url: 'http://h:70000/mcp' } } }, '$.servers.a.url: has a port that is not a number from 1 to 65535'],
     ['header.json', { servers: { a: { url: 'http://h', headers: { K: null } } } }, '$.servers.a.headers.K: must be a string, got null'],
     ['disabled.json', { mcpServers: { a: { command: 'x', disabled: 'yes' } } }, '$.mcpServers.a.disabled: must be a boolean, got string'],
     ['syntax.json', '{\n  "mcpServers": {\n    "a": {"command": "x"}\n    "b": {}\n}', 'invalid JSON at line 4 column 5'],

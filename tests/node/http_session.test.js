@@ -111,6 +111,55 @@ test('the caller\'s headers are sent but never replace the protocol\'s', async (
   }
 });
 
+test('a URL mcpping would not open is refused at construction with C\'s sentence', () => {
+  for (const [url, problem] of [
+    ['ftp://h/mcp', 'is not an http:// or https:// URL'],
+    ['http://[::1', 'has an IPv6 address without its closing ]'],
+    ['http://127.0.0.1:99999/mcp', 'has a port that is not a number from 1 to 65535'],
+    ['http://h/m cp', 'has a space, a control character'], // Node percent-encoded it; Python's POST thread died on it
+  ]) {
+    assert.throws(() => new HttpSession(url), (err) => err instanceof TypeError && err.code === 'ERR_INVALID_URL' &&
+      err.message.startsWith(`url ${JSON.stringify(url)} ${problem}`));
+  }
+  assert.throws(() => new HttpSession(42), { name: 'TypeError', message: /^url must be a string/ });
+  // A host WHATWG's parser refuses but a resolver may take is C's to judge, as in Python.
+  assert.equal(new HttpSession('http://1.2.3.4.5:9/mcp').address, '1.2.3.4.5:9');
+  assert.equal(new HttpSession('http://[::1]/mcp').address, '[::1]:80');
+});
+
+test('a URL\'s user and password go as Basic credentials; the caller\'s Authorization wins', async () => {
+  // http_fault.py --mode strict takes Bearer t or Basic dTpwQA== (u:p@) only.
+  const server = await faultServer('strict');
+  try {
+    const withCredentials = server.url.replace('http://', 'http://u:p%40@');
+    const s = new HttpSession(withCredentials, { listen: false });
+    try {
+      await s.initialize(INIT, 5000);
+      assert.equal(s.sessionId, 'session-1');
+      assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
+      assert.equal(s.address, new URL(server.url).host); // no credentials in the name
+    } finally {
+      await s.close();
+    }
+    const other = server.url.replace('http://', 'http://x:y@');
+    const own = new HttpSession(other, { listen: false, headers: { authorization: 'Bearer t' } });
+    try {
+      await own.initialize(INIT, 5000);
+      assert.ok((await own.ping({ timeoutMs: 5000 })) > 0);
+    } finally {
+      await own.close();
+    }
+    const refused = new HttpSession(other, { listen: false });
+    try {
+      await assert.rejects(refused.initialize(INIT, 5000), /bad header Authorization/);
+    } finally {
+      await refused.close();
+    }
+  } finally {
+    await server.stop();
+  }
+});
+
 test('a stale server\'s session is closed with the engine\'s reason, as in Python', async () => {
   const server = await faultServer('freeze');
   const keepalive = { intervalMs: 300, timeoutMs: 300, failures: 2, jitterPct: 0, minIntervalMs: 100 };

@@ -20,7 +20,8 @@ Flags:
                       JSON-RPC in it), as a server behind a token check
   --mode refuse       every POST is a 400 with a JSON-RPC error whose id is
                       null, as the official TypeScript SDK refuses
-  --mode strict      every POST must carry Authorization: Bearer t and one
+  --mode strict      every POST must carry one Authorization, Bearer t or
+                      Basic dTpwQA== (the URL credentials u:p%40), and one
                       each of Content-Type, Accept (JSON and SSE) and, after
                       initialize, Mcp-Session-Id and MCP-Protocol-Version (none
                       before), as mcpping writes them; else a 400 saying which
@@ -66,7 +67,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def wrong_header(self, method):
         """The first header the strict mode refuses, or None."""
-        want = {"Authorization": "Bearer t", "Content-Type": "application/json",
+        want = {"Authorization": ("Bearer t", "Basic dTpwQA=="), "Content-Type": "application/json",
                 "Accept": "application/json, text/event-stream"}
         if method == "initialize":
             if self.headers.get_all("Mcp-Session-Id"):
@@ -76,7 +77,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             want["Mcp-Session-Id"] = None  # any one value
         for name, value in want.items():
             got = self.headers.get_all(name) or []
-            if len(got) != 1 or value is not None and got[0] != value:
+            if len(got) != 1 or value is not None and got[0] not in (value if isinstance(value, tuple) else (value,)):
                 return f"{name}: {got}"
         return None
 

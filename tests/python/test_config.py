@@ -121,7 +121,7 @@ def test_names_that_are_not_identifiers_are_quoted_in_the_path(tmp_path):
     ({"servers": {"a": {"type": "ws", "url": "ws://h"}}}, "$.servers.a.type",
      'unknown transport "ws" (expected stdio, http or sse)'),
     ({"servers": {"a": {"url": "ftp://h/x"}}}, "$.servers.a.url",
-     "must be an http:// or https:// URL"),
+     "is not an http:// or https:// URL"),
     ({"servers": {"a": {"url": "http://h", "headers": {"K": None}}}}, "$.servers.a.headers.K",
      "must be a string, got null"),
     ({"mcpServers": {"a": {"command": "x", "disabled": "yes"}}}, "$.mcpServers.a.disabled",

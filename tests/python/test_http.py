@@ -9,6 +9,7 @@ import json
 import re
 import subprocess
 import time
+import urllib.error
 from collections.abc import Iterator
 
 import pytest
@@ -17,6 +18,7 @@ import mcpping
 from conftest import PEERS, PY
 from mcpping import _native
 from mcpping.http import HttpPeer
+from mcpping.peer import HandshakeError
 
 
 @pytest.fixture
@@ -109,6 +111,36 @@ async def test_callers_headers_are_sent_but_never_replace_the_protocols(http_fau
         assert await p.ping(5) > 0
         reply = await p.request("tools/list", timeout=5)
         assert reply["error"]["code"] == -32601, reply  # not -32600 "bad header"
+
+
+@pytest.mark.parametrize("http_fault", ["strict"], indirect=True)
+async def test_a_urls_user_and_password_go_as_basic_credentials(http_fault):
+    """C's rule (mcpp_http_url_credentials): http://u:p%40@host/ sends
+    Authorization: Basic of "u:p@" and never the credentials in the URL
+    (urllib took "u:p%40@127.0.0.1" for the host and failed to resolve it);
+    the caller's own Authorization wins over them."""
+    with_credentials = http_fault.replace("http://", "http://u:p%40@")
+    async with mcpping.http.connect(with_credentials, keepalive=None, listen=False) as p:
+        assert p.session_id == "session-1"  # the strict server took the handshake's POST
+        assert await p.ping(5) > 0
+        assert p.url == with_credentials
+    # x:y would be refused by the strict server: the caller's Bearer t went instead.
+    other = http_fault.replace("http://", "http://x:y@")
+    async with mcpping.http.connect(other, headers={"authorization": "Bearer t"}, keepalive=None,
+                                    listen=False) as p:
+        assert await p.ping(5) > 0
+    with pytest.raises(HandshakeError, match="bad header Authorization"):
+        await mcpping.http.connect(other, keepalive=None, listen=False)
+
+
+def test_a_name_that_does_not_resolve_is_enotfound_in_both_hosts():
+    """Node's error code for a host that does not resolve; Python said
+    "[Errno -2] Name or service not known" (C: mcpp_http_resolve_error_name)."""
+    import socket
+    assert mcpping.http.connect_reason(socket.gaierror(socket.EAI_NONAME, "x")) == "ENOTFOUND"
+    assert mcpping.http.connect_reason(socket.gaierror(socket.EAI_AGAIN, "x")) == "EAI_AGAIN"
+    wrapped = urllib.error.URLError(socket.gaierror(socket.EAI_NONAME, "x"))
+    assert mcpping.http.connect_reason(wrapped) == "ENOTFOUND"
 
 
 @pytest.mark.parametrize("http_fault", ["deaf"], indirect=True)

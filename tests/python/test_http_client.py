@@ -167,9 +167,21 @@ async def test_bad_options_are_named(kwargs, message):
         await mcpping.http.connect("http://127.0.0.1:9/mcp", **kwargs)
 
 
-async def test_a_bad_url_is_named():
-    with pytest.raises(ValueError, match="url must be an http:// or https:// URL"):
-        await mcpping.http.connect("ftp://example.com/mcp")
+@pytest.mark.parametrize("url, problem", [
+    ("ftp://example.com/mcp", "is not an http:// or https:// URL"),
+    ("http://[::1", "has an IPv6 address without its closing ]"),  # urllib's ValueError escaped
+    ("http://127.0.0.1:99999/mcp", "has a port that is not a number from 1 to 65535"),
+    ("http://127.0.0.1 :1/mcp", "has a space, a control character"),  # killed the POST thread
+    ("http://h/%zz", "has a % in its path or query"),
+])
+async def test_a_bad_url_is_named(url, problem):
+    """C's rule (mcpp_http_url_parse), at once and with the URL: the same
+    URLs Node's HttpSession and both commands refuse."""
+    with pytest.raises(ValueError) as e:
+        await mcpping.http.connect(url)
+    assert str(e.value).startswith(f"url {url!r} {problem}")
+    with pytest.raises(TypeError, match="url must be a str"):
+        mcpping.http.HttpPeer(b"http://h/")  # type: ignore[arg-type]
 
 
 def test_the_cli_ends_its_session_with_delete(http_server):

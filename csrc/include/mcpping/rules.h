@@ -228,6 +228,61 @@ const char *mcpp_http_body_name(mcpp_http_body body);
  * new session is open: a ping (it has no side effects), nothing else. */
 int mcpp_http_resends(const char *frame, size_t len);
 
+/* The parts of an http:// or https:// URL a Streamable HTTP client uses;
+ * each points into the parsed text (not NUL-terminated). */
+typedef struct mcpp_http_url {
+  int https;             /* 1: https (TLS), 0: http */
+  int ipv6;              /* 1 if the host is an IPv6 literal ([...]) */
+  const char *host;      /* as written, without an IPv6 literal's [] */
+  size_t host_len;
+  unsigned port;         /* as written, else 80 or 443 */
+  const char *target;    /* path and query as written (may be empty: "/"),
+                            without the fragment */
+  size_t target_len;
+  const char *userinfo;  /* user[:password] before '@', percent-encoded;
+                            NULL if the URL has none */
+  size_t userinfo_len;
+} mcpp_http_url;
+
+/* Parses url (len bytes) into *out. Returns NULL, or why mcpping does not
+ * open it, a sentence that reads after the URL ("has no host"): another
+ * scheme than http/https (in any case), a blank, control or non-ASCII
+ * character anywhere, an empty host, a host with other characters than
+ * letters, digits and -._~, an IPv6 literal that is not one, a port that is
+ * not 1 to 65535 (":" alone is the default port), a broken %XX. */
+const char *mcpp_http_url_parse(const char *url, size_t len,
+                                mcpp_http_url *out);
+
+/* The text mcpp_http_url_text writes. */
+typedef enum mcpp_http_url_part {
+  MCPP_HTTP_URL_REQUEST = 0, /* scheme://host:port/target: where a request
+                                goes (no credentials, no fragment) */
+  MCPP_HTTP_URL_TARGET = 1,  /* /path?query, "/" for none */
+  MCPP_HTTP_URL_NAME = 2,    /* host:port ([v6]:port): the server's name
+                                until its handshake gives one */
+  MCPP_HTTP_URL_HOST = 3     /* the host to resolve (v6 without []) */
+} mcpp_http_url_part;
+
+/* Writes part of a parsed URL and a NUL into out (at most cap bytes);
+ * returns its length, as snprintf does. */
+size_t mcpp_http_url_text(const mcpp_http_url *url, mcpp_http_url_part part,
+                          char *out, size_t cap);
+
+/* The Authorization header value a URL's user:password becomes ("Basic "
+ * and the base64 of the percent-decoded text, RFC 7617), written with a
+ * NUL into out (at most cap bytes); returns its length, as snprintf does.
+ * Returns 0 (out "") when the URL has none or the caller's extra headers
+ * already have an Authorization (the caller's wins). */
+size_t mcpp_http_url_credentials(const mcpp_http_url *url,
+                                 const mcpp_http_header *extra,
+                                 size_t n_extra, char *out, size_t cap);
+
+/* A name resolution failure (getaddrinfo's EAI_* code) as the
+ * connect-failure cause both hosts give: "ENOTFOUND" for no such name (as
+ * Node names it), "EAI_AGAIN" and the like for the rest; NULL for a code
+ * it does not know. */
+const char *mcpp_http_resolve_error_name(int code);
+
 /* The reasons a Streamable HTTP client's session ends with when a POST
  * cannot reach the server (printf-style: the URL, then the cause as the
  * host names it: ECONNREFUSED, ...), or when the session expired and the

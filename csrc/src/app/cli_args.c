@@ -320,10 +320,11 @@ int mcpp_cli_parse_versioned(int options_version, mcpp_cli_options *o, int argc,
     else if (!strcmp(a, "--unwrap")) o->unwrap = 1;
     else if (!strcmp(a, "--write")) o->write = 1;
     else if (a[0] == '-') return bad(o, "unknown option %s", a);
-    else if ((!strncmp(a, "http://", 7) || !strncmp(a, "https://", 8)) && !o->url) {
-      const char *host = a + (a[4] == 's' ? 8 : 7);
-      if (!*host || strchr("/?#:", *host))
-        return bad(o, "the URL '%s' has no host", a);
+    else if (strstr(a, "://") && !o->url) {
+      /* Any scheme://: a URL, refused here if mcpping would not open it. */
+      mcpp_http_url url;
+      const char *problem = mcpp_http_url_parse(a, strlen(a), &url);
+      if (problem) return bad(o, "the URL '%s' %s", a, problem);
       o->url = a;
     }
     else

@@ -541,18 +541,6 @@ static const char *transport_of(const jstr *t) {
   return NULL;
 }
 
-/* 1 if u starts with http:// or https://, in any case. */
-static int http_url(const char *u) {
-  static const char want[] = "https://";
-  size_t i = 0;
-  for (; want[i]; i++) {
-    char c = u[i] >= 'A' && u[i] <= 'Z' ? (char)(u[i] - 'A' + 'a') : u[i];
-    if (i == 4 && c == ':') return strncmp(u + 4, "://", 3) == 0;
-    if (c != want[i]) return 0;
-  }
-  return 1;
-}
-
 static int entry(load *L, const char *at, const jstr *name, const jval *e,
                  mcpp_config_server *s) {
   if (e->type != J_OBJ) return problem(L, at, "must be an object, got %s", kind(e));
@@ -603,9 +591,11 @@ static int entry(load *L, const char *at, const jstr *name, const jval *e,
                ? -1
                : 0;
   if (field_string(L, e, at, "url", 1, &s->url) < 0) return -1;
-  if (!http_url(s->url)) {
+  mcpp_http_url url;
+  const char *refused = mcpp_http_url_parse(s->url, strlen(s->url), &url);
+  if (refused) {
     char *where = child(L, at, "url", 3, 0);
-    if (where) problem(L, where, "must be an http:// or https:// URL", NULL);
+    if (where) problem(L, where, "%s", refused);
     free(where);
     return -1;
   }
