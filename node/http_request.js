@@ -40,6 +40,18 @@ async function readAll(res) {
  *   rejects with the socket's error (err.code: ECONNREFUSED...) or an AbortError
  */
 function request(url, init = {}) {
+  return once(url, init).catch((err) => {
+    // A kept-alive socket the server had already closed (its idle timeout
+    // ran out as the request went): the request never reached it, so it
+    // goes once more on a new connection, as Node's docs advise. Python's
+    // urllib opens one connection per request and never meets this.
+    if (err && err.code === 'ECONNRESET' && err.reusedSocket) return once(url, init);
+    throw err;
+  });
+}
+
+/** One attempt of request(). */
+function once(url, init) {
   const { method = 'GET', body, signal } = init;
   return new Promise((resolve, reject) => {
     const client = url.https ? https : http;
@@ -60,7 +72,7 @@ function request(url, init = {}) {
         },
       });
     });
-    req.on('error', reject);
+    req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
     req.end(body);
   });
 }

@@ -404,6 +404,8 @@ async function readSse(body, onData, onComment) {
 function describe(err) {
   let e = err;
   while (e && e.cause) e = e.cause;
+  // llhttp's HPE_* parse errors: C's one cause, as Python's http.client says it.
+  if (e && typeof e.code === 'string' && e.code.startsWith('HPE_')) return binding.httpNotHttpCause;
   return (e && (e.code || e.message)) || String(err);
 }
 

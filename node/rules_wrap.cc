@@ -383,6 +383,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("closedByAppReason", MCPP_CLOSED_BY_APP_REASON);
   exports.Set("transportClosedReason", MCPP_TRANSPORT_CLOSED_REASON);
   exports.Set("httpUnreachableFormat", MCPP_HTTP_UNREACHABLE_FORMAT);
+  exports.Set("httpNotHttpCause", MCPP_HTTP_NOT_HTTP_CAUSE);
   exports.Set("httpReinitFailedFormat", MCPP_HTTP_REINIT_FAILED_FORMAT);
   exports.Set("pingUnreachableAnswer", Napi::Function::New(env, PingUnreachableAnswer, "pingUnreachableAnswer"));
 }

@@ -929,6 +929,9 @@ static PyMethodDef module_methods[] = {
      "http_url(url, headers) -> dict | str: what a Streamable HTTP client makes of url "
      "(request_url, target, name, host, port, https, authorization), or why it is "
      "refused (mcpp_http_url_parse)"},
+    {"http_tls_error_name", mcpping_http_tls_error_name, METH_O,
+     "http_tls_error_name(verify_code) -> str: a TLS failure's name (0: EPROTO; "
+     "DEPTH_ZERO_SELF_SIGNED_CERT, ...)"},
     {"http_resolve_error_name", mcpping_http_resolve_error_name, METH_O,
      "http_resolve_error_name(code) -> str | None: a getaddrinfo failure's name "
      "(ENOTFOUND, EAI_AGAIN, ...)"},

@@ -233,6 +233,12 @@ PyObject *mcpping_http_url(PyObject *module, PyObject *args) {
   return res;
 }
 
+PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg) {
+  long code = PyLong_AsLong(arg);
+  if (code == -1 && PyErr_Occurred()) return NULL;
+  return PyUnicode_FromString(mcpp_http_tls_error_name(code >= INT_MIN && code <= INT_MAX ? (int)code : -1));
+}
+
 PyObject *mcpping_http_resolve_error_name(PyObject *module, PyObject *arg) {
   long code = PyLong_AsLong(arg);
   if (code == -1 && PyErr_Occurred()) return NULL;
@@ -423,6 +429,7 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddStringConstant(module, "CLOSED_BY_APP_REASON", MCPP_CLOSED_BY_APP_REASON) ||
       PyModule_AddStringConstant(module, "TRANSPORT_CLOSED_REASON", MCPP_TRANSPORT_CLOSED_REASON) ||
       PyModule_AddStringConstant(module, "HTTP_UNREACHABLE_FORMAT", MCPP_HTTP_UNREACHABLE_FORMAT) ||
+      PyModule_AddStringConstant(module, "HTTP_NOT_HTTP_CAUSE", MCPP_HTTP_NOT_HTTP_CAUSE) ||
       PyModule_AddStringConstant(module, "HTTP_REINIT_FAILED_FORMAT", MCPP_HTTP_REINIT_FAILED_FORMAT))
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||

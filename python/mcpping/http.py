@@ -24,6 +24,7 @@ import errno
 import http.client
 import json
 import socket
+import ssl
 import threading
 import urllib.error
 import urllib.request
@@ -58,13 +59,22 @@ def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[
 
 
 def connect_reason(exc: BaseException | None) -> str:
-    """ECONNREFUSED and friends, as Node's fetch names them; never the URL."""
+    """Why a server could not be reached, named as Node names it (C's names
+    where the two hosts' words differ); never the URL."""
     while exc is not None:
-        nested = getattr(exc, "reason", None)
         if isinstance(exc, socket.gaierror) and exc.errno is not None:
-            return _native.http_resolve_error_name(exc.errno) or str(exc)  # ENOTFOUND, as Node says
+            return _native.http_resolve_error_name(exc.errno) or str(exc)
+        if isinstance(exc, ssl.SSLCertVerificationError):
+            return _native.http_tls_error_name(exc.verify_code or -1)
+        if isinstance(exc, ssl.SSLError):
+            return _native.http_tls_error_name(0)  # not its errno: 1 is no EPERM
+        if isinstance(exc, http.client.RemoteDisconnected):
+            return "ECONNRESET"  # closed before any answer: Node's "socket hang up"
+        if isinstance(exc, http.client.HTTPException):
+            return _native.HTTP_NOT_HTTP_CAUSE
         if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
             return errno.errorcode[exc.errno]
+        nested = getattr(exc, "reason", None)
         if isinstance(nested, BaseException):
             exc = nested
             continue
@@ -310,7 +320,7 @@ class HttpPeer:
             if answer is not None:
                 self._to_loop(answer)
             return
-        except OSError as e:
+        except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
             self._to_loop_call(self._fail, e)
             return
         with resp:

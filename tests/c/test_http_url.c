@@ -122,3 +122,11 @@ TEST(http_resolve_error_names_as_node_gives_them) {
   ASSERT_STR_EQ("EAI_FAIL", mcpp_http_resolve_error_name(EAI_FAIL));
   ASSERT(mcpp_http_resolve_error_name(12345) == NULL);
 }
+
+TEST(http_tls_error_names_as_node_gives_them) {
+  ASSERT_STR_EQ("EPROTO", mcpp_http_tls_error_name(0));
+  ASSERT_STR_EQ("DEPTH_ZERO_SELF_SIGNED_CERT", mcpp_http_tls_error_name(18));
+  ASSERT_STR_EQ("CERT_HAS_EXPIRED", mcpp_http_tls_error_name(10));
+  ASSERT_STR_EQ("ERR_TLS_CERT_ALTNAME_INVALID", mcpp_http_tls_error_name(62));
+  ASSERT_STR_EQ("CERT_VERIFY_FAILED", mcpp_http_tls_error_name(999));
+}

@@ -163,6 +163,77 @@ test('parity: a server that exits or a refused connection: the same reason line'
   }
 });
 
+/** A loopback TCP server that reads each request's head (and body) and then does what `answer` says. */
+async function rawHttpServer(answer) {
+  const net = require('node:net');
+  const srv = net.createServer((sock) => {
+    let buf = Buffer.alloc(0);
+    sock.on('data', (chunk) => {
+      buf = Buffer.concat([buf, chunk]);
+      const end = buf.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const length = /content-length: *(\d+)/i.exec(buf.subarray(0, end).toString());
+      if (buf.length < end + 4 + (length ? Number(length[1]) : 0)) return;
+      buf = Buffer.alloc(0);
+      answer(sock);
+    });
+    sock.on('error', () => {});
+  });
+  await new Promise((resolve) => srv.listen(0, '127.0.0.1', resolve));
+  return { url: `http://127.0.0.1:${srv.address().port}/mcp`, stop: () => new Promise((resolve) => srv.close(resolve)) };
+}
+
+/** Starts a tests/peers/*.py server that prints its URL first. */
+async function urlPeer(name, args = []) {
+  const { spawn } = require('node:child_process');
+  const child = spawn('python3', [path.join(h.PEERS, name), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const url = await new Promise((resolve, reject) => {
+    child.stdout.once('data', (d) => resolve(d.toString().split('\n')[0].trim()));
+    child.once('exit', (code) => reject(new Error(`${name} exited ${code}`)));
+  });
+  return { url, stop: () => { child.kill(); } };
+}
+
+test('parity: why a server could not be reached is named the same in both commands', async () => {
+  // Python's POST thread died on a non-HTTP answer (traceback, then the
+  // 10 s handshake timeout) and said EPERM for TLS to a plain server,
+  // "Remote end closed connection without response" for a reset; Node
+  // met a reset on the kept-alive socket of a server that closes after
+  // each answer, where Python (a connection per request) read the answer.
+  const notHttp = await rawHttpServer((sock) => sock.end('hello there\r\n\r\n'));
+  const hangUp = await rawHttpServer((sock) => sock.destroy());
+  const closesEach = await rawHttpServer((sock) => sock.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\noops!'));
+  const selfSigned = await urlPeer('tls_server.py');
+  const plain = await urlPeer('http_fault.py', ['--mode', 'strict']);
+  try {
+    for (const [url, line, status] of [
+      [notHttp.url, `mcpping: cannot connect to ${notHttp.url}: the answer is not HTTP/1.1\n`, 3],
+      [hangUp.url, `mcpping: cannot connect to ${hangUp.url}: ECONNRESET\n`, 3],
+      [closesEach.url, 'mcpping: handshake failed: initialize failed: -32000 HTTP 500 Internal Server Error; ' +
+        'server/discover failed: -32000 HTTP 500 Internal Server Error\n', 3],
+      [selfSigned.url, `mcpping: cannot connect to ${selfSigned.url}: DEPTH_ZERO_SELF_SIGNED_CERT\n`, 3],
+      [plain.url.replace('http:', 'https:'), `mcpping: cannot connect to ${plain.url.replace('http:', 'https:')}: EPROTO\n`, 3],
+    ]) {
+      const args = ['-c', '1', '--connect-timeout', '20', url];
+      const [js, py] = await Promise.all([node(args), python(args)]);
+      assert.equal(py.stderr, line, `python ${url}`);
+      assert.equal(js.stderr, line, `node ${url}`);
+      assert.equal(py.status, status);
+      assert.equal(js.status, status);
+    }
+    // Whatever this machine's resolver says of a name that cannot exist
+    // (ENOTFOUND, or EAI_AGAIN without DNS), both commands say it alike.
+    const args = ['-c', '1', 'http://mcpping-test.invalid/mcp'];
+    const [js, py] = await Promise.all([node(args), python(args)]);
+    assert.match(py.stderr, /^mcpping: cannot connect to http:\/\/mcpping-test\.invalid\/mcp: E[A-Z_]+\n$/);
+    assert.equal(js.stderr, py.stderr);
+  } finally {
+    await Promise.all([notHttp.stop(), hangUp.stop(), closesEach.stop()]);
+    selfSigned.stop();
+    plain.stop();
+  }
+});
+
 test('parity: a server that dies after answering ends the run with its reason and exit 1', async () => {
   // initialize, initialized and two pings answered; the third check meets
   // the exit: it is lost, not "never sent", and the run is no "alive".

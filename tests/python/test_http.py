@@ -143,6 +143,22 @@ def test_a_name_that_does_not_resolve_is_enotfound_in_both_hosts():
     assert mcpping.http.connect_reason(wrapped) == "ENOTFOUND"
 
 
+def test_tls_and_non_http_failures_are_named_as_node_names_them():
+    """An ssl.SSLError's errno is OpenSSL's (1 read as EPERM before);
+    http.client's exceptions had no errno (a BadStatusLine killed the POST
+    thread). tests/node/cli_parity.test.js runs both commands on each."""
+    import http.client
+    import ssl
+    reason = mcpping.http.connect_reason
+    assert reason(urllib.error.URLError(ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER]"))) == "EPROTO"
+    verify = ssl.SSLCertVerificationError(1, "self-signed certificate")
+    verify.verify_code = 18
+    assert reason(urllib.error.URLError(verify)) == "DEPTH_ZERO_SELF_SIGNED_CERT"
+    assert reason(http.client.RemoteDisconnected("Remote end closed")) == "ECONNRESET"
+    assert reason(http.client.BadStatusLine("hello there")) == "the answer is not HTTP/1.1"
+    assert reason(ConnectionRefusedError(111, "refused")) == "ECONNREFUSED"
+
+
 @pytest.mark.parametrize("http_fault", ["deaf"], indirect=True)
 async def test_a_ping_deaf_http_server_is_found_deaf_not_stale(http_fault):
     """Issue 25 over Streamable HTTP: pings time out, the side-effect-free

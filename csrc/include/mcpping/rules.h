@@ -283,6 +283,18 @@ size_t mcpp_http_url_credentials(const mcpp_http_url *url,
  * it does not know. */
 const char *mcpp_http_resolve_error_name(int code);
 
+/* A TLS failure as the connect-failure cause both hosts give: 0 (no
+ * certificate verdict: the handshake failed, say a plain HTTP server)
+ * "EPROTO"; an OpenSSL X509_V_ERR_* code its name without the prefix
+ * ("DEPTH_ZERO_SELF_SIGNED_CERT", "CERT_HAS_EXPIRED", ...; a host name
+ * mismatch "ERR_TLS_CERT_ALTNAME_INVALID"), as Node names them;
+ * "CERT_VERIFY_FAILED" for another code. */
+const char *mcpp_http_tls_error_name(int verify_code);
+
+/* The connect-failure cause when what came back is not an HTTP/1.1 answer
+ * (Python's http.client.HTTPException, Node's HPE_* parse errors). */
+#define MCPP_HTTP_NOT_HTTP_CAUSE "the answer is not HTTP/1.1"
+
 /* The reasons a Streamable HTTP client's session ends with when a POST
  * cannot reach the server (printf-style: the URL, then the cause as the
  * host names it: ECONNREFUSED, ...), or when the session expired and the

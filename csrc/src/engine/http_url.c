@@ -249,3 +249,20 @@ const char *mcpp_http_resolve_error_name(int code) {
     default: return NULL;
   }
 }
+
+const char *mcpp_http_tls_error_name(int verify_code) {
+  /* OpenSSL's X509_V_ERR_* without the prefix, as Node's tls names them. */
+  switch (verify_code) {
+    case 0: return "EPROTO"; /* the handshake itself failed */
+    case 2: return "UNABLE_TO_GET_ISSUER_CERT";
+    case 9: return "CERT_NOT_YET_VALID";
+    case 10: return "CERT_HAS_EXPIRED";
+    case 18: return "DEPTH_ZERO_SELF_SIGNED_CERT";
+    case 19: return "SELF_SIGNED_CERT_IN_CHAIN";
+    case 20: return "UNABLE_TO_GET_ISSUER_CERT_LOCALLY";
+    case 21: return "UNABLE_TO_VERIFY_LEAF_SIGNATURE";
+    case 23: return "CERT_REVOKED";
+    case 62: return "ERR_TLS_CERT_ALTNAME_INVALID"; /* X509_V_ERR_HOSTNAME_MISMATCH */
+    default: return "CERT_VERIFY_FAILED";
+  }
+}
