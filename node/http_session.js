@@ -141,7 +141,7 @@ class HttpSession {
       if (answer !== null) this.receive(answer);
       return;
     }
-    await this.readBody(res, kind);
+    await this.readBody(res, kind, frame);
   }
 
   /**
@@ -269,13 +269,17 @@ class HttpSession {
   /**
    * Reads a 2xx answer as C said: an SSE stream, one JSON message, or nothing (202).
    * @param {'sse'|'json'|'none'} kind
+   * @param {string} [frame] the POSTed frame, when there was one
    */
-  async readBody(res, kind) {
+  async readBody(res, kind, frame) {
     try {
       if (kind === 'sse') await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
       else if (kind === 'json') {
         const text = (await res.text()).trim();
-        if (text) this.receive(text);
+        // Not JSON (a web page): the request is told so now, not at its timeout.
+        const unreadable = text && frame ? binding.httpUnreadableAnswer(res.status, res.headers.get('content-type'), text, frame) : null;
+        if (unreadable !== null) this.receive(unreadable);
+        else if (text) this.receive(text);
       } else await res.arrayBuffer();
     } catch {
       // A broken stream: whatever was not answered times out in the engine.

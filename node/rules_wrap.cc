@@ -131,6 +131,27 @@ std::string OptionalString(Napi::Env env, const Napi::Value &v, const char *what
   return v.As<Napi::String>().Utf8Value();
 }
 
+// httpUnreadableAnswer(status, contentType, body, frame) -> the JSON-RPC
+// error the request in frame gets when a 2xx answer read as one JSON
+// message is not JSON; null when it is (or is blank), or frame is no request.
+Napi::Value HttpUnreadableAnswer(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
+  if (!info[2].IsString() || !info[3].IsString())
+    throw Napi::TypeError::New(env, "body and frame must be strings");
+  int status = info[0].As<Napi::Number>().Int32Value();
+  std::string type = OptionalString(env, info[1], "contentType");
+  std::string body = info[2].As<Napi::String>().Utf8Value();
+  std::string frame = info[3].As<Napi::String>().Utf8Value();
+  size_t n = mcpp_http_unreadable_answer(status, type.c_str(), body.data(), body.size(),
+                                         frame.data(), frame.size(), nullptr, 0);
+  if (n == 0) return env.Null();
+  std::string out(n, '\0');
+  mcpp_http_unreadable_answer(status, type.c_str(), body.data(), body.size(), frame.data(),
+                              frame.size(), &out[0], n + 1);
+  return Napi::String::New(env, out);
+}
+
 // The caller's headers (an object of strings, or null/undefined) as C's
 // array, in the object's order; the texts are owned here.
 struct HeaderList {
@@ -360,6 +381,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("eventOutcome", Napi::Function::New(env, EventOutcome, "eventOutcome"));
   exports.Set("outcomeIsLost", Napi::Function::New(env, OutcomeIsLost, "outcomeIsLost"));
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
+  exports.Set("httpUnreadableAnswer", Napi::Function::New(env, HttpUnreadableAnswer, "httpUnreadableAnswer"));
   exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
   exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));

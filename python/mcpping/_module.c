@@ -915,6 +915,9 @@ static PyMethodDef module_methods[] = {
     {"http_classify", mcpping_http_classify, METH_VARARGS,
      "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
      "'session_expired' or 'failed'."},
+    {"http_unreadable_answer", mcpping_http_unreadable_answer, METH_VARARGS,
+     "http_unreadable_answer(status, content_type, body, frame) -> bytes | None: the "
+     "JSON-RPC error the request in frame gets when a 2xx JSON answer is not JSON"},
     {"http_error_answer", mcpping_http_error_answer, METH_VARARGS,
      "http_error_answer(status, body, frame) -> bytes | None: the JSON-RPC error "
      "the request in frame gets when its POST met a failed HTTP answer (None: "

@@ -96,6 +96,7 @@ PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
 PyObject *mcpping_http_relisten_delay_ms(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args);
+PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args);
 PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args);
 PyObject *mcpping_http_resends(PyObject *module, PyObject *arg);

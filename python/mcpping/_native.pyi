@@ -113,6 +113,12 @@ def http_error_answer(status: int, body: bytes, frame: bytes) -> bytes | None:
     """The JSON-RPC error the request in ``frame`` gets when its POST met a
     failed HTTP answer: the body's own JSON-RPC error with the request's id,
     else -32000 "HTTP <status> <reason>"; None if frame is no request."""
+def http_unreadable_answer(status: int, content_type: str | None, body: bytes,
+                           frame: bytes) -> bytes | None:
+    """The JSON-RPC error the request in ``frame`` gets when the 2xx answer
+    read as one JSON message is not JSON (an HTML page): "the server
+    answered HTTP 200 with text/html, not JSON"; None when the body is
+    blank or JSON, or frame is no request."""
 def http_request_headers(method: str, extra: dict[str, str], session: str | None,
                          version: str | None) -> dict[str, str]:
     """The headers of a ``method`` request ('POST', 'GET', 'DELETE'): the

@@ -88,6 +88,32 @@ PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(mcpp_http_verdict_name(v));
 }
 
+PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args) {
+  int status;
+  const char *type;
+  mcpping_bytes body = {0}, frame = {0};
+  if (!PyArg_ParseTuple(args, "izO&O&", &status, &type, mcpping_bytes_conv, &body,
+                        mcpping_bytes_conv, &frame))
+    return NULL;
+  size_t n = mcpp_http_unreadable_answer(status, type, body.buf, (size_t)body.len, frame.buf,
+                                         (size_t)frame.len, NULL, 0);
+  char *out = n ? PyMem_Malloc(n + 1) : NULL;
+  PyObject *res = NULL;
+  if (n && out == NULL) {
+    PyErr_NoMemory();
+  } else if (n) {
+    mcpp_http_unreadable_answer(status, type, body.buf, (size_t)body.len, frame.buf,
+                                (size_t)frame.len, out, n + 1);
+    res = PyBytes_FromStringAndSize(out, (Py_ssize_t)n);
+  } else {
+    res = Py_NewRef(Py_None);
+  }
+  PyMem_Free(out);
+  mcpping_bytes_release(&body);
+  mcpping_bytes_release(&frame);
+  return res;
+}
+
 PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args) {
   int status;
   mcpping_bytes body = {0}, frame = {0};

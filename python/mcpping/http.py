@@ -339,7 +339,10 @@ class HttpPeer:
                 except (OSError, http.client.HTTPException):
                     return  # cut off mid-answer: the request times out in the engine
                 if body_kind == "json" and body.strip():  # "none": a 202 says nothing
-                    self._to_loop(body.strip())
+                    # Not JSON (a web page): the request is told so now, not at its timeout.
+                    unreadable = _native.http_unreadable_answer(
+                        resp.status, resp.headers.get("Content-Type"), body, frame)
+                    self._to_loop(unreadable if unreadable is not None else body.strip())
 
     def _listen(self) -> None:
         """Opens the GET listening stream in a thread of its own."""

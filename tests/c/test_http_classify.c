@@ -96,3 +96,30 @@ TEST(http_error_answer_reports_the_length_it_needs_when_out_is_short) {
                  need);
   ASSERT_STR_EQ("{\"jsonr", out);
 }
+
+static const char *unreadable(int status, const char *type, const char *body, const char *frame) {
+  static char out[512];
+  size_t n = mcpp_http_unreadable_answer(status, type, body, body ? strlen(body) : 0, frame,
+                                         strlen(frame), out, sizeof out);
+  return n ? out : NULL;
+}
+
+TEST(http_unreadable_answer_tells_the_request_when_a_2xx_body_is_not_json) {
+  /* A URL that is a web page: the handshake learns why at once, not after
+   * its timeout (both hosts waited 10 s, then said "no initialize result"). */
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"error\":{\"code\":-32000,"
+                "\"message\":\"the server answered HTTP 200 with text/html, not JSON\"}}",
+                unreadable(200, " text/html; charset=utf-8", "<html></html>", REQ));
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"error\":{\"code\":-32000,"
+                "\"message\":\"the server answered HTTP 201 with a body that is not JSON\"}}",
+                unreadable(201, NULL, "{oops", REQ));
+  /* A type that would need escaping is left out, never quoted raw. */
+  ASSERT(strstr(unreadable(200, "text/\"x", "<p>", REQ), "a body that is not JSON") != NULL);
+  /* JSON or a blank body is the answer; a notification waits for nothing. */
+  ASSERT(unreadable(200, "application/json", "{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", REQ) == NULL);
+  ASSERT(unreadable(200, "application/json", "[]", REQ) == NULL);
+  ASSERT(unreadable(200, "text/html", " \r\n", REQ) == NULL);
+  ASSERT(unreadable(200, "text/html", NULL, REQ) == NULL);
+  ASSERT(unreadable(200, "text/html", "<html>",
+                    "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL);
+}

@@ -6,7 +6,8 @@
  * the frame's id byte for byte and whose error is an object, and reports
  * its whole length even when the buffer is too short. The same bytes are
  * read as a Content-Type (mcpp_http_body_kind) and the frame as one met by
- * an expired session (mcpp_http_resends, http_client.c).
+ * an expired session (mcpp_http_resends, http_client.c), and the body
+ * as a 2xx answer that may not be JSON (mcpp_http_unreadable_answer).
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -59,6 +60,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   mcpp__msg scanned;
   CHECK(!mcpp_http_resends(frame, frame_len) ||
         (mcpp__scan_message(frame, frame_len, &scanned) == 0 && scanned.id.p != NULL));
+  /* The body as a 2xx answer read as JSON, its Content-Type the body's
+   * text: an answer made only for a body that is not JSON, strict JSON
+   * itself under the request's id. */
+  size_t made = mcpp_http_unreadable_answer(200, type, body, body_len, frame, frame_len, small,
+                                            sizeof small);
+  if (made) {
+    char *out = malloc(made + 1);
+    CHECK(out && !mcpp__json_strict(body, body_len));
+    CHECK(mcpp_http_unreadable_answer(200, type, body, body_len, frame, frame_len, out,
+                                      made + 1) == made);
+    CHECK(strlen(out) == made && mcpp__json_strict(out, made));
+    mcpp__msg got, sent;
+    CHECK(mcpp__scan_message(out, made, &got) == 0 && got.error.p);
+    CHECK(mcpp__scan_message(frame, frame_len, &sent) == 0);
+    CHECK(got.id.n == sent.id.n && memcmp(got.id.p, sent.id.p, sent.id.n) == 0);
+    free(out);
+  }
   free(type);
   free(frame);
   free(body);

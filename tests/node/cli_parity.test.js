@@ -203,6 +203,8 @@ test('parity: why a server could not be reached is named the same in both comman
   const notHttp = await rawHttpServer((sock) => sock.end('hello there\r\n\r\n'));
   const hangUp = await rawHttpServer((sock) => sock.destroy());
   const closesEach = await rawHttpServer((sock) => sock.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\noops!'));
+  // A URL that is a web page: both waited out the handshake's 10 s, then said "no initialize result".
+  const webPage = await rawHttpServer((sock) => sock.write('HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: 13\r\n\r\n<html></html>'));
   const selfSigned = await urlPeer('tls_server.py');
   const plain = await urlPeer('http_fault.py', ['--mode', 'strict']);
   try {
@@ -211,6 +213,8 @@ test('parity: why a server could not be reached is named the same in both comman
       [hangUp.url, `mcpping: cannot connect to ${hangUp.url}: ECONNRESET\n`, 3],
       [closesEach.url, 'mcpping: handshake failed: initialize failed: -32000 HTTP 500 Internal Server Error; ' +
         'server/discover failed: -32000 HTTP 500 Internal Server Error\n', 3],
+      [webPage.url, 'mcpping: handshake failed: initialize failed: -32000 the server answered HTTP 200 with text/html, ' +
+        'not JSON; server/discover failed: -32000 the server answered HTTP 200 with text/html, not JSON\n', 3],
       [selfSigned.url, `mcpping: cannot connect to ${selfSigned.url}: DEPTH_ZERO_SELF_SIGNED_CERT\n`, 3],
       [plain.url.replace('http:', 'https:'), `mcpping: cannot connect to ${plain.url.replace('http:', 'https:')}: EPROTO\n`, 3],
     ]) {
@@ -228,7 +232,7 @@ test('parity: why a server could not be reached is named the same in both comman
     assert.match(py.stderr, /^mcpping: cannot connect to http:\/\/mcpping-test\.invalid\/mcp: E[A-Z_]+\n$/);
     assert.equal(js.stderr, py.stderr);
   } finally {
-    await Promise.all([notHttp.stop(), hangUp.stop(), closesEach.stop()]);
+    await Promise.all([notHttp.stop(), hangUp.stop(), closesEach.stop(), webPage.stop()]);
     selfSigned.stop();
     plain.stop();
   }

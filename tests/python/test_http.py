@@ -133,6 +133,40 @@ async def test_a_urls_user_and_password_go_as_basic_credentials(http_fault):
         await mcpping.http.connect(other, keepalive=None, listen=False)
 
 
+async def test_a_url_that_is_a_web_page_fails_the_handshake_at_once_with_why(tmp_path):
+    """A 200 text/html answer to a POST (the URL is no MCP endpoint): each
+    request is told so by C (mcpp_http_unreadable_answer), where it waited
+    out its timeout and the handshake said only "no initialize result"."""
+    import http.server
+    import threading
+
+    class Page(http.server.BaseHTTPRequestHandler):
+        def do_POST(self):  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            body = b"<html><body>Welcome</body></html>"
+            self.send_response(200)
+            self.send_header("Content-Type", "text/html; charset=utf-8")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    try:
+        url = f"http://127.0.0.1:{server.server_address[1]}/"
+        with pytest.raises(HandshakeError) as e:
+            await mcpping.http.connect(url, keepalive=None, listen=False, init_timeout=60)
+        assert str(e.value) == ("initialize failed: -32000 the server answered HTTP 200 with text/html, "
+                                "not JSON; server/discover failed: -32000 the server answered HTTP 200 "
+                                "with text/html, not JSON")
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
 def test_a_name_that_does_not_resolve_is_enotfound_in_both_hosts():
     """Node's error code for a host that does not resolve; Python said
     "[Errno -2] Name or service not known" (C: mcpp_http_resolve_error_name)."""

@@ -166,6 +166,18 @@ size_t mcpp_http_error_answer(int status, const char *body, size_t len,
                               const char *frame, size_t frame_len, char *out,
                               size_t cap);
 
+/* The JSON-RPC answer a request gets when the 2xx answer to its POST is
+ * read as one JSON message (MCPP_HTTP_BODY_JSON) but is not JSON: an HTML
+ * page, say, where the URL is no MCP endpoint. A -32000 error "the server
+ * answered HTTP 200 with text/html, not JSON" (the media type of
+ * content_type, which may be NULL) under the request's id, written as
+ * mcpp_http_error_answer writes. Returns 0 when the body is blank or strict
+ * JSON (it is the answer), or frame is no request. */
+size_t mcpp_http_unreadable_answer(int status, const char *content_type,
+                                   const char *body, size_t len,
+                                   const char *frame, size_t frame_len,
+                                   char *out, size_t cap);
+
 /* The HTTP requests a Streamable HTTP client makes. */
 typedef enum mcpp_http_method {
   MCPP_HTTP_POST = 0,  /* one message; answered by JSON, SSE or 202 */
