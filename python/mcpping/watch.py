@@ -31,6 +31,12 @@ _MAX_HEAD = _native.WATCH_MAX_HEAD
 _HEAD_TIMEOUT = _native.WATCH_HEAD_TIMEOUT_MS / 1000
 
 
+def _drop(frame: bytes) -> None:
+    """What a server sends unasked (notifications, its own requests): the
+    command reads none of it, so none is kept (Peer would queue it for
+    messages(), up to 8 MiB a server, and warn as it dropped)."""
+
+
 def _now_ms() -> int:
     return int(time.monotonic() * 1000)
 
@@ -94,7 +100,7 @@ class _Watch:
                             env={**os.environ, **live.env}, cwd=live.cwd,
                             stderr=lambda chunk: _native.watch_stderr(self.w, i, chunk.encode()),
                             record=None, ping_timeout=self.o["timeout_ms"] / 1000,
-                            request_timeout=None, kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=None,
+                            request_timeout=None, kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=_drop,
                             on_close=None, on_event=lambda ev: self.on_event(i, ev),
                             reconnect=Reconnect())
             else:

@@ -238,6 +238,26 @@ test('parity: why a server could not be reached is named the same in both comman
   }
 });
 
+test('parity: what a server sends unasked is not kept, and not warned about, by either command', async () => {
+  // Two 5 MiB notifications after the handshake: the Python command queued
+  // them for a messages() it never reads (8 MiB kept) and warned
+  // "messages dropped so far: 1" on stderr; Node's never kept them.
+  const script = [
+    'import json, sys',
+    'pad = "x" * (5 << 20)',
+    'for line in sys.stdin:',
+    '    m = json.loads(line)',
+    '    if m.get("method") == "initialize":',
+    '        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {"protocolVersion": "2025-06-18", "capabilities": {}, "serverInfo": {"name": "chatty", "version": "1"}}}), flush=True)',
+    '    elif m.get("method") == "ping":',
+    '        for _ in range(2): print(json.dumps({"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": pad}}), flush=True)',
+    '        print(json.dumps({"jsonrpc": "2.0", "id": m["id"], "result": {}}), flush=True)',
+  ].join('\n');
+  const { js, py } = await same(['-c', '2', '-i', '0', '--', 'python3', '-c', script], { status: 0 });
+  assert.equal(py.stderr, '');
+  assert.equal(js.stderr, '');
+});
+
 test('parity: a server that dies after answering ends the run with its reason and exit 1', async () => {
   // initialize, initialized and two pings answered; the third check meets
   // the exit: it is lost, not "never sent", and the run is no "alive".
