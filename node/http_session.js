@@ -98,7 +98,7 @@ class HttpSession {
    * request, so the waiting side settles.
    * @param {string} frame
    */
-  async post(frame) {
+  async post(frame, redirects = 0) {
     let msg;
     try {
       msg = JSON.parse(frame);
@@ -116,6 +116,14 @@ class HttpSession {
       // is told so (an error made up here is no answer from the server).
       if (this.opened) this.lose(format(binding.httpUnreachableFormat, this.url, describe(err)));
       else if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
+      return;
+    }
+    const to = binding.httpRedirectUrl(res.status, res.headers.get('location'), this.target.requestUrl);
+    if (to !== null && redirects < binding.httpMaxRedirects) {
+      // C's rule: 307/308 on the same origin; the session goes there from now on.
+      res.body.resume();
+      this.target = binding.httpUrl(to, this.extraHeaders);
+      await this.post(frame, redirects + 1);
       return;
     }
     const sid = res.headers.get('mcp-session-id');

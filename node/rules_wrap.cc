@@ -205,6 +205,24 @@ Napi::Value HttpUrl(const Napi::CallbackInfo &info) {
   return out;
 }
 
+// httpRedirectUrl(status, location, url) -> where a request to url
+// answered status with location goes (307/308 on the same origin), or null.
+Napi::Value HttpRedirectUrl(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber() || !info[2].IsString())
+    throw Napi::TypeError::New(env, "status must be a number and url a string");
+  int status = info[0].As<Napi::Number>().Int32Value();
+  std::string location = OptionalString(env, info[1], "location");
+  std::string url = info[2].As<Napi::String>().Utf8Value();
+  mcpp_http_url from;
+  if (mcpp_http_url_parse(url.data(), url.size(), &from) != nullptr)
+    throw Napi::TypeError::New(env, "not a URL mcpping opens: " + url);
+  std::string to(mcpp_http_redirect_url(status, location.c_str(), &from, nullptr, 0), '\0');
+  if (to.empty()) return env.Null();
+  mcpp_http_redirect_url(status, location.c_str(), &from, &to[0], to.size() + 1);
+  return Napi::String::New(env, to);
+}
+
 // httpRequestHeaders(method, extra, session, version) -> the request's
 // headers: the caller's extra ones first, never replacing mcpping's.
 Napi::Value HttpRequestHeaders(const Napi::CallbackInfo &info) {
@@ -406,6 +424,8 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("transportClosedReason", MCPP_TRANSPORT_CLOSED_REASON);
   exports.Set("httpUnreachableFormat", MCPP_HTTP_UNREACHABLE_FORMAT);
   exports.Set("httpNotHttpCause", MCPP_HTTP_NOT_HTTP_CAUSE);
+  exports.Set("httpMaxRedirects", Napi::Number::New(env, MCPP_HTTP_MAX_REDIRECTS));
+  exports.Set("httpRedirectUrl", Napi::Function::New(env, HttpRedirectUrl, "httpRedirectUrl"));
   exports.Set("httpReinitFailedFormat", MCPP_HTTP_REINIT_FAILED_FORMAT);
   exports.Set("pingUnreachableAnswer", Napi::Function::New(env, PingUnreachableAnswer, "pingUnreachableAnswer"));
 }

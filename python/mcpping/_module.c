@@ -932,6 +932,9 @@ static PyMethodDef module_methods[] = {
      "http_url(url, headers) -> dict | str: what a Streamable HTTP client makes of url "
      "(request_url, target, name, host, port, https, authorization), or why it is "
      "refused (mcpp_http_url_parse)"},
+    {"http_redirect_url", mcpping_http_redirect_url, METH_VARARGS,
+     "http_redirect_url(status, location, url) -> str | None: where a redirected "
+     "request goes (307/308 on the same origin), else None"},
     {"http_tls_error_name", mcpping_http_tls_error_name, METH_O,
      "http_tls_error_name(verify_code) -> str: a TLS failure's name (0: EPROTO; "
      "DEPTH_ZERO_SELF_SIGNED_CERT, ...)"},

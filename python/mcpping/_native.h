@@ -104,6 +104,7 @@ PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args);
 PyObject *mcpping_http_url(PyObject *module, PyObject *args);
 PyObject *mcpping_http_resolve_error_name(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg);
+PyObject *mcpping_http_redirect_url(PyObject *module, PyObject *args);
 PyObject *mcpping_ping_unreachable_answer(PyObject *module, PyObject *arg);
 int mcpping_rules_add_types(PyObject *module);
 

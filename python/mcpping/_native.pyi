@@ -135,6 +135,10 @@ def http_url(url: str, headers: dict[str, str]) -> dict[str, Any] | str:
     (host:port), ``host``, ``port``, ``https``, ``authorization`` (Basic from
     the URL's user:password unless headers has an Authorization, else None);
     or the sentence refusing it, which reads after the URL ("has no host")."""
+def http_redirect_url(status: int, location: str | None, url: str) -> str | None:
+    """Where a request to ``url`` answered ``status`` with ``location``
+    goes: a 307 or 308 to the same origin (scheme, host, port), as a
+    request URL; None otherwise (the answer is then an error)."""
 def http_tls_error_name(verify_code: int) -> str:
     """A TLS failure as both hosts name it: 0 (no certificate verdict)
     'EPROTO', an X509_V_ERR_* code 'DEPTH_ZERO_SELF_SIGNED_CERT' and the like."""
@@ -299,6 +303,7 @@ EVENT_NAMES: tuple[str, ...]  # every mcpp_event_name, in the enum's order
 TRANSPORT_CLOSED_REASON: str  # MCPP_TRANSPORT_CLOSED_REASON
 HTTP_UNREACHABLE_FORMAT: str  # "cannot reach %s: %s" (URL, cause)
 HTTP_NOT_HTTP_CAUSE: str  # the cause when what came back is no HTTP/1.1 answer
+HTTP_MAX_REDIRECTS: int  # redirects one request follows at most
 HTTP_REINIT_FAILED_FORMAT: str  # "the session expired and initialize failed: %s"
 HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, the GET stream's connect (MCPP_HTTP_SHORT_TIMEOUT_MS)
 DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAULT_KILL_GRACE_MS)

@@ -259,6 +259,26 @@ PyObject *mcpping_http_url(PyObject *module, PyObject *args) {
   return res;
 }
 
+PyObject *mcpping_http_redirect_url(PyObject *module, PyObject *args) {
+  int status;
+  const char *location, *url;
+  Py_ssize_t url_len;
+  if (!PyArg_ParseTuple(args, "izs#", &status, &location, &url, &url_len)) return NULL;
+  mcpp_http_url from;
+  if (mcpp_http_url_parse(url, (size_t)url_len, &from) != NULL) {
+    PyErr_Format(PyExc_ValueError, "not a URL mcpping opens: %s", url);
+    return NULL;
+  }
+  size_t n = mcpp_http_redirect_url(status, location, &from, NULL, 0);
+  if (n == 0) return Py_NewRef(Py_None);
+  char *out = PyMem_Malloc(n + 1);
+  if (out == NULL) return PyErr_NoMemory();
+  mcpp_http_redirect_url(status, location, &from, out, n + 1);
+  PyObject *res = PyUnicode_FromStringAndSize(out, (Py_ssize_t)n);
+  PyMem_Free(out);
+  return res;
+}
+
 PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg) {
   long code = PyLong_AsLong(arg);
   if (code == -1 && PyErr_Occurred()) return NULL;
@@ -456,6 +476,7 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddStringConstant(module, "TRANSPORT_CLOSED_REASON", MCPP_TRANSPORT_CLOSED_REASON) ||
       PyModule_AddStringConstant(module, "HTTP_UNREACHABLE_FORMAT", MCPP_HTTP_UNREACHABLE_FORMAT) ||
       PyModule_AddStringConstant(module, "HTTP_NOT_HTTP_CAUSE", MCPP_HTTP_NOT_HTTP_CAUSE) ||
+      PyModule_AddIntConstant(module, "HTTP_MAX_REDIRECTS", MCPP_HTTP_MAX_REDIRECTS) ||
       PyModule_AddStringConstant(module, "HTTP_REINIT_FAILED_FORMAT", MCPP_HTTP_REINIT_FAILED_FORMAT))
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||

@@ -58,6 +58,17 @@ def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[
         on_data(item) if item is not None else on_comment()
 
 
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    """urllib follows a POST's 301/302/303 as a GET without its body; C
+    decides which redirects are followed (mcpp_http_redirect_url)."""
+
+    def redirect_request(self, *args: Any) -> None:
+        return None
+
+
+_opener = urllib.request.build_opener(_NoRedirect)
+
+
 def connect_reason(exc: BaseException | None) -> str:
     """Why a server could not be reached, named as Node names it (C's names
     where the two hosts' words differ); never the URL."""
@@ -300,15 +311,22 @@ class HttpPeer:
     def _headers(self, method: str, session: str | None) -> dict[str, str]:
         return _native.http_request_headers(method, self._extra_headers, session, self.protocol_version)
 
-    def _post_blocking(self, frame: bytes) -> None:
+    def _post_blocking(self, frame: bytes, redirects: int = 0) -> None:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
         sent_session = self.session_id
         req = urllib.request.Request(self._url["request_url"], data=frame,
                                      headers=self._headers("POST", sent_session),
                                      method="POST")
         try:
-            resp = urllib.request.urlopen(req, timeout=60)
+            resp = _opener.open(req, timeout=60)
         except urllib.error.HTTPError as e:
+            to = _native.http_redirect_url(e.code, e.headers.get("Location"), self._url["request_url"])
+            if to is not None and redirects < _native.HTTP_MAX_REDIRECTS:
+                # C's rule: 307/308 on the same origin; the session goes there from now on.
+                e.close()
+                self._url = _native.http_url(to, self._extra_headers)
+                self._post_blocking(frame, redirects + 1)
+                return
             body = e.read()
             verdict = _native.http_classify(e.code, body, sent_session is not None)
             if verdict == "session_expired":
@@ -435,7 +453,7 @@ class HttpPeer:
         req = urllib.request.Request(self._url["request_url"], headers=self._headers("DELETE", session),
                                      method="DELETE")
         try:
-            with urllib.request.urlopen(req, timeout=_SHORT_TIMEOUT) as resp:
+            with _opener.open(req, timeout=_SHORT_TIMEOUT) as resp:
                 resp.read()
         except (urllib.error.HTTPError, OSError):
             pass

@@ -130,3 +130,30 @@ TEST(http_tls_error_names_as_node_gives_them) {
   ASSERT_STR_EQ("ERR_TLS_CERT_ALTNAME_INVALID", mcpp_http_tls_error_name(62));
   ASSERT_STR_EQ("CERT_VERIFY_FAILED", mcpp_http_tls_error_name(999));
 }
+
+static const char *redirect(int status, const char *location, const char *from) {
+  static char out[256];
+  mcpp_http_url u;
+  ASSERT(mcpp_http_url_parse(from, strlen(from), &u) == NULL);
+  return mcpp_http_redirect_url(status, location, &u, out, sizeof out) ? out : NULL;
+}
+
+TEST(http_redirect_follows_307_and_308_on_the_same_origin_only) {
+  /* The official Python SDK's server: POST /mcp/ is a 307 to /mcp. */
+  ASSERT_STR_EQ("http://127.0.0.1:8000/mcp", redirect(307, "http://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp/"));
+  ASSERT_STR_EQ("http://127.0.0.1:8000/mcp?x", redirect(308, " /mcp?x#f ", "http://u:p@127.0.0.1:8000/mcp/"));
+  ASSERT_STR_EQ("https://h:443/", redirect(307, "https://h/", "https://H/a")); /* host case ignored */
+  ASSERT_STR_EQ("http://[::1]:80/x", redirect(307, "/x", "http://[::1]/"));
+  /* Another origin, a method-changing status, nothing usable: not followed. */
+  ASSERT(redirect(307, "http://evil.example:8000/mcp", "http://127.0.0.1:8000/mcp/") == NULL);
+  ASSERT(redirect(307, "https://127.0.0.1:8000/mcp", "http://127.0.0.1:8000/mcp/") == NULL);
+  ASSERT(redirect(307, "http://127.0.0.1:8001/mcp", "http://127.0.0.1:8000/mcp/") == NULL);
+  ASSERT(redirect(307, "//evil.example/mcp", "http://127.0.0.1:8000/mcp/") == NULL);
+  ASSERT(redirect(307, "mcp", "http://127.0.0.1:8000/mcp/") == NULL);
+  ASSERT(redirect(307, "/a b", "http://h/") == NULL);
+  ASSERT(redirect(307, "", "http://h/") == NULL);
+  ASSERT(redirect(307, NULL, "http://h/") == NULL);
+  ASSERT(redirect(302, "/mcp", "http://h/mcp/") == NULL);
+  ASSERT(redirect(301, "/mcp", "http://h/mcp/") == NULL);
+  ASSERT(redirect(200, "/mcp", "http://h/mcp/") == NULL);
+}

@@ -73,6 +73,26 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
   } else {
     CHECK(strlen(problem) > 0);
   }
+  /* The input as a redirect's Location from a fixed URL: followed only to
+   * a URL on the same origin. */
+  static const char from_text[] = "http://127.0.0.1:8000/mcp/";
+  mcpp_http_url from, to;
+  CHECK(mcpp_http_url_parse(from_text, sizeof from_text - 1, &from) == NULL);
+  char *location = malloc(size + 1);
+  CHECK(location);
+  memcpy(location, data, size);
+  location[size] = '\0';
+  char where[64];
+  size_t need = mcpp_http_redirect_url(307, location, &from, where, sizeof where);
+  if (need) {
+    char *out = malloc(need + 1);
+    CHECK(out && mcpp_http_redirect_url(307, location, &from, out, need + 1) == need);
+    CHECK(mcpp_http_url_parse(out, need, &to) == NULL && to.port == 8000 && !to.https &&
+          to.userinfo == NULL && to.host_len == 9 && memcmp(to.host, "127.0.0.1", 9) == 0);
+    free(out);
+  }
+  CHECK(mcpp_http_redirect_url(302, location, &from, where, sizeof where) == 0);
+  free(location);
   int code = 0;
   memcpy(&code, data, size < sizeof code ? size : sizeof code);
   const char *name = mcpp_http_resolve_error_name(code);

@@ -238,6 +238,29 @@ test('parity: why a server could not be reached is named the same in both comman
   }
 });
 
+test('parity: the official Python SDK\'s server by a URL that redirects (/mcp/ to /mcp, 307): checked, exit 0', async () => {
+  // Both commands failed with "initialize failed: -32000 HTTP 307" where
+  // the SDKs' own clients follow it (C's mcpp_http_redirect_url).
+  const { spawn } = require('node:child_process');
+  const port = await h.freePort();
+  const server = spawn('python3', [path.join(h.ROOT, 'tests', 'python', 'servers', 'sdk_server.py'), 'http', String(port)],
+    { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  await new Promise((resolve, reject) => {
+    server.stderr.on('data', (d) => {
+      stderr += d;
+      if (/Uvicorn running on/.test(stderr)) resolve();
+    });
+    server.once('exit', (code) => reject(new Error(`sdk_server.py exited ${code}: ${stderr}`)));
+  });
+  try {
+    const { js, py } = await same(['--json', '-c', '2', '-i', '0', `http://127.0.0.1:${port}/mcp/`], { status: 0 });
+    for (const r of [js, py]) assert.equal(h.jsonLines(r.stdout).at(-1).received, 2);
+  } finally {
+    server.kill();
+  }
+});
+
 test('parity: what a server sends unasked is not kept, and not warned about, by either command', async () => {
   // Two 5 MiB notifications after the handshake: the Python command queued
   // them for a messages() it never reads (8 MiB kept) and warned

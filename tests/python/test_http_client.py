@@ -167,6 +167,17 @@ async def test_bad_options_are_named(kwargs, message):
         await mcpping.http.connect("http://127.0.0.1:9/mcp", **kwargs)
 
 
+async def test_a_url_the_server_redirects_is_followed_on_its_own_origin(http_server):
+    """The SDK's own server answers POST /mcp/ with 307 to /mcp: followed
+    (C's mcpp_http_redirect_url), and the session stays there; it failed
+    with "initialize failed: -32000 HTTP 307" before."""
+    async with mcpping.http.connect(http_server + "/", keepalive=None, listen=False) as p:
+        assert p.session_id
+        assert await p.ping(5) > 0
+        assert (await p.request("tools/list", timeout=10))["result"]["tools"]
+        assert p._url["request_url"].endswith(":" + http_server.rsplit(":", 1)[1])  # /mcp, no slash
+
+
 @pytest.mark.parametrize("url, problem", [
     ("ftp://example.com/mcp", "is not an http:// or https:// URL"),
     ("http://[::1", "has an IPv6 address without its closing ]"),  # urllib's ValueError escaped

@@ -289,6 +289,22 @@ size_t mcpp_http_url_credentials(const mcpp_http_url *url,
                                  const mcpp_http_header *extra,
                                  size_t n_extra, char *out, size_t cap);
 
+/* Where a Streamable HTTP client goes when its request is redirected:
+ * for a 307 or 308 (they keep the method and the body), the Location (an
+ * absolute URL, or a path from '/') when it is on the request's own origin
+ * (scheme, host and port: the caller's headers, credentials among them, go
+ * to no other), as a request URL written with a NUL into out; returns its
+ * length, as snprintf does. 0 for any other status (a 301, 302 or 303
+ * would turn a POST into a GET) or a Location elsewhere or unreadable: the
+ * answer is then an error (mcpp_http_error_answer). A request follows at
+ * most MCPP_HTTP_MAX_REDIRECTS of them; the session then sends everything
+ * to the new URL (an MCP endpoint that redirects does so for every
+ * request, /mcp/ to /mcp). */
+size_t mcpp_http_redirect_url(int status, const char *location,
+                              const mcpp_http_url *from, char *out,
+                              size_t cap);
+#define MCPP_HTTP_MAX_REDIRECTS 5
+
 /* A name resolution failure (getaddrinfo's EAI_* code) as the
  * connect-failure cause both hosts give: "ENOTFOUND" for no such name (as
  * Node names it), "EAI_AGAIN" and the like for the rest; NULL for a code

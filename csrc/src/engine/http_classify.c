@@ -35,6 +35,11 @@ mcpp_http_verdict mcpp_http_classify(int status, const char *body,
  * HTTP stack reports them differently. */
 static const char *reason_phrase(int status) {
   switch (status) {
+    case 301: return "Moved Permanently";
+    case 302: return "Found";
+    case 303: return "See Other";
+    case 307: return "Temporary Redirect";
+    case 308: return "Permanent Redirect";
     case 400: return "Bad Request";
     case 401: return "Unauthorized";
     case 403: return "Forbidden";

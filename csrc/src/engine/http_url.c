@@ -266,3 +266,39 @@ const char *mcpp_http_tls_error_name(int verify_code) {
     default: return "CERT_VERIFY_FAILED";
   }
 }
+
+/* 1 if the hosts a and b (n bytes each) are the same name, case ignored. */
+static int same_host(const char *a, const char *b, size_t n) {
+  for (size_t i = 0; i < n; i++)
+    if (lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return 0;
+  return 1;
+}
+
+size_t mcpp_http_redirect_url(int status, const char *location, const mcpp_http_url *from,
+                              char *out, size_t cap) {
+  if (cap > 0) out[0] = '\0';
+  if ((status != 307 && status != 308) || location == NULL || from == NULL) return 0;
+  size_t len = strlen(location);
+  while (len > 0 && (location[len - 1] == ' ' || location[len - 1] == '\t')) len--;
+  while (len > 0 && (*location == ' ' || *location == '\t')) location++, len--;
+  mcpp_http_url to;
+  if (len > 0 && location[0] == '/' && (len == 1 || location[1] != '/')) {
+    /* A path on the same server: the request's scheme, host and port. */
+    to = *from;
+    to.target = location;
+    to.target_len = 0;
+    while (to.target_len < len && location[to.target_len] != '#') to.target_len++;
+    for (size_t k = 0; k < to.target_len; k++) {
+      unsigned char c = (unsigned char)location[k];
+      if (c <= ' ' || c >= 0x7f) return 0;
+    }
+    if (!escapes_ok(to.target, to.target_len)) return 0;
+  } else if (mcpp_http_url_parse(location, len, &to) != NULL || to.https != from->https ||
+             to.port != from->port || to.host_len != from->host_len ||
+             !same_host(to.host, from->host, to.host_len)) {
+    return 0; /* elsewhere: the caller's headers (credentials) go to no other origin */
+  }
+  to.userinfo = NULL;
+  to.userinfo_len = 0;
+  return mcpp_http_url_text(&to, MCPP_HTTP_URL_REQUEST, out, cap);
+}
