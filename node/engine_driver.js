@@ -184,6 +184,7 @@ class EngineDriver extends EventEmitter {
       this.pendingEntry = null;
       if (entry.settled) return;
       this.pings.set(seq, entry);
+      this.updateRef(); // the armed timer now holds the process (arm() keeps an earlier one)
       if (signal) {
         entry.onAbort = () => {
           this.engine && this.engine.cancelPing(seq);
@@ -225,6 +226,7 @@ class EngineDriver extends EventEmitter {
     const entry = this.pings.get(seq);
     if (!entry) return;
     this.pings.delete(seq);
+    this.updateRef();
     if (entry.signal && entry.onAbort) entry.signal.removeEventListener('abort', entry.onAbort);
     if (error) entry.reject(error);
     else entry.resolve(value);

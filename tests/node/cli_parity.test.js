@@ -261,6 +261,22 @@ test('parity: the official Python SDK\'s server by a URL that redirects (/mcp/ t
   }
 });
 
+test('parity: pings whose event streams end unanswered are lost, exit 1 (Node exited 0 mid-run)', async () => {
+  // The ping's timer did not hold Node's process once an earlier timer was
+  // armed, so with no socket left open the run ended at once with exit 0
+  // and nothing but its header line.
+  const server = await urlPeer('http_fault.py', ['--mode', 'sse-ends']);
+  try {
+    const { js, py } = await same(['--json', '-c', '2', '-i', '0', '-W', '1', server.url], { status: 1 });
+    for (const r of [js, py]) {
+      assert.deepEqual(h.jsonLines(r.stdout).map((e) => e.event), ['connected', 'timeout', 'timeout', 'summary']);
+      assert.equal(r.stderr, 'mcpping: 2 of 2 replies missing\n');
+    }
+  } finally {
+    server.stop();
+  }
+});
+
 test('parity: what a server sends unasked is not kept, and not warned about, by either command', async () => {
   // Two 5 MiB notifications after the handshake: the Python command queued
   // them for a messages() it never reads (8 MiB kept) and warned

@@ -25,6 +25,8 @@ Flags:
                       each of Content-Type, Accept (JSON and SSE) and, after
                       initialize, Mcp-Session-Id and MCP-Protocol-Version (none
                       before), as mcpping writes them; else a 400 saying which
+  --mode sse-ends   a ping is answered by an event stream that carries one
+                      comment and ends (Connection: close) without the pong
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -36,7 +38,7 @@ import threading
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
-                                          "unauthorized", "refuse", "strict"], required=True)
+                                          "unauthorized", "refuse", "strict", "sse-ends"], required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -122,6 +124,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == "ping" and args.mode == "unsupported":
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32601, "message": "Method not found"}})
+        if method == "ping" and args.mode == "sse-ends":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b": working on it\n\n")
+            self.close_connection = True
+            return None
         if method == "ping":
             return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {}})
         return self.reply(200, {"jsonrpc": "2.0", "id": mid,
