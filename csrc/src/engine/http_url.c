@@ -35,7 +35,9 @@ static int hex_value(int c) {
   return c >= 'a' && c <= 'f' ? c - 'a' + 10 : -1;
 }
 
-static int is_alnum(int c) { return (c >= '0' && c <= '9') || (lower(c) >= 'a' && lower(c) <= 'z'); }
+static int is_alnum(int c) {
+  return (c >= '0' && c <= '9') || (lower(c) >= 'a' && lower(c) <= 'z');
+}
 
 /* RFC 3986 reg-name without percent-escapes (which no resolver takes). */
 static int is_host_char(int c) { return is_alnum(c) || (c != '\0' && strchr("-._~", c)); }
@@ -119,14 +121,15 @@ const char *mcpp_http_url_parse(const char *url, size_t len, mcpp_http_url *out)
   out->port = out->https ? 443 : 80;
   if (port_at < end) {
     /* ":" and no digits is the default port (RFC 3986 3.2.3). */
+    static const char bad_port[] = "has a port that is not a number from 1 to 65535";
     unsigned long port = 0;
     size_t digits = 0;
     for (size_t k = port_at + 1; k < end; k++, digits++) {
-      if (url[k] < '0' || url[k] > '9' || port > 65535) return "has a port that is not a number from 1 to 65535";
+      if (url[k] < '0' || url[k] > '9' || port > 65535) return bad_port;
       port = port * 10 + (unsigned long)(url[k] - '0');
     }
     if (digits > 0) {
-      if (port < 1 || port > 65535) return "has a port that is not a number from 1 to 65535";
+      if (port < 1 || port > 65535) return bad_port;
       out->port = (unsigned)port;
     }
   }
@@ -146,7 +149,9 @@ static void put(char *out, size_t cap, size_t *n, const char *s, size_t len) {
     if (*n + 1 < cap) out[*n] = s[k];
 }
 
-static void put_str(char *out, size_t cap, size_t *n, const char *s) { put(out, cap, n, s, strlen(s)); }
+static void put_str(char *out, size_t cap, size_t *n, const char *s) {
+  put(out, cap, n, s, strlen(s));
+}
 
 static void put_host_port(const mcpp_http_url *u, char *out, size_t cap, size_t *n) {
   char port[8];
