@@ -19,18 +19,12 @@ from typing import Any
 
 from . import _native
 from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
-from .peer import HandshakeError, Peer
+from .peer import HandshakeError, Peer, discard
 
 # What the state machine asks (app.h mcpp_cli_do) and what it is told.
 _OPEN, _LIST_TOOLS, _SEND, _WAIT, _EXIT = 1, 2, 3, 4, 5
 _OPEN_OK, _SPAWN_FAILED, _CONNECT_FAILED, _HANDSHAKE_FAILED, _TIMED_OUT = range(5)
 _OK, _TIMEOUT, _ERROR, _INVALID, _UNSUPPORTED, _CLOSED = range(6)
-
-
-def _drop(frame: bytes) -> None:
-    """What a server sends unasked (notifications, its own requests): the
-    command reads none of it, so none is kept (Peer would queue it for
-    messages(), up to 8 MiB a server, and warn as it dropped)."""
 
 
 def _now_ms() -> int:
@@ -68,7 +62,7 @@ class _Target:
             try:
                 self.peer = Peer(command, keepalive=None, env=env, cwd=None, stderr="ignore",
                                  record=o["log"], ping_timeout=timeout, request_timeout=None,
-                                 kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=_drop, on_close=None)
+                                 kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=discard, on_close=None)
             except SpawnError as e:
                 return _SPAWN_FAILED, (None, None, None, None, str(e))
             transport = "stdio"

@@ -26,8 +26,6 @@ import json
 import socket
 import ssl
 import threading
-import urllib.error
-import urllib.request
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
@@ -42,6 +40,8 @@ from .stats import Stats
 
 __all__ = ["HttpPeer", "connect"]
 
+#: How long a POST's connect and sending may take (the answer is unbounded).
+_POST_SEND_TIMEOUT = 60.0
 #: How long DELETE and the GET stream's connect may take.
 _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
 
@@ -58,17 +58,6 @@ def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[
         on_data(item) if item is not None else on_comment()
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    """urllib follows a POST's 301/302/303 as a GET without its body; C
-    decides which redirects are followed (mcpp_http_redirect_url)."""
-
-    def redirect_request(self, *args: Any) -> None:
-        return None
-
-
-_opener = urllib.request.build_opener(_NoRedirect)
-
-
 def connect_reason(exc: BaseException | None) -> str:
     """Why a server could not be reached, named as Node names it (C's names
     where the two hosts' words differ); never the URL."""
@@ -79,6 +68,8 @@ def connect_reason(exc: BaseException | None) -> str:
             return _native.http_tls_error_name(exc.verify_code or -1)
         if isinstance(exc, ssl.SSLError):
             return _native.http_tls_error_name(0)  # not its errno: 1 is no EPERM
+        if isinstance(exc, TimeoutError) and exc.errno is None:
+            return "ETIMEDOUT"  # a socket timeout, as Node names a connect that timed out
         if isinstance(exc, http.client.RemoteDisconnected):
             return "ECONNRESET"  # closed before any answer: Node's "socket hang up"
         if isinstance(exc, http.client.HTTPException):
@@ -156,6 +147,9 @@ class HttpPeer:
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: threading.Thread | None = None
         self._listen_conn: http.client.HTTPConnection | None = None
+        #: The POSTs waiting for their answers (cut at close).
+        self._posts: set[http.client.HTTPConnection] = set()
+        self._posts_lock = threading.Lock()
         #: The last wait before opening the listening stream again, in ms (0: none since open).
         self._relisten_ms = 0
         self._relisten: asyncio.TimerHandle | None = None
@@ -284,12 +278,13 @@ class HttpPeer:
 
     async def close(self) -> None:
         """Ends the session: DELETE with its id (405 tolerated), the GET
-        stream closed, the engine stopped. POSTs still running finish in
-        their threads."""
+        stream and the POSTs still waiting for answers closed, the engine
+        stopped."""
         if self._closed:
             return
         self._closed = True
         self._stop_listening()
+        self._cut_posts()
         if self.session_id is not None and self.fatal is None:
             await asyncio.to_thread(self._delete_blocking, self.session_id)
         self._finish(_native.CLOSED_BY_APP_REASON)
@@ -311,56 +306,92 @@ class HttpPeer:
     def _headers(self, method: str, session: str | None) -> dict[str, str]:
         return _native.http_request_headers(method, self._extra_headers, session, self.protocol_version)
 
+    def _connection(self, timeout: float = _SHORT_TIMEOUT) -> http.client.HTTPConnection:
+        """A new connection to the session's URL; timeout bounds its connect
+        and what is sent on it."""
+        u = self._url
+        cls = http.client.HTTPSConnection if u["https"] else http.client.HTTPConnection
+        return cls(u["host"], u["port"], timeout=timeout)
+
     def _post_blocking(self, frame: bytes, redirects: int = 0) -> None:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
         sent_session = self.session_id
-        req = urllib.request.Request(self._url["request_url"], data=frame,
-                                     headers=self._headers("POST", sent_session),
-                                     method="POST")
+        conn = self._connection(_POST_SEND_TIMEOUT)
+        with self._posts_lock:
+            self._posts.add(conn)
         try:
-            resp = _opener.open(req, timeout=60)
-        except urllib.error.HTTPError as e:
-            to = _native.http_redirect_url(e.code, e.headers.get("Location"), self._url["request_url"])
-            if to is not None and redirects < _native.HTTP_MAX_REDIRECTS:
-                # C's rule: 307/308 on the same origin; the session goes there from now on.
-                e.close()
-                self._url = _native.http_url(to, self._extra_headers)
-                self._post_blocking(frame, redirects + 1)
+            try:
+                conn.request("POST", self._url["target"], body=frame,
+                             headers=self._headers("POST", sent_session))
+                if conn.sock is not None:
+                    # No bound on the answer: a long tool call is no lost
+                    # server (the engine's deadline decides; close() cuts it).
+                    conn.sock.settimeout(None)
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
+                if not self._closed:
+                    self._to_loop_call(self._fail, e)
                 return
-            body = e.read()
-            verdict = _native.http_classify(e.code, body, sent_session is not None)
-            if verdict == "session_expired":
+            self._read_answer(resp, frame, sent_session, redirects)
+        finally:
+            with self._posts_lock:
+                self._posts.discard(conn)
+            conn.close()
+
+    def _read_answer(self, resp: http.client.HTTPResponse, frame: bytes, sent_session: str | None,
+                     redirects: int) -> None:
+        """Hands what the answer to a POST says to the loop (C's rules on each part)."""
+        status, content_type = resp.status, resp.getheader("Content-Type")
+        to = _native.http_redirect_url(status, resp.getheader("Location"), self._url["request_url"])
+        if to is not None and redirects < _native.HTTP_MAX_REDIRECTS:
+            # 307/308 on the same origin: the session goes there from now on.
+            self._url = _native.http_url(to, self._extra_headers)
+            self._post_blocking(frame, redirects + 1)
+            return
+        body_kind = _native.http_body_kind("POST", status, content_type)
+        if body_kind == "error":
+            try:
+                body = resp.read()
+            except (OSError, http.client.HTTPException):
+                body = b""
+            if _native.http_classify(status, body, sent_session is not None) == "session_expired":
                 self._to_loop_call(self._session_expired, (frame, sent_session))
                 return
             # An HTTP error answers a request: the engine gets the JSON-RPC
             # error C makes of it ("unsupported": the body's -32601 itself).
-            answer = _native.http_error_answer(e.code, body, frame)
+            answer = _native.http_error_answer(status, body, frame)
             if answer is not None:
                 self._to_loop(answer)
             return
-        except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
-            self._to_loop_call(self._fail, e)
+        sid = resp.getheader("Mcp-Session-Id")
+        if sid and not self.session_id:
+            self._to_loop_call(self._set_session, sid)
+        if body_kind == "sse":
+            try:
+                _read_sse(resp, self._to_loop, self._touch)
+            except (OSError, ValueError, http.client.HTTPException):
+                pass  # a broken or oversize stream: what it did not answer times out in the engine
             return
-        with resp:
-            sid = resp.headers.get("Mcp-Session-Id")
-            if sid and not self.session_id:
-                self._to_loop_call(self._set_session, sid)
-            body_kind = _native.http_body_kind("POST", resp.status, resp.headers.get("Content-Type"))
-            if body_kind == "sse":
+        try:
+            body = resp.read()
+        except (OSError, http.client.HTTPException):
+            return  # cut off mid-answer: the request times out in the engine
+        if body_kind == "json" and body.strip():  # "none": a 202 says nothing
+            # Not JSON (a web page): the request is told so now, not at its timeout.
+            unreadable = _native.http_unreadable_answer(status, content_type, body, frame)
+            self._to_loop(unreadable if unreadable is not None else body.strip())
+
+    def _cut_posts(self) -> None:
+        """The session is over: the POSTs still waiting for answers end now
+        (their threads would otherwise wait on a server that may never answer)."""
+        with self._posts_lock:
+            posts = list(self._posts)
+        for conn in posts:
+            if conn.sock is not None:
                 try:
-                    _read_sse(resp, self._to_loop, self._touch)
-                except (OSError, ValueError, http.client.HTTPException):
-                    pass  # a broken or oversize stream: what it did not answer times out in the engine
-            else:
-                try:
-                    body = resp.read()
-                except (OSError, http.client.HTTPException):
-                    return  # cut off mid-answer: the request times out in the engine
-                if body_kind == "json" and body.strip():  # "none": a 202 says nothing
-                    # Not JSON (a web page): the request is told so now, not at its timeout.
-                    unreadable = _native.http_unreadable_answer(
-                        resp.status, resp.headers.get("Content-Type"), body, frame)
-                    self._to_loop(unreadable if unreadable is not None else body.strip())
+                    conn.sock.shutdown(socket.SHUT_RDWR)  # wakes the thread's blocking read
+                except OSError:
+                    pass
 
     def _listen(self) -> None:
         """Opens the GET listening stream in a thread of its own."""
@@ -372,14 +403,12 @@ class HttpPeer:
 
     def _listen_blocking(self, session: str | None) -> None:
         """Runs in the listener thread: GET, then every SSE event to the loop."""
-        u = self._url
-        cls = http.client.HTTPSConnection if u["https"] else http.client.HTTPConnection
-        conn = cls(u["host"], u["port"], timeout=_SHORT_TIMEOUT)
+        conn = self._connection()
         self._listen_conn = conn
         if self._closed:
             return
         try:
-            conn.request("GET", u["target"], headers=self._headers("GET", session))
+            conn.request("GET", self._url["target"], headers=self._headers("GET", session))
             resp = conn.getresponse()
             if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
                 body = resp.read()
@@ -450,13 +479,14 @@ class HttpPeer:
 
     def _delete_blocking(self, session: str) -> None:
         """DELETE the session; a 405 (the server keeps sessions) or a gone server is fine."""
-        req = urllib.request.Request(self._url["request_url"], headers=self._headers("DELETE", session),
-                                     method="DELETE")
+        conn = self._connection()
         try:
-            with _opener.open(req, timeout=_SHORT_TIMEOUT) as resp:
-                resp.read()
-        except (urllib.error.HTTPError, OSError):
+            conn.request("DELETE", self._url["target"], headers=self._headers("DELETE", session))
+            conn.getresponse().read()
+        except (OSError, http.client.HTTPException):
             pass
+        finally:
+            conn.close()
 
     def _to_loop(self, frame: bytes) -> None:
         self._to_loop_call(self._inbound, frame)
@@ -522,6 +552,7 @@ class HttpPeer:
             self.fatal = exc
         self._closed = True
         self._stop_listening()
+        self._cut_posts()
         self._finish(reason)
 
     def _stale(self) -> None:
@@ -529,6 +560,7 @@ class HttpPeer:
         if not self._closed:
             self._closed = True
             self._stop_listening()
+            self._cut_posts()
             self._finish(self.driver.stale_reason, _native.MCPP_ERR_STALE)
 
     def _finish(self, reason: str, err: int = 0) -> None:
@@ -540,7 +572,7 @@ class HttpPeer:
     def _post(self, frame: bytes) -> None:
         # A daemon thread per POST, not the loop's executor: asyncio.run()
         # joins that executor at exit, so a server that accepted and never
-        # answered would hold the process for urlopen's whole timeout.
+        # answered would hold the process (close() cuts what is in flight).
         threading.Thread(target=self._post_blocking, args=(frame,), daemon=True,
                          name="mcpping-http-post").start()
 

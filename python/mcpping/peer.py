@@ -83,6 +83,13 @@ def _awaiting_answer(loop: asyncio.AbstractEventLoop | None = None
 StderrTarget = Union[Literal["inherit", "ignore"], IO[str], Callable[[str], Any]]
 
 
+def discard(frame: bytes) -> None:
+    """An ``on_message`` that keeps nothing: for a Peer whose owner reads
+    none of what the server sends unasked (the commands), which would
+    otherwise wait for messages(), up to half of max_pending_bytes, and be
+    warned about as it is dropped."""
+
+
 class HandshakeError(MCPPingError):
     """The initialize handshake failed (error answer, timeout or close)."""
 

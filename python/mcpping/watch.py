@@ -23,18 +23,12 @@ from . import _native
 from .config import Server, UnresolvedVariable, resolve
 from .errors import SpawnError
 from .keepalive import KeepAlive
-from .peer import Peer
+from .peer import Peer, discard
 from .reconnect import Reconnect
 
 # A request head longer than this, or slower than this, gets no answer.
 _MAX_HEAD = _native.WATCH_MAX_HEAD
 _HEAD_TIMEOUT = _native.WATCH_HEAD_TIMEOUT_MS / 1000
-
-
-def _drop(frame: bytes) -> None:
-    """What a server sends unasked (notifications, its own requests): the
-    command reads none of it, so none is kept (Peer would queue it for
-    messages(), up to 8 MiB a server, and warn as it dropped)."""
 
 
 def _now_ms() -> int:
@@ -100,7 +94,7 @@ class _Watch:
                             env={**os.environ, **live.env}, cwd=live.cwd,
                             stderr=lambda chunk: _native.watch_stderr(self.w, i, chunk.encode()),
                             record=None, ping_timeout=self.o["timeout_ms"] / 1000,
-                            request_timeout=None, kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=_drop,
+                            request_timeout=None, kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=discard,
                             on_close=None, on_event=lambda ev: self.on_event(i, ev),
                             reconnect=Reconnect())
             else:

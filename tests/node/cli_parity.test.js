@@ -267,11 +267,33 @@ test('parity: pings whose event streams end unanswered are lost, exit 1 (Node ex
   // and nothing but its header line.
   const server = await urlPeer('http_fault.py', ['--mode', 'sse-ends']);
   try {
-    const { js, py } = await same(['--json', '-c', '2', '-i', '0', '-W', '1', server.url], { status: 1 });
-    for (const r of [js, py]) {
-      assert.deepEqual(h.jsonLines(r.stdout).map((e) => e.event), ['connected', 'timeout', 'timeout', 'summary']);
-      assert.equal(r.stderr, 'mcpping: 2 of 2 replies missing\n');
+    for (const method of ['ping', 'tools/list']) {
+      const { js, py } = await same(['--json', '-c', '2', '-i', '0', '-W', '1', '--method', method, server.url], { status: 1 });
+      for (const r of [js, py]) {
+        assert.deepEqual(h.jsonLines(r.stdout).map((e) => e.event), ['connected', 'timeout', 'timeout', 'summary']);
+        assert.equal(r.stderr, 'mcpping: 2 of 2 replies missing\n');
+      }
     }
+  } finally {
+    server.stop();
+  }
+});
+
+test('parity: HTTP_PROXY in the environment is not used by either command', async () => {
+  // Python's urllib sent every POST (even to 127.0.0.1) to the proxy while
+  // its own GET stream and Node went straight: with a proxy that is not
+  // there, Python said "cannot connect: ECONNREFUSED" of a server that was.
+  const server = await urlPeer('http_fault.py', ['--mode', 'strict']);
+  const dead = `http://127.0.0.1:${await h.freePort()}`;
+  const env = { ...process.env, HTTP_PROXY: dead, http_proxy: dead, HTTPS_PROXY: dead, https_proxy: dead };
+  try {
+    const args = ['-c', '1', '-H', 'Authorization: Bearer t', server.url];
+    const [js, py] = await Promise.all([
+      h.run(process.execPath, [h.CLI, ...args], { env, timeoutMs: 60000 }),
+      h.run('python3', ['-m', 'mcpping', ...args], { env, timeoutMs: 60000 }),
+    ]);
+    assert.equal(py.status, 0, py.stderr);
+    assert.equal(js.status, 0, js.stderr);
   } finally {
     server.stop();
   }

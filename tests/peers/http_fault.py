@@ -25,8 +25,9 @@ Flags:
                       each of Content-Type, Accept (JSON and SSE) and, after
                       initialize, Mcp-Session-Id and MCP-Protocol-Version (none
                       before), as mcpping writes them; else a 400 saying which
-  --mode sse-ends   a ping is answered by an event stream that carries one
-                      comment and ends (Connection: close) without the pong
+  --mode sse-ends   every request but initialize is answered by an event
+                      stream that carries one comment and ends (Connection:
+                      close) without the answer
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -124,7 +125,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == "ping" and args.mode == "unsupported":
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32601, "message": "Method not found"}})
-        if method == "ping" and args.mode == "sse-ends":
+        if args.mode == "sse-ends":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Connection", "close")

@@ -8,6 +8,7 @@ import asyncio
 import json
 import re
 import subprocess
+import threading
 import time
 import urllib.error
 from collections.abc import Iterator
@@ -18,6 +19,7 @@ import mcpping
 from conftest import PEERS, PY
 from mcpping import _native
 from mcpping.http import HttpPeer
+from mcpping.errors import PeerClosed
 from mcpping.peer import HandshakeError
 
 
@@ -165,6 +167,79 @@ async def test_a_url_that_is_a_web_page_fails_the_handshake_at_once_with_why(tmp
     finally:
         server.shutdown()
         server.server_close()
+
+
+def _slow_tool_server(delay: float):
+    """A Streamable HTTP server whose tools/call answers after delay seconds
+    (plain JSON, nothing sent meanwhile); everything else at once."""
+    import http.server
+    import threading
+
+    class Slow(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self):  # noqa: N802
+            msg = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+            if "id" not in msg:
+                self.send_response(202)
+                self.send_header("Content-Length", "0")
+                self.end_headers()
+                return
+            if msg["method"] == "tools/call":
+                time.sleep(delay)
+            result = {"protocolVersion": "2025-11-25", "capabilities": {},
+                      "serverInfo": {"name": "slow", "version": "1"}} \
+                if msg["method"] == "initialize" else {"content": []}
+            body = json.dumps({"jsonrpc": "2.0", "id": msg["id"], "result": result}).encode()
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, *a):
+            pass
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/mcp"
+
+
+async def test_a_long_call_is_answered_whatever_the_posts_send_bound(monkeypatch):
+    """A POST's answer has no bound of its own (the engine's deadline
+    decides): urllib's 60 s read timeout ended the whole session, "cannot
+    reach URL: timed out", under a tool call that took longer. Here the send
+    bound is cut to 0.3 s and the call takes 1 s."""
+    monkeypatch.setattr(mcpping.http, "_POST_SEND_TIMEOUT", 0.3)
+    server, url = _slow_tool_server(1.0)
+    try:
+        async with mcpping.http.connect(url, keepalive=None, listen=False) as p:
+            reply = await p.request("tools/call", {"name": "slow"}, timeout=30)
+            assert reply["result"] == {"content": []}
+            assert not p.closed and p.fatal is None
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.mark.parametrize("http_fault", ["freeze"], indirect=True)
+async def test_close_cuts_the_posts_still_waiting_for_answers(http_fault):
+    """A frozen server never answers: close() ends the POST threads waiting
+    on it (they waited for urllib's 60 s; now nothing bounds an answer)."""
+    p = await mcpping.http.connect(http_fault, keepalive=None, listen=False)
+    waiting = asyncio.ensure_future(p.request("tools/list", timeout=60))
+    while not p._posts:  # the POST is on the wire once its connection is in flight
+        await asyncio.sleep(0)
+    posts = list(threading.enumerate())
+    await p.close()
+    with pytest.raises(PeerClosed):
+        await waiting
+    for t in posts:
+        if t.name == "mcpping-http-post":
+            await asyncio.to_thread(t.join, 10)
+            assert not t.is_alive()
+    assert not p._posts
 
 
 def test_a_name_that_does_not_resolve_is_enotfound_in_both_hosts():
