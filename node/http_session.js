@@ -69,6 +69,8 @@ class HttpSession {
     /** The last wait before opening the listening stream again (0: none since it was open). */
     this.relistenMs = 0;
     this.relistenTimer = null;
+    /** Aborts the POSTs still waiting for answers when the session ends. */
+    this.postsAbort = new AbortController();
     this.driver = new EngineDriver({
       role: 'client',
       transport: 'streamable-http',
@@ -109,8 +111,9 @@ class HttpSession {
     const sentSession = this.sessionId;
     let res;
     try {
-      res = await request(this.target, { method: 'POST', headers: this.headers('POST', sentSession), body: frame });
+      res = await request(this.target, { method: 'POST', headers: this.headers('POST', sentSession), body: frame, signal: this.postsAbort.signal });
     } catch (err) {
+      if (this.closed) return; // cut at close: nothing waits any more
       this.connectError = err;
       // An open session whose server cannot be reached is over: what waits
       // is told so (an error made up here is no answer from the server).
@@ -227,6 +230,7 @@ class HttpSession {
     if (this.closed) return;
     this.closed = true;
     this.stopListening();
+    this.postsAbort.abort();
     this.driver.close(reason, err);
     this.rpc.failAll(new ClosedError(reason));
   }
@@ -374,6 +378,7 @@ class HttpSession {
     if (this.closed) return;
     this.closed = true;
     this.stopListening();
+    this.postsAbort.abort();
     if (this.sessionId) {
       try {
         const res = await request(this.target, {

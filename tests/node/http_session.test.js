@@ -160,6 +160,29 @@ test('a URL\'s user and password go as Basic credentials; the caller\'s Authoriz
   }
 });
 
+test('close() cuts the POSTs still waiting on a frozen server, so the process can end', async () => {
+  // A POST nobody answers held its socket (and the process) for good after
+  // close(); Python's threads waited 60 s. The child must exit by itself.
+  const server = await faultServer('freeze');
+  try {
+    const script = `
+      const { HttpSession } = require(${JSON.stringify(path.join(h.ROOT, 'node', 'http_session'))});
+      (async () => {
+        const s = new HttpSession(process.argv[1], { listen: false });
+        await s.initialize(${JSON.stringify(INIT)}, 5000);
+        const waiting = s.request('tools/list', {}, 60000).catch((err) => err.name);
+        await new Promise((resolve) => setImmediate(resolve));
+        await s.close();
+        console.log(await waiting);
+      })();`;
+    const r = await h.run(process.execPath, ['-e', script, server.url], { timeoutMs: 30000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.equal(r.stdout.trim(), 'ClosedError');
+  } finally {
+    await server.stop();
+  }
+});
+
 test('a stale server\'s session is closed with the engine\'s reason, as in Python', async () => {
   const server = await faultServer('freeze');
   const keepalive = { intervalMs: 300, timeoutMs: 300, failures: 2, jitterPct: 0, minIntervalMs: 100 };
