@@ -794,7 +794,9 @@ TEST_TIMEOUT(runtime_host_fd_paused_connection_is_not_watched, 60) {
   }
   ASSERT_UINT_EQ(2000, seqs);
   ASSERT(h.watch_on >= 2);
-  ASSERT_UINT_EQ(1, h.watched);
+  /* The last batch may have filled the cap again: freeing it resumes the
+   * watch on the loop's next turn (CI met it unwatched right after). */
+  RUN_UNTIL(&h, h.watched == 1);
   hh_close_unwatched(&h, id);
 }
 
