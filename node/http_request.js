@@ -37,7 +37,7 @@ async function readAll(res) {
  * @param {{method?: string, headers?: Record<string, string>, body?: string, signal?: AbortSignal}} [init]
  * @returns {Promise<{status: number, ok: boolean, headers: ResponseHeaders,
  *   body: AsyncIterable<Buffer>, text(): Promise<string>, arrayBuffer(): Promise<ArrayBuffer>}>}
- *   rejects with the socket's error (err.code: ECONNREFUSED...) or an AbortError
+ *   rejects with the socket's error (err.code: ECONNREFUSED...) or the signal's reason
  */
 function request(url, init = {}) {
   return once(url, init).catch((err) => {
@@ -57,7 +57,7 @@ function once(url, init) {
     const client = url.https ? https : http;
     const headers = { ...init.headers };
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    const options = { hostname: url.host, port: url.port, path: url.target, method, headers, signal };
+    const options = { hostname: url.host, port: url.port, path: url.target, method, headers };
     const req = client.request(options, (res) => {
       const status = res.statusCode ?? 0;
       resolve({
@@ -73,6 +73,19 @@ function once(url, init) {
       });
     });
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
+    if (signal) {
+      // Not node:http's own signal option: it destroys the socket even when
+      // the answer is complete and the socket back in the agent's pool,
+      // where nothing listens for the error. Only what still waits is cut.
+      const cut = () => {
+        if (!req.res || !req.res.complete) req.destroy(signal.reason);
+      };
+      if (signal.aborted) cut();
+      else {
+        signal.addEventListener('abort', cut, { once: true });
+        req.once('close', () => signal.removeEventListener('abort', cut));
+      }
+    }
     req.end(body);
   });
 }

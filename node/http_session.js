@@ -69,8 +69,8 @@ class HttpSession {
     /** The last wait before opening the listening stream again (0: none since it was open). */
     this.relistenMs = 0;
     this.relistenTimer = null;
-    /** Aborts the POSTs still waiting for answers when the session ends. */
-    this.postsAbort = new AbortController();
+    /** @type {Set<AbortController>} the POSTs still waiting for answers, cut when the session ends */
+    this.posts = new Set();
     this.driver = new EngineDriver({
       role: 'client',
       transport: 'streamable-http',
@@ -100,7 +100,23 @@ class HttpSession {
    * request, so the waiting side settles.
    * @param {string} frame
    */
-  async post(frame, redirects = 0) {
+  async post(frame) {
+    // Each POST its own abort, so the session's end cuts only what still
+    // waits (aborting a finished one errors its kept-alive socket in the pool).
+    const abort = new AbortController();
+    this.posts.add(abort);
+    try {
+      await this.exchange(frame, 0, abort.signal);
+    } finally {
+      this.posts.delete(abort);
+    }
+  }
+
+  /**
+   * One POST and its answer (following C's redirects).
+   * @param {string} frame @param {number} redirects followed so far @param {AbortSignal} signal
+   */
+  async exchange(frame, redirects, signal) {
     let msg;
     try {
       msg = JSON.parse(frame);
@@ -111,7 +127,7 @@ class HttpSession {
     const sentSession = this.sessionId;
     let res;
     try {
-      res = await request(this.target, { method: 'POST', headers: this.headers('POST', sentSession), body: frame, signal: this.postsAbort.signal });
+      res = await request(this.target, { method: 'POST', headers: this.headers('POST', sentSession), body: frame, signal });
     } catch (err) {
       if (this.closed) return; // cut at close: nothing waits any more
       this.connectError = err;
@@ -126,7 +142,7 @@ class HttpSession {
       // C's rule: 307/308 on the same origin; the session goes there from now on.
       res.body.resume();
       this.target = binding.httpUrl(to, this.extraHeaders);
-      await this.post(frame, redirects + 1);
+      await this.exchange(frame, redirects + 1, signal);
       return;
     }
     const sid = res.headers.get('mcp-session-id');
@@ -230,7 +246,7 @@ class HttpSession {
     if (this.closed) return;
     this.closed = true;
     this.stopListening();
-    this.postsAbort.abort();
+    for (const abort of this.posts) abort.abort();
     this.driver.close(reason, err);
     this.rpc.failAll(new ClosedError(reason));
   }
@@ -378,7 +394,7 @@ class HttpSession {
     if (this.closed) return;
     this.closed = true;
     this.stopListening();
-    this.postsAbort.abort();
+    for (const abort of this.posts) abort.abort();
     if (this.sessionId) {
       try {
         const res = await request(this.target, {
