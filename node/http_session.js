@@ -46,6 +46,8 @@ class HttpSession {
     this.target = parts;
     /** host:port, the server's name until its handshake gives one. */
     this.address = parts.name;
+    /** The URL as sentences and records quote it (no credentials, no query). */
+    this.shownUrl = parts.shown;
     this.sessionId = null;
     this.protocolVersion = null;
     /** True on a 2026-07-28 session (no session id, no ping). */
@@ -133,7 +135,7 @@ class HttpSession {
       this.connectError = err;
       // An open session whose server cannot be reached is over: what waits
       // is told so (an error made up here is no answer from the server).
-      if (this.opened) this.lose(format(binding.httpUnreachableFormat, this.url, describe(err)));
+      if (this.opened) this.lose(format(binding.httpUnreachableFormat, this.shownUrl, describe(err)));
       else if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
       return;
     }

@@ -182,7 +182,7 @@ static std::string UrlPart(const mcpp_http_url &u, mcpp_http_url_part part) {
 }
 
 // httpUrl(url, headers) -> what a Streamable HTTP client makes of url
-// ({requestUrl, target, name, host, port, https, authorization}), or the
+// ({requestUrl, target, name, host, shown, port, https, authorization}), or the
 // sentence refusing it (it reads after the URL: "has no host").
 Napi::Value HttpUrl(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -199,6 +199,7 @@ Napi::Value HttpUrl(const Napi::CallbackInfo &info) {
   out.Set("target", UrlPart(u, MCPP_HTTP_URL_TARGET));
   out.Set("name", UrlPart(u, MCPP_HTTP_URL_NAME));
   out.Set("host", UrlPart(u, MCPP_HTTP_URL_HOST));
+  out.Set("shown", UrlPart(u, MCPP_HTTP_URL_SHOWN));
   out.Set("port", Napi::Number::New(env, u.port));
   out.Set("https", Napi::Boolean::New(env, u.https != 0));
   out.Set("authorization", auth.empty() ? env.Null() : Napi::Value(Napi::String::New(env, auth)));

@@ -132,7 +132,8 @@ def http_body_kind(method: str, status: int, content_type: str | None) -> str:
 def http_url(url: str, headers: dict[str, str]) -> dict[str, Any] | str:
     """What a Streamable HTTP client makes of url: ``request_url`` (no
     credentials, no fragment), ``target`` (path and query), ``name``
-    (host:port), ``host``, ``port``, ``https``, ``authorization`` (Basic from
+    (host:port), ``host``, ``shown`` (for sentences and records: ``***`` for
+    the credentials and the query), ``port``, ``https``, ``authorization`` (Basic from
     the URL's user:password unless headers has an Authorization, else None);
     or the sentence refusing it, which reads after the URL ("has no host")."""
 def http_redirect_url(status: int, location: str | None, url: str) -> str | None:

@@ -244,11 +244,13 @@ PyObject *mcpping_http_url(PyObject *module, PyObject *args) {
   } else {
     mcpp_http_url_credentials(&u, in, n_in, auth, n + 1);
     PyObject *request = url_part(&u, MCPP_HTTP_URL_REQUEST), *target = url_part(&u, MCPP_HTTP_URL_TARGET),
-             *name = url_part(&u, MCPP_HTTP_URL_NAME), *host = url_part(&u, MCPP_HTTP_URL_HOST);
-    if (request && target && name && host)
-      res = Py_BuildValue("{sOsOsOsOsIsOsz}", "request_url", request, "target", target, "name", name,
-                          "host", host, "port", u.port, "https", u.https ? Py_True : Py_False,
-                          "authorization", n ? auth : NULL);
+             *name = url_part(&u, MCPP_HTTP_URL_NAME), *host = url_part(&u, MCPP_HTTP_URL_HOST),
+             *shown = url_part(&u, MCPP_HTTP_URL_SHOWN);
+    if (request && target && name && host && shown)
+      res = Py_BuildValue("{sOsOsOsOsOsIsOsz}", "request_url", request, "target", target, "name", name,
+                          "host", host, "shown", shown, "port", u.port,
+                          "https", u.https ? Py_True : Py_False, "authorization", n ? auth : NULL);
+    Py_XDECREF(shown);
     Py_XDECREF(request);
     Py_XDECREF(target);
     Py_XDECREF(name);

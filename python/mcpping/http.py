@@ -124,6 +124,8 @@ class HttpPeer:
             self._extra_headers["Authorization"] = u["authorization"]
         self.url = url
         self._url = u
+        #: The URL as sentences and records quote it (no credentials, no query).
+        self._shown: str = u["shown"]
         #: The server's name (serverInfo.name after the handshake, host:port before).
         self.name: str = u["name"]
         #: The negotiated protocol version, None before the handshake.
@@ -299,7 +301,7 @@ class HttpPeer:
         await self.close()
 
     def __repr__(self) -> str:
-        return f"<HttpPeer {self.url} session={self.session_id} state={self.state}>"
+        return f"<HttpPeer {self._shown} session={self.session_id} state={self.state}>"
 
     # ------------------------------------------------------------ HTTP
 
@@ -545,7 +547,7 @@ class HttpPeer:
 
     def _fail(self, exc: BaseException) -> None:
         """A POST could not reach the server: the session is over."""
-        self._lose(exc, _native.HTTP_UNREACHABLE_FORMAT % (self.url, connect_reason(exc)))
+        self._lose(exc, _native.HTTP_UNREACHABLE_FORMAT % (self._shown, connect_reason(exc)))
 
     def _lose(self, exc: BaseException, reason: str) -> None:
         if self.fatal is None:

@@ -42,6 +42,12 @@ TEST(http_url_parts_of_the_urls_servers_use) {
   ASSERT_STR_EQ("::1", text_of("http://[::1]:3000/mcp", MCPP_HTTP_URL_HOST));
   ASSERT_STR_EQ("http://[::ffff:127.0.0.1]:80/",
                 text_of("http://[::ffff:127.0.0.1]", MCPP_HTTP_URL_REQUEST));
+  /* What a sentence or a record may quote: no credentials, no query. */
+  ASSERT_STR_EQ("http://***@127.0.0.1:9/mcp?***",
+                text_of("http://u:sekrit@127.0.0.1:9/mcp?token=sekrit#f", MCPP_HTTP_URL_SHOWN));
+  ASSERT_STR_EQ("https://h:443/", text_of("https://h", MCPP_HTTP_URL_SHOWN));
+  ASSERT_STR_EQ("http://[::1]:8/a/b", text_of("http://[::1]:8/a/b#x", MCPP_HTTP_URL_SHOWN));
+  ASSERT_STR_EQ("http://h:80/?***", text_of("http://h?q", MCPP_HTTP_URL_SHOWN));
   /* Credentials never reach the request URL. */
   ASSERT_STR_EQ("http://127.0.0.1:9/mcp", text_of("http://u:p@127.0.0.1:9/mcp", MCPP_HTTP_URL_REQUEST));
 }

@@ -204,13 +204,16 @@ test('a stale server\'s session is closed with the engine\'s reason, as in Pytho
 
 test('a server gone mid-session ends it with the reason Python gives too', async () => {
   const server = await faultServer('expire');
-  const s = new HttpSession(server.url, { listen: false });
+  // Credentials and a query (where secrets go) are never quoted: the reason
+  // reaches the closed event and the governance records.
+  const s = new HttpSession(`${server.url.replace('http://', 'http://u:sekrit@')}?token=sekrit`, { listen: false });
   try {
     await s.initialize(INIT, 5000);
     await server.stop();
     const closed = new Promise((resolve) => s.driver.once('closed', resolve));
     // The cause as the host names it: a pooled keep-alive socket is reset, a new one refused.
-    const want = new RegExp(`^cannot reach ${server.url}: (ECONNREFUSED|ECONNRESET)$`);
+    const shown = `${server.url.replace('http://', 'http://***@')}?***`.replace(/[*?.]/g, '\\$&');
+    const want = new RegExp(`^cannot reach ${shown}: (ECONNREFUSED|ECONNRESET)$`);
     // The ping in flight says so as on stdio; the session's close says why.
     await assert.rejects(s.ping({ timeoutMs: 5000 }), { name: 'ClosedError', message: binding.pingClosedMessage });
     assert.match((await closed).message, want);

@@ -272,7 +272,10 @@ typedef enum mcpp_http_url_part {
   MCPP_HTTP_URL_TARGET = 1,  /* /path?query, "/" for none */
   MCPP_HTTP_URL_NAME = 2,    /* host:port ([v6]:port): the server's name
                                 until its handshake gives one */
-  MCPP_HTTP_URL_HOST = 3     /* the host to resolve (v6 without []) */
+  MCPP_HTTP_URL_HOST = 3,    /* the host to resolve (v6 without []) */
+  MCPP_HTTP_URL_SHOWN = 4    /* scheme://host:port/path for a sentence or a
+                                record, user:password@ and the query (where
+                                secrets go) as ***: ***@host, ?*** */
 } mcpp_http_url_part;
 
 /* Writes part of a parsed URL and a NUL into out (at most cap bytes);
@@ -324,8 +327,9 @@ const char *mcpp_http_tls_error_name(int verify_code);
 #define MCPP_HTTP_NOT_HTTP_CAUSE "the answer is not HTTP/1.1"
 
 /* The reasons a Streamable HTTP client's session ends with when a POST
- * cannot reach the server (printf-style: the URL, then the cause as the
- * host names it: ECONNREFUSED, ...), or when the session expired and the
+ * cannot reach the server (printf-style: the URL as MCPP_HTTP_URL_SHOWN
+ * writes it, never its credentials or query, then the cause as the host
+ * names it: ECONNREFUSED, ...), or when the session expired and the
  * new handshake failed (its error). */
 #define MCPP_HTTP_UNREACHABLE_FORMAT "cannot reach %s: %s"
 #define MCPP_HTTP_REINIT_FAILED_FORMAT "the session expired and initialize failed: %s"

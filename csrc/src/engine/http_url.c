@@ -202,6 +202,17 @@ size_t mcpp_http_url_text(const mcpp_http_url *u, mcpp_http_url_part part, char 
       if (u->target_len == 0 || u->target[0] != '/') put_str(out, cap, &n, "/");
       put(out, cap, &n, u->target, u->target_len);
       break;
+    case MCPP_HTTP_URL_SHOWN: {
+      const char *query = memchr(u->target, '?', u->target_len);
+      size_t path_len = query ? (size_t)(query - u->target) : u->target_len;
+      put_str(out, cap, &n, u->https ? "https://" : "http://");
+      if (u->userinfo != NULL) put_str(out, cap, &n, "***@");
+      put_host_port(u, out, cap, &n);
+      if (path_len == 0 || u->target[0] != '/') put_str(out, cap, &n, "/");
+      put(out, cap, &n, u->target, path_len);
+      if (query != NULL) put_str(out, cap, &n, "?***");
+      break;
+    }
     case MCPP_HTTP_URL_NAME: put_host_port(u, out, cap, &n); break;
     case MCPP_HTTP_URL_HOST: put(out, cap, &n, u->host, u->host_len); break;
   }
