@@ -17,8 +17,8 @@ const char *mcpp_http_method_name(mcpp_http_method method) {
 
 static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 
-/* ASCII case-insensitive equality: HTTP header names and media types. */
-static int same_token(const char *a, const char *b, size_t n) {
+/* ASCII case-insensitive equality: HTTP header names, media types, hosts. */
+int mcpp__same_token(const char *a, const char *b, size_t n) {
   for (size_t i = 0; i < n; i++)
     if (lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return 0;
   return 1;
@@ -50,7 +50,7 @@ static const char *const own_names[] = {"Content-Type", "Accept", "Mcp-Session-I
 static int is_own(const char *name) {
   size_t n = strlen(name);
   for (size_t i = 0; i < sizeof own_names / sizeof own_names[0]; i++)
-    if (strlen(own_names[i]) == n && same_token(name, own_names[i], n)) return 1;
+    if (strlen(own_names[i]) == n && mcpp__same_token(name, own_names[i], n)) return 1;
   return 0;
 }
 
@@ -88,7 +88,7 @@ static int is_event_stream(const char *type) {
   while (*type == ' ' || *type == '\t') type++;
   size_t n = strcspn(type, ";");
   while (n > 0 && (type[n - 1] == ' ' || type[n - 1] == '\t')) n--;
-  return n == sizeof want - 1 && same_token(type, want, n);
+  return n == sizeof want - 1 && mcpp__same_token(type, want, n);
 }
 
 mcpp_http_body mcpp_http_body_kind(mcpp_http_method method, int status,

@@ -229,7 +229,7 @@ size_t mcpp_http_url_credentials(const mcpp_http_url *u, const mcpp_http_header 
   /* The caller's own Authorization wins (as Node's http module decides). */
   for (size_t i = 0; i < n_extra; i++)
     if (extra[i].name != NULL && strlen(extra[i].name) == sizeof auth - 1 &&
-        starts_with(extra[i].name, sizeof auth - 1, auth))
+        mcpp__same_token(extra[i].name, auth, sizeof auth - 1))
       return 0;
   put_basic(u, out, cap, &n);
   if (cap > 0) out[n < cap ? n : cap - 1] = '\0';
@@ -283,13 +283,6 @@ const char *mcpp_http_tls_error_name(int verify_code) {
   }
 }
 
-/* 1 if the hosts a and b (n bytes each) are the same name, case ignored. */
-static int same_host(const char *a, const char *b, size_t n) {
-  for (size_t i = 0; i < n; i++)
-    if (lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return 0;
-  return 1;
-}
-
 size_t mcpp_http_redirect_url(int status, const char *location, const mcpp_http_url *from,
                               char *out, size_t cap) {
   if (cap > 0) out[0] = '\0';
@@ -311,7 +304,7 @@ size_t mcpp_http_redirect_url(int status, const char *location, const mcpp_http_
     if (!escapes_ok(to.target, to.target_len)) return 0;
   } else if (mcpp_http_url_parse(location, len, &to) != NULL || to.https != from->https ||
              to.port != from->port || to.host_len != from->host_len ||
-             !same_host(to.host, from->host, to.host_len)) {
+             !mcpp__same_token(to.host, from->host, to.host_len)) {
     return 0; /* elsewhere: the caller's headers (credentials) go to no other origin */
   }
   to.userinfo = NULL;

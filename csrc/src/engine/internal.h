@@ -19,6 +19,9 @@ size_t mcpp__settings_size(int version);
 
 /* *out = *in read as a struct of in->version, the fields it lacks at their
  * defaults. Returns 0 or MCPP_ERR_INVALID_ARGUMENT (unknown version). */
+/* 1 if a and b (n bytes each) are equal, ASCII case ignored (http_client.c). */
+int mcpp__same_token(const char *a, const char *b, size_t n);
+
 int mcpp__settings_import(mcpp_settings *out, const mcpp_settings *in);
 
 /* settings.c: checks *s and resolves the floor on min_interval_ms and a
