@@ -12,6 +12,7 @@ import threading
 import time
 import urllib.error
 from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -135,6 +136,17 @@ async def test_a_urls_user_and_password_go_as_basic_credentials(http_fault):
         await mcpping.http.connect(other, keepalive=None, listen=False)
 
 
+def _serve(handler: type) -> tuple[Any, str]:
+    """A loopback HTTP server for handler in a thread of its own: (server,
+    its /mcp URL); the caller shuts it down."""
+    import http.server
+
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, f"http://127.0.0.1:{server.server_address[1]}/mcp"
+
+
 async def test_a_url_that_is_a_web_page_fails_the_handshake_at_once_with_why(tmp_path):
     """A 200 text/html answer to a POST (the URL is no MCP endpoint): each
     request is told so by C (mcpp_http_unreadable_answer), where it waited
@@ -155,10 +167,8 @@ async def test_a_url_that_is_a_web_page_fails_the_handshake_at_once_with_why(tmp
         def log_message(self, *a):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Page)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server, url = _serve(Page)
     try:
-        url = f"http://127.0.0.1:{server.server_address[1]}/"
         with pytest.raises(HandshakeError) as e:
             await mcpping.http.connect(url, keepalive=None, listen=False, init_timeout=60)
         assert str(e.value) == ("initialize failed: -32000 the server answered HTTP 200 with text/html, "
@@ -173,7 +183,6 @@ def _slow_tool_server(delay: float):
     """A Streamable HTTP server whose tools/call answers after delay seconds
     (plain JSON, nothing sent meanwhile); everything else at once."""
     import http.server
-    import threading
 
     class Slow(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
@@ -200,10 +209,7 @@ def _slow_tool_server(delay: float):
         def log_message(self, *a):
             pass
 
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Slow)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, f"http://127.0.0.1:{server.server_address[1]}/mcp"
+    return _serve(Slow)
 
 
 async def test_a_long_call_is_answered_whatever_the_posts_send_bound(monkeypatch):
