@@ -319,6 +319,14 @@ class HttpSession {
   /** Feeds one inbound message: the engine first, then our requests. */
   receive(text) {
     if (!this.driver.recv(text)) return;
+    const answer = binding.unservedRequestAnswer(text);
+    if (answer !== null) {
+      // A request from the server (roots/list, sampling, elicitation): this
+      // client serves none, and says so rather than leave the server waiting.
+      this.driver.observeOutbound(answer);
+      this.post(answer);
+      return;
+    }
     let msg;
     try {
       msg = JSON.parse(text);

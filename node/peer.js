@@ -251,9 +251,9 @@ class Peer extends EventEmitter {
       if (this.listenerCount('request') > 0) {
         emitSafely(this, 'request', msg);
       } else {
-        const error = { code: -32601, message: 'Method not found' };
+        const answer = binding.unservedRequestAnswer(text); // -32601, the id as the server wrote it
         try {
-          this.conn.send(JSON.stringify({ jsonrpc: '2.0', id: msg.id, error }));
+          if (answer !== null) this.conn.send(answer);
         } catch {
           // Closing: nothing to answer.
         }

@@ -8,6 +8,22 @@
 
 namespace mcpping_node {
 
+// The text a C writer makes, as its functions write text: called once with
+// no buffer for the length, then again to write it (and its NUL). 0: none.
+template <typename Write>
+static std::string WrittenText(Write write) {
+  std::string text(write(nullptr, 0), '\0');
+  if (!text.empty()) write(&text[0], text.size() + 1);
+  return text;
+}
+
+// WrittenText as a JS string, or null when the writer makes none.
+template <typename Write>
+static Napi::Value WrittenTextOrNull(Napi::Env env, Write write) {
+  std::string text = WrittenText(write);
+  return text.empty() ? env.Null() : Napi::Value(Napi::String::New(env, text));
+}
+
 mcpp_event EventFromJs(Napi::Env env, Napi::Value value) {
   if (!value.IsObject()) throw Napi::TypeError::New(env, "event must be an object");
   Napi::Object o = value.As<Napi::Object>();
@@ -95,16 +111,9 @@ Napi::Value HttpErrorAnswer(const Napi::CallbackInfo &info) {
   int status = info[0].As<Napi::Number>().Int32Value();
   std::string body = info[1].As<Napi::String>().Utf8Value();
   std::string frame = info[2].As<Napi::String>().Utf8Value();
-  std::string out(512, '\0');
-  size_t n = mcpp_http_error_answer(status, body.data(), body.size(), frame.data(), frame.size(),
-                                    &out[0], out.size());
-  if (n == 0) return env.Null();
-  if (n >= out.size()) {  // the server's error object is long
-    out.resize(n + 1);
-    mcpp_http_error_answer(status, body.data(), body.size(), frame.data(), frame.size(), &out[0],
-                           out.size());
-  }
-  return Napi::String::New(env, out.data(), n);
+  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
+    return mcpp_http_error_answer(status, body.data(), body.size(), frame.data(), frame.size(), out, cap);
+  });
 }
 
 // httpRelistenDelayMs(lastMs) -> the wait before the listening stream
@@ -143,13 +152,10 @@ Napi::Value HttpUnreadableAnswer(const Napi::CallbackInfo &info) {
   std::string type = OptionalString(env, info[1], "contentType");
   std::string body = info[2].As<Napi::String>().Utf8Value();
   std::string frame = info[3].As<Napi::String>().Utf8Value();
-  size_t n = mcpp_http_unreadable_answer(status, type.c_str(), body.data(), body.size(),
-                                         frame.data(), frame.size(), nullptr, 0);
-  if (n == 0) return env.Null();
-  std::string out(n, '\0');
-  mcpp_http_unreadable_answer(status, type.c_str(), body.data(), body.size(), frame.data(),
-                              frame.size(), &out[0], n + 1);
-  return Napi::String::New(env, out);
+  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
+    return mcpp_http_unreadable_answer(status, type.c_str(), body.data(), body.size(), frame.data(),
+                                       frame.size(), out, cap);
+  });
 }
 
 // The caller's headers (an object of strings, or null/undefined) as C's
@@ -176,9 +182,7 @@ struct HeaderList {
 
 // One part of a parsed URL (mcpp_http_url_text sizes it).
 static std::string UrlPart(const mcpp_http_url &u, mcpp_http_url_part part) {
-  std::string text(mcpp_http_url_text(&u, part, nullptr, 0), '\0');
-  mcpp_http_url_text(&u, part, &text[0], text.size() + 1);
-  return text;
+  return WrittenText([&](char *out, size_t cap) { return mcpp_http_url_text(&u, part, out, cap); });
 }
 
 // httpUrl(url, headers) -> what a Streamable HTTP client makes of url
@@ -192,8 +196,9 @@ Napi::Value HttpUrl(const Napi::CallbackInfo &info) {
   mcpp_http_url u;
   if (const char *problem = mcpp_http_url_parse(url.data(), url.size(), &u))
     return Napi::String::New(env, problem);
-  std::string auth(mcpp_http_url_credentials(&u, extra.headers.data(), extra.headers.size(), nullptr, 0), '\0');
-  mcpp_http_url_credentials(&u, extra.headers.data(), extra.headers.size(), &auth[0], auth.size() + 1);
+  std::string auth = WrittenText([&](char *out, size_t cap) {
+    return mcpp_http_url_credentials(&u, extra.headers.data(), extra.headers.size(), out, cap);
+  });
   Napi::Object out = Napi::Object::New(env);
   out.Set("requestUrl", UrlPart(u, MCPP_HTTP_URL_REQUEST));
   out.Set("target", UrlPart(u, MCPP_HTTP_URL_TARGET));
@@ -218,10 +223,9 @@ Napi::Value HttpRedirectUrl(const Napi::CallbackInfo &info) {
   mcpp_http_url from;
   if (mcpp_http_url_parse(url.data(), url.size(), &from) != nullptr)
     throw Napi::TypeError::New(env, "not a URL mcpping opens: " + url);
-  std::string to(mcpp_http_redirect_url(status, location.c_str(), &from, nullptr, 0), '\0');
-  if (to.empty()) return env.Null();
-  mcpp_http_redirect_url(status, location.c_str(), &from, &to[0], to.size() + 1);
-  return Napi::String::New(env, to);
+  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
+    return mcpp_http_redirect_url(status, location.c_str(), &from, out, cap);
+  });
 }
 
 // httpRequestHeaders(method, extra, session, version) -> the request's
@@ -271,16 +275,25 @@ Napi::Value HttpResends(const Napi::CallbackInfo &info) {
   return Napi::Boolean::New(env, mcpp_http_resends(frame.data(), frame.size()) != 0);
 }
 
+// The -32601 answer make writes for the request in info[0] (a string), or null.
+static Napi::Value MethodNotFound(const Napi::CallbackInfo &info,
+                                  size_t (*make)(const char *, size_t, char *, size_t)) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString()) throw Napi::TypeError::New(env, "frame must be a string");
+  std::string frame = info[0].As<Napi::String>().Utf8Value();
+  return WrittenTextOrNull(env, [&](char *out, size_t cap) { return make(frame.data(), frame.size(), out, cap); });
+}
+
 // pingUnreachableAnswer(ping) -> the -32601 answer (a string) a ping gets when
 // no stream would carry it to the peer; null if ping is no request.
 Napi::Value PingUnreachableAnswer(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsString()) throw Napi::TypeError::New(env, "ping must be a string");
-  std::string ping = info[0].As<Napi::String>().Utf8Value();
-  std::string out(256, '\0');
-  size_t n = mcpp_ping_unreachable_answer(ping.data(), ping.size(), &out[0], out.size());
-  if (n >= out.size()) throw Napi::RangeError::New(env, "the ping's id is too long");
-  return n ? Napi::Value(Napi::String::New(env, out.data(), n)) : env.Null();
+  return MethodNotFound(info, mcpp_ping_unreachable_answer);
+}
+
+// unservedRequestAnswer(frame) -> the -32601 answer a request from the peer
+// gets when the application serves none; null if frame is no request.
+Napi::Value UnservedRequestAnswer(const Napi::CallbackInfo &info) {
+  return MethodNotFound(info, mcpp_unserved_request_answer);
 }
 
 // Marks RttStats objects, so RttStatsFromJs unwraps nothing else.
@@ -429,6 +442,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpRedirectUrl", Napi::Function::New(env, HttpRedirectUrl, "httpRedirectUrl"));
   exports.Set("httpReinitFailedFormat", MCPP_HTTP_REINIT_FAILED_FORMAT);
   exports.Set("pingUnreachableAnswer", Napi::Function::New(env, PingUnreachableAnswer, "pingUnreachableAnswer"));
+  exports.Set("unservedRequestAnswer", Napi::Function::New(env, UnservedRequestAnswer, "unservedRequestAnswer"));
 }
 
 }  // namespace mcpping_node

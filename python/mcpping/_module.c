@@ -950,6 +950,9 @@ static PyMethodDef module_methods[] = {
     {"ping_unreachable_answer", mcpping_ping_unreachable_answer, METH_O,
      "ping_unreachable_answer(ping) -> bytes | None: the -32601 answer a ping gets "
      "when no stream would carry it to the peer (None: ping is no request)."},
+    {"unserved_request_answer", mcpping_unserved_request_answer, METH_O,
+     "unserved_request_answer(frame) -> bytes | None: the -32601 answer a request "
+     "from the peer gets when the application serves none (None: frame is no request)."},
     {NULL, NULL, 0, NULL}};
 
 /* ------------------------------------------------------------ module */

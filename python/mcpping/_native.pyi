@@ -155,6 +155,10 @@ def http_resends(frame: bytes) -> bool:
 def ping_unreachable_answer(ping: bytes) -> bytes | None:
     """The answer a ping the engine made gets when no stream would carry it
     to the peer: JSON-RPC -32601 under its id; None if ping is no request."""
+def unserved_request_answer(frame: bytes) -> bytes | None:
+    """The answer a request from the peer gets when the application serves
+    none: JSON-RPC -32601 "Method not found" under its id; None if frame is
+    no request (a response, a notification, an id of null)."""
 def http_relisten_delay_ms(last_ms: int) -> int:
     """The wait before the listening stream opens again (0: none since it
     was open): 250 ms, doubling, at most 30 s."""

@@ -311,14 +311,25 @@ PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(mcpp_http_body_name(mcpp_http_body_kind(method, status, type)));
 }
 
+/* The -32601 answer make writes for the request in arg (bytes), sized by a
+ * first call and written into the bytes object itself; None for no request. */
+static PyObject *method_not_found(PyObject *arg, size_t (*make)(const char *, size_t, char *, size_t)) {
+  mcpping_bytes frame = {0};
+  if (!mcpping_bytes_conv(arg, &frame)) return NULL;
+  size_t n = make(frame.buf, (size_t)frame.len, NULL, 0);
+  PyObject *res = n ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n) : Py_NewRef(Py_None);
+  char *out = n && res != NULL ? PyBytes_AsString(res) : NULL;
+  if (out != NULL) make(frame.buf, (size_t)frame.len, out, n + 1);
+  mcpping_bytes_release(&frame);
+  return res;
+}
+
 PyObject *mcpping_ping_unreachable_answer(PyObject *module, PyObject *arg) {
-  mcpping_bytes ping = {0};
-  if (!mcpping_bytes_conv(arg, &ping)) return NULL;
-  char out[256];
-  size_t n = mcpp_ping_unreachable_answer(ping.buf, (size_t)ping.len, out, sizeof out);
-  mcpping_bytes_release(&ping);
-  if (n >= sizeof out) return PyErr_Format(PyExc_ValueError, "the ping's id is too long");
-  return n ? PyBytes_FromStringAndSize(out, (Py_ssize_t)n) : Py_NewRef(Py_None);
+  return method_not_found(arg, mcpp_ping_unreachable_answer);
+}
+
+PyObject *mcpping_unserved_request_answer(PyObject *module, PyObject *arg) {
+  return method_not_found(arg, mcpp_unserved_request_answer);
 }
 
 PyObject *mcpping_http_resends(PyObject *module, PyObject *arg) {

@@ -588,6 +588,14 @@ class HttpPeer:
     def _inbound(self, frame: bytes) -> None:
         if self._closed or not self.driver.recv(frame):
             return
+        answer = _native.unserved_request_answer(frame)
+        if answer is not None:
+            # A request from the server (roots/list, sampling, elicitation):
+            # this client serves none, and says so rather than leave the
+            # server waiting.
+            self.driver.observe_outbound(answer)
+            self._post(answer)
+            return
         self._resolve(frame)
 
     def _resolve(self, frame: bytes, timed_out: bool = False) -> None:

@@ -87,7 +87,9 @@ def discard(frame: bytes) -> None:
     """An ``on_message`` that keeps nothing: for a Peer whose owner reads
     none of what the server sends unasked (the commands), which would
     otherwise wait for messages(), up to half of max_pending_bytes, and be
-    warned about as it is dropped."""
+    warned about as it is dropped. A request from the server is answered
+    -32601 Method not found at once, as Node's Peer answers one nobody
+    listens for, so the server does not wait for an answer that never comes."""
 
 
 class HandshakeError(MCPPingError):
@@ -683,6 +685,14 @@ class Peer:
                 if rid in self._abandoned:
                     del self._abandoned[rid]  # type: ignore[arg-type]
                     return
+        if self._on_message is discard:
+            answer = _native.unserved_request_answer(frame)
+            if answer is not None:
+                try:
+                    self._send(answer, 0)
+                except PeerClosed:
+                    pass  # closing: nothing to answer
+            return
         if self._on_message is not None:
             _isolation.call(self._report, "on_message", self._on_message, frame)
             return

@@ -1,6 +1,7 @@
 /* The Streamable HTTP client's requests and answers (http_client.c, issue
  * 22): one set of headers, one way to read each answer, pings alone resent
  * on a new session. */
+#include <stdlib.h>
 #include <string.h>
 
 #include "engine_fixture.h"
@@ -107,6 +108,36 @@ TEST(ping_unreachable_answer_is_unsupported_under_the_pings_id) {
   ASSERT_UINT_EQ(0, mcpp_ping_unreachable_answer("{\"jsonrpc\":\"2.0\",\"method\":\"ping\"}", 33,
                                                  out, sizeof out));
   ASSERT_UINT_EQ(0, mcpp_ping_unreachable_answer("[", 1, out, sizeof out));
+}
+
+/* A request nobody serves is refused at once, under its id as the peer
+ * wrote it (a long, escaped or numeric id included), so the peer does not
+ * wait for an answer; nothing else is answered. */
+TEST(unserved_request_answer_refuses_requests_only) {
+  char out[256];
+  static const char roots[] =
+      "{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"method\":\"roots/list\",\"params\":{}}";
+  size_t n = mcpp_unserved_request_answer(roots, sizeof roots - 1, out, sizeof out);
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"a\\\"b\",\"error\":{\"code\":-32601,"
+                "\"message\":\"Method not found\"}}",
+                out);
+  ASSERT_UINT_EQ(strlen(out), n);
+  static const char big_id[] = "{\"id\":12345678901234567890123,\"method\":\"sampling/createMessage\"}";
+  n = mcpp_unserved_request_answer(big_id, sizeof big_id - 1, NULL, 0);
+  ASSERT(n > 0);
+  char *sized = malloc(n + 1);
+  ASSERT(sized != NULL);
+  ASSERT_UINT_EQ(n, mcpp_unserved_request_answer(big_id, sizeof big_id - 1, sized, n + 1));
+  ASSERT(strstr(sized, "\"id\":12345678901234567890123,") != NULL);
+  free(sized);
+#define NONE(text) ASSERT_UINT_EQ(0, mcpp_unserved_request_answer((text), strlen(text), out, sizeof out))
+  NONE("{\"jsonrpc\":\"2.0\",\"method\":\"notifications/progress\"}");
+  NONE("{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}");
+  NONE("{\"jsonrpc\":\"2.0\",\"id\":null,\"method\":\"roots/list\"}");
+  NONE("[{\"id\":1,\"method\":\"roots/list\"}]");
+  NONE("{\"id\":1,\"method\":");
+#undef NONE
+  ASSERT_UINT_EQ(0, mcpp_unserved_request_answer(NULL, 0, out, sizeof out));
 }
 
 TEST(http_header_problem_refuses_what_would_break_the_request) {

@@ -6,7 +6,9 @@
  * it decides one without a parse). Inputs that go
  * where cJSON itself differs from JSON (unpaired surrogate escapes, which
  * it refuses; \u0000 in keys, which it truncates) are only run, not
- * compared.
+ * compared. The -32601 answer a request nobody serves gets
+ * (mcpp_unserved_request_answer) is strict JSON whenever its request was,
+ * and carries the request's id byte for byte.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -14,6 +16,7 @@
 #include <string.h>
 
 #include "engine/scan.h"
+#include "mcpping.h"
 
 #define CHECK(cond) \
   do {              \
@@ -79,6 +82,17 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
       }
     }
     cJSON_Delete(root);
+  }
+
+  size_t n = mcpp_unserved_request_answer(buf, size, NULL, 0);
+  CHECK(n == 0 || (rc == 0 && m.id.p != NULL && m.method.p != NULL));
+  if (n > 0) {
+    char *answer = malloc(n + 1);
+    CHECK(answer);
+    CHECK(mcpp_unserved_request_answer(buf, size, answer, n + 1) == n);
+    CHECK(strlen(answer) == n && memmem(answer, n, m.id.p, m.id.n) != NULL);
+    if (strict) CHECK(mcpp__json_strict(answer, n));
+    free(answer);
   }
   free(buf);
   return 0;

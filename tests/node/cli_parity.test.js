@@ -319,6 +319,13 @@ test('parity: what a server sends unasked is not kept, and not warned about, by 
   assert.equal(js.stderr, '');
 });
 
+test("parity: a server that asks its client roots/list before it serves is told -32601, and answers (exit 0)", async () => {
+  // asks.py holds every message until its roots/list is answered: the
+  // Python command kept the request unanswered, so every ping timed out.
+  const { js, py } = await same(['-c', '2', '-i', '0', '-W', '2', ...peerArgs('asks.py')], { status: 0 });
+  for (const r of [js, py]) assert.match(r.stdout, /^2 sent, 2 received, 0% loss/m);
+});
+
 test('parity: a server that dies after answering ends the run with its reason and exit 1', async () => {
   // initialize, initialized and two pings answered; the third check meets
   // the exit: it is lost, not "never sent", and the run is no "alive".

@@ -264,6 +264,20 @@ test('the TS SDK server pings on the GET listening stream and every ping is answ
   assert.ok(answered.every((r) => r.session_id === s.sessionId && r.sender === 'server'));
 });
 
+test("a server's request is refused at once (-32601): the TS SDK server's tool is not left waiting", async () => {
+  const server = await sdkHttpServer();
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    // The tool asks roots/list on its request's stream and waits at most 5 s.
+    const result = await s.request('tools/call', { name: 'ask_roots', arguments: {} }, 20000);
+    assert.equal(result.content[0].text, 'refused: -32601 Method not found');
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('close sends DELETE: the TS SDK server forgets the session', async () => {
   const server = await sdkHttpServer();
   const s = new HttpSession(server.url);

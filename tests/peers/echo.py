@@ -7,6 +7,9 @@ back byte for byte). Test helpers:
   test/ping_me {"count": N}  sends N pings to the client (ids "srv-1"..),
                              then answers {"sent": N}
   test/pongs                 answers {"pongs": pongs received from the client}
+  test/ask_me {"method": M}  sends the client a request M (default roots/list,
+                             id "ask-N") and answers {"answer": the client's
+                             answer} when it comes (never, if it never does)
   test/stderr {"text": T}    writes T to stderr, answers {}
   test/spawn_child           starts a grandchild (sleep 1000) in our process
                              group, answers {"pid": its pid}
@@ -34,6 +37,8 @@ if args.stderr:
 
 pongs = 0
 children = []
+asked = {}  # our request's id -> the test/ask_me waiting for its answer
+asks = 0
 for raw, msg in messages():
     if msg is None:
         continue
@@ -41,6 +46,9 @@ for raw, msg in messages():
         time.sleep(args.delay)
     if "method" not in msg and "result" in msg and str(msg.get("id", "")).startswith("srv-"):
         pongs += 1
+        continue
+    if "method" not in msg and msg.get("id") in asked:
+        result(asked.pop(msg["id"]), {"answer": msg})
         continue
     if answer_standard(msg, args.name):
         continue
@@ -54,6 +62,11 @@ for raw, msg in messages():
         for i in range(1, n + 1):
             send({"jsonrpc": "2.0", "id": "srv-%d" % i, "method": "ping"})
         result(msg, {"sent": n})
+    elif method == "test/ask_me":
+        asks += 1
+        rid = "ask-%d" % asks
+        asked[rid] = msg
+        send({"jsonrpc": "2.0", "id": rid, "method": (params or {}).get("method", "roots/list")})
     elif method == "test/pongs":
         result(msg, {"pongs": pongs})
     elif method == "test/error":

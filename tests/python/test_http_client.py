@@ -68,6 +68,14 @@ async def test_server_pings_on_the_listening_stream_are_answered(http_server, tm
     assert all(r["direction"] == "inbound" and r["sender"] == "server" for r in answered_records)
 
 
+async def test_a_servers_request_is_refused_at_once_not_left_waiting(http_server):
+    # The tool asks roots/list on its request's stream and waits 5 s at most:
+    # an HTTP client that serves no requests says so (-32601) at once.
+    async with mcpping.http.connect(http_server, keepalive=None) as peer:
+        result = await _call(peer, "ask_roots")
+    assert result["content"][0]["text"] == "refused: -32601 Method not found", result
+
+
 async def test_close_deletes_the_session(http_server):
     peer = await mcpping.http.connect(http_server, keepalive=None)
     sid, version = peer.session_id, peer.protocol_version

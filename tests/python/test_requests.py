@@ -100,3 +100,23 @@ async def test_sdk_request_timeout_answers_the_session_and_cancels():
             tools = await session.list_tools()  # the session goes on
             assert [t.name for t in tools.tools] == ["hang", "sleep"]
             assert p.healthy
+
+
+async def test_a_servers_request_is_refused_by_discard_and_handed_to_messages_otherwise():
+    # on_message=discard (the commands) keeps nothing, so a request from the
+    # server is answered -32601 at once, as Node's Peer answers one nobody
+    # listens for; the server's test/ask_me returns the answer it got.
+    async with mcpping.connect(peer("echo"), on_message=mcpping.peer.discard) as p:
+        resp = await p.request("test/ask_me", {"method": "roots/list"}, timeout=10)
+    assert resp["result"]["answer"] == {"jsonrpc": "2.0", "id": "ask-1",
+                                        "error": {"code": -32601, "message": "Method not found"}}
+    # Without it the request is the application's: messages() gets it, and
+    # the server waits for the answer the application sends.
+    async with mcpping.connect(peer("echo")) as p:
+        asked = asyncio.ensure_future(p.request("test/ask_me", {"method": "sampling/createMessage"}, timeout=10))
+        async for msg in p.messages():
+            if msg.get("method") == "sampling/createMessage":
+                p.send({"jsonrpc": "2.0", "id": msg["id"], "result": {"served": True}})
+                break
+        resp = await asked
+    assert resp["result"]["answer"] == {"jsonrpc": "2.0", "id": "ask-1", "result": {"served": True}}

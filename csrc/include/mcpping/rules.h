@@ -57,6 +57,16 @@ const char *mcpp_outcome_name(mcpp_ping_outcome outcome);
 size_t mcpp_ping_unreachable_answer(const char *ping, size_t len, char *out,
                                     size_t cap);
 
+/* The answer a request from the peer gets when the application serves no
+ * requests (Node's Peer with no 'request' listener, the commands, both
+ * Streamable HTTP clients, which hand the application no messages):
+ * JSON-RPC -32601 "Method not found" under the request's id, echoed byte
+ * for byte, so the peer is not left waiting for an answer that never comes.
+ * Writes as mcpp_ping_unreachable_answer does; 0 if frame is no request
+ * (a response, a notification, an id of null, not one JSON object). */
+size_t mcpp_unserved_request_answer(const char *frame, size_t len, char *out,
+                                    size_t cap);
+
 /* Returns 1 if the outcome counts as a lost ping (TIMEOUT, ERROR,
  * INVALID), else 0. */
 int mcpp_outcome_is_lost(mcpp_ping_outcome outcome);

@@ -6,7 +6,9 @@ pid, and ping_client, which logs "pinging" to the client, waits a little,
 then pings the client with the session's send_ping() and returns each ping's
 CLOCK_MONOTONIC send/answer times (shared by every process on the host);
 ping_listener pings the client on the connection's standalone stream (the
-client's GET listening stream over HTTP). IDLE_TIMEOUT (seconds) is the
+client's GET listening stream over HTTP); ask_roots asks the client
+roots/list (5 s at most) and returns "roots: N", "refused: CODE MESSAGE" or
+"no answer". IDLE_TIMEOUT (seconds) is the
 session manager's session_idle_timeout: past it the session answers 404.
 """
 
@@ -63,6 +65,20 @@ async def ping_listener(count: int, ctx: Context) -> int:
         await ctx.session.send_ping()  # no related request: the standalone stream
         answered += 1
     return answered
+
+
+@app.tool()
+async def ask_roots(ctx: Context) -> str:
+    """Asks the client for its roots; says what came back."""
+    try:
+        with anyio.fail_after(5):
+            out = await ctx.session.list_roots()
+    except TimeoutError:
+        return "no answer"
+    except Exception as e:  # the SDK's error for a JSON-RPC error answer (MCPError, McpError in 1.x)
+        error = getattr(e, "error", None)
+        return f"refused: {getattr(error, 'code', None)} {getattr(error, 'message', e)}"
+    return f"roots: {len(out.roots)}"
 
 
 if __name__ == "__main__":
