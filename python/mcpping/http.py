@@ -323,8 +323,12 @@ class HttpPeer:
             self._posts.add(conn)
         try:
             try:
+                if self._closed:
+                    return
                 conn.request("POST", self._url["target"], body=frame,
                              headers=self._headers("POST", sent_session))
+                if self._closed:
+                    return  # closed while connecting: _cut_posts found no socket to cut
                 if conn.sock is not None:
                     # No bound on the answer: a long tool call is no lost
                     # server (the engine's deadline decides; close() cuts it).

@@ -5,8 +5,10 @@
 from __future__ import annotations
 
 import asyncio
+import http.client
 import json
 import re
+import socket
 import subprocess
 import threading
 import time
@@ -245,6 +247,39 @@ async def test_close_cuts_the_posts_still_waiting_for_answers(http_fault):
         if t.name == "mcpping-http-post":
             await asyncio.to_thread(t.join, 10)
             assert not t.is_alive()
+    assert not p._posts
+
+
+async def test_a_post_still_connecting_at_close_is_not_left_waiting(monkeypatch):
+    """close() cuts the sockets of the POSTs in flight; one still connecting
+    had none to cut, then sent its request and waited on the frozen server
+    for good. Its connect is held here until close() is over; the server
+    is a socket that never accepts (the kernel completes the connect)."""
+    frozen = socket.create_server(("127.0.0.1", 0))
+    url = "http://127.0.0.1:%d/mcp" % frozen.getsockname()[1]
+    p = await mcpping.http.connect(url, keepalive=None, initialize=False, listen=False)
+    connecting, release = threading.Event(), threading.Event()
+    connect = http.client.HTTPConnection.connect
+    held = []
+
+    def held_connect(self):
+        if not connecting.is_set():  # the POST's; close()'s DELETE goes at once
+            held.append(threading.current_thread())
+            connecting.set()
+            release.wait()
+        connect(self)
+
+    monkeypatch.setattr(http.client.HTTPConnection, "connect", held_connect)
+    waiting = asyncio.ensure_future(p.request("tools/list", timeout=60))
+    await asyncio.to_thread(connecting.wait)
+    [post] = held
+    await p.close()
+    release.set()
+    with pytest.raises(PeerClosed):
+        await waiting
+    await asyncio.to_thread(post.join, 10)
+    frozen.close()
+    assert not post.is_alive()
     assert not p._posts
 
 
