@@ -219,6 +219,7 @@ Napi::Value HttpRedirectUrl(const Napi::CallbackInfo &info) {
     throw Napi::TypeError::New(env, "status must be a number and url a string");
   int status = info[0].As<Napi::Number>().Int32Value();
   std::string location = OptionalString(env, info[1], "location");
+  if (location.empty()) return env.Null();  // most answers: no URL to parse
   std::string url = info[2].As<Napi::String>().Utf8Value();
   mcpp_http_url from;
   if (mcpp_http_url_parse(url.data(), url.size(), &from) != nullptr)

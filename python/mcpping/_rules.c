@@ -266,6 +266,7 @@ PyObject *mcpping_http_redirect_url(PyObject *module, PyObject *args) {
   const char *location, *url;
   Py_ssize_t url_len;
   if (!PyArg_ParseTuple(args, "izs#", &status, &location, &url, &url_len)) return NULL;
+  if (location == NULL) return Py_NewRef(Py_None); /* most answers: no URL to parse */
   mcpp_http_url from;
   if (mcpp_http_url_parse(url, (size_t)url_len, &from) != NULL) {
     PyErr_Format(PyExc_ValueError, "not a URL mcpping opens: %s", url);
