@@ -141,7 +141,8 @@ TEST(app_watch_state_restarts_and_routes) {
                            "pid 77)\n");
   mcpp_watch_event ev = {.name = "ping", .state = "alive"};
   mcpp_watch_feed(w, 0, 20, &ev);
-  ev = (mcpp_watch_event){.name = "pong", .state = "alive", .rtt_s = 0.002};
+  /* 0.001215 s * 1000 is 1.2149999999999999 in doubles; the RTT is whole µs. */
+  ev = (mcpp_watch_event){.name = "pong", .state = "alive", .rtt_s = 0.001215};
   mcpp_watch_feed(w, 0, 20, &ev);
   ev = (mcpp_watch_event){.name = "stale", .state = "stale", .proof = "ping"};
   mcpp_watch_feed(w, 0, 30, &ev);
@@ -163,7 +164,7 @@ TEST(app_watch_state_restarts_and_routes) {
   ASSERT_STR_EQ(body, "{\"listen\":\"127.0.0.1:0\",\"servers\":[{\"name\":\"time\","
                       "\"transport\":\"stdio\",\"state\":\"alive\",\"peer\":\"mcp-time\","
                       "\"protocol_version\":\"2025-06-18\",\"pid\":78,\"restarts\":1,"
-                      "\"stale\":1,\"pings_sent\":1,\"pongs_received\":1,\"last_rtt_ms\":2.0,"
+                      "\"stale\":1,\"pings_sent\":1,\"pongs_received\":1,\"last_rtt_ms\":1.215,"
                       "\"reason\":null,\"last_stderr\":null}]}\n");
   ASSERT(strstr(s, "Content-Type: application/json\r\n"));
   mcpp_watch_text_free(s);
@@ -287,7 +288,18 @@ TEST(app_watch_a_server_dying_during_its_open_fails_the_open_with_how_it_died) {
   mcpp_watch_opened(w, 0, 5000, "db", NULL, 5);
   output(w);
   mcpp_watch_feed(w, 0, 2000, &ev);
-  ASSERT_STR_EQ(output(w), "mcpping watch: db: restarting (attempt 1)\n");
+  ASSERT_STR_EQ(output(w), "mcpping watch: db: restarting (attempt 1): server exited with "
+                           "status 2: oops\n");
+  /* /status says why while it restarts, and nothing once it is back. */
+  char *s = respond(w, "GET /status HTTP/1.1\r\n\r\n");
+  ASSERT(strstr(s, "\"state\":\"restarting\"") != NULL);
+  ASSERT(strstr(s, "\"reason\":\"server exited with status 2: oops\"") != NULL);
+  mcpp_watch_text_free(s);
+  ev = (mcpp_watch_event){.name = "reconnected", .state = "alive", .pid = 6};
+  mcpp_watch_feed(w, 0, 2100, &ev);
+  s = respond(w, "GET /status HTTP/1.1\r\n\r\n");
+  ASSERT(strstr(s, "\"reason\":null") != NULL);
+  mcpp_watch_text_free(s);
   mcpp_watch_free(w);
   mcpp_cli_options_free(&o);
 }

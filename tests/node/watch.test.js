@@ -148,6 +148,7 @@ test('watch keeps three real servers and restarts the frozen one within its boun
     const [at, line] = await w.line(/^mcpping watch: frozen: stale /, STALE_BOUND_MS + LINE_SLACK_MS + 5000, from);
     console.log(`frozen: stale ${Math.round(at - t0)} ms after the freeze (bound ${STALE_BOUND_MS} ms)`);
     assert.ok(at - t0 <= STALE_BOUND_MS + LINE_SLACK_MS, `${at - t0} ms: ${line}`);
+    await w.line(new RegExp(`^mcpping watch: frozen: restarting \\(attempt 1\\): the server went stale: ${FAILURES} keepalive pings failed$`), 30000, from);
     await w.line(/^mcpping watch: frozen: restarted \(pid \d+\)/, 30000, from);
     servers = await w.until('the restarted server answering',
       (s) => s.frozen.state === 'alive' && s.frozen.pid !== frozenPid && s.frozen.pongs_received > 0);

@@ -175,6 +175,8 @@ def test_watch_keeps_three_real_servers_and_restarts_the_frozen_one_within_its_b
         at, line = w.line(r"^mcpping watch: frozen: stale ", STALE_BOUND + LINE_SLACK + 5)
         print(f"frozen: stale {at - t0:.2f} s after the freeze (bound {STALE_BOUND} s)")
         assert at - t0 <= STALE_BOUND + LINE_SLACK, (at - t0, line)
+        w.line(r"^mcpping watch: frozen: restarting \(attempt 1\): the server went stale: "
+               rf"{FAILURES} keepalive pings failed$", 30)
         w.line(r"^mcpping watch: frozen: restarted \(pid \d+\)", 30)
         servers = w.until("the restarted server answering",
                           lambda s: s["frozen"]["state"] == "alive" and s["frozen"]["pid"]

@@ -359,7 +359,7 @@ void mcpp_watch_feed(mcpp_watch *w, int i, int64_t now_ms, const mcpp_watch_even
   switch (ev.type) {
   case MCPP_EV_PONG:
   case MCPP_EV_PROBE_OK:
-    s->last_rtt_ms = e->rtt_s * 1000;
+    s->last_rtt_ms = ev.rtt_us / 1000.0; /* whole µs: 1.215, not 1.2149999999999999 */
     s->has_rtt = 1;
     break;
   case MCPP_EV_SUSPECT:
@@ -380,12 +380,15 @@ void mcpp_watch_feed(mcpp_watch *w, int i, int64_t now_ms, const mcpp_watch_even
     }
     s->state = WS_RESTARTING;
     s->pid = 0;
-    mcpp__text_printf(&w->out, LOG "%s: restarting (attempt %lld)\n", s->name,
-                      (long long)e->attempt);
+    set_text(s, &s->reason, e->message); /* why: "server exited with status 3" */
+    mcpp__text_printf(&w->out, LOG "%s: restarting (attempt %lld)", s->name, (long long)e->attempt);
+    if (s->reason) mcpp__text_printf(&w->out, ": %s", s->reason);
+    mcpp__text_puts(&w->out, "\n");
     break;
   case MCPP_EV_RECONNECTED:
     s->state = WS_ALIVE;
     s->pid = e->pid;
+    set_text(s, &s->reason, NULL);
     mcpp__text_printf(&w->out, LOG "%s: restarted (pid %lld)\n", s->name, (long long)e->pid);
     break;
   default:
