@@ -19,7 +19,7 @@ from . import _native
 from .config import Server, UnresolvedVariable, resolve
 from .errors import (PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
                      RequestInDoubt, SpawnError)
-from .peer import HandshakeError, Peer
+from .peer import HandshakeError, Peer, ServesNoRequests
 
 # What the state machine asks (config_run.h mcpp_config_do) and what it is told.
 _OPEN, _HANDSHAKE, _PING, _WAIT, _CLOSE, _DONE = range(1, 7)
@@ -60,7 +60,7 @@ def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, st
                 stderr=lambda chunk: _native.config_run_stderr(run, chunk.encode()),
                 record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
                 kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_close=None,
-                on_message=lambda frame: _native.config_run_stdout_line(run, frame))
+                on_message=ServesNoRequests(lambda frame: _native.config_run_stdout_line(run, frame)))
         from .http import HttpPeer
         assert live.url is not None
         return _OPEN_OK, None, HttpPeer(live.url, headers=live.headers,

@@ -83,13 +83,26 @@ def _awaiting_answer(loop: asyncio.AbstractEventLoop | None = None
 StderrTarget = Union[Literal["inherit", "ignore"], IO[str], Callable[[str], Any]]
 
 
-def discard(frame: bytes) -> None:
-    """An ``on_message`` that keeps nothing: for a Peer whose owner reads
-    none of what the server sends unasked (the commands), which would
-    otherwise wait for messages(), up to half of max_pending_bytes, and be
-    warned about as it is dropped. A request from the server is answered
-    -32601 Method not found at once, as Node's Peer answers one nobody
-    listens for, so the server does not wait for an answer that never comes."""
+class ServesNoRequests:
+    """An ``on_message`` for an owner that serves no requests from the
+    server (the commands): each one is answered -32601 Method not found at
+    once, as Node's Peer answers one nobody listens for, so the server does
+    not wait for an answer that never comes. Every frame, requests
+    included, still goes to ``fn`` (if given)."""
+
+    def __init__(self, fn: Callable[[bytes], Any] | None = None) -> None:
+        self.fn = fn
+
+    def __call__(self, frame: bytes) -> None:
+        if self.fn is not None:
+            self.fn(frame)
+
+
+#: An ``on_message`` that keeps nothing and serves no requests: for a Peer
+#: whose owner reads none of what the server sends unasked (the commands),
+#: which would otherwise wait for messages(), up to half of
+#: max_pending_bytes, and be warned about as it is dropped.
+discard = ServesNoRequests()
 
 
 class HandshakeError(MCPPingError):
@@ -685,14 +698,13 @@ class Peer:
                 if rid in self._abandoned:
                     del self._abandoned[rid]  # type: ignore[arg-type]
                     return
-        if self._on_message is discard:
+        if isinstance(self._on_message, ServesNoRequests):
             answer = _native.unserved_request_answer(frame)
             if answer is not None:
                 try:
                     self._send(answer, 0)
                 except PeerClosed:
                     pass  # closing: nothing to answer
-            return
         if self._on_message is not None:
             _isolation.call(self._report, "on_message", self._on_message, frame)
             return

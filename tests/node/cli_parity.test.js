@@ -384,6 +384,7 @@ test('parity: --config rows, statuses and reasons are the same in both commands'
       drops: peerEntry('drop_pings.py', ['--answer-every', '2']),
       frozen: peerEntry('freeze.py', ['--after', '1']),
       'refuses ping': peerEntry('unsupported.py'),
+      'asks roots': peerEntry('asks.py'), // answers nothing until told -32601 (Python never told it)
       missing: { command: 'mcpping-no-such-program' },
       dies: peerEntry('dies.py', ['--after', '0', '--code', '5']),
       'dies-after': peerEntry('dies.py', ['--after', '2']),
@@ -399,12 +400,12 @@ test('parity: --config rows, statuses and reasons are the same in both commands'
   assert.match(js.stdout, /^echo {10}stdio {6}2025-11-25 {2}\d+\.\d{3}\/\d+\.\d{3}\/\d+\.\d{3} ms {2,}ok {2,}-$/m);
   const quiet = await same([...args, '-q'], { status: 3, aligned: true });
   assert.doesNotMatch(quiet.js.stdout, /^NAME /m); // -q: the summary without the table
-  assert.match(quiet.js.stdout, /^11 servers, 2 ok, 1 unsupported, 2 skipped, 6 failed, time \d+ ms$/m);
+  assert.match(quiet.js.stdout, /^12 servers, 3 ok, 1 unsupported, 2 skipped, 6 failed, time \d+ ms$/m);
   const both = await same([...args, '--json'], { status: 3 });
   const verdicts = (out) => h.jsonLines(out).filter((o) => o.event === 'server').map((o) => [o.name, o.status, o.reason, o.sent, o.received, o.json_path]);
   assert.deepEqual(verdicts(both.js.stdout), verdicts(both.py.stdout));
   assert.deepEqual(verdicts(both.js.stdout).map((v) => v.slice(0, 2)), [
-    ['echo', 'ok'], ['line\nbreak', 'ok'], ['drops', 'loss'], ['frozen', 'loss'], ['refuses ping', 'unsupported'], ['missing', 'spawn failed'],
+    ['echo', 'ok'], ['line\nbreak', 'ok'], ['drops', 'loss'], ['frozen', 'loss'], ['refuses ping', 'unsupported'], ['asks roots', 'ok'], ['missing', 'spawn failed'],
     ['dies', 'handshake failed'], ['dies-after', 'closed'], ['asks', 'not started'], ['legacy', 'skipped'], ['off', 'skipped'],
   ]);
   const summary = (out) => { const s = h.jsonLines(out).at(-1); delete s.time_ms; return s; };
