@@ -34,7 +34,7 @@ from ._driver import EngineDriver
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
-from .peer import INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, HandshakeError, _request_timeout_ms
+from .peer import INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, HandshakeError, _request_timeout_ms, rpc_frame
 from .records import RecordTarget
 from .stats import Stats
 
@@ -241,10 +241,7 @@ class HttpPeer:
             raise PeerClosed(str(self.fatal) if self.fatal else "closed")
         self._ids += 1
         rid = f"mcpping-{self._ids}"
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = dict(params)
-        frame = json.dumps(msg, separators=(",", ":")).encode()
+        frame = rpc_frame(method, params, rid)
         if self.modern:
             frame = _native.envelope(frame)  # 2026-07-28: _meta on every request
         fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
@@ -265,10 +262,7 @@ class HttpPeer:
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a notification (fire and forget)."""
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = dict(params)
-        frame = json.dumps(msg, separators=(",", ":")).encode()
+        frame = rpc_frame(method, params)
         self.driver.observe_outbound(frame)
         self._post(frame)
 

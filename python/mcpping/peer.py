@@ -355,6 +355,7 @@ class Peer:
             self._ping_timeout_ms = timeout_ms
         if self._closed.done():
             raise PeerClosed("connection is closed")
+        self._check_loop("ping")
         token = next(_tokens)
         fut: asyncio.Future[float] = self.loop.create_future()
         self._pings[token] = fut
@@ -388,6 +389,13 @@ class Peer:
                 if n:
                     _awaiting[task] = n
 
+    def _check_loop(self, what: str) -> None:
+        """Refuses a call from another event loop before it leaves anything
+        behind (a future of this loop that nobody there awaits)."""
+        if asyncio.get_running_loop() is not self.loop:
+            raise RuntimeError(f"{what}() called from another event loop: a Peer is used on "
+                               "the loop it was connected on")
+
     def send(self, message: Mapping[str, Any] | str | bytes) -> None:
         """Sends one JSON-RPC message (a dict, or its JSON text without newline).
 
@@ -399,6 +407,7 @@ class Peer:
 
     async def drain(self) -> None:
         """Waits until every message sent so far is handed to the native runtime."""
+        self._check_loop("drain")
         while self._outbox:
             if self._closed.done():
                 raise PeerClosed("connection is closed")
@@ -444,10 +453,7 @@ class Peer:
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a JSON-RPC notification."""
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "method": method}
-        if params is not None:
-            msg["params"] = dict(params)
-        self.send(msg)
+        self._send(rpc_frame(method, params), 0)
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None,
                       timeout: float | None = REQUEST_TIMEOUT) -> dict[str, Any]:
@@ -461,13 +467,11 @@ class Peer:
         request leaves the in-flight ledger, so ``healthy`` recovers.
         """
         timeout_ms = _request_timeout_ms(timeout)
+        self._check_loop("request")
         rid = f"mcpping-{next(self._req_ids)}"
+        data = rpc_frame(method, params, rid)  # checked before anything waits on it
         fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
         self._requests[rid] = fut
-        msg: dict[str, Any] = {"jsonrpc": "2.0", "id": rid, "method": method}
-        if params is not None:
-            msg["params"] = dict(params)
-        data = _encode(msg)
         if self._modern:
             data = _native.envelope(data)  # 2026-07-28: _meta on every request (C merges it)
         try:
@@ -940,10 +944,36 @@ class _Messages:
 
 def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:
     if isinstance(message, Mapping):
-        return json.dumps(message, separators=(",", ":"), ensure_ascii=False).encode()
+        try:
+            # allow_nan=False: NaN and Infinity are no JSON, and a server's
+            # parser would refuse the whole message.
+            return json.dumps(message, separators=(",", ":"), ensure_ascii=False,
+                              allow_nan=False).encode()
+        except ValueError as e:
+            raise ValueError(f"message is not JSON: {e}") from None
+        except TypeError as e:
+            raise TypeError(f"message is not JSON: {e}") from None
     if isinstance(message, str):
         return message.encode()
     return bytes(message)
+
+
+def rpc_frame(method: Any, params: Any, rid: str | None = None) -> bytes:
+    """A JSON-RPC request (``rid`` given) or notification as compact JSON,
+    checked first: the method a non-empty str, params a mapping or a list
+    (by-position params, as JSON-RPC allows), every value one JSON carries."""
+    _check.text("method", method)
+    msg: dict[str, Any] = {"jsonrpc": "2.0"}
+    if rid is not None:
+        msg["id"] = rid
+    msg["method"] = method
+    if isinstance(params, Mapping):
+        msg["params"] = dict(params)
+    elif isinstance(params, (list, tuple)):
+        msg["params"] = list(params)
+    elif params is not None:
+        raise TypeError(f"params must be a mapping or a list, not {type(params).__name__} {params!r}"[:200])
+    return _encode(msg)
 
 
 class _Connect:

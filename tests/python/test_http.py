@@ -428,3 +428,17 @@ def test_http_error_answer_is_the_servers_error_or_the_status_in_words():
     got = json.loads(_native.http_error_answer(400, long_error, req))
     assert got["id"] == "mcpping-3" and got["error"]["message"] == "x" * 2000
     assert _native.http_error_answer(500, b"", b'{"jsonrpc":"2.0","method":"notifications/x"}') is None
+
+
+async def test_a_message_json_cannot_carry_is_refused_before_any_post():
+    """HttpPeer checks a request as Peer does (one rpc_frame): NaN went out
+    as NaN and a list of params raised dict()'s own error."""
+    frozen = socket.create_server(("127.0.0.1", 0))
+    url = "http://127.0.0.1:%d/mcp" % frozen.getsockname()[1]
+    async with await mcpping.http.connect(url, keepalive=None, initialize=False, listen=False) as p:
+        with pytest.raises(ValueError, match="^message is not JSON: Out of range float"):
+            await p.request("tools/call", {"x": float("nan")})
+        with pytest.raises(TypeError, match="^method must be a non-empty str"):
+            p.notify(None)
+        assert not p._requests and not p._posts
+    frozen.close()

@@ -124,6 +124,42 @@ async def test_send_on_a_closed_peer_says_closed_in_plain_words():
         await p.ping()
 
 
+BAD_MESSAGES = [
+    (("", {}), TypeError, "^method must be a non-empty str, not str ''$"),
+    ((5, {}), TypeError, "^method must be a non-empty str, not int 5$"),
+    (("echo", "text"), TypeError, "^params must be a mapping or a list, not str 'text'$"),
+    (("echo", {"x": math.nan}), ValueError, "^message is not JSON: Out of range float"),
+    (("echo", {"x": math.inf}), ValueError, "^message is not JSON: Out of range float"),
+    (("echo", {"x": object()}), TypeError, "^message is not JSON: Object of type object"),
+]
+
+
+@pytest.mark.parametrize("args,kind,wanted", BAD_MESSAGES)
+async def test_a_message_json_cannot_carry_is_refused_and_nothing_is_left_waiting(args, kind, wanted):
+    # NaN went out as NaN, which no server parses; a list of params raised
+    # dict()'s "dictionary update sequence" and left the request's future
+    # behind, to be warned about at close ("exception was never retrieved").
+    async with mcpping.connect(peer("echo"), keepalive=None) as p:
+        with pytest.raises(kind, match=wanted):
+            await p.request(*args)
+        with pytest.raises(kind, match=wanted):
+            p.notify(*args)
+        assert not p._requests and p.info()["in_flight"] == 0
+        # By-position params are JSON-RPC's too: sent as a list, as Node does.
+        assert (await p.request("echo", [1, "a"]))["result"] == [1, "a"]
+
+
+async def test_a_peer_used_from_another_loop_says_so_and_keeps_working():
+    async with mcpping.connect(peer("echo"), keepalive=None) as p:
+        def elsewhere(call):
+            with pytest.raises(RuntimeError, match=r"^\w+\(\) called from another event loop"):
+                asyncio.run(call())
+        for call in (p.ping, lambda: p.request("echo", {}), p.drain):
+            await asyncio.to_thread(elsewhere, call)
+        assert await p.ping(timeout=2) > 0
+        assert not p._pings and not p._requests  # nothing was left behind
+
+
 @pytest.mark.parametrize("bad,kind", [(0, ValueError), (1.5, TypeError), (10**8, ValueError),
                                       (True, TypeError)])
 def test_stats_window_is_refused_by_name(bad, kind):
