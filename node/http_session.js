@@ -348,8 +348,14 @@ class HttpSession {
    */
   request(method, params, timeoutMs = binding.requestTimeoutMs) {
     const { message, promise } = this.rpc.create(method, params, timeoutMs);
-    // 2026-07-28: every request carries the _meta envelope (C writes it).
-    const frame = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
+    let frame;
+    try {
+      // 2026-07-28: every request carries the _meta envelope (C writes it).
+      frame = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
+    } catch (err) {
+      this.rpc.cancel(message.id); // params JSON cannot carry: nothing is left waiting
+      throw err;
+    }
     this.driver.observeOutbound(frame);
     this.post(frame);
     return promise;

@@ -148,12 +148,15 @@ class Peer extends EventEmitter {
     const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
     const { message, promise } = this.rpc.create(method, params, 0);
-    // 2026-07-28: every request carries the _meta envelope (C merges it).
-    const text = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
     const hold = new Hold();
     hold.take();
     let onAbort = null;
     try {
+      // Inside the try: params JSON cannot carry (a BigInt, a cycle) throw
+      // here, and the finally forgets the request (its promise rejected at
+      // close, with nobody awaiting it, crashed the process).
+      // 2026-07-28: every request carries the _meta envelope (C merges it).
+      const text = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
       this.conn.send(text, timeoutMs);
       if (!signal) return await promise;
       const aborted = new Promise((resolve, reject) => {

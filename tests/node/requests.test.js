@@ -106,6 +106,28 @@ test('request option validation: RangeError with a stable code, nothing sent', a
   await assert.rejects(mcpping.connect(peer('flood.py'), { maxLineBytes: -5 }), { code: 'ERR_MCPPING_INVALID_ARG' });
 });
 
+test('params JSON cannot carry (a BigInt, a cycle) reject that call and leave nothing waiting', async () => {
+  // The request used to stay registered: close() rejected its promise with
+  // nobody awaiting it, an unhandled rejection that ended the process.
+  const unhandled = [];
+  const onUnhandled = (err) => unhandled.push(err);
+  process.on('unhandledRejection', onUnhandled);
+  const p = await mcpping.connect(peer('echo.py'));
+  try {
+    const cycle = {};
+    cycle.self = cycle;
+    await assert.rejects(p.request('echo', { n: 10n }), /BigInt/);
+    await assert.rejects(p.request('echo', cycle), /circular/);
+    assert.equal(p.rpc.pending.size, 0);
+    assert.deepEqual(await p.request('echo', { after: 1 }), { after: 1 });
+  } finally {
+    await p.close();
+  }
+  await new Promise((resolve) => setImmediate(resolve)); // where an unhandled rejection would be reported
+  process.off('unhandledRejection', onUnhandled);
+  assert.deepEqual(unhandled, []);
+});
+
 test('SDK Client over StdioClientTransport: requestTimeoutMs answers -32001 from server-everything, session goes on', async () => {
   const transport = new mcpping.StdioClientTransport(
     { command: process.execPath, args: [EVERYTHING, 'stdio'], stderr: 'ignore' },
