@@ -474,7 +474,14 @@ Napi::Value McppAddon::Spawn(const Napi::CallbackInfo &info) {
   int rc = mcpp_runtime_spawn(rt, &settings.s, &spawn.o, nullptr, &conn_id,
                               errbuf, sizeof errbuf);
   AfterCall();
-  if (rc < 0) ThrowMcppError(env, rc, errbuf[0] ? std::string(errbuf) : std::string());
+  if (rc < 0) {
+    Napi::Error e = McppErrorOf(env, rc, errbuf[0] ? std::string(errbuf) : std::string());
+    // The OS's refusal (libuv's code, as Node's own errno): the transport
+    // raises child_process's error for it, as the SDK's transport does.
+    if (int os_error = rc == MCPP_ERR_SPAWN ? mcpp_runtime_spawn_os_error() : 0)
+      e.Set("osErrno", Napi::Number::New(env, os_error));
+    throw e;
+  }
   return Napi::Number::New(env, static_cast<double>(conn_id));
 }
 

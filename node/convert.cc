@@ -283,12 +283,16 @@ Napi::Object InfoToJs(Napi::Env env, const mcpp_engine_info &info) {
   return o;
 }
 
-void ThrowMcppError(Napi::Env env, int err, const std::string &detail) {
+Napi::Error McppErrorOf(Napi::Env env, int err, const std::string &detail) {
   Napi::Error e = Napi::Error::New(
       env, detail.empty() ? std::string(mcpp_strerror(err)) : detail);
   e.Set("code", mcpp_errname(err));
   e.Set("errno", Napi::Number::New(env, err));
-  throw e;
+  return e;
+}
+
+void ThrowMcppError(Napi::Env env, int err, const std::string &detail) {
+  throw McppErrorOf(env, err, detail);
 }
 
 }  // namespace mcpping_node

@@ -43,8 +43,11 @@ Napi::Object EventToJs(Napi::Env env, const mcpp_event &ev, uint64_t token);
 // Engine info as a plain object.
 Napi::Object InfoToJs(Napi::Env env, const mcpp_engine_info &info);
 
-// Throws a JavaScript Error for an MCPP_ERR_* code: message from
-// mcpp_strerror (or `detail`), `code` the symbolic name, `errno` the number.
+// A JavaScript Error for an MCPP_ERR_* code: message from mcpp_strerror
+// (or `detail`), `code` the symbolic name, `errno` the number.
+Napi::Error McppErrorOf(Napi::Env env, int err, const std::string &detail);
+
+// Throws McppErrorOf(env, err, detail).
 [[noreturn]] void ThrowMcppError(Napi::Env env, int err,
                                  const std::string &detail = std::string());
 

@@ -5,6 +5,7 @@
  * StdioClientTransport). Ping outcomes are matched to their promises here.
  */
 const path = require('node:path');
+const util = require('node:util');
 const { binding, Hold, register, newToken } = require('./runtime');
 const { toNativeSettings } = require('./settings');
 const errors = require('./errors');
@@ -64,7 +65,13 @@ class NativeConn {
         killGraceMs: params.killGraceMs,
       });
     } catch (err) {
-      throw new errors.McppError(err.message, { code: err.code, errno: err.errno, cause: err });
+      const e = new errors.McppError(err.message, { code: err.code, errno: err.errno, cause: err });
+      if (err.osErrno) {
+        // Why the OS refused, named as Node names it ('ENOENT', -2).
+        e.osErrno = err.osErrno;
+        e.osCode = util.getSystemErrorName(err.osErrno);
+      }
+      throw e;
     }
     register(this.id, this);
     this.programName = path.basename(params.command);

@@ -766,6 +766,16 @@ static PyObject *py_host_detach(PyObject *module, PyObject *Py_UNUSED(ignored)) 
   return PyBool_FromLong(rc == 0);
 }
 
+PyDoc_STRVAR(spawn_os_error_doc,
+             "spawn_os_error() -> int\n\n"
+             "After a spawn() that failed on this thread because the OS refused: "
+             "its errno (ENOENT, EACCES), else 0.");
+
+static PyObject *py_spawn_os_error(PyObject *module, PyObject *Py_UNUSED(ignored)) {
+  /* libuv's codes are negative errnos on Unix. */
+  return PyLong_FromLong(-(long)mcpp_runtime_spawn_os_error());
+}
+
 PyDoc_STRVAR(runtime_mode_doc,
              "runtime_mode() -> tuple[str, str]\n\n"
              "('host' or 'thread', why): who runs the runtime's loop.");
@@ -899,6 +909,7 @@ static PyMethodDef module_methods[] = {
     {"host_read_ready", py_host_read_ready, METH_VARARGS, host_read_ready_doc},
     {"host_detach", py_host_detach, METH_NOARGS, host_detach_doc},
     {"runtime_mode", py_runtime_mode, METH_NOARGS, runtime_mode_doc},
+    {"spawn_os_error", py_spawn_os_error, METH_NOARGS, spawn_os_error_doc},
     {"host_stats", py_host_stats, METH_NOARGS, host_stats_doc},
     {"after_fork_child", py_after_fork_child, METH_NOARGS, after_fork_doc},
     {"shutdown", py_shutdown, METH_NOARGS, shutdown_doc},

@@ -93,6 +93,9 @@ def host_read_ready(fd: int, dispatch: Callable[[list[list[Any]]], None]) -> Non
     ``drain()`` would return, only if the read queued something."""
 def host_detach() -> bool:
     """Back to thread mode (any thread); False if not in host mode."""
+def spawn_os_error() -> int:
+    """After a spawn() that failed on this thread because the OS refused:
+    its errno (ENOENT, EACCES), else 0."""
 def runtime_mode() -> tuple[str, str]:
     """("host" or "thread", why)."""
 def host_stats() -> dict[str, int]:

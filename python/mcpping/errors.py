@@ -73,7 +73,32 @@ class PeerClosed(MCPPingError, ConnectionError):
 
 
 class SpawnError(MCPPingError, OSError):
-    """The server command could not be started."""
+    """The server command could not be started.
+
+    When the OS refused it, ``errno`` says why and the error is also the
+    ``OSError`` subclass Python raises for that errno, as ``subprocess`` and
+    the SDK's own ``stdio_client`` raise it: ``FileNotFoundError`` (ENOENT),
+    ``PermissionError`` (EACCES)."""
+
+    @classmethod
+    def of_os(cls, message: str, os_errno: int) -> SpawnError:
+        """The error for ``message``, of the kind ``os_errno`` (0: none) makes."""
+        kind = type(OSError(os_errno, "")) if os_errno else OSError
+        err = (cls if kind is OSError else _spawn_kind(kind))(message)
+        err.errno = os_errno or None  # str(err) stays the message
+        return err
+
+
+_SPAWN_KINDS: dict[type, type] = {}
+
+
+def _spawn_kind(kind: type) -> type:
+    """SpawnError that is also ``kind`` (FileNotFoundError, ...), made once."""
+    made = _SPAWN_KINDS.get(kind)
+    if made is None:
+        made = _SPAWN_KINDS[kind] = type("SpawnError", (SpawnError, kind),
+                                         {"__module__": __name__, "__doc__": SpawnError.__doc__})
+    return made
 
 
 class RequestInDoubt(MCPPingError, ConnectionError):

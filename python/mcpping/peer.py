@@ -266,7 +266,7 @@ class Peer:
             self._events.finish()  # the connection never was: metrics count it closed
             code, message = e.args[0], e.args[1]
             if code == _native.MCPP_ERR_SPAWN:
-                raise SpawnError(message) from None
+                raise SpawnError.of_os(message, _native.spawn_os_error()) from None
             if code in (_native.MCPP_ERR_INVALID_ARGUMENT, _native.MCPP_ERR_INTERVAL_TOO_SHORT):
                 raise ValueError(f"connect: {message}") from None
             raise MCPPingError(f"cannot start the connection: {message}") from None

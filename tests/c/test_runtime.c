@@ -13,6 +13,7 @@
 #include <sys/eventfd.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <uv.h>
 
 #include "driver/driver.h"
 #include "task.h"
@@ -563,8 +564,18 @@ TEST(runtime_spawn_failure_reports_reason) {
   ASSERT_UINT_EQ(99, id);
   ASSERT(strstr(err, "/nonexistent/server") != NULL);
   ASSERT(strstr(err, "no such file") != NULL);
+  /* The OS's refusal as a code, read on this thread though the spawn ran on
+   * the runtime's: a binding raises its host's own error for it. */
+  ASSERT_EQ(UV_ENOENT, mcpp_runtime_spawn_os_error());
+  char *not_executable[] = {"/dev/null", NULL};
+  o.file = not_executable[0];
+  o.args = not_executable;
+  ASSERT_EQ(MCPP_ERR_SPAWN, mcpp_runtime_spawn(h.rt, NULL, &o, NULL, &id, err, sizeof err));
+  ASSERT_EQ(UV_EACCES, mcpp_runtime_spawn_os_error());
   ASSERT(mcpp_runtime_drain(h.rt) == NULL);
   ASSERT_EQ(0, atomic_load(&h.notified));
+  ASSERT_EQ(0, spawn_echo(&h, &id, NULL, NULL, 0));
+  ASSERT_EQ(0, mcpp_runtime_spawn_os_error());
   host_finish(&h);
 }
 

@@ -123,8 +123,19 @@ test('StdioClientTransport reports start failures and rejects a second start', a
   const bad = new mcpping.StdioClientTransport({ command: 'mcpping-no-such-program' });
   const errorsSeen = [];
   bad.onerror = (err) => errorsSeen.push(err);
-  await assert.rejects(bad.start(), (err) => err.code === 'MCPP_ERR_SPAWN');
+  await assert.rejects(bad.start(), (err) => err.code === 'ENOENT' && err.cause.code === 'MCPP_ERR_SPAWN');
   assert.equal(errorsSeen.length, 1);
+  // The error the SDK's own transport rejects with (child_process's), so
+  // code written for it (err.code === 'ENOENT': not installed) still works.
+  const shape = (e) => ({ message: e.message, code: e.code, errno: e.errno, syscall: e.syscall, path: e.path, spawnargs: e.spawnargs });
+  for (const command of ['mcpping-no-such-program', '/dev/null']) {
+    const params = { command, args: ['a'] };
+    const [ours, sdks] = await Promise.all([new mcpping.StdioClientTransport(params).start().catch((e) => e),
+      new sdkStdio.StdioClientTransport(params).start().catch((e) => e)]);
+    assert.deepEqual(shape(ours), shape(sdks));
+  }
+  await assert.rejects(mcpping.connect({ command: '/dev/null' }),
+    (err) => err.code === 'MCPP_ERR_SPAWN' && err.osCode === 'EACCES' && err.osErrno === -13);
 
   const transport = new mcpping.StdioClientTransport(h.peer('echo.py'));
   await transport.start();

@@ -7,6 +7,7 @@ Runs against both mcp majors: here with mcp 2.x, and in build/venv-mcp1
 from __future__ import annotations
 
 import asyncio
+import errno
 import time
 
 import anyio
@@ -121,8 +122,16 @@ async def test_the_write_stream_hands_each_message_over_in_the_senders_own_call(
         assert len(sent) == 3
 
 
-async def test_spawn_failure_is_an_oserror():
-    bad = StdioServerParameters(command="/nonexistent/server")
-    with pytest.raises(OSError):
-        async with stdio_client(bad):
-            pass
+async def test_spawn_failure_is_the_oserror_the_sdk_raises():
+    # Code written for the SDK's stdio_client catches FileNotFoundError (a
+    # program not installed) or PermissionError (not executable).
+    from mcp.client.stdio import stdio_client as sdk_stdio_client
+    for command, kind, code in (("/nonexistent/server", FileNotFoundError, errno.ENOENT),
+                                ("/dev/null", PermissionError, errno.EACCES)):
+        for client in (sdk_stdio_client, stdio_client):
+            with pytest.raises(kind) as caught:
+                async with client(StdioServerParameters(command=command)):
+                    pass
+            assert caught.value.errno == code
+        assert isinstance(caught.value, mcpping.SpawnError)
+        assert str(caught.value).startswith(f"cannot start {command}: ")

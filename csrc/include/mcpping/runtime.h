@@ -93,6 +93,13 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
                        void *conn_user_data, uint64_t *conn_id,
                        char *errbuf, size_t errbuf_len);
 
+/* After an mcpp_runtime_spawn that returned MCPP_ERR_SPAWN on this thread:
+ * the libuv error code of the OS's refusal (a negative errno on Unix:
+ * UV_ENOENT, no such program; UV_EACCES, not executable), so a binding can
+ * raise its host's own error for it (FileNotFoundError, Node's 'ENOENT');
+ * 0 after any other outcome. */
+int mcpp_runtime_spawn_os_error(void);
+
 /* Queues an application frame (copied). Returns 0, MCPP_ERR_FRAME_NEWLINE,
  * MCPP_ERR_NOT_FOUND (closed or unknown connection), MCPP_ERR_NOMEM, or
  * MCPP_ERR_WOULD_BLOCK: the connection's outbound bytes (queued here and

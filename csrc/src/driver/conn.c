@@ -137,8 +137,11 @@ struct mcpp_conn {
 };
 
 static _Thread_local char spawn_error[256];
+static _Thread_local int spawn_os_error; /* libuv's code for it, when the OS refused */
 
 const char *mcpp_conn_spawn_error(void) { return spawn_error; }
+
+int mcpp__conn_spawn_os_error(void) { return spawn_os_error; }
 
 static uint64_t now_us(void) { return uv_hrtime() / 1000; }
 
@@ -969,6 +972,7 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
                     const mcpp_conn_callbacks *callbacks, void *user_data,
                     const mcpp_allocator *alloc) {
   spawn_error[0] = '\0';
+  spawn_os_error = 0;
   if (!out || !loop || !options || !options->file || !options->args ||
       !callbacks || !callbacks->on_message ||
       !MCPP__KNOWN_VERSION(options, MCPP_SPAWN_OPTIONS_V1) ||
@@ -1048,6 +1052,7 @@ int mcpp_conn_spawn(mcpp_conn **out, uv_loop_t *loop,
   if (rc) {
     snprintf(spawn_error, sizeof spawn_error, "cannot start %s: %s (%s)",
              options->file, uv_strerror(rc), uv_err_name(rc));
+    spawn_os_error = rc;
     fail_spawn(c);
     return MCPP_ERR_SPAWN;
   }

@@ -11,6 +11,11 @@
  * (parent's) loop or process, so the child holds no server pipe open. */
 void mcpp__conn_after_fork(mcpp_conn *conn); /* closes its fds, frees it */
 
+/* The libuv error code (a negative errno on Unix: UV_ENOENT, UV_EACCES) of
+ * the calling thread's last MCPP_ERR_SPAWN when the OS refused to start the
+ * program, else 0. Valid until the thread's next spawn. */
+int mcpp__conn_spawn_os_error(void);
+
 /* Sets a function called after every outermost engine call on the
  * connection returns (a read, a timer run, a send, a ping) and whenever
  * its write queue shrinks, so the runtime can refresh what other threads

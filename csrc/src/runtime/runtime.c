@@ -62,6 +62,7 @@ typedef struct cmd {
   void *conn_user_data;
   char *errbuf;
   size_t errbuf_len;
+  int os_error; /* CMD_SPAWN: mcpp__conn_spawn_os_error, read where it ran */
   int result;
   int done;
   /* CMD_PING, CMD_CANCEL_PING; CMD_SEND: the request's timeout */
@@ -833,6 +834,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
     if (rc == 0)
       rc = mcpp_conn_spawn(&r->conn, rt->loop, k->settings, k->options,
                            &conn_callbacks, r, &rt->alloc);
+    if (rc == MCPP_ERR_SPAWN) k->os_error = mcpp__conn_spawn_os_error();
     if (rc && k->errbuf && k->errbuf_len)
       snprintf(k->errbuf, k->errbuf_len, "%s",
                /* The driver's own sentence where it has one (a spawn
@@ -2358,10 +2360,17 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
   rt->alloc.free(rt, rt->alloc.user_data);
 }
 
+/* The calling thread's last spawn's OS error: the command may have run on
+ * the runtime's thread, whose own thread-local the driver set. */
+static _Thread_local int last_spawn_os_error;
+
+int mcpp_runtime_spawn_os_error(void) { return last_spawn_os_error; }
+
 int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
                        const mcpp_spawn_options *options,
                        void *conn_user_data, uint64_t *conn_id,
                        char *errbuf, size_t errbuf_len) {
+  last_spawn_os_error = 0;
   if (!rt || !options || !options->file || !options->args ||
       !MCPP__KNOWN_VERSION(options, MCPP_SPAWN_OPTIONS_V1) ||
       (settings && !mcpp__settings_size(settings->version)))
@@ -2393,6 +2402,7 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
   while (!k.done) pthread_cond_wait(&rt->cv, &rt->mu);
   pthread_mutex_unlock(&rt->mu);
   if (k.result == 0 && conn_id) *conn_id = k.conn_id;
+  last_spawn_os_error = k.os_error;
   return k.result;
 }
 
