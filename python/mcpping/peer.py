@@ -393,6 +393,8 @@ class Peer:
         """Refuses a call from another event loop before it leaves anything
         behind (a future of this loop that nobody there awaits)."""
         if asyncio.get_running_loop() is not self.loop:
+            if _native.info(self._id) is None:  # gone (a forked child's inherited peer)
+                raise PeerClosed("connection is closed")
             raise RuntimeError(f"{what}() called from another event loop: a Peer is used on "
                                "the loop it was connected on")
 
