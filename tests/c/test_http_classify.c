@@ -123,3 +123,18 @@ TEST(http_unreadable_answer_tells_the_request_when_a_2xx_body_is_not_json) {
   ASSERT(unreadable(200, "text/html", "<html>",
                     "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}") == NULL);
 }
+
+/* A server that answers without end costs no more than the line bound: the
+ * client stops there and the request is told why at once. */
+TEST(http_oversize_answer_tells_the_request_the_bound_it_passed) {
+  char out[256];
+  size_t n = mcpp_http_oversize_answer(67108864, REQ, strlen(REQ), out, sizeof out);
+  ASSERT_STR_EQ("{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"error\":{\"code\":-32000,"
+                "\"message\":\"the server's answer is longer than 67108864 bytes "
+                "(max_line_bytes)\"}}",
+                out);
+  ASSERT_UINT_EQ(strlen(out), n);
+  ASSERT_UINT_EQ(n, mcpp_http_oversize_answer(67108864, REQ, strlen(REQ), NULL, 0));
+  static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
+  ASSERT_UINT_EQ(0, mcpp_http_oversize_answer(10, note, sizeof note - 1, out, sizeof out));
+}

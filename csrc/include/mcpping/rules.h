@@ -188,6 +188,17 @@ size_t mcpp_http_unreadable_answer(int status, const char *content_type,
                                    const char *frame, size_t frame_len,
                                    char *out, size_t cap);
 
+/* The JSON-RPC answer a request gets when the body of the answer to its
+ * POST (one JSON message, or an error's) runs past limit bytes, the
+ * settings' max_line_bytes: the bound a stdio line and an SSE event have,
+ * so a server that answers without end costs no more memory than that.
+ * The client stops reading there; the request is told at once: -32000
+ * "the server's answer is longer than LIMIT bytes (max_line_bytes)" under
+ * its id, written as mcpp_http_error_answer writes. Returns 0 if frame is
+ * no request. */
+size_t mcpp_http_oversize_answer(size_t limit, const char *frame, size_t frame_len,
+                                 char *out, size_t cap);
+
 /* The HTTP requests a Streamable HTTP client makes. */
 typedef enum mcpp_http_method {
   MCPP_HTTP_POST = 0,  /* one message; answered by JSON, SSE or 202 */

@@ -62,46 +62,19 @@ static const char *reason_phrase(int status) {
 }
 
 /* Appends p[0..n) to out at *at, as far as cap allows; *at counts on. */
-static void put(char *out, size_t cap, size_t *at, const char *p, size_t n) {
-  if (*at < cap) memcpy(out + *at, p, n < cap - *at ? n : cap - *at);
-  *at += n;
-}
-
-/* The request's id in frame (strict JSON, a request), or 0. */
-static int request_of(const char *frame, size_t frame_len, mcpp__msg *sent) {
-  return frame != NULL && mcpp__scan_message(frame, frame_len, sent) == 0 &&
-         sent->id.p != NULL && sent->method.p != NULL && mcpp__json_strict(frame, frame_len);
-}
-
-/* {"jsonrpc":"2.0","id":ID,"error":ERR} into out, snprintf-style. */
-static size_t error_frame(const mcpp__msg *sent, const char *err, size_t err_n, char *out,
-                          size_t cap) {
-  static const char head[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-  static const char mid[] = ",\"error\":";
-  size_t at = 0;
-  put(out, cap, &at, head, sizeof head - 1);
-  put(out, cap, &at, sent->id.p, sent->id.n);
-  put(out, cap, &at, mid, sizeof mid - 1);
-  put(out, cap, &at, err, err_n);
-  put(out, cap, &at, "}", 1);
-  if (cap) out[at < cap ? at : cap - 1] = '\0';
-  return at;
-}
-
 size_t mcpp_http_error_answer(int status, const char *body, size_t len,
                               const char *frame, size_t frame_len, char *out,
                               size_t cap) {
-  mcpp__msg sent, got;
-  if (!request_of(frame, frame_len, &sent)) return 0;
+  mcpp__msg got;
   if (body != NULL && len > 0 && mcpp__json_strict(body, len) &&
       mcpp__scan_message(body, len, &got) == 0 && got.error.p != NULL &&
       got.error.p[0] == '{')
-    return error_frame(&sent, got.error.p, got.error.n, out, cap);
+    return mcpp__error_answer(frame, frame_len, got.error.p, got.error.n, out, cap);
   const char *why = reason_phrase(status);
   char made[96];
   int n = snprintf(made, sizeof made, "{\"code\":-32000,\"message\":\"HTTP %d%s%s\"}", status,
                    why ? " " : "", why ? why : "");
-  return error_frame(&sent, made, (size_t)n, out, cap);
+  return mcpp__error_answer(frame, frame_len, made, (size_t)n, out, cap);
 }
 
 /* The media type of a Content-Type (before ';', blanks trimmed) if it is
@@ -126,13 +99,11 @@ static size_t media_type(const char *type, const char **start) {
 size_t mcpp_http_unreadable_answer(int status, const char *content_type, const char *body,
                                    size_t len, const char *frame, size_t frame_len, char *out,
                                    size_t cap) {
-  mcpp__msg sent;
   size_t blank = 0;
   while (blank < len && (body[blank] == ' ' || body[blank] == '\t' || body[blank] == '\r' ||
                          body[blank] == '\n'))
     blank++;
-  if (blank == len || mcpp__json_strict(body, len) || !request_of(frame, frame_len, &sent))
-    return 0;
+  if (blank == len || mcpp__json_strict(body, len)) return 0;
   const char *type;
   size_t type_n = media_type(content_type, &type);
   char made[192];
@@ -144,7 +115,17 @@ size_t mcpp_http_unreadable_answer(int status, const char *content_type, const c
                             "{\"code\":-32000,\"message\":\"the server answered HTTP %d "
                             "with a body that is not JSON\"}",
                             status);
-  return error_frame(&sent, made, (size_t)n, out, cap);
+  return mcpp__error_answer(frame, frame_len, made, (size_t)n, out, cap);
+}
+
+size_t mcpp_http_oversize_answer(size_t limit, const char *frame, size_t frame_len, char *out,
+                                 size_t cap) {
+  char made[160];
+  int n = snprintf(made, sizeof made,
+                   "{\"code\":-32000,\"message\":\"the server's answer is longer than %zu "
+                   "bytes (max_line_bytes)\"}",
+                   limit);
+  return mcpp__error_answer(frame, frame_len, made, (size_t)n, out, cap);
 }
 
 uint32_t mcpp_http_relisten_delay_ms(uint32_t last_ms) {

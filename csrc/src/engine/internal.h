@@ -17,11 +17,17 @@
 /* The size of a settings struct of `version`, 0 for an unknown one. */
 size_t mcpp__settings_size(int version);
 
-/* *out = *in read as a struct of in->version, the fields it lacks at their
- * defaults. Returns 0 or MCPP_ERR_INVALID_ARGUMENT (unknown version). */
 /* 1 if a and b (n bytes each) are equal, ASCII case ignored (http_client.c). */
 int mcpp__same_token(const char *a, const char *b, size_t n);
 
+/* error_answer.c: {"jsonrpc":"2.0","id":ID,"error":ERROR} answering the request
+ * in frame (strict JSON, a method, an id that is not null: echoed byte for
+ * byte) into out, snprintf-style; 0 if frame is no such request. */
+size_t mcpp__error_answer(const char *frame, size_t frame_len, const char *error,
+                          size_t error_len, char *out, size_t cap);
+
+/* *out = *in read as a struct of in->version, the fields it lacks at their
+ * defaults. Returns 0 or MCPP_ERR_INVALID_ARGUMENT (unknown version). */
 int mcpp__settings_import(mcpp_settings *out, const mcpp_settings *in);
 
 /* settings.c: checks *s and resolves the floor on min_interval_ms and a
