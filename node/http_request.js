@@ -24,11 +24,30 @@ class ResponseHeaders {
   }
 }
 
-/** @param {import('node:http').IncomingMessage} res @returns {Promise<Buffer>} */
-async function readAll(res) {
+/**
+ * The whole body, or null once it runs past `limit` bytes: the rest is not
+ * read (the response is destroyed), so a body without end costs no more.
+ * @param {import('node:http').IncomingMessage} res
+ * @param {number} limit
+ * @returns {Promise<Buffer|null>}
+ */
+async function readAll(res, limit) {
   const parts = [];
-  for await (const chunk of res) parts.push(chunk);
+  let n = 0;
+  for await (const chunk of res) {
+    n += chunk.length;
+    if (n > limit) {
+      res.destroy();
+      return null;
+    }
+    parts.push(chunk);
+  }
   return Buffer.concat(parts);
+}
+
+/** Reads the body to its end, keeping none of it. @param {import('node:http').IncomingMessage} res */
+async function discard(res) {
+  for await (const chunk of res) void chunk;
 }
 
 /**
@@ -36,7 +55,7 @@ async function readAll(res) {
  *   httpUrl made of the URL (no second parser here: WHATWG's refuses hosts C takes)
  * @param {{method?: string, headers?: Record<string, string>, body?: string, signal?: AbortSignal}} [init]
  * @returns {Promise<{status: number, ok: boolean, headers: ResponseHeaders,
- *   body: AsyncIterable<Buffer>, text(): Promise<string>, arrayBuffer(): Promise<ArrayBuffer>}>}
+ *   body: AsyncIterable<Buffer>, text(limit?: number): Promise<string|null>, discard(): Promise<void>}>}
  *   rejects with the socket's error (err.code: ECONNREFUSED...) or the signal's reason
  */
 function request(url, init = {}) {
@@ -65,11 +84,12 @@ function once(url, init) {
         ok: status >= 200 && status < 300,
         headers: new ResponseHeaders(res.headers),
         body: res,
-        text: async () => (await readAll(res)).toString('utf8'),
-        arrayBuffer: async () => {
-          const b = await readAll(res);
-          return b.buffer.slice(b.byteOffset, b.byteOffset + b.byteLength);
+        // The body as text, or null past `limit` bytes (the rest unread).
+        text: async (limit = Infinity) => {
+          const b = await readAll(res, limit);
+          return b === null ? null : b.toString('utf8');
         },
+        discard: () => discard(res),
       });
     });
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));

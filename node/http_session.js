@@ -19,6 +19,13 @@ const { request } = require('./http_request');
 const { runHandshake } = require('./handshake');
 const { McppError, ClosedError } = require('./errors');
 
+/**
+ * The longest body read whole (an answer, an error's), as a line or an SSE
+ * event: the settings' max_line_bytes, so a server that answers without end
+ * costs no more memory than that.
+ */
+const MAX_BODY = binding.settingsTable().find((row) => row.name === 'max_line_bytes').default;
+
 class HttpSession {
   /**
    * @param {string} url
@@ -156,7 +163,7 @@ class HttpSession {
     if (kind === 'error') {
       let body = '';
       try {
-        body = await res.text();
+        body = (await res.text(MAX_BODY)) ?? ''; // past the bound: classified by its status
       } catch {
         // A broken body: classified as empty.
       }
@@ -197,7 +204,7 @@ class HttpSession {
       if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
         let body = '';
         try {
-          body = await res.text();
+          body = (await res.text(MAX_BODY)) ?? '';
         } catch {
           // classified as empty
         }
@@ -305,12 +312,19 @@ class HttpSession {
     try {
       if (kind === 'sse') await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
       else if (kind === 'json') {
-        const text = (await res.text()).trim();
+        const whole = await res.text(MAX_BODY);
+        if (whole === null) {
+          // An answer without end: cut at the line bound, the request told now.
+          const oversize = frame ? binding.httpOversizeAnswer(MAX_BODY, frame) : null;
+          if (oversize !== null) this.receive(oversize);
+          return;
+        }
+        const text = whole.trim();
         // Not JSON (a web page): the request is told so now, not at its timeout.
         const unreadable = text && frame ? binding.httpUnreadableAnswer(res.status, res.headers.get('content-type'), text, frame) : null;
         if (unreadable !== null) this.receive(unreadable);
         else if (text) this.receive(text);
-      } else await res.arrayBuffer();
+      } else await res.discard();
     } catch {
       // A broken stream: whatever was not answered times out in the engine.
     }
@@ -418,7 +432,7 @@ class HttpSession {
           headers: this.headers('DELETE', this.sessionId),
           signal: AbortSignal.timeout(binding.httpShortTimeoutMs),
         });
-        await res.arrayBuffer();
+        await res.discard();
       } catch {
         // The server may be gone; nothing to clean up then.
       }

@@ -158,6 +158,19 @@ Napi::Value HttpUnreadableAnswer(const Napi::CallbackInfo &info) {
   });
 }
 
+// httpOversizeAnswer(limit, frame) -> the -32000 answer the request in frame
+// gets when its server's answer runs past limit bytes; null if frame is no request.
+Napi::Value HttpOversizeAnswer(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsNumber() || !info[1].IsString())
+    throw Napi::TypeError::New(env, "limit must be a number and frame a string");
+  size_t limit = static_cast<size_t>(info[0].As<Napi::Number>().Int64Value());
+  std::string frame = info[1].As<Napi::String>().Utf8Value();
+  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
+    return mcpp_http_oversize_answer(limit, frame.data(), frame.size(), out, cap);
+  });
+}
+
 // The caller's headers (an object of strings, or null/undefined) as C's
 // array, in the object's order; the texts are owned here.
 struct HeaderList {
@@ -416,6 +429,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
   exports.Set("httpUnreadableAnswer", Napi::Function::New(env, HttpUnreadableAnswer, "httpUnreadableAnswer"));
   exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
+  exports.Set("httpOversizeAnswer", Napi::Function::New(env, HttpOversizeAnswer, "httpOversizeAnswer"));
   exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));
   exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));

@@ -961,6 +961,9 @@ static PyMethodDef module_methods[] = {
     {"ping_unreachable_answer", mcpping_ping_unreachable_answer, METH_O,
      "ping_unreachable_answer(ping) -> bytes | None: the -32601 answer a ping gets "
      "when no stream would carry it to the peer (None: ping is no request)."},
+    {"http_oversize_answer", mcpping_http_oversize_answer, METH_VARARGS,
+     "http_oversize_answer(limit, frame) -> bytes | None: the -32000 answer the request "
+     "in frame gets when its server's answer runs past limit bytes (None: no request)."},
     {"unserved_request_answer", mcpping_unserved_request_answer, METH_O,
      "unserved_request_answer(frame) -> bytes | None: the -32601 answer a request "
      "from the peer gets when the application serves none (None: frame is no request)."},

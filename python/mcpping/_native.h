@@ -107,6 +107,7 @@ PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_redirect_url(PyObject *module, PyObject *args);
 PyObject *mcpping_ping_unreachable_answer(PyObject *module, PyObject *arg);
 PyObject *mcpping_unserved_request_answer(PyObject *module, PyObject *arg);
+PyObject *mcpping_http_oversize_answer(PyObject *module, PyObject *args);
 int mcpping_rules_add_types(PyObject *module);
 
 /* A sequence of str/bytes as a NULL-terminated argv (PyMem_Free it) whose

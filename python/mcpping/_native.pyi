@@ -158,6 +158,10 @@ def http_resends(frame: bytes) -> bool:
 def ping_unreachable_answer(ping: bytes) -> bytes | None:
     """The answer a ping the engine made gets when no stream would carry it
     to the peer: JSON-RPC -32601 under its id; None if ping is no request."""
+def http_oversize_answer(limit: int, frame: bytes) -> bytes | None:
+    """The answer the request in frame gets when its server's answer runs
+    past limit bytes (max_line_bytes): JSON-RPC -32000 under its id; None
+    if frame is no request."""
 def unserved_request_answer(frame: bytes) -> bytes | None:
     """The answer a request from the peer gets when the application serves
     none: JSON-RPC -32601 "Method not found" under its id; None if frame is

@@ -114,6 +114,18 @@ PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args) {
   return res;
 }
 
+PyObject *mcpping_http_oversize_answer(PyObject *module, PyObject *args) {
+  Py_ssize_t limit;
+  mcpping_bytes frame = {0};
+  if (!PyArg_ParseTuple(args, "nO&", &limit, mcpping_bytes_conv, &frame)) return NULL;
+  size_t n = limit < 0 ? 0 : mcpp_http_oversize_answer((size_t)limit, frame.buf, (size_t)frame.len, NULL, 0);
+  PyObject *res = n ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n) : Py_NewRef(Py_None);
+  char *out = n && res != NULL ? PyBytes_AsString(res) : NULL;
+  if (out != NULL) mcpp_http_oversize_answer((size_t)limit, frame.buf, (size_t)frame.len, out, n + 1);
+  mcpping_bytes_release(&frame);
+  return res;
+}
+
 PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args) {
   int status;
   mcpping_bytes body = {0}, frame = {0};

@@ -58,6 +58,24 @@ def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[
         on_data(item) if item is not None else on_comment()
 
 
+#: The longest body read whole (an answer, an error's), as a line or an SSE
+#: event: the settings' max_line_bytes, so a server that answers without
+#: end costs no more memory than that.
+_MAX_BODY = int(_check.TABLE["max_line_bytes"]["default"])
+
+
+def _read_body(resp: Any) -> bytes | None:
+    """The whole body, or None once it runs past _MAX_BODY (the rest is
+    not read: the connection is closed after it)."""
+    parts, n = [], 0
+    while chunk := resp.read1(65536):
+        n += len(chunk)
+        if n > _MAX_BODY:
+            return None
+        parts.append(chunk)
+    return b"".join(parts)
+
+
 def connect_reason(exc: BaseException | None) -> str:
     """Why a server could not be reached, named as Node names it (C's names
     where the two hosts' words differ); never the URL."""
@@ -351,7 +369,7 @@ class HttpPeer:
         body_kind = _native.http_body_kind("POST", status, content_type)
         if body_kind == "error":
             try:
-                body = resp.read()
+                body = _read_body(resp) or b""  # past the bound: classified by its status
             except (OSError, http.client.HTTPException):
                 body = b""
             if _native.http_classify(status, body, sent_session is not None) == "session_expired":
@@ -373,9 +391,14 @@ class HttpPeer:
                 pass  # a broken or oversize stream: what it did not answer times out in the engine
             return
         try:
-            body = resp.read()
+            body = _read_body(resp)
         except (OSError, http.client.HTTPException):
             return  # cut off mid-answer: the request times out in the engine
+        if body is None:
+            oversize = _native.http_oversize_answer(_MAX_BODY, frame)
+            if oversize is not None:
+                self._to_loop(oversize)  # told now, not at its timeout
+            return
         if body_kind == "json" and body.strip():  # "none": a 202 says nothing
             # Not JSON (a web page): the request is told so now, not at its timeout.
             unreadable = _native.http_unreadable_answer(status, content_type, body, frame)
@@ -411,7 +434,7 @@ class HttpPeer:
             conn.request("GET", self._url["target"], headers=self._headers("GET", session))
             resp = conn.getresponse()
             if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
-                body = resp.read()
+                body = _read_body(resp) or b""
                 self._to_loop_call(self._listen_refused, (resp.status, body, session))
                 return
             if conn.sock is not None:

@@ -26,6 +26,21 @@ async function faultServer(mode) {
   return { url, stop: () => { rl.close(); child.kill(); return exited; } };
 }
 
+test('an answer without end is cut at the line bound and the request told, as Python does', async () => {
+  // res.text() read it whole until the memory ran out.
+  const server = await faultServer('endless');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    await assert.rejects(s.request('tools/call', { name: 'x' }, 60000), (err) =>
+      err.code === -32000 && err.message === "the server's answer is longer than 67108864 bytes (max_line_bytes)");
+    assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('an expired session is initialized again and the ping answered', async () => {
   const server = await faultServer('expire');
   const records = [];

@@ -28,6 +28,9 @@ Flags:
   --mode sse-ends   every request but initialize is answered by an event
                       stream that carries one comment and ends (Connection:
                       close) without the answer
+  --mode endless    a tools/call is answered HTTP 200 application/json with
+                      a body that never ends (chunked), as a broken or hostile
+                      server might; everything else is answered as usual
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -39,7 +42,7 @@ import threading
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
-                                          "unauthorized", "refuse", "strict", "sse-ends"], required=True)
+                                          "unauthorized", "refuse", "strict", "sse-ends", "endless"], required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -120,6 +123,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                     "error": {"code": -32001, "message": "Session not found"}})
         if mid is None:
             return self.reply(202)
+        if method == "tools/call" and args.mode == "endless":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            chunk = b"[" + b"0," * (1 << 16)
+            try:
+                while True:  # until the client stops reading and closes
+                    self.wfile.write(b"%x\r\n%s\r\n" % (len(chunk), chunk))
+            except OSError:
+                self.close_connection = True
+                return
         if args.mode == "freeze" or (method == "ping" and args.mode == "deaf"):
             threading.Event().wait()  # hangs this request's thread for good
         if method == "ping" and args.mode == "unsupported":

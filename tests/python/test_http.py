@@ -442,3 +442,15 @@ async def test_a_message_json_cannot_carry_is_refused_before_any_post():
             p.notify(None)
         assert not p._requests and not p._posts
     frozen.close()
+
+
+@pytest.mark.parametrize("http_fault", ["endless"], indirect=True)
+async def test_an_answer_without_end_is_cut_at_the_line_bound_and_the_request_told(http_fault):
+    """A JSON answer that never ends was read whole (resp.read()) until the
+    memory ran out; it is read to max_line_bytes, as a line or an SSE event,
+    and the request told why at once. The session goes on."""
+    async with mcpping.http.connect(http_fault, keepalive=None, listen=False) as p:
+        resp = await p.request("tools/call", {"name": "x"}, timeout=60)
+        assert resp["error"] == {"code": -32000, "message": "the server's answer is longer than "
+                                 "67108864 bytes (max_line_bytes)"}
+        assert await p.ping(5) > 0
