@@ -308,6 +308,8 @@ export class Peer extends EventEmitter {
   ping(options?: PingOptions): Promise<number>;
   /** Timed by the engine: past timeoutMs (0 (none of its own) or 1..2147483647, default 30000, C's MCPP_REQUEST_TIMEOUT_MS) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
   request(method: string, params?: object, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
+  /** One JSON-RPC message as it is (an object, or its JSON text on one line): the answer to a 'request' event, say. Waits in order while the server does not keep up; never dropped. */
+  send(message: object | string): void;
   notify(method: string, params?: object): void;
   /**
    * The handshake: initialize, or, when the server refuses it, server/discover

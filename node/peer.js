@@ -182,6 +182,20 @@ class Peer extends EventEmitter {
   }
 
   /**
+   * Sends one JSON-RPC message as it is: the answer to a server's request
+   * (the 'request' event), say. An object goes as its JSON; a string must
+   * be its JSON text, one line. Never dropped or reordered: while the
+   * server does not keep up it waits here, in order ('drain' when handed over).
+   * @param {object|string} message
+   */
+  send(message) {
+    if (typeof message !== 'string' && (message === null || typeof message !== 'object' || Array.isArray(message))) {
+      throw check.invalid(TypeError, `message must be an object or its JSON text; got ${check.shown(message)}`);
+    }
+    this.conn.send(typeof message === 'string' ? message : JSON.stringify(message));
+  }
+
+  /**
    * Sends a JSON-RPC notification.
    * @param {string} method
    * @param {object} [params]

@@ -272,3 +272,22 @@ test('a ping flood is answered in full in C, and a flooder that never reads is c
   assert.equal(info.error, 'MCPP_ERR_FLOODED');
   assert.ok(info.termSignal === 15 || info.termSignal === 9);
 });
+
+test("a server's request: answered -32601 with no 'request' listener, by the listener through send() with one", async () => {
+  const peer = await mcpping.connect(h.peer('echo.py'));
+  try {
+    // echo.py's test/ask_me asks us roots/list and answers with what we said.
+    const refused = await peer.request('test/ask_me', { method: 'roots/list' });
+    assert.deepEqual(refused.answer, { jsonrpc: '2.0', id: 'ask-1', error: { code: -32601, message: 'Method not found' } });
+    peer.on('request', (req) => peer.send({ jsonrpc: '2.0', id: req.id, result: { roots: [] } }));
+    const served = await peer.request('test/ask_me', { method: 'roots/list' });
+    assert.deepEqual(served.answer, { jsonrpc: '2.0', id: 'ask-2', result: { roots: [] } });
+    // send() takes an object or its JSON text, one line; nothing else.
+    for (const bad of [null, 5, [1], undefined]) assert.throws(() => peer.send(bad), { name: 'TypeError', code: 'ERR_MCPPING_INVALID_ARG' });
+    assert.throws(() => peer.send('{"jsonrpc":"2.0",\n"method":"x"}'), { code: 'MCPP_ERR_FRAME_NEWLINE' });
+    assert.deepEqual(await peer.request('echo', { after: 1 }), { after: 1 });
+  } finally {
+    await peer.close();
+  }
+  assert.throws(() => peer.send({ jsonrpc: '2.0', method: 'x' }), { name: 'ClosedError' });
+});
