@@ -9,6 +9,7 @@ import itertools
 import json
 import logging
 import os
+import threading
 import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
@@ -199,6 +200,7 @@ class Peer:
                 raise TypeError(f"{name} must be callable or None, not {fn!r}")
         pending = _check_size("max_pending_bytes", max_pending_bytes)
         self.loop = asyncio.get_running_loop()
+        self._thread = threading.get_ident()  # the loop's: ping() checks it cheaply
         self._command = [os.fspath(c) for c in command]
         #: serverInfo.name once known, else the program's basename.
         self.name: str = os.path.basename(self._command[0])
@@ -355,7 +357,11 @@ class Peer:
             self._ping_timeout_ms = timeout_ms
         if self._closed.done():
             raise PeerClosed("connection is closed")
-        self._check_loop("ping")
+        # Another thread, or no task of the peer's loop running here: maybe
+        # another loop's (the full check costs ~0.5 µs, so it runs only then).
+        task = asyncio.current_task(self.loop)
+        if task is None or threading.get_ident() != self._thread:
+            self._check_loop("ping")
         token = next(_tokens)
         fut: asyncio.Future[float] = self.loop.create_future()
         self._pings[token] = fut
@@ -370,7 +376,6 @@ class Peer:
         # reports an outcome (a close reports every ping still out).
         # _awaiting_answer, inlined: the generator and contextlib cost a
         # sixth of a ping's Python time.
-        task = asyncio.current_task(self.loop)
         if task is not None:
             _awaiting[task] = _awaiting.get(task, 0) + 1
             if _charging:
