@@ -1,19 +1,5 @@
 'use strict';
 /**
- * A program the OS would not start, as child_process reports it ('spawn X
- * ENOENT', code 'ENOENT', errno -2, syscall, path, spawnargs), which is what
- * the SDK's own transport rejects with; mcpping's McppError is its cause.
- * @param {import('./errors').McppError & {osCode: string, osErrno: number}} err
- * @param {{command: string, args?: string[]}} params
- */
-function spawnError(err, params) {
-  const e = new Error(`spawn ${params.command} ${err.osCode}`, { cause: err });
-  Object.assign(e, { errno: err.osErrno, code: err.osCode, syscall: `spawn ${params.command}`,
-    path: params.command, spawnargs: params.args || [] });
-  return e;
-}
-
-/**
  * StdioClientTransport: the official SDK's Transport interface over the
  * native runtime, so `client.connect(transport)` works unchanged while pings
  * (the server's and ours) are answered and timed in C, even while the
@@ -29,6 +15,20 @@ const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
 const check = require('./validate');
 const { emitSafely, guardSink, callUser } = require('./isolate');
+
+/**
+ * A program the OS would not start, as child_process reports it ('spawn X
+ * ENOENT', code 'ENOENT', errno -2, syscall, path, spawnargs), which is what
+ * the SDK's own transport rejects with; mcpping's McppError is its cause.
+ * @param {import('./errors').McppError & {osCode: string, osErrno: number}} err
+ * @param {{command: string, args?: string[]}} params
+ */
+function spawnError(err, params) {
+  const e = new Error(`spawn ${params.command} ${err.osCode}`, { cause: err });
+  Object.assign(e, { errno: err.osErrno, code: err.osCode, syscall: `spawn ${params.command}`,
+    path: params.command, spawnargs: params.args || [] });
+  return e;
+}
 
 class StdioClientTransport extends EventEmitter {
   /**

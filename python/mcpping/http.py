@@ -395,7 +395,7 @@ class HttpPeer:
         except (OSError, http.client.HTTPException):
             return  # cut off mid-answer: the request times out in the engine
         if body is None:
-            oversize = _native.http_oversize_answer(_MAX_BODY, frame)
+            oversize = _native.http_oversize_answer(_MAX_BODY, frame) if body_kind == "json" else None
             if oversize is not None:
                 self._to_loop(oversize)  # told now, not at its timeout
             return
