@@ -88,76 +88,91 @@ PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(mcpp_http_verdict_name(v));
 }
 
-PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args) {
-  int status;
-  const char *type;
-  mcpping_bytes body = {0}, frame = {0};
-  if (!PyArg_ParseTuple(args, "izO&O&", &status, &type, mcpping_bytes_conv, &body,
-                        mcpping_bytes_conv, &frame))
-    return NULL;
-  size_t n = mcpp_http_unreadable_answer(status, type, body.buf, (size_t)body.len, frame.buf,
-                                         (size_t)frame.len, NULL, 0);
-  char *out = n ? PyMem_Malloc(n + 1) : NULL;
-  PyObject *res = NULL;
-  if (n && out == NULL) {
-    PyErr_NoMemory();
-  } else if (n) {
-    mcpp_http_unreadable_answer(status, type, body.buf, (size_t)body.len, frame.buf,
-                                (size_t)frame.len, out, n + 1);
-    res = PyBytes_FromStringAndSize(out, (Py_ssize_t)n);
-  } else {
-    res = Py_NewRef(Py_None);
-  }
-  PyMem_Free(out);
-  mcpping_bytes_release(&body);
-  mcpping_bytes_release(&frame);
+/* A C text writer, called with no buffer to size its text, then to write
+ * it (the text and a NUL into out, at most cap bytes), as snprintf does. */
+typedef size_t (*text_writer)(const void *args, char *out, size_t cap);
+
+/* What write makes, as bytes written into the bytes object itself (its
+ * hidden last byte takes the NUL); None when it writes nothing. */
+static PyObject *written_bytes(text_writer write, const void *args) {
+  size_t n = write(args, NULL, 0);
+  if (n == 0) return Py_NewRef(Py_None);
+  PyObject *res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+  if (res != NULL) write(args, PyBytes_AsString(res), n + 1);
   return res;
+}
+
+/* The arguments of the answers C makes for a request's POST. */
+typedef struct {
+  int status;
+  const char *content_type;
+  size_t limit;
+  mcpping_bytes body, frame;
+} post_answer_args;
+
+static size_t write_unreadable(const void *args, char *out, size_t cap) {
+  const post_answer_args *a = args;
+  return mcpp_http_unreadable_answer(a->status, a->content_type, a->body.buf, (size_t)a->body.len,
+                                     a->frame.buf, (size_t)a->frame.len, out, cap);
+}
+
+static size_t write_oversize(const void *args, char *out, size_t cap) {
+  const post_answer_args *a = args;
+  return mcpp_http_oversize_answer(a->limit, a->frame.buf, (size_t)a->frame.len, out, cap);
+}
+
+static size_t write_error(const void *args, char *out, size_t cap) {
+  const post_answer_args *a = args;
+  return mcpp_http_error_answer(a->status, a->body.buf, (size_t)a->body.len, a->frame.buf,
+                                (size_t)a->frame.len, out, cap);
+}
+
+static PyObject *post_answer(text_writer write, post_answer_args *a) {
+  PyObject *res = written_bytes(write, a);
+  mcpping_bytes_release(&a->body);
+  mcpping_bytes_release(&a->frame);
+  return res;
+}
+
+PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args) {
+  post_answer_args a = {0};
+  if (!PyArg_ParseTuple(args, "izO&O&", &a.status, &a.content_type, mcpping_bytes_conv, &a.body,
+                        mcpping_bytes_conv, &a.frame))
+    return NULL;
+  return post_answer(write_unreadable, &a);
 }
 
 PyObject *mcpping_http_oversize_answer(PyObject *module, PyObject *args) {
+  post_answer_args a = {0};
   Py_ssize_t limit;
-  mcpping_bytes frame = {0};
-  if (!PyArg_ParseTuple(args, "nO&", &limit, mcpping_bytes_conv, &frame)) return NULL;
-  size_t n = limit < 0 ? 0 : mcpp_http_oversize_answer((size_t)limit, frame.buf, (size_t)frame.len, NULL, 0);
-  PyObject *res = n ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n) : Py_NewRef(Py_None);
-  char *out = n && res != NULL ? PyBytes_AsString(res) : NULL;
-  if (out != NULL) mcpp_http_oversize_answer((size_t)limit, frame.buf, (size_t)frame.len, out, n + 1);
-  mcpping_bytes_release(&frame);
-  return res;
+  if (!PyArg_ParseTuple(args, "nO&", &limit, mcpping_bytes_conv, &a.frame)) return NULL;
+  if (limit < 0) {
+    mcpping_bytes_release(&a.frame);
+    PyErr_SetString(PyExc_ValueError, "limit must not be negative");
+    return NULL;
+  }
+  a.limit = (size_t)limit;
+  return post_answer(write_oversize, &a);
 }
 
 PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args) {
-  int status;
-  mcpping_bytes body = {0}, frame = {0};
-  if (!PyArg_ParseTuple(args, "iO&O&", &status, mcpping_bytes_conv, &body, mcpping_bytes_conv,
-                        &frame))
+  post_answer_args a = {0};
+  if (!PyArg_ParseTuple(args, "iO&O&", &a.status, mcpping_bytes_conv, &a.body, mcpping_bytes_conv,
+                        &a.frame))
     return NULL;
-  PyObject *res = NULL;
-  char small[512], *out = small;
-  size_t n = mcpp_http_error_answer(status, body.buf, (size_t)body.len, frame.buf,
-                                    (size_t)frame.len, out, sizeof small);
-  if (n >= sizeof small) { /* the server's error object is long */
-    out = PyMem_Malloc(n + 1);
-    if (out == NULL) {
-      PyErr_NoMemory();
-      goto done;
-    }
-    mcpp_http_error_answer(status, body.buf, (size_t)body.len, frame.buf, (size_t)frame.len,
-                           out, n + 1);
-  }
-  res = n ? PyBytes_FromStringAndSize(out, (Py_ssize_t)n) : Py_NewRef(Py_None);
-  if (out != small) PyMem_Free(out);
-done:
-  mcpping_bytes_release(&body);
-  mcpping_bytes_release(&frame);
-  return res;
+  return post_answer(write_error, &a);
 }
 
-PyObject *mcpping_http_relisten_delay_ms(PyObject *module, PyObject *arg) {
-  unsigned long last = PyLong_AsUnsignedLong(arg);
-  if (last == (unsigned long)-1 && PyErr_Occurred()) return NULL;
-  if (last > UINT32_MAX) last = UINT32_MAX;
-  return PyLong_FromUnsignedLong(mcpp_http_relisten_delay_ms((uint32_t)last));
+PyObject *mcpping_http_listen_after(PyObject *module, PyObject *args) {
+  int opened, status;
+  unsigned int wait_ms;
+  mcpping_bytes body = {0};
+  if (!PyArg_ParseTuple(args, "piO&I", &opened, &status, mcpping_bytes_conv, &body, &wait_ms))
+    return NULL;
+  uint32_t wait = wait_ms;
+  mcpp_http_listen_step step = mcpp_http_listen_after(opened, status, body.buf, (size_t)body.len, &wait);
+  mcpping_bytes_release(&body);
+  return Py_BuildValue("(sI)", mcpp_http_listen_step_name(step), (unsigned int)wait);
 }
 
 /* "POST", "GET" or "DELETE" as C's method; ValueError for another. */
@@ -324,16 +339,22 @@ PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
   return PyUnicode_FromString(mcpp_http_body_name(mcpp_http_body_kind(method, status, type)));
 }
 
-/* The -32601 answer make writes for the request in arg (bytes), sized by a
- * first call and written into the bytes object itself; None for no request. */
+/* A -32601 answer: the one make writes for the request in frame. */
+typedef struct {
+  size_t (*make)(const char *frame, size_t len, char *out, size_t cap);
+  mcpping_bytes frame;
+} method_not_found_args;
+
+static size_t write_method_not_found(const void *args, char *out, size_t cap) {
+  const method_not_found_args *a = args;
+  return a->make(a->frame.buf, (size_t)a->frame.len, out, cap);
+}
+
 static PyObject *method_not_found(PyObject *arg, size_t (*make)(const char *, size_t, char *, size_t)) {
-  mcpping_bytes frame = {0};
-  if (!mcpping_bytes_conv(arg, &frame)) return NULL;
-  size_t n = make(frame.buf, (size_t)frame.len, NULL, 0);
-  PyObject *res = n ? PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n) : Py_NewRef(Py_None);
-  char *out = n && res != NULL ? PyBytes_AsString(res) : NULL;
-  if (out != NULL) make(frame.buf, (size_t)frame.len, out, n + 1);
-  mcpping_bytes_release(&frame);
+  method_not_found_args a = {make, {0}};
+  if (!mcpping_bytes_conv(arg, &a.frame)) return NULL;
+  PyObject *res = written_bytes(write_method_not_found, &a);
+  mcpping_bytes_release(&a.frame);
   return res;
 }
 
