@@ -193,56 +193,49 @@ class HttpSession {
     let answered;
     const settled = new Promise((resolve) => (answered = resolve));
     (async () => {
-      let res;
+      let opened = false;
+      let status = 0;
+      let body = '';
       try {
-        res = await request(this.target, { method: 'GET', headers, signal: abort.signal });
-      } catch {
-        answered();
-        this.listenEnded(abort, session, false);
-        return;
-      }
-      if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
-        let body = '';
-        try {
+        const res = await request(this.target, { method: 'GET', headers, signal: abort.signal });
+        if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
+          status = res.status;
           body = (await res.text(MAX_BODY)) ?? '';
-        } catch {
-          // classified as empty
-        }
-        answered();
-        if (this.listenAbort === abort) this.listenAbort = null;
-        if (binding.httpClassify(res.status, body, true) === 'session_expired' && session === this.sessionId) {
-          this.sessionExpired('', session);
         } else {
-          // 405 is the spec's "no listening stream here"; any other refusal
-          // is taken the same way, so the server is not asked again and again.
-          this.listenWanted = false;
+          opened = true;
+          this.listening = session === this.sessionId;
+          answered();
+          await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
         }
-        return;
-      }
-      this.listening = session === this.sessionId;
-      this.relistenMs = 0;
-      answered();
-      try {
-        await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
       } catch {
-        // A broken stream: opened again below unless closed.
+        // Not reached, or the stream broke (or close() cut it).
       }
-      this.listenEnded(abort, session, true);
+      answered();
+      this.listenEnded(abort, session, opened, status, body);
     })();
     return settled;
   }
 
-  /** The GET stream ended: open it again after a delay that doubles while it fails. */
-  listenEnded(abort, session, wasOpen) {
+  /**
+   * The GET stream is over: C's rule says what follows (open it again after
+   * a wait, never ask again, or initialize again).
+   */
+  listenEnded(abort, session, opened, status, body) {
     if (this.listenAbort === abort) this.listenAbort = null;
-    if (wasOpen) this.listening = false;
-    if (this.closed || !this.listenWanted || session !== this.sessionId || this.relistenTimer) return;
-    this.relistenMs = binding.httpRelistenDelayMs(this.relistenMs);
-    this.relistenTimer = setTimeout(() => {
-      this.relistenTimer = null;
-      this.listen();
-    }, this.relistenMs);
-    this.relistenTimer.unref();
+    if (this.closed || session !== this.sessionId) return; // an older session's stream
+    this.listening = false;
+    if (!this.listenWanted) return;
+    const next = binding.httpListenAfter(opened, status, body, this.relistenMs);
+    this.relistenMs = next.waitMs;
+    if (next.step === 'expired') this.sessionExpired('', session);
+    else if (next.step === 'never') this.listenWanted = false;
+    else if (!this.relistenTimer) {
+      this.relistenTimer = setTimeout(() => {
+        this.relistenTimer = null;
+        this.listen();
+      }, this.relistenMs);
+      this.relistenTimer.unref();
+    }
   }
 
   /** The engine's stale policy said close: the server is gone (no DELETE to send it). */

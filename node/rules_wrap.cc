@@ -116,12 +116,22 @@ Napi::Value HttpErrorAnswer(const Napi::CallbackInfo &info) {
   });
 }
 
-// httpRelistenDelayMs(lastMs) -> the wait before the listening stream
-// opens again (0: none since it was open).
-Napi::Value HttpRelistenDelayMs(const Napi::CallbackInfo &info) {
+// httpListenAfter(opened, status, body, waitMs) -> {step, waitMs}: after
+// the GET listening stream is over, 'again' (after waitMs), 'never' or
+// 'expired' (C's rule, mcpp_http_listen_after).
+Napi::Value HttpListenAfter(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "lastMs must be a number");
-  return Napi::Number::New(env, mcpp_http_relisten_delay_ms(info[0].As<Napi::Number>().Uint32Value()));
+  if (!info[0].IsBoolean() || !info[1].IsNumber() || !info[2].IsString() || !info[3].IsNumber())
+    throw Napi::TypeError::New(env, "httpListenAfter(opened: boolean, status: number, body: string, waitMs: number)");
+  std::string body = info[2].As<Napi::String>().Utf8Value();
+  uint32_t wait = info[3].As<Napi::Number>().Uint32Value();
+  mcpp_http_listen_step step = mcpp_http_listen_after(info[0].As<Napi::Boolean>().Value(),
+                                                      info[1].As<Napi::Number>().Int32Value(),
+                                                      body.data(), body.size(), &wait);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("step", mcpp_http_listen_step_name(step));
+  out.Set("waitMs", wait);
+  return out;
 }
 
 // 'POST', 'GET' or 'DELETE' as C's method.
@@ -430,7 +440,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpUnreadableAnswer", Napi::Function::New(env, HttpUnreadableAnswer, "httpUnreadableAnswer"));
   exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
   exports.Set("httpOversizeAnswer", Napi::Function::New(env, HttpOversizeAnswer, "httpOversizeAnswer"));
-  exports.Set("httpRelistenDelayMs", Napi::Function::New(env, HttpRelistenDelayMs, "httpRelistenDelayMs"));
+  exports.Set("httpListenAfter", Napi::Function::New(env, HttpListenAfter, "httpListenAfter"));
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));
   exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
   exports.Set("httpUrl", Napi::Function::New(env, HttpUrl, "httpUrl"));

@@ -920,9 +920,9 @@ static PyMethodDef module_methods[] = {
      "'error', 'invalid', 'unsupported', 'closed'), None if the event ends none."},
     {"outcome_is_lost", mcpping_outcome_is_lost, METH_O,
      "outcome_is_lost(outcome) -> bool: whether the outcome counts as a lost ping."},
-    {"http_relisten_delay_ms", mcpping_http_relisten_delay_ms, METH_O,
-     "http_relisten_delay_ms(last_ms) -> int: the wait before the listening "
-     "stream opens again (0: none since it was open)."},
+    {"http_listen_after", mcpping_http_listen_after, METH_VARARGS,
+     "http_listen_after(opened, status, body, wait_ms) -> (step, wait_ms): after the "
+     "GET listening stream is over, 'again' (after wait_ms), 'never' or 'expired'."},
     {"http_classify", mcpping_http_classify, METH_VARARGS,
      "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
      "'session_expired' or 'failed'."},

@@ -166,9 +166,11 @@ def unserved_request_answer(frame: bytes) -> bytes | None:
     """The answer a request from the peer gets when the application serves
     none: JSON-RPC -32601 "Method not found" under its id; None if frame is
     no request (a response, a notification, an id of null)."""
-def http_relisten_delay_ms(last_ms: int) -> int:
-    """The wait before the listening stream opens again (0: none since it
-    was open): 250 ms, doubling, at most 30 s."""
+def http_listen_after(opened: bool, status: int, body: bytes, wait_ms: int) -> tuple[str, int]:
+    """What follows the GET listening stream's end (opened: its event
+    stream had begun), failure (status 0: no answer) or refusal (status and
+    body): ("again", ms to wait, from the last wait wait_ms), ("never", 0)
+    or ("expired", 0): the session expired."""
 def stale_bound_ms(interval_ms: int, timeout_ms: int, failures: int) -> int:
     """The longest a frozen peer goes before it is stale: interval +
     timeout x failures, capped at the longest timer (0: the default)."""

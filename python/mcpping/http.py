@@ -117,6 +117,39 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     return dict(headers)
 
 
+class _Cuttable:
+    """A connection whose socket another thread can cut, also after an
+    answer with no length (an event stream ended by closing) took the
+    socket from it: http.client then hands it to the response alone."""
+
+    socket: socket.socket | None = None
+
+    def connect(self) -> None:
+        super().connect()  # type: ignore[misc]
+        self.socket = self.sock  # type: ignore[attr-defined]
+
+    def unbounded(self) -> None:
+        """No timeout on reads any more: an idle stream, a long answer."""
+        if self.socket is not None:
+            self.socket.settimeout(None)
+
+    def cut(self) -> None:
+        """Wakes the thread blocked reading it (close() ends the session)."""
+        if self.socket is not None:
+            try:
+                self.socket.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+
+class _HTTPConnection(_Cuttable, http.client.HTTPConnection):
+    pass
+
+
+class _HTTPSConnection(_Cuttable, http.client.HTTPSConnection):
+    pass
+
+
 class HttpPeer:
     """One Streamable HTTP MCP endpoint, watched through the engine.
 
@@ -166,9 +199,9 @@ class HttpPeer:
         self._after_reinit: list[bytes] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: threading.Thread | None = None
-        self._listen_conn: http.client.HTTPConnection | None = None
+        self._listen_conn: _Cuttable | None = None
         #: The POSTs waiting for their answers (cut at close).
-        self._posts: set[http.client.HTTPConnection] = set()
+        self._posts: set[_Cuttable] = set()
         self._posts_lock = threading.Lock()
         #: The last wait before opening the listening stream again, in ms (0: none since open).
         self._relisten_ms = 0
@@ -320,11 +353,11 @@ class HttpPeer:
     def _headers(self, method: str, session: str | None) -> dict[str, str]:
         return _native.http_request_headers(method, self._extra_headers, session, self.protocol_version)
 
-    def _connection(self, timeout: float = _SHORT_TIMEOUT) -> http.client.HTTPConnection:
+    def _connection(self, timeout: float = _SHORT_TIMEOUT) -> _HTTPConnection | _HTTPSConnection:
         """A new connection to the session's URL; timeout bounds its connect
         and what is sent on it."""
         u = self._url
-        cls = http.client.HTTPSConnection if u["https"] else http.client.HTTPConnection
+        cls = _HTTPSConnection if u["https"] else _HTTPConnection
         return cls(u["host"], u["port"], timeout=timeout)
 
     def _post_blocking(self, frame: bytes, redirects: int = 0) -> None:
@@ -341,10 +374,9 @@ class HttpPeer:
                              headers=self._headers("POST", sent_session))
                 if self._closed:
                     return  # closed while connecting: _cut_posts found no socket to cut
-                if conn.sock is not None:
-                    # No bound on the answer: a long tool call is no lost
-                    # server (the engine's deadline decides; close() cuts it).
-                    conn.sock.settimeout(None)
+                # No bound on the answer: a long tool call is no lost
+                # server (the engine's deadline decides; close() cuts it).
+                conn.unbounded()
                 resp = conn.getresponse()
             except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
                 if not self._closed:
@@ -410,11 +442,7 @@ class HttpPeer:
         with self._posts_lock:
             posts = list(self._posts)
         for conn in posts:
-            if conn.sock is not None:
-                try:
-                    conn.sock.shutdown(socket.SHUT_RDWR)  # wakes the thread's blocking read
-                except OSError:
-                    pass
+            conn.cut()
 
     def _listen(self) -> None:
         """Opens the GET listening stream in a thread of its own."""
@@ -425,27 +453,28 @@ class HttpPeer:
         self._listener.start()
 
     def _listen_blocking(self, session: str | None) -> None:
-        """Runs in the listener thread: GET, then every SSE event to the loop."""
+        """Runs in the listener thread: GET, then every SSE event to the loop;
+        then hands the loop how it ended (opened, or the refusal's status
+        and body; status 0: no answer)."""
         conn = self._connection()
         self._listen_conn = conn
-        if self._closed:
-            return
+        opened, status, body = False, 0, b""
         try:
-            conn.request("GET", self._url["target"], headers=self._headers("GET", session))
-            resp = conn.getresponse()
-            if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
-                body = _read_body(resp) or b""
-                self._to_loop_call(self._listen_refused, (resp.status, body, session))
-                return
-            if conn.sock is not None:
-                conn.sock.settimeout(None)  # an idle stream is no error
-            self._to_loop_call(self._listen_opened, session)
-            _read_sse(resp, self._to_loop, self._touch)
+            if not self._closed:
+                conn.request("GET", self._url["target"], headers=self._headers("GET", session))
+                resp = conn.getresponse()
+                if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
+                    status, body = resp.status, _read_body(resp) or b""
+                else:
+                    conn.unbounded()  # an idle stream is no error
+                    opened = True
+                    self._to_loop_call(self._listen_opened, session)
+                    _read_sse(resp, self._to_loop, self._touch)
         except (OSError, ValueError, http.client.HTTPException):
-            pass  # the stream broke (or close() shut it): opened again below unless closed
+            pass  # not reached, or the stream broke (or close() shut it)
         finally:
             conn.close()
-        self._to_loop_call(self._listen_ended, session)
+        self._to_loop_call(self._listen_ended, (session, opened, status, body))
 
     def _settle_listen(self) -> None:
         if self._listen_settled is not None and not self._listen_settled.done():
@@ -455,49 +484,34 @@ class HttpPeer:
         self.listening = session == self.session_id
         self._settle_listen()
 
-    def _listen_refused(self, what: tuple[int, bytes, str | None]) -> None:
-        status, body, session = what
+    def _listen_ended(self, how: tuple[str | None, bool, int, bytes]) -> None:
+        """The GET stream is over: C's rule says what follows (open it
+        again after a wait, never ask again, or initialize again)."""
+        session, opened, status, body = how
+        self._settle_listen()
+        if self._closed or session != self.session_id:
+            return  # an older session's stream
         self.listening = False
-        self._settle_listen()
-        if session != self.session_id or self._closed:
+        if not self._listen_wanted:
             return
-        if _native.http_classify(status, body, session is not None) == "session_expired":
+        step, self._relisten_ms = _native.http_listen_after(opened, status, body, self._relisten_ms)
+        if step == "expired":
             self._session_expired((b"", session))
-            return
-        # 405 is the spec's "no listening stream here"; any other refusal
-        # is taken the same way, so a server that cannot serve GET is not
-        # asked again and again.
-        self._listen_wanted = False
+        elif step == "never":
+            self._listen_wanted = False
+        elif self._relisten is None:
+            self._relisten = self.loop.call_later(self._relisten_ms / 1000, self._listen_again)
 
-    def _listen_ended(self, session: str | None) -> None:
-        self._settle_listen()
-        if self.listening and session == self.session_id:
-            self.listening = False
-            self._relisten_ms = 0
-            self._listen_later()
-
-    def _listen_later(self) -> None:
-        """Opens the stream again after a delay that doubles while it fails."""
-        if self._closed or not self._listen_wanted or self._relisten is not None:
-            return
-        self._relisten_ms = _native.http_relisten_delay_ms(self._relisten_ms)
-
-        def again() -> None:
-            self._relisten = None
-            self._listen()
-
-        self._relisten = self.loop.call_later(self._relisten_ms / 1000, again)
+    def _listen_again(self) -> None:
+        self._relisten = None
+        self._listen()
 
     def _stop_listening(self) -> None:
         if self._relisten is not None:
             self._relisten.cancel()
             self._relisten = None
-        conn = self._listen_conn
-        if conn is not None and conn.sock is not None:
-            try:
-                conn.sock.shutdown(socket.SHUT_RDWR)  # wakes the listener's blocking read
-            except OSError:
-                pass
+        if self._listen_conn is not None:
+            self._listen_conn.cut()  # wakes the listener's blocking read
         self.listening = False
 
     def _delete_blocking(self, session: str) -> None:

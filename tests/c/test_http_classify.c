@@ -34,15 +34,46 @@ TEST(http_404_without_a_session_and_other_statuses_fail) {
   ASSERT_STR_EQ(mcpp_http_verdict_name(MCPP_HTTP_SESSION_EXPIRED), "session_expired");
 }
 
-/* The listening stream's backoff: 250 ms, doubling, never past 30 s. */
-TEST(http_relisten_delay_doubles_from_250_ms_to_30_s) {
+/* The listening stream's backoff: 250 ms, doubling while it fails, never
+ * past 30 s; back to 250 ms once a stream was open. */
+TEST(http_listen_after_a_failure_waits_from_250_ms_doubling_to_30_s) {
   uint32_t d = 0, seen[10];
-  for (int i = 0; i < 10; i++) seen[i] = d = mcpp_http_relisten_delay_ms(d);
+  for (int i = 0; i < 10; i++) {
+    ASSERT_EQ(mcpp_http_listen_after(0, 0, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+    seen[i] = d;
+  }
   ASSERT_EQ(250, (int)seen[0]);
   ASSERT_EQ(500, (int)seen[1]);
   ASSERT_EQ(16000, (int)seen[6]);
   ASSERT_EQ(30000, (int)seen[7]);
   ASSERT_EQ(30000, (int)seen[9]);
+  ASSERT_EQ(mcpp_http_listen_after(1, 200, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+  ASSERT_EQ(250, (int)d);
+}
+
+/* "Try later" refusals back off like a failure; 405 and other refusals
+ * end listening; a 404 is the session's end, unless its body says the
+ * method is not there. */
+TEST(http_listen_after_a_refusal_retries_only_what_says_try_later) {
+  static const int later[] = {408, 429, 502, 503, 504};
+  for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
+    uint32_t d = 500;
+    ASSERT_EQ(mcpp_http_listen_after(0, later[i], "", 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+    ASSERT_EQ(1000, (int)d);
+  }
+  static const int never[] = {400, 401, 403, 405, 406, 500, 501, 200};
+  for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
+    uint32_t d = 500;
+    ASSERT_EQ(mcpp_http_listen_after(0, never[i], "", 0, &d), MCPP_HTTP_LISTEN_NEVER);
+    ASSERT_EQ(0, (int)d);
+  }
+  uint32_t d = 0;
+  ASSERT_EQ(mcpp_http_listen_after(0, 404, "Not Found", 9, &d), MCPP_HTTP_LISTEN_EXPIRED);
+  static const char gone[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32601}}";
+  ASSERT_EQ(mcpp_http_listen_after(0, 404, gone, sizeof gone - 1, &d), MCPP_HTTP_LISTEN_NEVER);
+  ASSERT_STR_EQ(mcpp_http_listen_step_name(MCPP_HTTP_LISTEN_EXPIRED), "expired");
+  ASSERT_STR_EQ(mcpp_http_listen_step_name(MCPP_HTTP_LISTEN_AGAIN), "again");
+  ASSERT_STR_EQ(mcpp_http_listen_step_name(MCPP_HTTP_LISTEN_NEVER), "never");
 }
 
 static const char REQ[] = "{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"method\":\"tools/list\"}";

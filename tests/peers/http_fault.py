@@ -31,6 +31,11 @@ Flags:
   --mode endless    a tools/call is answered HTTP 200 application/json with
                       a body that never ends (chunked), as a broken or hostile
                       server might; everything else is answered as usual
+  --mode listen-later  the GET listening stream fails before it opens: the
+                      first GET is closed with no answer, the second is a 503;
+                      the third opens and carries a ping from the server. A
+                      tools/call waits (10 s at most) for that ping's answer,
+                      then says what each GET met: {"gets": [...], "pong": bool}
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -42,11 +47,13 @@ import threading
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
-                                          "unauthorized", "refuse", "strict", "sse-ends", "endless"], required=True)
+                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later"],
+                required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
-state = {"sessions": 0, "live": set(), "expired_once": False}
+state = {"sessions": 0, "live": set(), "expired_once": False, "gets": []}
+pong = threading.Event()  # listen-later: the client answered the ping sent on its GET stream
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -65,6 +72,25 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
+
+    def do_GET(self):
+        if args.mode != "listen-later":
+            return self.send_error(501, "Unsupported method ('GET')")  # as with no do_GET
+        with lock:
+            n = len(state["gets"])
+            state["gets"].append(["no answer", 503, "stream"][min(n, 2)])
+        if n == 0:
+            self.close_connection = True  # closed with no answer at all
+            return
+        if n == 1:
+            return self.reply(503)
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b'data: {"jsonrpc":"2.0","id":"listen-ping","method":"ping"}\n\n')
+        self.wfile.flush()
+        self.close_connection = True
+        self.rfile.read(1)  # held open until the client leaves
 
     def do_DELETE(self):
         with lock:
@@ -121,8 +147,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if not live:
             return self.reply(404, {"jsonrpc": "2.0", "id": None,
                                     "error": {"code": -32001, "message": "Session not found"}})
-        if mid is None:
+        if mid == "listen-ping" and "result" in msg:
+            pong.set()
+        if mid is None or "method" not in msg:
             return self.reply(202)
+        if method == "tools/call" and args.mode == "listen-later":
+            answered = pong.wait(10)
+            with lock:
+                gets = list(state["gets"])
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"gets": gets, "pong": answered}})
         if method == "tools/call" and args.mode == "endless":
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

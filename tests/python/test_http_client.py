@@ -213,3 +213,31 @@ def test_the_cli_ends_its_session_with_delete(http_server):
     connected = json.loads(r.stdout.splitlines()[0])
     assert connected["session_id"]
     assert _post_raw(http_server, connected["session_id"], connected["protocol_version"]) == 404
+
+
+async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_again():
+    """C's rule (mcpp_http_listen_after), as Node follows it: a GET that
+    met no answer, then a 503, is sent again after a wait that doubles;
+    the third opens, and the server's ping on it is answered. (Python
+    gave up after a GET with no answer, and both after a 503.)"""
+    proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", "listen-later"],
+                            stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        url = proc.stdout.readline().strip()
+        peer = await mcpping.http.connect(url, keepalive=None)
+        answer = await peer.request("tools/call", {"name": "gets"}, timeout=30)
+        assert answer["result"] == {"gets": ["no answer", 503, "stream"], "pong": True}
+        assert peer.listening
+        # The stream has no length (it ends by closing), so http.client gave
+        # its socket to the response: it still has no read timeout (an idle
+        # stream is no error), and close() still cuts it (it waited out the
+        # 5 s connect timeout instead).
+        listener, conn = peer._listener, peer._listen_conn
+        assert listener is not None and conn is not None and conn.socket is not None
+        assert conn.socket.gettimeout() is None
+        await asyncio.wait_for(peer.close(), 3)
+        assert not listener.is_alive()
+    finally:
+        proc.kill()
+        proc.wait()

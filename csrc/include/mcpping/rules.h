@@ -359,10 +359,33 @@ const char *mcpp_http_tls_error_name(int verify_code);
  * its GET listening stream, may take. */
 #define MCPP_HTTP_SHORT_TIMEOUT_MS 5000u
 
-/* The client's GET listening stream ended or failed: how long to wait
- * before opening it again, given the last wait (0: none since it was last
- * open). 250 ms first, doubling while it fails, at most 30 s. */
-uint32_t mcpp_http_relisten_delay_ms(uint32_t last_ms);
+/* What a Streamable HTTP client does when its GET listening stream ends
+ * (the stream was open), fails (no answer came: not reached, cut, timed
+ * out) or is refused (an answer that is no event stream). */
+typedef enum mcpp_http_listen_step {
+  MCPP_HTTP_LISTEN_AGAIN = 0,   /* open it again after *wait_ms */
+  MCPP_HTTP_LISTEN_NEVER = 1,   /* the server offers none (405, 501, any
+                                 * refusal that is not a "try later"): it
+                                 * is not asked again on this session */
+  MCPP_HTTP_LISTEN_EXPIRED = 2  /* the session expired (a 404): initialize
+                                 * again, which opens a new stream */
+} mcpp_http_listen_step;
+
+/* The rule both clients follow after their GET listening stream (always
+ * sent with a session) is over. opened: its event stream had begun; else
+ * status is the refusal's HTTP status with its body, or 0 for no answer.
+ * *wait_ms is the last wait (0: none since the stream was last open) and
+ * becomes the next: a stream that was open is opened again after 250 ms;
+ * one that failed, or was told to try later (408, 429, 502, 503, 504),
+ * after a wait that doubles from 250 ms while it fails, at most 30 s.
+ * Any other refusal is NEVER, so a server that cannot serve GET is not
+ * asked again and again. */
+mcpp_http_listen_step mcpp_http_listen_after(int opened, int status,
+                                             const char *body, size_t len,
+                                             uint32_t *wait_ms);
+
+/* The step's name: "again", "never" or "expired". */
+const char *mcpp_http_listen_step_name(mcpp_http_listen_step step);
 
 #ifdef __cplusplus
 }

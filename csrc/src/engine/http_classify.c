@@ -128,10 +128,42 @@ size_t mcpp_http_oversize_answer(size_t limit, const char *frame, size_t frame_l
   return mcpp__error_answer(frame, frame_len, made, (size_t)n, out, cap);
 }
 
-uint32_t mcpp_http_relisten_delay_ms(uint32_t last_ms) {
+/* The wait before the listening stream opens again: 250 ms after none
+ * (it was open), doubling while it fails, at most 30 s. */
+static uint32_t relisten_delay_ms(uint32_t last_ms) {
   enum { FIRST_MS = 250, MAX_MS = 30000 };
   if (last_ms == 0) return FIRST_MS;
   return last_ms >= MAX_MS / 2 ? MAX_MS : last_ms * 2;
+}
+
+/* The refusals that say "not now" rather than "not here". */
+static int try_later(int status) {
+  return status == 408 || status == 429 || status == 502 || status == 503 || status == 504;
+}
+
+mcpp_http_listen_step mcpp_http_listen_after(int opened, int status, const char *body,
+                                             size_t len, uint32_t *wait_ms) {
+  if (opened) {
+    *wait_ms = relisten_delay_ms(0);
+    return MCPP_HTTP_LISTEN_AGAIN;
+  }
+  if (status == 0 || try_later(status)) {
+    *wait_ms = relisten_delay_ms(*wait_ms);
+    return MCPP_HTTP_LISTEN_AGAIN;
+  }
+  *wait_ms = 0;
+  return mcpp_http_classify(status, body, len, 1) == MCPP_HTTP_SESSION_EXPIRED
+             ? MCPP_HTTP_LISTEN_EXPIRED
+             : MCPP_HTTP_LISTEN_NEVER;
+}
+
+const char *mcpp_http_listen_step_name(mcpp_http_listen_step step) {
+  switch (step) {
+    case MCPP_HTTP_LISTEN_AGAIN: return "again";
+    case MCPP_HTTP_LISTEN_NEVER: return "never";
+    case MCPP_HTTP_LISTEN_EXPIRED: return "expired";
+  }
+  return "never";
 }
 
 const char *mcpp_http_verdict_name(mcpp_http_verdict v) {
