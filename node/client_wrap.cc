@@ -103,7 +103,9 @@ class SseWrap : public Napi::ObjectWrap<SseWrap> {
  public:
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "SseParser",
-                       {InstanceMethod("feed", &SseWrap::Feed), InstanceMethod("finish", &SseWrap::Finish)});
+                       {InstanceMethod("feed", &SseWrap::Feed), InstanceMethod("finish", &SseWrap::Finish),
+                        InstanceMethod("resumeAfter", &SseWrap::ResumeAfter),
+                        InstanceAccessor("lastEventId", &SseWrap::LastEventId, nullptr)});
   }
   explicit SseWrap(const Napi::CallbackInfo &info) : Napi::ObjectWrap<SseWrap>(info) {
     double max = info.Length() > 0 && info[0].IsNumber() ? info[0].As<Napi::Number>().DoubleValue() : 0;
@@ -123,6 +125,18 @@ class SseWrap : public Napi::ObjectWrap<SseWrap> {
   Napi::Value Finish(const Napi::CallbackInfo &info) {
     Collect c{info.Env(), Napi::Array::New(info.Env()), 0};
     return Done(info.Env(), c, mcpp_sse_finish(sse_, CollectItem, &c));
+  }
+  // The stream's last event ID ('' before any): its Last-Event-ID.
+  Napi::Value LastEventId(const Napi::CallbackInfo &info) {
+    return Napi::String::New(info.Env(), mcpp_sse_last_event_id(sse_));
+  }
+  // resumeAfter(waitMs) -> ms to wait before resuming the stream, or null
+  // when it cannot be (C's rule, mcpp_http_resume_after).
+  Napi::Value ResumeAfter(const Napi::CallbackInfo &info) {
+    if (!info[0].IsNumber()) throw Napi::TypeError::New(info.Env(), "resumeAfter takes the last wait in ms");
+    uint32_t wait = info[0].As<Napi::Number>().Uint32Value();
+    if (!mcpp_http_resume_after(sse_, &wait)) return info.Env().Null();
+    return Napi::Number::New(info.Env(), wait);
   }
   Napi::Value Done(Napi::Env env, Collect &c, int rc) {
     if (rc < 0) throw Napi::Error::New(env, mcpp_strerror(rc));

@@ -108,14 +108,15 @@ class HttpSession {
    * Never rejects: failures become synthetic JSON-RPC errors for the
    * request, so the waiting side settles.
    * @param {string} frame
+   * @param {Resumable} [answer] a request of ours: its SSE answer is resumed (SEP-1699)
    */
-  async post(frame) {
+  async post(frame, answer) {
     // Each POST its own abort, so the session's end cuts only what still
     // waits (aborting a finished one errors its kept-alive socket in the pool).
     const abort = new AbortController();
     this.posts.add(abort);
     try {
-      await this.exchange(frame, 0, abort.signal);
+      await this.exchange(frame, 0, abort.signal, answer);
     } finally {
       this.posts.delete(abort);
     }
@@ -124,8 +125,9 @@ class HttpSession {
   /**
    * One POST and its answer (following C's redirects).
    * @param {string} frame @param {number} redirects followed so far @param {AbortSignal} signal
+   * @param {Resumable} [answer]
    */
-  async exchange(frame, redirects, signal) {
+  async exchange(frame, redirects, signal, answer) {
     let msg;
     try {
       msg = JSON.parse(frame);
@@ -151,7 +153,7 @@ class HttpSession {
       // C's rule: 307/308 on the same origin; the session goes there from now on.
       res.body.resume();
       this.target = binding.httpUrl(to, this.extraHeaders);
-      await this.exchange(frame, redirects + 1, signal);
+      await this.exchange(frame, redirects + 1, signal, answer);
       return;
     }
     const sid = res.headers.get('mcp-session-id');
@@ -177,7 +179,7 @@ class HttpSession {
       if (answer !== null) this.receive(answer);
       return;
     }
-    await this.readBody(res, kind, frame);
+    await this.readBody(res, kind, frame, answer);
   }
 
   /**
@@ -205,7 +207,7 @@ class HttpSession {
           opened = true;
           this.listening = session === this.sessionId;
           answered();
-          await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
+          await readSse(res.body, new binding.SseParser(), (text) => this.receive(text), () => this.driver.touch());
         }
       } catch {
         // Not reached, or the stream broke (or close() cut it).
@@ -300,10 +302,11 @@ class HttpSession {
    * Reads a 2xx answer as C said: an SSE stream, one JSON message, or nothing (202).
    * @param {'sse'|'json'|'none'} kind
    * @param {string} [frame] the POSTed frame, when there was one
+   * @param {Resumable} [answer]
    */
-  async readBody(res, kind, frame) {
+  async readBody(res, kind, frame, answer) {
     try {
-      if (kind === 'sse') await readSse(res.body, (text) => this.receive(text), () => this.driver.touch());
+      if (kind === 'sse') await this.readStream(res, frame, answer);
       else if (kind === 'json') {
         const whole = await res.text(MAX_BODY);
         if (whole === null) {
@@ -320,6 +323,51 @@ class HttpSession {
       } else await res.discard();
     } catch {
       // A broken stream: whatever was not answered times out in the engine.
+    }
+  }
+
+  /**
+   * Reads the SSE answer to a POST; while it ends without the request's
+   * answer after giving an event ID (SEP-1699: the server may close it and
+   * be polled), resumes it with GET and Last-Event-ID (C's rule,
+   * mcpp_http_resume_after) until the answer comes, the request is settled,
+   * or the GET is refused. A stream that cannot be resumed leaves the
+   * request to its deadline.
+   * @param {Resumable} [answer] absent for a frame that is no request of ours
+   */
+  async readStream(res, frame, answer) {
+    const sse = answer ? answer.sse : new binding.SseParser();
+    const session = this.sessionId;
+    const onData = (text) => {
+      if (answer && !answer.answered && binding.httpIsAnswer(frame, text)) answer.answered = true;
+      this.receive(text);
+    };
+    let wait = 0;
+    for (;;) {
+      if (res) {
+        try {
+          await readSse(res.body, sse, onData, () => this.driver.touch());
+        } catch (err) {
+          if (err instanceof SseTooLarge) return; // the stream is over for good
+          // Broken: resumed below if it can be.
+        }
+      }
+      const { signal } = answer ? answer.abort : {};
+      if (!answer || answer.answered || signal.aborted || this.closed) return;
+      const next = sse.resumeAfter(wait);
+      if (next === null || !(await waitUnlessAborted(next, signal))) return;
+      wait = next;
+      const headers = { ...this.headers('GET', session), [binding.httpLastEventId]: sse.lastEventId };
+      try {
+        res = await request(this.target, { method: 'GET', headers, signal });
+      } catch {
+        res = null; // not reached (or settled meanwhile): checked above, then tried again
+        continue;
+      }
+      if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
+        await res.discard(); // refused (a 405, the session gone): the request meets its deadline
+        return;
+      }
     }
   }
 
@@ -364,7 +412,12 @@ class HttpSession {
       throw err;
     }
     this.driver.observeOutbound(frame);
-    this.post(frame);
+    const answer = new Resumable();
+    // Settled otherwise (timed out, closed): a resumed stream waiting for
+    // an answer that will not come is cut.
+    const settle = () => answer.answered || answer.abort.abort();
+    promise.then(settle, settle);
+    this.post(frame, answer);
     return promise;
   }
 
@@ -436,24 +489,63 @@ class HttpSession {
 }
 
 /**
+ * One request's SSE answer across its resumptions (SEP-1699): the parser,
+ * which keeps the last event ID, whether the answer came, and the abort
+ * that cuts a resumed stream once the request is settled otherwise.
+ */
+class Resumable {
+  constructor() {
+    this.sse = new binding.SseParser();
+    this.answered = false;
+    this.abort = new AbortController();
+  }
+}
+
+/** An SSE line or event past the bound: the stream is over for good. */
+class SseTooLarge extends Error {}
+
+/**
  * Reads an SSE body through the C parser (mcpp_sse): onData gets each
- * event's data, onComment each comment line (": keep-alive"): no message,
- * but proof that the server is alive (SEP-2575's transport-layer liveness).
- * An oversize event throws, as a too long line ends a stdio peer.
+ * event's data, onComment each comment line (": keep-alive") or event with
+ * empty data: no message, but proof that the server is alive (SEP-2575's
+ * transport-layer liveness). An oversize event throws SseTooLarge, as a
+ * too long line ends a stdio peer.
  * @param {AsyncIterable<Uint8Array>} body
+ * @param {InstanceType<typeof binding.SseParser>} sse its last event ID carries over a resumption
  * @param {(data: string) => void} onData
  * @param {() => void} [onComment]
  */
-async function readSse(body, onData, onComment) {
-  const sse = new binding.SseParser();
+async function readSse(body, sse, onData, onComment) {
   const deliver = (items) => {
     for (const item of items) {
       if (item !== null) onData(item);
       else if (onComment) onComment();
     }
   };
-  for await (const chunk of body) deliver(sse.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength)));
-  deliver(sse.finish());
+  const parse = (fn) => {
+    try {
+      return fn();
+    } catch (err) {
+      throw new SseTooLarge(err.message);
+    }
+  };
+  for await (const chunk of body) deliver(parse(() => sse.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))));
+  deliver(parse(() => sse.finish()));
+}
+
+/** Resolves true after ms, or false as soon as signal aborts. */
+function waitUnlessAborted(ms, signal) {
+  if (signal.aborted) return Promise.resolve(false);
+  return new Promise((resolve) => {
+    const done = (ok) => {
+      clearTimeout(timer);
+      signal.removeEventListener('abort', onAbort);
+      resolve(ok);
+    };
+    const onAbort = () => done(false);
+    const timer = setTimeout(() => done(true), ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
 
 /** @param {Error} err @returns {string} the root cause, e.g. "ECONNREFUSED" */

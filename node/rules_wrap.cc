@@ -116,6 +116,15 @@ Napi::Value HttpErrorAnswer(const Napi::CallbackInfo &info) {
   });
 }
 
+// httpIsAnswer(frame, msg) -> msg is the answer to the request in frame.
+Napi::Value HttpIsAnswer(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString() || !info[1].IsString()) throw Napi::TypeError::New(env, "frame and msg must be strings");
+  std::string frame = info[0].As<Napi::String>().Utf8Value();
+  std::string msg = info[1].As<Napi::String>().Utf8Value();
+  return Napi::Boolean::New(env, mcpp_http_is_answer(frame.data(), frame.size(), msg.data(), msg.size()) != 0);
+}
+
 // httpListenAfter(opened, status, body, waitMs) -> {step, waitMs}: after
 // the GET listening stream is over, 'again' (after waitMs), 'never' or
 // 'expired' (C's rule, mcpp_http_listen_after).
@@ -441,6 +450,8 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
   exports.Set("httpOversizeAnswer", Napi::Function::New(env, HttpOversizeAnswer, "httpOversizeAnswer"));
   exports.Set("httpListenAfter", Napi::Function::New(env, HttpListenAfter, "httpListenAfter"));
+  exports.Set("httpIsAnswer", Napi::Function::New(env, HttpIsAnswer, "httpIsAnswer"));
+  exports.Set("httpLastEventId", MCPP_HTTP_LAST_EVENT_ID);
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));
   exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
   exports.Set("httpUrl", Napi::Function::New(env, HttpUrl, "httpUrl"));

@@ -4,7 +4,9 @@
  * (SseParser) and the 2026-07-28 request envelope. Python carries the bytes and keeps the clock; every rule and
  * sentence is C's.
  */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "_native.h"
 
@@ -223,7 +225,31 @@ static PyObject *Sse_finish(PyObject *o, PyObject *unused) {
   return sse_result(out, rc);
 }
 
+static PyObject *Sse_last_event_id(PyObject *o, void *unused) {
+  (void)unused;
+  const char *id = mcpp_sse_last_event_id(((SseObject *)o)->sse);
+  return PyUnicode_DecodeUTF8(id, (Py_ssize_t)strlen(id), "replace");
+}
+
+/* resume_after(wait_ms) -> int | None: C's rule (mcpp_http_resume_after). */
+static PyObject *Sse_resume_after(PyObject *o, PyObject *arg) {
+  unsigned long last = PyLong_AsUnsignedLong(arg);
+  if (last == (unsigned long)-1 && PyErr_Occurred()) return NULL;
+  uint32_t wait = last > UINT32_MAX ? UINT32_MAX : (uint32_t)last;
+  if (!mcpp_http_resume_after(((SseObject *)o)->sse, &wait)) Py_RETURN_NONE;
+  return PyLong_FromUnsignedLong(wait);
+}
+
+static PyGetSetDef Sse_getset[] = {
+    {"last_event_id", Sse_last_event_id, NULL,
+     "The stream's last event ID ('' before any): its Last-Event-ID.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
 static PyMethodDef Sse_methods[] = {
+    {"resume_after", Sse_resume_after, METH_O,
+     "resume_after(wait_ms) -> int | None: after the stream ended without its "
+     "request's answer, the ms to wait before resuming it (Last-Event-ID), from "
+     "the last wait; None if it cannot be resumed (no event ID came)."},
     {"feed", Sse_feed, METH_O,
      "feed(bytes) -> list: each event's data (bytes), None per comment."},
     {"finish", Sse_finish, METH_NOARGS,
@@ -234,6 +260,7 @@ static PyType_Slot Sse_slots[] = {
     {Py_tp_new, Sse_new},
     {Py_tp_dealloc, Sse_dealloc},
     {Py_tp_methods, Sse_methods},
+    {Py_tp_getset, Sse_getset},
     {Py_tp_doc, (void *)"SseParser(max=0): the C core's SSE parser."},
     {0, NULL}};
 

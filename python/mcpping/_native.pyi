@@ -166,6 +166,8 @@ def unserved_request_answer(frame: bytes) -> bytes | None:
     """The answer a request from the peer gets when the application serves
     none: JSON-RPC -32601 "Method not found" under its id; None if frame is
     no request (a response, a notification, an id of null)."""
+def http_is_answer(frame: bytes, msg: bytes) -> bool:
+    """msg is the answer (result or error) to the request in frame."""
 def http_listen_after(opened: bool, status: int, body: bytes, wait_ms: int) -> tuple[str, int]:
     """What follows the GET listening stream's end (opened: its event
     stream had begun), failure (status 0: no answer) or refusal (status and
@@ -317,6 +319,7 @@ EVENT_NAMES: tuple[str, ...]  # every mcpp_event_name, in the enum's order
 TRANSPORT_CLOSED_REASON: str  # MCPP_TRANSPORT_CLOSED_REASON
 HTTP_UNREACHABLE_FORMAT: str  # "cannot reach %s: %s" (URL, cause)
 HTTP_NOT_HTTP_CAUSE: str  # the cause when what came back is no HTTP/1.1 answer
+HTTP_LAST_EVENT_ID: str  # the header that resumes an SSE stream
 HTTP_MAX_REDIRECTS: int  # redirects one request follows at most
 HTTP_REINIT_FAILED_FORMAT: str  # "the session expired and initialize failed: %s"
 HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, the GET stream's connect (MCPP_HTTP_SHORT_TIMEOUT_MS)
@@ -358,11 +361,18 @@ class ClientHandshake:
         """state, version, modern, server_name, server_info (JSON), result (JSON), error, kind."""
 
 class SseParser:
-    """The C core's SSE parser: data (bytes) per event, None per comment."""
+    """The C core's SSE parser: data (bytes) per event, None per comment
+    or empty event (proof of life); the last event ID and retry are kept."""
 
     def __init__(self, max: int = 0) -> None: ...
     def feed(self, data: bytes) -> list[bytes | None]: ...
     def finish(self) -> list[bytes | None]: ...
+    @property
+    def last_event_id(self) -> str: ...
+    def resume_after(self, wait_ms: int) -> int | None:
+        """After the stream ended without its request's answer: the ms to
+        wait before resuming it with Last-Event-ID (the retry it gave, else
+        from wait_ms doubling); None if it gave no event ID."""
 
 def envelope(request: bytes) -> bytes:
     """The request with the 2026-07-28 _meta envelope."""

@@ -366,6 +366,16 @@ PyObject *mcpping_unserved_request_answer(PyObject *module, PyObject *arg) {
   return method_not_found(arg, mcpp_unserved_request_answer);
 }
 
+PyObject *mcpping_http_is_answer(PyObject *module, PyObject *args) {
+  mcpping_bytes frame = {0}, msg = {0};
+  if (!PyArg_ParseTuple(args, "O&O&", mcpping_bytes_conv, &frame, mcpping_bytes_conv, &msg))
+    return NULL;
+  int yes = mcpp_http_is_answer(frame.buf, (size_t)frame.len, msg.buf, (size_t)msg.len);
+  mcpping_bytes_release(&frame);
+  mcpping_bytes_release(&msg);
+  return PyBool_FromLong(yes);
+}
+
 PyObject *mcpping_http_resends(PyObject *module, PyObject *arg) {
   mcpping_bytes frame = {0};
   if (!mcpping_bytes_conv(arg, &frame)) return NULL;
@@ -523,6 +533,7 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddStringConstant(module, "TRANSPORT_CLOSED_REASON", MCPP_TRANSPORT_CLOSED_REASON) ||
       PyModule_AddStringConstant(module, "HTTP_UNREACHABLE_FORMAT", MCPP_HTTP_UNREACHABLE_FORMAT) ||
       PyModule_AddStringConstant(module, "HTTP_NOT_HTTP_CAUSE", MCPP_HTTP_NOT_HTTP_CAUSE) ||
+      PyModule_AddStringConstant(module, "HTTP_LAST_EVENT_ID", MCPP_HTTP_LAST_EVENT_ID) ||
       PyModule_AddIntConstant(module, "HTTP_MAX_REDIRECTS", MCPP_HTTP_MAX_REDIRECTS) ||
       PyModule_AddStringConstant(module, "HTTP_REINIT_FAILED_FORMAT", MCPP_HTTP_REINIT_FAILED_FORMAT))
     return -1;

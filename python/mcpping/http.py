@@ -46,11 +46,11 @@ _POST_SEND_TIMEOUT = 60.0
 _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
 
 
-def _read_sse(resp: Any, on_data: Callable[[bytes], None], on_comment: Callable[[], None]) -> None:
+def _read_sse(resp: Any, sse: _native.SseParser, on_data: Callable[[bytes], None],
+              on_comment: Callable[[], None]) -> None:
     """Feeds an SSE body to the C parser: each event's data to on_data,
-    each comment (proof of life) to on_comment. An oversize event raises
-    ValueError, as a too long line ends a stdio peer."""
-    sse = _native.SseParser()
+    each comment or empty event (proof of life) to on_comment. An oversize
+    event raises ValueError, as a too long line ends a stdio peer."""
     while chunk := resp.read1(65536):
         for item in sse.feed(chunk):
             on_data(item) if item is not None else on_comment()
@@ -74,6 +74,32 @@ def _read_body(resp: Any) -> bytes | None:
             return None
         parts.append(chunk)
     return b"".join(parts)
+
+
+class _Resumable:
+    """One request's SSE answer across its resumptions (SEP-1699: a server
+    that gave an event ID may close the stream before the answer; the
+    client resumes it with GET and Last-Event-ID): the parser, which keeps
+    the last event ID, whether the answer came, and the GET reading it
+    now, cut when the request is settled otherwise (timed out, cancelled,
+    closed), so nothing waits on a stream that has no answer left."""
+
+    def __init__(self, frame: bytes) -> None:
+        self.frame = frame
+        self.sse = _native.SseParser()
+        self.answered = False
+        self.settled = threading.Event()
+        self.conn: _Cuttable | None = None
+
+    def saw(self, item: bytes) -> None:
+        if not self.answered and _native.http_is_answer(self.frame, item):
+            self.answered = True
+
+    def settle(self, _: object = None) -> None:
+        """The request is settled (a done callback, on the loop)."""
+        self.settled.set()
+        if not self.answered and self.conn is not None:
+            self.conn.cut()
 
 
 def connect_reason(exc: BaseException | None) -> str:
@@ -297,9 +323,11 @@ class HttpPeer:
             frame = _native.envelope(frame)  # 2026-07-28: _meta on every request
         fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
         self._requests[rid] = fut
+        answer = _Resumable(frame)
+        fut.add_done_callback(answer.settle)
         try:
             self.driver.observe_outbound(frame, timeout_ms)
-            self._post(frame)
+            self._post(frame, answer)
             resp = await fut
         except asyncio.CancelledError:
             if not self._closed:
@@ -360,7 +388,7 @@ class HttpPeer:
         cls = _HTTPSConnection if u["https"] else _HTTPConnection
         return cls(u["host"], u["port"], timeout=timeout)
 
-    def _post_blocking(self, frame: bytes, redirects: int = 0) -> None:
+    def _post_blocking(self, frame: bytes, answer: _Resumable | None, redirects: int = 0) -> None:
         """Runs in a worker thread: one POST, handing each answer to the loop."""
         sent_session = self.session_id
         conn = self._connection(_POST_SEND_TIMEOUT)
@@ -382,21 +410,21 @@ class HttpPeer:
                 if not self._closed:
                     self._to_loop_call(self._fail, e)
                 return
-            self._read_answer(resp, frame, sent_session, redirects)
+            self._read_answer(resp, frame, answer, sent_session, redirects)
         finally:
             with self._posts_lock:
                 self._posts.discard(conn)
             conn.close()
 
-    def _read_answer(self, resp: http.client.HTTPResponse, frame: bytes, sent_session: str | None,
-                     redirects: int) -> None:
+    def _read_answer(self, resp: http.client.HTTPResponse, frame: bytes, answer: _Resumable | None,
+                     sent_session: str | None, redirects: int) -> None:
         """Hands what the answer to a POST says to the loop (C's rules on each part)."""
         status, content_type = resp.status, resp.getheader("Content-Type")
         to = _native.http_redirect_url(status, resp.getheader("Location"), self._url["request_url"])
         if to is not None and redirects < _native.HTTP_MAX_REDIRECTS:
             # 307/308 on the same origin: the session goes there from now on.
             self._url = _native.http_url(to, self._extra_headers)
-            self._post_blocking(frame, redirects + 1)
+            self._post_blocking(frame, answer, redirects + 1)
             return
         body_kind = _native.http_body_kind("POST", status, content_type)
         if body_kind == "error":
@@ -417,10 +445,7 @@ class HttpPeer:
         if sid and not self.session_id:
             self._to_loop_call(self._set_session, sid)
         if body_kind == "sse":
-            try:
-                _read_sse(resp, self._to_loop, self._touch)
-            except (OSError, ValueError, http.client.HTTPException):
-                pass  # a broken or oversize stream: what it did not answer times out in the engine
+            self._read_stream(resp, answer or _Resumable(frame), resumable=answer is not None)
             return
         try:
             body = _read_body(resp)
@@ -435,6 +460,76 @@ class HttpPeer:
             # Not JSON (a web page): the request is told so now, not at its timeout.
             unreadable = _native.http_unreadable_answer(status, content_type, body, frame)
             self._to_loop(unreadable if unreadable is not None else body.strip())
+
+    def _read_stream(self, resp: Any, answer: _Resumable, resumable: bool) -> None:
+        """Reads the SSE answer to a POST; while it ends without the
+        request's answer after giving an event ID, resumes it (C's rule,
+        mcpp_http_resume_after) until the answer comes, the request is
+        settled, or the GET is refused. A stream that cannot be resumed
+        leaves the request to its deadline in the engine."""
+        session, wait = self.session_id, 0
+
+        def on_data(item: bytes) -> None:
+            answer.saw(item)
+            self._to_loop(item)
+
+        while True:
+            if resp is not None:
+                try:
+                    _read_sse(resp, answer.sse, on_data, self._touch)
+                except ValueError:
+                    return  # an oversize event: the stream is over for good
+                except (OSError, http.client.HTTPException):
+                    pass  # broken: resumed below if it can be
+                finally:
+                    self._drop(answer)
+            if not resumable or answer.answered or answer.settled.is_set() or self._closed:
+                return
+            next_wait = answer.sse.resume_after(wait)
+            if next_wait is None or answer.settled.wait(next_wait / 1000):
+                return
+            wait = next_wait
+            try:
+                resp = self._resume(answer, session)
+            except (OSError, http.client.HTTPException):
+                resp = None  # not reached: tried again after the next wait
+                continue
+            if resp is False:
+                return  # refused (a 405, the session gone): the request meets its deadline
+
+    def _resume(self, answer: _Resumable, session: str | None) -> Any:
+        """GET with Last-Event-ID: the resumed stream's response, or False
+        when the server refuses it (no event stream). Runs in the POST's thread."""
+        conn = self._connection()
+        with self._posts_lock:
+            self._posts.add(conn)  # cut at close, as the POST was
+        answer.conn = conn
+        try:
+            if answer.settled.is_set() or self._closed:
+                resp = None
+            else:
+                headers = self._headers("GET", session)
+                headers[_native.HTTP_LAST_EVENT_ID] = answer.sse.last_event_id
+                conn.request("GET", self._url["target"], headers=headers)
+                resp = conn.getresponse()
+                if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
+                    resp = None
+        except BaseException:
+            self._drop(answer)
+            raise
+        if resp is None:
+            self._drop(answer)
+            return False
+        conn.unbounded()  # the answer may be long in coming
+        return resp
+
+    def _drop(self, answer: _Resumable) -> None:
+        """The resumed GET is over: forgotten and closed."""
+        conn, answer.conn = answer.conn, None
+        if conn is not None:
+            with self._posts_lock:
+                self._posts.discard(conn)
+            conn.close()
 
     def _cut_posts(self) -> None:
         """The session is over: the POSTs still waiting for answers end now
@@ -469,7 +564,7 @@ class HttpPeer:
                     conn.unbounded()  # an idle stream is no error
                     opened = True
                     self._to_loop_call(self._listen_opened, session)
-                    _read_sse(resp, self._to_loop, self._touch)
+                    _read_sse(resp, _native.SseParser(), self._to_loop, self._touch)
         except (OSError, ValueError, http.client.HTTPException):
             pass  # not reached, or the stream broke (or close() shut it)
         finally:
@@ -606,11 +701,11 @@ class HttpPeer:
                 fut.set_exception(PeerClosed(reason))
         self.driver.close(reason, err)
 
-    def _post(self, frame: bytes) -> None:
+    def _post(self, frame: bytes, answer: _Resumable | None = None) -> None:
         # A daemon thread per POST, not the loop's executor: asyncio.run()
         # joins that executor at exit, so a server that accepted and never
         # answered would hold the process (close() cuts what is in flight).
-        threading.Thread(target=self._post_blocking, args=(frame,), daemon=True,
+        threading.Thread(target=self._post_blocking, args=(frame, answer), daemon=True,
                          name="mcpping-http-post").start()
 
     def _engine_send(self, kind: int, frame: bytes) -> None:

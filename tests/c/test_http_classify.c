@@ -169,3 +169,40 @@ TEST(http_oversize_answer_tells_the_request_the_bound_it_passed) {
   static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/initialized\"}";
   ASSERT_UINT_EQ(0, mcpp_http_oversize_answer(10, note, sizeof note - 1, out, sizeof out));
 }
+
+static int ignore_event(void *arg, mcpp_sse_kind kind, const char *data, size_t len) {
+  return 0;
+}
+
+/* SEP-1699: a POST's stream that gave an event ID is resumed after its
+ * retry, or after the listening stream's backoff when it gave none; one
+ * that gave no ID cannot be. */
+TEST(http_resume_after_needs_an_event_id_and_waits_its_retry_or_backs_off) {
+  mcpp_sse *s = mcpp_sse_new(0);
+  uint32_t wait = 0;
+  ASSERT_EQ(0, mcpp_sse_feed(s, "data: {}\n\n", 10, ignore_event, NULL));
+  ASSERT_EQ(0, mcpp_http_resume_after(s, &wait));
+  ASSERT_EQ(0, mcpp_sse_feed(s, "id: 1\ndata: \n\n", 14, ignore_event, NULL));
+  ASSERT_EQ(1, mcpp_http_resume_after(s, &wait));
+  ASSERT_EQ(250, (int)wait);
+  ASSERT_EQ(1, mcpp_http_resume_after(s, &wait));
+  ASSERT_EQ(500, (int)wait);
+  ASSERT_EQ(0, mcpp_sse_feed(s, "retry: 1500\n\n", 13, ignore_event, NULL));
+  ASSERT_EQ(1, mcpp_http_resume_after(s, &wait));
+  ASSERT_EQ(1500, (int)wait);
+  ASSERT_STR_EQ(MCPP_HTTP_LAST_EVENT_ID, "Last-Event-ID");
+  mcpp_sse_free(s);
+}
+
+#define IS_ANSWER(frame, msg) mcpp_http_is_answer(frame, strlen(frame), msg, strlen(msg))
+
+TEST(http_is_answer_matches_a_result_or_error_under_the_request_id_byte_for_byte) {
+  ASSERT_EQ(1, IS_ANSWER(REQ, "{\"jsonrpc\":\"2.0\",\"id\":\"mcpping-7\",\"result\":{}}"));
+  ASSERT_EQ(1, IS_ANSWER(REQ, "{\"id\":\"mcpping-7\",\"error\":{\"code\":1,\"message\":\"x\"}}"));
+  ASSERT_EQ(0, IS_ANSWER(REQ, "{\"id\":\"mcpping-70\",\"result\":{}}"));
+  ASSERT_EQ(0, IS_ANSWER(REQ, "{\"id\":\"mcpping-7\",\"method\":\"ping\"}")); /* a request */
+  ASSERT_EQ(0, IS_ANSWER(REQ, "{\"method\":\"notifications/progress\"}"));
+  ASSERT_EQ(0, IS_ANSWER(REQ, "not json"));
+  ASSERT_EQ(0, IS_ANSWER("{\"method\":\"notifications/initialized\"}", "{\"id\":null,\"result\":{}}"));
+  ASSERT_EQ(1, IS_ANSWER("{\"id\":7,\"method\":\"x\"}", "{\"result\":{},\"id\":7}"));
+}

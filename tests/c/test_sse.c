@@ -1,5 +1,6 @@
 /* The SSE parser: events in pieces, comments, CRLF, multi-line data, the
  * unfinished last event, the bound and a stop. */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,5 +92,40 @@ TEST(sse_a_stop_asked_by_the_callback_stops_the_feed) {
   ASSERT_EQ(1, feed(s, ": ping\ndata: a\n\n", &g));
   ASSERT_EQ(1, g.count);
   check(&g, 0, MCPP_SSE_COMMENT, "ping");
+  mcpp_sse_free(s);
+}
+
+/* SEP-1699: the priming event (an id, empty data) is proof of life, not a
+ * message; the id and retry are kept for Last-Event-ID and carry over to a
+ * resumed stream fed to the same parser after finish. */
+TEST(sse_ids_and_retry_are_kept_and_an_empty_event_is_proof_of_life) {
+  mcpp_sse *s = mcpp_sse_new(0);
+  got g = {0};
+  ASSERT_STR_EQ(mcpp_sse_last_event_id(s), "");
+  ASSERT_EQ(0, (int)mcpp_sse_retry_ms(s));
+  ASSERT_EQ(0, feed(s, "id: 0-1\nretry: 300\ndata: \n\n", &g));
+  ASSERT_EQ(1, g.count);
+  check(&g, 0, MCPP_SSE_COMMENT, "");
+  ASSERT_STR_EQ(mcpp_sse_last_event_id(s), "0-1");
+  ASSERT_EQ(300, (int)mcpp_sse_retry_ms(s));
+  ASSERT_EQ(0, feed(s, "retry: 3x\nid: with\xc3\xa9\ndata: {}\n\nid\n\n", &g));
+  check(&g, 1, MCPP_SSE_DATA, "{}");
+  ASSERT_EQ(2, g.count); /* "id" alone: an empty id, no event (no data) */
+  ASSERT_STR_EQ(mcpp_sse_last_event_id(s), "");
+  ASSERT_EQ(300, (int)mcpp_sse_retry_ms(s)); /* "3x" is no retry */
+  ASSERT_EQ(0, feed(s, "id: 0-2\ndata: {\"a\"", &g));
+  ASSERT_EQ(0, mcpp_sse_finish(s, collect, &g));
+  check(&g, 2, MCPP_SSE_DATA, "{\"a\"");
+  /* A resumed stream, same parser: the id carries over until a new one. */
+  ASSERT_STR_EQ(mcpp_sse_last_event_id(s), "0-2");
+  ASSERT_EQ(0, feed(s, "data: {}\n\n", &g));
+  ASSERT_STR_EQ(mcpp_sse_last_event_id(s), "0-2");
+  char id[MCPP_SSE_MAX_ID + 8] = "id: ";
+  memset(id + 4, 'x', MCPP_SSE_MAX_ID + 1);
+  strcpy(id + 4 + MCPP_SSE_MAX_ID + 1, "\n\n");
+  ASSERT_EQ(0, feed(s, id, &g)); /* too long: ignored */
+  ASSERT_STR_EQ(mcpp_sse_last_event_id(s), "0-2");
+  ASSERT_EQ(0, feed(s, "retry: 99999999999\n\n", &g));
+  ASSERT_EQ(1, mcpp_sse_retry_ms(s) == UINT32_MAX); /* capped */
   mcpp_sse_free(s);
 }

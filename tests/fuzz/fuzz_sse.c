@@ -2,7 +2,9 @@
  * libFuzzer harness for the SSE parser (sse.c). The input is a byte stream
  * fed in pieces whose sizes the input also chooses; a reference parser
  * over the whole stream says which events and comments must come out, in
- * order and byte-exact, and where MCPP_ERR_FRAME_TOO_LARGE must stop it.
+ * order and byte-exact (an event with empty data is proof of life, as a
+ * comment is), where MCPP_ERR_FRAME_TOO_LARGE must stop it, and the last
+ * event ID the parser keeps for Last-Event-ID.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -38,10 +40,16 @@ static void push(list *l, int kind, const char *p, size_t n) {
   l->v[l->n++] = (item){kind, copy, n};
 }
 
+/* An event: its data, or proof of life when the data is empty. */
+static void push_event(list *l, const char *data, size_t len) {
+  push(l, len ? MCPP_SSE_DATA : MCPP_SSE_COMMENT, data, len);
+}
+
 /* The whole stream at once: LF-ended lines, one \r stripped; a last line
- * without its LF still counts, and an unfinished event is delivered. */
+ * without its LF still counts, and an unfinished event is delivered. The
+ * last id field (no NUL, at most MCPP_SSE_MAX_ID bytes) goes to last_id. */
 static void reference(const uint8_t *s, size_t n, size_t max, list *out,
-                      int *too_large) {
+                      int *too_large, char *last_id) {
   char *data = malloc(max + 1);
   size_t len = 0;
   int has = 0;
@@ -60,7 +68,7 @@ static void reference(const uint8_t *s, size_t n, size_t max, list *out,
       goto out;
     }
     if (ll == 0) {
-      if (has) push(out, MCPP_SSE_DATA, data, len);
+      if (has) push_event(out, data, len);
       has = 0;
       len = 0;
     } else if (line[0] == ':') {
@@ -71,10 +79,15 @@ static void reference(const uint8_t *s, size_t n, size_t max, list *out,
     } else {
       const char *colon = memchr(line, ':', ll);
       size_t name = colon ? (size_t)(colon - line) : ll;
+      const char *v = colon ? colon + 1 : line + ll;
+      size_t vn = (size_t)(line + ll - v);
+      if (vn && v[0] == ' ') v++, vn--;
+      if (name == 2 && memcmp(line, "id", 2) == 0 && vn <= MCPP_SSE_MAX_ID &&
+          memchr(v, '\0', vn) == NULL) {
+        memcpy(last_id, v, vn);
+        last_id[vn] = '\0';
+      }
       if (name == 4 && memcmp(line, "data", 4) == 0) {
-        const char *v = colon ? colon + 1 : line + ll;
-        size_t vn = (size_t)(line + ll - v);
-        if (vn && v[0] == ' ') v++, vn--;
         if (len + (has ? 1 : 0) + vn > max) {
           *too_large = 1;
           goto out;
@@ -86,7 +99,7 @@ static void reference(const uint8_t *s, size_t n, size_t max, list *out,
       }
     }
   }
-  if (has) push(out, MCPP_SSE_DATA, data, len);
+  if (has) push_event(out, data, len);
 out:
   free(data);
 }
@@ -119,7 +132,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
 
   list want = {0};
   int too_large;
-  reference(data, size, max, &want, &too_large);
+  char last_id[MCPP_SSE_MAX_ID + 1] = "";
+  reference(data, size, max, &want, &too_large, last_id);
 
   mcpp_sse *s = mcpp_sse_new(max);
   CHECK(s);
@@ -148,6 +162,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(rc == 0);
     CHECK(!too_large);
     CHECK(k.got == want.n);
+    CHECK(strcmp(mcpp_sse_last_event_id(s), last_id) == 0);
   }
   mcpp_sse_free(s);
   for (size_t i = 0; i < want.n; i++) free(want.v[i].p);

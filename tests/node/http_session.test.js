@@ -239,8 +239,8 @@ test('a server gone mid-session ends it with the reason Python gives too', async
 });
 
 /** Starts the TS SDK's McpServer over Streamable HTTP; resolves with {url, stop}. */
-async function sdkHttpServer() {
-  const child = spawn(process.execPath, [path.join(h.FIXTURES, 'sdk_http_server.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+async function sdkHttpServer(...args) {
+  const child = spawn(process.execPath, [path.join(h.FIXTURES, 'sdk_http_server.mjs'), ...args], { stdio: ['ignore', 'pipe', 'inherit'] });
   const rl = readline.createInterface({ input: child.stdout });
   const url = await Promise.race([
     new Promise((resolve) => rl.once('line', (line) => resolve(line.trim()))),
@@ -333,6 +333,28 @@ test('a listening stream that fails or is told to try later is opened again (C\'
     const result = await s.request('tools/call', { name: 'gets' }, 30000);
     assert.deepEqual(result, { gets: ['no answer', 503, 'stream'], pong: true });
     assert.equal(s.listening, true);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('a stream the TS SDK server closes before the answer is resumed with Last-Event-ID (SEP-1699), as Python does', async () => {
+  // The answer waited out the request's timeout; the priming events (an id,
+  // no data) are proof of life, not messages.
+  const server = await sdkHttpServer('--resumable');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    const frames = s.driver.info().framesIn;
+    const result = await s.request('tools/call', { name: 'close_stream', arguments: {} }, 10000);
+    assert.equal(result.content[0].text, 'done');
+    assert.equal(s.driver.info().framesIn, frames + 1);
+    // Its deadline passes while the stream is resumed: the GET is cut, so
+    // the session's close is not held by a request that has no answer left.
+    await assert.rejects(s.request('tools/call', { name: 'close_stream', arguments: { ms: 60000 } }, 1000),
+      (err) => err.code === 'REQUEST_TIMEOUT');
+    assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
   } finally {
     await s.close();
     await server.stop();

@@ -241,3 +241,44 @@ async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_a
     finally:
         proc.kill()
         proc.wait()
+
+
+@pytest.fixture
+def resumable_server() -> Iterator[str]:
+    """The SDK server with an event store: SEP-1699 priming events, and a
+    tool (close_stream) whose answer comes only on a resumed stream."""
+    yield from serve_sdk_http(str(30 * 60), "resumable")
+
+
+def _text(answer: dict) -> str:
+    return answer["result"]["content"][0]["text"]
+
+
+async def test_a_stream_the_server_closes_before_the_answer_is_resumed_with_last_event_id(resumable_server):
+    """SEP-1699 (2025-11-25), against the official SDK server: the server
+    closes the tool call's SSE stream before answering; the client resumes
+    it with GET and Last-Event-ID and gets the answer (it waited out its
+    timeout). The priming events (an id, no data) reach the engine as proof
+    of life, not as messages."""
+    async with mcpping.http.connect(resumable_server, keepalive=None) as peer:
+        assert _text(await peer.request("tools/call", {"name": "echo", "arguments": {"text": "hi"}},
+                                        timeout=10)) == "hi"
+        frames = peer.info()["frames_in"]
+        answer = await peer.request("tools/call", {"name": "close_stream", "arguments": {}}, timeout=10)
+        assert _text(answer) == "done"
+        assert peer.info()["frames_in"] == frames + 1  # the answer alone, no empty priming frame
+        assert await peer.ping(5) > 0
+
+
+async def test_a_resumed_stream_is_cut_when_its_request_times_out(resumable_server):
+    """The request's deadline passes while its stream is resumed: the GET
+    waiting for an answer that will not come is cut, and its thread ends."""
+    async with mcpping.http.connect(resumable_server, keepalive=None) as peer:
+        before = {t for t in threading.enumerate() if t.name == "mcpping-http-post"}
+        with pytest.raises(asyncio.TimeoutError):
+            await peer.request("tools/call", {"name": "close_stream", "arguments": {"seconds": 60}},
+                               timeout=1)
+        for t in {t for t in threading.enumerate() if t.name == "mcpping-http-post"} - before:
+            await asyncio.to_thread(t.join, 5)
+            assert not t.is_alive()
+        assert await peer.ping(5) > 0

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include "mcpping/events.h"
 #include "mcpping/engine.h"
+#include "mcpping/sse.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -386,6 +387,24 @@ mcpp_http_listen_step mcpp_http_listen_after(int opened, int status,
 
 /* The step's name: "again", "never" or "expired". */
 const char *mcpp_http_listen_step_name(mcpp_http_listen_step step);
+
+/* SEP-1699: a server that gave an event ID on the SSE answer to a POST may
+ * close it before the request's answer, and the client resumes it with a
+ * GET carrying Last-Event-ID (the header MCPP_HTTP_LAST_EVENT_ID, the
+ * value mcpp_sse_last_event_id), on the same session, until the answer
+ * comes (mcpp_http_is_answer), the request is settled, or the GET is
+ * refused (then the request meets its deadline). After such a stream or
+ * a resuming GET ended without the answer, returns 1 to resume after
+ * *wait_ms: the stream's retry if it gave one, else 250 ms doubling from
+ * the last wait (*wait_ms, 0 at first) to 30 s; 0 when it cannot be
+ * resumed (no event ID came). */
+int mcpp_http_resume_after(const mcpp_sse *stream, uint32_t *wait_ms);
+#define MCPP_HTTP_LAST_EVENT_ID "Last-Event-ID"
+
+/* 1 if msg is the answer (a result or an error) to the request in frame:
+ * the same id, byte for byte; else 0. */
+int mcpp_http_is_answer(const char *frame, size_t frame_len, const char *msg,
+                        size_t msg_len);
 
 #ifdef __cplusplus
 }

@@ -157,6 +157,21 @@ mcpp_http_listen_step mcpp_http_listen_after(int opened, int status, const char 
              : MCPP_HTTP_LISTEN_NEVER;
 }
 
+int mcpp_http_resume_after(const mcpp_sse *stream, uint32_t *wait_ms) {
+  if (mcpp_sse_last_event_id(stream)[0] == '\0') return 0;
+  uint32_t retry = mcpp_sse_retry_ms(stream);
+  *wait_ms = retry ? retry : relisten_delay_ms(*wait_ms);
+  return 1;
+}
+
+int mcpp_http_is_answer(const char *frame, size_t frame_len, const char *msg, size_t msg_len) {
+  mcpp__msg req, ans;
+  return frame != NULL && msg != NULL && mcpp__scan_message(frame, frame_len, &req) == 0 &&
+         mcpp__scan_message(msg, msg_len, &ans) == 0 && req.id.p != NULL && req.method.p != NULL &&
+         ans.method.p == NULL && (ans.result.p != NULL || ans.error.p != NULL) &&
+         mcpp__span_eq(ans.id, req.id.p, req.id.n);
+}
+
 const char *mcpp_http_listen_step_name(mcpp_http_listen_step step) {
   switch (step) {
     case MCPP_HTTP_LISTEN_AGAIN: return "again";

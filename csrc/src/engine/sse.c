@@ -3,6 +3,7 @@
  * from lines.c (exact mode, so the blank line that ends an event is seen),
  * and an event's data is gathered here under the same bound.
  */
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -16,6 +17,8 @@ struct mcpp_sse {
   size_t len;
   size_t cap;
   int has_data; /* a data line came (an empty one counts) */
+  char last_id[MCPP_SSE_MAX_ID + 1]; /* the last "id" field, for Last-Event-ID */
+  uint32_t retry_ms;                 /* the last "retry" field; 0: none */
   int error;    /* the first error (negative), sticky */
   mcpp_sse_fn fn;
   void *arg;
@@ -69,7 +72,29 @@ static int dispatch(mcpp_sse *s) {
   size_t len = s->len;
   s->len = 0;
   s->has_data = 0;
-  return s->fn(s->arg, MCPP_SSE_DATA, s->data ? s->data : "", len) ? 1 : 0;
+  /* An event with empty data (SEP-1699's priming event: an id and no
+   * message) carries no message, but the server sent it: proof of life. */
+  mcpp_sse_kind kind = len ? MCPP_SSE_DATA : MCPP_SSE_COMMENT;
+  return s->fn(s->arg, kind, s->data ? s->data : "", len) ? 1 : 0;
+}
+
+/* The "id" field: kept for Last-Event-ID. One with a NUL is ignored (as
+ * WHATWG says), and so is one longer than MCPP_SSE_MAX_ID (no server's is). */
+static void set_id(mcpp_sse *s, const char *v, size_t n) {
+  if (n > MCPP_SSE_MAX_ID || memchr(v, '\0', n) != NULL) return;
+  memcpy(s->last_id, v, n);
+  s->last_id[n] = '\0';
+}
+
+/* The "retry" field: ASCII digits only, else ignored (as WHATWG says). */
+static void set_retry(mcpp_sse *s, const char *v, size_t n) {
+  uint64_t ms = 0;
+  if (n == 0) return;
+  for (size_t i = 0; i < n; i++) {
+    if (v[i] < '0' || v[i] > '9') return;
+    if (ms < UINT32_MAX) ms = ms * 10 + (uint64_t)(v[i] - '0');
+  }
+  s->retry_ms = ms > UINT32_MAX ? UINT32_MAX : (uint32_t)ms;
 }
 
 static int on_line(void *arg, const char *line, size_t len) {
@@ -86,11 +111,15 @@ static int on_line(void *arg, const char *line, size_t len) {
   }
   const char *colon = memchr(line, ':', len);
   size_t name_len = colon ? (size_t)(colon - line) : len;
+  const char *v = colon ? colon + 1 : line + len;
+  size_t n = (size_t)(line + len - v);
+  if (n && v[0] == ' ') v++, n--;
   if (name_len == 4 && memcmp(line, "data", 4) == 0) {
-    const char *v = colon ? colon + 1 : line + len;
-    size_t n = (size_t)(line + len - v);
-    if (n && v[0] == ' ') v++, n--;
     if ((rc = add_data(s, v, n)) != 0) return (s->error = rc), 1;
+  } else if (name_len == 2 && memcmp(line, "id", 2) == 0) {
+    set_id(s, v, n);
+  } else if (name_len == 5 && memcmp(line, "retry", 5) == 0) {
+    set_retry(s, v, n);
   }
   return 0;
 }
@@ -120,3 +149,7 @@ int mcpp_sse_finish(mcpp_sse *s, mcpp_sse_fn fn, void *arg) {
   }
   return dispatch(s);
 }
+
+const char *mcpp_sse_last_event_id(const mcpp_sse *s) { return s->last_id; }
+
+uint32_t mcpp_sse_retry_ms(const mcpp_sse *s) { return s->retry_ms; }
