@@ -75,6 +75,8 @@ class HttpSession {
     this.closed = false;
     /** @type {AbortController|null} aborts the GET stream at close */
     this.listenAbort = null;
+    /** @type {{session: string, sse: object}|null} the listening stream's parser (its last event ID) */
+    this.listenSse = null;
     /** The last wait before opening the listening stream again (0: none since it was open). */
     this.relistenMs = 0;
     this.relistenTimer = null;
@@ -191,7 +193,12 @@ class HttpSession {
     const session = this.sessionId;
     const abort = new AbortController();
     this.listenAbort = abort;
+    // The session's stream keeps its last event ID across reopenings: sent
+    // as Last-Event-ID, what the server sent while it was down comes now.
+    if (!this.listenSse || this.listenSse.session !== session) this.listenSse = { session, sse: new binding.SseParser() };
+    const { sse } = this.listenSse;
     const headers = this.headers('GET', session);
+    if (sse.lastEventId) headers[binding.httpLastEventId] = sse.lastEventId;
     let answered;
     const settled = new Promise((resolve) => (answered = resolve));
     (async () => {
@@ -207,10 +214,12 @@ class HttpSession {
           opened = true;
           this.listening = session === this.sessionId;
           answered();
-          await readSse(res.body, new binding.SseParser(), (text) => this.receive(text), () => this.driver.touch());
+          await readSse(res.body, sse, (text) => this.receive(text), () => this.driver.touch());
         }
-      } catch {
-        // Not reached, or the stream broke (or close() cut it).
+      } catch (err) {
+        // Not reached, or the stream broke (or close() cut it); an oversize
+        // event ends that parser.
+        if (err instanceof SseTooLarge) this.listenSse = null;
       }
       answered();
       this.listenEnded(abort, session, opened, status, body);

@@ -232,6 +232,9 @@ class HttpPeer:
         #: The last wait before opening the listening stream again, in ms (0: none since open).
         self._relisten_ms = 0
         self._relisten: asyncio.TimerHandle | None = None
+        #: The listening stream's session and parser, which keeps its last
+        #: event ID across reopenings (None: none yet, or a new session's).
+        self._listen_sse: tuple[str | None, _native.SseParser] | None = None
         self._listen_settled: asyncio.Future[None] | None = None
         self.driver = EngineDriver(self._engine_send, keepalive=keepalive, transport="streamable-http",
                                    ping_timeout=ping_timeout, request_timeout=request_timeout,
@@ -543,20 +546,28 @@ class HttpPeer:
         """Opens the GET listening stream in a thread of its own."""
         if self._closed or self._listener is not None and self._listener.is_alive():
             return
-        self._listener = threading.Thread(target=self._listen_blocking, args=(self.session_id,),
-                                          daemon=True, name="mcpping-http-listen")
+        if self._listen_sse is None or self._listen_sse[0] != self.session_id:
+            self._listen_sse = (self.session_id, _native.SseParser())  # a new session's stream
+        self._listener = threading.Thread(target=self._listen_blocking,
+                                          args=self._listen_sse, daemon=True,
+                                          name="mcpping-http-listen")
         self._listener.start()
 
-    def _listen_blocking(self, session: str | None) -> None:
-        """Runs in the listener thread: GET, then every SSE event to the loop;
-        then hands the loop how it ended (opened, or the refusal's status
-        and body; status 0: no answer)."""
+    def _listen_blocking(self, session: str | None, sse: _native.SseParser) -> None:
+        """Runs in the listener thread: GET (with Last-Event-ID once the
+        session's stream gave an event ID, so what the server sent while it
+        was down comes now), then every SSE event to the loop; then hands
+        the loop how it ended (opened, or the refusal's status and body;
+        status 0: no answer)."""
         conn = self._connection()
         self._listen_conn = conn
         opened, status, body = False, 0, b""
+        headers = self._headers("GET", session)
+        if sse.last_event_id:
+            headers[_native.HTTP_LAST_EVENT_ID] = sse.last_event_id
         try:
             if not self._closed:
-                conn.request("GET", self._url["target"], headers=self._headers("GET", session))
+                conn.request("GET", self._url["target"], headers=headers)
                 resp = conn.getresponse()
                 if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
                     status, body = resp.status, _read_body(resp) or b""
@@ -564,8 +575,10 @@ class HttpPeer:
                     conn.unbounded()  # an idle stream is no error
                     opened = True
                     self._to_loop_call(self._listen_opened, session)
-                    _read_sse(resp, _native.SseParser(), self._to_loop, self._touch)
-        except (OSError, ValueError, http.client.HTTPException):
+                    _read_sse(resp, sse, self._to_loop, self._touch)
+        except ValueError:
+            self._listen_sse = None  # an oversize event: that parser is done
+        except (OSError, http.client.HTTPException):
             pass  # not reached, or the stream broke (or close() shut it)
         finally:
             conn.close()

@@ -33,9 +33,11 @@ Flags:
                       server might; everything else is answered as usual
   --mode listen-later  the GET listening stream fails before it opens: the
                       first GET is closed with no answer, the second is a 503;
-                      the third opens and carries a ping from the server. A
-                      tools/call waits (10 s at most) for that ping's answer,
-                      then says what each GET met: {"gets": [...], "pong": bool}
+                      the third opens, carries a ping from the server (event
+                      id ev-1) and ends once it is answered; the fourth is held
+                      open. A tools/call waits (10 s at most) for the fourth,
+                      then says what each GET met and the Last-Event-ID each
+                      carried: {"gets": [...], "last_event_ids": [...], "pong": bool}
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -52,8 +54,9 @@ ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "s
 args = ap.parse_args()
 
 lock = threading.Lock()
-state = {"sessions": 0, "live": set(), "expired_once": False, "gets": []}
+state = {"sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": []}
 pong = threading.Event()  # listen-later: the client answered the ping sent on its GET stream
+reopened = threading.Event()  # listen-later: the stream that ended was opened again
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -79,6 +82,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             n = len(state["gets"])
             state["gets"].append(["no answer", 503, "stream"][min(n, 2)])
+            state["last_event_ids"].append(self.headers.get("Last-Event-ID"))
         if n == 0:
             self.close_connection = True  # closed with no answer at all
             return
@@ -87,9 +91,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
-        self.wfile.write(b'data: {"jsonrpc":"2.0","id":"listen-ping","method":"ping"}\n\n')
-        self.wfile.flush()
         self.close_connection = True
+        if n == 2:
+            self.wfile.write(b'id: ev-1\ndata: {"jsonrpc":"2.0","id":"listen-ping","method":"ping"}\n\n')
+            self.wfile.flush()
+            pong.wait(10)
+            return  # the stream ends: the client opens it again
+        self.wfile.flush()
+        reopened.set()
         self.rfile.read(1)  # held open until the client leaves
 
     def do_DELETE(self):
@@ -152,10 +161,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mid is None or "method" not in msg:
             return self.reply(202)
         if method == "tools/call" and args.mode == "listen-later":
-            answered = pong.wait(10)
+            answered = pong.wait(10) and reopened.wait(10)
             with lock:
-                gets = list(state["gets"])
-            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"gets": gets, "pong": answered}})
+                gets, ids = list(state["gets"]), list(state["last_event_ids"])
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {
+                "gets": gets, "last_event_ids": ids, "pong": answered}})
         if method == "tools/call" and args.mode == "endless":
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -218,8 +218,9 @@ def test_the_cli_ends_its_session_with_delete(http_server):
 async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_again():
     """C's rule (mcpp_http_listen_after), as Node follows it: a GET that
     met no answer, then a 503, is sent again after a wait that doubles;
-    the third opens, and the server's ping on it is answered. (Python
-    gave up after a GET with no answer, and both after a 503.)"""
+    the third opens, and the server's ping on it is answered; when it ends
+    it is opened again with the Last-Event-ID it gave. (Python gave up
+    after a GET with no answer, and both after a 503.)"""
     proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", "listen-later"],
                             stdout=subprocess.PIPE, text=True)
     try:
@@ -227,7 +228,8 @@ async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_a
         url = proc.stdout.readline().strip()
         peer = await mcpping.http.connect(url, keepalive=None)
         answer = await peer.request("tools/call", {"name": "gets"}, timeout=30)
-        assert answer["result"] == {"gets": ["no answer", 503, "stream"], "pong": True}
+        assert answer["result"] == {"gets": ["no answer", 503, "stream", "stream"],
+                                    "last_event_ids": [None, None, None, "ev-1"], "pong": True}
         assert peer.listening
         # The stream has no length (it ends by closing), so http.client gave
         # its socket to the response: it still has no read timeout (an idle
