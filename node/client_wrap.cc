@@ -105,6 +105,7 @@ class SseWrap : public Napi::ObjectWrap<SseWrap> {
     return DefineClass(env, "SseParser",
                        {InstanceMethod("feed", &SseWrap::Feed), InstanceMethod("finish", &SseWrap::Finish),
                         InstanceMethod("resumeAfter", &SseWrap::ResumeAfter),
+                        InstanceMethod("listenAfter", &SseWrap::ListenAfter),
                         InstanceAccessor("lastEventId", &SseWrap::LastEventId, nullptr)});
   }
   explicit SseWrap(const Napi::CallbackInfo &info) : Napi::ObjectWrap<SseWrap>(info) {
@@ -137,6 +138,23 @@ class SseWrap : public Napi::ObjectWrap<SseWrap> {
     uint32_t wait = info[0].As<Napi::Number>().Uint32Value();
     if (!mcpp_http_resume_after(sse_, &wait)) return info.Env().Null();
     return Napi::Number::New(info.Env(), wait);
+  }
+  // listenAfter(opened, status, body, waitMs) -> {step, waitMs}: after this
+  // GET listening stream is over, 'again' (after waitMs), 'never' or
+  // 'expired' (C's rule, mcpp_http_listen_after).
+  Napi::Value ListenAfter(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsBoolean() || !info[1].IsNumber() || !info[2].IsString() || !info[3].IsNumber())
+      throw Napi::TypeError::New(env, "listenAfter(opened: boolean, status: number, body: string, waitMs: number)");
+    std::string body = info[2].As<Napi::String>().Utf8Value();
+    uint32_t wait = info[3].As<Napi::Number>().Uint32Value();
+    mcpp_http_listen_step step = mcpp_http_listen_after(sse_, info[0].As<Napi::Boolean>().Value(),
+                                                        info[1].As<Napi::Number>().Int32Value(),
+                                                        body.data(), body.size(), &wait);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("step", mcpp_http_listen_step_name(step));
+    out.Set("waitMs", wait);
+    return out;
   }
   Napi::Value Done(Napi::Env env, Collect &c, int rc) {
     if (rc < 0) throw Napi::Error::New(env, mcpp_strerror(rc));

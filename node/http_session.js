@@ -11,6 +11,7 @@
  * session expired, so the handshake runs again (a "reconnect" record) and
  * the pings that met the 404 are sent again; nothing else is resent.
  */
+const { setTimeout: sleep } = require('node:timers/promises');
 const { format } = require('node:util');
 const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
@@ -222,21 +223,21 @@ class HttpSession {
         if (err instanceof SseTooLarge) this.listenSse = null;
       }
       answered();
-      this.listenEnded(abort, session, opened, status, body);
+      this.listenEnded(abort, session, sse, opened, status, body);
     })();
     return settled;
   }
 
   /**
    * The GET stream is over: C's rule says what follows (open it again after
-   * a wait, never ask again, or initialize again).
+   * a wait, at the pace its retry asks, never ask again, or initialize again).
    */
-  listenEnded(abort, session, opened, status, body) {
+  listenEnded(abort, session, sse, opened, status, body) {
     if (this.listenAbort === abort) this.listenAbort = null;
     if (this.closed || session !== this.sessionId) return; // an older session's stream
     this.listening = false;
     if (!this.listenWanted) return;
-    const next = binding.httpListenAfter(opened, status, body, this.relistenMs);
+    const next = sse.listenAfter(opened, status, body, this.relistenMs);
     this.relistenMs = next.waitMs;
     if (next.step === 'expired') this.sessionExpired('', session);
     else if (next.step === 'never') this.listenWanted = false;
@@ -364,7 +365,12 @@ class HttpSession {
       const { signal } = answer ? answer.abort : {};
       if (!answer || answer.answered || signal.aborted || this.closed) return;
       const next = sse.resumeAfter(wait);
-      if (next === null || !(await waitUnlessAborted(next, signal))) return;
+      if (next === null) return;
+      try {
+        await sleep(next, undefined, { signal });
+      } catch {
+        return; // settled meanwhile
+      }
       wait = next;
       const headers = { ...this.headers('GET', session), [binding.httpLastEventId]: sse.lastEventId };
       try {
@@ -540,21 +546,6 @@ async function readSse(body, sse, onData, onComment) {
   };
   for await (const chunk of body) deliver(parse(() => sse.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))));
   deliver(parse(() => sse.finish()));
-}
-
-/** Resolves true after ms, or false as soon as signal aborts. */
-function waitUnlessAborted(ms, signal) {
-  if (signal.aborted) return Promise.resolve(false);
-  return new Promise((resolve) => {
-    const done = (ok) => {
-      clearTimeout(timer);
-      signal.removeEventListener('abort', onAbort);
-      resolve(ok);
-    };
-    const onAbort = () => done(false);
-    const timer = setTimeout(() => done(true), ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** @param {Error} err @returns {string} the root cause, e.g. "ECONNREFUSED" */

@@ -125,24 +125,6 @@ Napi::Value HttpIsAnswer(const Napi::CallbackInfo &info) {
   return Napi::Boolean::New(env, mcpp_http_is_answer(frame.data(), frame.size(), msg.data(), msg.size()) != 0);
 }
 
-// httpListenAfter(opened, status, body, waitMs) -> {step, waitMs}: after
-// the GET listening stream is over, 'again' (after waitMs), 'never' or
-// 'expired' (C's rule, mcpp_http_listen_after).
-Napi::Value HttpListenAfter(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsBoolean() || !info[1].IsNumber() || !info[2].IsString() || !info[3].IsNumber())
-    throw Napi::TypeError::New(env, "httpListenAfter(opened: boolean, status: number, body: string, waitMs: number)");
-  std::string body = info[2].As<Napi::String>().Utf8Value();
-  uint32_t wait = info[3].As<Napi::Number>().Uint32Value();
-  mcpp_http_listen_step step = mcpp_http_listen_after(info[0].As<Napi::Boolean>().Value(),
-                                                      info[1].As<Napi::Number>().Int32Value(),
-                                                      body.data(), body.size(), &wait);
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("step", mcpp_http_listen_step_name(step));
-  out.Set("waitMs", wait);
-  return out;
-}
-
 // 'POST', 'GET' or 'DELETE' as C's method.
 mcpp_http_method HttpMethodFromJs(Napi::Env env, const Napi::Value &v) {
   std::string name = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
@@ -449,7 +431,6 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpUnreadableAnswer", Napi::Function::New(env, HttpUnreadableAnswer, "httpUnreadableAnswer"));
   exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
   exports.Set("httpOversizeAnswer", Napi::Function::New(env, HttpOversizeAnswer, "httpOversizeAnswer"));
-  exports.Set("httpListenAfter", Napi::Function::New(env, HttpListenAfter, "httpListenAfter"));
   exports.Set("httpIsAnswer", Napi::Function::New(env, HttpIsAnswer, "httpIsAnswer"));
   exports.Set("httpLastEventId", MCPP_HTTP_LAST_EVENT_ID);
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));

@@ -240,12 +240,30 @@ static PyObject *Sse_resume_after(PyObject *o, PyObject *arg) {
   return PyLong_FromUnsignedLong(wait);
 }
 
+/* listen_after(opened, status, body, wait_ms) -> (step, wait_ms): C's rule
+ * for this listening stream once it is over (mcpp_http_listen_after). */
+static PyObject *Sse_listen_after(PyObject *o, PyObject *args) {
+  int opened, status;
+  unsigned int wait_ms;
+  mcpping_bytes body = {0};
+  if (!PyArg_ParseTuple(args, "piO&I", &opened, &status, mcpping_bytes_conv, &body, &wait_ms))
+    return NULL;
+  uint32_t wait = wait_ms;
+  mcpp_http_listen_step step = mcpp_http_listen_after(((SseObject *)o)->sse, opened, status,
+                                                      body.buf, (size_t)body.len, &wait);
+  mcpping_bytes_release(&body);
+  return Py_BuildValue("(sI)", mcpp_http_listen_step_name(step), (unsigned int)wait);
+}
+
 static PyGetSetDef Sse_getset[] = {
     {"last_event_id", Sse_last_event_id, NULL,
      "The stream's last event ID ('' before any): its Last-Event-ID.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef Sse_methods[] = {
+    {"listen_after", Sse_listen_after, METH_VARARGS,
+     "listen_after(opened, status, body, wait_ms) -> (step, wait_ms): after this GET "
+     "listening stream is over, 'again' (after wait_ms), 'never' or 'expired'."},
     {"resume_after", Sse_resume_after, METH_O,
      "resume_after(wait_ms) -> int | None: after the stream ended without its "
      "request's answer, the ms to wait before resuming it (Last-Event-ID), from "

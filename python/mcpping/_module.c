@@ -922,9 +922,6 @@ static PyMethodDef module_methods[] = {
      "outcome_is_lost(outcome) -> bool: whether the outcome counts as a lost ping."},
     {"http_is_answer", mcpping_http_is_answer, METH_VARARGS,
      "http_is_answer(frame, msg) -> bool: msg is the answer to the request in frame."},
-    {"http_listen_after", mcpping_http_listen_after, METH_VARARGS,
-     "http_listen_after(opened, status, body, wait_ms) -> (step, wait_ms): after the "
-     "GET listening stream is over, 'again' (after wait_ms), 'never' or 'expired'."},
     {"http_classify", mcpping_http_classify, METH_VARARGS,
      "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
      "'session_expired' or 'failed'."},

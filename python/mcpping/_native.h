@@ -94,7 +94,6 @@ int mcpping_event_from_dict(PyObject *d, mcpp_event *ev);
 PyObject *mcpping_event_outcome(PyObject *module, PyObject *d);
 PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
-PyObject *mcpping_http_listen_after(PyObject *module, PyObject *args);
 PyObject *mcpping_http_is_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args);

@@ -168,11 +168,6 @@ def unserved_request_answer(frame: bytes) -> bytes | None:
     no request (a response, a notification, an id of null)."""
 def http_is_answer(frame: bytes, msg: bytes) -> bool:
     """msg is the answer (result or error) to the request in frame."""
-def http_listen_after(opened: bool, status: int, body: bytes, wait_ms: int) -> tuple[str, int]:
-    """What follows the GET listening stream's end (opened: its event
-    stream had begun), failure (status 0: no answer) or refusal (status and
-    body): ("again", ms to wait, from the last wait wait_ms), ("never", 0)
-    or ("expired", 0): the session expired."""
 def stale_bound_ms(interval_ms: int, timeout_ms: int, failures: int) -> int:
     """The longest a frozen peer goes before it is stale: interval +
     timeout x failures, capped at the longest timer (0: the default)."""
@@ -369,6 +364,11 @@ class SseParser:
     def finish(self) -> list[bytes | None]: ...
     @property
     def last_event_id(self) -> str: ...
+    def listen_after(self, opened: bool, status: int, body: bytes, wait_ms: int) -> tuple[str, int]:
+        """What follows this GET listening stream's end (opened: its event
+        stream had begun), failure (status 0: no answer) or refusal (status
+        and body): ("again", ms to wait: its retry, or from the last wait
+        wait_ms), ("never", 0) or ("expired", 0): the session expired."""
     def resume_after(self, wait_ms: int) -> int | None:
         """After the stream ended without its request's answer: the ms to
         wait before resuming it with Last-Event-ID (the retry it gave, else

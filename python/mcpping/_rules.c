@@ -163,18 +163,6 @@ PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args) {
   return post_answer(write_error, &a);
 }
 
-PyObject *mcpping_http_listen_after(PyObject *module, PyObject *args) {
-  int opened, status;
-  unsigned int wait_ms;
-  mcpping_bytes body = {0};
-  if (!PyArg_ParseTuple(args, "piO&I", &opened, &status, mcpping_bytes_conv, &body, &wait_ms))
-    return NULL;
-  uint32_t wait = wait_ms;
-  mcpp_http_listen_step step = mcpp_http_listen_after(opened, status, body.buf, (size_t)body.len, &wait);
-  mcpping_bytes_release(&body);
-  return Py_BuildValue("(sI)", mcpp_http_listen_step_name(step), (unsigned int)wait);
-}
-
 /* "POST", "GET" or "DELETE" as C's method; ValueError for another. */
 static int http_method_conv(PyObject *arg, void *out) {
   const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, NULL) : NULL;

@@ -582,7 +582,7 @@ class HttpPeer:
             pass  # not reached, or the stream broke (or close() shut it)
         finally:
             conn.close()
-        self._to_loop_call(self._listen_ended, (session, opened, status, body))
+        self._to_loop_call(self._listen_ended, (session, sse, opened, status, body))
 
     def _settle_listen(self) -> None:
         if self._listen_settled is not None and not self._listen_settled.done():
@@ -592,17 +592,18 @@ class HttpPeer:
         self.listening = session == self.session_id
         self._settle_listen()
 
-    def _listen_ended(self, how: tuple[str | None, bool, int, bytes]) -> None:
+    def _listen_ended(self, how: tuple[str | None, _native.SseParser, bool, int, bytes]) -> None:
         """The GET stream is over: C's rule says what follows (open it
-        again after a wait, never ask again, or initialize again)."""
-        session, opened, status, body = how
+        again after a wait, at the pace its retry asks, never ask again,
+        or initialize again)."""
+        session, sse, opened, status, body = how
         self._settle_listen()
         if self._closed or session != self.session_id:
             return  # an older session's stream
         self.listening = False
         if not self._listen_wanted:
             return
-        step, self._relisten_ms = _native.http_listen_after(opened, status, body, self._relisten_ms)
+        step, self._relisten_ms = sse.listen_after(opened, status, body, self._relisten_ms)
         if step == "expired":
             self._session_expired((b"", session))
         elif step == "never":

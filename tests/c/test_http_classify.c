@@ -39,7 +39,7 @@ TEST(http_404_without_a_session_and_other_statuses_fail) {
 TEST(http_listen_after_a_failure_waits_from_250_ms_doubling_to_30_s) {
   uint32_t d = 0, seen[10];
   for (int i = 0; i < 10; i++) {
-    ASSERT_EQ(mcpp_http_listen_after(0, 0, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+    ASSERT_EQ(mcpp_http_listen_after(NULL, 0, 0, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
     seen[i] = d;
   }
   ASSERT_EQ(250, (int)seen[0]);
@@ -47,7 +47,7 @@ TEST(http_listen_after_a_failure_waits_from_250_ms_doubling_to_30_s) {
   ASSERT_EQ(16000, (int)seen[6]);
   ASSERT_EQ(30000, (int)seen[7]);
   ASSERT_EQ(30000, (int)seen[9]);
-  ASSERT_EQ(mcpp_http_listen_after(1, 200, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+  ASSERT_EQ(mcpp_http_listen_after(NULL, 1, 200, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
   ASSERT_EQ(250, (int)d);
 }
 
@@ -58,19 +58,19 @@ TEST(http_listen_after_a_refusal_retries_only_what_says_try_later) {
   static const int later[] = {408, 429, 502, 503, 504};
   for (size_t i = 0; i < sizeof later / sizeof later[0]; i++) {
     uint32_t d = 500;
-    ASSERT_EQ(mcpp_http_listen_after(0, later[i], "", 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+    ASSERT_EQ(mcpp_http_listen_after(NULL, 0, later[i], "", 0, &d), MCPP_HTTP_LISTEN_AGAIN);
     ASSERT_EQ(1000, (int)d);
   }
   static const int never[] = {400, 401, 403, 405, 406, 500, 501, 200};
   for (size_t i = 0; i < sizeof never / sizeof never[0]; i++) {
     uint32_t d = 500;
-    ASSERT_EQ(mcpp_http_listen_after(0, never[i], "", 0, &d), MCPP_HTTP_LISTEN_NEVER);
+    ASSERT_EQ(mcpp_http_listen_after(NULL, 0, never[i], "", 0, &d), MCPP_HTTP_LISTEN_NEVER);
     ASSERT_EQ(0, (int)d);
   }
   uint32_t d = 0;
-  ASSERT_EQ(mcpp_http_listen_after(0, 404, "Not Found", 9, &d), MCPP_HTTP_LISTEN_EXPIRED);
+  ASSERT_EQ(mcpp_http_listen_after(NULL, 0, 404, "Not Found", 9, &d), MCPP_HTTP_LISTEN_EXPIRED);
   static const char gone[] = "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32601}}";
-  ASSERT_EQ(mcpp_http_listen_after(0, 404, gone, sizeof gone - 1, &d), MCPP_HTTP_LISTEN_NEVER);
+  ASSERT_EQ(mcpp_http_listen_after(NULL, 0, 404, gone, sizeof gone - 1, &d), MCPP_HTTP_LISTEN_NEVER);
   ASSERT_STR_EQ(mcpp_http_listen_step_name(MCPP_HTTP_LISTEN_EXPIRED), "expired");
   ASSERT_STR_EQ(mcpp_http_listen_step_name(MCPP_HTTP_LISTEN_AGAIN), "again");
   ASSERT_STR_EQ(mcpp_http_listen_step_name(MCPP_HTTP_LISTEN_NEVER), "never");
@@ -205,4 +205,22 @@ TEST(http_is_answer_matches_a_result_or_error_under_the_request_id_byte_for_byte
   ASSERT_EQ(0, IS_ANSWER(REQ, "not json"));
   ASSERT_EQ(0, IS_ANSWER("{\"method\":\"notifications/initialized\"}", "{\"id\":null,\"result\":{}}"));
   ASSERT_EQ(1, IS_ANSWER("{\"id\":7,\"method\":\"x\"}", "{\"result\":{},\"id\":7}"));
+}
+
+/* A listening stream whose server asked for a retry is opened again at that
+ * pace after it ends, and never sooner after a failure. */
+TEST(http_listen_after_keeps_to_the_stream_retry) {
+  mcpp_sse *s = mcpp_sse_new(0);
+  uint32_t d = 0;
+  ASSERT_EQ(0, mcpp_sse_feed(s, "retry: 5000\nid: 1\ndata: \n\n", 26, ignore_event, NULL));
+  ASSERT_EQ(mcpp_http_listen_after(s, 1, 200, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+  ASSERT_EQ(5000, (int)d);
+  d = 250;
+  ASSERT_EQ(mcpp_http_listen_after(s, 0, 0, NULL, 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+  ASSERT_EQ(5000, (int)d);
+  d = 16000;
+  ASSERT_EQ(mcpp_http_listen_after(s, 0, 503, "", 0, &d), MCPP_HTTP_LISTEN_AGAIN);
+  ASSERT_EQ(30000, (int)d);
+  ASSERT_EQ(mcpp_http_listen_after(s, 0, 405, "", 0, &d), MCPP_HTTP_LISTEN_NEVER);
+  mcpp_sse_free(s);
 }

@@ -325,12 +325,16 @@ test('a server without GET (http_fault.py answers 501) is not asked again', asyn
 test('a listening stream that fails or is told to try later is opened again (C\'s rule, as Python follows it)', async () => {
   // http_fault.py --mode listen-later: the first GET is closed with no
   // answer, the second is a 503, the third opens, carries a ping and ends;
-  // the fourth resumes it with Last-Event-ID. A 503 ended listening for good.
+  // the fourth resumes it with Last-Event-ID after its retry. A 503 ended
+  // listening for good.
   const server = await faultServer('listen-later');
   const s = new HttpSession(server.url);
   try {
     await s.initialize(INIT, 5000);
     const result = await s.request('tools/call', { name: 'gets' }, 30000);
+    // The stream asked for a retry of 600 ms: it is not reopened sooner.
+    assert.ok(result.reopened_after_ms >= 590, `reopened after ${result.reopened_after_ms} ms`);
+    delete result.reopened_after_ms;
     assert.deepEqual(result, { gets: ['no answer', 503, 'stream', 'stream'], last_event_ids: [null, null, null, 'ev-1'], pong: true });
     assert.equal(s.listening, true);
   } finally {

@@ -34,10 +34,12 @@ Flags:
   --mode listen-later  the GET listening stream fails before it opens: the
                       first GET is closed with no answer, the second is a 503;
                       the third opens, carries a ping from the server (event
-                      id ev-1) and ends once it is answered; the fourth is held
-                      open. A tools/call waits (10 s at most) for the fourth,
-                      then says what each GET met and the Last-Event-ID each
-                      carried: {"gets": [...], "last_event_ids": [...], "pong": bool}
+                      id ev-1, retry 600 ms) and ends once it is answered; the
+                      fourth is held open. A tools/call waits (10 s at most)
+                      for the fourth, then says what each GET met, the
+                      Last-Event-ID each carried and how long after the third
+                      ended the fourth came: {"gets": [...], "last_event_ids":
+                      [...], "pong": bool, "reopened_after_ms": int}
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -46,6 +48,7 @@ import http.server
 import json
 import sys
 import threading
+import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
@@ -54,7 +57,8 @@ ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "s
 args = ap.parse_args()
 
 lock = threading.Lock()
-state = {"sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": []}
+state = {"sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": [],
+         "ended": None, "gap": None}
 pong = threading.Event()  # listen-later: the client answered the ping sent on its GET stream
 reopened = threading.Event()  # listen-later: the stream that ended was opened again
 
@@ -93,10 +97,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.end_headers()
         self.close_connection = True
         if n == 2:
-            self.wfile.write(b'id: ev-1\ndata: {"jsonrpc":"2.0","id":"listen-ping","method":"ping"}\n\n')
+            self.wfile.write(b'retry: 600\nid: ev-1\ndata: {"jsonrpc":"2.0","id":"listen-ping","method":"ping"}\n\n')
             self.wfile.flush()
             pong.wait(10)
-            return  # the stream ends: the client opens it again
+            with lock:
+                state["ended"] = time.monotonic()
+            return  # the stream ends: the client opens it again, 600 ms on
+        with lock:
+            if state["gap"] is None and state["ended"] is not None:
+                state["gap"] = time.monotonic() - state["ended"]
         self.wfile.flush()
         reopened.set()
         self.rfile.read(1)  # held open until the client leaves
@@ -163,9 +172,10 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == "tools/call" and args.mode == "listen-later":
             answered = pong.wait(10) and reopened.wait(10)
             with lock:
-                gets, ids = list(state["gets"]), list(state["last_event_ids"])
+                gets, ids, gap = list(state["gets"]), list(state["last_event_ids"]), state["gap"]
             return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {
-                "gets": gets, "last_event_ids": ids, "pong": answered}})
+                "gets": gets, "last_event_ids": ids, "pong": answered,
+                "reopened_after_ms": None if gap is None else int(gap * 1000)}})
         if method == "tools/call" and args.mode == "endless":
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

@@ -373,17 +373,20 @@ typedef enum mcpp_http_listen_step {
 } mcpp_http_listen_step;
 
 /* The rule both clients follow after their GET listening stream (always
- * sent with a session) is over. opened: its event stream had begun; else
+ * sent with a session) is over. stream: the parser its events went
+ * through (kept across reopenings; NULL for none), whose retry field the
+ * server asks to be waited; opened: its event stream had begun; else
  * status is the refusal's HTTP status with its body, or 0 for no answer.
  * *wait_ms is the last wait (0: none since the stream was last open) and
- * becomes the next: a stream that was open is opened again after 250 ms;
- * one that failed, or was told to try later (408, 429, 502, 503, 504),
- * after a wait that doubles from 250 ms while it fails, at most 30 s.
- * Any other refusal is NEVER, so a server that cannot serve GET is not
- * asked again and again. */
-mcpp_http_listen_step mcpp_http_listen_after(int opened, int status,
-                                             const char *body, size_t len,
-                                             uint32_t *wait_ms);
+ * becomes the next: a stream that was open is opened again after its
+ * retry, else 250 ms; one that failed, or was told to try later (408,
+ * 429, 502, 503, 504), after a wait that doubles from 250 ms while it
+ * fails, at most 30 s, and never shorter than the retry. Any other
+ * refusal is NEVER, so a server that cannot serve GET is not asked again
+ * and again. */
+mcpp_http_listen_step mcpp_http_listen_after(const mcpp_sse *stream, int opened,
+                                             int status, const char *body,
+                                             size_t len, uint32_t *wait_ms);
 
 /* The step's name: "again", "never" or "expired". */
 const char *mcpp_http_listen_step_name(mcpp_http_listen_step step);

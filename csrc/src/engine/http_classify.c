@@ -141,14 +141,18 @@ static int try_later(int status) {
   return status == 408 || status == 429 || status == 502 || status == 503 || status == 504;
 }
 
-mcpp_http_listen_step mcpp_http_listen_after(int opened, int status, const char *body,
-                                             size_t len, uint32_t *wait_ms) {
+mcpp_http_listen_step mcpp_http_listen_after(const mcpp_sse *stream, int opened, int status,
+                                             const char *body, size_t len, uint32_t *wait_ms) {
+  uint32_t retry = stream != NULL ? mcpp_sse_retry_ms(stream) : 0;
   if (opened) {
-    *wait_ms = relisten_delay_ms(0);
+    /* A server that closes its stream and asked for a retry is polled at
+     * that pace (SEP-1699), not faster. */
+    *wait_ms = retry ? retry : relisten_delay_ms(0);
     return MCPP_HTTP_LISTEN_AGAIN;
   }
   if (status == 0 || try_later(status)) {
-    *wait_ms = relisten_delay_ms(*wait_ms);
+    uint32_t backoff = relisten_delay_ms(*wait_ms);
+    *wait_ms = backoff > retry ? backoff : retry;
     return MCPP_HTTP_LISTEN_AGAIN;
   }
   *wait_ms = 0;
