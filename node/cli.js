@@ -100,7 +100,7 @@ class Target {
         ? await this.session.request(method, {}, timeoutMs)
         : await this.peer.request(method, {}, { timeoutMs: timeoutMs + native.cliStepSlackMs, signal: AbortSignal.any([timer, signal]) });
     } catch (err) {
-      if (timer.aborted || err.code === 'REQUEST_TIMEOUT') return [TIMEOUT, 0, null, null];
+      if (timer.aborted || err.answerKind === 'timeout') return [TIMEOUT, 0, null, null];
       if (err instanceof errors.ClosedError) return [CLOSED, 0, null, await this.closedReason(err, timeoutMs)];
       if (signal.aborted) throw err;
       if (typeof err.code === 'number') return [ERROR, 0, err.code, err.message];

@@ -132,12 +132,15 @@ class EngineDriver extends EventEmitter {
   }
 
   /**
-   * Tells the engine the application sends this frame.
+   * Tells the engine the application sends this frame. A request is timed
+   * by the engine: past timeoutMs (0: the settings' request timeout) it
+   * sends notifications/cancelled and delivers its -32001 answer.
    * @param {string} frame
+   * @param {number} [timeoutMs]
    */
-  observeOutbound(frame) {
+  observeOutbound(frame, timeoutMs = 0) {
     if (this.closed) return;
-    this.engine.observeOutbound(frame, nowUs(), this.sink);
+    this.engine.observeOutbound(frame, nowUs(), this.sink, timeoutMs);
     this.arm();
   }
 

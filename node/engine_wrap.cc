@@ -196,13 +196,18 @@ Napi::Value EngineWrap::SetReading(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
+// observeOutbound(frame, now, sink[, timeoutMs]) -> 0 or MCPP_ERR_NOMEM (the
+// frame is still sent); a request's timeoutMs: 0 the settings' request
+// timeout (mcpp_engine_observe_outbound_timed).
 Napi::Value EngineWrap::ObserveOutbound(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   mcpp_engine *e = Get(env);
   std::string frame = info[0].As<Napi::String>().Utf8Value();
+  uint32_t timeout = info[3].IsNumber() ? info[3].As<Napi::Number>().Uint32Value() : MCPP_TIMEOUT_DEFAULT;
   SinkScope scope(this, info, 2);
-  int rc = mcpp_engine_observe_outbound(e, frame.data(), frame.size(), NowArg(info, 1));
+  int rc = mcpp_engine_observe_outbound_timed(e, frame.data(), frame.size(), timeout, NowArg(info, 1));
   scope.Rethrow();
+  if (rc == MCPP_ERR_INVALID_ARGUMENT) ThrowMcppError(env, rc);
   return Napi::Number::New(env, rc);
 }
 

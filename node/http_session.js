@@ -15,10 +15,10 @@ const { setTimeout: sleep } = require('node:timers/promises');
 const { format } = require('node:util');
 const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
-const { RpcRequester } = require('./rpc');
+const { RpcRequester, RpcError } = require('./rpc');
 const { request } = require('./http_request');
 const { runHandshake } = require('./handshake');
-const { McppError, ClosedError } = require('./errors');
+const { ClosedError } = require('./errors');
 
 /**
  * The longest body read whole (an answer, an error's), as a line or an SSE
@@ -91,6 +91,9 @@ class HttpSession {
       probe: options.probe,
       records: options.records,
       write: (frame) => this.post(frame),
+      // The engine's own answers (a request timed out; in doubt after the
+      // session expired): the request's promise rejects with an RpcError of that kind.
+      deliver: (frame, kind) => this.rpc.handle(JSON.parse(frame), kind),
       // The stale policy is C's (mcpp_engine_should_close): a stale server's session is over.
       onMustClose: () => this.closeStale(),
     });
@@ -411,13 +414,16 @@ class HttpSession {
   }
 
   /**
-   * Sends a request through the engine and resolves with its result.
+   * Sends a request through the engine and resolves with its result. The
+   * engine times it: past timeoutMs (0: the settings' request timeout) it
+   * sends notifications/cancelled (never for initialize) and this rejects
+   * with its -32001 RpcError (answerKind 'timeout').
    * @param {string} method
    * @param {object} [params]
    * @param {number} [timeoutMs]
    */
   request(method, params, timeoutMs = binding.requestTimeoutMs) {
-    const { message, promise } = this.rpc.create(method, params, timeoutMs);
+    const { message, promise } = this.rpc.create(method, params);
     let frame;
     try {
       // 2026-07-28: every request carries the _meta envelope (C writes it).
@@ -426,7 +432,7 @@ class HttpSession {
       this.rpc.cancel(message.id); // params JSON cannot carry: nothing is left waiting
       throw err;
     }
-    this.driver.observeOutbound(frame);
+    this.driver.observeOutbound(frame, timeoutMs);
     const answer = new Resumable();
     // Settled otherwise (timed out, closed): a resumed stream waiting for
     // an answer that will not come is cut.
@@ -457,7 +463,7 @@ class HttpSession {
       request: (method, p, left) => this.request(method, p, left),
       notify: (method) => this.notify(method),
       timeoutMs,
-      isTimeout: (err) => err instanceof McppError && err.code === 'REQUEST_TIMEOUT',
+      isTimeout: (err) => err instanceof RpcError && err.answerKind === 'timeout',
       // A POST that could not reach the server: its error is said as it is.
       isLost: () => this.connectError !== null,
       done: (o) => {

@@ -494,7 +494,7 @@ export function guard(transport: Transport, options?: GuardOptions): GuardedTran
 
 /**
  * Every mcpping error. `code` names what failed: 'HANDSHAKE' (connect's
- * initialize), 'REQUEST_TIMEOUT' (HTTP requests; peer.request rejects with RpcError -32001), 'PARSE' (a server line
+ * initialize), 'PARSE' (a server line
  * that is not JSON-RPC, reported through onerror), 'PING_TIMEOUT',
  * 'PING_INVALID', 'PING_UNSUPPORTED', an MCPP_ERR_* name, or, on the
  * subclasses below, a JSON-RPC error code.

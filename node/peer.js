@@ -147,7 +147,7 @@ class Peer extends EventEmitter {
     check.abortSignal('signal', o.signal);
     const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
-    const { message, promise } = this.rpc.create(method, params, 0);
+    const { message, promise } = this.rpc.create(method, params);
     const hold = new Hold();
     hold.take();
     let onAbort = null;

@@ -1,7 +1,8 @@
 'use strict';
 /**
- * A minimal JSON-RPC requester: ids, pending promises, timeouts. Shared by
- * Peer (stdio) and the CLI's HTTP session.
+ * A minimal JSON-RPC requester: ids and pending promises (the engine times
+ * each request and delivers its answer if none comes). Shared by Peer
+ * (stdio) and the Streamable HTTP session.
  */
 const { McppError } = require('./errors');
 
@@ -20,7 +21,7 @@ class RpcRequester {
   constructor(prefix) {
     this.prefix = prefix;
     this.next = 1;
-    /** @type {Map<string|number, {resolve: Function, reject: Function, timer: NodeJS.Timeout|null}>} */
+    /** @type {Map<string|number, {resolve: Function, reject: Function}>} */
     this.pending = new Map();
     // Requests given up on (aborted, timed out): their late answers are
     // consumed here, not passed on. Bounded: the oldest go first.
@@ -40,26 +41,16 @@ class RpcRequester {
   }
 
   /**
-   * Builds a request and registers its promise.
+   * Builds a request and registers its promise (the engine times it).
    * @param {string} method
    * @param {object|undefined} params
-   * @param {number} timeoutMs 0 for none
    * @returns {{message: object, promise: Promise<object>}}
    */
-  create(method, params, timeoutMs) {
+  create(method, params) {
     const id = `${this.prefix}${this.next++}`;
     const message = { jsonrpc: '2.0', id, method };
     if (params !== undefined) message.params = params;
-    const promise = new Promise((resolve, reject) => {
-      const entry = { resolve, reject, timer: null };
-      if (timeoutMs > 0) {
-        entry.timer = setTimeout(() => {
-          this.pending.delete(id);
-          reject(new McppError(`${method}: no answer after ${timeoutMs} ms`, { code: 'REQUEST_TIMEOUT' }));
-        }, timeoutMs);
-      }
-      this.pending.set(id, entry);
-    });
+    const promise = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
     return { message, promise };
   }
 
@@ -74,23 +65,18 @@ class RpcRequester {
     const entry = this.pending.get(msg.id);
     if (!entry) return this.ignored.delete(msg.id);
     this.pending.delete(msg.id);
-    if (entry.timer) clearTimeout(entry.timer);
     if (msg.error !== undefined) entry.reject(new RpcError(msg.error, answerKind));
     else entry.resolve(msg.result);
     return true;
   }
 
   /**
-   * Forgets a request without settling it: its timer is cleared, so a
-   * request that was never sent leaves nothing behind (no timer keeping the
-   * process alive, no rejection nobody awaits). Idempotent.
+   * Forgets a request without settling it: a request that was never sent
+   * leaves no rejection nobody awaits. Idempotent.
    * @param {string|number} id
    */
   cancel(id) {
-    const entry = this.pending.get(id);
-    if (!entry) return;
     this.pending.delete(id);
-    if (entry.timer) clearTimeout(entry.timer);
   }
 
   /**
@@ -100,7 +86,6 @@ class RpcRequester {
   failAll(err) {
     for (const [id, entry] of this.pending) {
       this.pending.delete(id);
-      if (entry.timer) clearTimeout(entry.timer);
       entry.reject(err);
     }
   }

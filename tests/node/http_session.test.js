@@ -357,7 +357,11 @@ test('a stream the TS SDK server closes before the answer is resumed with Last-E
     // Its deadline passes while the stream is resumed: the GET is cut, so
     // the session's close is not held by a request that has no answer left.
     await assert.rejects(s.request('tools/call', { name: 'close_stream', arguments: { ms: 60000 } }, 1000),
-      (err) => err.code === 'REQUEST_TIMEOUT');
+      (err) => err.answerKind === 'timeout' && err.code === -32001);
+    // The engine timed it, as in Python: it left the in-flight ledger (and
+    // notifications/cancelled went to the server); a JS timer left it there.
+    assert.equal(s.driver.info().inFlight, 0);
+    assert.equal(s.driver.info().appTimeouts, 1);
     assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
   } finally {
     await s.close();
