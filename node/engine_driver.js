@@ -144,6 +144,19 @@ class EngineDriver extends EventEmitter {
     this.arm();
   }
 
+  /**
+   * Fails an in-flight request whose answer cannot come any more: the
+   * engine delivers its in-doubt (or cancelled) -32003 answer; nothing is sent.
+   * @param {string|number} id
+   * @returns {boolean} false if it was not in flight
+   */
+  failRequest(id) {
+    if (this.closed) return false;
+    const failed = this.engine.failRequest(JSON.stringify(id), nowUs(), this.sink);
+    this.arm();
+    return failed;
+  }
+
   /** @param {string} sessionId */
   setSessionId(sessionId) {
     if (!this.closed && sessionId) this.engine.setSessionId(sessionId);

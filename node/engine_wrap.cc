@@ -65,6 +65,7 @@ Napi::Function EngineWrap::Init(Napi::Env env) {
           InstanceMethod("nextDeadline", &EngineWrap::NextDeadline),
           InstanceMethod("onTimer", &EngineWrap::OnTimer),
           InstanceMethod("close", &EngineWrap::Close),
+          InstanceMethod("failRequest", &EngineWrap::FailRequest),
           InstanceMethod("setSessionId", &EngineWrap::SetSessionId),
           InstanceMethod("setReconnectAttempt", &EngineWrap::SetReconnectAttempt),
           InstanceMethod("recordReconnect", &EngineWrap::RecordReconnect),
@@ -209,6 +210,18 @@ Napi::Value EngineWrap::ObserveOutbound(const Napi::CallbackInfo &info) {
   scope.Rethrow();
   if (rc == MCPP_ERR_INVALID_ARGUMENT) ThrowMcppError(env, rc);
   return Napi::Number::New(env, rc);
+}
+
+// failRequest(idJson, now, sink) -> true if it was in flight: its answer
+// cannot come any more, so the engine delivers its in-doubt one.
+Napi::Value EngineWrap::FailRequest(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_engine *e = Get(env);
+  std::string id = info[0].As<Napi::String>().Utf8Value();
+  SinkScope scope(this, info, 2);
+  int rc = mcpp_engine_fail_request(e, id.data(), id.size(), NowArg(info, 1));
+  scope.Rethrow();
+  return Napi::Boolean::New(env, rc == 0);
 }
 
 // ping(timeoutMs, now, sink) -> the ping's seq; throws on MCPP_ERR_*.

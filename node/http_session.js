@@ -8,8 +8,10 @@
  * are answered by the engine (a POST each). Close sends DELETE.
  * The C core classifies HTTP errors (httpClassify): a 404 whose body is a
  * JSON-RPC -32601 means unsupported; any other 404 on a session means the
- * session expired, so the handshake runs again (a "reconnect" record) and
- * the pings that met the 404 are sent again; nothing else is resent.
+ * session expired, so the handshake runs again (a "reconnect" record): the
+ * pings that met the 404 are sent again on the new session, a request that
+ * met it gets the server's 404 as its answer (it did not run), and what is
+ * sent meanwhile waits for the new session; nothing else is resent.
  */
 const { setTimeout: sleep } = require('node:timers/promises');
 const { format } = require('node:util');
@@ -67,8 +69,12 @@ class HttpSession {
     this.opened = false; // the handshake succeeded once
     /** The handshake's arguments, to run it again when the session expires. */
     this.initArgs = null;
-    /** @type {string[]|null} pings waiting for a new session (null: none running) */
-    this.afterReinit = null;
+    /**
+     * What waits for the new session while the handshake runs again after
+     * a 404 (null: none running), sent in order.
+     * @type {Array<[string, Resumable|undefined]>|null}
+     */
+    this.held = null;
     /** Open the GET listening stream after the handshake (options.listen, default true). */
     this.listenWanted = options.listen !== false;
     /** True while the GET listening stream is open. */
@@ -113,10 +119,17 @@ class HttpSession {
    * POSTs one frame and feeds every message of the answer to the engine.
    * Never rejects: failures become synthetic JSON-RPC errors for the
    * request, so the waiting side settles.
+   * While the session is renewed the frame waits for the new one, unless
+   * direct (the handshake's own).
    * @param {string} frame
    * @param {Resumable} [answer] a request of ours: its SSE answer is resumed (SEP-1699)
+   * @param {boolean} [direct]
    */
-  async post(frame, answer) {
+  async post(frame, answer, direct = false) {
+    if (this.held && !direct) {
+      this.held.push([frame, answer]);
+      return;
+    }
     // Each POST its own abort, so the session's end cuts only what still
     // waits (aborting a finished one errors its kept-alive socket in the pool).
     const abort = new AbortController();
@@ -176,11 +189,14 @@ class HttpSession {
         // A broken body: classified as empty.
       }
       if (binding.httpClassify(res.status, body, sentSession !== null) === 'session_expired') {
+        // A new session is opened first, so what the application sends
+        // once told waits for it; a ping is sent again there.
         this.sessionExpired(frame, sentSession);
-        return;
+        if (binding.httpResends(frame)) return;
       }
       // A request gets the JSON-RPC error C makes of the answer
-      // ("unsupported": the body's -32601 itself).
+      // ("unsupported": the body's -32601 itself; a request that met its
+      // session's end did not run: the 404 says so).
       const answer = binding.httpErrorAnswer(res.status, body, frame);
       if (answer !== null) this.receive(answer);
       return;
@@ -277,38 +293,36 @@ class HttpSession {
   }
 
   /**
-   * A 404 on our session: initialize again, then resend the pings that met
-   * it (a ping has no side effects; nothing else is resent).
+   * A 404 on a session of ours. The first on the current session opens a
+   * new one: the handshake runs again, and what is sent meanwhile waits for
+   * it. A ping that met it is sent again (on the new session; a ping has no
+   * side effects, nothing else is resent).
    */
   sessionExpired(frame, sentSession) {
-    const resend = binding.httpResends(frame);
-    if (this.afterReinit === null) {
-      if (sentSession !== this.sessionId || !this.initArgs) {
-        if (resend && this.initArgs) this.post(frame); // already on a newer session
-        return;
-      }
-      this.afterReinit = [];
+    if (this.closed) return;
+    if (!this.held && sentSession !== null && sentSession === this.sessionId && this.initArgs) {
+      this.held = [];
       this.sessionId = null;
       this.protocolVersion = null;
       this.stopListening();
       this.reinitialize();
     }
-    if (resend) this.afterReinit.push(frame);
+    if (binding.httpResends(frame)) this.post(frame); // held while the handshake runs
   }
 
   async reinitialize() {
     try {
       await this.initialize(...this.initArgs);
     } catch (err) {
-      this.afterReinit = null;
+      this.held = null;
       this.connectError = err;
       this.lose(format(binding.httpReinitFailedFormat, err.message));
       return;
     }
     this.driver.recordReconnect();
-    const waiting = this.afterReinit || [];
-    this.afterReinit = null;
-    for (const frame of waiting) this.post(frame);
+    const held = this.held || [];
+    this.held = null;
+    for (const [frame, answer] of held) this.post(frame, answer);
   }
 
   /**
@@ -344,8 +358,9 @@ class HttpSession {
    * answer after giving an event ID (SEP-1699: the server may close it and
    * be polled), resumes it with GET and Last-Event-ID (C's rule,
    * mcpp_http_resume_after) until the answer comes, the request is settled,
-   * or the GET is refused. A stream that cannot be resumed leaves the
-   * request to its deadline.
+   * or the GET is refused: then the answer cannot come, so the engine
+   * answers the request in doubt now (and a 404 renews the session). A
+   * stream without an event ID leaves the request to its deadline.
    * @param {Resumable} [answer] absent for a frame that is no request of ours
    */
   async readStream(res, frame, answer) {
@@ -383,7 +398,10 @@ class HttpSession {
         continue;
       }
       if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
-        await res.discard(); // refused (a 405, the session gone): the request meets its deadline
+        // Refused: the answer has nowhere left to come.
+        const body = (await res.text(MAX_BODY).catch(() => '')) ?? '';
+        if (binding.httpClassify(res.status, body, session !== null) === 'session_expired') this.sessionExpired('', session);
+        this.driver.failRequest(answer.id);
         return;
       }
     }
@@ -421,8 +439,9 @@ class HttpSession {
    * @param {string} method
    * @param {object} [params]
    * @param {number} [timeoutMs]
+   * @param {boolean} [direct] sent even while the session is renewed (the handshake's own)
    */
-  request(method, params, timeoutMs = binding.requestTimeoutMs) {
+  request(method, params, timeoutMs = binding.requestTimeoutMs, direct = false) {
     const { message, promise } = this.rpc.create(method, params);
     let frame;
     try {
@@ -433,20 +452,20 @@ class HttpSession {
       throw err;
     }
     this.driver.observeOutbound(frame, timeoutMs);
-    const answer = new Resumable();
+    const answer = new Resumable(message.id);
     // Settled otherwise (timed out, closed): a resumed stream waiting for
     // an answer that will not come is cut.
     const settle = () => answer.answered || answer.abort.abort();
     promise.then(settle, settle);
-    this.post(frame, answer);
+    this.post(frame, answer, direct);
     return promise;
   }
 
-  /** @param {string} method */
-  notify(method) {
+  /** @param {string} method @param {boolean} [direct] sent even while the session is renewed */
+  notify(method, direct = false) {
     const frame = JSON.stringify({ jsonrpc: '2.0', method });
     this.driver.observeOutbound(frame);
-    return this.post(frame);
+    return this.post(frame, undefined, direct);
   }
 
   /**
@@ -460,8 +479,8 @@ class HttpSession {
   async initialize(params, timeoutMs) {
     this.initArgs = [params, timeoutMs];
     const out = await runHandshake({
-      request: (method, p, left) => this.request(method, p, left),
-      notify: (method) => this.notify(method),
+      request: (method, p, left) => this.request(method, p, left, true),
+      notify: (method) => this.notify(method, true),
       timeoutMs,
       isTimeout: (err) => err instanceof RpcError && err.answerKind === 'timeout',
       // A POST that could not reach the server: its error is said as it is.
@@ -515,7 +534,9 @@ class HttpSession {
  * that cuts a resumed stream once the request is settled otherwise.
  */
 class Resumable {
-  constructor() {
+  /** @param {string} id the request's */
+  constructor(id) {
+    this.id = id;
     this.sse = new binding.SseParser();
     this.answered = false;
     this.abort = new AbortController();

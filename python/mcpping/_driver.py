@@ -113,6 +113,16 @@ class EngineDriver:
         finally:
             self._arm()
 
+    def fail_request(self, request_id: Any) -> bool:
+        """Fails an in-flight request whose answer cannot come any more (an
+        in-doubt or cancelled -32003 answer delivered, nothing sent); False
+        if it is not in flight."""
+        id_json = json.dumps(request_id, separators=(",", ":")).encode()
+        try:
+            return self.engine.fail_request(id_json, now_us())
+        finally:
+            self._arm()
+
     def set_session_id(self, session_id: str) -> None:
         """Sets the session id printed in records."""
         self.engine.set_session_id(session_id)

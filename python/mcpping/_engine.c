@@ -270,6 +270,25 @@ static PyObject *Engine_cancel_request(EngineObject *self, PyObject *args) {
   return PyBool_FromLong(found);
 }
 
+PyDoc_STRVAR(fail_request_doc,
+             "fail_request(id_json: bytes, now: int) -> bool\n\n"
+             "Fails the in-flight request with this raw JSON id, whose answer cannot\n"
+             "come any more: an in-doubt (or cancelled) -32003 error delivered,\n"
+             "nothing sent. False if it is not in flight.");
+static PyObject *Engine_fail_request(EngineObject *self, PyObject *args) {
+  mcpping_bytes id = {0};
+  unsigned long long now;
+  if (!PyArg_ParseTuple(args, "O&K:fail_request", mcpping_bytes_conv, &id, &now)) return NULL;
+  if (enter(self) < 0) {
+    mcpping_bytes_release(&id);
+    return NULL;
+  }
+  int rc = mcpp_engine_fail_request(self->engine, id.buf, (size_t)id.len, now);
+  mcpping_bytes_release(&id);
+  if (leave(self, rc == MCPP_ERR_INVALID_ARGUMENT ? rc : 0) < 0) return NULL;
+  return PyBool_FromLong(rc == 0);
+}
+
 PyDoc_STRVAR(set_reading_doc,
              "set_reading(reading: bool, now: int) -> None\n\n"
              "Whether the peer can be heard (and reached) now. While not, the\n"
@@ -429,6 +448,7 @@ static PyMethodDef Engine_methods[] = {
      observe_doc},
     {"cancel_request", (PyCFunction)Engine_cancel_request, METH_VARARGS,
      cancel_request_doc},
+    {"fail_request", (PyCFunction)Engine_fail_request, METH_VARARGS, fail_request_doc},
     {"set_reading", (PyCFunction)Engine_set_reading, METH_VARARGS,
      set_reading_doc},
     {"ping", (PyCFunction)Engine_ping, METH_VARARGS, ping_doc},

@@ -250,6 +250,8 @@ class Engine:
         """timeout_ms: this request's deadline (0: the default; MCPP_TIMEOUT_NONE: none)."""
     def cancel_request(self, id_json: bytes, now: int) -> bool:
         """Abandons an in-flight request; False if it is not in flight."""
+    def fail_request(self, id_json: bytes, now: int) -> bool:
+        """Fails an in-flight request whose answer cannot come (in doubt); False if not in flight."""
     def set_reading(self, reading: bool, now: int) -> None:
         """False: the silence is ours (no keepalive ping, nothing times out)."""
     def ping(self, timeout_ms: int, now: int) -> int:

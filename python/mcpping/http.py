@@ -11,8 +11,10 @@ and each request. Closing sends DELETE with the session id (a 405 is fine).
 An HTTP error is classified by the C core (``mcpp_http_classify``): a 404
 whose body is a JSON-RPC -32601 means the method is unsupported; any other
 404 on a session means the session expired, so the handshake runs again (a
-``reconnect`` record says so) and the pings that met the 404 are sent again
-on the new session; anything else fails the request.
+``reconnect`` record says so): the pings that met the 404 are sent again
+on the new session, a request that met it gets the server's 404 as its
+answer (it did not run), and what is sent meanwhile waits for the new
+session; anything else fails the request.
 SSE comment lines (``: keep-alive``) carry no message but prove the server
 alive: they reach the engine as traffic (SEP-2575's transport-layer proof).
 """
@@ -84,8 +86,9 @@ class _Resumable:
     now, cut when the request is settled otherwise (timed out, cancelled,
     closed), so nothing waits on a stream that has no answer left."""
 
-    def __init__(self, frame: bytes) -> None:
+    def __init__(self, frame: bytes, request_id: str | None = None) -> None:
         self.frame = frame
+        self.request_id = request_id
         self.sse = _native.SseParser()
         self.answered = False
         self.settled = threading.Event()
@@ -221,8 +224,9 @@ class HttpPeer:
         self._closed = False
         self._ids = 0
         self._init_timeout = INITIALIZE_TIMEOUT
-        #: Pings waiting for a new session (None: no re-initialize running).
-        self._after_reinit: list[bytes] | None = None
+        #: What waits for the new session while the handshake runs again
+        #: after a 404 (None: no re-initialize running), sent in order.
+        self._held: list[tuple[bytes, _Resumable | None]] | None = None
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: threading.Thread | None = None
         self._listen_conn: _Cuttable | None = None
@@ -284,8 +288,9 @@ class HttpPeer:
         _check.seconds("init_timeout", timeout)
         self._init_timeout = timeout
         out = await _handshake.run(
-            lambda method, params, left: self.request(method, params, timeout=left),
-            self.notify, self._closed_why, timeout, HandshakeError, self._learn_server)
+            lambda method, params, left: self._request(method, params, left, direct=True),
+            lambda method: self._notify(method, None, direct=True),
+            self._closed_why, timeout, HandshakeError, self._learn_server)
         result: dict[str, Any] = out["result"]
         if self._listen_wanted and self.session_id is not None:
             # Wait for the GET's answer, so `listening` is true on return.
@@ -315,7 +320,14 @@ class HttpPeer:
         ``initialize``) and this raises ``TimeoutError``. Cancelling the
         awaiting task abandons the request the same way. Either way the
         request leaves the in-flight ledger, so ``healthy`` recovers.
+        A request whose SSE answer ended and cannot be resumed (its session
+        gone) gets the engine's -32003 in-doubt answer now.
         """
+        return await self._request(method, params, timeout)
+
+    async def _request(self, method: str, params: Mapping[str, Any] | None, timeout: float | None,
+                       direct: bool = False) -> dict[str, Any]:
+        """request(); direct: sent even while the session is renewed (the handshake's own)."""
         timeout_ms = _request_timeout_ms(timeout)
         if self._closed:
             raise PeerClosed(str(self.fatal) if self.fatal else "closed")
@@ -326,11 +338,11 @@ class HttpPeer:
             frame = _native.envelope(frame)  # 2026-07-28: _meta on every request
         fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
         self._requests[rid] = fut
-        answer = _Resumable(frame)
+        answer = _Resumable(frame, rid)
         fut.add_done_callback(answer.settle)
         try:
             self.driver.observe_outbound(frame, timeout_ms)
-            self._post(frame, answer)
+            self._post(frame, answer, direct)
             resp = await fut
         except asyncio.CancelledError:
             if not self._closed:
@@ -344,9 +356,12 @@ class HttpPeer:
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a notification (fire and forget)."""
+        self._notify(method, params)
+
+    def _notify(self, method: str, params: Mapping[str, Any] | None, direct: bool = False) -> None:
         frame = rpc_frame(method, params)
         self.driver.observe_outbound(frame)
-        self._post(frame)
+        self._post(frame, None, direct)
 
     async def ping(self, timeout: float | None = None) -> float:
         """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""
@@ -436,10 +451,14 @@ class HttpPeer:
             except (OSError, http.client.HTTPException):
                 body = b""
             if _native.http_classify(status, body, sent_session is not None) == "session_expired":
+                # A new session is opened first, so what the application
+                # sends once told waits for it; a ping is sent again there.
                 self._to_loop_call(self._session_expired, (frame, sent_session))
-                return
+                if _native.http_resends(frame):
+                    return
             # An HTTP error answers a request: the engine gets the JSON-RPC
-            # error C makes of it ("unsupported": the body's -32601 itself).
+            # error C makes of it ("unsupported": the body's -32601 itself;
+            # a request that met its session's end did not run: the 404 says so).
             answer = _native.http_error_answer(status, body, frame)
             if answer is not None:
                 self._to_loop(answer)
@@ -468,8 +487,10 @@ class HttpPeer:
         """Reads the SSE answer to a POST; while it ends without the
         request's answer after giving an event ID, resumes it (C's rule,
         mcpp_http_resume_after) until the answer comes, the request is
-        settled, or the GET is refused. A stream that cannot be resumed
-        leaves the request to its deadline in the engine."""
+        settled, or the GET is refused: then the answer cannot come, so the
+        engine answers the request in doubt now (and a 404 renews the
+        session). A stream without an event ID leaves the request to its
+        deadline in the engine."""
         session, wait = self.session_id, 0
 
         def on_data(item: bytes) -> None:
@@ -497,32 +518,36 @@ class HttpPeer:
             except (OSError, http.client.HTTPException):
                 resp = None  # not reached: tried again after the next wait
                 continue
-            if resp is False:
-                return  # refused (a 405, the session gone): the request meets its deadline
+            if isinstance(resp, tuple):  # refused: the answer has nowhere left to come
+                status, body = resp
+                if _native.http_classify(status, body, session is not None) == "session_expired":
+                    self._to_loop_call(self._session_expired, (b"", session))
+                self._to_loop_call(self.driver.fail_request, answer.request_id)
+                return
 
     def _resume(self, answer: _Resumable, session: str | None) -> Any:
-        """GET with Last-Event-ID: the resumed stream's response, or False
-        when the server refuses it (no event stream). Runs in the POST's thread."""
+        """GET with Last-Event-ID: the resumed stream's response, or the
+        refusal's (status, body) when the server gives no event stream, or
+        None when the request was settled meanwhile. Runs in the POST's thread."""
         conn = self._connection()
         with self._posts_lock:
             self._posts.add(conn)  # cut at close, as the POST was
         answer.conn = conn
         try:
             if answer.settled.is_set() or self._closed:
-                resp = None
-            else:
-                headers = self._headers("GET", session)
-                headers[_native.HTTP_LAST_EVENT_ID] = answer.sse.last_event_id
-                conn.request("GET", self._url["target"], headers=headers)
-                resp = conn.getresponse()
-                if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
-                    resp = None
+                self._drop(answer)
+                return None
+            headers = self._headers("GET", session)
+            headers[_native.HTTP_LAST_EVENT_ID] = answer.sse.last_event_id
+            conn.request("GET", self._url["target"], headers=headers)
+            resp = conn.getresponse()
+            if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
+                refusal = (resp.status, _read_body(resp) or b"")
+                self._drop(answer)
+                return refusal
         except BaseException:
             self._drop(answer)
             raise
-        if resp is None:
-            self._drop(answer)
-            return False
         conn.unbounded()  # the answer may be long in coming
         return resp
 
@@ -651,39 +676,35 @@ class HttpPeer:
             self.driver.touch()
 
     def _session_expired(self, what: tuple[bytes, str | None]) -> None:
-        """A 404 on our session: initialize again, then resend the pings
-        that met it (a ping has no side effects; nothing else is resent)."""
+        """A 404 on a session of ours. The first on the current session
+        opens a new one: the handshake runs again, and what is sent
+        meanwhile waits for it. A ping that met it is sent again (on the
+        new session; a ping has no side effects, nothing else is resent)."""
         frame, sent_session = what
         if self._closed:
             return
-        resend = _native.http_resends(frame)
-        if self._after_reinit is None:
-            if sent_session != self.session_id:
-                # Already on a newer session: just resend.
-                if resend:
-                    self._post(frame)
-                return
-            self._after_reinit = []
+        if self._held is None and sent_session is not None and sent_session == self.session_id:
+            self._held = []
             self.session_id = None
             self.protocol_version = None
             self._stop_listening()
             fut = asyncio.ensure_future(self._reinitialize())
             self._tasks.add(fut)
             fut.add_done_callback(self._tasks.discard)
-        if resend:
-            self._after_reinit.append(frame)
+        if _native.http_resends(frame):
+            self._post(frame)  # held while the handshake runs
 
     async def _reinitialize(self) -> None:
         try:
             await self.initialize(self._init_timeout)
         except Exception as e:  # the new handshake failed: the peer is gone
-            self._after_reinit = None
+            self._held = None
             self._lose(e, _native.HTTP_REINIT_FAILED_FORMAT % e)
             return
         self.driver.record_reconnect()
-        waiting, self._after_reinit = self._after_reinit or [], None
-        for frame in waiting:
-            self._post(frame)
+        held, self._held = self._held or [], None
+        for frame, answer in held:
+            self._post(frame, answer)
 
     def _set_session(self, sid: str) -> None:
         self.session_id = sid
@@ -715,7 +736,12 @@ class HttpPeer:
                 fut.set_exception(PeerClosed(reason))
         self.driver.close(reason, err)
 
-    def _post(self, frame: bytes, answer: _Resumable | None = None) -> None:
+    def _post(self, frame: bytes, answer: _Resumable | None = None, direct: bool = False) -> None:
+        """POSTs a frame; while the session is renewed it waits for the new
+        one (unless direct: the handshake's own)."""
+        if self._held is not None and not direct:
+            self._held.append((frame, answer))
+            return
         # A daemon thread per POST, not the loop's executor: asyncio.run()
         # joins that executor at exit, so a server that accepted and never
         # answered would hold the process (close() cuts what is in flight).

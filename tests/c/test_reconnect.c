@@ -284,6 +284,30 @@ TEST(engine_fails_every_request_in_flight_as_in_doubt_or_cancelled) {
   fx_done(f);
 }
 
+TEST(engine_fails_one_request_whose_answer_cannot_come) {
+  fx *f = fx_new();
+  fx_start(f, T0);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":\"a\",\"method\":\"tools/call\"}", T0);
+  fx_out(f, "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/list\"}", T0 + 1);
+  int sent_before = f->n_sent;
+  ASSERT_EQ(mcpp_engine_fail_request(f->e, "\"a\"", 3, T0 + 2), 0);
+  ASSERT_EQ(f->n_sent, sent_before); /* nothing to the server */
+  ASSERT_EQ(f->n_delivered, 1);
+  ASSERT(strstr(f->delivered[0].text, "\"id\":\"a\",\"error\":{\"code\":-32003") != NULL);
+  ASSERT_EQ(f->delivered[0].kind, MCPP_ANSWER_IN_DOUBT);
+  mcpp_engine_info info;
+  mcpp_engine_get_info(f->e, &info);
+  ASSERT_UINT_EQ(info.in_flight, 1); /* the other one still waits */
+  /* A side-effect-free request did not take effect: cancelled. */
+  ASSERT_EQ(mcpp_engine_fail_request(f->e, "2", 1, T0 + 3), 0);
+  ASSERT_EQ(f->delivered[1].kind, MCPP_ANSWER_CANCELLED);
+  ASSERT_EQ(mcpp_engine_fail_request(f->e, "2", 1, T0 + 4), MCPP_ERR_NOT_FOUND);
+  ASSERT_EQ(mcpp_engine_fail_request(f->e, NULL, 0, T0 + 4), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(mcpp_engine_fail_request(NULL, "2", 1, T0 + 4), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_EQ(f->n_delivered, 2);
+  fx_done(f);
+}
+
 TEST(engine_close_reconnecting_reports_instead_of_closed) {
   fx *f = fx_new();
   fx_start(f, T0);

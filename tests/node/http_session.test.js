@@ -369,6 +369,53 @@ test('a stream the TS SDK server closes before the answer is resumed with Last-E
   }
 });
 
+test('a request that meets its ended session is answered, and the next waits for a new one, as in Python', async () => {
+  // The TS SDK server ends the session (a DELETE by hand; an idle timeout or
+  // a restart does the same). The request that meets the 404 did not run:
+  // it gets the server's answer now (it waited out its deadline), and the
+  // handshake runs again; what is sent meanwhile waits for the new session
+  // (it went without one, and met a 400).
+  const server = await sdkHttpServer();
+  const records = [];
+  const s = new HttpSession(server.url, { records: (r) => records.push(r) });
+  try {
+    await s.initialize(INIT, 5000);
+    const first = s.sessionId;
+    const res = await fetch(server.url, { method: 'DELETE', headers: { 'mcp-session-id': first, 'mcp-protocol-version': s.protocolVersion } });
+    assert.equal(res.status, 200);
+    await assert.rejects(s.request('tools/list', {}, 20000), (err) => err.message === 'Session not found' && err.answerKind === null);
+    assert.equal(s.sessionId, null); // the handshake is running again
+    const again = await s.request('tools/list', {}, 20000);
+    assert.ok(again.tools.some((t) => t.name === 'close_stream'));
+    assert.ok(s.sessionId !== null && s.sessionId !== first);
+    assert.equal(s.driver.info().inFlight, 0);
+    assert.equal(records.filter((r) => r.event === 'reconnect').length, 1);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('a stream whose session ends before it is resumed is answered in doubt now, as in Python', async () => {
+  // SEP-1699: the answer's stream ended after an event ID and the GET that
+  // resumes it meets a 404 (the session is gone): the answer cannot come,
+  // so the engine answers in doubt now (it waited out its deadline), and
+  // the session is opened again.
+  const server = await faultServer('expire-resume');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    assert.equal(s.sessionId, 'session-1');
+    await assert.rejects(s.request('tools/call', { name: 'work' }, 20000),
+      (err) => err.code === -32003 && err.answerKind === 'in_doubt');
+    assert.deepEqual(await s.request('tools/call', { name: 'work' }, 20000), { session: 'session-2' });
+    assert.equal(s.driver.info().inFlight, 0);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('the CLI ends its session with DELETE', async () => {
   const server = await sdkHttpServer();
   try {

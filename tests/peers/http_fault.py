@@ -40,6 +40,13 @@ Flags:
                       Last-Event-ID each carried and how long after the third
                       ended the fourth came: {"gets": [...], "last_event_ids":
                       [...], "pong": bool, "reopened_after_ms": int}
+  --mode expire-resume  the first session's first tools/call is answered by
+                      an event stream that gives an event ID (ev-1, retry
+                      50 ms) and ends without the answer; the session then
+                      expires, so the resuming GET (Last-Event-ID) is a 404
+                      "Session not found"; a GET on a live session is a 405.
+                      Every later tools/call is answered with the session it
+                      came on: {"session": "session-N"}
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -52,7 +59,8 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
-                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later"],
+                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later",
+                                          "expire-resume"],
                 required=True)
 args = ap.parse_args()
 
@@ -81,6 +89,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(data)
 
     def do_GET(self):
+        if args.mode == "expire-resume":
+            with lock:
+                live = self.headers.get("Mcp-Session-Id") in state["live"]
+            if live:
+                return self.reply(405)
+            return self.reply(404, {"jsonrpc": "2.0", "id": None,
+                                    "error": {"code": -32001, "message": "Session not found"}})
         if args.mode != "listen-later":
             return self.send_error(501, "Unsupported method ('GET')")  # as with no do_GET
         with lock:
@@ -176,6 +191,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {
                 "gets": gets, "last_event_ids": ids, "pong": answered,
                 "reopened_after_ms": None if gap is None else int(gap * 1000)}})
+        if method == "tools/call" and args.mode == "expire-resume":
+            with lock:
+                first, state["expired_once"] = not state["expired_once"], True
+                if first:
+                    state["live"].discard(sid)  # gone once this stream ends
+            if not first:
+                return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"session": sid}})
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(b"id: ev-1\nretry: 50\ndata: \n\n")
+            self.close_connection = True
+            return None
         if method == "tools/call" and args.mode == "endless":
             self.send_response(200)
             self.send_header("Content-Type", "application/json")

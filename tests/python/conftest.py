@@ -7,6 +7,8 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from importlib import metadata
 from pathlib import Path
 
@@ -21,6 +23,20 @@ PY = sys.executable
 def peer(name: str, *args: str) -> list[str]:
     """The command line of a fault peer from tests/peers."""
     return [PY, str(PEERS / f"{name}.py"), *args]
+
+
+@contextmanager
+def fault_server(mode: str) -> Iterator[str]:
+    """tests/peers/http_fault.py in one --mode; yields its URL and kills it after."""
+    proc = subprocess.Popen(peer("http_fault", "--mode", mode), stdout=subprocess.PIPE, text=True)
+    try:
+        assert proc.stdout is not None
+        yield proc.stdout.readline().strip()
+    finally:
+        proc.kill()
+        proc.wait()
+        if proc.stdout is not None:
+            proc.stdout.close()
 
 
 def sdk_server(*args: str) -> list[str]:

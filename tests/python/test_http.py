@@ -9,7 +9,6 @@ import http.client
 import json
 import re
 import socket
-import subprocess
 import threading
 import time
 import urllib.error
@@ -19,7 +18,7 @@ from typing import Any
 import pytest
 
 import mcpping
-from conftest import PEERS, PY
+from conftest import fault_server
 from mcpping import _native
 from mcpping.http import HttpPeer
 from mcpping.errors import PeerClosed
@@ -28,14 +27,8 @@ from mcpping.peer import HandshakeError
 
 @pytest.fixture
 def http_fault(request: pytest.FixtureRequest) -> Iterator[str]:
-    proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", request.param],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        yield proc.stdout.readline().strip()
-    finally:
-        proc.kill()
-        proc.wait()
+    with fault_server(request.param) as url:
+        yield url
 
 
 @pytest.mark.parametrize("http_fault", ["expire"], indirect=True)
@@ -374,20 +367,13 @@ async def test_a_server_gone_mid_session_ends_it_with_the_reason_node_gives_too(
     """A POST that cannot reach the server ends an open session: C's
     sentence with the cause as errno names it (tests/node/http_session.test.js
     asserts the same words)."""
-    proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", "expire"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+    with fault_server("expire") as url:
         # Credentials and a query (where secrets go) are never quoted: the
         # reason reaches the closed event and the governance records.
         p = HttpPeer(url.replace("http://", "http://u:sekrit@") + "?token=sekrit", ping_timeout=5,
                      listen=False)
         closed = p.events("closed")
         await p.initialize(5)
-    finally:
-        proc.kill()
-        proc.wait()
     try:
         # The ping in flight says so as on stdio; the session's close says why.
         with pytest.raises(mcpping.PeerClosed, match=f"^{_native.PING_CLOSED_MESSAGE}$"):

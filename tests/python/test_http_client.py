@@ -18,7 +18,7 @@ from collections.abc import Iterator
 import pytest
 
 import mcpping
-from conftest import PEERS, PY, serve_sdk_http
+from conftest import fault_server, serve_sdk_http
 
 
 @pytest.fixture
@@ -93,19 +93,12 @@ async def test_close_deletes_the_session(http_server):
 async def test_close_tolerates_a_server_without_delete_or_get(tmp_path):
     """tests/peers/http_fault.py answers GET with 501 and DELETE with 200;
     close() must neither hang nor raise, and no GET is retried."""
-    proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", "expire"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+    with fault_server("expire") as url:
         peer = await mcpping.http.connect(url, keepalive=None)
         assert await peer.ping(5) > 0  # meets the expiry, re-initializes, answered
         assert not peer.listening
         await asyncio.wait_for(peer.close(), 10)
         assert peer.closed
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 async def test_an_expired_sdk_session_is_initialized_again(short_idle_server, tmp_path):
@@ -126,6 +119,52 @@ async def test_an_expired_sdk_session_is_initialized_again(short_idle_server, tm
     assert events.count("reconnect") == 1 and events.count("ping_ok") == 2
     oks = [r for r in recs if r["event"] == "ping_ok"]
     assert [r["session_id"] for r in oks] == [first, second]
+
+
+def _delete_raw(url: str, session: str, version: str) -> int:
+    """DELETEs ``session`` by hand, as if the server ended it; returns the HTTP status."""
+    req = urllib.request.Request(url, method="DELETE",
+                                 headers={"Mcp-Session-Id": session, "MCP-Protocol-Version": version})
+    with urllib.request.urlopen(req, timeout=5) as resp:
+        return resp.status
+
+
+async def test_a_request_that_meets_its_ended_session_is_answered_and_the_next_waits_for_a_new_one(
+        http_server, tmp_path):
+    """The server ended the session (here a DELETE by hand; an idle timeout
+    or a restart does the same). A request that meets the 404 did not run:
+    it gets the server's answer now (it waited out its deadline), and the
+    handshake runs again; what the application sends meanwhile waits for
+    the new session (it went without one, and met a 400)."""
+    log = tmp_path / "records.jsonl"
+    async with mcpping.http.connect(http_server, keepalive=None, record=str(log)) as peer:
+        first = peer.session_id
+        assert await asyncio.to_thread(_delete_raw, http_server, first, peer.protocol_version) == 200
+        answer = await peer.request("tools/call", {"name": "echo", "arguments": {"text": "lost"}}, timeout=20)
+        assert answer["error"]["message"] == "Session not found"
+        assert peer.session_id is None  # the handshake is running again
+        again = await peer.request("tools/call", {"name": "echo", "arguments": {"text": "again"}}, timeout=20)
+        assert _text(again) == "again"
+        assert peer.session_id not in (None, first)
+        assert peer.info()["in_flight"] == 0
+    events = [r["event"] for r in _records(log)]
+    assert events.count("reconnect") == 1
+
+
+async def test_a_stream_whose_session_ends_before_it_is_resumed_is_answered_in_doubt_now():
+    """SEP-1699: the answer's stream ended after an event ID, and the GET
+    that resumes it meets a 404 (the session is gone): the answer cannot
+    come, so the engine answers the request in doubt now (it may have run;
+    it waited out its deadline), and the session is opened again."""
+    with fault_server("expire-resume") as url:
+        async with mcpping.http.connect(url, keepalive=None) as peer:
+            assert peer.session_id == "session-1"
+            answer = await peer.request("tools/call", {"name": "work"}, timeout=20)
+            assert answer["error"]["code"] == -32003
+            assert answer["error"]["data"] == {"mcpping": "in_doubt"}
+            again = await peer.request("tools/call", {"name": "work"}, timeout=20)
+            assert again["result"] == {"session": "session-2"}
+            assert peer.info()["in_flight"] == 0
 
 
 async def test_request_timeout_is_the_engines(http_server, tmp_path):
@@ -222,11 +261,7 @@ async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_a
     it is opened again with the Last-Event-ID it gave, after the retry it
     asked. (Python gave up after a GET with no answer, and both after a
     503.)"""
-    proc = subprocess.Popen([PY, str(PEERS / "http_fault.py"), "--mode", "listen-later"],
-                            stdout=subprocess.PIPE, text=True)
-    try:
-        assert proc.stdout is not None
-        url = proc.stdout.readline().strip()
+    with fault_server("listen-later") as url:
         peer = await mcpping.http.connect(url, keepalive=None)
         answer = await peer.request("tools/call", {"name": "gets"}, timeout=30)
         result = answer["result"]
@@ -245,9 +280,6 @@ async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_a
         assert conn.socket.gettimeout() is None
         await asyncio.wait_for(peer.close(), 3)
         assert not listener.is_alive()
-    finally:
-        proc.kill()
-        proc.wait()
 
 
 @pytest.fixture

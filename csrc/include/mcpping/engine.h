@@ -207,6 +207,16 @@ void mcpp_engine_record_reconnect(mcpp_engine *engine, uint64_t now);
  * ever replayed. Returns how many requests were failed. */
 uint32_t mcpp_engine_fail_in_flight(mcpp_engine *engine, uint64_t now);
 
+/* Fails one in-flight application request whose answer cannot come any
+ * more (raw id, matched by value): a Streamable HTTP stream that ended
+ * before the answer and cannot be resumed, its session gone. As
+ * mcpp_engine_fail_in_flight for that request alone: a JSON-RPC error
+ * (MCPP_CODE_IN_DOUBT) delivered, the entry cleared, nothing sent.
+ * Returns 0, MCPP_ERR_NOT_FOUND (not in flight: answered, timed out),
+ * MCPP_ERR_CLOSED or MCPP_ERR_INVALID_ARGUMENT. */
+int mcpp_engine_fail_request(mcpp_engine *engine, const char *id,
+                             size_t id_len, uint64_t now);
+
 /* Ends the engine of a server that is being replaced (reconnect): fails
  * the in-flight requests as mcpp_engine_fail_in_flight, reports manual
  * pings closed (as mcpp_engine_close does), sets reconnect_attempt, and

@@ -126,36 +126,50 @@ int mcpp_engine_cancel_request(mcpp_engine *e, const char *id, size_t id_len,
   return end_request(e, r, ABANDONED, now);
 }
 
-/* The server the requests went to failed: each one's caller gets an error
- * it can tell apart from a timeout, saying whether the request may have
- * run. Nothing is sent: there is nobody to send it to. */
+/* A request whose answer cannot come any more: its caller gets an error it
+ * can tell apart from a timeout, saying whether the request may have run.
+ * Nothing is sent: the peer (or the session) it went to is gone. */
+static void fail_entry(mcpp_engine *e, mcpp__entry *r) {
+  mcpp__ledger_detach(&e->ledger, r);
+  static const char d1[] = "{\"jsonrpc\":\"2.0\",\"id\":";
+  static const char in_doubt[] =
+      ",\"error\":{\"code\":-32003,\"message\":\"Request in doubt "
+      "(mcpping: the server failed while it was in flight; it may have "
+      "run, and it is not replayed)\",\"data\":{\"mcpping\":\"in_doubt\"}}}";
+  static const char cancelled[] =
+      ",\"error\":{\"code\":-32003,\"message\":\"Request cancelled "
+      "(mcpping: the server failed before answering; it is not "
+      "replayed)\",\"data\":{\"mcpping\":\"cancelled\"}}}";
+  int safe = mcpp__method_is_safe(r->method);
+  mcpp__piece answer[] = {
+      {d1, sizeof d1 - 1},
+      {r->id, r->id_len},
+      {safe ? cancelled : in_doubt,
+       safe ? sizeof cancelled - 1 : sizeof in_doubt - 1}};
+  mcpp__output(
+      e, MCPP__DELIVER(safe ? MCPP_ANSWER_CANCELLED : MCPP_ANSWER_IN_DOUBT),
+      answer, 3);
+  mcpp__free(e->alloc, r);
+}
+
 uint32_t mcpp_engine_fail_in_flight(mcpp_engine *e, uint64_t now) {
   if (e == NULL) return 0;
   uint32_t n = 0;
-  mcpp__entry *r;
-  while ((r = e->ledger.head) != NULL) {
-    mcpp__ledger_detach(&e->ledger, r);
-    static const char d1[] = "{\"jsonrpc\":\"2.0\",\"id\":";
-    static const char in_doubt[] =
-        ",\"error\":{\"code\":-32003,\"message\":\"Request in doubt "
-        "(mcpping: the server failed while it was in flight; it may have "
-        "run, and it is not replayed)\",\"data\":{\"mcpping\":\"in_doubt\"}}}";
-    static const char cancelled[] =
-        ",\"error\":{\"code\":-32003,\"message\":\"Request cancelled "
-        "(mcpping: the server failed before answering; it is not "
-        "replayed)\",\"data\":{\"mcpping\":\"cancelled\"}}}";
-    int safe = mcpp__method_is_safe(r->method);
-    mcpp__piece answer[] = {
-        {d1, sizeof d1 - 1},
-        {r->id, r->id_len},
-        {safe ? cancelled : in_doubt,
-         safe ? sizeof cancelled - 1 : sizeof in_doubt - 1}};
-    mcpp__output(
-        e, MCPP__DELIVER(safe ? MCPP_ANSWER_CANCELLED : MCPP_ANSWER_IN_DOUBT),
-        answer, 3);
-    mcpp__free(e->alloc, r);
+  while (e->ledger.head != NULL) {
+    fail_entry(e, e->ledger.head);
     n++;
   }
   (void)now;
   return n;
+}
+
+int mcpp_engine_fail_request(mcpp_engine *e, const char *id, size_t id_len,
+                             uint64_t now) {
+  if (e == NULL || id == NULL || id_len == 0) return MCPP_ERR_INVALID_ARGUMENT;
+  if (e->state == MCPP_STATE_CLOSED) return MCPP_ERR_CLOSED;
+  mcpp__entry *r = mcpp__ledger_find(&e->ledger, id, id_len);
+  if (r == NULL) return MCPP_ERR_NOT_FOUND;
+  fail_entry(e, r);
+  (void)now;
+  return 0;
 }
