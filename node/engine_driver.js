@@ -1,7 +1,8 @@
 'use strict';
 /**
  * Drives the sans-I/O native Engine on the JavaScript thread: the clock,
- * the one timer (re-armed lazily, unref'd unless a manual ping is awaited),
+ * the one timer (re-armed lazily, unref'd unless a manual ping or a
+ * request is awaited),
  * the sink that turns engine output into writes, events and records, and
  * manual pings as promises. Used by guard() and the CLI's HTTP session.
  */
@@ -51,6 +52,8 @@ class EngineDriver extends EventEmitter {
     this.closed = false;
     /** @type {Map<number, {resolve: Function, reject: Function, timeoutMs: number, signal?: AbortSignal, onAbort?: Function}>} */
     this.pings = new Map();
+    /** Requests the application awaits (holdUntil): their deadlines hold the process. */
+    this.awaited = 0;
     this.rttStats = new RttStats();
     this.timer = null;
     this.armedAt = Infinity;
@@ -315,9 +318,24 @@ class EngineDriver extends EventEmitter {
   }
 
   /** The timer keeps the process alive only while a manual ping is awaited. */
+  /**
+   * While the application awaits this request, the engine's timer (its
+   * deadline) holds the process, as a manual ping's does.
+   * @param {Promise<unknown>} settled
+   */
+  holdUntil(settled) {
+    this.awaited++;
+    this.updateRef();
+    const done = () => {
+      this.awaited--;
+      this.updateRef();
+    };
+    settled.then(done, done);
+  }
+
   updateRef() {
     if (!this.timer) return;
-    if (this.pings.size > 0) this.timer.ref();
+    if (this.pings.size > 0 || this.awaited > 0) this.timer.ref();
     else this.timer.unref();
   }
 }

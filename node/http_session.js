@@ -300,7 +300,8 @@ class HttpSession {
    */
   sessionExpired(frame, sentSession) {
     if (this.closed) return;
-    if (!this.held && sentSession !== null && sentSession === this.sessionId && this.initArgs) {
+    if (!this.held && sentSession === this.sessionId) {
+      if (sentSession === null || !this.initArgs) return; // no session of ours to open again
       this.held = [];
       this.sessionId = null;
       this.protocolVersion = null;
@@ -457,6 +458,7 @@ class HttpSession {
     // an answer that will not come is cut.
     const settle = () => answer.answered || answer.abort.abort();
     promise.then(settle, settle);
+    this.driver.holdUntil(promise); // its deadline holds the process (the CLI's run)
     this.post(frame, answer, direct);
     return promise;
   }

@@ -522,7 +522,7 @@ class HttpPeer:
                 status, body = resp
                 if _native.http_classify(status, body, session is not None) == "session_expired":
                     self._to_loop_call(self._session_expired, (b"", session))
-                self._to_loop_call(self.driver.fail_request, answer.request_id)
+                self._to_loop_call(self._answer_lost, answer.request_id)
                 return
 
     def _resume(self, answer: _Resumable, session: str | None) -> Any:
@@ -683,7 +683,9 @@ class HttpPeer:
         frame, sent_session = what
         if self._closed:
             return
-        if self._held is None and sent_session is not None and sent_session == self.session_id:
+        if self._held is None and sent_session == self.session_id:
+            if sent_session is None:
+                return  # no session of ours to open again
             self._held = []
             self.session_id = None
             self.protocol_version = None
@@ -705,6 +707,11 @@ class HttpPeer:
         held, self._held = self._held or [], None
         for frame, answer in held:
             self._post(frame, answer)
+
+    def _answer_lost(self, request_id: str) -> None:
+        """A request's answer cannot come any more: the engine answers it in doubt."""
+        if not self._closed:
+            self.driver.fail_request(request_id)
 
     def _set_session(self, sid: str) -> None:
         self.session_id = sid

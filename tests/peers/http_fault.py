@@ -35,8 +35,10 @@ Flags:
                       first GET is closed with no answer, the second is a 503;
                       the third opens, carries a ping from the server (event
                       id ev-1, retry 600 ms) and ends once it is answered; the
-                      fourth is held open. A tools/call waits (10 s at most)
-                      for the fourth, then says what each GET met, the
+                      fourth carries another ping and is held open. A
+                      tools/call waits (10 s at most) for the fourth's ping to
+                      be answered (so the client has seen that stream open),
+                      then says what each GET met, the
                       Last-Event-ID each carried and how long after the third
                       ended the fourth came: {"gets": [...], "last_event_ids":
                       [...], "pong": bool, "reopened_after_ms": int}
@@ -68,7 +70,7 @@ lock = threading.Lock()
 state = {"sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": [],
          "ended": None, "gap": None}
 pong = threading.Event()  # listen-later: the client answered the ping sent on its GET stream
-reopened = threading.Event()  # listen-later: the stream that ended was opened again
+reopened = threading.Event()  # listen-later: the stream opened again carried its ping, answered
 
 
 class Handler(http.server.BaseHTTPRequestHandler):
@@ -121,8 +123,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         with lock:
             if state["gap"] is None and state["ended"] is not None:
                 state["gap"] = time.monotonic() - state["ended"]
+        self.wfile.write(b'id: ev-2\ndata: {"jsonrpc":"2.0","id":"listen-ping-2","method":"ping"}\n\n')
         self.wfile.flush()
-        reopened.set()
         self.rfile.read(1)  # held open until the client leaves
 
     def do_DELETE(self):
@@ -182,6 +184,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                                     "error": {"code": -32001, "message": "Session not found"}})
         if mid == "listen-ping" and "result" in msg:
             pong.set()
+        if mid == "listen-ping-2" and "result" in msg:
+            reopened.set()
         if mid is None or "method" not in msg:
             return self.reply(202)
         if method == "tools/call" and args.mode == "listen-later":
