@@ -75,6 +75,8 @@ class HttpSession {
      * @type {Array<[string, Resumable|undefined]>|null}
      */
     this.held = null;
+    /** @type {Set<string>} the pings the last re-initialize sent again (not sent a third time) */
+    this.resent = new Set();
     /** Open the GET listening stream after the handshake (options.listen, default true). */
     this.listenWanted = options.listen !== false;
     /** True while the GET listening stream is open. */
@@ -188,15 +190,12 @@ class HttpSession {
       } catch {
         // A broken body: classified as empty.
       }
-      if (binding.httpClassify(res.status, body, sentSession !== null) === 'session_expired') {
-        // A new session is opened first, so what the application sends
-        // once told waits for it; a ping is sent again there.
-        this.sessionExpired(frame, sentSession);
-        if (binding.httpResends(frame)) return;
+      if (binding.httpClassify(res.status, body, sentSession !== null, frame) === 'session_expired') {
+        this.sessionExpired(frame, sentSession, res.status, body);
+        return;
       }
       // A request gets the JSON-RPC error C makes of the answer
-      // ("unsupported": the body's -32601 itself; a request that met its
-      // session's end did not run: the 404 says so).
+      // ("unsupported": the body's -32601 itself).
       const answer = binding.httpErrorAnswer(res.status, body, frame);
       if (answer !== null) this.receive(answer);
       return;
@@ -258,7 +257,7 @@ class HttpSession {
     if (!this.listenWanted) return;
     const next = sse.listenAfter(opened, status, body, this.relistenMs);
     this.relistenMs = next.waitMs;
-    if (next.step === 'expired') this.sessionExpired('', session);
+    if (next.step === 'expired') this.sessionExpired('', session, status, body);
     else if (next.step === 'never') this.listenWanted = false;
     else if (!this.relistenTimer) {
       this.relistenTimer = setTimeout(() => {
@@ -293,22 +292,29 @@ class HttpSession {
   }
 
   /**
-   * A 404 on a session of ours. The first on the current session opens a
-   * new one: the handshake runs again, and what is sent meanwhile waits for
-   * it. A ping that met it is sent again (on the new session; a ping has no
-   * side effects, nothing else is resent).
+   * A session of ours ended (C's verdict on the answer to frame). The first
+   * such answer on the current session opens a new one: the handshake runs
+   * again, and what is sent meanwhile waits for it. A ping that met it is
+   * sent again on the new session, once (a ping has no side effects); a
+   * request gets the server's answer (it did not run), as does a ping the
+   * new session refused too.
+   * @param {string} frame @param {string|null} sentSession @param {number} status @param {string} body
    */
-  sessionExpired(frame, sentSession) {
+  sessionExpired(frame, sentSession, status, body) {
     if (this.closed) return;
-    if (!this.held && sentSession === this.sessionId) {
-      if (sentSession === null || !this.initArgs) return; // no session of ours to open again
+    if (!this.held && sentSession === this.sessionId && sentSession !== null && this.initArgs) {
       this.held = [];
       this.sessionId = null;
       this.protocolVersion = null;
       this.stopListening();
       this.reinitialize();
     }
-    if (binding.httpResends(frame)) this.post(frame); // held while the handshake runs
+    if (binding.httpResends(frame) && !this.resent.has(frame)) {
+      this.post(frame); // held while the handshake runs
+      return;
+    }
+    const answer = binding.httpErrorAnswer(status, body, frame);
+    if (answer !== null) this.receive(answer);
   }
 
   async reinitialize() {
@@ -323,6 +329,10 @@ class HttpSession {
     this.driver.recordReconnect();
     const held = this.held || [];
     this.held = null;
+    // A ping sent again that meets a session's end again is answered, not
+    // sent once more: a server that refuses every session it gives costs
+    // one handshake per ping, not an endless round of them.
+    this.resent = new Set(held.map(([frame]) => frame).filter((frame) => binding.httpResends(frame)));
     for (const [frame, answer] of held) this.post(frame, answer);
   }
 
@@ -401,7 +411,7 @@ class HttpSession {
       if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
         // Refused: the answer has nowhere left to come.
         const body = (await res.text(MAX_BODY).catch(() => '')) ?? '';
-        if (binding.httpClassify(res.status, body, session !== null) === 'session_expired') this.sessionExpired('', session);
+        if (binding.httpClassify(res.status, body, session !== null) === 'session_expired') this.sessionExpired('', session, res.status, body);
         this.driver.failRequest(answer.id);
         return;
       }

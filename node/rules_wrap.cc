@@ -88,16 +88,19 @@ Napi::Value OutcomeIsLost(const Napi::CallbackInfo &info) {
   throw Napi::TypeError::New(env, "unknown ping outcome '" + name + "'");
 }
 
-// httpClassify(status, body, hadSession) -> 'answer' | 'unsupported' |
-// 'session_expired' | 'failed'
+// httpClassify(status, body, hadSession[, frame]) -> 'answer' |
+// 'unsupported' | 'session_expired' | 'failed'; frame: the POSTed message
 Napi::Value HttpClassify(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
   int status = info[0].As<Napi::Number>().Int32Value();
   std::string body = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
   bool had_session = info[2].ToBoolean().Value();
+  bool has_frame = info[3].IsString();
+  std::string frame = has_frame ? info[3].As<Napi::String>().Utf8Value() : "";
   return Napi::String::New(env, mcpp_http_verdict_name(mcpp_http_classify(
-                                    status, body.data(), body.size(), had_session)));
+                                    status, body.data(), body.size(), has_frame ? frame.data() : nullptr,
+                                    frame.size(), had_session)));
 }
 
 // httpErrorAnswer(status, body, frame) -> the JSON-RPC error (a string) the

@@ -109,9 +109,9 @@ def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str 
     """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
     GIL released, until the client or the server is gone; returns the exit
     status. ValueError for options mcpp_wrap_options_problem refuses."""
-def http_classify(status: int, body: bytes, had_session: bool) -> str:
-    """What an HTTP answer means: 'answer', 'unsupported', 'session_expired'
-    or 'failed'."""
+def http_classify(status: int, body: bytes, had_session: bool, frame: bytes | None = None) -> str:
+    """What an HTTP answer (to the POSTed frame; None for a GET) means:
+    'answer', 'unsupported', 'session_expired' or 'failed'."""
 def http_error_answer(status: int, body: bytes, frame: bytes) -> bytes | None:
     """The JSON-RPC error the request in ``frame`` gets when its POST met a
     failed HTTP answer: the body's own JSON-RPC error with the request's id,

@@ -81,10 +81,16 @@ PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg) {
 
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
   int status, had_session;
-  mcpping_bytes body = {0};
-  if (!PyArg_ParseTuple(args, "iO&p", &status, mcpping_bytes_conv, &body, &had_session)) return NULL;
-  mcpp_http_verdict v = mcpp_http_classify(status, body.buf, (size_t)body.len, had_session);
+  mcpping_bytes body = {0}, frame = {0};
+  if (!PyArg_ParseTuple(args, "iO&p|O&", &status, mcpping_bytes_conv, &body, &had_session,
+                        mcpping_bytes_conv, &frame)) {
+    mcpping_bytes_release(&body);
+    return NULL;
+  }
+  mcpp_http_verdict v = mcpp_http_classify(status, body.buf, (size_t)body.len, frame.buf,
+                                           (size_t)frame.len, had_session);
   mcpping_bytes_release(&body);
+  mcpping_bytes_release(&frame);
   return PyUnicode_FromString(mcpp_http_verdict_name(v));
 }
 

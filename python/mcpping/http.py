@@ -227,6 +227,8 @@ class HttpPeer:
         #: What waits for the new session while the handshake runs again
         #: after a 404 (None: no re-initialize running), sent in order.
         self._held: list[tuple[bytes, _Resumable | None]] | None = None
+        #: The pings the last re-initialize sent again (not sent a third time).
+        self._resent: set[bytes] = set()
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: threading.Thread | None = None
         self._listen_conn: _Cuttable | None = None
@@ -450,15 +452,11 @@ class HttpPeer:
                 body = _read_body(resp) or b""  # past the bound: classified by its status
             except (OSError, http.client.HTTPException):
                 body = b""
-            if _native.http_classify(status, body, sent_session is not None) == "session_expired":
-                # A new session is opened first, so what the application
-                # sends once told waits for it; a ping is sent again there.
-                self._to_loop_call(self._session_expired, (frame, sent_session))
-                if _native.http_resends(frame):
-                    return
+            if _native.http_classify(status, body, sent_session is not None, frame) == "session_expired":
+                self._to_loop_call(self._session_expired, (frame, sent_session, status, body))
+                return
             # An HTTP error answers a request: the engine gets the JSON-RPC
-            # error C makes of it ("unsupported": the body's -32601 itself;
-            # a request that met its session's end did not run: the 404 says so).
+            # error C makes of it ("unsupported": the body's -32601 itself).
             answer = _native.http_error_answer(status, body, frame)
             if answer is not None:
                 self._to_loop(answer)
@@ -521,7 +519,7 @@ class HttpPeer:
             if isinstance(resp, tuple):  # refused: the answer has nowhere left to come
                 status, body = resp
                 if _native.http_classify(status, body, session is not None) == "session_expired":
-                    self._to_loop_call(self._session_expired, (b"", session))
+                    self._to_loop_call(self._session_expired, (b"", session, status, body))
                 self._to_loop_call(self._answer_lost, answer.request_id)
                 return
 
@@ -630,7 +628,7 @@ class HttpPeer:
             return
         step, self._relisten_ms = sse.listen_after(opened, status, body, self._relisten_ms)
         if step == "expired":
-            self._session_expired((b"", session))
+            self._session_expired((b"", session, status, body))
         elif step == "never":
             self._listen_wanted = False
         elif self._relisten is None:
@@ -675,17 +673,17 @@ class HttpPeer:
         if not self._closed:
             self.driver.touch()
 
-    def _session_expired(self, what: tuple[bytes, str | None]) -> None:
-        """A 404 on a session of ours. The first on the current session
-        opens a new one: the handshake runs again, and what is sent
-        meanwhile waits for it. A ping that met it is sent again (on the
-        new session; a ping has no side effects, nothing else is resent)."""
-        frame, sent_session = what
+    def _session_expired(self, what: tuple[bytes, str | None, int, bytes]) -> None:
+        """A session of ours ended (C's verdict on the answer to frame).
+        The first such answer on the current session opens a new one: the
+        handshake runs again, and what is sent meanwhile waits for it. A
+        ping that met it is sent again on the new session, once (a ping
+        has no side effects); a request gets the server's answer (it did
+        not run), as does a ping the new session refused too."""
+        frame, sent_session, status, body = what
         if self._closed:
             return
-        if self._held is None and sent_session == self.session_id:
-            if sent_session is None:
-                return  # no session of ours to open again
+        if self._held is None and sent_session == self.session_id and sent_session is not None:
             self._held = []
             self.session_id = None
             self.protocol_version = None
@@ -693,8 +691,12 @@ class HttpPeer:
             fut = asyncio.ensure_future(self._reinitialize())
             self._tasks.add(fut)
             fut.add_done_callback(self._tasks.discard)
-        if _native.http_resends(frame):
+        if _native.http_resends(frame) and frame not in self._resent:
             self._post(frame)  # held while the handshake runs
+            return
+        answer = _native.http_error_answer(status, body, frame)
+        if answer is not None:
+            self._inbound(answer)
 
     async def _reinitialize(self) -> None:
         try:
@@ -705,6 +707,10 @@ class HttpPeer:
             return
         self.driver.record_reconnect()
         held, self._held = self._held or [], None
+        # A ping sent again that meets a session's end again is answered,
+        # not sent once more: a server that refuses every session it gives
+        # costs one handshake per ping, not an endless round of them.
+        self._resent = {frame for frame, _ in held if _native.http_resends(frame)}
         for frame, answer in held:
             self._post(frame, answer)
 

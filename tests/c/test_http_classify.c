@@ -4,11 +4,11 @@
 #include "engine_fixture.h"
 
 #define CLASSIFY(status, body, session) \
-  mcpp_http_classify((status), (body), sizeof(body) - 1, (session))
+  mcpp_http_classify((status), (body), sizeof(body) - 1, NULL, 0, (session))
 
 TEST(http_2xx_is_the_answer) {
   ASSERT_EQ(CLASSIFY(200, "{}", 1), MCPP_HTTP_ANSWER);
-  ASSERT_EQ(mcpp_http_classify(202, NULL, 0, 0), MCPP_HTTP_ANSWER);
+  ASSERT_EQ(mcpp_http_classify(202, NULL, 0, NULL, 0, 0), MCPP_HTTP_ANSWER);
 }
 
 TEST(http_404_with_method_not_found_is_unsupported) {
@@ -21,10 +21,28 @@ TEST(http_other_404_on_a_session_means_it_expired) {
   ASSERT_EQ(CLASSIFY(404, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32001,\"message\":\"Session not found\"}}", 1),
             MCPP_HTTP_SESSION_EXPIRED);
   ASSERT_EQ(CLASSIFY(404, "Not Found", 1), MCPP_HTTP_SESSION_EXPIRED);
-  ASSERT_EQ(mcpp_http_classify(404, NULL, 0, 1), MCPP_HTTP_SESSION_EXPIRED);
+  ASSERT_EQ(mcpp_http_classify(404, NULL, 0, NULL, 0, 1), MCPP_HTTP_SESSION_EXPIRED);
   /* -32601 as a string, or outside an error object, is not the verdict. */
   ASSERT_EQ(CLASSIFY(404, "{\"error\":{\"code\":\"-32601\"}}", 1), MCPP_HTTP_SESSION_EXPIRED);
   ASSERT_EQ(CLASSIFY(404, "{\"code\":-32601}", 1), MCPP_HTTP_SESSION_EXPIRED);
+}
+
+TEST(http_400_to_a_ping_on_a_session_means_the_server_lost_it) {
+  /* The TS SDK's example servers (server-everything among them) answer a
+   * session they do not know 400, not 404. A ping is never a bad request. */
+  const char ping[] = "{\"jsonrpc\":\"2.0\",\"id\":\"mcpp-1\",\"method\":\"ping\"}";
+  const char call[] = "{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"tools/call\"}";
+  const char lost[] = "{\"jsonrpc\":\"2.0\",\"error\":{\"code\":-32000,\"message\":\"Bad Request: No valid session ID provided\"},\"id\":null}";
+  const char unknown[] = "{\"jsonrpc\":\"2.0\",\"id\":\"mcpp-1\",\"error\":{\"code\":-32601,\"message\":\"Method not found\"}}";
+  ASSERT_EQ(mcpp_http_classify(400, lost, sizeof lost - 1, ping, sizeof ping - 1, 1), MCPP_HTTP_SESSION_EXPIRED);
+  ASSERT_EQ(mcpp_http_classify(400, NULL, 0, ping, sizeof ping - 1, 1), MCPP_HTTP_SESSION_EXPIRED);
+  /* Not without a session, not for another request (its params may be
+   * bad), not a -32601 (a server that refuses ping so), not for a GET. */
+  ASSERT_EQ(mcpp_http_classify(400, lost, sizeof lost - 1, ping, sizeof ping - 1, 0), MCPP_HTTP_FAILED);
+  ASSERT_EQ(mcpp_http_classify(400, lost, sizeof lost - 1, call, sizeof call - 1, 1), MCPP_HTTP_FAILED);
+  ASSERT_EQ(mcpp_http_classify(400, unknown, sizeof unknown - 1, ping, sizeof ping - 1, 1), MCPP_HTTP_FAILED);
+  ASSERT_EQ(mcpp_http_classify(400, lost, sizeof lost - 1, NULL, 0, 1), MCPP_HTTP_FAILED);
+  ASSERT_EQ(mcpp_http_classify(503, NULL, 0, ping, sizeof ping - 1, 1), MCPP_HTTP_FAILED);
 }
 
 TEST(http_404_without_a_session_and_other_statuses_fail) {

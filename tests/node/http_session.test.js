@@ -416,6 +416,45 @@ test('a stream whose session ends before it is resumed is answered in doubt now,
   }
 });
 
+test('a restarted server-everything gets a new session at the next ping, as in Python', async () => {
+  // The reference server forgets its sessions when it restarts and answers
+  // the old one 400 "No valid session ID provided" (as every server built
+  // on the TS SDK's examples), not 404: the ping failed, and every one
+  // after it. A 400 to a ping on a session is the session's end (C's rule).
+  let server = await h.startEverythingHttp();
+  const port = Number(new URL(server.url).port);
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 10000);
+    const first = s.sessionId;
+    assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
+    await server.stop();
+    server = await h.startEverythingHttp(port);
+    assert.ok((await s.ping({ timeoutMs: 10000 })) > 0);
+    assert.ok(s.sessionId !== null && s.sessionId !== first);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('a server that refuses every session costs one handshake per ping, as in Python', async () => {
+  // Each ping meets "Session not found" on every session: it is sent again
+  // once, on a new session, then fails; no endless round of handshakes.
+  const server = await faultServer('refuse-sessions');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    await assert.rejects(s.ping({ timeoutMs: 5000 }), (err) => err instanceof errors.PingError && /Session not found/.test(err.message));
+    // The first, the one the ping was sent again on, and the one its second
+    // refusal opened (this request waited for it).
+    assert.deepEqual(await s.request('tools/call', { name: 'sessions' }, 20000), { sessions: 3 });
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('the CLI ends its session with DELETE', async () => {
   const server = await sdkHttpServer();
   try {

@@ -8,6 +8,14 @@ Flags:
   --mode expire       the first session expires at its first ping: 404 with
                       JSON-RPC -32001 "Session not found" (as the official
                       SDKs answer); a new initialize gets a new session
+  --mode expire-400  as expire, but an unknown session is answered 400
+                      "Bad Request: No valid session ID provided", as the
+                      TypeScript SDK's example servers (server-everything
+                      among them) answer a session they lost
+  --mode refuse-sessions  every ping on any session is a 404 "Session not
+                      found" (initialize works): a server that cannot keep a
+                      session; tools/call says how many sessions were opened
+                      {"sessions": N}
   --mode unsupported  every ping is a 404 with JSON-RPC -32601
   --mode deaf         ping-deaf: a ping is never answered (its POST hangs),
                       everything else is (tools/list: -32601, which still
@@ -62,7 +70,7 @@ import time
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
                                           "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later",
-                                          "expire-resume"],
+                                          "expire-resume", "expire-400", "refuse-sessions"],
                 required=True)
 args = ap.parse_args()
 
@@ -175,13 +183,22 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 [("Mcp-Session-Id", new)])
         with lock:
             live = sid in state["live"]
-            if method == "ping" and args.mode == "expire" and live and not state["expired_once"]:
+            if method == "ping" and args.mode in ("expire", "expire-400") and live and not state["expired_once"]:
                 state["expired_once"] = True
                 state["live"].discard(sid)
                 live = False
+            if method == "ping" and args.mode == "refuse-sessions":
+                live = False
+        if not live and args.mode == "expire-400":
+            return self.reply(400, {"jsonrpc": "2.0", "id": None, "error": {
+                "code": -32000, "message": "Bad Request: No valid session ID provided"}})
         if not live:
             return self.reply(404, {"jsonrpc": "2.0", "id": None,
                                     "error": {"code": -32001, "message": "Session not found"}})
+        if method == "tools/call" and args.mode == "refuse-sessions":
+            with lock:
+                opened = state["sessions"]
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"sessions": opened}})
         if mid == "listen-ping" and "result" in msg:
             pong.set()
         if mid == "listen-ping-2" and "result" in msg:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import shutil
 import subprocess
 import threading
 import urllib.error
@@ -18,7 +19,10 @@ from collections.abc import Iterator
 import pytest
 
 import mcpping
-from conftest import fault_server, serve_sdk_http
+from conftest import ROOT, fault_server, free_port, serve_sdk_http, wait_port
+
+
+EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
 
 
 @pytest.fixture
@@ -165,6 +169,67 @@ async def test_a_stream_whose_session_ends_before_it_is_resumed_is_answered_in_d
             again = await peer.request("tools/call", {"name": "work"}, timeout=20)
             assert again["result"] == {"session": "session-2"}
             assert peer.info()["in_flight"] == 0
+
+
+async def test_a_ping_whose_session_the_server_lost_and_answers_400_opens_a_new_one(tmp_path):
+    """Servers built on the TS SDK's examples answer a session they do not
+    know 400 "No valid session ID provided", not 404: the ping failed, and
+    so did every one after it. A 400 to a ping on a session is the
+    session's end (C's rule): a new one is opened and the ping answered."""
+    log = tmp_path / "records.jsonl"
+    with fault_server("expire-400") as url:
+        async with mcpping.http.connect(url, keepalive=None, record=str(log)) as peer:
+            assert peer.session_id == "session-1"
+            assert await peer.ping(5) > 0
+            assert peer.session_id == "session-2"
+    assert [r["event"] for r in _records(log)].count("reconnect") == 1
+
+
+async def test_a_server_that_refuses_every_session_costs_one_handshake_per_ping():
+    """Each ping meets "Session not found" on every session: it is sent
+    again once, on a new session, then fails; no endless round of
+    handshakes."""
+    with fault_server("refuse-sessions") as url:
+        async with mcpping.http.connect(url, keepalive=None) as peer:
+            with pytest.raises(mcpping.PingError, match="Session not found"):
+                await peer.ping(5)
+            answer = await peer.request("tools/call", {"name": "sessions"}, timeout=20)
+            # The first, the one the ping was sent again on, and the one
+            # its second refusal opened (this request waited for it).
+            assert answer["result"] == {"sessions": 3}
+
+
+def _serve_everything(port: int) -> subprocess.Popen:
+    """@modelcontextprotocol/server-everything (npm) over Streamable HTTP on port."""
+    assert EVERYTHING.exists(), f"{EVERYTHING} is missing: `npm install` provides it"
+    proc = subprocess.Popen([shutil.which("node") or "node", str(EVERYTHING), "streamableHttp"],
+                            env={**os.environ, "PORT": str(port)}, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.DEVNULL)
+    wait_port(port, proc)
+    return proc
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    proc.wait()
+
+
+async def test_a_restarted_server_everything_gets_a_new_session_at_the_next_ping():
+    """The reference server forgets its sessions when it restarts and
+    answers the old one 400: the next ping opens a new session and is
+    answered (it failed, and every ping after it)."""
+    port = free_port()
+    server = await asyncio.to_thread(_serve_everything, port)
+    try:
+        async with mcpping.http.connect(f"http://127.0.0.1:{port}/mcp", keepalive=None) as peer:
+            first = peer.session_id
+            assert await peer.ping(5) > 0
+            await asyncio.to_thread(_stop, server)
+            server = await asyncio.to_thread(_serve_everything, port)
+            assert await peer.ping(10) > 0
+            assert peer.session_id not in (None, first)
+    finally:
+        _stop(server)
 
 
 async def test_request_timeout_is_the_engines(http_server, tmp_path):

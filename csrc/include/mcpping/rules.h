@@ -151,14 +151,21 @@ typedef enum mcpp_http_verdict {
                                     -32601: the method is not supported */
   MCPP_HTTP_SESSION_EXPIRED = 2, /* any other 404 to a request carrying
                                     an Mcp-Session-Id: the session ended;
-                                    initialize again */
+                                    initialize again. Also a 400 to a
+                                    ping that carried one (a ping is never
+                                    a bad request: the server does not
+                                    know the session, as servers built on
+                                    the TS SDK's examples say of a session
+                                    they lost in a restart) */
   MCPP_HTTP_FAILED = 3           /* any other status: the request failed */
 } mcpp_http_verdict;
 
-/* Classifies an HTTP status and body (may be NULL if len is 0);
- * had_session is 1 if the request carried an Mcp-Session-Id. */
+/* Classifies an HTTP status and body (may be NULL if len is 0) that
+ * answered frame (the POSTed message; NULL for a GET); had_session is 1
+ * if the request carried an Mcp-Session-Id. */
 mcpp_http_verdict mcpp_http_classify(int status, const char *body,
-                                     size_t len, int had_session);
+                                     size_t len, const char *frame,
+                                     size_t frame_len, int had_session);
 
 /* Returns "answer", "unsupported", "session_expired" or "failed". */
 const char *mcpp_http_verdict_name(mcpp_http_verdict verdict);

@@ -23,8 +23,12 @@ static int method_not_found(const char *body, size_t len) {
 }
 
 mcpp_http_verdict mcpp_http_classify(int status, const char *body,
-                                     size_t len, int had_session) {
+                                     size_t len, const char *frame,
+                                     size_t frame_len, int had_session) {
   if (status >= 200 && status <= 299) return MCPP_HTTP_ANSWER;
+  if (status == 400 && had_session && mcpp__is_ping_request(frame, frame_len) &&
+      !method_not_found(body, len))
+    return MCPP_HTTP_SESSION_EXPIRED; /* "No valid session ID provided" */
   if (status != 404) return MCPP_HTTP_FAILED;
   if (method_not_found(body, len)) return MCPP_HTTP_UNSUPPORTED;
   return had_session ? MCPP_HTTP_SESSION_EXPIRED : MCPP_HTTP_FAILED;
@@ -156,7 +160,7 @@ mcpp_http_listen_step mcpp_http_listen_after(const mcpp_sse *stream, int opened,
     return MCPP_HTTP_LISTEN_AGAIN;
   }
   *wait_ms = 0;
-  return mcpp_http_classify(status, body, len, 1) == MCPP_HTTP_SESSION_EXPIRED
+  return mcpp_http_classify(status, body, len, NULL, 0, 1) == MCPP_HTTP_SESSION_EXPIRED
              ? MCPP_HTTP_LISTEN_EXPIRED
              : MCPP_HTTP_LISTEN_NEVER;
 }

@@ -116,7 +116,5 @@ const char *mcpp_http_body_name(mcpp_http_body body) {
 }
 
 int mcpp_http_resends(const char *frame, size_t len) {
-  mcpp__msg msg;
-  return frame != NULL && mcpp__scan_message(frame, len, &msg) == 0 && msg.id.p != NULL &&
-         mcpp__span_is(msg.method, "\"ping\"");
+  return mcpp__is_ping_request(frame, len);
 }

@@ -302,3 +302,9 @@ int mcpp__span_is(mcpp__span s, const char *lit) {
 int mcpp__span_eq(mcpp__span s, const char *p, size_t n) {
   return s.p && s.n == n && memcmp(s.p, p, n) == 0;
 }
+
+int mcpp__is_ping_request(const char *frame, size_t len) {
+  mcpp__msg msg;
+  return frame != NULL && mcpp__scan_message(frame, len, &msg) == 0 &&
+         msg.id.p != NULL && mcpp__span_is(msg.method, "\"ping\"");
+}

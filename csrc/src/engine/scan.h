@@ -45,4 +45,7 @@ int mcpp__span_is(mcpp__span s, const char *lit);
 /* 1 if the span's raw bytes equal p[0..n). */
 int mcpp__span_eq(mcpp__span s, const char *p, size_t n);
 
+/* 1 if frame (NULL: none) is a ping request: an id and method "ping". */
+int mcpp__is_ping_request(const char *frame, size_t len);
+
 #endif
