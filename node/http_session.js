@@ -7,8 +7,9 @@
  * offers none), so server pings arriving on it or on a POST's SSE stream
  * are answered by the engine (a POST each). Close sends DELETE.
  * The C core classifies HTTP errors (httpClassify): a 404 whose body is a
- * JSON-RPC -32601 means unsupported; any other 404 on a session means the
- * session expired, so the handshake runs again (a "reconnect" record): the
+ * JSON-RPC -32601 means unsupported; any other 404 on a session (or a 400
+ * to a ping on one: the server lost the session) means the session
+ * expired, so the handshake runs again (a "reconnect" record): the
  * pings that met the 404 are sent again on the new session, a request that
  * met it gets the server's 404 as its answer (it did not run), and what is
  * sent meanwhile waits for the new session; nothing else is resent.

@@ -10,7 +10,8 @@ and each request. Closing sends DELETE with the session id (a 405 is fine).
 
 An HTTP error is classified by the C core (``mcpp_http_classify``): a 404
 whose body is a JSON-RPC -32601 means the method is unsupported; any other
-404 on a session means the session expired, so the handshake runs again (a
+404 on a session (or a 400 to a ping on one: the server lost the session)
+means the session expired, so the handshake runs again (a
 ``reconnect`` record says so): the pings that met the 404 are sent again
 on the new session, a request that met it gets the server's 404 as its
 answer (it did not run), and what is sent meanwhile waits for the new
