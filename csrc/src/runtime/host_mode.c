@@ -322,7 +322,8 @@ static void take_over(mcpp_runtime *rt, uint32_t tick_ms) {
     int t = loop_timeout(rt->loop);
     struct pollfd p = {uv_backend_fd(rt->loop), POLLIN, 0};
     pthread_mutex_unlock(&rt->run_mu);
-    mcpp__rt_flush_wake(rt); /* notify never runs under run_mu: the host may wait */
+    /* notify never runs under run_mu: the host may wait */
+    mcpp__rt_flush_wake(rt);
     pthread_mutex_lock(&rt->mu);
     int go_on = watching(rt);
     pthread_mutex_unlock(&rt->mu);
@@ -489,7 +490,8 @@ int mcpp_runtime_host_cork(mcpp_runtime *rt, int on) {
   }
   pthread_mutex_unlock(&rt->run_mu);
   hw_apply(rt);
-  mcpp__rt_flush_wake(rt); /* a write that failed may have closed a connection */
+  /* a write that failed may have closed a connection */
+  mcpp__rt_flush_wake(rt);
   return 0;
 }
 
@@ -713,7 +715,6 @@ void mcpp_runtime_host_stats(mcpp_runtime *rt, mcpp_host_stats *stats) {
   stats->host_turns = atomic_load(&rt->host_turns);
   stats->inline_commands = atomic_load(&rt->inline_commands);
 }
-
 
 void mcpp__host_init(mcpp_runtime *rt) {
   pthread_mutex_init(&rt->run_mu, NULL);

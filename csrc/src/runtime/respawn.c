@@ -122,13 +122,12 @@ static int next_attempt(rconn *r, const char *reason, uint32_t *attempt,
 
 /* The driver's hook (see mcpp__reconnect_hook). */
 int mcpp__respawn_plan(mcpp_conn *c, int err, const char *reason,
-                          uint32_t *attempt, uint32_t *delay_ms, char *why,
-                          size_t cap, void *ud) {
+                       uint32_t *attempt, uint32_t *delay_ms, char *why,
+                       size_t cap, void *ud) {
   rconn *r = ud;
   if (!r->rc || mcpp__rt_host_closed(r)) return 0;
   return next_attempt(r, reason, attempt, delay_ms, why, cap) == 0;
 }
-
 
 /* No engine runs between servers: the runtime says what happens itself. */
 static void push_own_event(rconn *r, mcpp_event_type type, const char *message,
@@ -157,8 +156,9 @@ static void push_own_record(rconn *r, uint32_t attempt) {
   rec.event = "reconnect";
   rec.direction = MCPP__DIR_NONE;
   rec.role = x->settings.role;
-  rec.peer = r->session && *mcpp__rt_session_name(r->session) ? mcpp__rt_session_name(r->session)
-                                                     : x->settings.peer_name;
+  rec.peer = r->session && *mcpp__rt_session_name(r->session)
+                 ? mcpp__rt_session_name(r->session)
+                 : x->settings.peer_name;
   rec.protocol_version = r->session && *r->session ? r->session : NULL;
   rec.transport = x->settings.transport;
   rec.reconnect_attempt = attempt;
@@ -241,9 +241,9 @@ static void answer_held(rconn *r, cmd *k, const char *id, size_t id_len,
   static const char d2[] = ",\"error\":{\"code\":";
   static const char d3[] = "}}";
   size_t ne = strlen(error);
-  mcpp_item *it = mcpp__rt_new_item(r->rt, r, MCPP_ITEM_MESSAGE,
-                           sizeof d1 - 1 + id_len + sizeof d2 - 1 + ne +
-                               sizeof d3 - 1);
+  mcpp_item *it = mcpp__rt_new_item(
+      r->rt, r, MCPP_ITEM_MESSAGE,
+      sizeof d1 - 1 + id_len + sizeof d2 - 1 + ne + sizeof d3 - 1);
   if (it) {
     char *p = it->data;
     memcpy(p, d1, sizeof d1 - 1);
@@ -410,7 +410,7 @@ static void reconnected(rconn *r, mcpp_conn *c) {
  * the engine gives it if that server fails too). Returns 1 if the frame
  * was it. frame NULL: there was nothing to replay. */
 int mcpp__respawn_answer(rconn *r, mcpp_conn *c, const char *frame,
-                            size_t len) {
+                         size_t len) {
   reconnect *x = r->rc;
   int a = frame ? mcpp_handshake_answer(x->hs, frame, len) : MCPP_REPLAY_RESULT;
   if (a == MCPP_REPLAY_OTHER) return 0;
@@ -453,7 +453,7 @@ int mcpp__respawn_cancel_held(rconn *r, const char *id, size_t id_len) {
 
 /* Sets up reconnect for a connection just spawned. */
 int mcpp__respawn_setup(rconn *r, const mcpp_settings *settings,
-                           const mcpp_spawn_options *options) {
+                        const mcpp_spawn_options *options) {
   mcpp_runtime *rt = r->rt;
   reconnect *x = rt_malloc(rt, sizeof *x);
   if (!x) return MCPP_ERR_NOMEM;

@@ -99,7 +99,7 @@ static rconn *find_conn(mcpp_runtime *rt, uint64_t id) {
 /* ------------------------------------------------------------------ items */
 
 mcpp_item *mcpp__rt_new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
-                           size_t data_len) {
+                             size_t data_len) {
   mcpp_item *it = rt_malloc(rt, sizeof *it + data_len + 1);
   if (!it) return NULL;
   memset(it, 0, sizeof *it);
@@ -123,8 +123,8 @@ static int wakes_host(const mcpp_item *it) {
 }
 
 /* Appends an item (NULL: none); returns 1 if the caller must arm the
- * waker (mcpp__rt_defer_wake): the item wakes and no notify is outstanding or due
- * since the last drain. */
+ * waker (mcpp__rt_defer_wake): the item wakes and no notify is outstanding or
+ * due since the last drain. */
 int mcpp__rt_append_locked(mcpp_runtime *rt, mcpp_item *it) {
   if (!it) return 0;
   if (rt->item_tail)
@@ -162,7 +162,8 @@ void mcpp__rt_defer_wake(mcpp_runtime *rt) {
    * of its turns (host_settle, mcpp__host_run_inline, take_over). */
   if (rt->runner == RUN_HOST || rt->runner == RUN_WATCHDOG) return;
   if (uv_is_closing((uv_handle_t *)&rt->waker))
-    mcpp__rt_flush_wake(rt); /* stopping: nothing turns the loop for it any more */
+    /* stopping: nothing turns the loop for it any more */
+    mcpp__rt_flush_wake(rt);
   else
     uv_idle_start(&rt->waker, on_waker);
 }
@@ -234,7 +235,8 @@ static int pause_at_cap_locked(rconn *r, int *wake) {
  * connection's snapshot under the same lock, so the host never drains
  * an item older than what info() shows. Returns 1 if the caller must
  * stop the connection's reading (see pause_at_cap_locked); callers inside the
- * engine leave that to mcpp__rt_on_progress, which runs when the engine returns. */
+ * engine leave that to mcpp__rt_on_progress, which runs when the engine
+ * returns. */
 static int push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
                         int may_pause) {
   snapshot sn;
@@ -255,7 +257,7 @@ void mcpp__rt_push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
 }
 
 int mcpp__rt_push_data(rconn *r, mcpp_item_type type, const char *data,
-                     size_t len) {
+                       size_t len) {
   mcpp_item *it = mcpp__rt_new_item(r->rt, r, type, len);
   if (it) memcpy(it->data, data, len);
   return push_counted(r->rt, r, it, type == MCPP_ITEM_STDERR);
@@ -363,7 +365,6 @@ void mcpp__rt_note_session(rconn *r, int at_event) {
   rt_free(r->rt, old);
 }
 
-
 static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
   rconn *r = ud;
   if (r->rc) {
@@ -389,9 +390,9 @@ static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
  * the cap is checked here, or a server writing only stderr is never
  * paused. */
 static void on_stderr(mcpp_conn *c, const char *data, size_t len, void *ud) {
-  if (mcpp__rt_push_data(ud, MCPP_ITEM_STDERR, data, len)) mcpp__conn_set_reading(c, 0);
+  if (mcpp__rt_push_data(ud, MCPP_ITEM_STDERR, data, len))
+    mcpp__conn_set_reading(c, 0);
 }
-
 
 static int is_outcome(mcpp_event_type t) {
   return t == MCPP_EV_PONG || t == MCPP_EV_TIMEOUT || t == MCPP_EV_PING_ERROR ||
@@ -453,7 +454,8 @@ void mcpp__rt_push_event(rconn *r, const mcpp_event *ev) {
   mcpp__rt_note_session(r, 1);
   /* data holds "message\0id\0proof\0" so the strings outlive the callback
    * (a configured probe's proof is the engine's, freed with the conn). */
-  mcpp_item *it = mcpp__rt_new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen + 1 + plen);
+  mcpp_item *it =
+      mcpp__rt_new_item(rt, r, MCPP_ITEM_EVENT, mlen + 1 + ilen + 1 + plen);
   if (it) {
     it->event = *ev;
     it->event.version = MCPP_EVENT_VERSION; /* the runtime's own too */
@@ -471,7 +473,6 @@ void mcpp__rt_push_event(rconn *r, const mcpp_event *ev) {
   }
   mcpp__rt_push(rt, r, it);
 }
-
 
 /* The runtime's own handles, at the stop: a wake still due goes out now. */
 static void close_loop_handles(mcpp_runtime *rt) {
@@ -542,14 +543,12 @@ void mcpp__rt_finish(rconn *r, const mcpp_close_info *info) {
   if (rt->stopping && last) close_loop_handles(rt);
 }
 
-
 int mcpp__rt_host_closed(rconn *r) {
   pthread_mutex_lock(&r->rt->mu);
   int closed = r->closing || r->rt->stopping;
   pthread_mutex_unlock(&r->rt->mu);
   return closed;
 }
-
 
 static void on_conn_close(mcpp_conn *c, const mcpp_close_info *info,
                           void *ud) {
@@ -571,7 +570,6 @@ const mcpp_conn_callbacks mcpp__rt_conn_callbacks = {
     .on_stderr = on_stderr, .on_close = on_conn_close};
 
 /* -------------------------------------------------------------- commands */
-
 
 static void run_spawn(mcpp_runtime *rt, cmd *k) {
   rconn *r = rt_malloc(rt, sizeof *r);
@@ -697,7 +695,6 @@ static int run_send(mcpp_runtime *rt, cmd *k) {
   return 0;
 }
 
-
 static void stop_all(mcpp_runtime *rt) {
   rt->stopping = 1;
   if (!rt->conns) {
@@ -793,7 +790,6 @@ static int enqueue_locked(mcpp_runtime *rt, cmd *k) {
   return 0;
 }
 
-
 /* After enqueue_locked, the mutex released. */
 static void run_queued(mcpp_runtime *rt, int on_host) {
   if (on_host && !mcpp__host_run_inline(rt)) uv_async_send(&rt->async);
@@ -810,7 +806,6 @@ static cmd *new_cmd(mcpp_runtime *rt, cmd_type type, uint64_t id, size_t len) {
 }
 
 /* -------------------------------------------------------------- the thread */
-
 
 /* The I/O thread: runs the loop in thread mode, watches it in host mode,
  * until everything is closed. */
@@ -876,7 +871,6 @@ int mcpp__rt_start_locked(mcpp_runtime *rt) {
 }
 
 /* ------------------------------------------------------------- public API */
-
 
 int mcpp_runtime_new(mcpp_runtime **out, const mcpp_runtime_options *options) {
   if (!out) return MCPP_ERR_INVALID_ARGUMENT;
@@ -1215,7 +1209,8 @@ int mcpp_runtime_feed_rtt_stats(mcpp_runtime *rt, uint64_t conn_id,
   if (!rt || (stats && !(us_per_unit > 0))) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
   rconn *r = find_conn(rt, conn_id);
-  /* rtt_mu inside mu, as in mcpp__rt_finish(), which unlinks r in the same hold. */
+  /* rtt_mu inside mu, as in mcpp__rt_finish(), which unlinks r in the same
+   * hold. */
   if (r) {
     pthread_mutex_lock(&rtt_mu);
     r->rtt = stats;
