@@ -17,7 +17,7 @@ export ZIG_GLOBAL_CACHE_DIR=$PWD/build/zig-cache ZIG_LOCAL_CACHE_DIR=$PWD/build/
 zig=("$PYTHON" -m ziglang)
 NM=${NM:-llvm-nm}  # reads Mach-O for both architectures and COFF (Debian: llvm)
 uv_include=$PWD/$(PYTHON="$PYTHON" ./scripts/libuv-source.sh)/include
-driver_files=" csrc/src/driver/platform_linux.c csrc/src/driver/platform_darwin.c csrc/src/driver/keeper.c csrc/src/driver/proc.c csrc/src/driver/orphans.c csrc/src/driver/conn.c csrc/src/runtime/item.c csrc/src/runtime/runtime.c csrc/src/runtime/respawn.c csrc/src/runtime/host_mode.c csrc/src/app/wrap.c csrc/src/app/wrap_metrics.c "
+driver_files=" csrc/src/driver/platform_linux.c csrc/src/driver/platform_darwin.c csrc/src/driver/keeper.c csrc/src/driver/proc.c csrc/src/driver/orphans.c csrc/src/driver/conn.c csrc/src/runtime/item.c csrc/src/runtime/runtime.c csrc/src/runtime/queue.c csrc/src/runtime/respawn.c csrc/src/runtime/host_mode.c csrc/src/app/wrap.c csrc/src/app/wrap_metrics.c "
 engine=() driver=()
 for s in $(grep -v '^#' csrc/sources.txt); do
   case "$driver_files" in *" $s "*) driver+=("$s") ;; *) engine+=("$s") ;; esac

@@ -1,8 +1,9 @@
 /*
- * What the runtime's files share (runtime.c, host_mode.c, respawn.c): the
- * runtime, its connections and commands, and the calls between the files.
- * Private to the runtime layer; nothing here is exported (the mcpp__
- * prefix keeps these names out of a static linker's way).
+ * What the runtime's files share (runtime.c, queue.c, host_mode.c,
+ * respawn.c): the runtime, its connections and commands, and the calls
+ * between the files. Private to the runtime layer; nothing here is
+ * exported (the mcpp__ prefix keeps these names out of a static linker's
+ * way).
  */
 #ifndef MCPP_RUNTIME_INTERNAL_H
 #define MCPP_RUNTIME_INTERNAL_H
@@ -238,30 +239,43 @@ static inline void rt_free(mcpp_runtime *rt, void *p) {
 
 /* ------------------------------------------------- runtime.c: the core */
 
-/* The connection's state as the host may read it, then the item queue. */
-mcpp_item *mcpp__rt_new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
-                             size_t data_len);
-int mcpp__rt_append_locked(mcpp_runtime *rt, mcpp_item *it);
-mcpp_item *mcpp__rt_writable_locked(rconn *r);
-void mcpp__rt_push(mcpp_runtime *rt, rconn *r, mcpp_item *it);
-int mcpp__rt_push_data(rconn *r, mcpp_item_type type, const char *data,
-                       size_t len);
-void mcpp__rt_push_event(rconn *r, const mcpp_event *ev);
-/* Waking the host once per turn of the loop. */
-void mcpp__rt_flush_wake(mcpp_runtime *rt);
-void mcpp__rt_defer_wake(mcpp_runtime *rt);
+rconn *mcpp__rt_find_conn(mcpp_runtime *rt, uint64_t id);
 /* The driver's hooks, and what a connection learned of its session. */
 extern const mcpp_conn_callbacks mcpp__rt_conn_callbacks;
-void mcpp__rt_on_progress(mcpp_conn *c, void *ud);
 const char *mcpp__rt_session_name(const char *session);
 void mcpp__rt_note_session(rconn *r, int at_event);
+void mcpp__rt_push_event(rconn *r, const mcpp_event *ev);
 /* The connection is gone for good: its CLOSED item, last. */
 void mcpp__rt_finish(rconn *r, const mcpp_close_info *info);
 int mcpp__rt_host_closed(rconn *r);
-void mcpp__rt_send_now(rconn *r, cmd *k);
 /* The loop's owner runs the commands the host queued; the I/O thread. */
 void mcpp__rt_run_commands(mcpp_runtime *rt);
 int mcpp__rt_start_locked(mcpp_runtime *rt);
+
+/* ------------------ queue.c: what waits for the host, and its bound */
+
+mcpp_item *mcpp__rt_new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
+                             size_t data_len);
+/* Queue an item with the connection's fresh snapshot; push_counted and
+ * push_data return 1 where the caller must stop the connection's reading. */
+void mcpp__rt_push(mcpp_runtime *rt, rconn *r, mcpp_item *it);
+int mcpp__rt_push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
+                          int may_pause);
+int mcpp__rt_push_data(rconn *r, mcpp_item_type type, const char *data,
+                       size_t len);
+void mcpp__rt_push_ping_failed(rconn *r, uint64_t token, int err);
+int mcpp__rt_append_locked(mcpp_runtime *rt, mcpp_item *it);
+mcpp_item *mcpp__rt_writable_locked(rconn *r);
+/* Waking the host once per turn of the loop. */
+void mcpp__rt_flush_wake(mcpp_runtime *rt);
+void mcpp__rt_defer_wake(mcpp_runtime *rt);
+/* The driver's progress hook: the snapshot, the cap, WRITABLE. */
+void mcpp__rt_on_progress(mcpp_conn *c, void *ud);
+/* Writes a queued frame (its bytes leave the command queue). */
+void mcpp__rt_send_now(rconn *r, cmd *k);
+/* The host gave bytes back: reading resumes below half the cap. */
+void mcpp__rt_release_locked(mcpp_runtime *rt, uint64_t id, size_t bytes);
+void mcpp__rt_resume_reading(mcpp_runtime *rt);
 
 /* ---------------------------- host_mode.c: the host's loop, the watchdog */
 

@@ -15,9 +15,10 @@
  * and resume it below half; outbound bytes not yet written refuse sends
  * (WOULD_BLOCK) until a WRITABLE item.
  *
- * In host mode the host's own loop runs this loop instead, and the I/O
- * thread only watches (host_mode.c); a failed server is spawned again in
- * respawn.c. internal.h is what the three files share.
+ * The items and their bound are queue.c's; in host mode the host's own
+ * loop runs this loop instead, and the I/O thread only watches
+ * (host_mode.c); a failed server is spawned again in respawn.c.
+ * internal.h is what the four files share.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -85,7 +86,7 @@ static void drop_conn_index(mcpp_runtime *rt, rconn *r) {
   }
 }
 
-static rconn *find_conn(mcpp_runtime *rt, uint64_t id) {
+rconn *mcpp__rt_find_conn(mcpp_runtime *rt, uint64_t id) {
   if (rt->conn_index) {
     rconn *r = rt->conn_index[conn_bucket(id, rt->conn_index_cap)];
     while (r && r->id != id) r = r->next_in_bucket;
@@ -94,237 +95,6 @@ static rconn *find_conn(mcpp_runtime *rt, uint64_t id) {
   for (rconn *r = rt->conns; r; r = r->next)
     if (r->id == id) return r;
   return NULL;
-}
-
-/* ------------------------------------------------------------------ items */
-
-mcpp_item *mcpp__rt_new_item(mcpp_runtime *rt, rconn *r, mcpp_item_type type,
-                             size_t data_len) {
-  mcpp_item *it = rt_malloc(rt, sizeof *it + data_len + 1);
-  if (!it) return NULL;
-  memset(it, 0, sizeof *it);
-  it->type = type;
-  it->conn_id = r->id;
-  it->conn_user_data = r->user_data;
-  it->data = (char *)(it + 1);
-  it->data[data_len] = '\0';
-  it->len = data_len;
-  /* What the host holds while it has the item: all of it. */
-  it->charge = sizeof *it + data_len + 1;
-  return it;
-}
-
-/* A ping we just sent is news to nobody waiting: its event rides along
- * with the next batch (the pong, at the latest the timeout) instead of
- * waking the host, which would cost a second wake-up per ping. */
-static int wakes_host(const mcpp_item *it) {
-  return !(it->type == MCPP_ITEM_EVENT && (it->event.type == MCPP_EV_PING ||
-                                           it->event.type == MCPP_EV_PROBE));
-}
-
-/* Appends an item (NULL: none); returns 1 if the caller must arm the
- * waker (mcpp__rt_defer_wake): the item wakes and no notify is outstanding or
- * due since the last drain. */
-int mcpp__rt_append_locked(mcpp_runtime *rt, mcpp_item *it) {
-  if (!it) return 0;
-  if (rt->item_tail)
-    rt->item_tail->next = it;
-  else
-    rt->item_head = it;
-  rt->item_tail = it;
-  if (rt->notified || rt->wake_due || !wakes_host(it)) return 0;
-  rt->wake_due = 1;
-  return 1;
-}
-
-/* Calls notify if a wake is due (a drain since cancels it: the host has
- * the items). */
-void mcpp__rt_flush_wake(mcpp_runtime *rt) {
-  pthread_mutex_lock(&rt->mu);
-  int go = rt->wake_due;
-  rt->wake_due = 0;
-  if (go) rt->notified = 1;
-  pthread_mutex_unlock(&rt->mu);
-  if (go && rt->notify) rt->notify(rt->notify_data);
-}
-
-static void on_waker(uv_idle_t *h) {
-  uv_idle_stop(h);
-  mcpp__rt_flush_wake(h->data);
-}
-
-/* Notifies once the callbacks of this turn of the loop have run: an idle
- * handle runs on the next turn and, while active, keeps the loop from
- * blocking in poll, so a wake armed anywhere (a read, a timer, a write, a
- * close, the prepare phase) is never left waiting for more I/O. */
-void mcpp__rt_defer_wake(mcpp_runtime *rt) {
-  /* The host drains after its own turn; the watchdog flushes after each
-   * of its turns (host_settle, mcpp__host_run_inline, take_over). */
-  if (rt->runner == RUN_HOST || rt->runner == RUN_WATCHDOG) return;
-  if (uv_is_closing((uv_handle_t *)&rt->waker))
-    /* stopping: nothing turns the loop for it any more */
-    mcpp__rt_flush_wake(rt);
-  else
-    uv_idle_start(&rt->waker, on_waker);
-}
-
-/* What another thread may read of the engine, taken on the I/O thread. */
-typedef struct snapshot {
-  int valid;
-  mcpp_engine_info info;
-  uint64_t healthy_until;
-  size_t queued;
-} snapshot;
-
-static void take_snapshot(rconn *r, snapshot *sn) {
-  mcpp_engine *e = r->conn ? mcpp_conn_engine(r->conn) : NULL;
-  sn->valid = e != NULL;
-  if (!e) return;
-  mcpp_engine_get_info(e, &sn->info);
-  sn->info.protocol_version = NULL;
-  sn->info.peer_name = NULL;
-  sn->info.probe_method = NULL;
-  sn->healthy_until = mcpp_engine_healthy_until(e, uv_hrtime() / 1000);
-  sn->queued = mcpp__conn_queued_bytes(r->conn);
-  /* Between a failed server and the answer to the replayed initialize the
-   * session is not there: not alive, and never healthy. */
-  if (r->rc && r->rc->phase != LIVE) {
-    sn->info.state = MCPP_STATE_STALE;
-    sn->healthy_until = 0;
-  }
-}
-
-/* Queues a WRITABLE item if a refused send now fits. */
-mcpp_item *mcpp__rt_writable_locked(rconn *r) {
-  if (r->writable_at == SIZE_MAX ||
-      r->out_cmd_bytes + r->out_wq_bytes > r->writable_at)
-    return NULL;
-  mcpp_item *it = mcpp__rt_new_item(r->rt, r, MCPP_ITEM_WRITABLE, 0);
-  /* Out of memory: the next progress tries again. */
-  if (it) {
-    r->writable_at = SIZE_MAX;
-    r->held += it->charge;
-  }
-  return it;
-}
-
-static void store_snapshot_locked(rconn *r, const snapshot *sn) {
-  if (!sn->valid) return;
-  r->info = sn->info;
-  r->healthy_until = sn->healthy_until;
-  r->out_wq_bytes = sn->queued;
-}
-
-/* Returns 1 if the connection's count just reached its cap: then it is
- * marked paused and the caller stops its reading (outside the engine), and
- * the host is woken if nothing has woken it yet, or nothing would free the
- * bytes (an item that wakes nobody, a PING event, may be the last). */
-static int pause_at_cap_locked(rconn *r, int *wake) {
-  mcpp_runtime *rt = r->rt;
-  if (r->held < r->cap || r->paused || r->closing) return 0;
-  r->paused = 1;
-  rt->paused++;
-  if (!rt->notified && !rt->wake_due && rt->item_head) {
-    rt->wake_due = 1;
-    *wake = 1;
-  }
-  return 1;
-}
-
-/* Queues an item (NULL: none, out of memory) and refreshes the
- * connection's snapshot under the same lock, so the host never drains
- * an item older than what info() shows. Returns 1 if the caller must
- * stop the connection's reading (see pause_at_cap_locked); callers inside the
- * engine leave that to mcpp__rt_on_progress, which runs when the engine
- * returns. */
-static int push_counted(mcpp_runtime *rt, rconn *r, mcpp_item *it,
-                        int may_pause) {
-  snapshot sn;
-  take_snapshot(r, &sn);
-  pthread_mutex_lock(&rt->mu);
-  store_snapshot_locked(r, &sn);
-  int wake = mcpp__rt_append_locked(rt, it);
-  int pause = 0;
-  if (it) r->held += it->charge;
-  if (may_pause) pause = pause_at_cap_locked(r, &wake);
-  pthread_mutex_unlock(&rt->mu);
-  if (wake) mcpp__rt_defer_wake(rt);
-  return pause;
-}
-
-void mcpp__rt_push(mcpp_runtime *rt, rconn *r, mcpp_item *it) {
-  push_counted(rt, r, it, 0);
-}
-
-int mcpp__rt_push_data(rconn *r, mcpp_item_type type, const char *data,
-                       size_t len) {
-  mcpp_item *it = mcpp__rt_new_item(r->rt, r, type, len);
-  if (it) memcpy(it->data, data, len);
-  return push_counted(r->rt, r, it, type == MCPP_ITEM_STDERR);
-}
-
-/* The driver's progress hook: after every engine call and write. Refreshes
- * the snapshot, stops reading at the cap, and tells the host when a
- * refused send fits again. */
-void mcpp__rt_on_progress(mcpp_conn *c, void *ud) {
-  rconn *r = ud;
-  mcpp_runtime *rt = r->rt;
-  snapshot sn;
-  take_snapshot(r, &sn);
-  pthread_mutex_lock(&rt->mu);
-  store_snapshot_locked(r, &sn);
-  int wake = mcpp__rt_append_locked(rt, mcpp__rt_writable_locked(r));
-  int pause = pause_at_cap_locked(r, &wake);
-  pthread_mutex_unlock(&rt->mu);
-  if (wake) mcpp__rt_defer_wake(rt);
-  if (pause) mcpp__conn_set_reading(c, 0);
-  /* A non-blocking turn may be past its prepare phase: note the cork. */
-  if (rt->runner != RUN_THREAD && !r->corked && mcpp__conn_corked(c)) {
-    r->corked = 1;
-    r->next_corked = rt->corked;
-    rt->corked = r;
-  }
-}
-
-/* After a free or release: connections stopped for the host that are
- * back below half their cap read again (the half keeps a host that frees
- * item by item from flapping the reading). */
-static int may_resume(const rconn *r) {
-  return r->paused && r->held < r->cap / 2;
-}
-
-static void resume_reading(mcpp_runtime *rt) {
-  for (rconn *r = rt->conns; r; r = r->next) {
-    pthread_mutex_lock(&rt->mu);
-    int go = may_resume(r);
-    if (go) {
-      r->paused = 0;
-      rt->paused--;
-    }
-    pthread_mutex_unlock(&rt->mu);
-    if (go && r->conn) mcpp__conn_set_reading(r->conn, 1);
-  }
-}
-
-/* Gives back bytes the host held for connection id; asks the I/O thread
- * to resume its reading if that brings it below half the cap. */
-static void release_locked(mcpp_runtime *rt, uint64_t id, size_t bytes) {
-  rconn *r = find_conn(rt, id);
-  if (!r || !bytes) return;
-  r->held -= bytes < r->held ? bytes : r->held;
-  if (may_resume(r) && !rt->resume) {
-    rt->resume = 1;
-    uv_async_send(&rt->async);
-  }
-}
-
-static void push_ping_failed(rconn *r, uint64_t token, int err) {
-  mcpp_item *it = mcpp__rt_new_item(r->rt, r, MCPP_ITEM_PING_FAILED, 0);
-  if (it) {
-    it->ping_token = token;
-    it->error = err;
-  }
-  mcpp__rt_push(r->rt, r, it);
 }
 
 /* ------------------------------------------------------ driver callbacks */
@@ -377,7 +147,7 @@ static void on_message(mcpp_conn *c, const char *frame, size_t len, void *ud) {
     memcpy(it->data, frame, len);
     it->answer_kind = mcpp_engine_delivery_kind(mcpp_conn_engine(c));
   }
-  push_counted(r->rt, r, it, 0);
+  mcpp__rt_push_counted(r->rt, r, it, 0);
 }
 
 static void on_record(mcpp_conn *c, const char *json, size_t len, void *ud) {
@@ -627,11 +397,11 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
 }
 
 static void run_ping(mcpp_runtime *rt, cmd *k) {
-  rconn *r = find_conn(rt, k->conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, k->conn_id);
   if (!r) return;
   if (!r->conn) {
     /* Between two servers (reconnect): nobody to ping. */
-    push_ping_failed(r, k->token, MCPP_ERR_CLOSED);
+    mcpp__rt_push_ping_failed(r, k->token, MCPP_ERR_CLOSED);
     return;
   }
   uint64_t seq = 0;
@@ -639,13 +409,13 @@ static void run_ping(mcpp_runtime *rt, cmd *k) {
   r->ping_token = k->token;
   int rc = mcpp_conn_ping(r->conn, k->timeout_ms, &seq);
   r->pinging = 0;
-  if (rc < 0) push_ping_failed(r, k->token, rc);
+  if (rc < 0) mcpp__rt_push_ping_failed(r, k->token, rc);
 }
 
 /* Forgets the manual ping the host knows as k->token: the engine stops
  * timing it and reports nothing more (its late pong is still consumed). */
 static void run_cancel_ping(mcpp_runtime *rt, cmd *k) {
-  rconn *r = find_conn(rt, k->conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, k->conn_id);
   if (!r || !r->conn) return;
   for (size_t i = 0; i < r->n_tokens; i++) {
     if (r->tokens[i].token != k->token) continue;
@@ -655,25 +425,9 @@ static void run_cancel_ping(mcpp_runtime *rt, cmd *k) {
   }
 }
 
-/* Writes a queued frame; its bytes move from the command queue to the
- * driver's write queue (the progress hook counts those). */
-void mcpp__rt_send_now(rconn *r, cmd *k) {
-  mcpp_runtime *rt = r->rt;
-  /* CLOSED: the connection is going; its CLOSED item tells the host. */
-  if (r->conn) mcpp_conn_send_timed(r->conn, k->data, k->len, k->timeout_ms);
-  snapshot sn;
-  take_snapshot(r, &sn);
-  pthread_mutex_lock(&rt->mu);
-  r->out_cmd_bytes -= k->len + 1;
-  store_snapshot_locked(r, &sn);
-  int wake = mcpp__rt_append_locked(rt, mcpp__rt_writable_locked(r));
-  pthread_mutex_unlock(&rt->mu);
-  if (wake) mcpp__rt_defer_wake(rt);
-}
-
 /* Returns 1 if it kept k (held until a new server has the session). */
 static int run_send(mcpp_runtime *rt, cmd *k) {
-  rconn *r = find_conn(rt, k->conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, k->conn_id);
   if (!r) return 0;
   reconnect *x = r->rc;
   if (x) {
@@ -719,7 +473,7 @@ void mcpp__rt_run_commands(mcpp_runtime *rt) {
   int resume = rt->resume;
   rt->resume = 0;
   pthread_mutex_unlock(&rt->mu);
-  if (resume) resume_reading(rt);
+  if (resume) mcpp__rt_resume_reading(rt);
   while (k) {
     cmd *next = k->next;
     rconn *r;
@@ -735,7 +489,7 @@ void mcpp__rt_run_commands(mcpp_runtime *rt) {
       }
       break;
     case CMD_CANCEL_REQUEST:
-      if (!(r = find_conn(rt, k->conn_id))) break;
+      if (!(r = mcpp__rt_find_conn(rt, k->conn_id))) break;
       /* Still held between two servers: it never went out. */
       if (r->rc && mcpp__respawn_cancel_held(r, k->data, k->len)) break;
       /* NOT_FOUND: answered or expired meanwhile, nothing to abandon. */
@@ -748,7 +502,7 @@ void mcpp__rt_run_commands(mcpp_runtime *rt) {
       run_cancel_ping(rt, k);
       break;
     case CMD_CLOSE:
-      if ((r = find_conn(rt, k->conn_id)) && r->conn)
+      if ((r = mcpp__rt_find_conn(rt, k->conn_id)) && r->conn)
         mcpp_conn_close(r->conn);
       else if (r && r->rc)
         mcpp__respawn_finish_idle(r, 0, MCPP_CLOSED_BY_APP_REASON);
@@ -989,7 +743,7 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
  * close marks the connection so later commands are refused. */
 static int submit(mcpp_runtime *rt, cmd *k, int closing) {
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, k->conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, k->conn_id);
   if (!r || r->closing) {
     pthread_mutex_unlock(&rt->mu);
     rt_free(rt, k);
@@ -1020,7 +774,7 @@ int mcpp_runtime_send_timed(mcpp_runtime *rt, uint64_t conn_id,
   if (len) memcpy(k->data, frame, len);
   k->timeout_ms = timeout_ms;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   if (!r || r->closing) {
     pthread_mutex_unlock(&rt->mu);
     rt_free(rt, k);
@@ -1074,7 +828,7 @@ int mcpp_runtime_cancel_ping(mcpp_runtime *rt, uint64_t conn_id,
 int mcpp_runtime_pid(mcpp_runtime *rt, uint64_t conn_id) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   int pid = r ? r->pid : MCPP_ERR_NOT_FOUND;
   pthread_mutex_unlock(&rt->mu);
   return pid;
@@ -1093,7 +847,7 @@ int mcpp_runtime_info_versioned(mcpp_runtime *rt, uint64_t conn_id,
   /* V1 is the only layout so far; a later one copies its prefix. */
   if (!rt || version != MCPP_ENGINE_INFO_V1) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   if (r) {
     if (info) *info = r->info;
     /* Live: the engine's verdict as of now, not as of the snapshot. */
@@ -1108,7 +862,7 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
                          char *peer_name, size_t name_cap) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   if (r) {
     const char *v = r->session ? r->session : "";
     const char *n = r->session ? mcpp__rt_session_name(r->session) : "";
@@ -1148,7 +902,8 @@ static void release_items(mcpp_runtime *rt, const mcpp_item *items) {
     if (i == n && n == RUNS) {
       /* Many connections in one batch: give back what is summed so far. */
       pthread_mutex_lock(&rt->mu);
-      for (size_t j = 0; j < n; j++) release_locked(rt, run[j].id, run[j].bytes);
+      for (size_t j = 0; j < n; j++)
+        mcpp__rt_release_locked(rt, run[j].id, run[j].bytes);
       pthread_mutex_unlock(&rt->mu);
       n = i = 0;
     }
@@ -1160,7 +915,8 @@ static void release_items(mcpp_runtime *rt, const mcpp_item *items) {
   }
   if (!n) return;
   pthread_mutex_lock(&rt->mu);
-  for (size_t j = 0; j < n; j++) release_locked(rt, run[j].id, run[j].bytes);
+  for (size_t j = 0; j < n; j++)
+    mcpp__rt_release_locked(rt, run[j].id, run[j].bytes);
   pthread_mutex_unlock(&rt->mu);
 }
 
@@ -1185,7 +941,7 @@ int mcpp_runtime_set_records(mcpp_runtime *rt, uint64_t conn_id,
                              int enabled) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   /* Commands queued after this call see it: they pass the same mutex. */
   if (r) atomic_store_explicit(&r->records, enabled != 0, memory_order_relaxed);
   pthread_mutex_unlock(&rt->mu);
@@ -1196,7 +952,7 @@ int mcpp_runtime_set_ping_events(mcpp_runtime *rt, uint64_t conn_id,
                                  int enabled) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   /* Commands queued after this call see it: they pass the same mutex. */
   if (r)
     atomic_store_explicit(&r->ping_events, enabled != 0, memory_order_relaxed);
@@ -1208,7 +964,7 @@ int mcpp_runtime_feed_rtt_stats(mcpp_runtime *rt, uint64_t conn_id,
                                 mcpp_rtt_stats *stats, double us_per_unit) {
   if (!rt || (stats && !(us_per_unit > 0))) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   /* rtt_mu inside mu, as in mcpp__rt_finish(), which unlinks r in the same
    * hold. */
   if (r) {
@@ -1225,7 +981,7 @@ int mcpp_runtime_set_metrics(mcpp_runtime *rt, uint64_t conn_id,
                              mcpp_metrics_cell *cell) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  rconn *r = find_conn(rt, conn_id);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
   /* Under mu, as mcpp__rt_finish() drops it in the same hold that unlinks r. */
   if (r) mcpp__metrics_slot_set(&r->metrics, cell);
   pthread_mutex_unlock(&rt->mu);
@@ -1239,8 +995,8 @@ void mcpp_runtime_rtt_unlock(void) { pthread_mutex_unlock(&rtt_mu); }
 int mcpp_runtime_release(mcpp_runtime *rt, uint64_t conn_id, size_t bytes) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
-  int found = find_conn(rt, conn_id) != NULL;
-  release_locked(rt, conn_id, bytes);
+  int found = mcpp__rt_find_conn(rt, conn_id) != NULL;
+  mcpp__rt_release_locked(rt, conn_id, bytes);
   pthread_mutex_unlock(&rt->mu);
   return found ? 0 : MCPP_ERR_NOT_FOUND;
 }
