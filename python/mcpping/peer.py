@@ -4,18 +4,17 @@ from __future__ import annotations
 
 import asyncio
 import functools
-import contextlib
 import itertools
 import json
 import logging
 import os
 import threading
-import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Literal, Union
 
 from . import _check, _isolation, _native, _runtime
+from ._inbox import Inbox, Messages, awaiting, awaiting_answer, charging, uncharge_readers
 from . import reconnect as _reconnect
 from . import _handshake
 from .errors import (
@@ -45,40 +44,6 @@ _tokens = itertools.count(1)
 #: The runtime's max_pending_bytes when none is given (mcpping.h).
 _DEFAULT_PENDING = 16 << 20
 _log = logging.getLogger("mcpping")
-# Tasks awaiting an answer that comes through the runtime's items (a
-# request's, a ping's, a drain's), each with how many; and the messages()
-# queues whose frames count against their connection. A queue whose own
-# reader awaits such an answer must not pause its server: the answer would
-# wait behind the queue forever.
-_awaiting: dict[asyncio.Task[Any], int] = {}
-_charging: set["_Inbox"] = set()
-
-
-def _uncharge_readers(task: asyncio.Task[Any]) -> None:
-    """``task`` now awaits an answer: the queues it reads stop counting."""
-    for inbox in list(_charging):
-        if task in inbox.reader_tasks:
-            inbox.uncharge_all()
-
-
-@contextlib.contextmanager
-def _awaiting_answer(loop: asyncio.AbstractEventLoop | None = None
-                     ) -> Generator[None, None, None]:
-    # With the loop given, current_task skips get_running_loop, whose pid
-    # check is a getpid() system call on every ping.
-    task = asyncio.current_task(loop)
-    if task is None:
-        yield
-        return
-    _awaiting[task] = _awaiting.get(task, 0) + 1
-    _uncharge_readers(task)
-    try:
-        yield
-    finally:
-        n = _awaiting.pop(task) - 1
-        if n:
-            _awaiting[task] = n
-
 #: "inherit" (the server writes to our stderr), "ignore", a text stream, or a
 #: callable taking each chunk as str.
 StderrTarget = Union[Literal["inherit", "ignore"], IO[str], Callable[[str], Any]]
@@ -236,7 +201,7 @@ class Peer:
         self._budget = 0
         # What messages() has yet to yield. Asked for, its frames count
         # against max_pending_bytes until taken; not, it keeps half of it.
-        self._inbox = _Inbox(self, (pending or _DEFAULT_PENDING) // 2)
+        self._inbox = Inbox(self, (pending or _DEFAULT_PENDING) // 2)
         self._on_message = on_message
         self._on_close = on_close
         self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()
@@ -374,12 +339,12 @@ class Peer:
             raise PeerClosed("connection is closed") from None
         # No asyncio timer: the engine times the ping in C and always
         # reports an outcome (a close reports every ping still out).
-        # _awaiting_answer, inlined: the generator and contextlib cost a
+        # awaiting_answer, inlined: the generator and contextlib cost a
         # sixth of a ping's Python time.
         if task is not None:
-            _awaiting[task] = _awaiting.get(task, 0) + 1
-            if _charging:
-                _uncharge_readers(task)
+            awaiting[task] = awaiting.get(task, 0) + 1
+            if charging:
+                uncharge_readers(task)
         try:
             return await fut
         except asyncio.CancelledError:
@@ -390,9 +355,9 @@ class Peer:
         finally:
             self._pings.pop(token, None)
             if task is not None:
-                n = _awaiting.pop(task) - 1
+                n = awaiting.pop(task) - 1
                 if n:
-                    _awaiting[task] = n
+                    awaiting[task] = n
 
     def _check_loop(self, what: str) -> None:
         """Refuses a call from another event loop before it leaves anything
@@ -420,7 +385,7 @@ class Peer:
                 raise PeerClosed("connection is closed")
             fut: asyncio.Future[None] = self.loop.create_future()
             self._drain_waiters.append(fut)
-            with _awaiting_answer(self.loop):
+            with awaiting_answer(self.loop):
                 await fut
 
     def _send(self, data: bytes, timeout_ms: int) -> None:
@@ -483,7 +448,7 @@ class Peer:
             data = _native.envelope(data)  # 2026-07-28: _meta on every request (C merges it)
         try:
             self._send(data, timeout_ms)
-            with _awaiting_answer(self.loop):
+            with awaiting_answer(self.loop):
                 resp = await fut
         except asyncio.CancelledError:
             self._abandon(rid, data)
@@ -563,7 +528,7 @@ class Peer:
         :attr:`dropped_messages` with a warning on the ``mcpping`` logger;
         answers to requests never enter this queue and are never dropped.
         """
-        return _Messages(self._inbox)
+        return Messages(self._inbox)
 
     async def close(self) -> CloseInfo:
         """Stops the server (SIGTERM, SIGKILL after the grace), reaps it, closes pipes."""
@@ -776,177 +741,6 @@ class Peer:
         _runtime.detach(self.loop)
         if self._on_close is not None:
             _isolation.call(self._report, "on_close", self._on_close, info)
-
-
-class _Inbox:
-    """The queue of frames behind :meth:`Peer.messages`.
-
-    With readers (open iterators) each frame keeps its bytes counted
-    against the connection's max_pending_bytes until a reader takes it, so
-    a reader that is behind pauses this server (and no other): nothing is
-    dropped and the runtime's cap bounds the queue. Without readers nothing
-    is counted, the newest frames are kept within ``bound`` bytes and the
-    oldest dropped, counted.
-    """
-
-    def __init__(self, peer: Peer, bound: int) -> None:
-        self.peer = peer
-        self.bound = bound
-        #: (frame, bytes it keeps counted), oldest first.
-        self.frames: deque[tuple[bytes, int]] = deque()
-        self.size = 0
-        #: Bytes the queued frames keep counted in the runtime.
-        self.charged = 0
-        self.readers = 0
-        self.dropped = 0
-        self.ended = False
-        #: The tasks that iterate messages() (those a pause could deadlock).
-        self.reader_tasks: weakref.WeakSet[asyncio.Task[Any]] = weakref.WeakSet()
-        self._waiters: deque[asyncio.Future[None]] = deque()
-
-    def put(self, frame: bytes) -> None:
-        charged = 0
-        if self.readers and not self.ended and \
-                not any(t in _awaiting for t in self.reader_tasks):
-            charged = self.peer._charge(len(frame))
-            if charged and not self.charged:
-                _charging.add(self)
-            self.charged += charged
-        self.frames.append((frame, charged))
-        self.size += len(frame)
-        if not self.readers and self.size > self.bound:
-            self._trim()
-        self._wake()
-
-    def _trim(self) -> None:
-        """Drops the oldest frames nobody asked for, down to the bound."""
-        n = 0
-        while self.size > self.bound and len(self.frames) > 1:
-            frame, charged = self.frames.popleft()
-            self.size -= len(frame)
-            self._give_back(charged)
-            n += 1
-        if not n:
-            return
-        before, self.dropped = self.dropped, self.dropped + n
-        # A warning at each power of two: a flood says so without a line each.
-        if before.bit_length() != self.dropped.bit_length():
-            _log.warning("mcpping: %s: messages dropped so far: %d (nobody iterates "
-                         "messages(); kept: the newest %d bytes)",
-                         self.peer.name, self.dropped, self.bound)
-
-    def _give_back(self, charged: int) -> None:
-        if charged:
-            self.charged -= charged
-            if not self.charged:
-                _charging.discard(self)
-            if not self.ended:
-                self.peer._uncharge(charged)
-
-    def uncharge_all(self) -> None:
-        """Counts none of the queued frames any more (reading resumes)."""
-        if not self.charged:
-            return
-        charged, self.charged = self.charged, 0
-        _charging.discard(self)
-        self.frames = deque((frame, 0) for frame, _ in self.frames)
-        if not self.ended:
-            self.peer._uncharge(charged)
-
-    def _wake(self) -> None:
-        while self._waiters:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)
-                return
-
-    async def get(self) -> bytes | None:
-        """The oldest frame; None once the connection closed and all are taken."""
-        while not self.frames:
-            if self.ended:
-                return None
-            fut: asyncio.Future[None] = self.peer.loop.create_future()
-            self._waiters.append(fut)
-            try:
-                await fut
-            except asyncio.CancelledError:
-                # Its wake-up (if it had one) goes to the next waiter.
-                if fut.done() and not fut.cancelled():
-                    self._wake()
-                raise
-        frame, charged = self.frames.popleft()
-        self.size -= len(frame)
-        self._give_back(charged)
-        if self.frames:
-            self._wake()  # another reader may wait
-        return frame
-
-    def subscribe(self) -> None:
-        self.readers += 1
-
-    def unsubscribe(self) -> None:
-        self.readers -= 1
-        if not self.readers:
-            self.uncharge_all()
-            self._trim()
-
-    def end(self) -> None:
-        # The connection is gone: nothing counts any more.
-        self.ended = True
-        self.charged = 0
-        _charging.discard(self)
-        while self._waiters:
-            fut = self._waiters.popleft()
-            if not fut.done():
-                fut.set_result(None)
-
-
-class _Messages:
-    """One :meth:`Peer.messages` iterator: asks for messages while open."""
-
-    def __init__(self, inbox: _Inbox) -> None:
-        self._inbox: _Inbox | None = inbox
-        inbox.subscribe()
-
-    def __aiter__(self) -> "_Messages":
-        return self
-
-    async def __anext__(self) -> dict[str, Any]:
-        if self._inbox is None:
-            raise StopAsyncIteration
-        task = asyncio.current_task()
-        if task is not None:
-            self._inbox.reader_tasks.add(task)
-        frame = await self._inbox.get()
-        if frame is None:
-            self._close()
-            raise StopAsyncIteration
-        try:
-            return json.loads(frame)  # type: ignore[no-any-return]
-        except (ValueError, RecursionError):
-            # Not JSON Python can read (or nested past its recursion limit):
-            # handed over as text rather than lost.
-            return {"_unparsed": frame.decode("utf-8", "replace")}
-
-    async def aclose(self) -> None:
-        """Stops asking: what arrives after is kept only up to the bound."""
-        self._close()
-
-    def _close(self) -> None:
-        inbox, self._inbox = self._inbox, None
-        if inbox is not None:
-            inbox.unsubscribe()
-
-    def __del__(self) -> None:
-        inbox, self._inbox = self._inbox, None
-        if inbox is not None:
-            # Garbage collection may run on any thread: unsubscribe on the loop.
-            try:
-                inbox.peer.loop.call_soon_threadsafe(inbox.unsubscribe)
-            except RuntimeError:
-                pass  # the loop is closed
-
-
 
 
 def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:
