@@ -610,7 +610,7 @@ TEST(runtime_free_closes_everything) {
   ASSERT_EQ(h.fds, count_fds());
 }
 
-/* The id index (find_conn) through two growths and removals from the
+/* The id index (mcpp__rt_find_conn) through two growths and removals from the
  * middle of its chains: every open connection is still found, every
  * closed one is not. */
 TEST_TIMEOUT(runtime_finds_each_of_many_connections_by_id, 60) {
