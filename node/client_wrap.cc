@@ -104,7 +104,7 @@ class SseWrap : public Napi::ObjectWrap<SseWrap> {
   static Napi::Function Define(Napi::Env env) {
     return DefineClass(env, "SseParser",
                        {InstanceMethod("feed", &SseWrap::Feed), InstanceMethod("finish", &SseWrap::Finish),
-                        InstanceMethod("resumeAfter", &SseWrap::ResumeAfter),
+                        InstanceMethod("answerAfter", &SseWrap::AnswerAfter),
                         InstanceMethod("listenAfter", &SseWrap::ListenAfter),
                         InstanceAccessor("lastEventId", &SseWrap::LastEventId, nullptr)});
   }
@@ -131,13 +131,20 @@ class SseWrap : public Napi::ObjectWrap<SseWrap> {
   Napi::Value LastEventId(const Napi::CallbackInfo &info) {
     return Napi::String::New(info.Env(), mcpp_sse_last_event_id(sse_));
   }
-  // resumeAfter(waitMs) -> ms to wait before resuming the stream, or null
-  // when it cannot be (C's rule, mcpp_http_resume_after).
-  Napi::Value ResumeAfter(const Napi::CallbackInfo &info) {
-    if (!info[0].IsNumber()) throw Napi::TypeError::New(info.Env(), "resumeAfter takes the last wait in ms");
-    uint32_t wait = info[0].As<Napi::Number>().Uint32Value();
-    if (!mcpp_http_resume_after(sse_, &wait)) return info.Env().Null();
-    return Napi::Number::New(info.Env(), wait);
+  // answerAfter(broken, waitMs) -> {step, waitMs}: after a request's
+  // answer stream ended (broken: not as HTTP ends a body) without the
+  // answer, 'resume' (after waitMs), 'wait' or 'lost' (C's rule,
+  // mcpp_http_answer_after).
+  Napi::Value AnswerAfter(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsBoolean() || !info[1].IsNumber())
+      throw Napi::TypeError::New(env, "answerAfter(broken: boolean, waitMs: number)");
+    uint32_t wait = info[1].As<Napi::Number>().Uint32Value();
+    mcpp_http_answer_step step = mcpp_http_answer_after(sse_, info[0].As<Napi::Boolean>().Value(), &wait);
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("step", mcpp_http_answer_step_name(step));
+    out.Set("waitMs", wait);
+    return out;
   }
   // listenAfter(opened, status, body, waitMs) -> {step, waitMs}: after this
   // GET listening stream is over, 'again' (after waitMs), 'never' or

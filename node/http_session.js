@@ -369,10 +369,12 @@ class HttpSession {
    * Reads the SSE answer to a POST; while it ends without the request's
    * answer after giving an event ID (SEP-1699: the server may close it and
    * be polled), resumes it with GET and Last-Event-ID (C's rule,
-   * mcpp_http_resume_after) until the answer comes, the request is settled,
+   * mcpp_http_answer_after) until the answer comes, the request is settled,
    * or the GET is refused: then the answer cannot come, so the engine
    * answers the request in doubt now (and a 404 renews the session). A
-   * stream without an event ID leaves the request to its deadline.
+   * stream without an event ID that breaks (a server that died mid-call, a
+   * proxy that cut it) is answered in doubt at once; one that ends cleanly
+   * leaves the request to its deadline.
    * @param {Resumable} [answer] absent for a frame that is no request of ours
    */
   async readStream(res, frame, answer) {
@@ -384,24 +386,29 @@ class HttpSession {
     };
     let wait = 0;
     for (;;) {
+      let broken = false;
       if (res) {
         try {
           await readSse(res.body, sse, onData, () => this.driver.touch());
         } catch (err) {
           if (err instanceof SseTooLarge) return; // the stream is over for good
-          // Broken: resumed below if it can be.
+          broken = true; // reset, or cut mid-body: resumed below if it can be
         }
       }
       const { signal } = answer ? answer.abort : {};
       if (!answer || answer.answered || signal.aborted || this.closed) return;
-      const next = sse.resumeAfter(wait);
-      if (next === null) return;
+      const next = sse.answerAfter(broken, wait);
+      if (next.step === 'lost') {
+        this.driver.failRequest(answer.id);
+        return;
+      }
+      if (next.step !== 'resume') return;
       try {
-        await sleep(next, undefined, { signal });
+        await sleep(next.waitMs, undefined, { signal });
       } catch {
         return; // settled meanwhile
       }
-      wait = next;
+      wait = next.waitMs;
       const headers = { ...this.headers('GET', session), [binding.httpLastEventId]: sse.lastEventId };
       try {
         res = await request(this.target, { method: 'GET', headers, signal });

@@ -231,13 +231,15 @@ static PyObject *Sse_last_event_id(PyObject *o, void *unused) {
   return PyUnicode_DecodeUTF8(id, (Py_ssize_t)strlen(id), "replace");
 }
 
-/* resume_after(wait_ms) -> int | None: C's rule (mcpp_http_resume_after). */
-static PyObject *Sse_resume_after(PyObject *o, PyObject *arg) {
-  unsigned long last = PyLong_AsUnsignedLong(arg);
-  if (last == (unsigned long)-1 && PyErr_Occurred()) return NULL;
-  uint32_t wait = last > UINT32_MAX ? UINT32_MAX : (uint32_t)last;
-  if (!mcpp_http_resume_after(((SseObject *)o)->sse, &wait)) Py_RETURN_NONE;
-  return PyLong_FromUnsignedLong(wait);
+/* answer_after(broken, wait_ms) -> (step, wait_ms): C's rule once a
+ * request's answer stream is over without the answer (mcpp_http_answer_after). */
+static PyObject *Sse_answer_after(PyObject *o, PyObject *args) {
+  int broken;
+  unsigned int wait_ms;
+  if (!PyArg_ParseTuple(args, "pI", &broken, &wait_ms)) return NULL;
+  uint32_t wait = wait_ms;
+  mcpp_http_answer_step step = mcpp_http_answer_after(((SseObject *)o)->sse, broken, &wait);
+  return Py_BuildValue("(sI)", mcpp_http_answer_step_name(step), (unsigned int)wait);
 }
 
 /* listen_after(opened, status, body, wait_ms) -> (step, wait_ms): C's rule
@@ -264,10 +266,11 @@ static PyMethodDef Sse_methods[] = {
     {"listen_after", Sse_listen_after, METH_VARARGS,
      "listen_after(opened, status, body, wait_ms) -> (step, wait_ms): after this GET "
      "listening stream is over, 'again' (after wait_ms), 'never' or 'expired'."},
-    {"resume_after", Sse_resume_after, METH_O,
-     "resume_after(wait_ms) -> int | None: after the stream ended without its "
-     "request's answer, the ms to wait before resuming it (Last-Event-ID), from "
-     "the last wait; None if it cannot be resumed (no event ID came)."},
+    {"answer_after", Sse_answer_after, METH_VARARGS,
+     "answer_after(broken, wait_ms) -> (step, wait_ms): after the stream ended (broken: "
+     "not as HTTP ends a body) without its request's answer, 'resume' (Last-Event-ID, "
+     "after wait_ms, from the last wait), 'wait' (the request keeps its deadline) or "
+     "'lost' (the engine answers it in doubt now)."},
     {"feed", Sse_feed, METH_O,
      "feed(bytes) -> list: each event's data (bytes), None per comment."},
     {"finish", Sse_finish, METH_NOARGS,

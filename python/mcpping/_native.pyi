@@ -371,10 +371,12 @@ class SseParser:
         stream had begun), failure (status 0: no answer) or refusal (status
         and body): ("again", ms to wait: its retry, or from the last wait
         wait_ms), ("never", 0) or ("expired", 0): the session expired."""
-    def resume_after(self, wait_ms: int) -> int | None:
-        """After the stream ended without its request's answer: the ms to
-        wait before resuming it with Last-Event-ID (the retry it gave, else
-        from wait_ms doubling); None if it gave no event ID."""
+    def answer_after(self, broken: bool, wait_ms: int) -> tuple[str, int]:
+        """After the stream ended (broken: not as HTTP ends a body) without
+        its request's answer: ("resume", ms) to resume it with Last-Event-ID
+        after ms (the retry it gave, else from wait_ms doubling); ("wait", _)
+        when it ended cleanly with no event ID (the request keeps its
+        deadline); ("lost", _) when it broke with none (answered in doubt now)."""
 
 def envelope(request: bytes) -> bytes:
     """The request with the 2026-07-28 _meta envelope."""

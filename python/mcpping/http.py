@@ -485,11 +485,12 @@ class HttpPeer:
     def _read_stream(self, resp: Any, answer: _Resumable, resumable: bool) -> None:
         """Reads the SSE answer to a POST; while it ends without the
         request's answer after giving an event ID, resumes it (C's rule,
-        mcpp_http_resume_after) until the answer comes, the request is
+        mcpp_http_answer_after) until the answer comes, the request is
         settled, or the GET is refused: then the answer cannot come, so the
         engine answers the request in doubt now (and a 404 renews the
-        session). A stream without an event ID leaves the request to its
-        deadline in the engine."""
+        session). A stream without an event ID that breaks (a server that
+        died mid-call, a proxy that cut it) is answered in doubt at once;
+        one that ends cleanly leaves the request to its deadline."""
         session, wait = self.session_id, 0
 
         def on_data(item: bytes) -> None:
@@ -497,19 +498,23 @@ class HttpPeer:
             self._to_loop(item)
 
         while True:
+            broken = False
             if resp is not None:
                 try:
                     _read_sse(resp, answer.sse, on_data, self._touch)
                 except ValueError:
                     return  # an oversize event: the stream is over for good
                 except (OSError, http.client.HTTPException):
-                    pass  # broken: resumed below if it can be
+                    broken = True  # reset, or cut mid-body: resumed below if it can be
                 finally:
                     self._drop(answer)
             if not resumable or answer.answered or answer.settled.is_set() or self._closed:
                 return
-            next_wait = answer.sse.resume_after(wait)
-            if next_wait is None or answer.settled.wait(next_wait / 1000):
+            step, next_wait = answer.sse.answer_after(broken, wait)
+            if step == "lost":
+                self._to_loop_call(self._answer_lost, answer.request_id)
+                return
+            if step != "resume" or answer.settled.wait(next_wait / 1000):
                 return
             wait = next_wait
             try:

@@ -212,6 +212,28 @@ TEST(http_resume_after_needs_an_event_id_and_waits_its_retry_or_backs_off) {
   mcpp_sse_free(s);
 }
 
+/* A request's answer stream over without the answer: resumed when an event
+ * ID came (whether it broke or ended); else a clean end leaves the request
+ * its deadline and a broken stream answers it in doubt now. */
+TEST(http_answer_after_resumes_waits_or_says_the_answer_is_lost) {
+  mcpp_sse *s = mcpp_sse_new(0);
+  uint32_t wait = 0;
+  ASSERT_EQ(0, mcpp_sse_feed(s, ": working\n\n", 11, ignore_event, NULL));
+  ASSERT_EQ(MCPP_HTTP_ANSWER_WAIT, mcpp_http_answer_after(s, 0, &wait));
+  ASSERT_EQ(MCPP_HTTP_ANSWER_LOST, mcpp_http_answer_after(s, 1, &wait));
+  ASSERT_EQ(0, (int)wait);
+  ASSERT_EQ(MCPP_HTTP_ANSWER_LOST, mcpp_http_answer_after(NULL, 1, &wait));
+  ASSERT_EQ(0, mcpp_sse_feed(s, "id: 1\ndata: \n\n", 14, ignore_event, NULL));
+  ASSERT_EQ(MCPP_HTTP_ANSWER_RESUME, mcpp_http_answer_after(s, 1, &wait));
+  ASSERT_EQ(250, (int)wait);
+  ASSERT_EQ(MCPP_HTTP_ANSWER_RESUME, mcpp_http_answer_after(s, 0, &wait));
+  ASSERT_EQ(500, (int)wait);
+  ASSERT_STR_EQ("resume", mcpp_http_answer_step_name(MCPP_HTTP_ANSWER_RESUME));
+  ASSERT_STR_EQ("wait", mcpp_http_answer_step_name(MCPP_HTTP_ANSWER_WAIT));
+  ASSERT_STR_EQ("lost", mcpp_http_answer_step_name(MCPP_HTTP_ANSWER_LOST));
+  mcpp_sse_free(s);
+}
+
 #define IS_ANSWER(frame, msg) mcpp_http_is_answer(frame, strlen(frame), msg, strlen(msg))
 
 TEST(http_is_answer_matches_a_result_or_error_under_the_request_id_byte_for_byte) {

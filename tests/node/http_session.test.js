@@ -416,6 +416,26 @@ test('a stream whose session ends before it is resumed is answered in doubt now,
   }
 });
 
+test('a request whose answer stream breaks without an event ID is in doubt at once, as in Python', async () => {
+  // A server that dies mid-call, or a proxy that cuts a long call's
+  // stream, breaks the SSE answer before its last chunk; with no event ID
+  // it cannot be resumed, so the answer has nowhere left to come: the
+  // engine answers in doubt now (it waited out its whole deadline), and
+  // the session goes on.
+  const server = await faultServer('sse-breaks');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    await assert.rejects(s.request('tools/call', { name: 'work' }, 60000),
+      (err) => err.code === -32003 && err.answerKind === 'in_doubt');
+    assert.equal(s.driver.info().inFlight, 0);
+    assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('a restarted server-everything gets a new session at the next ping, as in Python', async () => {
   // The reference server forgets its sessions when it restarts and answers
   // the old one 400 "No valid session ID provided" (as every server built

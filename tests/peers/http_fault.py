@@ -36,6 +36,12 @@ Flags:
   --mode sse-ends   every request but initialize is answered by an event
                       stream that carries one comment and ends (Connection:
                       close) without the answer
+  --mode sse-breaks  a tools/call is answered by a chunked event stream
+                      that carries one comment and then breaks: the
+                      connection closes before the body's last chunk, as a
+                      server that dies mid-call or a proxy that cuts a long
+                      stream does; no event ID came, so it cannot be
+                      resumed; pings are answered as usual
   --mode endless    a tools/call is answered HTTP 200 application/json with
                       a body that never ends (chunked), as a broken or hostile
                       server might; everything else is answered as usual
@@ -68,7 +74,7 @@ import threading
 import time
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent",
+ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
                                           "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later",
                                           "expire-resume", "expire-400", "refuse-sessions"],
                 required=True)
@@ -243,6 +249,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == "ping" and args.mode == "unsupported":
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32601, "message": "Method not found"}})
+        if method == "tools/call" and args.mode == "sse-breaks":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            comment = b": working on it\n\n"
+            self.wfile.write(b"%x\r\n%s\r\n" % (len(comment), comment))
+            self.wfile.flush()
+            self.close_connection = True  # no last chunk: the body breaks
+            return None
         if args.mode == "sse-ends":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

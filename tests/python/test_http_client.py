@@ -171,6 +171,21 @@ async def test_a_stream_whose_session_ends_before_it_is_resumed_is_answered_in_d
             assert peer.info()["in_flight"] == 0
 
 
+async def test_a_request_whose_answer_stream_breaks_without_an_event_id_is_in_doubt_at_once():
+    """A server that dies mid-call, or a proxy that cuts a long call's
+    stream, breaks the SSE answer before its last chunk; with no event ID
+    it cannot be resumed, so the answer has nowhere left to come: the
+    engine answers the request in doubt now (it waited out its whole
+    deadline, here 60 s), and the session goes on."""
+    with fault_server("sse-breaks") as url:
+        async with mcpping.http.connect(url, keepalive=None) as peer:
+            answer = await peer.request("tools/call", {"name": "work"}, timeout=60)
+            assert answer["error"]["code"] == -32003
+            assert answer["error"]["data"] == {"mcpping": "in_doubt"}
+            assert peer.info()["in_flight"] == 0 and peer.healthy
+            assert await peer.ping(5) > 0
+
+
 async def test_a_ping_whose_session_the_server_lost_and_answers_400_opens_a_new_one(tmp_path):
     """Servers built on the TS SDK's examples answer a session they do not
     know 400 "No valid session ID provided", not 404: the ping failed, and

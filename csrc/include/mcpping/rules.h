@@ -411,6 +411,36 @@ const char *mcpp_http_listen_step_name(mcpp_http_listen_step step);
 int mcpp_http_resume_after(const mcpp_sse *stream, uint32_t *wait_ms);
 #define MCPP_HTTP_LAST_EVENT_ID "Last-Event-ID"
 
+/* What follows when a request's SSE answer (or a GET resuming it) is over
+ * without the answer. */
+typedef enum mcpp_http_answer_step {
+  MCPP_HTTP_ANSWER_RESUME = 0, /* an event ID came: resume it with a GET
+                                * after *wait_ms (mcpp_http_resume_after) */
+  MCPP_HTTP_ANSWER_WAIT = 1,   /* it ended cleanly and gave no event ID: the
+                                * request keeps its deadline (a server may
+                                * still send the answer on its listening
+                                * stream) */
+  MCPP_HTTP_ANSWER_LOST = 2    /* it broke (the connection reset or closed
+                                * mid-body) and gave no event ID: the answer
+                                * has nowhere left to come, so the request
+                                * is answered in doubt now
+                                * (mcpp_engine_fail_request); whether it ran
+                                * is unknown */
+} mcpp_http_answer_step;
+
+/* The rule both clients follow when a request's answer stream is over
+ * without the answer: broken is nonzero when it did not end as HTTP ends a
+ * body (a reset, an unfinished chunked body, a closed connection mid-event).
+ * stream NULL: none (no event ID came). *wait_ms is as for
+ * mcpp_http_resume_after. A proxy that cuts a long tool call's stream, or
+ * a server that dies mid-call, so fails the call at once instead of at its
+ * deadline. */
+mcpp_http_answer_step mcpp_http_answer_after(const mcpp_sse *stream, int broken,
+                                             uint32_t *wait_ms);
+
+/* The step's name: "resume", "wait" or "lost". */
+const char *mcpp_http_answer_step_name(mcpp_http_answer_step step);
+
 /* 1 if msg is the answer (a result or an error) to the request in frame:
  * the same id, byte for byte; else 0. */
 int mcpp_http_is_answer(const char *frame, size_t frame_len, const char *msg,

@@ -172,6 +172,21 @@ int mcpp_http_resume_after(const mcpp_sse *stream, uint32_t *wait_ms) {
   return 1;
 }
 
+mcpp_http_answer_step mcpp_http_answer_after(const mcpp_sse *stream, int broken,
+                                             uint32_t *wait_ms) {
+  if (stream && mcpp_http_resume_after(stream, wait_ms)) return MCPP_HTTP_ANSWER_RESUME;
+  return broken ? MCPP_HTTP_ANSWER_LOST : MCPP_HTTP_ANSWER_WAIT;
+}
+
+const char *mcpp_http_answer_step_name(mcpp_http_answer_step step) {
+  switch (step) {
+    case MCPP_HTTP_ANSWER_RESUME: return "resume";
+    case MCPP_HTTP_ANSWER_WAIT: return "wait";
+    case MCPP_HTTP_ANSWER_LOST: return "lost";
+  }
+  return "wait";
+}
+
 int mcpp_http_is_answer(const char *frame, size_t frame_len, const char *msg, size_t msg_len) {
   mcpp__msg req, ans;
   return frame != NULL && msg != NULL && mcpp__scan_message(frame, frame_len, &req) == 0 &&
