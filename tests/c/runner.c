@@ -8,6 +8,7 @@
  * down: ASan 3x, TSan 5x, valgrind 10x (as margin_ms does), and
  * MCPP_TEST_TIMEOUT_SCALE on top (a machine busy with other work).
  */
+#include <dirent.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -93,6 +94,37 @@ static double seconds_since(const struct timespec *start) {
          (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
+/* The first line of /proc/PID/task/TID/NAME into buf ("?" if unreadable). */
+static void task_line(pid_t pid, const char *tid, const char *name, char *buf,
+                      size_t cap) {
+  char path[96];
+  snprintf(path, sizeof path, "/proc/%d/task/%s/%s", (int)pid, tid, name);
+  FILE *f = fopen(path, "r");
+  snprintf(buf, cap, "?");
+  if (f && fgets(buf, (int)cap, f)) buf[strcspn(buf, " \n")] = '\0';
+  if (f) fclose(f);
+}
+
+/* A test that hung: where each of its threads waits (the kernel function,
+ * the syscall's number), said before the kill, so the log tells which
+ * wait never ended. Linux only; elsewhere nothing. */
+static void say_where_it_waits(pid_t pid) {
+  char path[64];
+  snprintf(path, sizeof path, "/proc/%d/task", (int)pid);
+  DIR *d = opendir(path);
+  if (!d) return;
+  for (struct dirent *e; (e = readdir(d)) != NULL;) {
+    if (e->d_name[0] == '.') continue;
+    char comm[64], wchan[64], sys[64];
+    task_line(pid, e->d_name, "comm", comm, sizeof comm);
+    task_line(pid, e->d_name, "wchan", wchan, sizeof wchan);
+    task_line(pid, e->d_name, "syscall", sys, sizeof sys);
+    fprintf(stderr, "  thread %s (%s) waits in %s, syscall %s\n", e->d_name,
+            comm, wchan, sys);
+  }
+  closedir(d);
+}
+
 /* Runs one test in a child; returns 1 if it passed. The child is its own
  * process group so a timeout kills whatever it spawned too. */
 static int run_forked(const test_entry *t) {
@@ -117,6 +149,7 @@ static int run_forked(const test_entry *t) {
     pid_t r = waitpid(pid, &status, WNOHANG);
     if (r == pid) break;
     if (seconds_since(&start) > limit) {
+      say_where_it_waits(pid);
       kill(-pid, SIGKILL);
       waitpid(pid, &status, 0);
       fprintf(stderr, "  timed out after %.0f s\n", limit);
