@@ -53,7 +53,10 @@ async function discard(res) {
 /**
  * @param {{https: boolean, host: string, port: number, target: string}} url the parts C's
  *   httpUrl made of the URL (no second parser here: WHATWG's refuses hosts C takes)
- * @param {{method?: string, headers?: Record<string, string>, body?: string, signal?: AbortSignal}} [init]
+ * @param {{method?: string, headers?: Record<string, string>, body?: string, signal?: AbortSignal,
+ *   headersTimeoutMs?: number}} [init] headersTimeoutMs: how long the connect and the
+ *   response's headers may take (the body is unbounded); past it the request fails with an
+ *   ETIMEDOUT error
  * @returns {Promise<{status: number, ok: boolean, headers: ResponseHeaders,
  *   body: AsyncIterable<Buffer>, text(limit?: number): Promise<string|null>, discard(): Promise<void>}>}
  *   rejects with the socket's error (err.code: ECONNREFUSED...) or the signal's reason
@@ -71,7 +74,7 @@ function request(url, init = {}) {
 
 /** One attempt of request(). */
 function once(url, init) {
-  const { method = 'GET', body, signal } = init;
+  const { method = 'GET', body, signal, headersTimeoutMs } = init;
   return new Promise((resolve, reject) => {
     const client = url.https ? https : http;
     const headers = { ...init.headers };
@@ -93,6 +96,16 @@ function once(url, init) {
       });
     });
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
+    if (headersTimeoutMs !== undefined) {
+      // A server (or proxy) that takes the request and never answers it
+      // would hold the caller for good: its headers get a bound.
+      const timer = setTimeout(() => {
+        const err = new Error(`no response headers after ${headersTimeoutMs} ms`);
+        req.destroy(Object.assign(err, { code: 'ETIMEDOUT' }));
+      }, headersTimeoutMs);
+      req.once('response', () => clearTimeout(timer));
+      req.once('close', () => clearTimeout(timer));
+    }
     if (signal) {
       // Not node:http's own signal option: it destroys the socket even when
       // the answer is complete and the socket back in the agent's pool,

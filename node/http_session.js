@@ -226,7 +226,7 @@ class HttpSession {
       let status = 0;
       let body = '';
       try {
-        const res = await request(this.target, { method: 'GET', headers, signal: abort.signal });
+        const res = await request(this.target, { method: 'GET', headers, signal: abort.signal, headersTimeoutMs: binding.httpShortTimeoutMs });
         if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
           status = res.status;
           body = (await res.text(MAX_BODY)) ?? '';
@@ -411,7 +411,7 @@ class HttpSession {
       wait = next.waitMs;
       const headers = { ...this.headers('GET', session), [binding.httpLastEventId]: sse.lastEventId };
       try {
-        res = await request(this.target, { method: 'GET', headers, signal });
+        res = await request(this.target, { method: 'GET', headers, signal, headersTimeoutMs: binding.httpShortTimeoutMs });
       } catch {
         res = null; // not reached (or settled meanwhile): checked above, then tried again
         continue;

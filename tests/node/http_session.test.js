@@ -343,6 +343,23 @@ test('a listening stream that fails or is told to try later is opened again (C\'
   }
 });
 
+test('a listening stream whose server never answers is given up after C\'s short timeout and opened again, as in Python', async () => {
+  // http_fault.py --mode listen-held: the first GET is taken and never
+  // answered (not even a status line); the second opens and carries a ping.
+  // The first held the session's listening for good: no ping on it came.
+  const server = await faultServer('listen-held');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    const result = await s.request('tools/call', { name: 'gets' }, 30000);
+    assert.deepEqual(result, { gets: ['held', 'stream'], pong: true });
+    assert.equal(s.listening, true);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('a stream the TS SDK server closes before the answer is resumed with Last-Event-ID (SEP-1699), as Python does', async () => {
   // The answer waited out the request's timeout; the priming events (an id,
   // no data) are proof of life, not messages.

@@ -56,6 +56,12 @@ Flags:
                       Last-Event-ID each carried and how long after the third
                       ended the fourth came: {"gets": [...], "last_event_ids":
                       [...], "pong": bool, "reopened_after_ms": int}
+  --mode listen-held  the first GET listening stream is read and never
+                      answered (no status line: a proxy that accepts and
+                      stalls), held until the client leaves; the second opens
+                      and carries a ping from the server. A tools/call waits
+                      (15 s at most) for that ping's answer, then says what
+                      each GET met: {"gets": ["held", "stream"], "pong": bool}
   --mode expire-resume  the first session's first tools/call is answered by
                       an event stream that gives an event ID (ev-1, retry
                       50 ms) and ends without the answer; the session then
@@ -75,7 +81,7 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
-                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later",
+                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held",
                                           "expire-resume", "expire-400", "refuse-sessions"],
                 required=True)
 args = ap.parse_args()
@@ -112,6 +118,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return self.reply(405)
             return self.reply(404, {"jsonrpc": "2.0", "id": None,
                                     "error": {"code": -32001, "message": "Session not found"}})
+        if args.mode == "listen-held":
+            return self.listen_held()
         if args.mode != "listen-later":
             return self.send_error(501, "Unsupported method ('GET')")  # as with no do_GET
         with lock:
@@ -138,6 +146,21 @@ class Handler(http.server.BaseHTTPRequestHandler):
             if state["gap"] is None and state["ended"] is not None:
                 state["gap"] = time.monotonic() - state["ended"]
         self.wfile.write(b'id: ev-2\ndata: {"jsonrpc":"2.0","id":"listen-ping-2","method":"ping"}\n\n')
+        self.wfile.flush()
+        self.rfile.read(1)  # held open until the client leaves
+
+    def listen_held(self):
+        with lock:
+            n = len(state["gets"])
+            state["gets"].append("held" if n == 0 else "stream")
+        self.close_connection = True
+        if n == 0:
+            self.rfile.read(1)  # no answer at all, until the client leaves
+            return
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.wfile.write(b'data: {"jsonrpc":"2.0","id":"listen-ping","method":"ping"}\n\n')
         self.wfile.flush()
         self.rfile.read(1)  # held open until the client leaves
 
@@ -218,6 +241,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {
                 "gets": gets, "last_event_ids": ids, "pong": answered,
                 "reopened_after_ms": None if gap is None else int(gap * 1000)}})
+        if method == "tools/call" and args.mode == "listen-held":
+            answered = pong.wait(15)
+            with lock:
+                gets = list(state["gets"])
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"gets": gets, "pong": answered}})
         if method == "tools/call" and args.mode == "expire-resume":
             with lock:
                 first, state["expired_once"] = not state["expired_once"], True

@@ -362,6 +362,19 @@ async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_a
         assert not listener.is_alive()
 
 
+async def test_a_listening_stream_whose_server_never_answers_is_opened_again():
+    """A GET the server (or a proxy) takes and never answers is given up
+    after C's short timeout (MCPP_HTTP_SHORT_TIMEOUT_MS) and sent again:
+    the second opens and its ping is answered. Node waited for the first
+    for good, as Node's own test of this fault shows."""
+    with fault_server("listen-held") as url:
+        peer = await mcpping.http.connect(url, keepalive=None)
+        answer = await peer.request("tools/call", {"name": "gets"}, timeout=30)
+        assert answer["result"] == {"gets": ["held", "stream"], "pong": True}
+        assert peer.listening
+        await asyncio.wait_for(peer.close(), 3)
+
+
 @pytest.fixture
 def resumable_server() -> Iterator[str]:
     """The SDK server with an event store: SEP-1699 priming events, and a
