@@ -380,8 +380,14 @@ class HttpSession {
   async readStream(res, frame, answer) {
     const sse = answer ? answer.sse : new binding.SseParser();
     const session = this.sessionId;
+    // Whether the POSTed frame's answer came (a ping the engine sent has no
+    // Resumable: its answer still ends the stream).
+    let answered = false;
     const onData = (text) => {
-      if (answer && !answer.answered && binding.httpIsAnswer(frame, text)) answer.answered = true;
+      if (!answered && frame !== undefined && binding.httpIsAnswer(frame, text)) {
+        answered = true;
+        if (answer) answer.answered = true;
+      }
       this.receive(text);
     };
     let wait = 0;
@@ -389,7 +395,10 @@ class HttpSession {
       let broken = false;
       if (res) {
         try {
-          await readSse(res.body, sse, onData, () => this.driver.touch());
+          // The answer ends its stream: a server that keeps it open after
+          // it (a proxy's, or one that ignores the spec's SHOULD) would
+          // hold a socket per request for good.
+          await readSse(res.body, sse, onData, () => this.driver.touch(), () => answered);
         } catch (err) {
           if (err instanceof SseTooLarge) return; // the stream is over for good
           broken = true; // reset, or cut mid-body: resumed below if it can be
@@ -577,7 +586,7 @@ class SseTooLarge extends Error {}
  * @param {(data: string) => void} onData
  * @param {() => void} [onComment]
  */
-async function readSse(body, sse, onData, onComment) {
+async function readSse(body, sse, onData, onComment, done = () => false) {
   const deliver = (items) => {
     for (const item of items) {
       if (item !== null) onData(item);
@@ -591,7 +600,10 @@ async function readSse(body, sse, onData, onComment) {
       throw new SseTooLarge(err.message);
     }
   };
-  for await (const chunk of body) deliver(parse(() => sse.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))));
+  for await (const chunk of body) {
+    deliver(parse(() => sse.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))));
+    if (done()) return; // leaving the loop destroys the body, and its socket
+  }
   deliver(parse(() => sse.finish()));
 }
 

@@ -50,13 +50,16 @@ _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
 
 
 def _read_sse(resp: Any, sse: _native.SseParser, on_data: Callable[[bytes], None],
-              on_comment: Callable[[], None]) -> None:
+              on_comment: Callable[[], None], done: Callable[[], bool] = lambda: False) -> None:
     """Feeds an SSE body to the C parser: each event's data to on_data,
-    each comment or empty event (proof of life) to on_comment. An oversize
-    event raises ValueError, as a too long line ends a stdio peer."""
+    each comment or empty event (proof of life) to on_comment, until the
+    body ends or done() says the stream has nothing left to give. An
+    oversize event raises ValueError, as a too long line ends a stdio peer."""
     while chunk := resp.read1(65536):
         for item in sse.feed(chunk):
             on_data(item) if item is not None else on_comment()
+        if done():
+            return
     for item in sse.finish():
         on_data(item) if item is not None else on_comment()
 
@@ -501,7 +504,11 @@ class HttpPeer:
             broken = False
             if resp is not None:
                 try:
-                    _read_sse(resp, answer.sse, on_data, self._touch)
+                    # The answer ends its stream: a server that keeps it
+                    # open after it (a proxy's, or one that ignores the
+                    # spec's SHOULD) would hold a thread and a socket per
+                    # request for good. The connection is closed below.
+                    _read_sse(resp, answer.sse, on_data, self._touch, lambda: answer.answered)
                 except ValueError:
                     return  # an oversize event: the stream is over for good
                 except (OSError, http.client.HTTPException):

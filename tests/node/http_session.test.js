@@ -360,6 +360,23 @@ test('a listening stream whose server never answers is given up after C\'s short
   }
 });
 
+test('an answer ends its stream even when the server keeps it open, as in Python', async () => {
+  // http_fault.py --mode sse-lingers: each answer's event stream is held
+  // open after the answer until the client leaves; it held a socket per
+  // request (the engine's pings included) for good.
+  const server = await faultServer('sse-lingers');
+  const s = new HttpSession(server.url);
+  try {
+    await s.initialize(INIT, 5000);
+    for (let i = 0; i < 20; i++) await s.ping({ timeoutMs: 5000 });
+    assert.deepEqual(await s.request('tools/list', {}, 5000), {});
+    assert.deepEqual(await s.request('tools/call', { name: 'streams' }, 30000), { open_streams: 0 });
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('a stream the TS SDK server closes before the answer is resumed with Last-Event-ID (SEP-1699), as Python does', async () => {
   // The answer waited out the request's timeout; the priming events (an id,
   // no data) are proof of life, not messages.

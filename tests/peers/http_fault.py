@@ -42,6 +42,12 @@ Flags:
                       server that dies mid-call or a proxy that cuts a long
                       stream does; no event ID came, so it cannot be
                       resumed; pings are answered as usual
+  --mode sse-lingers  every request but initialize and tools/call is answered
+                      on an event stream that stays open after the answer,
+                      until the client leaves (the spec's server SHOULD close
+                      it; some do not, nor do some proxies). A tools/call
+                      waits (10 s at most) for every such stream to be left,
+                      then says how many are still open: {"open_streams": N}
   --mode endless    a tools/call is answered HTTP 200 application/json with
                       a body that never ends (chunked), as a broken or hostile
                       server might; everything else is answered as usual
@@ -81,15 +87,16 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
-                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held",
+                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers",
                                           "expire-resume", "expire-400", "refuse-sessions"],
                 required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
-state = {"sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": [],
+state = {"open": 0, "sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": [],
          "ended": None, "gap": None}
 pong = threading.Event()  # listen-later: the client answered the ping sent on its GET stream
+lingering = threading.Condition(lock)  # sse-lingers: state["open"] changed
 reopened = threading.Event()  # listen-later: the stream opened again carried its ping, answered
 
 
@@ -148,6 +155,30 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b'id: ev-2\ndata: {"jsonrpc":"2.0","id":"listen-ping-2","method":"ping"}\n\n')
         self.wfile.flush()
         self.rfile.read(1)  # held open until the client leaves
+
+    def linger(self, method, mid):
+        if method == "tools/call":
+            with lingering:
+                lingering.wait_for(lambda: state["open"] == 0, 10)
+                left = state["open"]
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"open_streams": left}})
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.end_headers()
+        self.close_connection = True
+        answer = {"jsonrpc": "2.0", "id": mid, "result": {}}
+        with lingering:
+            state["open"] += 1
+        try:
+            self.wfile.write(b"data: " + json.dumps(answer).encode() + b"\n\n")
+            self.wfile.flush()
+            self.rfile.read(1)  # held open after the answer, until the client leaves
+        except OSError:
+            pass
+        finally:
+            with lingering:
+                state["open"] -= 1
+                lingering.notify_all()
 
     def listen_held(self):
         with lock:
@@ -241,6 +272,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {
                 "gets": gets, "last_event_ids": ids, "pong": answered,
                 "reopened_after_ms": None if gap is None else int(gap * 1000)}})
+        if args.mode == "sse-lingers":
+            return self.linger(method, mid)
         if method == "tools/call" and args.mode == "listen-held":
             answered = pong.wait(15)
             with lock:

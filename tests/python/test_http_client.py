@@ -375,6 +375,21 @@ async def test_a_listening_stream_whose_server_never_answers_is_opened_again():
         await asyncio.wait_for(peer.close(), 3)
 
 
+async def test_an_answer_ends_its_stream_even_when_the_server_keeps_it_open():
+    """A server that keeps a request's event stream open after the answer
+    (the spec's server SHOULD close it) held a thread and a socket per
+    request, for good: keepalive alone piled them up. The stream is left
+    once its answer came, as the official SDK's client leaves it."""
+    with fault_server("sse-lingers") as url:
+        peer = await mcpping.http.connect(url, keepalive=None)
+        for _ in range(20):
+            await peer.ping(5)
+        assert (await peer.request("tools/list", timeout=5))["result"] == {}
+        answer = await peer.request("tools/call", {"name": "streams"}, timeout=30)
+        assert answer["result"] == {"open_streams": 0}
+        await asyncio.wait_for(peer.close(), 3)
+
+
 @pytest.fixture
 def resumable_server() -> Iterator[str]:
     """The SDK server with an event store: SEP-1699 priming events, and a
