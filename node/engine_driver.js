@@ -160,6 +160,15 @@ class EngineDriver extends EventEmitter {
     return failed;
   }
 
+  /**
+   * Whether frame, a request that went out (our ping or probe, an
+   * application request), still waits for its answer.
+   * @param {string} frame
+   */
+  awaits(frame) {
+    return !this.closed && this.engine.awaits(frame);
+  }
+
   /** @param {string} sessionId */
   setSessionId(sessionId) {
     if (!this.closed && sessionId) this.engine.setSessionId(sessionId);

@@ -66,6 +66,7 @@ Napi::Function EngineWrap::Init(Napi::Env env) {
           InstanceMethod("onTimer", &EngineWrap::OnTimer),
           InstanceMethod("close", &EngineWrap::Close),
           InstanceMethod("failRequest", &EngineWrap::FailRequest),
+          InstanceMethod("awaits", &EngineWrap::Awaits),
           InstanceMethod("setSessionId", &EngineWrap::SetSessionId),
           InstanceMethod("setReconnectAttempt", &EngineWrap::SetReconnectAttempt),
           InstanceMethod("recordReconnect", &EngineWrap::RecordReconnect),
@@ -222,6 +223,15 @@ Napi::Value EngineWrap::FailRequest(const Napi::CallbackInfo &info) {
   int rc = mcpp_engine_fail_request(e, id.data(), id.size(), NowArg(info, 1));
   scope.Rethrow();
   return Napi::Boolean::New(env, rc == 0);
+}
+
+// awaits(frame) -> true while frame, a request that went out (our ping or
+// probe, an application request), still waits for its answer. A pure read.
+Napi::Value EngineWrap::Awaits(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_engine *e = Get(env);
+  std::string frame = info[0].As<Napi::String>().Utf8Value();
+  return Napi::Boolean::New(env, mcpp_engine_awaits(e, frame.data(), frame.size()) == 1);
 }
 
 // ping(timeoutMs, now, sink) -> the ping's seq; throws on MCPP_ERR_*.

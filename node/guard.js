@@ -12,8 +12,6 @@ const { EngineDriver } = require('./engine_driver');
 const check = require('./validate');
 const { emitSafely, reportError, callUser } = require('./isolate');
 
-const FRAME_PING = 0;
-const FRAME_PONG = 1;
 /** mcpping.h: closed because the peer went stale (MCPP_ERRNO_MAP). */
 const binding = require('./binding');
 
@@ -148,7 +146,7 @@ class GuardedTransport extends EventEmitter {
    * @param {number} kind
    */
   writeEngineFrame(frame, kind) {
-    if (kind === FRAME_PING && this.reachable && !this.reachable()) {
+    if (kind === binding.frameKinds.ping && this.reachable && !this.reachable()) {
       // Nothing would carry this ping to the peer: it is answered
       // "unsupported" here (C's answer, soon, outside the engine's
       // callback), so keepalive stops and the peer is never convicted for it.
@@ -159,7 +157,7 @@ class GuardedTransport extends EventEmitter {
     const message = JSON.parse(frame);
     // A pong answers a request: on HTTP servers it must go back on the
     // stream of that request.
-    const options = kind === FRAME_PONG ? { relatedRequestId: message.id } : undefined;
+    const options = kind === binding.frameKinds.pong ? { relatedRequestId: message.id } : undefined;
     this.inner.send(message, options).catch((err) => {
       if (this.onerror) this.onerror(err);
     });

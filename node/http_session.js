@@ -92,6 +92,8 @@ class HttpSession {
     this.relistenTimer = null;
     /** @type {Set<AbortController>} the POSTs still waiting for answers, cut when the session ends */
     this.posts = new Set();
+    /** @type {Resumable[]} the engine's own requests (pings, probes) whose POSTs may still wait */
+    this.engineRequests = [];
     this.driver = new EngineDriver({
       role: 'client',
       transport: 'streamable-http',
@@ -99,7 +101,7 @@ class HttpSession {
       peerName: this.address,
       probe: options.probe,
       records: options.records,
-      write: (frame) => this.post(frame),
+      write: (frame, kind) => this.engineSend(frame, kind),
       // The engine's own answers (a request timed out; in doubt after the
       // session expired): the request's promise rejects with an RpcError of that kind.
       deliver: (frame, kind) => this.rpc.handle(JSON.parse(frame), kind),
@@ -136,6 +138,12 @@ class HttpSession {
     // Each POST its own abort, so the session's end cuts only what still
     // waits (aborting a finished one errors its kept-alive socket in the pool).
     const abort = new AbortController();
+    if (answer) {
+      // A request settled without its answer (timed out, cancelled) has
+      // none left to come: its POST is cut too.
+      if (answer.abort.signal.aborted) return;
+      answer.abort.signal.addEventListener('abort', () => abort.abort(), { once: true });
+    }
     this.posts.add(abort);
     try {
       await this.exchange(frame, 0, abort.signal, answer);
@@ -162,7 +170,7 @@ class HttpSession {
     try {
       res = await request(this.target, { method: 'POST', headers: this.headers('POST', sentSession), body: frame, signal });
     } catch (err) {
-      if (this.closed) return; // cut at close: nothing waits any more
+      if (this.closed || signal.aborted) return; // cut at close or when settled: nothing waits any more
       this.connectError = err;
       // An open session whose server cannot be reached is over: what waits
       // is told so (an error made up here is no answer from the server).
@@ -490,6 +498,28 @@ class HttpSession {
     return promise;
   }
 
+  /**
+   * The engine's frame. A ping or probe the engine no longer waits for (it
+   * timed out) has no answer left to come: its POST is cut, so a server
+   * that takes requests and never answers holds no socket per ping.
+   * @param {string} frame @param {number} kind
+   */
+  engineSend(frame, kind) {
+    this.cutEngineRequests();
+    if (kind !== binding.frameKinds.ping && kind !== binding.frameKinds.probe) {
+      this.post(frame);
+      return;
+    }
+    const request = new Resumable(JSON.parse(frame).id, frame);
+    this.engineRequests.push(request);
+    this.post(frame, request);
+  }
+
+  /** Cuts the POSTs of the engine's requests it no longer waits for (C's mcpp_engine_awaits). */
+  cutEngineRequests() {
+    this.engineRequests = this.engineRequests.filter((r) => this.driver.awaits(r.frame) || void r.abort.abort());
+  }
+
   /** @param {string} method @param {boolean} [direct] sent even while the session is renewed */
   notify(method, direct = false) {
     const frame = JSON.stringify({ jsonrpc: '2.0', method });
@@ -531,7 +561,10 @@ class HttpSession {
 
   /** @param {{timeoutMs?: number, signal?: AbortSignal}} opts */
   ping(opts) {
-    return this.driver.ping(opts);
+    const done = this.driver.ping(opts);
+    const sweep = () => this.cutEngineRequests();
+    done.then(sweep, sweep); // a timed-out ping's POST is cut now, not at the next one
+    return done;
   }
 
   /** Ends the session (DELETE, best effort; 405 is fine), the GET stream and the engine. */
@@ -563,9 +596,10 @@ class HttpSession {
  * that cuts a resumed stream once the request is settled otherwise.
  */
 class Resumable {
-  /** @param {string} id the request's */
-  constructor(id) {
+  /** @param {string} id the request's @param {string} [frame] the request (the engine's own) */
+  constructor(id, frame) {
     this.id = id;
+    this.frame = frame;
     this.sse = new binding.SseParser();
     this.answered = false;
     this.abort = new AbortController();

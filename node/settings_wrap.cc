@@ -134,6 +134,13 @@ void InitSettings(Napi::Env env, Napi::Object exports) {
   MCPP_ERRNO_MAP(XX)
 #undef XX
   exports.Set("errorCodes", codes);
+  // What the engine's write callback is handed (mcpp_frame_kind).
+  Napi::Object kinds = Napi::Object::New(env);
+  kinds.Set("ping", Napi::Number::New(env, MCPP_FRAME_PING));
+  kinds.Set("pong", Napi::Number::New(env, MCPP_FRAME_PONG));
+  kinds.Set("cancel", Napi::Number::New(env, MCPP_FRAME_CANCEL));
+  kinds.Set("probe", Napi::Number::New(env, MCPP_FRAME_PROBE));
+  exports.Set("frameKinds", kinds);
 }
 
 }  // namespace mcpping_node

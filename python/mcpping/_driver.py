@@ -123,6 +123,11 @@ class EngineDriver:
         finally:
             self._arm()
 
+    def awaits(self, frame: bytes) -> bool:
+        """True while frame, a request that went out (our ping or probe, an
+        application request), still waits for its answer."""
+        return self.engine.awaits(frame)
+
     def set_session_id(self, session_id: str) -> None:
         """Sets the session id printed in records."""
         self.engine.set_session_id(session_id)

@@ -289,6 +289,19 @@ static PyObject *Engine_fail_request(EngineObject *self, PyObject *args) {
   return PyBool_FromLong(rc == 0);
 }
 
+PyDoc_STRVAR(awaits_doc,
+             "awaits(frame: bytes) -> bool\n\n"
+             "True while frame, a request that went out (the engine's ping or\n"
+             "probe, an application request it saw), still waits for its answer.");
+static PyObject *Engine_awaits(EngineObject *self, PyObject *arg) {
+  mcpping_bytes frame = {0};
+  if (!mcpping_bytes_conv(arg, &frame)) return NULL;
+  /* A pure read, also from inside the engine's own send callback. */
+  int awaits = mcpp_engine_awaits(self->engine, frame.buf, (size_t)frame.len);
+  mcpping_bytes_release(&frame);
+  return PyBool_FromLong(awaits);
+}
+
 PyDoc_STRVAR(set_reading_doc,
              "set_reading(reading: bool, now: int) -> None\n\n"
              "Whether the peer can be heard (and reached) now. While not, the\n"
@@ -449,6 +462,7 @@ static PyMethodDef Engine_methods[] = {
     {"cancel_request", (PyCFunction)Engine_cancel_request, METH_VARARGS,
      cancel_request_doc},
     {"fail_request", (PyCFunction)Engine_fail_request, METH_VARARGS, fail_request_doc},
+    {"awaits", (PyCFunction)Engine_awaits, METH_O, awaits_doc},
     {"set_reading", (PyCFunction)Engine_set_reading, METH_VARARGS,
      set_reading_doc},
     {"ping", (PyCFunction)Engine_ping, METH_VARARGS, ping_doc},

@@ -1003,6 +1003,11 @@ static int module_exec(PyObject *m) {
   MCPP_ERRNO_MAP(XX)
 #undef XX
   C(MCPP_CODE_IN_DOUBT);
+  /* What the engine's send callback is handed (mcpp_frame_kind). */
+  C(MCPP_FRAME_PING);
+  C(MCPP_FRAME_PONG);
+  C(MCPP_FRAME_CANCEL);
+  C(MCPP_FRAME_PROBE);
   C(MCPP_MAX_MS);
   C(MCPP_MIN_INTERVAL_FLOOR_MS);
 #undef C

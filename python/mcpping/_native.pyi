@@ -21,6 +21,11 @@ MCPP_ERR_THREAD: int
 MCPP_ERR_WOULD_BLOCK: int
 #: The JSON-RPC code of the error a request gets when its server failed in flight.
 MCPP_CODE_IN_DOUBT: int
+#: What the engine's send callback is handed with each frame (mcpp_frame_kind).
+MCPP_FRAME_PING: int
+MCPP_FRAME_PONG: int
+MCPP_FRAME_CANCEL: int
+MCPP_FRAME_PROBE: int
 MCPP_MAX_MS: int
 MCPP_TIMEOUT_NONE: int
 MCPP_MIN_INTERVAL_FLOOR_MS: int
@@ -252,6 +257,8 @@ class Engine:
         """Abandons an in-flight request; False if it is not in flight."""
     def fail_request(self, id_json: bytes, now: int) -> bool:
         """Fails an in-flight request whose answer cannot come (in doubt); False if not in flight."""
+    def awaits(self, frame: bytes) -> bool:
+        """True while frame, a request that went out, still waits for its answer."""
     def set_reading(self, reading: bool, now: int) -> None:
         """False: the silence is ours (no keepalive ping, nothing times out)."""
     def ping(self, timeout_ms: int, now: int) -> int:

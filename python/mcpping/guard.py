@@ -32,9 +32,6 @@ from .stats import Stats
 
 __all__ = ["guard", "Guard"]
 
-#: MCPP_FRAME_PING: a ping the engine sends.
-_FRAME_PING = 0
-
 
 class _Codec:
     """Converts stream items to JSON frames and back.
@@ -144,7 +141,7 @@ async def guard(
     done = anyio.Event()
 
     def engine_send(kind: int, frame: bytes) -> None:
-        if kind == _FRAME_PING and _reachable is not None and not _reachable():
+        if kind == _native.MCPP_FRAME_PING and _reachable is not None and not _reachable():
             # Nothing would carry this ping to the peer: it is answered
             # "unsupported" here (soon, outside the engine's callback),
             # so keepalive stops and the peer is never convicted for it.

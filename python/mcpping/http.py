@@ -238,6 +238,9 @@ class HttpPeer:
         self._listen_conn: _Cuttable | None = None
         #: The POSTs waiting for their answers (cut at close).
         self._posts: set[_Cuttable] = set()
+        #: The engine's own requests (pings, probes) whose POSTs may still
+        #: wait: cut once the engine no longer waits for their answers.
+        self._engine_requests: list[_Resumable] = []
         self._posts_lock = threading.Lock()
         #: The last wait before opening the listening stream again, in ms (0: none since open).
         self._relisten_ms = 0
@@ -373,7 +376,10 @@ class HttpPeer:
         """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""
         if self.fatal is not None:
             raise PeerClosed(str(self.fatal))
-        return await self.driver.ping(timeout)
+        try:
+            return await self.driver.ping(timeout)
+        finally:
+            self._cut_engine_requests()  # a timed-out ping's POST now, not at the next one
 
     async def close(self) -> None:
         """Ends the session: DELETE with its id (405 tolerated), the GET
@@ -418,20 +424,22 @@ class HttpPeer:
         conn = self._connection(_POST_SEND_TIMEOUT)
         with self._posts_lock:
             self._posts.add(conn)
+        if answer is not None:
+            answer.conn = conn  # cut when the request is settled without its answer
         try:
             try:
-                if self._closed:
+                if self._closed or answer is not None and answer.settled.is_set():
                     return
                 conn.request("POST", self._url["target"], body=frame,
                              headers=self._headers("POST", sent_session))
-                if self._closed:
-                    return  # closed while connecting: _cut_posts found no socket to cut
+                if self._closed or answer is not None and answer.settled.is_set():
+                    return  # closed or settled while connecting: no socket was there to cut
                 # No bound on the answer: a long tool call is no lost
                 # server (the engine's deadline decides; close() cuts it).
                 conn.unbounded()
                 resp = conn.getresponse()
             except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
-                if not self._closed:
+                if not self._closed and (answer is None or not answer.settled.is_set()):
                     self._to_loop_call(self._fail, e)
                 return
             self._read_answer(resp, frame, answer, sent_session, redirects)
@@ -775,7 +783,27 @@ class HttpPeer:
                          name="mcpping-http-post").start()
 
     def _engine_send(self, kind: int, frame: bytes) -> None:
-        self._post(frame)
+        # A ping or probe the engine no longer waits for (it timed out) has
+        # no answer left to come: its POST is cut, so a server that takes
+        # requests and never answers holds no thread and socket per ping.
+        self._cut_engine_requests()
+        if kind not in (_native.MCPP_FRAME_PING, _native.MCPP_FRAME_PROBE):
+            self._post(frame)
+            return
+        request = _Resumable(frame)
+        self._engine_requests.append(request)
+        self._post(frame, request)
+
+    def _cut_engine_requests(self) -> None:
+        """Cuts the POSTs of the engine's requests it no longer waits for
+        (C's mcpp_engine_awaits)."""
+        waiting = []
+        for request in self._engine_requests:
+            if self.driver.awaits(request.frame):
+                waiting.append(request)
+            else:
+                request.settle()
+        self._engine_requests = waiting
 
     def _deliver(self, frame: bytes, kind: str) -> None:
         """The engine's own answer to a request (its kind: timeout or abandoned)."""

@@ -300,3 +300,53 @@ TEST(a_call_sent_to_a_process_already_seen_stopped_is_stale_a_tenth_of_the_timeo
   ASSERT_STR_EQ(stale->proof, "process");
   fx_done(f);
 }
+
+/* mcpp_engine_awaits: what a Streamable HTTP client asks before it keeps a
+ * POST open. The engine's ping (manual or keepalive) and an application
+ * request wait until answered, timed out or cancelled; nothing else does. */
+TEST(awaits_says_which_requests_still_wait_for_their_answer) {
+  fx *f = legacy(0);
+  uint64_t seq = 0;
+  ASSERT_EQ(mcpp_engine_ping(f->e, 1000, T0, &seq), 0);
+  char ping[FX_TEXT];
+  strcpy(ping, fx_last_sent(f, MCPP_FRAME_PING)->text);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, ping, strlen(ping)), 1);
+  ASSERT_EQ(fx_answer_last_ping(f, "\"result\":{}", T0 + MS), MCPP_RECV_CONSUMED);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, ping, strlen(ping)), 0);
+  /* A manual ping that times out. */
+  ASSERT_EQ(mcpp_engine_ping(f->e, 1000, T0 + 2 * MS, &seq), 0);
+  strcpy(ping, fx_last_sent(f, MCPP_FRAME_PING)->text);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, ping, strlen(ping)), 1);
+  fx_run_until(f, T0 + 2 * MS + SEC);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_TIMEOUT), 1);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, ping, strlen(ping)), 0);
+  /* The keepalive ping (10 s after the pong), until its 5 s timeout. */
+  fx_run_until(f, T0 + MS + 10 * SEC);
+  ASSERT_EQ(fx_count_sent(f, MCPP_FRAME_PING), 3);
+  strcpy(ping, fx_last_sent(f, MCPP_FRAME_PING)->text);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, ping, strlen(ping)), 1);
+  fx_run_until(f, T0 + MS + 15 * SEC);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, ping, strlen(ping)), 0);
+  /* An application request: until answered; its answer is no request. */
+  ASSERT_EQ(fx_out(f, call, T0 + 16 * SEC), 0);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, call, strlen(call)), 1);
+  static const char answer[] = "{\"jsonrpc\":\"2.0\",\"id\":7,\"result\":{}}";
+  ASSERT_EQ(mcpp_engine_awaits(f->e, answer, strlen(answer)), 0);
+  ASSERT_EQ(fx_recv(f, answer, T0 + 16 * SEC + MS), MCPP_RECV_FORWARD);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, call, strlen(call)), 0);
+  /* One that times out in the engine. */
+  ASSERT_EQ(fx_out_timed(f, call, 100, T0 + 17 * SEC), 0);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, call, strlen(call)), 1);
+  fx_run_until(f, T0 + 17 * SEC + 100 * MS);
+  ASSERT_EQ(fx_count_events(f, MCPP_EV_REQUEST_TIMEOUT), 1);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, call, strlen(call)), 0);
+  /* No request: a notification, garbage, a foreign id never sent, NULL. */
+  static const char note[] = "{\"jsonrpc\":\"2.0\",\"method\":\"notifications/x\"}";
+  ASSERT_EQ(mcpp_engine_awaits(f->e, note, strlen(note)), 0);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, "not json", 8), 0);
+  static const char other[] = "{\"jsonrpc\":\"2.0\",\"id\":8,\"method\":\"tools/list\"}";
+  ASSERT_EQ(mcpp_engine_awaits(f->e, other, strlen(other)), 0);
+  ASSERT_EQ(mcpp_engine_awaits(NULL, other, strlen(other)), 0);
+  ASSERT_EQ(mcpp_engine_awaits(f->e, NULL, 0), 0);
+  fx_done(f);
+}

@@ -377,6 +377,24 @@ test('an answer ends its stream even when the server keeps it open, as in Python
   }
 });
 
+test('a POST whose answer the engine no longer awaits is cut (C\'s mcpp_engine_awaits), as in Python', async () => {
+  // http_fault.py --mode deaf: pings (and calls asked to) hang until the
+  // client leaves. A timed-out ping's or call's POST held its socket for good.
+  const server = await faultServer('deaf');
+  const s = new HttpSession(server.url, { listen: false });
+  try {
+    await s.initialize(INIT, 5000);
+    for (let i = 0; i < 5; i++) await assert.rejects(s.ping({ timeoutMs: 100 }), /no answer to ping/);
+    for (let i = 0; i < 3; i++) {
+      await assert.rejects(s.request('tools/call', { name: 'x', arguments: { hang: true } }, 100), (err) => err.answerKind === 'timeout');
+    }
+    assert.deepEqual(await s.request('tools/call', { name: 'hung' }, 30000), { hung: 0 });
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('a stream the TS SDK server closes before the answer is resumed with Last-Event-ID (SEP-1699), as Python does', async () => {
   // The answer waited out the request's timeout; the priming events (an id,
   // no data) are proof of life, not messages.

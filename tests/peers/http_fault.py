@@ -17,9 +17,13 @@ Flags:
                       session; tools/call says how many sessions were opened
                       {"sessions": N}
   --mode unsupported  every ping is a 404 with JSON-RPC -32601
-  --mode deaf         ping-deaf: a ping is never answered (its POST hangs),
-                      everything else is (tools/list: -32601, which still
-                      proves the server's loop ran)
+  --mode deaf         ping-deaf: a ping is never answered (its POST hangs
+                      until the client leaves), everything else is
+                      (tools/list: -32601, which still proves the server's
+                      loop ran); a tools/call with arguments {"hang": true}
+                      hangs as a ping does, and tools/call "hung" waits (10 s
+                      at most) for every hanging POST to be left, then says
+                      how many are still open: {"hung": N}
   --mode freeze       after the handshake nothing is answered (every POST
                       hangs): a frozen server
   --mode silent       nothing is ever answered, initialize included: a server
@@ -155,6 +159,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.write(b'id: ev-2\ndata: {"jsonrpc":"2.0","id":"listen-ping-2","method":"ping"}\n\n')
         self.wfile.flush()
         self.rfile.read(1)  # held open until the client leaves
+
+    def hang(self):
+        """No answer, until the client leaves (counted in state["open"])."""
+        self.close_connection = True
+        with lingering:
+            state["open"] += 1
+        try:
+            self.rfile.read(1)
+        except OSError:
+            pass
+        finally:
+            with lingering:
+                state["open"] -= 1
+                lingering.notify_all()
 
     def linger(self, method, mid):
         if method == "tools/call":
@@ -305,7 +323,14 @@ class Handler(http.server.BaseHTTPRequestHandler):
             except OSError:
                 self.close_connection = True
                 return
-        if args.mode == "freeze" or (method == "ping" and args.mode == "deaf"):
+        if args.mode == "deaf" and (method == "ping" or (msg.get("params") or {}).get("arguments", {}).get("hang")):
+            return self.hang()
+        if method == "tools/call" and args.mode == "deaf" and msg["params"].get("name") == "hung":
+            with lingering:
+                lingering.wait_for(lambda: state["open"] == 0, 10)
+                left = state["open"]
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"hung": left}})
+        if args.mode == "freeze":
             threading.Event().wait()  # hangs this request's thread for good
         if method == "ping" and args.mode == "unsupported":
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,

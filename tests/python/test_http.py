@@ -323,6 +323,27 @@ async def test_a_ping_deaf_http_server_is_found_deaf_not_stale(http_fault):
         await p.close()
 
 
+@pytest.mark.parametrize("http_fault", ["deaf"], indirect=True)
+async def test_a_post_whose_answer_the_engine_no_longer_awaits_is_cut(http_fault):
+    """A server that takes a request and never answers it held the POST's
+    thread and socket for good once the ping or call had timed out, one per
+    keepalive ping on a frozen server. Each is cut when the engine no
+    longer awaits its answer (C's mcpp_engine_awaits)."""
+    p = HttpPeer(http_fault, ping_timeout=5, listen=False)
+    try:
+        await p.initialize(5)
+        for _ in range(5):
+            with pytest.raises(mcpping.PingTimeout):
+                await p.ping(0.1)
+        for _ in range(3):
+            with pytest.raises(asyncio.TimeoutError):
+                await p.request("tools/call", {"name": "x", "arguments": {"hang": True}}, timeout=0.1)
+        answer = await p.request("tools/call", {"name": "hung"}, timeout=30)
+        assert answer["result"] == {"hung": 0}
+    finally:
+        await p.close()
+
+
 @pytest.mark.parametrize("http_fault", ["freeze"], indirect=True)
 async def test_a_frozen_http_server_is_convicted_after_the_probe_too_times_out(http_fault):
     """The dead are still convicted: pings and the corroborating probe time

@@ -217,6 +217,15 @@ uint32_t mcpp_engine_fail_in_flight(mcpp_engine *engine, uint64_t now);
 int mcpp_engine_fail_request(mcpp_engine *engine, const char *id,
                              size_t id_len, uint64_t now);
 
+/* 1 if frame (a request this engine sent or saw go out: a ping, a probe,
+ * an application request) still waits for its answer; 0 once it has one,
+ * timed out, was cancelled or failed, and for anything that is no
+ * request. A Streamable HTTP client cuts the POST (or GET) of a request
+ * the engine no longer waits for: a server that never answers would
+ * otherwise hold a connection per request for good. */
+int mcpp_engine_awaits(const mcpp_engine *engine, const char *frame,
+                       size_t len);
+
 /* Ends the engine of a server that is being replaced (reconnect): fails
  * the in-flight requests as mcpp_engine_fail_in_flight, reports manual
  * pings closed (as mcpp_engine_close does), sets reconnect_attempt, and

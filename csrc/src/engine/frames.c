@@ -205,6 +205,17 @@ int mcpp_engine_recv(mcpp_engine *e, const char *frame, size_t len,
   return MCPP_RECV_FORWARD;
 }
 
+int mcpp_engine_awaits(const mcpp_engine *e, const char *frame, size_t len) {
+  mcpp__msg m;
+  if (e == NULL || frame == NULL || mcpp__scan_message(frame, len, &m) != 0 ||
+      m.dup || m.id.p == NULL || m.method.p == NULL)
+    return 0;
+  uint64_t seq = 0;
+  if (is_our_id(e, m.id, &seq))
+    return (e->ka_active && e->ka.seq == seq) || mcpp__is_manual(e, seq);
+  return mcpp__ledger_find(&e->ledger, m.id.p, m.id.n) != NULL;
+}
+
 /* The inner bytes of a JSON string span, or 0 if it is not a string. */
 static int string_body(mcpp__span s, const char **p, size_t *n) {
   if (s.p == NULL || s.n < 2 || s.p[0] != '"') return 0;
