@@ -22,6 +22,7 @@ const { RpcRequester, RpcError } = require('./rpc');
 const { request } = require('./http_request');
 const { runHandshake } = require('./handshake');
 const { ClosedError } = require('./errors');
+const check = require('./validate');
 
 /**
  * The longest body read whole (an answer, an error's), as a line or an SSE
@@ -482,7 +483,7 @@ class HttpSession {
     let frame;
     try {
       // 2026-07-28: every request carries the _meta envelope (C writes it).
-      frame = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
+      frame = this.modern ? binding.envelope(check.json(message)) : check.json(message);
     } catch (err) {
       this.rpc.cancel(message.id); // params JSON cannot carry: nothing is left waiting
       throw err;

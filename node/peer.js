@@ -156,7 +156,7 @@ class Peer extends EventEmitter {
       // here, and the finally forgets the request (its promise rejected at
       // close, with nobody awaiting it, crashed the process).
       // 2026-07-28: every request carries the _meta envelope (C merges it).
-      const text = this.modern ? binding.envelope(JSON.stringify(message)) : JSON.stringify(message);
+      const text = this.modern ? binding.envelope(check.json(message)) : check.json(message);
       this.conn.send(text, timeoutMs);
       if (!signal) return await promise;
       const aborted = new Promise((resolve, reject) => {
@@ -192,7 +192,7 @@ class Peer extends EventEmitter {
     if (typeof message !== 'string' && (message === null || typeof message !== 'object' || Array.isArray(message))) {
       throw check.invalid(TypeError, `message must be an object or its JSON text; got ${check.shown(message)}`);
     }
-    this.conn.send(typeof message === 'string' ? message : JSON.stringify(message));
+    this.conn.send(typeof message === 'string' ? message : check.json(message));
   }
 
   /**
@@ -204,7 +204,7 @@ class Peer extends EventEmitter {
     requestArgs(method, params);
     const message = { jsonrpc: '2.0', method };
     if (params !== undefined) message.params = params;
-    this.conn.send(JSON.stringify(message));
+    this.conn.send(check.json(message));
   }
 
   /**

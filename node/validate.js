@@ -256,8 +256,30 @@ function serverParams(where, params) {
   durationMs('params.killGraceMs', params.killGraceMs, 0, 'SIGKILL at once');
 }
 
+/**
+ * The JSON text of a message the application sends. NaN and ±Infinity are
+ * refused (a RangeError, as Python's json refuses them): JSON.stringify
+ * would write null, altering the message. Only text holding a null is
+ * looked at again, so the common message costs one stringify.
+ * @param {unknown} message
+ * @returns {string}
+ */
+function json(message) {
+  const text = JSON.stringify(message);
+  if (text !== undefined && text.includes('null')) {
+    JSON.stringify(message, (key, value) => {
+      if (typeof value === 'number' && !Number.isFinite(value)) {
+        throw invalid(RangeError, `message is not JSON: ${key ? `"${key}" is ` : ''}${value}, which JSON has no number for`);
+      }
+      return value;
+    });
+  }
+  return text;
+}
+
 module.exports = {
   CODE,
+  json,
   TABLE,
   setting,
   settingDefault,

@@ -106,7 +106,7 @@ test('request option validation: RangeError with a stable code, nothing sent', a
   await assert.rejects(mcpping.connect(peer('flood.py'), { maxLineBytes: -5 }), { code: 'ERR_MCPPING_INVALID_ARG' });
 });
 
-test('params JSON cannot carry (a BigInt, a cycle) reject that call and leave nothing waiting', async () => {
+test('params JSON cannot carry (a BigInt, a cycle, NaN) reject that call and leave nothing waiting', async () => {
   // The request used to stay registered: close() rejected its promise with
   // nobody awaiting it, an unhandled rejection that ended the process.
   const unhandled = [];
@@ -118,7 +118,13 @@ test('params JSON cannot carry (a BigInt, a cycle) reject that call and leave no
     cycle.self = cycle;
     await assert.rejects(p.request('echo', { n: 10n }), /BigInt/);
     await assert.rejects(p.request('echo', cycle), /circular/);
+    // NaN and Infinity: JSON.stringify wrote null, the message altered; now
+    // refused, as Python's json refuses them (send and notify too).
+    await assert.rejects(p.request('echo', { x: NaN }), { name: 'RangeError', message: 'message is not JSON: "x" is NaN, which JSON has no number for' });
+    assert.throws(() => p.notify('notifications/x', { y: [1, -Infinity] }), { name: 'RangeError', message: 'message is not JSON: "1" is -Infinity, which JSON has no number for' });
+    assert.throws(() => p.send({ jsonrpc: '2.0', method: 'n', params: { z: NaN } }), RangeError);
     assert.equal(p.rpc.pending.size, 0);
+    assert.deepEqual(await p.request('echo', { nothing: null }), { nothing: null });
     assert.deepEqual(await p.request('echo', { after: 1 }), { after: 1 });
   } finally {
     await p.close();
