@@ -94,14 +94,17 @@ static double seconds_since(const struct timespec *start) {
          (double)(now.tv_nsec - start->tv_nsec) / 1e9;
 }
 
-/* The first line of /proc/PID/task/TID/NAME into buf ("?" if unreadable). */
-static void task_line(pid_t pid, const char *tid, const char *name, char *buf,
-                      size_t cap) {
+/* The first line of /proc/PID/task/TID/NAME (first_word: its first word)
+ * into buf ("?" if unreadable). */
+static void task_line(pid_t pid, const char *tid, const char *name,
+                      int first_word, char *buf, size_t cap) {
   char path[96];
   snprintf(path, sizeof path, "/proc/%d/task/%s/%s", (int)pid, tid, name);
   FILE *f = fopen(path, "r");
   snprintf(buf, cap, "?");
-  if (f && fgets(buf, (int)cap, f)) buf[strcspn(buf, " \n")] = '\0';
+  /* A thread's name may hold spaces; the syscall line is "NR args...". */
+  if (f && fgets(buf, (int)cap, f))
+    buf[strcspn(buf, first_word ? " \n" : "\n")] = '\0';
   if (f) fclose(f);
 }
 
@@ -116,9 +119,9 @@ static void say_where_it_waits(pid_t pid) {
   for (struct dirent *e; (e = readdir(d)) != NULL;) {
     if (e->d_name[0] == '.') continue;
     char comm[64], wchan[64], sys[64];
-    task_line(pid, e->d_name, "comm", comm, sizeof comm);
-    task_line(pid, e->d_name, "wchan", wchan, sizeof wchan);
-    task_line(pid, e->d_name, "syscall", sys, sizeof sys);
+    task_line(pid, e->d_name, "comm", 0, comm, sizeof comm);
+    task_line(pid, e->d_name, "wchan", 0, wchan, sizeof wchan);
+    task_line(pid, e->d_name, "syscall", 1, sys, sizeof sys);
     fprintf(stderr, "  thread %s (%s) waits in %s, syscall %s\n", e->d_name,
             comm, wchan, sys);
   }
