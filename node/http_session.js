@@ -370,7 +370,11 @@ class HttpSession {
         else if (text) this.receive(text);
       } else await res.discard();
     } catch {
-      // A broken stream: whatever was not answered times out in the engine.
+      // A broken body (an SSE stream has its own rule in readStream): with
+      // no event ID to resume from, C's rule says the answer is lost, so
+      // the engine answers in doubt now.
+      if (kind === 'json' && answer && !answer.abort.signal.aborted && !this.closed
+          && answer.sse.answerAfter(true, 0).step === 'lost') this.driver.failRequest(answer.id);
     }
   }
 

@@ -72,13 +72,16 @@ _MAX_BODY = int(_check.TABLE["max_line_bytes"]["default"])
 
 def _read_body(resp: Any) -> bytes | None:
     """The whole body, or None once it runs past _MAX_BODY (the rest is
-    not read: the connection is closed after it)."""
+    not read: the connection is closed after it). A body cut short raises
+    IncompleteRead."""
     parts, n = [], 0
     while chunk := resp.read1(65536):
         n += len(chunk)
         if n > _MAX_BODY:
             return None
         parts.append(chunk)
+    if resp.length:  # the connection closed before Content-Length was read
+        raise http.client.IncompleteRead(b"".join(parts), resp.length)
     return b"".join(parts)
 
 
@@ -482,7 +485,12 @@ class HttpPeer:
         try:
             body = _read_body(resp)
         except (OSError, http.client.HTTPException):
-            return  # cut off mid-answer: the request times out in the engine
+            # Cut off mid-answer, with no event ID to resume from: C's rule
+            # says the answer is lost, so the engine answers in doubt now.
+            if answer is not None and not answer.settled.is_set() and \
+                    answer.sse.answer_after(True, 0)[0] == "lost":
+                self._to_loop_call(self._answer_lost, answer.request_id)
+            return
         if body is None:
             oversize = _native.http_oversize_answer(_MAX_BODY, frame) if body_kind == "json" else None
             if oversize is not None:
@@ -614,7 +622,8 @@ class HttpPeer:
                 conn.request("GET", self._url["target"], headers=headers)
                 resp = conn.getresponse()
                 if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
-                    status, body = resp.status, _read_body(resp) or b""
+                    status = resp.status  # kept if the body then breaks, as in Node
+                    body = _read_body(resp) or b""
                 else:
                     conn.unbounded()  # an idle stream is no error
                     opened = True

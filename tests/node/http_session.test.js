@@ -468,13 +468,13 @@ test('a stream whose session ends before it is resumed is answered in doubt now,
   }
 });
 
-test('a request whose answer stream breaks without an event ID is in doubt at once, as in Python', async () => {
+for (const mode of ['sse-breaks', 'json-breaks']) test(`a request whose answer breaks without an event ID is in doubt at once, as in Python (${mode})`, async () => {
   // A server that dies mid-call, or a proxy that cuts a long call's
-  // stream, breaks the SSE answer before its last chunk; with no event ID
-  // it cannot be resumed, so the answer has nowhere left to come: the
-  // engine answers in doubt now (it waited out its whole deadline), and
-  // the session goes on.
-  const server = await faultServer('sse-breaks');
+  // stream, breaks the answer (an SSE stream, or a JSON body) before its
+  // end; with no event ID it cannot be resumed, so the answer has nowhere
+  // left to come: the engine answers in doubt now (it waited out its
+  // whole deadline), and the session goes on.
+  const server = await faultServer(mode);
   const s = new HttpSession(server.url);
   try {
     await s.initialize(INIT, 5000);

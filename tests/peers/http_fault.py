@@ -52,6 +52,10 @@ Flags:
                       it; some do not, nor do some proxies). A tools/call
                       waits (10 s at most) for every such stream to be left,
                       then says how many are still open: {"open_streams": N}
+  --mode json-breaks  a tools/call is answered HTTP 200 application/json
+                      whose body breaks: Content-Length 200, then 20 bytes and
+                      the connection closed (a server that dies mid-answer, a
+                      proxy that cuts it); pings are answered as usual
   --mode endless    a tools/call is answered HTTP 200 application/json with
                       a body that never ends (chunked), as a broken or hostile
                       server might; everything else is answered as usual
@@ -91,7 +95,7 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
-                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers",
+                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers", "json-breaks",
                                           "expire-resume", "expire-400", "refuse-sessions"],
                 required=True)
 args = ap.parse_args()
@@ -335,6 +339,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == "ping" and args.mode == "unsupported":
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32601, "message": "Method not found"}})
+        if method == "tools/call" and args.mode == "json-breaks":
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "200")
+            self.end_headers()
+            self.wfile.write(b'{"jsonrpc":"2.0","id"')
+            self.wfile.flush()
+            self.close_connection = True  # 180 bytes short: the body breaks
+            return None
         if method == "tools/call" and args.mode == "sse-breaks":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

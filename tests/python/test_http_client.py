@@ -171,13 +171,14 @@ async def test_a_stream_whose_session_ends_before_it_is_resumed_is_answered_in_d
             assert peer.info()["in_flight"] == 0
 
 
-async def test_a_request_whose_answer_stream_breaks_without_an_event_id_is_in_doubt_at_once():
+@pytest.mark.parametrize("mode", ["sse-breaks", "json-breaks"])
+async def test_a_request_whose_answer_stream_breaks_without_an_event_id_is_in_doubt_at_once(mode):
     """A server that dies mid-call, or a proxy that cuts a long call's
-    stream, breaks the SSE answer before its last chunk; with no event ID
-    it cannot be resumed, so the answer has nowhere left to come: the
-    engine answers the request in doubt now (it waited out its whole
-    deadline, here 60 s), and the session goes on."""
-    with fault_server("sse-breaks") as url:
+    stream, breaks the answer (an SSE stream, or a JSON body) before its
+    end; with no event ID it cannot be resumed, so the answer has nowhere
+    left to come: the engine answers the request in doubt now (it waited
+    out its whole deadline, here 60 s), and the session goes on."""
+    with fault_server(mode) as url:
         async with mcpping.http.connect(url, keepalive=None) as peer:
             answer = await peer.request("tools/call", {"name": "work"}, timeout=60)
             assert answer["error"]["code"] == -32003
