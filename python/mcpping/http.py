@@ -744,9 +744,10 @@ class HttpPeer:
         for frame, answer in held:
             self._post(frame, answer)
 
-    def _answer_lost(self, request_id: str) -> None:
-        """A request's answer cannot come any more: the engine answers it in doubt."""
-        if not self._closed:
+    def _answer_lost(self, request_id: str | None) -> None:
+        """A request's answer cannot come any more: the engine answers it in
+        doubt (None: the engine's own ping or probe, which times out)."""
+        if request_id is not None and not self._closed:
             self.driver.fail_request(request_id)
 
     def _set_session(self, sid: str) -> None:

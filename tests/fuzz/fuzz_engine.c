@@ -299,6 +299,9 @@ static void op_recv(model *m, input *in) {
     req = req_of(buf + 22, (size_t)(strchr(buf + 22, ',') - (buf + 22)));
   }
   long sends = m->sends;
+  /* Asked of any text (a client asks it of every request it POSTed). */
+  int awaits = mcpp_engine_awaits(m->e, frame, n);
+  CHECK(awaits == 0 || awaits == 1);
   int rc = mcpp_engine_recv(m->e, frame, n, m->now);
   CHECK(memcmp(frame, buf, n) == 0); /* the engine never writes to it */
   if (m->closed) {
