@@ -108,6 +108,14 @@ lingering = threading.Condition(lock)  # sse-lingers: state["open"] changed
 reopened = threading.Event()  # listen-later: the stream opened again carried its ping, answered
 
 
+def left_open():
+    """How many requests hang() still holds, after waiting (10 s at most)
+    for the clients to leave them all."""
+    with lingering:
+        lingering.wait_for(lambda: state["open"] == 0, 10)
+        return state["open"]
+
+
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
 
@@ -180,27 +188,17 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def linger(self, method, mid):
         if method == "tools/call":
-            with lingering:
-                lingering.wait_for(lambda: state["open"] == 0, 10)
-                left = state["open"]
-            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"open_streams": left}})
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"open_streams": left_open()}})
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.end_headers()
-        self.close_connection = True
         answer = {"jsonrpc": "2.0", "id": mid, "result": {}}
-        with lingering:
-            state["open"] += 1
         try:
             self.wfile.write(b"data: " + json.dumps(answer).encode() + b"\n\n")
             self.wfile.flush()
-            self.rfile.read(1)  # held open after the answer, until the client leaves
         except OSError:
-            pass
-        finally:
-            with lingering:
-                state["open"] -= 1
-                lingering.notify_all()
+            return None
+        return self.hang()  # held open after the answer, until the client leaves
 
     def listen_held(self):
         with lock:
@@ -330,10 +328,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if args.mode == "deaf" and (method == "ping" or (msg.get("params") or {}).get("arguments", {}).get("hang")):
             return self.hang()
         if method == "tools/call" and args.mode == "deaf" and msg["params"].get("name") == "hung":
-            with lingering:
-                lingering.wait_for(lambda: state["open"] == 0, 10)
-                left = state["open"]
-            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"hung": left}})
+            return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": {"hung": left_open()}})
         if args.mode == "freeze":
             threading.Event().wait()  # hangs this request's thread for good
         if method == "ping" and args.mode == "unsupported":
