@@ -54,9 +54,10 @@ async function discard(res) {
  * @param {{https: boolean, host: string, port: number, target: string}} url the parts C's
  *   httpUrl made of the URL (no second parser here: WHATWG's refuses hosts C takes)
  * @param {{method?: string, headers?: Record<string, string>, body?: string, signal?: AbortSignal,
- *   headersTimeoutMs?: number}} [init] headersTimeoutMs: how long the connect and the
- *   response's headers may take (the body is unbounded); past it the request fails with an
- *   ETIMEDOUT error
+ *   connectTimeoutMs?: number, headersTimeoutMs?: number}} [init] connectTimeoutMs: how long
+ *   a new connection (TLS included) may take to open; headersTimeoutMs: how long the connect
+ *   and the response's headers may take (the body is unbounded); past either the request
+ *   fails with an ETIMEDOUT error
  * @returns {Promise<{status: number, ok: boolean, headers: ResponseHeaders,
  *   body: AsyncIterable<Buffer>, text(limit?: number): Promise<string|null>, discard(): Promise<void>}>}
  *   rejects with the socket's error (err.code: ECONNREFUSED...) or the signal's reason
@@ -74,7 +75,7 @@ function request(url, init = {}) {
 
 /** One attempt of request(). */
 function once(url, init) {
-  const { method = 'GET', body, signal, headersTimeoutMs } = init;
+  const { method = 'GET', body, signal, connectTimeoutMs, headersTimeoutMs } = init;
   return new Promise((resolve, reject) => {
     const client = url.https ? https : http;
     const headers = { ...init.headers };
@@ -99,12 +100,14 @@ function once(url, init) {
     if (headersTimeoutMs !== undefined) {
       // A server (or proxy) that takes the request and never answers it
       // would hold the caller for good: its headers get a bound.
-      const timer = setTimeout(() => {
-        const err = new Error(`no response headers after ${headersTimeoutMs} ms`);
-        req.destroy(Object.assign(err, { code: 'ETIMEDOUT' }));
-      }, headersTimeoutMs);
-      req.once('response', () => clearTimeout(timer));
-      req.once('close', () => clearTimeout(timer));
+      bound(req, headersTimeoutMs, 'no response headers', (done) => req.once('response', done));
+    }
+    if (connectTimeoutMs !== undefined) {
+      // A host that drops our SYNs would hold the request for the kernel's
+      // retries (about two minutes on Linux); a kept-alive socket is open.
+      req.once('socket', (socket) => {
+        if (socket.connecting) bound(req, connectTimeoutMs, 'no connection', (done) => socket.once(url.https ? 'secureConnect' : 'connect', done));
+      });
     }
     if (signal) {
       // Not node:http's own signal option: it destroys the socket even when
@@ -121,6 +124,18 @@ function once(url, init) {
     }
     req.end(body);
   });
+}
+
+/**
+ * Destroys req with an ETIMEDOUT error unless `until` reports, within ms, what it waits for.
+ * @param {import('node:http').ClientRequest} req @param {number} ms @param {string} what
+ * @param {(done: () => void) => void} until
+ */
+function bound(req, ms, what, until) {
+  const timer = setTimeout(() => req.destroy(Object.assign(new Error(`${what} after ${ms} ms`), { code: 'ETIMEDOUT' })), ms);
+  const done = () => clearTimeout(timer);
+  until(done);
+  req.once('close', done);
 }
 
 module.exports = { request };

@@ -169,7 +169,10 @@ class HttpSession {
     const sentSession = this.sessionId;
     let res;
     try {
-      res = await request(this.target, { method: 'POST', headers: this.headers('POST', sentSession), body: frame, signal });
+      res = await request(this.target, {
+        method: 'POST', headers: this.headers('POST', sentSession), body: frame, signal,
+        connectTimeoutMs: binding.httpPostConnectTimeoutMs,
+      });
     } catch (err) {
       if (this.closed || signal.aborted) return; // cut at close or when settled: nothing waits any more
       this.connectError = err;

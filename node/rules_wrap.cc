@@ -445,6 +445,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
   exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);
   exports.Set("httpShortTimeoutMs", MCPP_HTTP_SHORT_TIMEOUT_MS);
+  exports.Set("httpPostConnectTimeoutMs", MCPP_HTTP_POST_CONNECT_TIMEOUT_MS);
   exports.Set("retryBudgetBurst", MCPP_RETRY_BUDGET_BURST);
   exports.Set("retryBudgetPerSecond", MCPP_RETRY_BUDGET_PER_SECOND);
   exports.Set("maxRetryBudgetBurst", MCPP_MAX_RETRY_BUDGET_BURST);

@@ -326,7 +326,8 @@ HTTP_NOT_HTTP_CAUSE: str  # the cause when what came back is no HTTP/1.1 answer
 HTTP_LAST_EVENT_ID: str  # the header that resumes an SSE stream
 HTTP_MAX_REDIRECTS: int  # redirects one request follows at most
 HTTP_REINIT_FAILED_FORMAT: str  # "the session expired and initialize failed: %s"
-HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, the GET stream's connect (MCPP_HTTP_SHORT_TIMEOUT_MS)
+HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, a GET stream's connect and headers (MCPP_HTTP_SHORT_TIMEOUT_MS)
+HTTP_POST_CONNECT_TIMEOUT_MS: int  # a POST's connect and sending (MCPP_HTTP_POST_CONNECT_TIMEOUT_MS)
 DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAULT_KILL_GRACE_MS)
 APP_KILL_GRACE_MS: int  # the commands' grace for servers they start (MCPP_APP_KILL_GRACE_MS)
 CLI_STEP_SLACK_MS: int  # a step's operation is bounded at its timeout plus this (MCPP_CLI_STEP_SLACK_MS)

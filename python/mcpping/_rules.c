@@ -535,6 +535,7 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddIntConstant(module, "MAX_RTT_WINDOW", MCPP_MAX_RTT_WINDOW) ||
       PyModule_AddIntConstant(module, "INITIALIZE_TIMEOUT_MS", MCPP_INITIALIZE_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "HTTP_SHORT_TIMEOUT_MS", MCPP_HTTP_SHORT_TIMEOUT_MS) ||
+      PyModule_AddIntConstant(module, "HTTP_POST_CONNECT_TIMEOUT_MS", MCPP_HTTP_POST_CONNECT_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "DEFAULT_KILL_GRACE_MS", MCPP_DEFAULT_KILL_GRACE_MS) ||
       PyModule_AddIntConstant(module, "RETRY_BUDGET_BURST", MCPP_RETRY_BUDGET_BURST))
     return -1;

@@ -44,7 +44,7 @@ from .stats import Stats
 __all__ = ["HttpPeer", "connect"]
 
 #: How long a POST's connect and sending may take (the answer is unbounded).
-_POST_SEND_TIMEOUT = 60.0
+_POST_SEND_TIMEOUT = _native.HTTP_POST_CONNECT_TIMEOUT_MS / 1000
 #: How long DELETE and the GET stream's connect may take.
 _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
 

@@ -395,6 +395,33 @@ test('a POST whose answer the engine no longer awaits is cut (C\'s mcpp_engine_a
   }
 });
 
+test('a connect the host never completes is bounded, as Python\'s socket timeout bounds it', async () => {
+  // A listener that never accepts, its one-place backlog taken: the kernel
+  // drops every further SYN, as a black-holed host does. A POST waited out
+  // the kernel's retries (about two minutes); HttpSession gives each POST
+  // C's MCPP_HTTP_POST_CONNECT_TIMEOUT_MS (60 s) through connectTimeoutMs.
+  const { request } = require('../../node/http_request');
+  const net = require('node:net');
+  const child = spawn('python3', ['-c', 'import socket, time\ns = socket.socket()\ns.bind(("127.0.0.1", 0))\ns.listen(0)\n'
+    + 'print(s.getsockname()[1], flush=True)\ntime.sleep(600)'], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const [line] = await Promise.race([
+    new Promise((resolve) => readline.createInterface({ input: child.stdout }).once('line', (l) => resolve([l]))),
+    new Promise((_, reject) => child.once('exit', (code) => reject(new Error(`listener exited ${code}`)))),
+  ]);
+  const port = Number(line);
+  const filler = net.connect(port, '127.0.0.1');
+  try {
+    await new Promise((resolve, reject) => filler.once('connect', resolve).once('error', reject));
+    const url = { https: false, host: '127.0.0.1', port, target: '/mcp' };
+    await assert.rejects(request(url, { method: 'POST', body: '{}', connectTimeoutMs: 300 }),
+      { code: 'ETIMEDOUT', message: 'no connection after 300 ms' });
+    assert.equal(binding.httpPostConnectTimeoutMs, 60000);
+  } finally {
+    filler.destroy();
+    child.kill();
+  }
+});
+
 test('a stream the TS SDK server closes before the answer is resumed with Last-Event-ID (SEP-1699), as Python does', async () => {
   // The answer waited out the request's timeout; the priming events (an id,
   // no data) are proof of life, not messages.

@@ -364,8 +364,13 @@ const char *mcpp_http_tls_error_name(int verify_code);
 #define MCPP_HTTP_REINIT_FAILED_FORMAT "the session expired and initialize failed: %s"
 
 /* How long a Streamable HTTP client's DELETE at close, and the connect of
- * its GET listening stream, may take. */
+ * a GET stream and its response's headers, may take. */
 #define MCPP_HTTP_SHORT_TIMEOUT_MS 5000u
+
+/* How long a POST's connect (and, where the host's HTTP stack blocks on
+ * it, the sending of its body) may take; its answer has no bound here (a
+ * long tool call is no lost server: the engine's deadlines decide). */
+#define MCPP_HTTP_POST_CONNECT_TIMEOUT_MS 60000u
 
 /* What a Streamable HTTP client does when its GET listening stream ends
  * (the stream was open), fails (no answer came: not reached, cut, timed
