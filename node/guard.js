@@ -12,9 +12,9 @@ const { EngineDriver } = require('./engine_driver');
 const check = require('./validate');
 const { emitSafely, reportError, callUser } = require('./isolate');
 
-/** mcpping.h: closed because the peer went stale (MCPP_ERRNO_MAP). */
 const binding = require('./binding');
 
+/** mcpping.h: closed because the peer went stale (MCPP_ERRNO_MAP). */
 const { MCPP_ERR_STALE } = binding.errorCodes;
 /** Every engine event's name (C's mcpp_event_name), forwarded as the engine driver emits it. */
 const EVENT_NAMES = binding.eventNames().type;
