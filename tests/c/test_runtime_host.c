@@ -43,6 +43,7 @@ typedef struct hh {
   uv_loop_t loop;
   uv_poll_t rt_poll, notify_poll;
   uv_timer_t timer;
+  uv_timer_t tick; /* RUN_UNTIL's look at the clock */
   int fd;
   uint64_t turns;
   mcpp_item *items[MAX_ITEMS];
@@ -167,6 +168,7 @@ static void hh_init(hh *h) {
   uv_timer_init(&h->loop, &h->timer);
   h->timer.data = h;
   h->timer.timer_cb = on_timer;
+  uv_timer_init(&h->loop, &h->tick);
 }
 
 /* Attaches and starts watching, as a binding does at its first use, with
@@ -210,6 +212,7 @@ static void hh_stop_watching(hh *h) {
 static void hh_finish(hh *h) {
   uv_timer_stop(&h->timer);
   uv_close((uv_handle_t *)&h->timer, NULL);
+  uv_close((uv_handle_t *)&h->tick, NULL);
   uv_run(&h->loop, UV_RUN_DEFAULT);
   ASSERT_EQ(0, uv_loop_close(&h->loop));
   for (size_t i = 0; i < h->n_batches; i++)
@@ -253,11 +256,46 @@ static mcpp_item *find_answer(hh *h, int id) {
   return NULL;
 }
 
-/* Turns the host's loop until *done is set by the caller's predicate;
- * bounded by the test's own timeout (runner.c). */
+/* Says where the host stood when a wait ran out: the items it has (the
+ * last few, and every CLOSED), its turns and the runtime's host stats. */
+static void hh_dump(hh *h, const char *waited_for) {
+  mcpp_host_stats st;
+  mcpp_runtime_host_stats(h->rt, &st);
+  fprintf(stderr,
+          "  waited in vain for %s: %zu items in %zu batches, %llu turns "
+          "(%llu on the runtime's fd), %d notifies, %zu fds watched, "
+          "%llu takeovers, %llu host turns\n",
+          waited_for, h->n_items, h->n_batches, (unsigned long long)h->turns,
+          (unsigned long long)h->backend_turns, atomic_load(&h->notified),
+          h->watched, (unsigned long long)st.takeovers,
+          (unsigned long long)st.host_turns);
+  for (size_t i = 0; i < h->n_items; i++) {
+    int type = (int)mcpp_item_get_type(h->items[i]);
+    if (i + 5 < h->n_items && type != MCPP_ITEM_CLOSED) continue;
+    fprintf(stderr, "  item %zu: type %d", i, type);
+    if (type == MCPP_ITEM_EVENT)
+      fprintf(stderr, " (event %s)", mcpp_event_name(mcpp_item_get_event(h->items[i])->type));
+    fprintf(stderr, "\n");
+  }
+}
+
+static void hh_tick(uv_timer_t *t) { (void)t; }
+
+/* Turns the host's loop until cond holds. A hang fails the test after
+ * margin_ms(15 s), within every build's test timeout, saying where the
+ * host stood (a tick wakes uv_run to look at the clock). */
 #define RUN_UNTIL(h, cond)                                                   \
   do {                                                                       \
-    while (!(cond)) uv_run(&(h)->loop, UV_RUN_ONCE);                         \
+    uint64_t until_ = uv_hrtime() + (uint64_t)margin_ms(15000) * 1000000;    \
+    uv_timer_start(&(h)->tick, hh_tick, 1000, 1000);                         \
+    while (!(cond)) {                                                        \
+      if (uv_hrtime() > until_) {                                            \
+        hh_dump(h, #cond);                                                   \
+        ASSERT(0);                                                           \
+      }                                                                      \
+      uv_run(&(h)->loop, UV_RUN_ONCE);                                       \
+    }                                                                        \
+    uv_timer_stop(&(h)->tick);                                               \
   } while (0)
 
 /* Spawns args with settings s (test_settings if NULL), as the host. */
