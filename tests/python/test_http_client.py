@@ -369,11 +369,10 @@ async def test_a_listening_stream_whose_server_never_answers_is_opened_again():
     the second opens and its ping is answered. Node waited for the first
     for good, as Node's own test of this fault shows."""
     with fault_server("listen-held") as url:
-        peer = await mcpping.http.connect(url, keepalive=None)
-        answer = await peer.request("tools/call", {"name": "gets"}, timeout=30)
-        assert answer["result"] == {"gets": ["held", "stream"], "pong": True}
-        assert peer.listening
-        await asyncio.wait_for(peer.close(), 3)
+        async with mcpping.http.connect(url, keepalive=None) as peer:
+            answer = await peer.request("tools/call", {"name": "gets"}, timeout=30)
+            assert answer["result"] == {"gets": ["held", "stream"], "pong": True}
+            assert peer.listening
 
 
 async def test_an_answer_ends_its_stream_even_when_the_server_keeps_it_open():
@@ -382,13 +381,12 @@ async def test_an_answer_ends_its_stream_even_when_the_server_keeps_it_open():
     request, for good: keepalive alone piled them up. The stream is left
     once its answer came, as the official SDK's client leaves it."""
     with fault_server("sse-lingers") as url:
-        peer = await mcpping.http.connect(url, keepalive=None)
-        for _ in range(20):
-            await peer.ping(5)
-        assert (await peer.request("tools/list", timeout=5))["result"] == {}
-        answer = await peer.request("tools/call", {"name": "streams"}, timeout=30)
-        assert answer["result"] == {"open_streams": 0}
-        await asyncio.wait_for(peer.close(), 3)
+        async with mcpping.http.connect(url, keepalive=None) as peer:
+            for _ in range(20):
+                await peer.ping(5)
+            assert (await peer.request("tools/list", timeout=5))["result"] == {}
+            answer = await peer.request("tools/call", {"name": "streams"}, timeout=30)
+            assert answer["result"] == {"open_streams": 0}
 
 
 @pytest.fixture
