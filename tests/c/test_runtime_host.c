@@ -269,6 +269,12 @@ static void hh_dump(hh *h, const char *waited_for) {
           (unsigned long long)h->backend_turns, atomic_load(&h->notified),
           h->watched, (unsigned long long)st.takeovers,
           (unsigned long long)st.host_turns);
+  /* Items queued that no wake brought the host: a lost notify. */
+  size_t had = h->n_items;
+  hh_drain(h);
+  if (h->n_items > had)
+    fprintf(stderr, "  a drain now finds %zu more items: no wake brought them\n",
+            h->n_items - had);
   for (size_t i = 0; i < h->n_items; i++) {
     int type = (int)mcpp_item_get_type(h->items[i]);
     if (i + 5 < h->n_items && type != MCPP_ITEM_CLOSED) continue;
