@@ -377,7 +377,7 @@ class HttpSession {
       // no event ID to resume from, C's rule says the answer is lost, so
       // the engine answers in doubt now.
       if (kind === 'json' && answer && !answer.abort.signal.aborted && !this.closed
-          && answer.sse.answerAfter(true, 0).step === 'lost') this.driver.failRequest(answer.id);
+          && answer.sse.answerAfter(true, 0).step === 'lost') this.answerLost(answer);
     }
   }
 
@@ -396,14 +396,11 @@ class HttpSession {
   async readStream(res, frame, answer) {
     const sse = answer ? answer.sse : new binding.SseParser();
     const session = this.sessionId;
-    // Whether the POSTed frame's answer came (a ping the engine sent has no
-    // Resumable: its answer still ends the stream).
-    let answered = false;
+    // Whether the POSTed frame's answer came (a frame with no Resumable:
+    // its answer still ends the stream).
+    const seen = answer ?? { answered: false };
     const onData = (text) => {
-      if (!answered && frame !== undefined && binding.httpIsAnswer(frame, text)) {
-        answered = true;
-        if (answer) answer.answered = true;
-      }
+      if (!seen.answered && frame !== undefined && binding.httpIsAnswer(frame, text)) seen.answered = true;
       this.receive(text);
     };
     let wait = 0;
@@ -414,7 +411,7 @@ class HttpSession {
           // The answer ends its stream: a server that keeps it open after
           // it (a proxy's, or one that ignores the spec's SHOULD) would
           // hold a socket per request for good.
-          await readSse(res.body, sse, onData, () => this.driver.touch(), () => answered);
+          await readSse(res.body, sse, onData, () => this.driver.touch(), () => seen.answered);
         } catch (err) {
           if (err instanceof SseTooLarge) return; // the stream is over for good
           broken = true; // reset, or cut mid-body: resumed below if it can be
@@ -424,7 +421,7 @@ class HttpSession {
       if (!answer || answer.answered || signal.aborted || this.closed) return;
       const next = sse.answerAfter(broken, wait);
       if (next.step === 'lost') {
-        this.driver.failRequest(answer.id);
+        this.answerLost(answer);
         return;
       }
       if (next.step !== 'resume') return;
@@ -445,7 +442,7 @@ class HttpSession {
         // Refused: the answer has nowhere left to come.
         const body = (await res.text(MAX_BODY).catch(() => '')) ?? '';
         if (binding.httpClassify(res.status, body, session !== null) === 'session_expired') this.sessionExpired('', session, res.status, body);
-        this.driver.failRequest(answer.id);
+        this.answerLost(answer);
         return;
       }
     }
@@ -518,9 +515,18 @@ class HttpSession {
       this.post(frame);
       return;
     }
-    const request = new Resumable(JSON.parse(frame).id, frame);
+    const request = new Resumable(undefined, frame);
     this.engineRequests.push(request);
     this.post(frame, request);
+  }
+
+  /**
+   * A request's answer cannot come any more: the engine answers it in doubt
+   * (an engine's own ping or probe, with no id here, is left to its timeout).
+   * @param {Resumable} answer
+   */
+  answerLost(answer) {
+    if (answer.id !== undefined && !this.closed) this.driver.failRequest(answer.id);
   }
 
   /** Cuts the POSTs of the engine's requests it no longer waits for (C's mcpp_engine_awaits). */
@@ -604,7 +610,10 @@ class HttpSession {
  * that cuts a resumed stream once the request is settled otherwise.
  */
 class Resumable {
-  /** @param {string} id the request's @param {string} [frame] the request (the engine's own) */
+  /**
+   * @param {string|undefined} id the application request's (undefined: the engine's own)
+   * @param {string} [frame] the engine's own request, asked of mcpp_engine_awaits
+   */
   constructor(id, frame) {
     this.id = id;
     this.frame = frame;
