@@ -104,7 +104,7 @@ lock = threading.Lock()
 state = {"open": 0, "sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": [],
          "ended": None, "gap": None}
 pong = threading.Event()  # listen-later: the client answered the ping sent on its GET stream
-lingering = threading.Condition(lock)  # sse-lingers: state["open"] changed
+lingering = threading.Condition(lock)  # hang(): state["open"] changed
 reopened = threading.Event()  # listen-later: the stream opened again carried its ping, answered
 
 
