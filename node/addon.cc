@@ -182,6 +182,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
                   InstanceMethod("setMetrics", &McppAddon::SetMetrics),
                   InstanceMethod("eventNames", &McppAddon::EventNames),
                   InstanceMethod("info", &McppAddon::Info),
+                  InstanceMethod("unreadable", &McppAddon::Unreadable),
                   InstanceMethod("ref", &McppAddon::Ref),
                   InstanceMethod("unref", &McppAddon::Unref),
                   InstanceMethod("strerror", &McppAddon::StrError),
@@ -637,6 +638,16 @@ Napi::Value McppAddon::Info(const Napi::CallbackInfo &info) {
   Napi::Object o = InfoToJs(env, ei);
   o.Set("healthy", healthy != 0);
   return o;
+}
+
+// The sentence that says which lines the server wrote are not JSON-RPC
+// ("" if none), null if the connection is gone.
+Napi::Value McppAddon::Unreadable(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  char text[512];
+  if (!rt_ || mcpp_runtime_unreadable(rt_, ConnIdArg(info, 0), text, sizeof text) < 0)
+    return env.Null();
+  return Napi::String::New(env, text);
 }
 
 Napi::Value McppAddon::Ref(const Napi::CallbackInfo &info) {

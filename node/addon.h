@@ -98,6 +98,7 @@ class McppAddon : public Napi::Addon<McppAddon> {
   Napi::Value EventNames(const Napi::CallbackInfo &info);
   Napi::Value Close(const Napi::CallbackInfo &info);
   Napi::Value Info(const Napi::CallbackInfo &info);
+  Napi::Value Unreadable(const Napi::CallbackInfo &info);
   Napi::Value Ref(const Napi::CallbackInfo &info);
   Napi::Value Unref(const Napi::CallbackInfo &info);
   Napi::Value StrError(const Napi::CallbackInfo &info);

@@ -78,6 +78,11 @@ class Target {
     return [OPEN_OK, [this.peer.name || fallback, 'stdio', this.peer.protocolVersion, null, null]];
   }
 
+  /** @returns {string|null} what a stdio server wrote that is not JSON-RPC (C's sentence) */
+  unreadable() {
+    return this.peer ? this.peer.conn.unreadable() : null;
+  }
+
   /** One check: [kind, rttMs, code, message] as app.h's mcpp_cli_replied takes them. */
   async check(method, timeoutMs, signal) {
     const conn = this.session || this.peer;
@@ -194,9 +199,10 @@ async function check(argv, o) {
           const [result, info] = await opening;
           native.cliOpenDone(run, nowMs(), result, ...info);
         } else {
+          const instead = target.unreadable(); // before the cut closes the server
           cut.abort();
           if (stop.signal.aborted) native.cliInterrupt(run, nowMs());
-          else native.cliOpenDone(run, nowMs(), TIMED_OUT, null, null, null, null, null);
+          else native.cliOpenDone(run, nowMs(), TIMED_OUT, null, null, null, null, instead);
         }
       } else if (what === LIST_TOOLS) {
         native.cliTools(run, nowMs(), ...await target.tools(timeoutMs, cut.signal));

@@ -49,8 +49,11 @@ class HandshakeWrap : public Napi::ObjectWrap<HandshakeWrap> {
     std::string msg = info[0].ToString();
     return Napi::String::New(info.Env(), mcpp_client_hs_state_name(mcpp_client_hs_answer(hs_, msg.data(), msg.size())));
   }
+  // timedOut(why?): why is what the transport saw that may say why.
   Napi::Value TimedOut(const Napi::CallbackInfo &info) {
-    mcpp_client_hs_timed_out(hs_);
+    std::string why;
+    if (info.Length() > 0 && info[0].IsString()) why = info[0].As<Napi::String>();
+    mcpp_client_hs_timed_out_because(hs_, why.c_str());
     return info.Env().Undefined();
   }
   // closed(reason|null, exitStatus = -1, termSignal = 0)

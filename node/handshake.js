@@ -14,11 +14,13 @@ const { RpcError } = require('./rpc');
  *   notify: (method: string) => unknown, timeoutMs: number,
  *   isTimeout: (err: unknown) => boolean, isLost: (err: unknown) => boolean,
  *   done: (out: object) => void,
- *   closedWhy?: (err: unknown) => Promise<[string|null, number, number]|null>}} io
+ *   closedWhy?: (err: unknown) => Promise<[string|null, number, number]|null>,
+ *   unreadable?: () => string|null}} io
  *   request resolves with a result or rejects (an RpcError is an answer);
  *   isLost: the connection is gone (the error is passed on as it is,
  *   unless closedWhy tells how it ended: then C words the close);
- *   done: takes the session before the notification is sent
+ *   done: takes the session before the notification is sent;
+ *   unreadable: what the server wrote instead, added to a timeout's sentence
  * @returns {Promise<{version: string, modern: boolean, serverName: string,
  *   serverInfo: object|null, result: object}>}
  */
@@ -34,7 +36,7 @@ async function runHandshake(io) {
       const result = await io.request(msg.method, msg.params, left);
       hs.answer(JSON.stringify({ jsonrpc: '2.0', id, result }));
     } catch (err) {
-      if (io.isTimeout(err)) hs.timedOut();
+      if (io.isTimeout(err)) hs.timedOut(io.unreadable ? io.unreadable() : null);
       else if (io.isLost(err) || !(err instanceof RpcError)) {
         const why = io.closedWhy ? await io.closedWhy(err) : null;
         if (why === null) throw err;

@@ -153,6 +153,11 @@ class NativeConn {
     return this.closed ? null : binding.info(this.id);
   }
 
+  /** @returns {string|null} which lines the server wrote are not JSON-RPC (C's sentence), null if none */
+  unreadable() {
+    return (this.closed ? null : binding.unreadable(this.id)) || null;
+  }
+
   /**
    * Queues one application frame, in order after every earlier one.
    * @param {string} text one JSON-RPC message without newline

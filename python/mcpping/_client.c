@@ -66,9 +66,10 @@ static PyObject *Handshake_answer(PyObject *o, PyObject *arg) {
       mcpp_client_hs_state_name(mcpp_client_hs_answer(self->hs, buf, (size_t)n)));
 }
 
-static PyObject *Handshake_timed_out(PyObject *o, PyObject *unused) {
-  (void)unused;
-  mcpp_client_hs_timed_out(((HandshakeObject *)o)->hs);
+static PyObject *Handshake_timed_out(PyObject *o, PyObject *args) {
+  const char *why = NULL;
+  if (!PyArg_ParseTuple(args, "|z", &why)) return NULL;
+  mcpp_client_hs_timed_out_because(((HandshakeObject *)o)->hs, why);
   Py_RETURN_NONE;
 }
 
@@ -121,8 +122,9 @@ static PyMethodDef Handshake_methods[] = {
      "request() -> (id, bytes) to send next, or None."},
     {"answer", Handshake_answer, METH_O,
      "answer(bytes) -> state: the awaited request's answer."},
-    {"timed_out", Handshake_timed_out, METH_NOARGS,
-     "timed_out(): the awaited request passed the deadline."},
+    {"timed_out", Handshake_timed_out, METH_VARARGS,
+     "timed_out(why=None): the awaited request passed the deadline; why:\n"
+     "what the transport saw that may say why (added to the sentence)."},
     {"closed", Handshake_closed, METH_VARARGS,
      "closed(reason|None, exit_status=-1, term_signal=0): the connection ended."},
     {"notification", Handshake_notification, METH_NOARGS,

@@ -21,11 +21,14 @@ ClosedWhy = Callable[[], Awaitable[tuple[str | None, int, int] | None]]
 
 async def run(request: Request, notify: Callable[[str], None], closed_why: ClosedWhy,
               timeout: float, error: type[Exception],
-              done: Callable[[dict[str, Any]], None]) -> dict[str, Any]:
+              done: Callable[[dict[str, Any]], None],
+              unreadable: Callable[[], str | None] | None = None) -> dict[str, Any]:
     """Runs the handshake within `timeout` seconds; returns the C outcome
     (version, modern, server_name, server_info and result decoded), given
     to `done` first, before the notification goes (its headers name the
-    session). Raises `error(sentence)` with a `kind` attribute if it fails."""
+    session). Raises `error(sentence)` with a `kind` attribute if it fails;
+    a timeout's sentence adds what `unreadable` says the server wrote
+    instead."""
     hs = _native.ClientHandshake(max(1, round(timeout * 1000)))
     loop = asyncio.get_running_loop()
     end = loop.time() + timeout
@@ -34,7 +37,7 @@ async def run(request: Request, notify: Callable[[str], None], closed_why: Close
         try:
             resp = await request(msg["method"], msg.get("params"), max(0.001, end - loop.time()))
         except asyncio.TimeoutError:
-            hs.timed_out()
+            hs.timed_out(unreadable() if unreadable is not None else None)
         except PeerClosed:
             why = await closed_why()
             if why is None:

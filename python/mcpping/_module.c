@@ -456,6 +456,20 @@ static PyObject *py_info(PyObject *module, PyObject *arg) {
   return mcpping_info_to_dict(&info, healthy);
 }
 
+PyDoc_STRVAR(unreadable_doc, "unreadable(conn_id) -> str | None\n\n"
+                             "The sentence that says which lines the server wrote are not\n"
+                             "JSON-RPC, \"\" if none, None if the connection is gone.");
+
+static PyObject *py_unreadable(PyObject *module, PyObject *arg) {
+  mcpping_state *st = mcpping_get_state(module);
+  uint64_t id;
+  if (get_conn_id(arg, &id) < 0) return NULL;
+  char text[512];
+  if (st->rt == NULL || mcpp_runtime_unreadable(st->rt, id, text, sizeof text) != 0)
+    Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
+}
+
 /* A str of bytes the engine or the server wrote (a close reason may quote
  * the server's stderr): bytes that are not UTF-8 are replaced, never an
  * error that would cost the whole drain. len < 0: NUL-terminated. */
@@ -901,6 +915,7 @@ static PyMethodDef module_methods[] = {
     {"set_retry_budget", py_set_retry_budget, METH_VARARGS,
      set_retry_budget_doc},
     {"info", py_info, METH_O, info_doc},
+    {"unreadable", py_unreadable, METH_O, unreadable_doc},
     {"drain", py_drain, METH_NOARGS, drain_doc},
     {"release", py_release, METH_VARARGS, release_doc},
     {"wake_fd", py_wake_fd, METH_NOARGS, wake_fd_doc},

@@ -68,6 +68,9 @@ def close(conn_id: int) -> bool:
     """Queues a close; False if the connection is already gone."""
 def info(conn_id: int) -> dict[str, Any] | None:
     """The engine's state and counters, None once closed."""
+def unreadable(conn_id: int) -> str | None:
+    """The sentence that says which lines the server wrote are not JSON-RPC
+    ("" if none), None once closed."""
 def drain() -> list[list[Any]]:
     """Clears the wake pipe and returns every queued item, oldest first, as
     one ``[handle, conn_id, charge, items]`` per connection; ``charge``
@@ -359,7 +362,7 @@ class ClientHandshake:
         """The (id, message) to send next, or None."""
     def answer(self, message: bytes) -> str:
         """The awaited request's answer; returns the state."""
-    def timed_out(self) -> None: ...
+    def timed_out(self, why: str | None = None) -> None: ...
     def closed(self, reason: str | None, exit_status: int = -1, term_signal: int = 0) -> None: ...
     def notification(self) -> bytes | None: ...
     def outcome(self) -> dict[str, Any]:

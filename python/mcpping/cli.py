@@ -135,6 +135,10 @@ class _Target:
         names = [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
         return _OK, names, None, None
 
+    def unreadable(self) -> str | None:
+        """What a stdio server wrote that is not JSON-RPC (C's sentence)."""
+        return self.peer._unreadable() if isinstance(self.peer, Peer) else None
+
     async def close(self) -> None:
         if self.peer is not None:
             await self.peer.close()
@@ -163,7 +167,8 @@ async def run(argv: list[str]) -> int:
                 if stop.is_set() and not done:
                     _native.cli_interrupt(run_, _now_ms())
                 elif not done:
-                    _native.cli_open_done(run_, _now_ms(), _TIMED_OUT, None, None, None, None, None)
+                    _native.cli_open_done(run_, _now_ms(), _TIMED_OUT, None, None, None, None,
+                                          target.unreadable())
                 else:
                     result, info = opening.result()
                     _native.cli_open_done(run_, _now_ms(), result, *info)

@@ -493,9 +493,15 @@ class Peer:
         _check.seconds("init_timeout", timeout)
         out = await _handshake.run(
             lambda method, params, left: self.request(method, params, timeout=left),
-            self.notify, self._closed_during_handshake, timeout, HandshakeError, self._learn_server)
+            self.notify, self._closed_during_handshake, timeout, HandshakeError, self._learn_server,
+            self._unreadable)
         result: dict[str, Any] = out["result"]
         return result
+
+    def _unreadable(self) -> str | None:
+        """Which lines the server wrote are not JSON-RPC (C's sentence),
+        None if none: what a handshake that timed out says it met."""
+        return _native.unreadable(self._id) or None
 
     def _learn_server(self, out: dict[str, Any]) -> None:
         self.protocol_version = out["version"]

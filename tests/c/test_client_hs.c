@@ -115,6 +115,19 @@ TEST(client_hs_timeout_and_close_say_one_sentence_each) {
   mcpp_client_hs_timed_out(hs);
   check_error(hs, MCPP_CHS_TIMED_OUT, "no server/discover result after 1.5 s");
   mcpp_client_hs_free(hs);
+  /* What the transport saw is added; an empty one adds nothing. */
+  hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  mcpp_client_hs_timed_out_because(hs, "the server wrote a line that is not JSON-RPC: \"x\"");
+  check_error(hs, MCPP_CHS_TIMED_OUT,
+              "no initialize result after 2 s; the server wrote a line that "
+              "is not JSON-RPC: \"x\"");
+  mcpp_client_hs_free(hs);
+  hs = mcpp_client_hs_new(2000);
+  next_request(hs, "mcpping-initialize");
+  mcpp_client_hs_timed_out_because(hs, "");
+  check_error(hs, MCPP_CHS_TIMED_OUT, "no initialize result after 2 s");
+  mcpp_client_hs_free(hs);
   hs = mcpp_client_hs_new(2000);
   next_request(hs, "mcpping-initialize");
   mcpp_client_hs_closed(hs, "stdout closed", 3, 0);

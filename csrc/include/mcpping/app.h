@@ -185,7 +185,10 @@ typedef enum mcpp_cli_open_result {
                                * FILE: no such file or directory (ENOENT)" */
   MCPP_OPEN_CONNECT_FAILED,   /* reason: why the URL could not be reached */
   MCPP_OPEN_HANDSHAKE_FAILED, /* reason: the handshake's error */
-  MCPP_OPEN_TIMED_OUT,        /* the OPEN's timeout passed */
+  MCPP_OPEN_TIMED_OUT,        /* the OPEN's timeout passed; reason (NULL
+                               * or ""): what the server wrote instead
+                               * (mcpp_runtime_unreadable), added after
+                               * "; " */
   MCPP_OPEN_LOG_FAILED        /* --log FILE cannot be opened; reason: why */
 } mcpp_cli_open_result;
 

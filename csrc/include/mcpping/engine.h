@@ -226,6 +226,27 @@ int mcpp_engine_fail_request(mcpp_engine *engine, const char *id,
 int mcpp_engine_awaits(const mcpp_engine *engine, const char *frame,
                        size_t len);
 
+/* How many frames from the peer were not JSON-RPC messages (not a JSON
+ * object, or an object with none of method, id, result and error: a log
+ * line, a byte order mark, another framing, a batch array). *first and
+ * *len (each may be NULL) get the opening bytes of the first one (up to
+ * 65), kept by the engine for its life. Such frames are forwarded as
+ * always; this only lets a handshake that times out say why
+ * (mcpp_unreadable_text). */
+uint64_t mcpp_engine_unreadable(const mcpp_engine *engine, const char **first,
+                                size_t *len);
+
+/* Writes, NUL-terminated into out[0..cap), the sentence that says count
+ * such frames came from `who` ("the server") and shows the first one's
+ * opening, at most 64 bytes, as a JSON string with what cannot be seen
+ * escaped (the byte order mark as \ufeff), e.g.
+ *   the server wrote a line that is not JSON-RPC (it starts with a byte
+ *   order mark): "\ufeff{\"jsonrpc\":\"2.0\",..."
+ * Returns the sentence's length (as snprintf: more than cap - 1 means it
+ * was cut); 0, with out "", if count is 0. */
+size_t mcpp_unreadable_text(const char *who, uint64_t count, const char *first,
+                            size_t len, char *out, size_t cap);
+
 /* Ends the engine of a server that is being replaced (reconnect): fails
  * the in-flight requests as mcpp_engine_fail_in_flight, reports manual
  * pings closed (as mcpp_engine_close does), sets reconnect_attempt, and

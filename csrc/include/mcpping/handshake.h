@@ -76,6 +76,11 @@ mcpp_client_hs_state mcpp_client_hs_answer(mcpp_client_hs *hs,
 
 /* The awaited request passed the deadline: FAILED, MCPP_CHS_TIMED_OUT. */
 void mcpp_client_hs_timed_out(mcpp_client_hs *hs);
+/* The same, with what the transport saw that may say why (NULL or "":
+ * nothing), added to the sentence after "; ": the stdio transport gives
+ * mcpp_runtime_unreadable's words, so a server that wrote its answer in a
+ * form the client cannot read says so. */
+void mcpp_client_hs_timed_out_because(mcpp_client_hs *hs, const char *why);
 
 /* The connection ended while waiting. reason: how (NULL: not known yet);
  * exit_status >= 0 or term_signal > 0 name a server process's end when the

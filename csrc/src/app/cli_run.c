@@ -129,10 +129,15 @@ void mcpp_cli_open_done(mcpp_cli_run *r, int64_t now_ms,
       uint32_t ms = o->connect_timeout_ms;
       if (r->deadline_at != INT64_MAX && o->deadline_ms < ms) ms = o->deadline_ms;
       mcpp__text_repr(t, sizeof t, ms / 1000.0);
+      /* reason: what the server wrote instead, if the binding saw it
+       * (mcpp_runtime_unreadable). */
+      mcpp__text instead = {0};
+      if (op->reason && op->reason[0]) mcpp__text_printf(&instead, "; %s", op->reason);
       finishf(r, MCPP_EXIT_CONNECT,
-              o->init ? "no connection and handshake within %s s (--connect-timeout)"
-                      : "no connection within %s s (--connect-timeout)",
-              t, NULL);
+              o->init ? "no connection and handshake within %s s (--connect-timeout)%s"
+                      : "no connection within %s s (--connect-timeout)%s",
+              t, instead.p);
+      mcpp__text_free(&instead);
       return;
     }
     case MCPP_OPEN_LOG_FAILED:

@@ -233,10 +233,15 @@ mcpp_client_hs_state mcpp_client_hs_answer(mcpp_client_hs *hs,
 }
 
 void mcpp_client_hs_timed_out(mcpp_client_hs *hs) {
+  mcpp_client_hs_timed_out_because(hs, NULL);
+}
+
+void mcpp_client_hs_timed_out_because(mcpp_client_hs *hs, const char *why) {
   if (hs->state == MCPP_CHS_DONE || hs->state == MCPP_CHS_FAILED) return;
   /* The whole budget is named, in seconds, as %g writes it. */
-  fail(hs, MCPP_CHS_TIMED_OUT, "no %s result after %g s", method_name(hs),
-       (double)hs->timeout_ms / 1000.0);
+  int with = why != NULL && why[0] != '\0';
+  fail(hs, MCPP_CHS_TIMED_OUT, "no %s result after %g s%s%s", method_name(hs),
+       (double)hs->timeout_ms / 1000.0, with ? "; " : "", with ? why : "");
 }
 
 void mcpp_client_hs_closed(mcpp_client_hs *hs, const char *reason,

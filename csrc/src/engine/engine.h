@@ -136,7 +136,15 @@ struct mcpp_engine {
   uint64_t ping_timeouts, ping_errors, pings_answered, frames_in, frames_out;
   uint64_t probes_sent, probes_answered, probe_timeouts;
   uint64_t json_parses; /* cJSON parses, for tests of the fast path */
+  /* Lines that were not JSON-RPC messages, and the opening of the first
+   * (unreadable.c). */
+  uint64_t unreadable;
+  size_t unreadable_len;
+  char unreadable_first[65];
 };
+
+/* unreadable.c: counts a frame that is not a JSON-RPC message. */
+void mcpp__note_unreadable(mcpp_engine *e, const char *frame, size_t len);
 
 /* emit.c: fills the event's state/failure_count/in_flight, calls on_event,
  * then on_record with `record` as the record's event name (NULL: none). */

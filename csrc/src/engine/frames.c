@@ -184,7 +184,10 @@ int mcpp_engine_recv(mcpp_engine *e, const char *frame, size_t len,
   e->frames_in++;
   mcpp__msg m;
   /* Duplicate keys are ambiguous: never consume what might not be ours. */
-  int ours = mcpp__scan_message(frame, len, &m) == 0 && !m.dup;
+  int scanned = mcpp__scan_message(frame, len, &m) == 0;
+  int ours = scanned && !m.dup;
+  if (!scanned || !(m.method.p || m.id.p || m.result.p || m.error.p))
+    mcpp__note_unreadable(e, frame, len);
   uint64_t seq = 0;
   int answer = ours && !m.method.p && m.id.p && (m.result.p || m.error.p);
   int our_answer = answer && is_our_id(e, m.id, &seq);

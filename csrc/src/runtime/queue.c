@@ -90,6 +90,9 @@ typedef struct snapshot {
   mcpp_engine_info info;
   uint64_t healthy_until;
   size_t queued;
+  uint64_t unreadable; /* the engine's count, and its first such frame */
+  const char *first;
+  size_t first_len;
 } snapshot;
 
 static void take_snapshot(rconn *r, snapshot *sn) {
@@ -102,6 +105,7 @@ static void take_snapshot(rconn *r, snapshot *sn) {
   sn->info.probe_method = NULL;
   sn->healthy_until = mcpp_engine_healthy_until(e, uv_hrtime() / 1000);
   sn->queued = mcpp__conn_queued_bytes(r->conn);
+  sn->unreadable = mcpp_engine_unreadable(e, &sn->first, &sn->first_len);
   /* Between a failed server and the answer to the replayed initialize the
    * session is not there: not alive, and never healthy. */
   if (r->rc && r->rc->phase != LIVE) {
@@ -129,6 +133,15 @@ static void store_snapshot_locked(rconn *r, const snapshot *sn) {
   r->info = sn->info;
   r->healthy_until = sn->healthy_until;
   r->out_wq_bytes = sn->queued;
+  /* The first frame is kept once (a respawned server's engine counts
+   * afresh); the engine's copy is there while this thread runs it. */
+  if (sn->unreadable != r->unreadable) {
+    if (sn->unreadable < r->unreadable || r->unreadable == 0) {
+      r->unreadable_len = sn->first ? sn->first_len : 0;
+      if (sn->first) memcpy(r->unreadable_first, sn->first, r->unreadable_len);
+    }
+    r->unreadable = sn->unreadable;
+  }
 }
 
 /* Returns 1 if the connection's count just reached its cap: then it is

@@ -874,6 +874,18 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
   return r ? 0 : MCPP_ERR_NOT_FOUND;
 }
 
+int mcpp_runtime_unreadable(mcpp_runtime *rt, uint64_t conn_id, char *out,
+                            size_t cap) {
+  if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
+  pthread_mutex_lock(&rt->mu);
+  rconn *r = mcpp__rt_find_conn(rt, conn_id);
+  if (r)
+    mcpp_unreadable_text("the server", r->unreadable, r->unreadable_first,
+                         r->unreadable_len, out, cap);
+  pthread_mutex_unlock(&rt->mu);
+  return r ? 0 : MCPP_ERR_NOT_FOUND;
+}
+
 mcpp_item *mcpp_runtime_drain(mcpp_runtime *rt) {
   if (!rt) return NULL;
   pthread_mutex_lock(&rt->mu);

@@ -1,0 +1,116 @@
+/* Lines from the peer that are not JSON-RPC messages: the engine counts
+ * them and keeps the opening of the first, so a handshake that times out
+ * can say why (a server that writes a byte order mark, its logs, or
+ * another framing to stdout otherwise fails with no word of it). */
+#include <stdio.h>
+#include <string.h>
+
+#include "engine.h"
+
+/* The bytes of the first line the sentence shows; one more is kept so it
+ * knows whether to add "...". */
+#define SHOWN 64
+
+void mcpp__note_unreadable(mcpp_engine *e, const char *frame, size_t len) {
+  if (e->unreadable++ > 0) return;
+  e->unreadable_len = len > SHOWN ? SHOWN + 1 : len;
+  memcpy(e->unreadable_first, frame, e->unreadable_len);
+}
+
+uint64_t mcpp_engine_unreadable(const mcpp_engine *e, const char **first,
+                                size_t *len) {
+  if (first) *first = e && e->unreadable ? e->unreadable_first : NULL;
+  if (len) *len = e ? e->unreadable_len : 0;
+  return e ? e->unreadable : 0;
+}
+
+/* How long the UTF-8 sequence at p is (2..4), or 0 if it is not one. */
+static size_t utf8_length(const unsigned char *p, size_t n) {
+  size_t need = p[0] >= 0xf0 && p[0] <= 0xf4   ? 4
+                : p[0] >= 0xe0 && p[0] <= 0xef ? 3
+                : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
+                                               : 0;
+  if (need == 0 || need > n) return 0;
+  for (size_t i = 1; i < need; i++)
+    if ((p[i] & 0xc0) != 0x80) return 0;
+  return need;
+}
+
+typedef struct sink {
+  char *out;
+  size_t cap, len;
+} sink;
+
+static void put(sink *s, const char *p, size_t n) {
+  for (size_t i = 0; i < n; i++, s->len++)
+    if (s->len + 1 < s->cap) s->out[s->len] = p[i];
+}
+
+static void putf(sink *s, const char *fmt, unsigned long long v) {
+  char t[48];
+  int n = snprintf(t, sizeof t, fmt, v);
+  put(s, t, n > 0 ? (size_t)n : 0);
+}
+
+/* The line as a JSON string: what cannot be seen is escaped (controls, the
+ * byte order mark, bytes that are not UTF-8); other text stays readable. */
+static void put_visible(sink *s, const unsigned char *p, size_t n) {
+  size_t shown = n > SHOWN ? SHOWN : n;
+  put(s, "\"", 1);
+  for (size_t i = 0; i < shown;) {
+    unsigned char c = p[i];
+    size_t seq = c >= 0x80 ? utf8_length(p + i, shown - i) : 1;
+    if (c == '"' || c == '\\') {
+      put(s, "\\", 1);
+      put(s, (const char *)&p[i], 1);
+    } else if (c == '\n') put(s, "\\n", 2);
+    else if (c == '\r') put(s, "\\r", 2);
+    else if (c == '\t') put(s, "\\t", 2);
+    else if (c < 0x20 || c == 0x7f) putf(s, "\\u%04llx", c);
+    else if (seq == 3 && memcmp(p + i, "\xef\xbb\xbf", 3) == 0)
+      put(s, "\\ufeff", 6);
+    else if (seq == 0 && i + 4 > shown && n > shown)
+      break; /* a character the cut split: "..." follows */
+    else if (seq == 0) putf(s, "\\x%02llx", c);
+    else put(s, (const char *)p + i, seq);
+    i += seq ? seq : 1;
+  }
+  put(s, n > shown ? "...\"" : "\"", n > shown ? 4 : 1);
+}
+
+/* What the line is, where its opening shows it: " (...)" or "". */
+static const char *kind_of(const unsigned char *p, size_t n) {
+  if (n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+    return " (it starts with a byte order mark)";
+  size_t i = 0;
+  while (i < n && (p[i] == ' ' || p[i] == '\t')) i++;
+  if (i < n && p[i] == '[') {
+    for (i++; i < n && (p[i] == ' ' || p[i] == '\t'); i++) {
+    }
+    if (i < n && p[i] == '{') return " (a JSON-RPC batch: MCP has had none since 2025-06-18)";
+  }
+  return "";
+}
+
+size_t mcpp_unreadable_text(const char *who, uint64_t count, const char *first,
+                            size_t len, char *out, size_t cap) {
+  sink s = {out, cap, 0};
+  if (count == 0 || first == NULL) {
+    if (cap) out[0] = '\0';
+    return 0;
+  }
+  const unsigned char *p = (const unsigned char *)first;
+  const char *kind = kind_of(p, len);
+  put(&s, who ? who : "the peer", strlen(who ? who : "the peer"));
+  if (count == 1) {
+    put(&s, " wrote a line that is not JSON-RPC", 34);
+    put(&s, kind, strlen(kind));
+  } else {
+    putf(&s, " wrote %llu lines that are not JSON-RPC, the first", count);
+    put(&s, kind, strlen(kind));
+  }
+  put(&s, ": ", 2);
+  put_visible(&s, p, len);
+  if (cap) out[s.len < cap ? s.len : cap - 1] = '\0';
+  return s.len;
+}
