@@ -194,6 +194,14 @@ async function urlPeer(name, args = []) {
   return { url, stop: () => { child.kill(); } };
 }
 
+test('parity: a server that answers in a form no client reads: both say what it wrote, byte for byte', async () => {
+  for (const frame of ['bom', 'batch']) {
+    const { js, py } = await same(['-c', '1', '--connect-timeout', '1', ...peerArgs('misframed.py', ['--frame', frame])], { status: 3 });
+    assert.equal(js.stderr, py.stderr);
+    assert.match(js.stderr, /^mcpping: no connection and handshake within 1\.0 s \(--connect-timeout\); the server wrote a line that is not JSON-RPC \((it starts with a byte order mark|a JSON-RPC batch: MCP has had none since 2025-06-18)\): "/);
+  }
+});
+
 test('parity: why a server could not be reached is named the same in both commands', async () => {
   // Python's POST thread died on a non-HTTP answer (traceback, then the
   // 10 s handshake timeout) and said EPERM for TLS to a plain server,

@@ -188,6 +188,21 @@ test('a server that exits during the handshake fails connect() with C\'s sentenc
   });
 });
 
+test('a handshake that times out says what the server wrote instead of JSON-RPC, in Python\'s words', async () => {
+  const cases = [
+    ['bom', ' (it starts with a byte order mark): "\\ufeff{\\"jsonrpc\\":\\"2.0\\",\\"id\\":\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\"..."'],
+    ['logs', ': "[info] got initialize"'],
+  ];
+  for (const [frame, instead] of cases) {
+    await assert.rejects(mcpping.connect({ ...h.peer('misframed.py', ['--frame', frame]), killGraceMs: 100 }, { initializeTimeoutMs: 500 }), (err) => {
+      assert.equal(err.code, 'HANDSHAKE');
+      assert.equal(err.cause.kind, 'timed_out');
+      assert.equal(err.message, `handshake failed: no initialize result after 0.5 s; the server wrote a line that is not JSON-RPC${instead}`);
+      return true;
+    });
+  }
+});
+
 // sh exits before initialize is written: in thread mode the runtime's
 // thread sees the close before its item reaches JS, and the request fails
 // closed first; the sentence must still name the exit (5 tries: the race

@@ -162,6 +162,16 @@ def test_env_reaches_the_server():
     assert r.returncode == 0, r.stderr
 
 
+def test_a_connect_timeout_names_what_the_server_wrote_instead_of_json_rpc():
+    """A server speaking LSP framing waited out --connect-timeout and said
+    only that, as if it were silent."""
+    r = run("--connect-timeout", "1", "-c", "1", "--", *peer("misframed", "--frame", "lsp"))
+    assert r.returncode == 3
+    assert r.stderr == ("mcpping: no connection and handshake within 1.0 s (--connect-timeout); "
+                        'the server wrote a line that is not JSON-RPC: "Content-Length: 146"\n')
+    assert r.stdout == ""
+
+
 @pytest.mark.parametrize("args", [["-x"], ["-c"], ["-c", "zero"], ["-W", "0"], ["--"],
                                   ["ftp://x"], ["-W", "4294968"], ["-W", "0.0001"],
                                   ["--method", "pong"], ["--connect-timeout", "-1"],

@@ -115,6 +115,24 @@ async def test_a_handshake_with_a_server_that_exits_says_how_it_exited():
         assert "No such connection" not in text
 
 
+@pytest.mark.parametrize("frame, instead", [
+    ("bom", ' (it starts with a byte order mark): "\\ufeff{\\"jsonrpc\\":\\"2.0\\",\\"id\\":'
+            '\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\"..."'),
+    ("batch", ' (a JSON-RPC batch: MCP has had none since 2025-06-18): "[{\\"jsonrpc\\":\\"2.0\\",'
+              '\\"id\\":\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\":\\"..."'),
+    ("lsp", ': "Content-Length: 146"'),
+    ("logs", ': "[info] got initialize"'),
+])
+async def test_a_handshake_that_times_out_says_what_the_server_wrote_instead(frame, instead):
+    """A server answering in a form no client reads (tests/peers/misframed.py)
+    failed with "no initialize result after 0.5 s" and no word of why."""
+    with pytest.raises(mcpping.HandshakeError) as ei:
+        await mcpping.connect(peer("misframed", "--frame", frame), init_timeout=0.5, kill_grace=0.1)
+    assert str(ei.value) == ("no initialize result after 0.5 s; the server wrote a line that "
+                             "is not JSON-RPC" + instead)
+    assert ei.value.kind == "timed_out"
+
+
 async def test_send_on_a_closed_peer_says_closed_in_plain_words():
     p = await mcpping.connect(peer("echo"), keepalive=None)
     await p.close()
