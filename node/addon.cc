@@ -640,14 +640,19 @@ Napi::Value McppAddon::Info(const Napi::CallbackInfo &info) {
   return o;
 }
 
-// The sentence that says which lines the server wrote are not JSON-RPC
-// ("" if none), null if the connection is gone.
+// [count, sentence]: how many lines the server wrote are not JSON-RPC,
+// and the sentence that says so ("" if none); null if the connection is
+// gone.
 Napi::Value McppAddon::Unreadable(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
   char text[512];
-  if (!rt_ || mcpp_runtime_unreadable(rt_, ConnIdArg(info, 0), text, sizeof text) < 0)
+  uint64_t count = 0;
+  if (!rt_ || mcpp_runtime_unreadable(rt_, ConnIdArg(info, 0), &count, text, sizeof text) < 0)
     return env.Null();
-  return Napi::String::New(env, text);
+  Napi::Array out = Napi::Array::New(env, 2);
+  out.Set(0u, Napi::Number::New(env, static_cast<double>(count)));
+  out.Set(1u, Napi::String::New(env, text));
+  return out;
 }
 
 Napi::Value McppAddon::Ref(const Napi::CallbackInfo &info) {

@@ -80,7 +80,7 @@ class Target {
 
   /** @returns {string|null} what a stdio server wrote that is not JSON-RPC (C's sentence) */
   unreadable() {
-    return this.peer ? this.peer.conn.unreadable() : null;
+    return this.peer ? this.peer.conn.unreadable()[1] || null : null;
   }
 
   /** One check: [kind, rttMs, code, message] as app.h's mcpp_cli_replied takes them. */

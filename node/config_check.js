@@ -26,8 +26,9 @@ const nowMs = () => Math.floor(performance.now());
 
 /**
  * One opened server: a stdio Peer or an HTTP session behind the same face;
- * close() resolves to how it ended, as configRunClosed takes it. The
- * server's stderr and unusable stdout lines go to C's run as they come.
+ * close() tells C's run what the server wrote on stdout that is not
+ * JSON-RPC and resolves to how it ended, as configRunClosed takes it. The
+ * server's stderr goes to C's run as it comes.
  */
 async function open(live, plan, run) {
   const records = plan.log || undefined;
@@ -39,13 +40,13 @@ async function open(live, plan, run) {
       { keepalive, records, initialize: false, inheritEnv: !plan.environ },
     );
     peer.on('stderr', (chunk) => native.configRunStderr(run, chunk));
-    peer.on('invalid_message', (text) => native.configRunStdoutLine(run, text));
     return {
       initialize: (timeoutMs) => peer.initialize({ timeoutMs }),
       ping: (timeoutMs) => peer.ping({ timeoutMs }),
       protocolVersion: () => peer.protocolVersion,
       unreachable: () => false,
       close: async () => {
+        native.configRunUnreadable(run, ...peer.conn.unreadable()); // before the close forgets them
         const info = await peer.close();
         return [true, info.exitStatus, info.termSignal, null];
       },

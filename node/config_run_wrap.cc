@@ -135,10 +135,12 @@ Napi::Value ConfigRunStderr(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
-// configRunStdoutLine(run, text): a stdout line the connection could not use.
-Napi::Value ConfigRunStdoutLine(const Napi::CallbackInfo &info) {
-  std::string line = info[1].As<Napi::String>().Utf8Value();
-  mcpp_config_run_stdout_line(Run(info), line.data(), line.size());
+// configRunUnreadable(run, count, sentence): what the server wrote on
+// stdout that is not JSON-RPC (NativeConn.unreadable()).
+Napi::Value ConfigRunUnreadable(const Napi::CallbackInfo &info) {
+  std::string sentence = info[2].As<Napi::String>().Utf8Value();
+  mcpp_config_run_unreadable(Run(info), static_cast<uint64_t>(info[1].As<Napi::Number>().DoubleValue()),
+                             sentence.c_str());
   return info.Env().Undefined();
 }
 
@@ -176,7 +178,7 @@ void InitConfigRun(Napi::Env env, Napi::Object exports) {
   exports.Set("configRunClosed", Napi::Function::New(env, ConfigRunClosed));
   exports.Set("configRunStderr", Napi::Function::New(env, ConfigRunStderr));
   exports.Set("configSkipReason", Napi::Function::New(env, ConfigSkipReason));
-  exports.Set("configRunStdoutLine", Napi::Function::New(env, ConfigRunStdoutLine));
+  exports.Set("configRunUnreadable", Napi::Function::New(env, ConfigRunUnreadable));
   exports.Set("configRunRow", Napi::Function::New(env, ConfigRunRow));
 }
 

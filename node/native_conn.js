@@ -153,9 +153,9 @@ class NativeConn {
     return this.closed ? null : binding.info(this.id);
   }
 
-  /** @returns {string|null} which lines the server wrote are not JSON-RPC (C's sentence), null if none */
+  /** @returns {[number, string]} how many lines the server wrote are not JSON-RPC, and C's sentence for them ('' if none, or once closed) */
   unreadable() {
-    return (this.closed ? null : binding.unreadable(this.id)) || null;
+    return (this.closed ? null : binding.unreadable(this.id)) || [0, ''];
   }
 
   /**

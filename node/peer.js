@@ -224,7 +224,7 @@ class Peer extends EventEmitter {
       timeoutMs,
       isTimeout: timedOutByEngine,
       isLost: (err) => !(err instanceof RpcError),
-      unreadable: () => this.conn.unreadable(),
+      unreadable: () => this.conn.unreadable()[1] || null,
       // A request can fail closed before the closed item reaches this
       // thread (the runtime's thread saw the exit first: thread mode), so
       // wait for the item to word the close.

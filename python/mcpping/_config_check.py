@@ -19,7 +19,7 @@ from . import _native
 from .config import Server, UnresolvedVariable, resolve
 from .errors import (PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
                      RequestInDoubt, SpawnError)
-from .peer import HandshakeError, Peer, ServesNoRequests
+from .peer import HandshakeError, Peer, discard
 
 # What the state machine asks (config_run.h mcpp_config_do) and what it is told.
 _OPEN, _HANDSHAKE, _PING, _WAIT, _CLOSE, _DONE = range(1, 7)
@@ -46,7 +46,7 @@ def _now_ms() -> int:
 
 def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, str | None, Any]:
     """(result, reason, peer) as config_run_open_done takes them; a stdio
-    server's stderr and unusable stdout lines go to C's run as they come."""
+    server's stderr goes to C's run as it comes."""
     try:
         live = resolve(server, workspace)
     except UnresolvedVariable as e:
@@ -60,7 +60,7 @@ def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, st
                 stderr=lambda chunk: _native.config_run_stderr(run, chunk.encode()),
                 record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
                 kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_close=None,
-                on_message=ServesNoRequests(lambda frame: _native.config_run_stdout_line(run, frame)))
+                on_message=discard)
         from .http import HttpPeer
         assert live.url is not None
         return _OPEN_OK, None, HttpPeer(live.url, headers=live.headers,
@@ -145,6 +145,8 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
                     pass
             elif what == _CLOSE:
                 closed = True
+                if isinstance(peer, Peer):  # before the close forgets them
+                    _native.config_run_unreadable(run, *peer._unreadable_lines())
                 _native.config_run_closed(run, _now_ms(), *await _close(peer, want_exit))
     finally:
         if peer is not None and not closed:

@@ -160,9 +160,17 @@ static PyObject *py_stderr(PyObject *self, PyObject *args) {
   return feed_bytes(args, mcpp_config_run_stderr);
 }
 
-/* config_run_stdout_line(run, bytes): a stdout line the peer could not use. */
-static PyObject *py_stdout_line(PyObject *self, PyObject *args) {
-  return feed_bytes(args, mcpp_config_run_stdout_line);
+/* config_run_unreadable(run, count, sentence): what the server wrote on
+ * stdout that is not JSON-RPC (Peer._unreadable_lines). */
+static PyObject *py_unreadable(PyObject *self, PyObject *args) {
+  PyObject *cap;
+  unsigned long long count;
+  const char *sentence;
+  if (!PyArg_ParseTuple(args, "OKs", &cap, &count, &sentence)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  mcpp_config_run_unreadable(r, count, sentence);
+  Py_RETURN_NONE;
 }
 
 /* config_run_row(run) -> the outcome's fields of a row dict (the server's
@@ -210,8 +218,8 @@ static PyMethodDef config_run_methods[] = {
     {"config_run_interrupt", py_interrupt, METH_VARARGS, "Ctrl-C."},
     {"config_run_closed", py_closed, METH_VARARGS, "How the connection ended."},
     {"config_run_stderr", py_stderr, METH_VARARGS, "The server's stderr, as it comes."},
-    {"config_run_stdout_line", py_stdout_line, METH_VARARGS,
-     "A stdout line the connection could not use."},
+    {"config_run_unreadable", py_unreadable, METH_VARARGS,
+     "What the server wrote on stdout that is not JSON-RPC (count, sentence)."},
     {"config_run_row", py_row, METH_O, "The outcome's row fields."},
     {NULL, NULL, 0, NULL}};
 

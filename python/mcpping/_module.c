@@ -456,18 +456,21 @@ static PyObject *py_info(PyObject *module, PyObject *arg) {
   return mcpping_info_to_dict(&info, healthy);
 }
 
-PyDoc_STRVAR(unreadable_doc, "unreadable(conn_id) -> str | None\n\n"
-                             "The sentence that says which lines the server wrote are not\n"
-                             "JSON-RPC, \"\" if none, None if the connection is gone.");
+PyDoc_STRVAR(unreadable_doc, "unreadable(conn_id) -> (int, str) | None\n\n"
+                             "How many lines the server wrote are not JSON-RPC, and the\n"
+                             "sentence that says so (\"\" if none); None if the connection is gone.");
 
 static PyObject *py_unreadable(PyObject *module, PyObject *arg) {
   mcpping_state *st = mcpping_get_state(module);
   uint64_t id;
   if (get_conn_id(arg, &id) < 0) return NULL;
   char text[512];
-  if (st->rt == NULL || mcpp_runtime_unreadable(st->rt, id, text, sizeof text) != 0)
+  uint64_t count = 0;
+  if (st->rt == NULL || mcpp_runtime_unreadable(st->rt, id, &count, text, sizeof text) != 0)
     Py_RETURN_NONE;
-  return PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
+  PyObject *sentence = PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
+  if (sentence == NULL) return NULL;
+  return Py_BuildValue("(KN)", (unsigned long long)count, sentence);
 }
 
 /* A str of bytes the engine or the server wrote (a close reason may quote

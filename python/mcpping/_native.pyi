@@ -68,9 +68,9 @@ def close(conn_id: int) -> bool:
     """Queues a close; False if the connection is already gone."""
 def info(conn_id: int) -> dict[str, Any] | None:
     """The engine's state and counters, None once closed."""
-def unreadable(conn_id: int) -> str | None:
-    """The sentence that says which lines the server wrote are not JSON-RPC
-    ("" if none), None once closed."""
+def unreadable(conn_id: int) -> tuple[int, str] | None:
+    """How many lines the server wrote are not JSON-RPC, and the sentence
+    that says so ("" if none); None once closed."""
 def drain() -> list[list[Any]]:
     """Clears the wake pipe and returns every queued item, oldest first, as
     one ``[handle, conn_id, charge, items]`` per connection; ``charge``
@@ -237,7 +237,7 @@ def config_run_interrupt(run: object, now_ms: int) -> None: ...
 def config_run_closed(run: object, now_ms: int, exited: bool, exit_status: int, term_signal: int,
                       connect_error: str | None) -> None: ...
 def config_run_stderr(run: object, data: bytes) -> None: ...
-def config_run_stdout_line(run: object, line: bytes) -> None: ...
+def config_run_unreadable(run: object, count: int, sentence: str) -> None: ...
 def config_run_row(run: object) -> dict[str, Any]: ...
 def strerror(code: int) -> str:
     """A sentence for an MCPP_ERR_* code."""

@@ -501,7 +501,12 @@ class Peer:
     def _unreadable(self) -> str | None:
         """Which lines the server wrote are not JSON-RPC (C's sentence),
         None if none: what a handshake that timed out says it met."""
-        return _native.unreadable(self._id) or None
+        return self._unreadable_lines()[1] or None
+
+    def _unreadable_lines(self) -> tuple[int, str]:
+        """How many lines the server wrote are not JSON-RPC, and C's
+        sentence for them ("" if none, or once closed)."""
+        return _native.unreadable(self._id) or (0, "")
 
     def _learn_server(self, out: dict[str, Any]) -> None:
         self.protocol_version = out["version"]

@@ -115,6 +115,19 @@ TEST(app_config_run_handshake_is_bounded_by_the_deadline_plus_a_second) {
   close_with(r, 2000, 0, NULL);
   assert_row(r, "timeout", "no initialize result");
   mcpp_config_run_free(r);
+
+  /* What the server wrote instead of its answer is said, and counted. */
+  r = start("stdio", 0, 3, 1000, 5000, 15000, 0);
+  next(r, 0);
+  mcpp_config_run_open_done(r, 0, MCPP_CONFIG_OPEN_OK, NULL);
+  next(r, 0);
+  mcpp_config_run_handshake_timed_out(r, 15000);
+  mcpp_config_run_unreadable(r, 1, "the server wrote a line that is not JSON-RPC: \"Content-Length: 9\"");
+  close_with(r, 15000, 0, NULL);
+  assert_row(r, "timeout", "no initialize result; the server wrote a line that is not "
+                           "JSON-RPC: \"Content-Length: 9\"");
+  ASSERT_EQ(row_of(r).non_json_lines, 1);
+  mcpp_config_run_free(r);
 }
 
 TEST(app_config_run_handshake_failure_reasons) {
@@ -149,9 +162,9 @@ TEST(app_config_run_handshake_failure_reasons) {
   mcpp_config_run_handshake_failed(r, 5, 1, 0, 0, "connection closed");
   mcpp_config_run_stderr(r, "fatal: no ", 10);
   mcpp_config_run_stderr(r, "config\r\n\n  \n", 12);
-  mcpp_config_run_stdout_line(r, "hello", 5);
-  mcpp_config_run_stdout_line(r, "{\"jsonrpc\":\"2.0\"}", 18);
-  mcpp_config_run_stdout_line(r, "{", 1);
+  /* Lines that are not JSON-RPC are counted; the sentence is only for a
+   * handshake that ran out of time. */
+  mcpp_config_run_unreadable(r, 2, "the server wrote 2 lines that are not JSON-RPC, the first: \"hello\"");
   mcpp_config_end died = {1, 3, 0, NULL};
   close_with(r, 5, 1, &died);
   assert_row(r, "handshake failed", "server exited with status 3");

@@ -231,6 +231,7 @@ test('the reason column says timeout, ENOENT and the last stderr line; stdout no
       missing: { command: '/nonexistent/mcp-server' },
       dies: peer('dies.py', ['--after', '0', '--stderr', 'fatal: port in use']),
       noisy: peer('garbage.py'),
+      lsp: peer('misframed.py', ['--frame', 'lsp']),
     },
   });
   const res = await cli(['--config', file, '-c', '1', '-w', '3']);
@@ -241,6 +242,9 @@ test('the reason column says timeout, ENOENT and the last stderr line; stdout no
   assert.match(got.missing[5], /\(ENOENT\)$/);
   assert.deepEqual(got.dies.slice(4), ['handshake failed', 'server exited with status 3; stderr: fatal: port in use']);
   assert.deepEqual(got.noisy.slice(4), ['ok', '-']);
+  assert.deepEqual(got.lsp.slice(4), ['timeout', 'no initialize result; the server wrote a line that is not JSON-RPC: "Content-Length: 146"']);
+  // garbage.py: a line that is not JSON, one that is not UTF-8, and three
+  // JSON objects that are no JSON-RPC message ({"a":1}): clients refuse all.
   assert.deepEqual(res.stdout.split('\n').filter((l) => l.startsWith('warning: noisy ')),
-    ['warning: noisy printed 2 lines on stdout that are not JSON (a client may fail on them)']);
+    ['warning: noisy printed 5 lines on stdout that are not JSON-RPC (a client may fail on them)']);
 });

@@ -339,12 +339,14 @@ def test_docs_sample_has_the_layout_and_keys_the_command_prints(tmp_path):
 
 def test_reason_column_says_timeout_enoent_last_stderr_and_warns_of_stdout_noise(tmp_path):
     """Issue 24: why a server failed is on its row, and a server that writes
-    non-JSON on stdout (which breaks clients) is counted and warned about."""
+    lines that are not JSON-RPC on stdout (which break clients) is counted
+    and warned about; one whose handshake timed out on them names them."""
     path = write(tmp_path / "c.json", {"mcpServers": {
         "frozen": stdio([PY, "-c", "import time; time.sleep(30)"]),  # never answers
         "missing": {"command": "/nonexistent/mcp-server"},
         "dies": stdio(peer("dies", "--after", "0", "--stderr", "fatal: port in use")),
         "noisy": stdio(peer("garbage")),
+        "lsp": stdio(peer("misframed", "--frame", "lsp")),
     }})
     r = run("--config", path, "-c", "1", "-w", "3")
     assert r.returncode == 3, r.stdout + r.stderr
@@ -354,6 +356,10 @@ def test_reason_column_says_timeout_enoent_last_stderr_and_warns_of_stdout_noise
     assert got["dies"][4:] == ["handshake failed",
                                "server exited with status 3; stderr: fatal: port in use"]
     assert got["noisy"][4:] == ["ok", "-"]
+    assert got["lsp"][4:] == ["timeout", 'no initialize result; the server wrote a line that is '
+                                         'not JSON-RPC: "Content-Length: 146"']
     warning = [l for l in r.stdout.splitlines() if l.startswith("warning: noisy ")]
-    assert warning == ["warning: noisy printed 2 lines on stdout that are not JSON "
+    # garbage.py: a line that is not JSON, one that is not UTF-8, and three
+    # JSON objects that are no JSON-RPC message ({"a":1}): clients refuse all.
+    assert warning == ["warning: noisy printed 5 lines on stdout that are not JSON-RPC "
                        "(a client may fail on them)"], r.stdout

@@ -88,9 +88,6 @@ char *mcpp_config_format_refusal(const char *file, const mcpp_config_row *row);
 int mcpp_config_write(const char *path, const char *text, size_t len, int unwrap,
                       size_t changed, int had_comments, char **line);
 
-/* 1 if a stdout line of a server is JSON, 0 if it is noise. */
-int mcpp_config_line_is_json(const char *line, size_t len);
-
 /* Why an entry is not checked or watched at all: "disabled" ("disabled":
  * true), "legacy HTTP+SSE transport" (type "sse": mcpping speaks
  * Streamable HTTP only); NULL: it is. */

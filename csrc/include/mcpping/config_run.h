@@ -102,10 +102,13 @@ void mcpp_config_run_replied(mcpp_config_run *r, int64_t now_ms, mcpp_cli_reply 
  * row's last_stderr when the server would not talk (handshake failed,
  * closed). Only the last 4 KiB are kept. */
 void mcpp_config_run_stderr(mcpp_config_run *r, const char *data, size_t len);
-/* A line the server wrote on stdout that the connection could not use (no
- * newline); those that are not JSON (mcpp_config_line_is_json) are the
- * row's non_json_lines. */
-void mcpp_config_run_stdout_line(mcpp_config_run *r, const char *line, size_t len);
+/* What the server wrote on stdout that is not JSON-RPC, as
+ * mcpp_runtime_unreadable gives it (stdio; count 0 and NULL otherwise),
+ * told at the CLOSE step before mcpp_config_run_closed: count is the row's
+ * non_json_lines, and the sentence is added to a handshake timeout's
+ * reason ("no initialize result; the server wrote a line that ..."). */
+void mcpp_config_run_unreadable(mcpp_config_run *r, uint64_t count,
+                                const char *sentence);
 /* Ctrl-C: no ping is sent after it. */
 void mcpp_config_run_interrupt(mcpp_config_run *r, int64_t now_ms);
 void mcpp_config_run_closed(mcpp_config_run *r, int64_t now_ms, const mcpp_config_end *e);

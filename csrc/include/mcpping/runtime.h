@@ -175,14 +175,14 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
                          char *protocol_version, size_t version_cap,
                          char *peer_name, size_t name_cap);
 
-/* Writes into out[0..cap) the sentence that says how many lines the
- * server wrote that are not JSON-RPC and shows the first one
- * (mcpp_unreadable_text), or "" if none came: what a handshake that times
- * out adds to its error. Up to date once the item that follows such a
- * line (its MESSAGE) is queued. Returns 0 or MCPP_ERR_NOT_FOUND.
+/* How many lines the server wrote that are not JSON-RPC (*count, if not
+ * NULL), and into out[0..cap) the sentence that says so and shows the
+ * first one (mcpp_unreadable_text), "" if none came: what a handshake that
+ * times out adds to its error. Up to date once the item that follows such
+ * a line (its MESSAGE) is queued. Returns 0 or MCPP_ERR_NOT_FOUND.
  * Thread-safe. */
-int mcpp_runtime_unreadable(mcpp_runtime *rt, uint64_t conn_id, char *out,
-                            size_t cap);
+int mcpp_runtime_unreadable(mcpp_runtime *rt, uint64_t conn_id,
+                            uint64_t *count, char *out, size_t cap);
 
 /* Takes every queued item, oldest first, as a linked list (NULL if none).
  * The caller frees it with mcpp_runtime_items_free. Any thread.

@@ -4,6 +4,7 @@
  * and a reason (docs/cli.md's words). The binding does the I/O it is asked
  * for and feeds back what happened. No reason ever carries an env or headers
  * value, a URL or an argument. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ struct mcpp_config_run {
   double *rtts;
   size_t n_rtts, cap_rtts;
   unsigned long non_json_lines;
+  int no_initialize; /* failed for want of an initialize result */
   mcpp__tail err; /* the server's stderr, for its last line */
 };
 
@@ -95,6 +97,13 @@ static void fail(mcpp_config_run *r, const char *status, const char *reason) {
   r->status = status;
   set_reason(r, reason);
   r->state = ST_CLOSE;
+}
+
+/* The handshake ran out of time; what the server wrote instead is added
+ * when the binding tells it (mcpp_config_run_unreadable). */
+static void no_initialize_result(mcpp_config_run *r) {
+  fail(r, "timeout", "no initialize result");
+  r->no_initialize = 1;
 }
 
 void mcpp_config_run_open_done(mcpp_config_run *r, int64_t now_ms,
@@ -162,7 +171,7 @@ void mcpp_config_run_handshake_failed(mcpp_config_run *r, int64_t now_ms, int go
 void mcpp_config_run_handshake_timed_out(mcpp_config_run *r, int64_t now_ms) {
   (void)now_ms;
   if (r->state != ST_SHAKING) return;
-  fail(r, "timeout", "no initialize result");
+  no_initialize_result(r);
 }
 
 static void add_rtt(mcpp_config_run *r, double rtt_ms) {
@@ -248,8 +257,15 @@ void mcpp_config_run_stderr(mcpp_config_run *r, const char *data, size_t len) {
   if (r && data) mcpp__tail_feed(&r->err, data, len);
 }
 
-void mcpp_config_run_stdout_line(mcpp_config_run *r, const char *line, size_t len) {
-  if (r && line && !mcpp_config_line_is_json(line, len)) r->non_json_lines++;
+void mcpp_config_run_unreadable(mcpp_config_run *r, uint64_t count,
+                                const char *sentence) {
+  if (!r) return;
+  r->non_json_lines = count > ULONG_MAX ? ULONG_MAX : (unsigned long)count;
+  if (!r->no_initialize || !sentence || !sentence[0]) return;
+  mcpp__text why = {0};
+  mcpp__text_printf(&why, "no initialize result; %s", sentence);
+  if (why.p) set_reason(r, why.p);
+  mcpp__text_free(&why);
 }
 
 static void verdict(mcpp_config_run *r) {
@@ -278,7 +294,7 @@ void mcpp_config_run_next(mcpp_config_run *r, int64_t now_ms, mcpp_config_action
       case ST_HANDSHAKE: {
         int64_t left = r->end_at - now_ms;
         if (left <= 0) {
-          fail(r, "timeout", "no initialize result");
+          no_initialize_result(r);
           continue;
         }
         /* The deadline decides a timeout, so the request itself gets a

@@ -180,7 +180,7 @@ static void warnings(mcpp__text *t, const mcpp_config_row *rows, size_t n) {
     mcpp__text_puts(&name, rows[i].name ? rows[i].name : "");
     char *shown = cell(&name);
     mcpp__text_printf(t,
-                      "warning: %s printed %lu line%s on stdout that %s not JSON (a client may "
+                      "warning: %s printed %lu line%s on stdout that %s not JSON-RPC (a client may "
                       "fail on %s)\n",
                       shown ? shown : "", rows[i].non_json_lines,
                       plural(rows[i].non_json_lines), rows[i].non_json_lines == 1 ? "is" : "are",
@@ -281,9 +281,3 @@ char *mcpp_config_format_refusal(const char *file, const mcpp_config_row *row) {
   return mcpp__text_take(&t);
 }
 
-int mcpp_config_line_is_json(const char *line, size_t len) {
-  cJSON *v = cJSON_ParseWithLength(line, len);
-  int ok = v != NULL;
-  cJSON_Delete(v);
-  return ok;
-}

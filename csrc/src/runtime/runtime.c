@@ -874,14 +874,16 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
   return r ? 0 : MCPP_ERR_NOT_FOUND;
 }
 
-int mcpp_runtime_unreadable(mcpp_runtime *rt, uint64_t conn_id, char *out,
-                            size_t cap) {
+int mcpp_runtime_unreadable(mcpp_runtime *rt, uint64_t conn_id,
+                            uint64_t *count, char *out, size_t cap) {
   if (!rt) return MCPP_ERR_INVALID_ARGUMENT;
   pthread_mutex_lock(&rt->mu);
   rconn *r = mcpp__rt_find_conn(rt, conn_id);
-  if (r)
+  if (r) {
+    if (count) *count = r->unreadable;
     mcpp_unreadable_text("the server", r->unreadable, r->unreadable_first,
                          r->unreadable_len, out, cap);
+  }
   pthread_mutex_unlock(&rt->mu);
   return r ? 0 : MCPP_ERR_NOT_FOUND;
 }
