@@ -75,6 +75,9 @@ TEST(unreadable_text_keeps_utf8_and_escapes_what_is_not) {
   /* é stays; a stray byte shows as \x; a character cut at 64 bytes goes. */
   ASSERT_STR_EQ((mcpp_unreadable_text("the server", 1, "d\xc3\xa9marr\xff", 8, t, sizeof t), t),
                 "the server wrote a line that is not JSON-RPC: \"d\xc3\xa9marr\\xff\"");
+  /* A surrogate and an overlong form are not UTF-8 either. */
+  ASSERT_STR_EQ((mcpp_unreadable_text("the server", 1, "\xed\xa0\x80\xc0\xaf", 5, t, sizeof t), t),
+                "the server wrote a line that is not JSON-RPC: \"\\xed\\xa0\\x80\\xc0\\xaf\"");
   char cut[65];
   memset(cut, 'a', 63);
   cut[63] = '\xc3'; /* the first byte of é, the 64th shown */

@@ -8,7 +8,10 @@
  * it refuses; \u0000 in keys, which it truncates) are only run, not
  * compared. The -32601 answer a request nobody serves gets
  * (mcpp_unserved_request_answer) is strict JSON whenever its request was,
- * and carries the request's id byte for byte.
+ * and carries the request's id byte for byte. The sentence that shows a
+ * line which is not JSON-RPC (mcpp_unreadable_text) is, for any line,
+ * strict UTF-8 with no control character, and whole or cut as snprintf
+ * would cut it.
  */
 #include <cjson/cJSON.h>
 #include <stdint.h>
@@ -50,6 +53,26 @@ static void same_value(mcpp__span s, const cJSON *item) {
   cJSON_free(a);
   cJSON_free(b);
   cJSON_Delete(alone);
+}
+
+static void check_unreadable_text(const char *line, size_t size) {
+  char text[512];
+  size_t n = mcpp_unreadable_text("the server", 1, line, size, text, sizeof text);
+  CHECK(n > 0 && n < sizeof text && strlen(text) == n);
+  for (size_t i = 0; i < n; i++) CHECK((unsigned char)text[i] >= 0x20 && text[i] != 0x7f);
+  /* Strict UTF-8: the text, quoted as a JSON string, is strict JSON. */
+  char as_json[1100];
+  size_t k = 0;
+  as_json[k++] = '"';
+  for (size_t i = 0; i < n; i++) {
+    if (text[i] == '"' || text[i] == '\\') as_json[k++] = '\\';
+    as_json[k++] = text[i];
+  }
+  as_json[k++] = '"';
+  CHECK(mcpp__json_strict(as_json, k));
+  char small[24];
+  CHECK(mcpp_unreadable_text("the server", 1, line, size, small, sizeof small) == n);
+  CHECK(strlen(small) == sizeof small - 1 && memcmp(small, text, sizeof small - 1) == 0);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
@@ -94,6 +117,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (strict) CHECK(mcpp__json_strict(answer, n));
     free(answer);
   }
+  check_unreadable_text(buf, size);
   free(buf);
   return 0;
 }

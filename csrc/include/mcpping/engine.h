@@ -238,8 +238,9 @@ uint64_t mcpp_engine_unreadable(const mcpp_engine *engine, const char **first,
 
 /* Writes, NUL-terminated into out[0..cap), the sentence that says count
  * such frames came from `who` ("the server") and shows the first one's
- * opening, at most 64 bytes, as a JSON string with what cannot be seen
- * escaped (the byte order mark as \ufeff), e.g.
+ * opening, at most 64 bytes, in quotes, escaped as a JSON string is and
+ * what cannot be seen too (the byte order mark as \ufeff, a byte that is
+ * not UTF-8 as \xff; the sentence is valid UTF-8), e.g.
  *   the server wrote a line that is not JSON-RPC (it starts with a byte
  *   order mark): "\ufeff{\"jsonrpc\":\"2.0\",..."
  * Returns the sentence's length (as snprintf: more than cap - 1 means it

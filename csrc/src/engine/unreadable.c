@@ -24,14 +24,19 @@ uint64_t mcpp_engine_unreadable(const mcpp_engine *e, const char **first,
   return e ? e->unreadable : 0;
 }
 
-/* How long the UTF-8 sequence at p is (2..4), or 0 if it is not one. */
+/* How long the UTF-8 sequence at p is (2..4), or 0 if it is not one
+ * (RFC 3629: no overlong form, no surrogate, nothing past U+10FFFF). */
 static size_t utf8_length(const unsigned char *p, size_t n) {
   size_t need = p[0] >= 0xf0 && p[0] <= 0xf4   ? 4
                 : p[0] >= 0xe0 && p[0] <= 0xef ? 3
                 : p[0] >= 0xc2 && p[0] <= 0xdf ? 2
                                                : 0;
   if (need == 0 || need > n) return 0;
-  for (size_t i = 1; i < need; i++)
+  /* The second byte's range narrows after four leads. */
+  unsigned char lo = p[0] == 0xe0 ? 0xa0 : p[0] == 0xf0 ? 0x90 : 0x80;
+  unsigned char hi = p[0] == 0xed ? 0x9f : p[0] == 0xf4 ? 0x8f : 0xbf;
+  if (p[1] < lo || p[1] > hi) return 0;
+  for (size_t i = 2; i < need; i++)
     if ((p[i] & 0xc0) != 0x80) return 0;
   return need;
 }
@@ -52,8 +57,9 @@ static void putf(sink *s, const char *fmt, unsigned long long v) {
   put(s, t, n > 0 ? (size_t)n : 0);
 }
 
-/* The line as a JSON string: what cannot be seen is escaped (controls, the
- * byte order mark, bytes that are not UTF-8); other text stays readable. */
+/* The line in quotes, escaped as a JSON string is, and what cannot be seen
+ * too (controls, the byte order mark as \ufeff, a byte that is not UTF-8
+ * as \xff); other text stays readable, and the sentence valid UTF-8. */
 static void put_visible(sink *s, const unsigned char *p, size_t n) {
   size_t shown = n > SHOWN ? SHOWN : n;
   put(s, "\"", 1);
