@@ -86,6 +86,7 @@ void mcpp_engine_free(mcpp_engine *e) {
   mcpp__free(a, e->probe_setting);
   mcpp__free(a, e->probe_proof);
   mcpp__free(a, e->session_id);
+  mcpp__free(a, e->unreadable_first);
   mcpp__free(a, e->verdict_text);
   mcpp__free(a, e);
 }

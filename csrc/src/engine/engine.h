@@ -137,10 +137,10 @@ struct mcpp_engine {
   uint64_t probes_sent, probes_answered, probe_timeouts;
   uint64_t json_parses; /* cJSON parses, for tests of the fast path */
   /* Lines that were not JSON-RPC messages, and the opening of the first
-   * (unreadable.c). */
+   * (unreadable.c), allocated when it comes, its length in its first
+   * byte: an idle engine stays as small as it was. */
   uint64_t unreadable;
-  size_t unreadable_len;
-  char unreadable_first[65];
+  unsigned char *unreadable_first;
 };
 
 /* unreadable.c: counts a frame that is not a JSON-RPC message. */

@@ -13,14 +13,19 @@
 
 void mcpp__note_unreadable(mcpp_engine *e, const char *frame, size_t len) {
   if (e->unreadable++ > 0) return;
-  e->unreadable_len = len > SHOWN ? SHOWN + 1 : len;
-  memcpy(e->unreadable_first, frame, e->unreadable_len);
+  size_t kept = len > SHOWN ? SHOWN + 1 : len;
+  /* Out of memory: counted, not shown. */
+  e->unreadable_first = mcpp__malloc(e->alloc, 1 + kept);
+  if (e->unreadable_first == NULL) return;
+  e->unreadable_first[0] = (unsigned char)kept;
+  if (kept) memcpy(e->unreadable_first + 1, frame, kept);
 }
 
 uint64_t mcpp_engine_unreadable(const mcpp_engine *e, const char **first,
                                 size_t *len) {
-  if (first) *first = e && e->unreadable ? e->unreadable_first : NULL;
-  if (len) *len = e ? e->unreadable_len : 0;
+  const unsigned char *kept = e ? e->unreadable_first : NULL;
+  if (first) *first = kept ? (const char *)kept + 1 : NULL;
+  if (len) *len = kept ? kept[0] : 0;
   return e ? e->unreadable : 0;
 }
 
