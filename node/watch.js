@@ -101,7 +101,8 @@ class Watch {
           this.onClosed(i, [WHY_TEXT, (info && info.reason) || null]);
         });
         handle = { peer, close: () => peer.close(), name: () => peer.name || live.command, pid: () => peer.pid || 0,
-          version: () => peer.protocolVersion, init: (ms) => peer.initialize({ timeoutMs: ms }), fatal: () => null };
+          version: () => peer.protocolVersion, init: (ms) => peer.initialize({ timeoutMs: ms }), fatal: () => null,
+          unreadable: () => peer.conn.unreadable()[1] || null };
       } else {
         const session = new HttpSession(live.url, { keepalive: this.keepalive(), headers: live.headers });
         for (const name of EVENTS) {
@@ -112,7 +113,7 @@ class Watch {
         }
         const clientInfo = { name: 'mcpping', version };
         handle = { session, close: () => session.close(), name: () => (session.serverInfo && session.serverInfo.name) || session.address,
-          pid: () => 0, version: () => session.protocolVersion, fatal: () => session.connectError,
+          pid: () => 0, version: () => session.protocolVersion, fatal: () => session.connectError, unreadable: () => null,
           init: (ms) => session.initialize({ protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo }, ms) };
       }
       this.peers.set(i, handle);
@@ -123,8 +124,9 @@ class Watch {
       native.watchOpened(this.w, i, nowMs(), handle.name(), handle.version(), handle.pid());
     } catch (err) {
       this.peers.delete(i);
+      const reason = why(err, handle); // before the close forgets what the server wrote
       if (handle) await handle.close().catch(() => {});
-      if (!this.stopping) native.watchOpenFailed(this.w, i, nowMs(), ...why(err, handle));
+      if (!this.stopping) native.watchOpenFailed(this.w, i, nowMs(), ...reason);
     } finally {
       clearTimeout(timer);
       this.opening.delete(i);
@@ -198,10 +200,10 @@ class Watch {
   }
 }
 
-/** Why an open failed, in the words the --config check uses. */
 /** [why, detail] of a failed open, for C to word (mcpping/watch.h mcpp_watch_why). */
 function why(err, handle) {
-  if (err && err.watchTimeout) return [WHY_NO_INITIALIZE, null];
+  // What a stdio server wrote instead of JSON-RPC, if it did.
+  if (err && err.watchTimeout) return [WHY_NO_INITIALIZE, handle ? handle.unreadable() : null];
   const fatal = err && err.code !== 'MCPP_ERR_SPAWN' && handle && handle.fatal();
   if (fatal) return [WHY_UNREACHABLE, describe(fatal)];
   return [WHY_TEXT, (err && err.message) || String(err)];

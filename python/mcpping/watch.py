@@ -109,9 +109,10 @@ class _Watch:
             raise
         except Exception as e:  # noqa: BLE001 - any failure is a reason to retry
             self.peers.pop(i, None)
+            why = _why(e, peer, str(e))  # before the close forgets what it wrote
             if peer is not None:
                 await peer.close()
-            _native.watch_open_failed(self.w, i, _now_ms(), *_why(e, peer, str(e)))
+            _native.watch_open_failed(self.w, i, _now_ms(), *why)
         else:
             _native.watch_opened(self.w, i, _now_ms(), peer.name, peer.protocol_version,
                                  getattr(peer, "pid", None) or 0)
@@ -187,7 +188,8 @@ def _why(e: BaseException | None, peer: Any, text: str | None) -> tuple[int, str
     """(why, detail) of a failed open (e) or a lost connection, for C."""
     from .http import connect_reason
     if isinstance(e, asyncio.TimeoutError):
-        return _WHY_NO_INITIALIZE, None
+        # What a stdio server wrote instead of JSON-RPC, if it did.
+        return _WHY_NO_INITIALIZE, peer._unreadable() if isinstance(peer, Peer) else None
     fatal = getattr(peer, "fatal", None)
     if fatal is not None and not isinstance(e, SpawnError):
         return _WHY_UNREACHABLE, connect_reason(fatal)

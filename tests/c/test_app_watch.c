@@ -115,8 +115,15 @@ TEST(app_watch_backoff_reopens_a_failed_server_later_each_time) {
   output(w);
   /* C words what the binding only names. */
   ASSERT_EQ(mcpp_watch_due(w, next, &next), 0);
-  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_NO_INITIALIZE, "ignored");
+  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_NO_INITIALIZE, NULL);
   ASSERT(strstr(output(w), "a: cannot open: no initialize result; retrying in 30 s\n"));
+  mcpp_watch_due(w, 0, &next);
+  ASSERT_EQ(mcpp_watch_due(w, next, &next), 0);
+  /* What the server wrote instead of its answer follows. */
+  mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_NO_INITIALIZE,
+                         "the server wrote a line that is not JSON-RPC: \"x\"");
+  ASSERT(strstr(output(w), "a: cannot open: no initialize result; the server wrote a line "
+                           "that is not JSON-RPC: \"x\"; retrying in 30 s\n"));
   mcpp_watch_due(w, 0, &next);
   ASSERT_EQ(mcpp_watch_due(w, next, &next), 0);
   mcpp_watch_open_failed(w, 0, 0, MCPP_WATCH_WHY_UNREACHABLE, "ECONNREFUSED");

@@ -260,6 +260,22 @@ def test_watch_says_how_a_server_that_cannot_open_died_and_its_last_words(tmp_pa
     assert ENV_SECRET not in "".join(w.err)
 
 
+def test_watch_names_what_a_server_wrote_instead_of_its_initialize_answer(tmp_path: Path) -> None:
+    """A server answering in LSP framing waited out the connect timeout
+    (10 s) and its log line said only "no initialize result"."""
+    config = tmp_path / "c.json"
+    config.write_text(json.dumps({"mcpServers": {"lsp": {
+        "command": PY, "args": [str(PEERS / "misframed.py"), "--frame", "lsp"]}}}))
+    w = Watch(["--config", str(config), "--listen", "127.0.0.1:0"])
+    try:
+        w.line(r"^mcpping watch: lsp: cannot open: no initialize result; the server wrote "
+               r"(a line that is|\d+ lines that are) not JSON-RPC(, the first)?: "
+               r'"Content-Length: \d+"; retrying in 1 s$', 40)
+    finally:
+        code = w.stop()
+    assert code == 0
+
+
 def test_watch_reopens_an_http_server_that_went_away_with_backoff(tmp_path: Path) -> None:
     from conftest import free_port, sdk_server, wait_port
 

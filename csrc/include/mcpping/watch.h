@@ -67,7 +67,9 @@ void mcpp_watch_opened(mcpp_watch *w, int i, int64_t now_ms, const char *peer,
 typedef enum mcpp_watch_why {
   MCPP_WATCH_WHY_TEXT = 0,      /* detail is the sentence (a spawn error's, the
                                  * handshake's, a close's); NULL: "connection closed" */
-  MCPP_WATCH_WHY_NO_INITIALIZE, /* no initialize result in --connect-timeout */
+  MCPP_WATCH_WHY_NO_INITIALIZE, /* no initialize result in --connect-timeout;
+                                 * detail (NULL: none): what the server wrote
+                                 * instead (mcpp_runtime_unreadable) */
   MCPP_WATCH_WHY_UNREACHABLE,   /* HTTP: detail is the connect error's name
                                  * (ECONNREFUSED), never the URL */
   MCPP_WATCH_WHY_INVALID        /* a NUL in an argument and the like: detail

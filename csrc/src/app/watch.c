@@ -286,6 +286,7 @@ static char *worded(mcpp_watch_why why, const char *detail) {
   switch (why) {
   case MCPP_WATCH_WHY_NO_INITIALIZE:
     mcpp__text_puts(&t, "no initialize result");
+    if (detail && *detail) mcpp__text_printf(&t, "; %s", detail);
     break;
   case MCPP_WATCH_WHY_UNREACHABLE:
     mcpp__text_printf(&t, "cannot connect: %s", detail ? detail : "unreachable");
