@@ -8,11 +8,18 @@ static const char init[] =
     "{\"jsonrpc\":\"2.0\",\"id\":0,\"method\":\"initialize\",\"params\":"
     "{\"protocolVersion\":\"2025-11-25\"}}";
 
+/* The sentence for count lines, the first of len bytes, and no tail. */
+static size_t lines_text(uint64_t count, const char *first, size_t len, char *out,
+                         size_t cap) {
+  mcpp_unreadable what = {count, first, len, 0, NULL, 0};
+  return mcpp_unreadable_text("the server", &what, out, cap);
+}
+
 static const char *text_of(fx *f, char *out, size_t cap) {
   const char *first = NULL;
   size_t len = 0;
   uint64_t n = mcpp_engine_unreadable(f->e, &first, &len);
-  mcpp_unreadable_text("the server", n, first, len, out, cap);
+  lines_text(n, first, len, out, cap);
   return out;
 }
 
@@ -56,41 +63,41 @@ TEST(unreadable_text_names_a_byte_order_mark_and_a_batch) {
   static const char bom[] =
       "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{\"protocolVersion\":"
       "\"2025-11-25\"}}";
-  ASSERT_STR_EQ((mcpp_unreadable_text("the server", 1, bom, 65, t, sizeof t), t),
+  ASSERT_STR_EQ((lines_text(1, bom, 65, t, sizeof t), t),
                 "the server wrote a line that is not JSON-RPC (it starts with a "
                 "byte order mark): \"\\ufeff{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":0,"
                 "\\\"result\\\":{\\\"protocolVersion\\\":\\\"2025-11-...\"");
   static const char batch[] = "[{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}]";
-  ASSERT_STR_EQ((mcpp_unreadable_text("the server", 3, batch, strlen(batch), t, sizeof t), t),
+  ASSERT_STR_EQ((lines_text(3, batch, strlen(batch), t, sizeof t), t),
                 "the server wrote 3 lines that are not JSON-RPC, the first (a "
                 "JSON-RPC batch: MCP has had none since 2025-06-18): "
                 "\"[{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":0,\\\"result\\\":{}}]\"");
   /* A log line that starts with a bracket is no batch. */
-  ASSERT_STR_EQ((mcpp_unreadable_text("the server", 1, "[INFO] up", 9, t, sizeof t), t),
+  ASSERT_STR_EQ((lines_text(1, "[INFO] up", 9, t, sizeof t), t),
                 "the server wrote a line that is not JSON-RPC: \"[INFO] up\"");
 }
 
 TEST(unreadable_text_keeps_utf8_and_escapes_what_is_not) {
   char t[512];
   /* é stays; a stray byte shows as \x; a character cut at 64 bytes goes. */
-  ASSERT_STR_EQ((mcpp_unreadable_text("the server", 1, "d\xc3\xa9marr\xff", 8, t, sizeof t), t),
+  ASSERT_STR_EQ((lines_text(1, "d\xc3\xa9marr\xff", 8, t, sizeof t), t),
                 "the server wrote a line that is not JSON-RPC: \"d\xc3\xa9marr\\xff\"");
   /* A surrogate and an overlong form are not UTF-8 either. */
-  ASSERT_STR_EQ((mcpp_unreadable_text("the server", 1, "\xed\xa0\x80\xc0\xaf", 5, t, sizeof t), t),
+  ASSERT_STR_EQ((lines_text(1, "\xed\xa0\x80\xc0\xaf", 5, t, sizeof t), t),
                 "the server wrote a line that is not JSON-RPC: \"\\xed\\xa0\\x80\\xc0\\xaf\"");
   char cut[65];
   memset(cut, 'a', 63);
   cut[63] = '\xc3'; /* the first byte of é, the 64th shown */
   cut[64] = '\xa9';
-  ASSERT_STR_EQ((mcpp_unreadable_text("the server", 1, cut, 65, t, sizeof t), t),
+  ASSERT_STR_EQ((lines_text(1, cut, 65, t, sizeof t), t),
                 "the server wrote a line that is not JSON-RPC: "
                 "\"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa...\"");
   /* Cut to a small buffer: snprintf's contract. */
   char small[16];
-  size_t n = mcpp_unreadable_text("the server", 1, "x", 1, small, sizeof small);
+  size_t n = lines_text(1, "x", 1, small, sizeof small);
   ASSERT_EQ(n, strlen("the server wrote a line that is not JSON-RPC: \"x\""));
   ASSERT_STR_EQ(small, "the server wrot");
-  ASSERT_EQ(mcpp_unreadable_text("the server", 0, "x", 1, small, sizeof small), 0);
+  ASSERT_EQ(lines_text(0, "x", 1, small, sizeof small), 0);
   ASSERT_STR_EQ(small, "");
   ASSERT_EQ(mcpp_engine_unreadable(NULL, NULL, NULL), 0);
 }
@@ -108,4 +115,28 @@ TEST(unreadable_keeps_the_first_frame_not_the_last) {
   ASSERT_EQ(len, 65);
   ASSERT_EQ(memcmp(first, big, 65), 0);
   fx_done(f);
+}
+
+TEST(unreadable_text_names_bytes_that_no_newline_ends) {
+  char t[512];
+  static const char answer[] = "{\"jsonrpc\":\"2.0\",\"id\":0,\"result\":{}}";
+  mcpp_unreadable tail = {0, NULL, 0, strlen(answer), answer, strlen(answer)};
+  ASSERT_STR_EQ((mcpp_unreadable_text("the server", &tail, t, sizeof t), t),
+                "the server wrote 36 bytes that no newline ends: "
+                "\"{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":0,\\\"result\\\":{}}\"");
+  /* Lines and a tail; a tail kept short of its count is cut with "...". */
+  char body[65];
+  memset(body, 'b', sizeof body);
+  mcpp_unreadable both = {2, "Content-Length: 146", 19, 146, body, sizeof body};
+  ASSERT_STR_EQ((mcpp_unreadable_text("the server", &both, t, sizeof t), t),
+                "the server wrote 2 lines that are not JSON-RPC, the first: "
+                "\"Content-Length: 146\", then 146 bytes that no newline ends: "
+                "\"bbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbbb...\"");
+  mcpp_unreadable one = {0, NULL, 0, 1, "{", 1};
+  ASSERT_STR_EQ((mcpp_unreadable_text("the server", &one, t, sizeof t), t),
+                "the server wrote 1 byte that no newline ends: \"{\"");
+  mcpp_unreadable none = {0, NULL, 0, 0, NULL, 0};
+  ASSERT_EQ(mcpp_unreadable_text("the server", &none, t, sizeof t), 0);
+  ASSERT_STR_EQ(t, "");
+  ASSERT_EQ(mcpp_unreadable_text("the server", NULL, t, sizeof t), 0);
 }

@@ -56,12 +56,14 @@ static void same_value(mcpp__span s, const cJSON *item) {
 }
 
 static void check_unreadable_text(const char *line, size_t size) {
-  char text[512];
-  size_t n = mcpp_unreadable_text("the server", 1, line, size, text, sizeof text);
+  char text[1024];
+  /* The line as both kinds: a line that is not JSON-RPC, and a tail. */
+  mcpp_unreadable what = {1, line, size, size, line, size};
+  size_t n = mcpp_unreadable_text("the server", &what, text, sizeof text);
   CHECK(n > 0 && n < sizeof text && strlen(text) == n);
   for (size_t i = 0; i < n; i++) CHECK((unsigned char)text[i] >= 0x20 && text[i] != 0x7f);
   /* Strict UTF-8: the text, quoted as a JSON string, is strict JSON. */
-  char as_json[1100];
+  char as_json[2100]; /* every byte of text doubled at most, and quotes */
   size_t k = 0;
   as_json[k++] = '"';
   for (size_t i = 0; i < n; i++) {
@@ -71,7 +73,7 @@ static void check_unreadable_text(const char *line, size_t size) {
   as_json[k++] = '"';
   CHECK(mcpp__json_strict(as_json, k));
   char small[24];
-  CHECK(mcpp_unreadable_text("the server", 1, line, size, small, sizeof small) == n);
+  CHECK(mcpp_unreadable_text("the server", &what, small, sizeof small) == n);
   CHECK(strlen(small) == sizeof small - 1 && memcmp(small, text, sizeof small - 1) == 0);
 }
 

@@ -242,7 +242,8 @@ test('the reason column says timeout, ENOENT and the last stderr line; stdout no
   assert.match(got.missing[5], /\(ENOENT\)$/);
   assert.deepEqual(got.dies.slice(4), ['handshake failed', 'server exited with status 3; stderr: fatal: port in use']);
   assert.deepEqual(got.noisy.slice(4), ['ok', '-']);
-  assert.deepEqual(got.lsp.slice(4), ['timeout', 'no initialize result; the server wrote a line that is not JSON-RPC: "Content-Length: 146"']);
+  assert.deepEqual(got.lsp.slice(4), ['timeout', 'no initialize result; the server wrote a line that is not JSON-RPC: "Content-Length: 146", '
+    + 'then 146 bytes that no newline ends: "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\":\\"2..."']);
   // garbage.py: a line that is not JSON, one that is not UTF-8, and three
   // JSON objects that are no JSON-RPC message ({"a":1}): clients refuse all.
   assert.deepEqual(res.stdout.split('\n').filter((l) => l.startsWith('warning: noisy ')),

@@ -192,6 +192,7 @@ test('a handshake that times out says what the server wrote instead of JSON-RPC,
   const cases = [
     ['bom', ' (it starts with a byte order mark): "\\ufeff{\\"jsonrpc\\":\\"2.0\\",\\"id\\":\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\"..."'],
     ['logs', ': "[info] got initialize"'],
+    ['lsp', ': "Content-Length: 146", then 146 bytes that no newline ends: "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\":\\"2..."'],
   ];
   for (const [frame, instead] of cases) {
     await assert.rejects(mcpping.connect({ ...h.peer('misframed.py', ['--frame', frame]), killGraceMs: 100 }, { initializeTimeoutMs: 500 }), (err) => {

@@ -230,15 +230,15 @@ test('watch says how a server that cannot open died and its last words, redacted
 });
 
 test('watch names what a server wrote instead of its initialize answer, as Python does', async () => {
-  // LSP framing: it waited out the connect timeout (10 s) and said only
-  // "no initialize result".
+  // An answer without its newline: it waited out the connect timeout
+  // (10 s) and said only "no initialize result".
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-watch-'));
   const config = path.join(dir, 'c.json');
-  fs.writeFileSync(config, JSON.stringify({ mcpServers: { lsp: { command: 'python3', args: [path.join(PEERS, 'misframed.py'), '--frame', 'lsp'] } } }));
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { unended: { command: 'python3', args: [path.join(PEERS, 'misframed.py'), '--frame', 'unended'] } } }));
   const w = new Watch(['--config', config, '--listen', '127.0.0.1:0']);
   let code;
   try {
-    await w.line(/^mcpping watch: lsp: cannot open: no initialize result; the server wrote (a line that is|\d+ lines that are) not JSON-RPC(, the first)?: "Content-Length: \d+"; retrying in 1 s$/, 40000);
+    await w.line(/^mcpping watch: unended: cannot open: no initialize result; the server wrote \d+ bytes that no newline ends: "\{\\"jsonrpc\\":\\"2\.0\\",.*\.\.\."; retrying in 1 s$/, 40000);
   } finally {
     code = await w.stop();
     fs.rmSync(dir, { recursive: true, force: true });

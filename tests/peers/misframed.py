@@ -6,6 +6,7 @@
   --frame lsp    LSP framing: "Content-Length: N" and a blank line, no newline
                  after the body
   --frame logs   log lines on stdout instead of answers
+  --frame unended  each answer without its newline
 """
 import argparse
 import json
@@ -13,7 +14,7 @@ import json
 from _common import messages, send_raw
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--frame", choices=["bom", "batch", "lsp", "logs"], required=True)
+ap.add_argument("--frame", choices=["bom", "batch", "lsp", "logs", "unended"], required=True)
 args = ap.parse_args()
 
 first = True
@@ -34,6 +35,8 @@ for _, msg in messages():
         send_raw(b"[" + body + b"]\n")
     elif args.frame == "lsp":
         send_raw(b"Content-Length: %d\r\n\r\n" % len(body) + body)
+    elif args.frame == "unended":
+        send_raw(body)
     else:
         send_raw(b"[info] got %s\n" % msg["method"].encode())
     first = False

@@ -168,7 +168,9 @@ def test_a_connect_timeout_names_what_the_server_wrote_instead_of_json_rpc():
     r = run("--connect-timeout", "1", "-c", "1", "--", *peer("misframed", "--frame", "lsp"))
     assert r.returncode == 3
     assert r.stderr == ("mcpping: no connection and handshake within 1.0 s (--connect-timeout); "
-                        'the server wrote a line that is not JSON-RPC: "Content-Length: 146"\n')
+                        'the server wrote a line that is not JSON-RPC: "Content-Length: 146", '
+                        'then 146 bytes that no newline ends: "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":'
+                        '\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\":\\"2..."\n')
     assert r.stdout == ""
 
 

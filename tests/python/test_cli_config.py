@@ -357,7 +357,10 @@ def test_reason_column_says_timeout_enoent_last_stderr_and_warns_of_stdout_noise
                                "server exited with status 3; stderr: fatal: port in use"]
     assert got["noisy"][4:] == ["ok", "-"]
     assert got["lsp"][4:] == ["timeout", 'no initialize result; the server wrote a line that is '
-                                         'not JSON-RPC: "Content-Length: 146"']
+                                         'not JSON-RPC: "Content-Length: 146", then 146 bytes that '
+                                         'no newline ends: "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":'
+                                         '\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\":'
+                                         '\\"2..."']
     warning = [l for l in r.stdout.splitlines() if l.startswith("warning: noisy ")]
     # garbage.py: a line that is not JSON, one that is not UTF-8, and three
     # JSON objects that are no JSON-RPC message ({"a":1}): clients refuse all.

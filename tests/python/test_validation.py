@@ -120,7 +120,8 @@ async def test_a_handshake_with_a_server_that_exits_says_how_it_exited():
             '\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\"..."'),
     ("batch", ' (a JSON-RPC batch: MCP has had none since 2025-06-18): "[{\\"jsonrpc\\":\\"2.0\\",'
               '\\"id\\":\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\":\\"..."'),
-    ("lsp", ': "Content-Length: 146"'),
+    ("lsp", ': "Content-Length: 146", then 146 bytes that no newline ends: "{\\"jsonrpc\\":'
+            '\\"2.0\\",\\"id\\":\\"mcpping-1\\",\\"result\\":{\\"protocolVersion\\":\\"2..."'),
     ("logs", ': "[info] got initialize"'),
 ])
 async def test_a_handshake_that_times_out_says_what_the_server_wrote_instead(frame, instead):
@@ -131,6 +132,15 @@ async def test_a_handshake_that_times_out_says_what_the_server_wrote_instead(fra
     assert str(ei.value) == ("no initialize result after 0.5 s; the server wrote a line that "
                              "is not JSON-RPC" + instead)
     assert ei.value.kind == "timed_out"
+
+
+async def test_a_handshake_that_times_out_names_an_answer_that_no_newline_ended():
+    with pytest.raises(mcpping.HandshakeError) as ei:
+        await mcpping.connect(peer("misframed", "--frame", "unended"), init_timeout=0.5,
+                              kill_grace=0.1)
+    assert str(ei.value) == ('no initialize result after 0.5 s; the server wrote 146 bytes that no '
+                             'newline ends: "{\\"jsonrpc\\":\\"2.0\\",\\"id\\":\\"mcpping-1\\",'
+                             '\\"result\\":{\\"protocolVersion\\":\\"2..."')
 
 
 async def test_send_on_a_closed_peer_says_closed_in_plain_words():

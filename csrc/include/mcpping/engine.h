@@ -236,17 +236,32 @@ int mcpp_engine_awaits(const mcpp_engine *engine, const char *frame,
 uint64_t mcpp_engine_unreadable(const mcpp_engine *engine, const char **first,
                                 size_t *len);
 
-/* Writes, NUL-terminated into out[0..cap), the sentence that says count
- * such frames came from `who` ("the server") and shows the first one's
+/* What a peer wrote that its reader could not take: frames that are not
+ * JSON-RPC messages (mcpp_engine_unreadable), and bytes after its last
+ * newline that wait for one (a peer that forgot the newline). */
+typedef struct mcpp_unreadable {
+  uint64_t lines;        /* frames that are not JSON-RPC messages */
+  const char *first;     /* the first one's opening; NULL: not kept */
+  size_t first_len;
+  size_t unended;        /* bytes that no newline has ended (yet) */
+  const char *tail;      /* their opening; NULL: not kept */
+  size_t tail_len;
+} mcpp_unreadable;
+
+/* Writes, NUL-terminated into out[0..cap), the sentence that says what
+ * `who` ("the server") wrote that could not be read, showing each kind's
  * opening, at most 64 bytes, in quotes, escaped as a JSON string is and
  * what cannot be seen too (the byte order mark as \ufeff, a byte that is
  * not UTF-8 as \xff; the sentence is valid UTF-8), e.g.
  *   the server wrote a line that is not JSON-RPC (it starts with a byte
  *   order mark): "\ufeff{\"jsonrpc\":\"2.0\",..."
+ *   the server wrote 146 bytes that no newline ends: "{\"jsonrpc\":..."
+ *   the server wrote 2 lines that are not JSON-RPC, the first: "x", then
+ *   9 bytes that no newline ends: "{\"id\":1}"
  * Returns the sentence's length (as snprintf: more than cap - 1 means it
- * was cut); 0, with out "", if count is 0. */
-size_t mcpp_unreadable_text(const char *who, uint64_t count, const char *first,
-                            size_t len, char *out, size_t cap);
+ * was cut); 0, with out "", if it wrote nothing of either kind. */
+size_t mcpp_unreadable_text(const char *who, const mcpp_unreadable *what,
+                            char *out, size_t cap);
 
 /* Ends the engine of a server that is being replaced (reconnect): fails
  * the in-flight requests as mcpp_engine_fail_in_flight, reports manual

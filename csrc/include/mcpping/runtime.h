@@ -177,10 +177,11 @@ int mcpp_runtime_session(mcpp_runtime *rt, uint64_t conn_id,
 
 /* How many lines the server wrote that are not JSON-RPC (*count, if not
  * NULL), and into out[0..cap) the sentence that says so and shows the
- * first one (mcpp_unreadable_text), "" if none came: what a handshake that
- * times out adds to its error. Up to date once the item that follows such
- * a line (its MESSAGE) is queued. Returns 0 or MCPP_ERR_NOT_FOUND.
- * Thread-safe. */
+ * first one, and the bytes after its last newline if some wait for one
+ * (mcpp_unreadable_text), "" if neither: what a handshake that times out
+ * adds to its error. Up to date once the item that follows such a line
+ * (its MESSAGE) is queued, and after every read. Returns 0 or
+ * MCPP_ERR_NOT_FOUND. Thread-safe. */
 int mcpp_runtime_unreadable(mcpp_runtime *rt, uint64_t conn_id,
                             uint64_t *count, char *out, size_t cap);
 

@@ -1154,6 +1154,11 @@ size_t mcpp__conn_queued_bytes(const mcpp_conn *c) {
   return c->cork_len + uv_stream_get_write_queue_size((uv_stream_t *)&c->in);
 }
 
+size_t mcpp__conn_unended(const mcpp_conn *c, const char **first) {
+  if (first) *first = c->lines.buf;
+  return c->lines.len;
+}
+
 void mcpp__conn_set_reading(mcpp_conn *c, int reading) {
   reading = reading != 0;
   if (c->closing || c->reading_stopped == !reading) return;

@@ -27,6 +27,10 @@ void mcpp__conn_set_progress(mcpp_conn *conn,
  * taken yet (corked or queued in libuv). */
 size_t mcpp__conn_queued_bytes(const mcpp_conn *conn);
 
+/* Bytes the server wrote after its last newline, waiting for one; *first
+ * (if not NULL) points at them, valid until the next read. */
+size_t mcpp__conn_unended(const mcpp_conn *conn, const char **first);
+
 /* Stops (0) or resumes (1) reading the server's stdout and stderr, and
  * tells the engine, so that the silence while stopped is not the peer's
  * fault. A server's exit while stopped waits for reading to resume, so

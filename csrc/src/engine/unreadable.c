@@ -1,7 +1,8 @@
 /* Lines from the peer that are not JSON-RPC messages: the engine counts
  * them and keeps the opening of the first, so a handshake that times out
- * can say why (a server that writes a byte order mark, its logs, or
- * another framing to stdout otherwise fails with no word of it). */
+ * can say why (a server that writes a byte order mark, its logs, another
+ * framing, or its answer without a newline to stdout otherwise fails with
+ * no word of it). */
 #include <stdio.h>
 #include <string.h>
 
@@ -103,25 +104,37 @@ static const char *kind_of(const unsigned char *p, size_t n) {
   return "";
 }
 
-size_t mcpp_unreadable_text(const char *who, uint64_t count, const char *first,
-                            size_t len, char *out, size_t cap) {
+size_t mcpp_unreadable_text(const char *who, const mcpp_unreadable *what,
+                            char *out, size_t cap) {
   sink s = {out, cap, 0};
-  if (count == 0 || first == NULL) {
+  int lines = what && what->lines && what->first;
+  int unended = what && what->unended && what->tail;
+  if (!lines && !unended) {
     if (cap) out[0] = '\0';
     return 0;
   }
-  const unsigned char *p = (const unsigned char *)first;
-  const char *kind = kind_of(p, len);
-  put(&s, who ? who : "the peer", strlen(who ? who : "the peer"));
-  if (count == 1) {
-    put(&s, " wrote a line that is not JSON-RPC", 34);
+  if (!who) who = "the peer";
+  put(&s, who, strlen(who));
+  put(&s, " wrote ", 7);
+  if (lines) {
+    const unsigned char *p = (const unsigned char *)what->first;
+    const char *kind = kind_of(p, what->first_len);
+    if (what->lines == 1) {
+      put(&s, "a line that is not JSON-RPC", 27);
+    } else {
+      putf(&s, "%llu lines that are not JSON-RPC, the first", what->lines);
+    }
     put(&s, kind, strlen(kind));
-  } else {
-    putf(&s, " wrote %llu lines that are not JSON-RPC, the first", count);
-    put(&s, kind, strlen(kind));
+    put(&s, ": ", 2);
+    put_visible(&s, p, what->first_len);
+    if (unended) put(&s, ", then ", 7);
   }
-  put(&s, ": ", 2);
-  put_visible(&s, p, len);
+  if (unended) {
+    putf(&s, "%llu byte", (unsigned long long)what->unended);
+    put(&s, what->unended == 1 ? " that no newline ends: " : "s that no newline ends: ",
+        what->unended == 1 ? 23 : 24);
+    put_visible(&s, (const unsigned char *)what->tail, what->tail_len);
+  }
   if (cap) out[s.len < cap ? s.len : cap - 1] = '\0';
   return s.len;
 }

@@ -82,11 +82,15 @@ typedef struct rconn {
    * (the info snapshot carries no strings): "version\0name\0" in one
    * block of its size; NULL while nothing is known. */
   char *session;
-  /* Frames from the server that were not JSON-RPC, and the opening of
-   * the first, for mcpp_runtime_unreadable (mcpp_engine_unreadable). */
+  /* For mcpp_runtime_unreadable: frames from the server that were not
+   * JSON-RPC and the opening of the first (mcpp_engine_unreadable), and
+   * the bytes after its last newline (mcpp__conn_unended), as of the
+   * last snapshot. */
   uint64_t unreadable;
   size_t unreadable_len;
   char unreadable_first[65];
+  size_t unended, tail_len;
+  char tail[65];
   /* I/O thread only. */
   mcpp_conn *conn;
   struct reconnect *rc; /* NULL unless settings.reconnect.enabled */

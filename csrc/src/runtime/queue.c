@@ -93,6 +93,8 @@ typedef struct snapshot {
   uint64_t unreadable; /* the engine's count, and its first such frame */
   const char *first;
   size_t first_len;
+  size_t unended; /* bytes waiting for a newline, and where they are */
+  const char *tail;
 } snapshot;
 
 static void take_snapshot(rconn *r, snapshot *sn) {
@@ -106,6 +108,7 @@ static void take_snapshot(rconn *r, snapshot *sn) {
   sn->healthy_until = mcpp_engine_healthy_until(e, uv_hrtime() / 1000);
   sn->queued = mcpp__conn_queued_bytes(r->conn);
   sn->unreadable = mcpp_engine_unreadable(e, &sn->first, &sn->first_len);
+  sn->unended = mcpp__conn_unended(r->conn, &sn->tail);
   /* Between a failed server and the answer to the replayed initialize the
    * session is not there: not alive, and never healthy. */
   if (r->rc && r->rc->phase != LIVE) {
@@ -142,6 +145,9 @@ static void store_snapshot_locked(rconn *r, const snapshot *sn) {
     }
     r->unreadable = sn->unreadable;
   }
+  r->unended = sn->unended;
+  r->tail_len = sn->unended < sizeof r->tail ? sn->unended : sizeof r->tail;
+  if (r->tail_len) memcpy(r->tail, sn->tail, r->tail_len);
 }
 
 /* Returns 1 if the connection's count just reached its cap: then it is

@@ -881,8 +881,13 @@ int mcpp_runtime_unreadable(mcpp_runtime *rt, uint64_t conn_id,
   rconn *r = mcpp__rt_find_conn(rt, conn_id);
   if (r) {
     if (count) *count = r->unreadable;
-    mcpp_unreadable_text("the server", r->unreadable, r->unreadable_first,
-                         r->unreadable_len, out, cap);
+    mcpp_unreadable what = {r->unreadable,
+                            r->unreadable_len ? r->unreadable_first : NULL,
+                            r->unreadable_len,
+                            r->unended,
+                            r->tail_len ? r->tail : NULL,
+                            r->tail_len};
+    mcpp_unreadable_text("the server", &what, out, cap);
   }
   pthread_mutex_unlock(&rt->mu);
   return r ? 0 : MCPP_ERR_NOT_FOUND;
