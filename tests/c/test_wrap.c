@@ -226,12 +226,13 @@ TEST(wrap_drops_non_json_server_lines_and_warns_once_with_the_count) {
   close(r.from_wrap[0]);
   char said[4096];
   read_stderr(err, said, sizeof said);
-  const char *warn = strstr(said, "not JSON on stdout");
+  const char *warn = strstr(said, "dropped, not forwarded");
   ASSERT(warn != NULL);
-  ASSERT(strstr(warn + 1, "not JSON on stdout (servers") == NULL); /* once */
-  ASSERT(strstr(said, "dropped, not forwarded to the client: Starting server on "
-                      "stdio...\n") != NULL);
-  ASSERT(strstr(said, "the server wrote 2 lines that were not JSON on stdout "
+  ASSERT(strstr(warn + 1, "dropped, not forwarded") == NULL); /* once */
+  ASSERT(strstr(said, "the server wrote a line that is not JSON-RPC: \"Starting "
+                      "server on stdio...\"; dropped, not forwarded to the client "
+                      "(servers log to stderr)\n") != NULL);
+  ASSERT(strstr(said, "the server wrote 2 lines that were not JSON-RPC on stdout "
                       "(dropped)\n") != NULL);
 }
 

@@ -406,19 +406,14 @@ static int is_message(const char *frame, size_t len) {
 }
 
 /* A server that logs to stdout would break the client's parser: the line
- * is dropped, counted, and the first one shown on stderr. */
+ * is dropped, counted, and the first one shown on stderr, in the words a
+ * handshake that times out uses (mcpp_unreadable_text). */
 static void non_json(wrap *w, const char *frame, size_t len) {
   if (w->non_json++) return;
-  char shown[121];
-  size_t n = len < sizeof shown - 1 ? len : sizeof shown - 1;
-  for (size_t i = 0; i < n; i++) {
-    unsigned char ch = (unsigned char)frame[i];
-    shown[i] = ch >= 0x20 && ch < 0x7f ? (char)ch : '?';
-  }
-  shown[n] = '\0';
-  say("the server wrote a line that is not JSON on stdout (servers log to "
-      "stderr); dropped, not forwarded to the client: %s%s",
-      shown, len > n ? "..." : "");
+  char shown[512];
+  mcpp_unreadable what = {1, frame, len, 0, NULL, 0};
+  mcpp_unreadable_text("the server", &what, shown, sizeof shown);
+  say("%s; dropped, not forwarded to the client (servers log to stderr)", shown);
 }
 
 static void on_message(mcpp_conn *c, const char *frame, size_t len,
@@ -989,7 +984,7 @@ int mcpp_wrap_run(const mcpp_wrap_options *o) {
   mcpp_handshake_free(w->handshake);
   buf_free(w, &w->backlog);
   if (w->non_json > 1)
-    say("the server wrote %llu lines that were not JSON on stdout (dropped)",
+    say("the server wrote %llu lines that were not JSON-RPC on stdout (dropped)",
         (unsigned long long)w->non_json);
   int status = w->status;
   free(w);
