@@ -78,8 +78,9 @@ class Target {
     return [OPEN_OK, [this.peer.name || fallback, 'stdio', this.peer.protocolVersion, null, null]];
   }
 
-  /** @returns {string|null} what a stdio server wrote that is not JSON-RPC (C's sentence) */
+  /** @returns {string|null} what the server wrote that is not JSON-RPC (C's sentence) */
   unreadable() {
+    if (this.session) return this.session.driver.unreadable();
     return this.peer ? this.peer.conn.unreadable()[1] || null : null;
   }
 

@@ -169,6 +169,11 @@ class EngineDriver extends EventEmitter {
     return !this.closed && this.engine.awaits(frame);
   }
 
+  /** @returns {string|null} which frames from the server were not JSON-RPC (C's sentence), null if none */
+  unreadable() {
+    return (!this.closed && this.engine.unreadable()) || null;
+  }
+
   /** @param {string} sessionId */
   setSessionId(sessionId) {
     if (!this.closed && sessionId) this.engine.setSessionId(sessionId);

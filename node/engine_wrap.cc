@@ -67,6 +67,7 @@ Napi::Function EngineWrap::Init(Napi::Env env) {
           InstanceMethod("close", &EngineWrap::Close),
           InstanceMethod("failRequest", &EngineWrap::FailRequest),
           InstanceMethod("awaits", &EngineWrap::Awaits),
+          InstanceMethod("unreadable", &EngineWrap::Unreadable),
           InstanceMethod("setSessionId", &EngineWrap::SetSessionId),
           InstanceMethod("setReconnectAttempt", &EngineWrap::SetReconnectAttempt),
           InstanceMethod("recordReconnect", &EngineWrap::RecordReconnect),
@@ -232,6 +233,17 @@ Napi::Value EngineWrap::Awaits(const Napi::CallbackInfo &info) {
   mcpp_engine *e = Get(env);
   std::string frame = info[0].As<Napi::String>().Utf8Value();
   return Napi::Boolean::New(env, mcpp_engine_awaits(e, frame.data(), frame.size()) == 1);
+}
+
+// unreadable() -> the sentence that says which frames from the server were
+// not JSON-RPC messages (mcpp_unreadable_text), "" if none.
+Napi::Value EngineWrap::Unreadable(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  mcpp_unreadable what{};
+  what.lines = mcpp_engine_unreadable(Get(env), &what.first, &what.first_len);
+  char text[512];
+  mcpp_unreadable_text("the server", &what, text, sizeof text);
+  return Napi::String::New(env, text);
 }
 
 // ping(timeoutMs, now, sink) -> the ping's seq; throws on MCPP_ERR_*.

@@ -44,6 +44,7 @@ class EngineWrap : public Napi::ObjectWrap<EngineWrap> {
   Napi::Value ObserveOutbound(const Napi::CallbackInfo &info);
   Napi::Value FailRequest(const Napi::CallbackInfo &info);
   Napi::Value Awaits(const Napi::CallbackInfo &info);
+  Napi::Value Unreadable(const Napi::CallbackInfo &info);
   Napi::Value Ping(const Napi::CallbackInfo &info);
   Napi::Value CancelPing(const Napi::CallbackInfo &info);
   Napi::Value NextDeadline(const Napi::CallbackInfo &info);

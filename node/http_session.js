@@ -366,7 +366,9 @@ class HttpSession {
           if (oversize !== null) this.receive(oversize);
           return;
         }
-        const text = whole.trim();
+        // JSON's white space only: trim() would also drop a byte order
+        // mark, which C (and Python) call not JSON.
+        const text = whole.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
         // Not JSON (a web page): the request is told so now, not at its timeout.
         const unreadable = text && frame ? binding.httpUnreadableAnswer(res.status, res.headers.get('content-type'), text, frame) : null;
         if (unreadable !== null) this.receive(unreadable);
@@ -558,6 +560,7 @@ class HttpSession {
       isTimeout: (err) => err instanceof RpcError && err.answerKind === 'timeout',
       // A POST that could not reach the server: its error is said as it is.
       isLost: () => this.connectError !== null,
+      unreadable: () => this.driver.unreadable(),
       done: (o) => {
         this.serverInfo = o.serverInfo;
         this.protocolVersion = o.version;

@@ -128,6 +128,11 @@ class EngineDriver:
         application request), still waits for its answer."""
         return self.engine.awaits(frame)
 
+    def unreadable(self) -> str | None:
+        """Which frames from the server were not JSON-RPC (C's sentence),
+        None if none: what a handshake that timed out says it met."""
+        return self.engine.unreadable() or None
+
     def set_session_id(self, session_id: str) -> None:
         """Sets the session id printed in records."""
         self.engine.set_session_id(session_id)

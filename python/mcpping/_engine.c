@@ -302,6 +302,19 @@ static PyObject *Engine_awaits(EngineObject *self, PyObject *arg) {
   return PyBool_FromLong(awaits);
 }
 
+PyDoc_STRVAR(unreadable_doc,
+             "unreadable() -> str\n\n"
+             "The sentence that says which frames from the server were not\n"
+             "JSON-RPC messages (mcpp_unreadable_text), \"\" if none.");
+static PyObject *Engine_unreadable(EngineObject *self, PyObject *unused) {
+  (void)unused;
+  mcpp_unreadable what = {0};
+  what.lines = mcpp_engine_unreadable(self->engine, &what.first, &what.first_len);
+  char text[512];
+  mcpp_unreadable_text("the server", &what, text, sizeof text);
+  return PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
+}
+
 PyDoc_STRVAR(set_reading_doc,
              "set_reading(reading: bool, now: int) -> None\n\n"
              "Whether the peer can be heard (and reached) now. While not, the\n"
@@ -463,6 +476,7 @@ static PyMethodDef Engine_methods[] = {
      cancel_request_doc},
     {"fail_request", (PyCFunction)Engine_fail_request, METH_VARARGS, fail_request_doc},
     {"awaits", (PyCFunction)Engine_awaits, METH_O, awaits_doc},
+    {"unreadable", (PyCFunction)Engine_unreadable, METH_NOARGS, unreadable_doc},
     {"set_reading", (PyCFunction)Engine_set_reading, METH_VARARGS,
      set_reading_doc},
     {"ping", (PyCFunction)Engine_ping, METH_VARARGS, ping_doc},

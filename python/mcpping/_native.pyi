@@ -260,6 +260,7 @@ class Engine:
         """Abandons an in-flight request; False if it is not in flight."""
     def fail_request(self, id_json: bytes, now: int) -> bool:
         """Fails an in-flight request whose answer cannot come (in doubt); False if not in flight."""
+    def unreadable(self) -> str: ...
     def awaits(self, frame: bytes) -> bool:
         """True while frame, a request that went out, still waits for its answer."""
     def set_reading(self, reading: bool, now: int) -> None:

@@ -136,8 +136,10 @@ class _Target:
         return _OK, names, None, None
 
     def unreadable(self) -> str | None:
-        """What a stdio server wrote that is not JSON-RPC (C's sentence)."""
-        return self.peer._unreadable() if isinstance(self.peer, Peer) else None
+        """What the server wrote that is not JSON-RPC (C's sentence)."""
+        if isinstance(self.peer, Peer):
+            return self.peer._unreadable()
+        return self.peer.driver.unreadable() if self.peer is not None else None
 
     async def close(self) -> None:
         if self.peer is not None:

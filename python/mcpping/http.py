@@ -302,7 +302,7 @@ class HttpPeer:
         out = await _handshake.run(
             lambda method, params, left: self._request(method, params, left, direct=True),
             lambda method: self._notify(method, None, direct=True),
-            self._closed_why, timeout, HandshakeError, self._learn_server)
+            self._closed_why, timeout, HandshakeError, self._learn_server, self.driver.unreadable)
         result: dict[str, Any] = out["result"]
         if self._listen_wanted and self.session_id is not None:
             # Wait for the GET's answer, so `listening` is true on return.
@@ -834,7 +834,10 @@ class HttpPeer:
 
     def _resolve(self, frame: bytes, timed_out: bool = False) -> None:
         try:
-            msg = json.loads(frame)
+            # As text: json.loads on bytes would skip a byte order mark the
+            # engine (and Node) refuse, answering a request with a frame
+            # whose pings go unanswered.
+            msg = json.loads(frame.decode("utf-8", "replace"))
         except ValueError:
             return
         if isinstance(msg, dict) and "method" not in msg:

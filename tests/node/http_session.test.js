@@ -587,3 +587,26 @@ for (const [mode, why] of [
     }
   });
 }
+
+test('a byte order mark before an answer is refused as Python refuses it, and named', async () => {
+  // A JSON body after a byte order mark: trim() dropped the mark and took
+  // the body, where C and Python say it is not JSON.
+  for (const [mode, timeoutMs, message] of [
+    ['json-bom', 5000, 'initialize failed: -32000 the server answered HTTP 200 with application/json, not JSON; '
+      + 'server/discover failed: -32000 the server answered HTTP 200 with application/json, not JSON'],
+    ['sse-bom', 500, 'no initialize result after 0.5 s; the server wrote a line that is not JSON-RPC (it starts with a byte order mark): '
+      + '"\\ufeff{\\"jsonrpc\\": \\"2.0\\", \\"id\\": \\"mcpping-1\\", \\"result\\": {\\"protocolVer..."'],
+  ]) {
+    const server = await faultServer(mode);
+    const s = new HttpSession(server.url);
+    try {
+      await assert.rejects(s.initialize(INIT, timeoutMs), (err) => {
+        assert.equal(err.message, message);
+        return true;
+      });
+    } finally {
+      await s.close();
+      await server.stop();
+    }
+  }
+});

@@ -83,6 +83,10 @@ Flags:
                       "Session not found"; a GET on a live session is a 405.
                       Every later tools/call is answered with the session it
                       came on: {"session": "session-N"}
+  --mode json-bom    every request is answered application/json with a UTF-8
+                      byte order mark before the JSON (no session)
+  --mode sse-bom     every request is answered by an event stream whose data
+                      starts with a UTF-8 byte order mark (no session)
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -96,7 +100,7 @@ import time
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
                                           "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers", "json-breaks",
-                                          "expire-resume", "expire-400", "refuse-sessions"],
+                                          "expire-resume", "expire-400", "refuse-sessions", "json-bom", "sse-bom"],
                 required=True)
 args = ap.parse_args()
 
@@ -129,6 +133,20 @@ class Handler(http.server.BaseHTTPRequestHandler):
             self.send_header(k, v)
         if body is not None:
             self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        self.end_headers()
+        self.wfile.write(data)
+
+    def bom_answer(self, mid, method):
+        result = {"protocolVersion": "2025-11-25", "capabilities": {},
+                  "serverInfo": {"name": "http-fault", "version": "1"}} if method == "initialize" else {}
+        text = "\ufeff" + json.dumps({"jsonrpc": "2.0", "id": mid, "result": result})
+        if args.mode == "sse-bom":
+            data, kind = f"event: message\ndata: {text}\n\n".encode(), "text/event-stream"
+        else:
+            data, kind = text.encode(), "application/json"
+        self.send_response(200)
+        self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(data)))
         self.end_headers()
         self.wfile.write(data)
@@ -249,6 +267,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(401, {"error": "invalid_token",
                                     "error_description": "The access token expired"},
                               [("WWW-Authenticate", 'Bearer error="invalid_token"')])
+        if args.mode in ("json-bom", "sse-bom") and mid is not None and method:
+            return self.bom_answer(mid, method)
         if args.mode == "refuse":
             return self.reply(400, {"jsonrpc": "2.0", "id": None, "error": {
                 "code": -32000, "message": "Bad Request: Server not initialized"}})

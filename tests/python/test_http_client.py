@@ -428,3 +428,24 @@ async def test_a_resumed_stream_is_cut_when_its_request_times_out(resumable_serv
             await asyncio.to_thread(t.join, 5)
             assert not t.is_alive()
         assert await peer.ping(5) > 0
+
+
+async def test_a_byte_order_mark_before_an_answer_is_refused_as_node_refuses_it_and_named():
+    """A JSON body after a byte order mark is not JSON (C's rule: Node
+    trimmed it and took the body, Python refused it). An SSE answer whose data
+    starts with one answered Python's handshake (json.loads skipped the mark)
+    while the engine refused every pong after it: now neither host takes it,
+    and the handshake says what the server wrote."""
+    with fault_server("json-bom") as url:
+        with pytest.raises(mcpping.HandshakeError) as ei:
+            await mcpping.http.connect(url, init_timeout=5)
+    assert str(ei.value) == ("initialize failed: -32000 the server answered HTTP 200 with "
+                             "application/json, not JSON; server/discover failed: -32000 the "
+                             "server answered HTTP 200 with application/json, not JSON")
+    with fault_server("sse-bom") as url:
+        with pytest.raises(mcpping.HandshakeError) as ei:
+            await mcpping.http.connect(url, init_timeout=0.5)
+    assert str(ei.value) == (
+        'no initialize result after 0.5 s; the server wrote a line that is not JSON-RPC (it '
+        'starts with a byte order mark): "\\ufeff{\\"jsonrpc\\": \\"2.0\\", \\"id\\": '
+        '\\"mcpping-1\\", \\"result\\": {\\"protocolVer..."')
