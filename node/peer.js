@@ -364,7 +364,10 @@ async function connect(params, options) {
     await peer.close();
     // A close is worded by C (handshake.js).
     if (err instanceof McppError && err.code === 'HANDSHAKE' && err.kind === 'closed') throw err;
-    throw new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
+    const failed = new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
+    // Why, as index.d.ts promises for code 'HANDSHAKE' (Python's HandshakeError.kind).
+    if (err.kind !== undefined) failed.kind = err.kind;
+    throw failed;
   }
   return peer;
 }
