@@ -226,11 +226,15 @@ int mcpp_engine_fail_request(mcpp_engine *engine, const char *id,
 int mcpp_engine_awaits(const mcpp_engine *engine, const char *frame,
                        size_t len);
 
+/* The opening bytes of a line mcpp_unreadable_text shows: 64, and one
+ * more so that it knows to add "...". What to keep of a line for it. */
+#define MCPP_UNREADABLE_KEPT 65
+
 /* How many frames from the peer were not JSON-RPC messages (not a JSON
  * object, or an object with none of method, id, result and error: a log
  * line, a byte order mark, another framing, a batch array). *first and
  * *len (each may be NULL) get the opening bytes of the first one (up to
- * 65), kept by the engine for its life. Such frames are forwarded as
+ * MCPP_UNREADABLE_KEPT), kept by the engine for its life. Such frames are forwarded as
  * always; this only lets a handshake that times out say why
  * (mcpp_unreadable_text). */
 uint64_t mcpp_engine_unreadable(const mcpp_engine *engine, const char **first,

@@ -8,13 +8,15 @@
 
 #include "engine.h"
 
-/* The bytes of the first line the sentence shows; one more is kept so it
- * knows whether to add "...". */
-#define SHOWN 64
+/* The bytes of a line the sentence shows (MCPP_UNREADABLE_KEPT keeps one
+ * more, so it knows whether to add "..."). */
+#define SHOWN (MCPP_UNREADABLE_KEPT - 1)
+/* The kept length is stored in the copy's first byte. */
+_Static_assert(MCPP_UNREADABLE_KEPT <= 255, "the kept length fits a byte");
 
 void mcpp__note_unreadable(mcpp_engine *e, const char *frame, size_t len) {
   if (e->unreadable++ > 0) return;
-  size_t kept = len > SHOWN ? SHOWN + 1 : len;
+  size_t kept = len > MCPP_UNREADABLE_KEPT ? MCPP_UNREADABLE_KEPT : len;
   /* Out of memory: counted, not shown. */
   e->unreadable_first = mcpp__malloc(e->alloc, 1 + kept);
   if (e->unreadable_first == NULL) return;

@@ -88,9 +88,9 @@ typedef struct rconn {
    * last snapshot. */
   uint64_t unreadable;
   size_t unreadable_len;
-  char unreadable_first[65];
+  char unreadable_first[MCPP_UNREADABLE_KEPT];
   size_t unended, tail_len;
-  char tail[65];
+  char tail[MCPP_UNREADABLE_KEPT];
   /* I/O thread only. */
   mcpp_conn *conn;
   struct reconnect *rc; /* NULL unless settings.reconnect.enabled */
