@@ -174,6 +174,55 @@ class SseWrap : public Napi::ObjectWrap<SseWrap> {
   mcpp_sse *sse_ = nullptr;
 };
 
+// HttpRenewal: a Streamable HTTP session's renewal (mcpp_http_renewal):
+// which session end runs the handshake again, what waits for the new
+// session, which ping goes again on it (once).
+class RenewalWrap : public Napi::ObjectWrap<RenewalWrap> {
+ public:
+  static Napi::Function Define(Napi::Env env) {
+    return DefineClass(env, "HttpRenewal",
+                       {InstanceMethod("expired", &RenewalWrap::Expired),
+                        InstanceMethod("holds", &RenewalWrap::Holds),
+                        InstanceMethod("done", &RenewalWrap::Done)});
+  }
+  explicit RenewalWrap(const Napi::CallbackInfo &info) : Napi::ObjectWrap<RenewalWrap>(info) {
+    renewal_ = mcpp_http_renewal_new();
+    if (renewal_ == nullptr) throw Napi::Error::New(info.Env(), "out of memory");
+  }
+  ~RenewalWrap() override { mcpp_http_renewal_free(renewal_); }
+
+ private:
+  // expired(onCurrentSession, frame) -> {renew, sendAgain}: a session's end
+  // met frame ('': the listening stream or a resumed answer).
+  Napi::Value Expired(const Napi::CallbackInfo &info) {
+    Napi::Env env = info.Env();
+    if (!info[0].IsBoolean() || !info[1].IsString())
+      throw Napi::TypeError::New(env, "expired(onCurrentSession: boolean, frame: string)");
+    std::string frame = info[1].As<Napi::String>().Utf8Value();
+    int step = mcpp_http_renewal_expired(renewal_, info[0].As<Napi::Boolean>().Value(),
+                                         frame.empty() ? nullptr : frame.data(), frame.size());
+    Napi::Object out = Napi::Object::New(env);
+    out.Set("renew", (step & MCPP_HTTP_RENEW) != 0);
+    out.Set("sendAgain", (step & MCPP_HTTP_SEND_AGAIN) != 0);
+    return out;
+  }
+  // holds(frame) -> whether the frame waits for the new session.
+  Napi::Value Holds(const Napi::CallbackInfo &info) {
+    if (!info[0].IsString()) throw Napi::TypeError::New(info.Env(), "holds(frame: string)");
+    // No copy of every frame sent (a large one too) while none waits.
+    if (!mcpp_http_renewal_holds(renewal_, nullptr, 0)) return Napi::Boolean::New(info.Env(), false);
+    std::string frame = info[0].As<Napi::String>().Utf8Value();
+    return Napi::Boolean::New(info.Env(), mcpp_http_renewal_holds(renewal_, frame.data(), frame.size()) != 0);
+  }
+  // done(opened): the handshake ran again.
+  Napi::Value Done(const Napi::CallbackInfo &info) {
+    mcpp_http_renewal_done(renewal_, info[0].ToBoolean().Value());
+    return info.Env().Undefined();
+  }
+
+  mcpp_http_renewal *renewal_ = nullptr;
+};
+
 // envelope(message) -> the request with the 2026-07-28 _meta (as given if
 // it is no request).
 Napi::Value Envelope(const Napi::CallbackInfo &info) {
@@ -191,6 +240,7 @@ Napi::Value Envelope(const Napi::CallbackInfo &info) {
 void InitClient(Napi::Env env, Napi::Object exports) {
   exports.Set("ClientHandshake", HandshakeWrap::Define(env));
   exports.Set("SseParser", SseWrap::Define(env));
+  exports.Set("HttpRenewal", RenewalWrap::Define(env));
   exports.Set("envelope", Napi::Function::New(env, Envelope, "envelope"));
   exports.Set("PROTOCOL_VERSION", MCPP_PROTOCOL_VERSION);
   exports.Set("MODERN_PROTOCOL_VERSION", MCPP_MODERN_PROTOCOL_VERSION);

@@ -71,14 +71,13 @@ class HttpSession {
     this.opened = false; // the handshake succeeded once
     /** The handshake's arguments, to run it again when the session expires. */
     this.initArgs = null;
+    /** C's rules for a session that ended: which end renews it, what waits, which ping goes again. */
+    this.renewal = new binding.HttpRenewal();
     /**
-     * What waits for the new session while the handshake runs again after
-     * a 404 (null: none running), sent in order.
-     * @type {Array<[string, Resumable|undefined]>|null}
+     * What waits for the new session while the handshake runs again, in order.
+     * @type {Array<[string, Resumable|undefined]>}
      */
-    this.held = null;
-    /** @type {Set<string>} the pings the last re-initialize sent again (not sent a third time) */
-    this.resent = new Set();
+    this.held = [];
     /** Open the GET listening stream after the handshake (options.listen, default true). */
     this.listenWanted = options.listen !== false;
     /** True while the GET listening stream is open. */
@@ -132,7 +131,7 @@ class HttpSession {
    * @param {boolean} [direct]
    */
   async post(frame, answer, direct = false) {
-    if (this.held && !direct) {
+    if (!direct && this.renewal.holds(frame)) {
       this.held.push([frame, answer]);
       return;
     }
@@ -305,25 +304,24 @@ class HttpSession {
   }
 
   /**
-   * A session of ours ended (C's verdict on the answer to frame). The first
-   * such answer on the current session opens a new one: the handshake runs
-   * again, and what is sent meanwhile waits for it. A ping that met it is
-   * sent again on the new session, once (a ping has no side effects); a
-   * request gets the server's answer (it did not run), as does a ping the
-   * new session refused too.
+   * A session of ours ended (C's verdict on the answer to frame): C's
+   * renewal says whether the handshake runs again now, and whether the
+   * frame goes again on the new session (waiting for it) or gets the
+   * server's answer.
    * @param {string} frame @param {string|null} sentSession @param {number} status @param {string} body
    */
   sessionExpired(frame, sentSession, status, body) {
     if (this.closed) return;
-    if (!this.held && sentSession === this.sessionId && sentSession !== null && this.initArgs) {
-      this.held = [];
+    const current = sentSession !== null && sentSession === this.sessionId && this.initArgs !== null;
+    const { renew, sendAgain } = this.renewal.expired(current, frame);
+    if (renew) {
       this.sessionId = null;
       this.protocolVersion = null;
       this.stopListening();
       this.reinitialize();
     }
-    if (binding.httpResends(frame) && !this.resent.has(frame)) {
-      this.post(frame); // held while the handshake runs
+    if (sendAgain) {
+      this.post(frame); // waits while the handshake runs
       return;
     }
     const answer = binding.httpErrorAnswer(status, body, frame);
@@ -334,18 +332,16 @@ class HttpSession {
     try {
       await this.initialize(...this.initArgs);
     } catch (err) {
-      this.held = null;
+      this.renewal.done(false);
+      this.held = [];
       this.connectError = err;
       this.lose(format(binding.httpReinitFailedFormat, err.message));
       return;
     }
+    this.renewal.done(true);
     this.driver.recordReconnect();
-    const held = this.held || [];
-    this.held = null;
-    // A ping sent again that meets a session's end again is answered, not
-    // sent once more: a server that refuses every session it gives costs
-    // one handshake per ping, not an endless round of them.
-    this.resent = new Set(held.map(([frame]) => frame).filter((frame) => binding.httpResends(frame)));
+    const held = this.held;
+    this.held = [];
     for (const [frame, answer] of held) this.post(frame, answer);
   }
 

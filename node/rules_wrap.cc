@@ -284,15 +284,6 @@ Napi::Value HttpBodyKind(const Napi::CallbackInfo &info) {
                                     method, info[1].As<Napi::Number>().Int32Value(), type.c_str())));
 }
 
-// httpResends(frame) -> whether a frame that met an expired session is sent
-// again on the new one (a ping).
-Napi::Value HttpResends(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsString()) throw Napi::TypeError::New(env, "frame must be a string");
-  std::string frame = info[0].As<Napi::String>().Utf8Value();
-  return Napi::Boolean::New(env, mcpp_http_resends(frame.data(), frame.size()) != 0);
-}
-
 // The -32601 answer make writes for the request in info[0] (a string), or null.
 static Napi::Value MethodNotFound(const Napi::CallbackInfo &info,
                                   size_t (*make)(const char *, size_t, char *, size_t)) {
@@ -440,7 +431,6 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
   exports.Set("httpUrl", Napi::Function::New(env, HttpUrl, "httpUrl"));
   exports.Set("httpHeaderProblem", Napi::Function::New(env, HttpHeaderProblem, "httpHeaderProblem"));
-  exports.Set("httpResends", Napi::Function::New(env, HttpResends, "httpResends"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
   exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);

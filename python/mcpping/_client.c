@@ -1,7 +1,8 @@
 /*
  * The client protocol rules of the C core, for Python: the handshake
  * machine (mcpping._native.ClientHandshake), the SSE parser
- * (SseParser) and the 2026-07-28 request envelope. Python carries the bytes and keeps the clock; every rule and
+ * (SseParser), a Streamable HTTP session's renewal (HttpRenewal) and the
+ * 2026-07-28 request envelope. Python carries the bytes and keeps the clock; every rule and
  * sentence is C's.
  */
 #include <stdint.h>
@@ -294,6 +295,86 @@ static PyType_Spec Sse_spec = {
     .slots = Sse_slots,
 };
 
+/* HttpRenewal(): a Streamable HTTP session's renewal (mcpp_http_renewal):
+ * which session end starts the handshake again, what waits for the new
+ * session, which pings are sent again on it, once. */
+typedef struct {
+  PyObject_HEAD
+  mcpp_http_renewal *renewal;
+} RenewalObject;
+
+static PyObject *Renewal_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {NULL};
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "", kwlist)) return NULL;
+  allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+  RenewalObject *self = (RenewalObject *)alloc(type, 0);
+  if (self == NULL) return NULL;
+  self->renewal = mcpp_http_renewal_new();
+  if (self->renewal == NULL) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  return (PyObject *)self;
+}
+
+static void Renewal_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  mcpp_http_renewal_free(((RenewalObject *)o)->renewal);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
+static PyObject *Renewal_expired(PyObject *o, PyObject *args) {
+  int on_current;
+  mcpping_bytes frame = {0};
+  if (!PyArg_ParseTuple(args, "pO&", &on_current, mcpping_bytes_conv, &frame)) return NULL;
+  int step = mcpp_http_renewal_expired(((RenewalObject *)o)->renewal, on_current,
+                                       frame.len ? frame.buf : NULL, (size_t)frame.len);
+  mcpping_bytes_release(&frame);
+  return Py_BuildValue("(NN)", PyBool_FromLong(step & MCPP_HTTP_RENEW),
+                       PyBool_FromLong(step & MCPP_HTTP_SEND_AGAIN));
+}
+
+static PyObject *Renewal_holds(PyObject *o, PyObject *arg) {
+  char *buf;
+  Py_ssize_t n;
+  if (PyBytes_AsStringAndSize(arg, &buf, &n) < 0) return NULL;
+  return PyBool_FromLong(mcpp_http_renewal_holds(((RenewalObject *)o)->renewal, buf, (size_t)n));
+}
+
+static PyObject *Renewal_done(PyObject *o, PyObject *arg) {
+  int opened = PyObject_IsTrue(arg);
+  if (opened < 0) return NULL;
+  mcpp_http_renewal_done(((RenewalObject *)o)->renewal, opened);
+  Py_RETURN_NONE;
+}
+
+static PyMethodDef Renewal_methods[] = {
+    {"expired", Renewal_expired, METH_VARARGS,
+     "expired(on_current_session, frame) -> (renew, send_again): a session's end met frame "
+     "(b'': the listening stream or a resumed answer); renew: run the handshake again now; "
+     "send_again: post the frame again (it waits), else answer it."},
+    {"holds", Renewal_holds, METH_O,
+     "holds(frame) -> bool: the frame waits for the new session (keep it, in order)."},
+    {"done", Renewal_done, METH_O,
+     "done(opened): the handshake ran again; send what waited if it opened."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot Renewal_slots[] = {
+    {Py_tp_new, Renewal_new},
+    {Py_tp_dealloc, Renewal_dealloc},
+    {Py_tp_methods, Renewal_methods},
+    {Py_tp_doc, (void *)"HttpRenewal(): a Streamable HTTP session's renewal (C's rules)."},
+    {0, NULL}};
+
+static PyType_Spec Renewal_spec = {
+    .name = "mcpping._native.HttpRenewal",
+    .basicsize = sizeof(RenewalObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Renewal_slots,
+};
+
 /* envelope(bytes) -> bytes: the request with the 2026-07-28 _meta. */
 static PyObject *envelope(PyObject *module, PyObject *arg) {
   (void)module;
@@ -327,6 +408,7 @@ static int add_type(PyObject *module, PyType_Spec *spec) {
 int mcpping_client_add(PyObject *module) {
   if (add_type(module, &Handshake_spec) < 0) return -1;
   if (add_type(module, &Sse_spec) < 0) return -1;
+  if (add_type(module, &Renewal_spec) < 0) return -1;
   if (PyModule_AddStringConstant(module, "PROTOCOL_VERSION", MCPP_PROTOCOL_VERSION) < 0 ||
       PyModule_AddStringConstant(module, "MODERN_PROTOCOL_VERSION",
                                  MCPP_MODERN_PROTOCOL_VERSION) < 0)

@@ -972,9 +972,6 @@ static PyMethodDef module_methods[] = {
     {"http_header_problem", mcpping_http_header_problem, METH_VARARGS,
      "http_header_problem(name, value) -> str | None: why the header cannot be sent "
      "(the sentence reads after its name), None if it can."},
-    {"http_resends", mcpping_http_resends, METH_O,
-     "http_resends(frame) -> bool: whether a frame that met an expired session is "
-     "sent again on the new one (a ping)."},
     {"ping_unreachable_answer", mcpping_ping_unreachable_answer, METH_O,
      "ping_unreachable_answer(ping) -> bytes | None: the -32601 answer a ping gets "
      "when no stream would carry it to the peer (None: ping is no request)."},

@@ -99,7 +99,6 @@ PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args);
 PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args);
-PyObject *mcpping_http_resends(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args);
 PyObject *mcpping_http_url(PyObject *module, PyObject *args);
 PyObject *mcpping_http_resolve_error_name(PyObject *module, PyObject *arg);

@@ -160,9 +160,6 @@ def http_resolve_error_name(code: int) -> str | None:
 def http_header_problem(name: str, value: str) -> str | None:
     """Why a request header cannot be sent (reads after its name: "is not
     an HTTP header name ...", "has a control character ..."), None if it can."""
-def http_resends(frame: bytes) -> bool:
-    """Whether a frame that met an expired session is sent again once the
-    new session is open: a ping, nothing else."""
 def ping_unreachable_answer(ping: bytes) -> bytes | None:
     """The answer a ping the engine made gets when no stream would carry it
     to the peer: JSON-RPC -32601 under its id; None if ping is no request."""
@@ -389,6 +386,21 @@ class SseParser:
         after ms (the retry it gave, else from wait_ms doubling); ("wait", _)
         when it ended cleanly with no event ID (the request keeps its
         deadline); ("lost", _) when it broke with none (answered in doubt now)."""
+
+class HttpRenewal:
+    """A Streamable HTTP session's renewal (C's rules): which session end
+    runs the handshake again, what waits for the new session, which ping
+    is sent again on it (once)."""
+
+    def __init__(self) -> None: ...
+    def expired(self, on_current_session: bool, frame: bytes) -> tuple[bool, bool]:
+        """A session's end met frame (b"": the listening stream or a resumed
+        answer): (renew: run the handshake again now, send_again: post the
+        frame again, it waits; else answer it with http_error_answer)."""
+    def holds(self, frame: bytes) -> bool:
+        """The frame waits for the new session (kept by the caller, in order)."""
+    def done(self, opened: bool) -> None:
+        """The handshake ran again; what waited is sent if it opened."""
 
 def envelope(request: bytes) -> bytes:
     """The request with the 2026-07-28 _meta envelope."""

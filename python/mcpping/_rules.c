@@ -370,14 +370,6 @@ PyObject *mcpping_http_is_answer(PyObject *module, PyObject *args) {
   return PyBool_FromLong(yes);
 }
 
-PyObject *mcpping_http_resends(PyObject *module, PyObject *arg) {
-  mcpping_bytes frame = {0};
-  if (!mcpping_bytes_conv(arg, &frame)) return NULL;
-  int yes = mcpp_http_resends(frame.buf, (size_t)frame.len);
-  mcpping_bytes_release(&frame);
-  return PyBool_FromLong(yes);
-}
-
 /* ---------------------------------------------------------------- RttStats */
 
 typedef struct {

@@ -231,11 +231,10 @@ class HttpPeer:
         self._closed = False
         self._ids = 0
         self._init_timeout = INITIALIZE_TIMEOUT
-        #: What waits for the new session while the handshake runs again
-        #: after a 404 (None: no re-initialize running), sent in order.
-        self._held: list[tuple[bytes, _Resumable | None]] | None = None
-        #: The pings the last re-initialize sent again (not sent a third time).
-        self._resent: set[bytes] = set()
+        #: C's rules for a session that ended (which end renews it, what
+        #: waits, which ping goes again); what waits is kept here, in order.
+        self._renewal = _native.HttpRenewal()
+        self._held: list[tuple[bytes, _Resumable | None]] = []
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: threading.Thread | None = None
         self._listen_conn: _Cuttable | None = None
@@ -704,25 +703,24 @@ class HttpPeer:
             self.driver.touch()
 
     def _session_expired(self, what: tuple[bytes, str | None, int, bytes]) -> None:
-        """A session of ours ended (C's verdict on the answer to frame).
-        The first such answer on the current session opens a new one: the
-        handshake runs again, and what is sent meanwhile waits for it. A
-        ping that met it is sent again on the new session, once (a ping
-        has no side effects); a request gets the server's answer (it did
-        not run), as does a ping the new session refused too."""
+        """A session of ours ended (C's verdict on the answer to frame):
+        C's renewal says whether the handshake runs again now, and whether
+        the frame goes again on the new session (waiting for it) or gets
+        the server's answer."""
         frame, sent_session, status, body = what
         if self._closed:
             return
-        if self._held is None and sent_session == self.session_id and sent_session is not None:
-            self._held = []
+        current = sent_session is not None and sent_session == self.session_id
+        renew, send_again = self._renewal.expired(current, frame)
+        if renew:
             self.session_id = None
             self.protocol_version = None
             self._stop_listening()
             fut = asyncio.ensure_future(self._reinitialize())
             self._tasks.add(fut)
             fut.add_done_callback(self._tasks.discard)
-        if _native.http_resends(frame) and frame not in self._resent:
-            self._post(frame)  # held while the handshake runs
+        if send_again:
+            self._post(frame)  # waits while the handshake runs
             return
         answer = _native.http_error_answer(status, body, frame)
         if answer is not None:
@@ -732,15 +730,13 @@ class HttpPeer:
         try:
             await self.initialize(self._init_timeout)
         except Exception as e:  # the new handshake failed: the peer is gone
-            self._held = None
+            self._renewal.done(False)
+            self._held = []
             self._lose(e, _native.HTTP_REINIT_FAILED_FORMAT % e)
             return
+        self._renewal.done(True)
         self.driver.record_reconnect()
-        held, self._held = self._held or [], None
-        # A ping sent again that meets a session's end again is answered,
-        # not sent once more: a server that refuses every session it gives
-        # costs one handshake per ping, not an endless round of them.
-        self._resent = {frame for frame, _ in held if _native.http_resends(frame)}
+        held, self._held = self._held, []
         for frame, answer in held:
             self._post(frame, answer)
 
@@ -783,7 +779,7 @@ class HttpPeer:
     def _post(self, frame: bytes, answer: _Resumable | None = None, direct: bool = False) -> None:
         """POSTs a frame; while the session is renewed it waits for the new
         one (unless direct: the handshake's own)."""
-        if self._held is not None and not direct:
+        if not direct and self._renewal.holds(frame):
             self._held.append((frame, answer))
             return
         # A daemon thread per POST, not the loop's executor: asyncio.run()

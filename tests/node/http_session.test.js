@@ -96,8 +96,18 @@ test('request headers and body kinds are the C core\'s', () => {
   assert.deepEqual(binding.httpRequestHeaders('GET', {}, null, null), { Accept: 'text/event-stream' });
   assert.equal(binding.httpBodyKind('POST', 202, null), 'none');
   assert.equal(binding.httpBodyKind('GET', 200, 'application/json'), 'error');
-  assert.equal(binding.httpResends('{"jsonrpc":"2.0","id":1,"method":"ping"}'), true);
-  assert.equal(binding.httpResends('{"jsonrpc":"2.0","id":1,"method":"tools/call"}'), false);
+  // A session's end: C's renewal (mcpp_http_renewal) decides each step.
+  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  const call = '{"jsonrpc":"2.0","id":2,"method":"tools/call"}';
+  const renewal = new binding.HttpRenewal();
+  assert.equal(renewal.holds(call), false);
+  assert.deepEqual(renewal.expired(true, ping), { renew: true, sendAgain: true });
+  assert.deepEqual(renewal.expired(true, call), { renew: false, sendAgain: false });
+  assert.equal(renewal.holds(ping) && renewal.holds(call), true);
+  renewal.done(true);
+  assert.deepEqual(renewal.expired(true, ping), { renew: true, sendAgain: false });
+  assert.deepEqual(renewal.expired(false, ''), { renew: false, sendAgain: false });
+  assert.throws(() => renewal.expired('yes', ping), TypeError);
   assert.throws(() => binding.httpBodyKind('PUT', 200, null), /method must be/);
   assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { A: 1 } }), TypeError);
   // C's rule (mcpp_http_header_problem), at construction: no token name, or a CR/LF that would inject.

@@ -79,8 +79,16 @@ def test_request_headers_and_body_kinds_are_the_c_cores():
     assert _native.http_request_headers("GET", {}, None, None) == {"Accept": "text/event-stream"}
     assert _native.http_body_kind("POST", 202, None) == "none"
     assert _native.http_body_kind("GET", 200, "application/json") == "error"
-    assert _native.http_resends(b'{"jsonrpc":"2.0","id":1,"method":"ping"}')
-    assert not _native.http_resends(b'{"jsonrpc":"2.0","id":1,"method":"tools/call"}')
+    # A session's end: C's renewal (mcpp_http_renewal) decides each step.
+    ping, call = b'{"jsonrpc":"2.0","id":1,"method":"ping"}', b'{"jsonrpc":"2.0","id":2,"method":"tools/call"}'
+    renewal = _native.HttpRenewal()
+    assert not renewal.holds(call)
+    assert renewal.expired(True, ping) == (True, True)  # renew, and the ping goes again
+    assert renewal.expired(True, call) == (False, False)  # one handshake; the call is answered
+    assert renewal.holds(ping) and renewal.holds(call)
+    renewal.done(True)
+    assert renewal.expired(True, ping) == (True, False)  # sent again once: answered now
+    assert renewal.expired(False, b"") == (False, False)
     with pytest.raises(ValueError, match="method must be"):
         _native.http_body_kind("PUT", 200, None)
     with pytest.raises(TypeError, match="str to str"):

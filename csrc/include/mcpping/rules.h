@@ -269,6 +269,48 @@ const char *mcpp_http_body_name(mcpp_http_body body);
  * new session is open: a ping (it has no side effects), nothing else. */
 int mcpp_http_resends(const char *frame, size_t len);
 
+/* A Streamable HTTP session's renewal. When a session of ours ends (a 404
+ * on it: mcpp_http_classify's MCPP_HTTP_SESSION_EXPIRED), the first end
+ * met on the current session starts the handshake again; what the client
+ * sends meanwhile (but the handshake's own requests) waits for the new
+ * session and goes in order once it is open; a ping that met the end is
+ * sent again on it, once; any other frame that met it gets the server's
+ * answer (mcpp_http_error_answer: it did not run). The client keeps the
+ * frames that wait, with whatever it sends them with; this keeps which
+ * pings were sent again. One per client, from its first session on. */
+typedef struct mcpp_http_renewal mcpp_http_renewal;
+
+/* NULL when out of memory. */
+mcpp_http_renewal *mcpp_http_renewal_new(void);
+void mcpp_http_renewal_free(mcpp_http_renewal *renewal);
+
+/* The steps mcpp_http_renewal_expired asks for (a bit set; 0: answer the
+ * frame with mcpp_http_error_answer). */
+#define MCPP_HTTP_RENEW 1      /* run the handshake again now: forget the
+                                  session's id and protocol version, stop
+                                  the listening stream */
+#define MCPP_HTTP_SEND_AGAIN 2 /* send the frame again: it waits for the
+                                  new session */
+
+/* A session's end met frame (NULL, len 0: the listening stream or a
+ * resumed answer met it). on_current_session is 1 if the request carried
+ * the client's current session id (an older session's end starts
+ * nothing) and the client can run its handshake again. */
+int mcpp_http_renewal_expired(mcpp_http_renewal *renewal,
+                              int on_current_session, const char *frame,
+                              size_t len);
+
+/* 1 if frame, about to be sent, must wait for the new session (the client
+ * keeps it, in order, and sends it after mcpp_http_renewal_done). frame
+ * may be NULL (len 0) to ask only whether frames wait now. */
+int mcpp_http_renewal_holds(mcpp_http_renewal *renewal, const char *frame,
+                            size_t len);
+
+/* The handshake that mcpp_http_renewal_expired started has ended; opened
+ * is 1 if the new session is open (the client then sends what waited),
+ * 0 if not (the client is over). */
+void mcpp_http_renewal_done(mcpp_http_renewal *renewal, int opened);
+
 /* The parts of an http:// or https:// URL a Streamable HTTP client uses;
  * each points into the parsed text (not NUL-terminated). */
 typedef struct mcpp_http_url {
