@@ -41,8 +41,8 @@ class Peer extends EventEmitter {
     options = check.options('options', options);
     check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
     this.keepalive = check.keepaliveOptions(options.keepalive);
-    check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
-    check.byteCount('options.maxLineBytes', options.maxLineBytes);
+    check.byteCount('options.maxPendingBytes', 'max_pending_bytes', options.maxPendingBytes);
+    check.byteCount('options.maxLineBytes', 'max_line_bytes', options.maxLineBytes);
     /** The reconnect policy in force, null when a failed server closes the connection. */
     this.reconnect = check.reconnectOptions(options.reconnect) || null;
     this.records = guardSink(makeRecordSink(options.records), this);

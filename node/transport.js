@@ -52,7 +52,7 @@ class StdioClientTransport extends EventEmitter {
     // Checked now, so a bad option throws here, not in start().
     check.keepaliveOptions(options.keepalive);
     check.durationMs('options.requestTimeoutMs', options.requestTimeoutMs, 0, 'none');
-    check.byteCount('options.maxPendingBytes', options.maxPendingBytes);
+    check.byteCount('options.maxPendingBytes', 'max_pending_bytes', options.maxPendingBytes);
     this.reconnect = check.reconnectOptions(options.reconnect) || null;
     this.params = params;
     this.options = options;

@@ -116,17 +116,16 @@ function options(name, value) {
   return value || {};
 }
 
-/** The largest byte budget the engine takes (maxPendingBytes, maxLineBytes). */
-const MAX_BYTES = TABLE.get('max_line_bytes').max;
-
 /**
- * A byte budget, 1..MAX_BYTES, if given.
- * @param {string} name
+ * A byte budget (max_pending_bytes, max_line_bytes), if given: checked by
+ * the C table's row, with its sentence.
+ * @param {string} label as the caller wrote it
+ * @param {'max_pending_bytes'|'max_line_bytes'} name the row
  * @param {unknown} value
  */
-function byteCount(name, value) {
+function byteCount(label, name, value) {
   if (absent(value)) return undefined;
-  return integer(name, value, 1, MAX_BYTES, `between 1 and ${MAX_BYTES} bytes`);
+  return setting(label, name, value);
 }
 
 /** @param {string} name @param {unknown} signal an AbortSignal, if given */

@@ -330,6 +330,7 @@ HTTP_REINIT_FAILED_FORMAT: str  # "the session expired and initialize failed: %s
 HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, a GET stream's connect and headers (MCPP_HTTP_SHORT_TIMEOUT_MS)
 HTTP_POST_CONNECT_TIMEOUT_MS: int  # a POST's connect and sending (MCPP_HTTP_POST_CONNECT_TIMEOUT_MS)
 DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAULT_KILL_GRACE_MS)
+DEFAULT_MAX_PENDING_BYTES: int  # a connection's max_pending_bytes when none is given
 APP_KILL_GRACE_MS: int  # the commands' grace for servers they start (MCPP_APP_KILL_GRACE_MS)
 CLI_STEP_SLACK_MS: int  # a step's operation is bounded at its timeout plus this (MCPP_CLI_STEP_SLACK_MS)
 WATCH_MAX_HEAD: int  # the watch listener's request head bound, bytes (MCPP_WATCH_MAX_HEAD)

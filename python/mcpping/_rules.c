@@ -529,6 +529,7 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddIntConstant(module, "HTTP_SHORT_TIMEOUT_MS", MCPP_HTTP_SHORT_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "HTTP_POST_CONNECT_TIMEOUT_MS", MCPP_HTTP_POST_CONNECT_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "DEFAULT_KILL_GRACE_MS", MCPP_DEFAULT_KILL_GRACE_MS) ||
+      PyModule_AddIntConstant(module, "DEFAULT_MAX_PENDING_BYTES", MCPP_DEFAULT_MAX_PENDING_BYTES) ||
       PyModule_AddIntConstant(module, "RETRY_BUDGET_BURST", MCPP_RETRY_BUDGET_BURST))
     return -1;
   if (PyModule_AddIntConstant(module, "MAX_RETRY_BUDGET_BURST", MCPP_MAX_RETRY_BUDGET_BURST))

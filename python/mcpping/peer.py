@@ -38,11 +38,8 @@ INITIALIZE_TIMEOUT = _native.INITIALIZE_TIMEOUT_MS / 1000
 _MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED, _WRITABLE = range(7)
 #: Given-up requests whose late answers are still recognised and dropped.
 _MAX_ABANDONED = 1024
-#: The engine's own answer to a request that passed its deadline.
 _STDERR_MODES = {"inherit": 0, "ignore": 2}
 _tokens = itertools.count(1)
-#: The runtime's max_pending_bytes when none is given (mcpping.h).
-_DEFAULT_PENDING = 16 << 20
 _log = logging.getLogger("mcpping")
 #: "inherit" (the server writes to our stderr), "ignore", a text stream, or a
 #: callable taking each chunk as str.
@@ -92,8 +89,8 @@ class CloseInfo:
 
 
 def _check_size(name: str, value: int | None) -> int:
-    """An optional byte budget: None (0, the default) or 1..2**48."""
-    return 0 if value is None else _check.integer(name, value, 1, 1 << 48)
+    """An optional byte budget (None: the default), checked by the C table's row."""
+    return 0 if value is None else int(_check.setting(name, name, value))
 
 
 def _request_timeout_ms(timeout: float | None) -> int:
@@ -201,7 +198,7 @@ class Peer:
         self._budget = 0
         # What messages() has yet to yield. Asked for, its frames count
         # against max_pending_bytes until taken; not, it keeps half of it.
-        self._inbox = Inbox(self, (pending or _DEFAULT_PENDING) // 2)
+        self._inbox = Inbox(self, (pending or _native.DEFAULT_MAX_PENDING_BYTES) // 2)
         self._on_message = on_message
         self._on_close = on_close
         self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()

@@ -102,7 +102,9 @@ test('request option validation: RangeError with a stable code, nothing sent', a
   } finally {
     await p.close();
   }
-  assert.throws(() => new mcpping.StdioClientTransport(peer('flood.py'), { maxPendingBytes: 0 }), /maxPendingBytes/);
+  // The C table's row and sentence (0 is its default, as in Python).
+  assert.throws(() => new mcpping.StdioClientTransport(peer('flood.py'), { maxPendingBytes: -1 }),
+    { name: 'RangeError', message: 'options.maxPendingBytes must be 0 (the default, 16 MiB) or an integer between 1 and 281474976710656 bytes, not -1' });
   await assert.rejects(mcpping.connect(peer('flood.py'), { maxLineBytes: -5 }), { code: 'ERR_MCPPING_INVALID_ARG' });
 });
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -78,12 +79,18 @@ async def test_full_outbound_queue_waits_in_order_then_drains():
         assert answers == list(range(n))
 
 
-@pytest.mark.parametrize("name", ["max_pending_bytes", "max_line_bytes"])
-async def test_sizes_are_validated_with_a_clear_error(name):
-    with pytest.raises(ValueError, match=f"{name} must be an integer between 1 and"):
-        await mcpping.connect(peer("flood"), **{name: 0})
-    with pytest.raises(TypeError, match=f"{name} must be an integer"):
-        await mcpping.connect(peer("flood"), **{name: 1.5})
+@pytest.mark.parametrize("name,wanted", [
+    ("max_pending_bytes", "0 (the default, 16 MiB) or an integer between 1 and 281474976710656 bytes"),
+    ("max_line_bytes", "an integer between 1 and 281474976710656 bytes"),
+])
+async def test_sizes_are_validated_with_a_clear_error(name, wanted):
+    # The C settings table's row and sentence, as Node says it.
+    for bad in (-1, 1.5, 2**49):
+        with pytest.raises(ValueError) as ei:
+            await mcpping.connect(peer("flood"), **{name: bad})
+        assert str(ei.value) == f"{name} must be {wanted}, not {bad!r}"
+    with pytest.raises(TypeError, match=f"^{name} must be {re.escape(wanted)}, not str '1'"):
+        await mcpping.connect(peer("flood"), **{name: "1"})
 
 
 async def test_a_line_over_max_line_bytes_closes_with_a_clear_reason():

@@ -100,6 +100,10 @@ int mcpp_runtime_spawn(mcpp_runtime *rt, const mcpp_settings *settings,
  * 0 after any other outcome. */
 int mcpp_runtime_spawn_os_error(void);
 
+/* A connection's max_pending_bytes when its settings give 0: what it holds
+ * for the host, and what it queues for the server, at most. */
+#define MCPP_DEFAULT_MAX_PENDING_BYTES (16u * 1024 * 1024)
+
 /* Queues an application frame (copied). Returns 0, MCPP_ERR_FRAME_NEWLINE,
  * MCPP_ERR_NOT_FOUND (closed or unknown connection), MCPP_ERR_NOMEM, or
  * MCPP_ERR_WOULD_BLOCK: the connection's outbound bytes (queued here and

@@ -20,8 +20,6 @@
 
 #include "engine/test_hooks.h"
 
-enum { DEFAULT_MAX_PENDING_BYTES = 16 * 1024 * 1024 };
-
 typedef enum cmd_type {
   CMD_SPAWN,
   CMD_SEND,

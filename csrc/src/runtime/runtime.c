@@ -350,7 +350,7 @@ static void run_spawn(mcpp_runtime *rt, cmd *k) {
     r->user_data = k->conn_user_data;
     r->cap = k->settings && k->settings->max_pending_bytes
                  ? k->settings->max_pending_bytes
-                 : DEFAULT_MAX_PENDING_BYTES;
+                 : MCPP_DEFAULT_MAX_PENDING_BYTES;
     r->writable_at = SIZE_MAX;
     atomic_init(&r->records, 1);
     atomic_init(&r->ping_events, 1);
