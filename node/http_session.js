@@ -48,7 +48,7 @@ class HttpSession {
       const problem = binding.httpHeaderProblem(name, value); // C's rule: what would break the request
       if (problem !== null) throw new RangeError(`headers: ${JSON.stringify(name)} ${problem}`);
     }
-    if (typeof url !== 'string') throw new TypeError(`url must be a string; got ${typeof url}`);
+    if (typeof url !== 'string') throw new TypeError(`url must be a string, not ${typeof url}`);
     const parts = binding.httpUrl(url, this.extraHeaders); // C's rule: which URLs open, and how
     if (typeof parts === 'string') {
       throw Object.assign(new TypeError(`url ${JSON.stringify(url)} ${parts}`), { code: 'ERR_INVALID_URL' });

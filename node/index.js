@@ -48,10 +48,10 @@ function setRetryBudget(budget) {
   const o = check.options('budget', budget);
   const burst = o.burst === undefined
     ? binding.retryBudgetBurst
-    : check.integer('budget.burst', o.burst, 1, binding.maxRetryBudgetBurst);
+    : check.setting('budget.burst', 'retry_budget.burst', o.burst);
   const perSecond = o.perSecond === undefined
     ? binding.retryBudgetPerSecond
-    : check.number('budget.perSecond', o.perSecond, binding.minRetryBudgetPerSecond, binding.maxRetryBudgetPerSecond);
+    : check.setting('budget.perSecond', 'retry_budget.per_second', o.perSecond);
   binding.setRetryBudget(burst, perSecond);
 }
 

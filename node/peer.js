@@ -143,7 +143,7 @@ class Peer extends EventEmitter {
   async request(method, params, opts) {
     requestArgs(method, params);
     const o = check.options('request options', opts);
-    const timeoutMs = check.durationMs('timeoutMs', o.timeoutMs, binding.requestTimeoutMs, 'none');
+    const timeoutMs = check.durationMs('timeoutMs', o.timeoutMs, binding.requestTimeoutMs, 'request_timeout_ms');
     check.abortSignal('signal', o.signal);
     const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
@@ -190,7 +190,7 @@ class Peer extends EventEmitter {
    */
   send(message) {
     if (typeof message !== 'string' && (message === null || typeof message !== 'object' || Array.isArray(message))) {
-      throw check.invalid(TypeError, `message must be an object or its JSON text; got ${check.shown(message)}`);
+      throw check.invalid(TypeError, `message must be an object or its JSON text, not ${check.shown(message)}`);
     }
     this.conn.send(typeof message === 'string' ? message : check.json(message));
   }
@@ -217,7 +217,7 @@ class Peer extends EventEmitter {
    * @returns {Promise<object>} the initialize (or server/discover) result
    */
   async initialize(opts) {
-    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, binding.initializeTimeoutMs, 'none');
+    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, binding.initializeTimeoutMs, 'request_timeout_ms');
     const out = await runHandshake({
       request: (method, params, left) => this.request(method, params, { timeoutMs: left }),
       notify: (method) => this.notify(method),
@@ -355,7 +355,7 @@ async function connect(params, options) {
     }
   }
   check.ofType('options.initialize', o.initialize, 'boolean');
-  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, binding.initializeTimeoutMs, 'none');
+  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, binding.initializeTimeoutMs, 'request_timeout_ms');
   const peer = new Peer(params, o);
   if (o.initialize === false) return peer;
   try {
@@ -389,10 +389,10 @@ function timedOutByEngine(err) {
  */
 function requestArgs(method, params) {
   if (typeof method !== 'string' || method === '') {
-    throw check.invalid(TypeError, `method must be a non-empty string; got ${check.shown(method)}`);
+    throw check.invalid(TypeError, `method must be a non-empty string, not ${check.shown(method)}`);
   }
   if (params !== undefined && (params === null || typeof params !== 'object')) {
-    throw check.invalid(TypeError, `params must be an object or an array; got ${check.shown(params)}`);
+    throw check.invalid(TypeError, `params must be an object or an array, not ${check.shown(params)}`);
   }
 }
 

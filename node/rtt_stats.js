@@ -24,8 +24,7 @@ class RttStats {
   /** @param {{window?: number}} [opts] window: 1..16777216 RTTs (default 10000) */
   constructor(opts = {}) {
     const window = opts.window === undefined ? WINDOW : opts.window;
-    if (!Number.isInteger(window) || window < 1) throw new RangeError('window must be an integer >= 1');
-    this.window = window;
+    this.window = require('./validate').setting('window', 'rtt_window', window);
     this.native = new (addon().RttStats)(window);
   }
 

@@ -12,9 +12,10 @@ namespace mcpping_node {
 namespace {
 
 const mcpp_setting_info *Find(Napi::Env env, const Napi::Value &name) {
-  const mcpp_setting_info *info =
-      name.IsString() ? mcpp_setting_find(name.As<Napi::String>().Utf8Value().c_str())
-                      : nullptr;
+  // A setting, or a call argument that is none (mcpp_arguments_table).
+  std::string text = name.IsString() ? name.As<Napi::String>().Utf8Value() : std::string();
+  const mcpp_setting_info *info = mcpp_setting_find(text.c_str());
+  if (info == nullptr) info = mcpp_argument_find(text.c_str());
   if (info == nullptr) throw Napi::TypeError::New(env, "no such setting");
   return info;
 }
@@ -28,13 +29,9 @@ double Low(const Napi::CallbackInfo &info, size_t i) {
                                                  : NAN;
 }
 
-// settingsTable(): every row, times in ms.
-Napi::Value SettingsTable(const Napi::CallbackInfo &info) {
+Napi::Array Rows(Napi::Env env, const mcpp_setting_info *t, size_t n) {
   static const char *const units[] = {"ms",    "count", "percent", "bytes",
                                       "ratio", "flag",  "choice",  "text"};
-  Napi::Env env = info.Env();
-  size_t n = 0;
-  const mcpp_setting_info *t = mcpp_settings_table(&n);
   Napi::Array out = Napi::Array::New(env, n);
   for (size_t i = 0; i < n; i++) {
     Napi::Object o = Napi::Object::New(env);
@@ -51,6 +48,20 @@ Napi::Value SettingsTable(const Napi::CallbackInfo &info) {
     out.Set(static_cast<uint32_t>(i), o);
   }
   return out;
+}
+
+// settingsTable(): every row, times in ms.
+Napi::Value SettingsTable(const Napi::CallbackInfo &info) {
+  size_t n = 0;
+  const mcpp_setting_info *t = mcpp_settings_table(&n);
+  return Rows(info.Env(), t, n);
+}
+
+// argumentsTable(): the call arguments that are no setting, as rows.
+Napi::Value ArgumentsTable(const Napi::CallbackInfo &info) {
+  size_t n = 0;
+  const mcpp_setting_info *t = mcpp_arguments_table(&n);
+  return Rows(info.Env(), t, n);
 }
 
 // settingRange(name, inSeconds, low?, lowName?): what the setting allows.
@@ -124,6 +135,7 @@ Napi::Value StaleBoundMs(const Napi::CallbackInfo &info) {
 
 void InitSettings(Napi::Env env, Napi::Object exports) {
   exports.Set("settingsTable", Napi::Function::New(env, SettingsTable, "settingsTable"));
+  exports.Set("argumentsTable", Napi::Function::New(env, ArgumentsTable, "argumentsTable"));
   exports.Set("staleBoundMs", Napi::Function::New(env, StaleBoundMs, "staleBoundMs"));
   exports.Set("settingRange", Napi::Function::New(env, SettingRange, "settingRange"));
   exports.Set("settingCheck", Napi::Function::New(env, SettingCheck, "settingCheck"));

@@ -12,6 +12,8 @@ const native = require('./binding');
 
 /** The C settings table, by name ("timeout_ms", "reconnect.jitter"); times in ms. */
 const TABLE = new Map(native.settingsTable().map((row) => [row.name, row]));
+/** The call arguments that are no setting ("kill_grace_ms", "retry_budget.burst", "rtt_window"), as rows. */
+const ARGUMENTS = new Map(native.argumentsTable().map((row) => [row.name, row]));
 /** Node's spelling of a setting: camelCase, without "reconnect.". */
 const jsName = (name) => name.replace(/^reconnect\./, '').replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 /** The keepalive options and reconnect options, by Node name (the rest each call sets itself). */
@@ -47,37 +49,18 @@ function absent(value) {
 }
 
 /**
- * An integer in [min, max].
- * @param {string} name as the caller wrote it, e.g. 'keepalive.timeoutMs'
+ * A duration in ms checked by a C row, if given: 'timeout_ms' (a call's
+ * timeout), 'request_timeout_ms' (0 too: none), 'kill_grace_ms' (0 too:
+ * SIGKILL at once).
+ * @param {string} label as the caller wrote it
  * @param {unknown} value
- * @param {number} min
- * @param {number} max
- * @param {string} [range] how to say the range, when "between min and max" is not it
- * @returns {number}
+ * @param {number|undefined} dflt returned when the value is not given
+ * @param {string} [row]
+ * @returns {number|undefined}
  */
-function integer(name, value, min, max, range) {
-  const allowed = range || `between ${min} and ${max}`;
-  if (typeof value !== 'number') {
-    throw invalid(TypeError, `${name} must be a number, an integer ${allowed}; got ${shown(value)}`);
-  }
-  if (!Number.isInteger(value) || value < min || value > max) {
-    throw invalid(RangeError, `${name} must be an integer ${allowed}; got ${shown(value)}`);
-  }
-  return value;
-}
-
-/**
- * A duration in ms, 1..MAX_MS, or 0 where `zero` says what 0 means.
- * @param {string} name
- * @param {unknown} value
- * @param {number} dflt returned when the value is not given
- * @param {string} [zero] e.g. 'none': 0 is allowed and means that
- * @returns {number}
- */
-function durationMs(name, value, dflt, zero) {
+function durationMs(label, value, dflt, row = 'timeout_ms') {
   if (absent(value)) return dflt;
-  const range = zero ? `0 (${zero}) or between 1 and ${MAX_MS} ms` : `between 1 and ${MAX_MS} ms`;
-  return integer(name, value, zero ? 0 : 1, MAX_MS, range);
+  return setting(label, row, value);
 }
 
 /**
@@ -89,7 +72,7 @@ function durationMs(name, value, dflt, zero) {
 function oneOf(name, value, choices) {
   if (absent(value)) return undefined;
   if (!choices.includes(value)) {
-    throw invalid(TypeError, `${name} must be ${choices.map((c) => `'${c}'`).join(' or ')}; got ${shown(value)}`);
+    throw invalid(TypeError, `${name} must be ${choices.map((c) => `'${c}'`).join(' or ')}, not ${shown(value)}`);
   }
   return value;
 }
@@ -102,7 +85,7 @@ function oneOf(name, value, choices) {
 function ofType(name, value, type) {
   if (absent(value)) return;
   const ok = type === 'object' ? typeof value === 'object' && !Array.isArray(value) : typeof value === type;
-  if (!ok) throw invalid(TypeError, `${name} must be ${type === 'object' ? 'an object' : `a ${type}`}; got ${shown(value)}`);
+  if (!ok) throw invalid(TypeError, `${name} must be ${type === 'object' ? 'an object' : `a ${type}`}, not ${shown(value)}`);
 }
 
 /**
@@ -132,7 +115,7 @@ function byteCount(label, name, value) {
 function abortSignal(name, signal) {
   if (absent(signal)) return;
   if (typeof signal !== 'object' || typeof signal.aborted !== 'boolean' || typeof signal.addEventListener !== 'function') {
-    throw invalid(TypeError, `${name} must be an AbortSignal; got ${shown(signal)}`);
+    throw invalid(TypeError, `${name} must be an AbortSignal, not ${shown(signal)}`);
   }
 }
 
@@ -147,24 +130,6 @@ function pingOptions(opts) {
   return { timeoutMs: durationMs('timeoutMs', o.timeoutMs, 0), signal: o.signal || undefined };
 }
 
-/**
- * A finite number in [min, max].
- * @param {string} name
- * @param {unknown} value
- * @param {number} min
- * @param {number} max
- * @returns {number}
- */
-function number(name, value, min, max) {
-  if (typeof value !== 'number') {
-    throw invalid(TypeError, `${name} must be a number between ${min} and ${max}; got ${shown(value)}`);
-  }
-  if (!Number.isFinite(value) || value < min || value > max) {
-    throw invalid(RangeError, `${name} must be a number between ${min} and ${max}; got ${shown(value)}`);
-  }
-  return value;
-}
-
 /** @param {string} name the C name @returns {number} the library's default (the table's policy), ms for a time */
 const settingDefault = (name) => TABLE.get(name).policy;
 
@@ -175,7 +140,7 @@ const settingDefault = (name) => TABLE.get(name).policy;
  * @param {{inSeconds?: boolean, low?: number, lowName?: string}} [opts] low: a floor another setting raised
  */
 function setting(label, name, value, opts = {}) {
-  const row = TABLE.get(name);
+  const row = TABLE.get(name) || ARGUMENTS.get(name);
   const wanted = row.unit === 'flag' ? 'a boolean' : native.settingRange(name, !!opts.inSeconds, opts.low, opts.lowName);
   const ok = row.unit === 'choice' ? row.choices.split('|').includes(value) : typeof value === (row.unit === 'flag' ? 'boolean' : 'number');
   if (!ok) throw invalid(TypeError, `${label} must be ${wanted}, not ${shown(value)}`);
@@ -242,17 +207,17 @@ function reconnectOptions(reconnect) {
  * @param {unknown} params
  */
 function serverParams(where, params) {
-  if (!params || typeof params !== 'object') throw invalid(TypeError, `${where}: params must be an object; got ${shown(params)}`);
+  if (!params || typeof params !== 'object') throw invalid(TypeError, `${where}: params must be an object, not ${shown(params)}`);
   if (typeof params.command !== 'string' || params.command === '') {
-    throw invalid(TypeError, `${where}: params.command must be a non-empty string; got ${shown(params.command)}`);
+    throw invalid(TypeError, `${where}: params.command must be a non-empty string, not ${shown(params.command)}`);
   }
   if (!absent(params.args) && (!Array.isArray(params.args) || !params.args.every((a) => typeof a === 'string'))) {
-    throw invalid(TypeError, `${where}: params.args must be an array of strings; got ${shown(params.args)}`);
+    throw invalid(TypeError, `${where}: params.args must be an array of strings, not ${shown(params.args)}`);
   }
   ofType('params.env', params.env, 'object');
   ofType('params.cwd', params.cwd, 'string');
   oneOf('params.stderr', params.stderr, ['inherit', 'pipe', 'ignore']);
-  durationMs('params.killGraceMs', params.killGraceMs, 0, 'SIGKILL at once');
+  durationMs('params.killGraceMs', params.killGraceMs, 0, 'kill_grace_ms');
 }
 
 /**
@@ -285,7 +250,6 @@ module.exports = {
   MAX_MS,
   invalid,
   shown,
-  integer,
   durationMs,
   byteCount,
   abortSignal,
@@ -295,6 +259,5 @@ module.exports = {
   pingOptions,
   keepaliveOptions,
   reconnectOptions,
-  number,
   serverParams,
 };

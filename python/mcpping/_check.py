@@ -14,11 +14,13 @@ from typing import Any
 
 from . import _native
 
-__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "integer", "number", "choice", "flag", "text",
-           "setting", "default", "choices"]
+__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "choice", "flag", "text", "setting",
+           "default", "choices"]
 
-#: The C settings table (mcpping/settings.h), by name; times in seconds.
-TABLE = {row["name"]: row for row in _native.settings_table()}
+#: The C settings table (mcpping/settings.h) and the call arguments that
+#: are no setting (kill_grace_ms, retry_budget.*, rtt_window), by name;
+#: times in seconds.
+TABLE = {row["name"]: row for row in (*_native.settings_table(), *_native.arguments_table())}
 #: The longest time the engine takes (MCPP_MAX_MS, 2^31 - 1 ms), in seconds.
 MAX_SECONDS = TABLE["timeout_ms"]["max"]
 #: The shortest positive time: the engine counts milliseconds.
@@ -60,54 +62,23 @@ def _real(name: str, value: Any, wanted: str) -> float:
     return v
 
 
-def seconds(name: str, value: Any, *, low: float = MIN_SECONDS, zero: str | None = None) -> int:
-    """Checks a time in seconds, ``low`` .. MAX_SECONDS; returns whole milliseconds.
-
-    With ``zero`` (what 0 means, e.g. "off"), 0 is allowed too.
-    """
-    ms = _ms(name, value, low, zero, None)
-    assert ms is not None
-    return ms
+def seconds(name: str, value: Any, *, row: str = "timeout_ms") -> int:
+    """A time in seconds checked by a C row (``timeout_ms``: a call's
+    timeout; ``kill_grace_ms``: 0 too, SIGKILL at once); whole milliseconds."""
+    return int(setting(name, row, value))
 
 
 def optional_seconds(name: str, value: Any, *, none: str) -> int | None:
-    """Like :func:`seconds`, with None allowed (``none`` says what it means)."""
-    return _ms(name, value, MIN_SECONDS, None, none)
-
-
-def _ms(name: str, value: Any, low: float, zero: str | None, none: str | None) -> int | None:
-    wanted = f"between {low:g} and {MAX_SECONDS} seconds"
-    if zero is not None:
-        wanted = f"0 ({zero}) or {wanted}"
-    if none is not None:
-        if value is None:
-            return None
-        wanted = f"None ({none}) or {wanted}"
+    """Like :func:`seconds`, with None allowed (``none`` says what it means:
+    Python's spelling; the range and the check are C's)."""
+    if value is None:
+        return None
+    wanted = f"None ({none}) or {_native.setting_range('timeout_ms')}"
     v = _real(name, value, wanted)
-    if v == 0 and zero is not None:
-        return 0
-    if not low <= v <= MAX_SECONDS:
-        raise ValueError(f"{name} must be {wanted}, not {value!r}")
-    return max(1, round(v * 1000))
-
-
-def integer(name: str, value: Any, low: int, high: int) -> int:
-    """Checks an integer in ``low`` .. ``high`` (a bool or a float is refused)."""
-    wanted = f"an integer between {low} and {high}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-        raise TypeError(f"{name} must be {wanted}, not {type(value).__name__} {value!r}")
-    if not low <= value <= high:
-        raise ValueError(f"{name} must be {wanted}, not {value!r}")
-    return int(value)
-
-
-def number(name: str, value: Any, low: float, high: float) -> float:
-    """Checks a finite real number in ``low`` .. ``high`` (a bool is refused)."""
-    wanted = f"a number between {low:g} and {high:g}"
-    v = _real(name, value, wanted)
-    if not low <= v <= high:
-        raise ValueError(f"{name} must be {wanted}, not {value!r}")
-    return v
+    try:
+        return int(_native.setting_check("timeout_ms", name, v))
+    except ValueError:
+        raise ValueError(f"{name} must be {wanted}, not {value!r}") from None
 
 
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

@@ -7,8 +7,10 @@
 
 #include "_native.h"
 
+/* A setting, or a call argument that is none (mcpp_arguments_table). */
 static const mcpp_setting_info *find(const char *name) {
   const mcpp_setting_info *info = mcpp_setting_find(name);
+  if (info == NULL) info = mcpp_argument_find(name);
   if (info == NULL) PyErr_Format(PyExc_KeyError, "no setting %s", name);
   return info;
 }
@@ -23,11 +25,9 @@ static PyObject *str_or_none(const char *s) {
   return PyUnicode_FromString(s);
 }
 
-static PyObject *py_settings_table(PyObject *module, PyObject *unused) {
+static PyObject *rows_tuple(const mcpp_setting_info *t, size_t n) {
   static const char *const units[] = {"ms", "count", "percent", "bytes",
                                       "ratio", "flag", "choice", "text"};
-  size_t n = 0;
-  const mcpp_setting_info *t = mcpp_settings_table(&n);
   PyObject *out = PyTuple_New((Py_ssize_t)n);
   if (out == NULL) return NULL;
   for (size_t i = 0; i < n; i++) {
@@ -45,6 +45,18 @@ static PyObject *py_settings_table(PyObject *module, PyObject *unused) {
     PyTuple_SetItem(out, (Py_ssize_t)i, row);
   }
   return out;
+}
+
+static PyObject *py_settings_table(PyObject *module, PyObject *unused) {
+  size_t n = 0;
+  const mcpp_setting_info *t = mcpp_settings_table(&n);
+  return rows_tuple(t, n);
+}
+
+static PyObject *py_arguments_table(PyObject *module, PyObject *unused) {
+  size_t n = 0;
+  const mcpp_setting_info *t = mcpp_arguments_table(&n);
+  return rows_tuple(t, n);
 }
 
 /* setting_range(name, low=None, low_name=None): what the setting allows. */
@@ -119,6 +131,9 @@ static PyMethodDef settings_methods[] = {
     {"settings_table", py_settings_table, METH_NOARGS,
      "Every setting: name, unit, default, policy, min, max (seconds for "
      "times), zero, floor, choices, meaning."},
+    {"arguments_table", py_arguments_table, METH_NOARGS,
+     "The call arguments that are no setting (kill_grace, the retry budget, "
+     "an RTT window), as settings_table's rows."},
     {"setting_range", py_setting_range, METH_VARARGS,
      "setting_range(name, low=None, low_name=None): what the setting "
      "allows, in seconds for a time."},

@@ -203,7 +203,7 @@ class Peer:
         self._on_close = on_close
         self._closed: asyncio.Future[CloseInfo] = self.loop.create_future()
         self._stderr_fn: Callable[[str], Any] | None = None
-        kill_grace_ms = _check.seconds("kill_grace", kill_grace, zero="SIGKILL at once")
+        kill_grace_ms = _check.seconds("kill_grace", kill_grace, row="kill_grace_ms")
         if isinstance(stderr, str):
             mode = _STDERR_MODES[_check.choice("stderr", stderr, tuple(_STDERR_MODES))]
         else:

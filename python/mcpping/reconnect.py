@@ -72,7 +72,5 @@ def set_retry_budget(burst: int = _native.RETRY_BUDGET_BURST,
     a fleet whose servers all fail together comes back at that rate, not in
     a storm. The defaults are 10 and 2.0.
     """
-    _check.integer("burst", burst, 1, _native.MAX_RETRY_BUDGET_BURST)
-    _check.number("per_second", per_second, _native.MIN_RETRY_BUDGET_PER_SECOND,
-                  _native.MAX_RETRY_BUDGET_PER_SECOND)
-    _native.set_retry_budget(int(burst), float(per_second))
+    _native.set_retry_budget(int(_check.setting("burst", "retry_budget.burst", burst)),
+                             float(_check.setting("per_second", "retry_budget.per_second", per_second)))

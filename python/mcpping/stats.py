@@ -14,8 +14,6 @@ __all__ = ["Stats", "WINDOW"]
 
 #: How many of the most recent RTTs the percentiles (p50, p99) cover (C's MCPP_RTT_WINDOW).
 WINDOW: int = _native.RTT_WINDOW
-#: The largest window (C's MCPP_MAX_RTT_WINDOW; memory stays bounded).
-MAX_WINDOW: int = _native.MAX_RTT_WINDOW
 
 #: Microseconds per second: Stats keeps RTTs in seconds.
 _US_PER_S = 1e6
@@ -36,9 +34,8 @@ class Stats:
     """
 
     def __init__(self, window: int = WINDOW) -> None:
-        _check.integer("window", window, 1, MAX_WINDOW)
-        self.window = window
-        self._c = _native.RttStats(window)
+        self.window: int = _check.setting("window", "rtt_window", window)
+        self._c = _native.RttStats(self.window)
 
     def add_rtt(self, rtt: float) -> None:
         """Records a pong (in whatever unit the caller reads the figures)."""

@@ -162,8 +162,9 @@ test('reconnect options and the budget are checked at the boundary', () => {
     assert.throws(() => new mcpping.Peer(params, { reconnect }), (err) => err instanceof Kind && message.test(err.message) && err.code === 'ERR_MCPPING_INVALID_ARG');
     assert.throws(() => new mcpping.StdioClientTransport(params, { reconnect }), Kind);
   }
-  assert.throws(() => mcpping.setRetryBudget({ burst: 0 }), RangeError);
-  assert.throws(() => mcpping.setRetryBudget({ perSecond: 0 }), RangeError);
+  // C's rows (retry_budget.*) and sentences, as Python says them.
+  assert.throws(() => mcpping.setRetryBudget({ burst: 0 }), { name: 'RangeError', message: 'budget.burst must be an integer between 1 and 1000000, not 0' });
+  assert.throws(() => mcpping.setRetryBudget({ perSecond: 0 }), { name: 'RangeError', message: 'budget.perSecond must be a number between 0.001 and 1000000, not 0' });
   mcpping.setRetryBudget({ burst: 10, perSecond: 2 });
 });
 

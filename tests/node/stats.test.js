@@ -132,9 +132,13 @@ test('the window stays bounded after 100k adds', () => {
   assert.equal(s.summary().count, WINDOW + 100000);
 });
 
-test('window must be a positive integer', () => {
-  assert.throws(() => new RttStats({ window: 0 }), RangeError);
+test('window must be an integer from 1 to the C bound, in C\'s sentence', () => {
+  // C's row (rtt_window): Node said "an integer >= 1" and took any size.
+  assert.throws(() => new RttStats({ window: 0 }), { name: 'RangeError', message: 'window must be an integer between 1 and 16777216, not 0' });
   assert.throws(() => new RttStats({ window: 1.5 }), RangeError);
+  assert.throws(() => new RttStats({ window: 2 ** 24 + 1 }), RangeError);
+  assert.throws(() => new RttStats({ window: '9' }), TypeError);
+  assert.equal(new RttStats({ window: 16 }).window, 16);
 });
 
 test('observe: ping counts sent, pong an RTT, timeout and ping_error lost (not closing errors)', () => {

@@ -33,7 +33,7 @@ test('ping({timeoutMs}) refuses what is not an integer between 1 and 2147483647 
   const peer = await mcpping.connect(h.peer('echo.py'));
   try {
     for (const timeoutMs of [...BAD_MS, '100', 10n]) {
-      await assert.rejects(peer.ping({ timeoutMs }), invalid(kindOf(timeoutMs), /timeoutMs.*between 1 and 2147483647 ms; got /));
+      await assert.rejects(peer.ping({ timeoutMs }), invalid(kindOf(timeoutMs), /^timeoutMs must be between 1 and 2147483647 ms, not /));
     }
     await assert.rejects(peer.ping({ signal: 'soon' }), invalid(TypeError, /signal must be an AbortSignal/));
     await assert.rejects(peer.ping(5000), invalid(TypeError, /ping options must be an object/));
@@ -55,10 +55,10 @@ test('request(), notify() and initialize() check their arguments before anything
     await peer.ping();
     const framesOut = peer.stats.framesOut;
     for (const timeoutMs of [-1, 0.5, NaN, Infinity, MAX_MS + 1]) {
-      await assert.rejects(peer.request('echo', {}, { timeoutMs }), invalid(RangeError, /timeoutMs must be an integer 0 \(none\) or between 1 and 2147483647 ms/));
+      await assert.rejects(peer.request('echo', {}, { timeoutMs }), invalid(RangeError, /^timeoutMs must be 0 \(none\) or between 1 and 2147483647 ms, not /));
       await assert.rejects(peer.initialize({ timeoutMs }), invalid(RangeError, /timeoutMs/));
     }
-    await assert.rejects(peer.request(42), invalid(TypeError, /method must be a non-empty string; got 42/));
+    await assert.rejects(peer.request(42), invalid(TypeError, /method must be a non-empty string, not 42/));
     await assert.rejects(peer.request('echo', 'text'), invalid(TypeError, /params must be an object or an array/));
     assert.throws(() => peer.notify('', {}), invalid(TypeError, /method/));
     assert.equal(peer.stats.framesOut, framesOut);
@@ -95,9 +95,9 @@ test('connect() refuses bad keepalive settings, killGraceMs and its own options,
   for (const [options, Kind, names] of cases) {
     await assert.rejects(mcpping.connect(h.peer('echo.py'), options), invalid(Kind, names), JSON.stringify(options));
   }
-  for (const killGraceMs of [-1, NaN, 2 ** 32, 1.5]) {
+  for (const killGraceMs of [-1, NaN, 2 ** 32, 0.5]) {
     await assert.rejects(mcpping.connect({ ...h.peer('echo.py'), killGraceMs }),
-      invalid(RangeError, /params\.killGraceMs must be an integer 0 \(SIGKILL at once\) or between 1 and 2147483647 ms/));
+      invalid(RangeError, /^params\.killGraceMs must be 0 \(SIGKILL at once\) or between 1 and 2147483647 ms, not /));
   }
   await assert.rejects(mcpping.connect({ command: '' }), invalid(TypeError, /params\.command must be a non-empty string/));
   await assert.rejects(mcpping.connect({ command: 'python3', args: 'x.py' }), invalid(TypeError, /params\.args must be an array of strings/));

@@ -188,12 +188,14 @@ async def test_a_peer_used_from_another_loop_says_so_and_keeps_working():
         assert not p._pings and not p._requests  # nothing was left behind
 
 
-@pytest.mark.parametrize("bad,kind", [(0, ValueError), (1.5, TypeError), (10**8, ValueError),
+@pytest.mark.parametrize("bad,kind", [(0, ValueError), (1.5, ValueError), (10**8, ValueError),
                                       (True, TypeError)])
 def test_stats_window_is_refused_by_name(bad, kind):
-    # C's bound (MCPP_MAX_RTT_WINDOW, Node's too); Python wrote 10000000.
+    # C's row (rtt_window, MCPP_MAX_RTT_WINDOW) and sentence, Node's too
+    # (Node said "window must be an integer >= 1" and took any size).
     with pytest.raises(kind, match="^window must be an integer between 1 and 16777216,"):
         Stats(window=bad)
+    assert Stats(window=16.0).window == 16
 
 
 @pytest.mark.parametrize("option,bad,kind,wanted", [

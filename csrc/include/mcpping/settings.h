@@ -241,6 +241,15 @@ const mcpp_setting_info *mcpp_settings_table(size_t *n);
 /* The setting of that name ("timeout_ms", "reconnect.jitter"), else NULL. */
 const mcpp_setting_info *mcpp_setting_find(const char *name);
 
+/* The bindings' call arguments that are no setting, as rows like the
+ * settings' (mcpp_setting_check and mcpp_setting_range take them):
+ * "kill_grace_ms" (0: SIGKILL at once), "retry_budget.burst",
+ * "retry_budget.per_second", "rtt_window". *n gets the count. */
+const mcpp_setting_info *mcpp_arguments_table(size_t *n);
+
+/* The argument of that name, else NULL. */
+const mcpp_setting_info *mcpp_argument_find(const char *name);
+
 /* The longest a frozen peer goes before it is stale, in ms: interval_ms +
  * timeout_ms x failures (keepalive's promise), at most MCPP_MAX_MS, the
  * longest a timer waits. timeout_ms or failures 0: the setting's default.
