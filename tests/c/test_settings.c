@@ -238,3 +238,37 @@ TEST(settings_stale_bound_is_interval_plus_timeout_times_failures_capped) {
   ASSERT_EQ((int64_t)MCPP_MAX_MS,
             (int64_t)mcpp_stale_bound_ms(MCPP_MAX_MS, MCPP_MAX_MS, 10));
 }
+
+TEST(arguments_table_rows_are_checked_and_said_as_settings_are) {
+  size_t n = 0;
+  const mcpp_setting_info *t = mcpp_arguments_table(&n);
+  ASSERT_EQ(n, 4u);
+  for (size_t i = 0; i < n; i++) {
+    ASSERT(t[i].def >= t[i].min && t[i].def <= t[i].max);
+    ASSERT(t[i].meaning && t[i].meaning[0]);
+    ASSERT(mcpp_argument_find(t[i].name) == &t[i]);
+    ASSERT(mcpp_setting_find(t[i].name) == NULL); /* no field of mcpp_settings */
+  }
+  ASSERT(mcpp_argument_find("timeout_ms") == NULL);
+  /* The defaults are the ones the C core uses. */
+  ASSERT_EQ(mcpp_argument_find("kill_grace_ms")->def, MCPP_DEFAULT_KILL_GRACE_MS);
+  ASSERT_EQ(mcpp_argument_find("retry_budget.burst")->def, MCPP_RETRY_BUDGET_BURST);
+  ASSERT_EQ(mcpp_argument_find("rtt_window")->max, MCPP_MAX_RTT_WINDOW);
+  char buf[256];
+  double out = -1;
+  const mcpp_setting_info *grace = mcpp_argument_find("kill_grace_ms");
+  ASSERT_EQ(mcpp_setting_check(grace, "kill_grace", 0, MCPP_IN_SECONDS, NAN, NULL, &out,
+                               buf, sizeof buf), 0);
+  ASSERT_EQ(out, 0); /* SIGKILL at once */
+  ASSERT_EQ(mcpp_setting_check(grace, "params.killGraceMs", -1, MCPP_IN_MS, NAN, NULL, &out,
+                               buf, sizeof buf), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "params.killGraceMs must be 0 (SIGKILL at once) or between 1 and "
+                     "2147483647 ms, not -1");
+  ASSERT_EQ(mcpp_setting_check(mcpp_argument_find("retry_budget.per_second"), "per_second", 0,
+                               MCPP_IN_SECONDS, NAN, NULL, &out, buf, sizeof buf),
+            MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "per_second must be a number between 0.001 and 1000000, not 0");
+  ASSERT_EQ(mcpp_setting_check(mcpp_argument_find("rtt_window"), "window", 1.5, MCPP_IN_MS,
+                               NAN, NULL, &out, buf, sizeof buf), MCPP_ERR_INVALID_ARGUMENT);
+  ASSERT_STR_EQ(buf, "window must be an integer between 1 and 16777216, not 1.5");
+}
