@@ -198,21 +198,28 @@ class HttpSession {
     if (kind === 'error') {
       let body = '';
       try {
-        body = (await res.text(MAX_BODY)) ?? ''; // past the bound: classified by its status
+        body = await res.text(MAX_BODY); // null past the bound
       } catch {
         // A broken body: classified as empty.
       }
-      if (binding.httpClassify(res.status, body, sentSession !== null, frame) === 'session_expired') {
-        this.sessionExpired(frame, sentSession, res.status, body);
-        return;
-      }
-      // A request gets the JSON-RPC error C makes of the answer
-      // ("unsupported": the body's -32601 itself).
-      const answer = binding.httpErrorAnswer(res.status, body, frame);
-      if (answer !== null) this.receive(answer);
+      this.answered(kind, res, body, frame, sentSession);
       return;
     }
-    await this.readBody(res, kind, frame, answer);
+    await this.readBody(res, kind, frame, answer, sentSession);
+  }
+
+  /**
+   * Hands the engine what C says the answer's body gives it (null: cut at
+   * the bound): the message, an answer C made of an error, a page or a
+   * body without end, or the session's end.
+   * @param {'json'|'error'|'none'} kind @param {string|null} body
+   * @param {string} frame @param {string|null} sentSession
+   */
+  answered(kind, res, body, frame, sentSession) {
+    const { step, message } = binding.httpPostAnswer(kind, res.status, res.headers.get('content-type'), body,
+      MAX_BODY, frame, sentSession !== null);
+    if (step === 'expired') this.sessionExpired(frame, sentSession, res.status, body ?? '');
+    else if (message !== null) this.receive(message);
   }
 
   /**
@@ -348,35 +355,27 @@ class HttpSession {
   /**
    * Reads a 2xx answer as C said: an SSE stream, one JSON message, or nothing (202).
    * @param {'sse'|'json'|'none'} kind
-   * @param {string} [frame] the POSTed frame, when there was one
+   * @param {string} frame the POSTed frame
    * @param {Resumable} [answer]
+   * @param {string|null} [sentSession]
    */
-  async readBody(res, kind, frame, answer) {
+  async readBody(res, kind, frame, answer, sentSession = null) {
+    if (kind === 'sse') {
+      await this.readStream(res, frame, answer);
+      return;
+    }
+    let body;
     try {
-      if (kind === 'sse') await this.readStream(res, frame, answer);
-      else if (kind === 'json') {
-        const whole = await res.text(MAX_BODY);
-        if (whole === null) {
-          // An answer without end: cut at the line bound, the request told now.
-          const oversize = frame ? binding.httpOversizeAnswer(MAX_BODY, frame) : null;
-          if (oversize !== null) this.receive(oversize);
-          return;
-        }
-        // JSON's white space only: trim() would also drop a byte order
-        // mark, which C (and Python) call not JSON.
-        const text = whole.replace(/^[ \t\r\n]+|[ \t\r\n]+$/g, '');
-        // Not JSON (a web page): the request is told so now, not at its timeout.
-        const unreadable = text && frame ? binding.httpUnreadableAnswer(res.status, res.headers.get('content-type'), text, frame) : null;
-        if (unreadable !== null) this.receive(unreadable);
-        else if (text) this.receive(text);
-      } else await res.discard();
+      body = kind === 'json' ? await res.text(MAX_BODY) : await res.discard();
     } catch {
       // A broken body (an SSE stream has its own rule in readStream): with
       // no event ID to resume from, C's rule says the answer is lost, so
       // the engine answers in doubt now.
       if (kind === 'json' && answer && !answer.abort.signal.aborted && !this.closed
           && answer.sse.answerAfter(true, 0).step === 'lost') this.answerLost(answer);
+      return;
     }
+    if (kind === 'json') this.answered(kind, res, body, frame, sentSession);
   }
 
   /**

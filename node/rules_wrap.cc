@@ -144,35 +144,42 @@ std::string OptionalString(Napi::Env env, const Napi::Value &v, const char *what
   return v.As<Napi::String>().Utf8Value();
 }
 
-// httpUnreadableAnswer(status, contentType, body, frame) -> the JSON-RPC
-// error the request in frame gets when a 2xx answer read as one JSON
-// message is not JSON; null when it is (or is blank), or frame is no request.
-Napi::Value HttpUnreadableAnswer(const Napi::CallbackInfo &info) {
+// httpPostAnswer(kind, status, contentType, body, limit, frame, hadSession)
+// -> {step: 'message'|'expired'|'nothing', message}: what the answer to a
+// POST of frame gives the engine (mcpp_http_post_answer); body null: cut at
+// limit bytes.
+Napi::Value HttpPostAnswer(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
-  if (!info[2].IsString() || !info[3].IsString())
-    throw Napi::TypeError::New(env, "body and frame must be strings");
-  int status = info[0].As<Napi::Number>().Int32Value();
-  std::string type = OptionalString(env, info[1], "contentType");
-  std::string body = info[2].As<Napi::String>().Utf8Value();
-  std::string frame = info[3].As<Napi::String>().Utf8Value();
-  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
-    return mcpp_http_unreadable_answer(status, type.c_str(), body.data(), body.size(), frame.data(),
-                                       frame.size(), out, cap);
-  });
-}
-
-// httpOversizeAnswer(limit, frame) -> the -32000 answer the request in frame
-// gets when its server's answer runs past limit bytes; null if frame is no request.
-Napi::Value HttpOversizeAnswer(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsNumber() || !info[1].IsString())
-    throw Napi::TypeError::New(env, "limit must be a number and frame a string");
-  size_t limit = static_cast<size_t>(info[0].As<Napi::Number>().Int64Value());
-  std::string frame = info[1].As<Napi::String>().Utf8Value();
-  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
-    return mcpp_http_oversize_answer(limit, frame.data(), frame.size(), out, cap);
-  });
+  std::string kind_name = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
+  int kind = -1;
+  for (int k = MCPP_HTTP_BODY_SSE; k <= MCPP_HTTP_BODY_ERROR; k++)
+    if (kind_name == mcpp_http_body_name(static_cast<mcpp_http_body>(k))) kind = k;
+  if (kind < 0) throw Napi::TypeError::New(env, "kind must be 'sse', 'json', 'none' or 'error'");
+  if (!info[1].IsNumber() || !info[4].IsNumber() || !info[5].IsString())
+    throw Napi::TypeError::New(env, "httpPostAnswer(kind, status, contentType, body, limit, frame, hadSession)");
+  std::string type = OptionalString(env, info[2], "contentType");
+  bool whole = !info[3].IsNull();
+  std::string body = whole ? info[3].ToString().Utf8Value() : std::string();
+  std::string frame = info[5].As<Napi::String>().Utf8Value();
+  auto answer = [&](const char **msg, size_t *n, char *out, size_t cap) {
+    return mcpp_http_post_answer(static_cast<mcpp_http_body>(kind), info[1].As<Napi::Number>().Int32Value(),
+                                 type.empty() ? nullptr : type.c_str(), body.data(), body.size(), whole,
+                                 static_cast<size_t>(info[4].As<Napi::Number>().Int64Value()),
+                                 frame.data(), frame.size(), info[6].ToBoolean().Value(), msg, n, out, cap);
+  };
+  char small[512];
+  const char *msg = nullptr;
+  size_t n = 0;
+  mcpp_http_post_step step = answer(&msg, &n, small, sizeof small);
+  Napi::Object out = Napi::Object::New(env);
+  out.Set("step", mcpp_http_post_step_name(step));
+  std::string made;
+  if (msg == nullptr && n > 0) { // an answer C made, longer than small
+    made.assign(n + 1, '\0');
+    answer(&msg, &n, &made[0], made.size());
+  }
+  out.Set("message", msg ? Napi::Value(Napi::String::New(env, msg, n)) : env.Null());
+  return out;
 }
 
 // The caller's headers (an object of strings, or null/undefined) as C's
@@ -422,9 +429,8 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("eventOutcome", Napi::Function::New(env, EventOutcome, "eventOutcome"));
   exports.Set("outcomeIsLost", Napi::Function::New(env, OutcomeIsLost, "outcomeIsLost"));
   exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
-  exports.Set("httpUnreadableAnswer", Napi::Function::New(env, HttpUnreadableAnswer, "httpUnreadableAnswer"));
   exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
-  exports.Set("httpOversizeAnswer", Napi::Function::New(env, HttpOversizeAnswer, "httpOversizeAnswer"));
+  exports.Set("httpPostAnswer", Napi::Function::New(env, HttpPostAnswer, "httpPostAnswer"));
   exports.Set("httpIsAnswer", Napi::Function::New(env, HttpIsAnswer, "httpIsAnswer"));
   exports.Set("httpLastEventId", MCPP_HTTP_LAST_EVENT_ID);
   exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));

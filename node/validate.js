@@ -141,9 +141,11 @@ const settingDefault = (name) => TABLE.get(name).policy;
  */
 function setting(label, name, value, opts = {}) {
   const row = TABLE.get(name) || ARGUMENTS.get(name);
-  const wanted = row.unit === 'flag' ? 'a boolean' : native.settingRange(name, !!opts.inSeconds, opts.low, opts.lowName);
   const ok = row.unit === 'choice' ? row.choices.split('|').includes(value) : typeof value === (row.unit === 'flag' ? 'boolean' : 'number');
-  if (!ok) throw invalid(TypeError, `${label} must be ${wanted}, not ${shown(value)}`);
+  if (!ok) {
+    const wanted = row.unit === 'flag' ? 'a boolean' : native.settingRange(name, !!opts.inSeconds, opts.low, opts.lowName);
+    throw invalid(TypeError, `${label} must be ${wanted}, not ${shown(value)}`);
+  }
   if (row.unit === 'choice' || row.unit === 'flag') return value;
   return native.settingCheck(name, label, value, !!opts.inSeconds, opts.low, opts.lowName);
 }

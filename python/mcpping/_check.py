@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 import numbers
+from collections.abc import Callable
 from typing import Any
 
 from . import _native
@@ -46,19 +47,21 @@ def setting(shown: str, name: str, value: Any, *, low: float | None = None,
         if value not in choices(name):
             raise ValueError(f"{shown} must be {_native.setting_range(name)}, not {value!r}")
         return choices(name).index(value)
-    v = _real(shown, value, _native.setting_range(name, low, low_name))
+    v = _real(shown, value, lambda: _native.setting_range(name, low, low_name))
     return _native.setting_check(name, shown, v, low, low_name)
 
 
-def _real(name: str, value: Any, wanted: str) -> float:
+def _real(name: str, value: Any, wanted: Callable[[], str]) -> float:
+    """``value`` as a finite float; ``wanted()`` (what is allowed, said
+    only for a refusal) names the range in the error."""
     if isinstance(value, bool) or not isinstance(value, numbers.Real):
-        raise TypeError(f"{name} must be {wanted}, not {type(value).__name__} {value!r}")
+        raise TypeError(f"{name} must be {wanted()}, not {type(value).__name__} {value!r}")
     try:
         v = float(value)
     except OverflowError:  # an int too big for a float
         v = math.inf
     if not math.isfinite(v):
-        raise ValueError(f"{name} must be {wanted}, not {value!r}")
+        raise ValueError(f"{name} must be {wanted()}, not {value!r}")
     return v
 
 
@@ -73,12 +76,13 @@ def optional_seconds(name: str, value: Any, *, none: str) -> int | None:
     Python's spelling; the range and the check are C's)."""
     if value is None:
         return None
-    wanted = f"None ({none}) or {_native.setting_range('timeout_ms')}"
+    def wanted() -> str:
+        return f"None ({none}) or {_native.setting_range('timeout_ms')}"
     v = _real(name, value, wanted)
     try:
         return int(_native.setting_check("timeout_ms", name, v))
     except ValueError:
-        raise ValueError(f"{name} must be {wanted}, not {value!r}") from None
+        raise ValueError(f"{name} must be {wanted()}, not {value!r}") from None
 
 
 def choice(name: str, value: Any, allowed: tuple[str, ...]) -> str:

@@ -943,9 +943,6 @@ static PyMethodDef module_methods[] = {
     {"http_classify", mcpping_http_classify, METH_VARARGS,
      "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
      "'session_expired' or 'failed'."},
-    {"http_unreadable_answer", mcpping_http_unreadable_answer, METH_VARARGS,
-     "http_unreadable_answer(status, content_type, body, frame) -> bytes | None: the "
-     "JSON-RPC error the request in frame gets when a 2xx JSON answer is not JSON"},
     {"http_error_answer", mcpping_http_error_answer, METH_VARARGS,
      "http_error_answer(status, body, frame) -> bytes | None: the JSON-RPC error "
      "the request in frame gets when its POST met a failed HTTP answer (None: "
@@ -953,6 +950,10 @@ static PyMethodDef module_methods[] = {
     {"http_request_headers", mcpping_http_request_headers, METH_VARARGS,
      "http_request_headers(method, extra, session, version) -> dict: a request's "
      "headers, the caller's extra ones first (never replacing mcpping's)."},
+    {"http_post_answer", mcpping_http_post_answer, METH_VARARGS,
+     "http_post_answer(kind, status, content_type, body, limit, frame, had_session) -> "
+     "(step, message): what the answer to a POST gives the engine: ('message', bytes), "
+     "('expired', None) or ('nothing', None); body None: cut at limit bytes."},
     {"http_body_kind", mcpping_http_body_kind, METH_VARARGS,
      "http_body_kind(method, status, content_type) -> str: how the answer's body is "
      "read: 'sse', 'json', 'none' or 'error'."},
@@ -975,9 +976,6 @@ static PyMethodDef module_methods[] = {
     {"ping_unreachable_answer", mcpping_ping_unreachable_answer, METH_O,
      "ping_unreachable_answer(ping) -> bytes | None: the -32601 answer a ping gets "
      "when no stream would carry it to the peer (None: ping is no request)."},
-    {"http_oversize_answer", mcpping_http_oversize_answer, METH_VARARGS,
-     "http_oversize_answer(limit, frame) -> bytes | None: the -32000 answer the request "
-     "in frame gets when its server's answer runs past limit bytes (None: no request)."},
     {"unserved_request_answer", mcpping_unserved_request_answer, METH_O,
      "unserved_request_answer(frame) -> bytes | None: the -32601 answer a request "
      "from the peer gets when the application serves none (None: frame is no request)."},

@@ -96,9 +96,9 @@ PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
 PyObject *mcpping_http_is_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args);
-PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args);
 PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args);
+PyObject *mcpping_http_post_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args);
 PyObject *mcpping_http_url(PyObject *module, PyObject *args);
 PyObject *mcpping_http_resolve_error_name(PyObject *module, PyObject *arg);
@@ -106,7 +106,6 @@ PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_redirect_url(PyObject *module, PyObject *args);
 PyObject *mcpping_ping_unreachable_answer(PyObject *module, PyObject *arg);
 PyObject *mcpping_unserved_request_answer(PyObject *module, PyObject *arg);
-PyObject *mcpping_http_oversize_answer(PyObject *module, PyObject *args);
 int mcpping_rules_add_types(PyObject *module);
 
 /* A sequence of str/bytes as a NULL-terminated argv (PyMem_Free it) whose

@@ -124,18 +124,17 @@ def http_error_answer(status: int, body: bytes, frame: bytes) -> bytes | None:
     """The JSON-RPC error the request in ``frame`` gets when its POST met a
     failed HTTP answer: the body's own JSON-RPC error with the request's id,
     else -32000 "HTTP <status> <reason>"; None if frame is no request."""
-def http_unreadable_answer(status: int, content_type: str | None, body: bytes,
-                           frame: bytes) -> bytes | None:
-    """The JSON-RPC error the request in ``frame`` gets when the 2xx answer
-    read as one JSON message is not JSON (an HTML page): "the server
-    answered HTTP 200 with text/html, not JSON"; None when the body is
-    blank or JSON, or frame is no request."""
 def http_request_headers(method: str, extra: dict[str, str], session: str | None,
                          version: str | None) -> dict[str, str]:
     """The headers of a ``method`` request ('POST', 'GET', 'DELETE'): the
     caller's ``extra`` first, in order, less any named like mcpping's
     (any case); then Content-Type and Accept as the method needs,
     Mcp-Session-Id and MCP-Protocol-Version when given."""
+def http_post_answer(kind: str, status: int, content_type: str | None, body: bytes | None,
+                     limit: int, frame: bytes, had_session: bool) -> tuple[str, bytes | None]:
+    """What the answer to a POST of frame gives the engine, its body read
+    whole (None: cut at limit bytes): ("message", bytes), ("expired", None)
+    (the session ended) or ("nothing", None)."""
 def http_body_kind(method: str, status: int, content_type: str | None) -> str:
     """How an answer's body is read: 'sse' (events), 'json' (one message,
     nothing if blank), 'none' (drop it) or 'error' (read it whole for
@@ -163,10 +162,6 @@ def http_header_problem(name: str, value: str) -> str | None:
 def ping_unreachable_answer(ping: bytes) -> bytes | None:
     """The answer a ping the engine made gets when no stream would carry it
     to the peer: JSON-RPC -32601 under its id; None if ping is no request."""
-def http_oversize_answer(limit: int, frame: bytes) -> bytes | None:
-    """The answer the request in frame gets when its server's answer runs
-    past limit bytes (max_line_bytes): JSON-RPC -32000 under its id; None
-    if frame is no request."""
 def unserved_request_answer(frame: bytes) -> bytes | None:
     """The answer a request from the peer gets when the application serves
     none: JSON-RPC -32601 "Method not found" under its id; None if frame is

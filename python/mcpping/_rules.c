@@ -111,21 +111,8 @@ static PyObject *written_bytes(text_writer write, const void *args) {
 /* The arguments of the answers C makes for a request's POST. */
 typedef struct {
   int status;
-  const char *content_type;
-  size_t limit;
   mcpping_bytes body, frame;
 } post_answer_args;
-
-static size_t write_unreadable(const void *args, char *out, size_t cap) {
-  const post_answer_args *a = args;
-  return mcpp_http_unreadable_answer(a->status, a->content_type, a->body.buf, (size_t)a->body.len,
-                                     a->frame.buf, (size_t)a->frame.len, out, cap);
-}
-
-static size_t write_oversize(const void *args, char *out, size_t cap) {
-  const post_answer_args *a = args;
-  return mcpp_http_oversize_answer(a->limit, a->frame.buf, (size_t)a->frame.len, out, cap);
-}
 
 static size_t write_error(const void *args, char *out, size_t cap) {
   const post_answer_args *a = args;
@@ -140,33 +127,57 @@ static PyObject *post_answer(text_writer write, post_answer_args *a) {
   return res;
 }
 
-PyObject *mcpping_http_unreadable_answer(PyObject *module, PyObject *args) {
-  post_answer_args a = {0};
-  if (!PyArg_ParseTuple(args, "izO&O&", &a.status, &a.content_type, mcpping_bytes_conv, &a.body,
-                        mcpping_bytes_conv, &a.frame))
-    return NULL;
-  return post_answer(write_unreadable, &a);
-}
-
-PyObject *mcpping_http_oversize_answer(PyObject *module, PyObject *args) {
-  post_answer_args a = {0};
-  Py_ssize_t limit;
-  if (!PyArg_ParseTuple(args, "nO&", &limit, mcpping_bytes_conv, &a.frame)) return NULL;
-  if (limit < 0) {
-    mcpping_bytes_release(&a.frame);
-    PyErr_SetString(PyExc_ValueError, "limit must not be negative");
-    return NULL;
-  }
-  a.limit = (size_t)limit;
-  return post_answer(write_oversize, &a);
-}
-
 PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args) {
   post_answer_args a = {0};
   if (!PyArg_ParseTuple(args, "iO&O&", &a.status, mcpping_bytes_conv, &a.body, mcpping_bytes_conv,
                         &a.frame))
     return NULL;
   return post_answer(write_error, &a);
+}
+
+/* http_post_answer(kind, status, content_type, body, limit, frame,
+ * had_session) -> (step, message): what the answer to a POST of frame
+ * gives the engine (mcpp_http_post_answer); body None: cut at limit. */
+PyObject *mcpping_http_post_answer(PyObject *module, PyObject *args) {
+  const char *kind_name, *content_type;
+  int status, had_session;
+  PyObject *body_arg;
+  Py_ssize_t limit;
+  mcpping_bytes body = {0}, frame = {0};
+  if (!PyArg_ParseTuple(args, "sizOnO&p", &kind_name, &status, &content_type, &body_arg, &limit,
+                        mcpping_bytes_conv, &frame, &had_session))
+    return NULL;
+  int kind = -1;
+  for (int k = MCPP_HTTP_BODY_SSE; k <= MCPP_HTTP_BODY_ERROR; k++)
+    if (strcmp(kind_name, mcpp_http_body_name((mcpp_http_body)k)) == 0) kind = k;
+  int whole = body_arg != Py_None;
+  if (kind < 0 || limit < 0) {
+    PyErr_Format(PyExc_ValueError, "kind must be 'sse', 'json', 'none' or 'error' and limit >= 0");
+  } else if (!whole || mcpping_bytes_conv(body_arg, &body)) {
+    char small[512];
+    const char *msg;
+    size_t n;
+    mcpp_http_post_step step = mcpp_http_post_answer(
+        (mcpp_http_body)kind, status, content_type, body.buf, (size_t)body.len, whole,
+        (size_t)limit, frame.buf, (size_t)frame.len, had_session, &msg, &n, small, sizeof small);
+    PyObject *message = NULL;
+    if (msg != NULL) {
+      message = PyBytes_FromStringAndSize(msg, (Py_ssize_t)n);
+    } else if (n > 0) { /* an answer C made, longer than small */
+      message = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+      if (message != NULL)
+        mcpp_http_post_answer((mcpp_http_body)kind, status, content_type, body.buf,
+                              (size_t)body.len, whole, (size_t)limit, frame.buf, (size_t)frame.len,
+                              had_session, &msg, &n, PyBytes_AsString(message), n + 1);
+    } else {
+      message = Py_NewRef(Py_None);
+    }
+    mcpping_bytes_release(&body);
+    mcpping_bytes_release(&frame);
+    return message ? Py_BuildValue("(sN)", mcpp_http_post_step_name(step), message) : NULL;
+  }
+  mcpping_bytes_release(&frame);
+  return NULL;
 }
 
 /* "POST", "GET" or "DELETE" as C's method; ValueError for another. */

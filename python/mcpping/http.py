@@ -463,17 +463,10 @@ class HttpPeer:
         body_kind = _native.http_body_kind("POST", status, content_type)
         if body_kind == "error":
             try:
-                body = _read_body(resp) or b""  # past the bound: classified by its status
+                body = _read_body(resp)
             except (OSError, http.client.HTTPException):
-                body = b""
-            if _native.http_classify(status, body, sent_session is not None, frame) == "session_expired":
-                self._to_loop_call(self._session_expired, (frame, sent_session, status, body))
-                return
-            # An HTTP error answers a request: the engine gets the JSON-RPC
-            # error C makes of it ("unsupported": the body's -32601 itself).
-            answer = _native.http_error_answer(status, body, frame)
-            if answer is not None:
-                self._to_loop(answer)
+                body = b""  # a broken body: classified as empty
+            self._answered(body_kind, resp, body, frame, sent_session)
             return
         sid = resp.getheader("Mcp-Session-Id")
         if sid and not self.session_id:
@@ -490,15 +483,20 @@ class HttpPeer:
                     answer.sse.answer_after(True, 0)[0] == "lost":
                 self._to_loop_call(self._answer_lost, answer.request_id)
             return
-        if body is None:
-            oversize = _native.http_oversize_answer(_MAX_BODY, frame) if body_kind == "json" else None
-            if oversize is not None:
-                self._to_loop(oversize)  # told now, not at its timeout
-            return
-        if body_kind == "json" and body.strip():  # "none": a 202 says nothing
-            # Not JSON (a web page): the request is told so now, not at its timeout.
-            unreadable = _native.http_unreadable_answer(status, content_type, body, frame)
-            self._to_loop(unreadable if unreadable is not None else body.strip())
+        self._answered(body_kind, resp, body, frame, sent_session)
+
+    def _answered(self, body_kind: str, resp: Any, body: bytes | None, frame: bytes,
+                  sent_session: str | None) -> None:
+        """Hands the engine what C says the answer's body gives it (None:
+        cut at the bound): the message, an answer C made of an error, a
+        page or a body without end, or the session's end."""
+        status = resp.status
+        step, message = _native.http_post_answer(body_kind, status, resp.getheader("Content-Type"),
+                                                 body, _MAX_BODY, frame, sent_session is not None)
+        if step == "expired":
+            self._to_loop_call(self._session_expired, (frame, sent_session, status, body or b""))
+        elif message is not None:
+            self._to_loop(message)
 
     def _read_stream(self, resp: Any, answer: _Resumable, resumable: bool) -> None:
         """Reads the SSE answer to a POST; while it ends without the

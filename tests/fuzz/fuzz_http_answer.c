@@ -7,7 +7,9 @@
  * its whole length even when the buffer is too short. The same bytes are
  * read as a Content-Type (mcpp_http_body_kind) and the frame as one met by
  * an expired session (mcpp_http_resends, http_client.c), and the body
- * as a 2xx answer that may not be JSON (mcpp_http_unreadable_answer).
+ * as a 2xx answer that may not be JSON (mcpp_http_unreadable_answer), and
+ * as every kind of answer to the POST (mcpp_http_post_answer): a message
+ * is strict JSON, the body's own bytes or an answer C made, sized alike.
  */
 #include <stdint.h>
 #include <stdlib.h>
@@ -75,6 +77,32 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     CHECK(mcpp__scan_message(out, made, &got) == 0 && got.error.p);
     CHECK(mcpp__scan_message(frame, frame_len, &sent) == 0);
     CHECK(got.id.n == sent.id.n && memcmp(got.id.p, sent.id.p, sent.id.n) == 0);
+    free(out);
+  }
+  /* Every kind of answer, whole or cut at the bound. */
+  for (int k = MCPP_HTTP_BODY_SSE; k <= MCPP_HTTP_BODY_ERROR; k++) {
+    const char *msg;
+    size_t n;
+    int whole = data[0] & 1;
+    mcpp_http_post_step step = mcpp_http_post_answer(
+        (mcpp_http_body)k, (k == MCPP_HTTP_BODY_ERROR ? 400 : 200) + data[0] % 8, type, body,
+        body_len, whole, 1000, frame, frame_len, data[0] & 2, &msg, &n, small, sizeof small);
+    CHECK(step == MCPP_HTTP_POST_NOTHING || step == MCPP_HTTP_POST_MESSAGE ||
+          step == MCPP_HTTP_POST_EXPIRED);
+    CHECK(step == MCPP_HTTP_POST_MESSAGE ? n > 0 : msg == NULL && n == 0);
+    if (step != MCPP_HTTP_POST_MESSAGE) continue;
+    char *out = malloc(n + 1);
+    CHECK(out);
+    if (msg == NULL) {
+      CHECK(n >= sizeof small);
+      CHECK(mcpp_http_post_answer((mcpp_http_body)k, (k == MCPP_HTTP_BODY_ERROR ? 400 : 200) +
+                                  data[0] % 8, type, body, body_len, whole, 1000, frame,
+                                  frame_len, data[0] & 2, &msg, &n, out, n + 1) == step);
+      CHECK(msg == out && strlen(out) == n);
+    }
+    /* The body's own bytes (a JSON answer) or an answer C made. */
+    CHECK((msg >= body && msg + n <= body + body_len) || mcpp__json_strict(msg, n));
+    CHECK(msg < body || msg >= body + body_len || (n && msg[0] != ' ' && msg[n - 1] != '\n'));
     free(out);
   }
   free(type);

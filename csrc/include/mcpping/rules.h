@@ -265,6 +265,41 @@ mcpp_http_body mcpp_http_body_kind(mcpp_http_method method, int status,
 /* Returns "sse", "json", "none" or "error". */
 const char *mcpp_http_body_name(mcpp_http_body body);
 
+/* What the answer to a POST gives the engine. */
+typedef enum mcpp_http_post_step {
+  MCPP_HTTP_POST_NOTHING = 0, /* a 202, a blank body, an error answering no
+                                 request (a notification waits for
+                                 nothing) */
+  MCPP_HTTP_POST_MESSAGE = 1, /* *msg: the message for the engine */
+  MCPP_HTTP_POST_EXPIRED = 2  /* the session ended: mcpp_http_renewal_expired
+                                 decides what follows */
+} mcpp_http_post_step;
+
+/* What the answer to a POST of frame gives the engine once its body
+ * (len bytes; may be NULL if len is 0) is read, as kind
+ * (mcpp_http_body_kind) says: MCPP_HTTP_BODY_ERROR is classified
+ * (mcpp_http_classify; had_session: the POST carried an Mcp-Session-Id)
+ * and a request gets mcpp_http_error_answer's answer; a JSON body is the
+ * message, without JSON's white space around it, unless it is no JSON
+ * (mcpp_http_unreadable_answer); SSE and NONE give nothing here. whole is
+ * 0 when the client stopped reading at limit bytes (the settings'
+ * max_line_bytes): an error is then judged by its status, a JSON answer
+ * is mcpp_http_oversize_answer's. *msg points into body, or into out for
+ * an answer C made (written with a NUL, as snprintf writes); *msg is NULL
+ * with *msg_len the answer's length when it did not fit in cap bytes:
+ * call again with cap above it. */
+mcpp_http_post_step mcpp_http_post_answer(mcpp_http_body kind, int status,
+                                          const char *content_type,
+                                          const char *body, size_t len,
+                                          int whole, size_t limit,
+                                          const char *frame, size_t frame_len,
+                                          int had_session, const char **msg,
+                                          size_t *msg_len, char *out,
+                                          size_t cap);
+
+/* Returns "nothing", "message" or "expired". */
+const char *mcpp_http_post_step_name(mcpp_http_post_step step);
+
 /* 1 if a POSTed frame that met an expired session is sent again once the
  * new session is open: a ping (it has no side effects), nothing else. */
 int mcpp_http_resends(const char *frame, size_t len);
