@@ -236,13 +236,11 @@ Napi::Value EngineWrap::Awaits(const Napi::CallbackInfo &info) {
 }
 
 // unreadable() -> the sentence that says which frames from the server were
-// not JSON-RPC messages (mcpp_unreadable_text), "" if none.
+// not JSON-RPC messages (mcpp_engine_unreadable_text), "" if none.
 Napi::Value EngineWrap::Unreadable(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
-  mcpp_unreadable what{};
-  what.lines = mcpp_engine_unreadable(Get(env), &what.first, &what.first_len);
   char text[512];
-  mcpp_unreadable_text("the server", &what, text, sizeof text);
+  mcpp_engine_unreadable_text(Get(env), text, sizeof text);
   return Napi::String::New(env, text);
 }
 

@@ -305,13 +305,11 @@ static PyObject *Engine_awaits(EngineObject *self, PyObject *arg) {
 PyDoc_STRVAR(unreadable_doc,
              "unreadable() -> str\n\n"
              "The sentence that says which frames from the server were not\n"
-             "JSON-RPC messages (mcpp_unreadable_text), \"\" if none.");
+             "JSON-RPC messages (mcpp_engine_unreadable_text), \"\" if none.");
 static PyObject *Engine_unreadable(EngineObject *self, PyObject *unused) {
   (void)unused;
-  mcpp_unreadable what = {0};
-  what.lines = mcpp_engine_unreadable(self->engine, &what.first, &what.first_len);
   char text[512];
-  mcpp_unreadable_text("the server", &what, text, sizeof text);
+  mcpp_engine_unreadable_text(self->engine, text, sizeof text);
   return PyUnicode_DecodeUTF8(text, (Py_ssize_t)strlen(text), "replace");
 }
 

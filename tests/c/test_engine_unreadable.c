@@ -15,11 +15,9 @@ static size_t lines_text(uint64_t count, const char *first, size_t len, char *ou
   return mcpp_unreadable_text("the server", &what, out, cap);
 }
 
+/* The engine's own sentence (mcpp_engine_unreadable_text). */
 static const char *text_of(fx *f, char *out, size_t cap) {
-  const char *first = NULL;
-  size_t len = 0;
-  uint64_t n = mcpp_engine_unreadable(f->e, &first, &len);
-  lines_text(n, first, len, out, cap);
+  mcpp_engine_unreadable_text(f->e, out, cap);
   return out;
 }
 
@@ -139,4 +137,30 @@ TEST(unreadable_text_names_bytes_that_no_newline_ends) {
   ASSERT_EQ(mcpp_unreadable_text("the server", &none, t, sizeof t), 0);
   ASSERT_STR_EQ(t, "");
   ASSERT_EQ(mcpp_unreadable_text("the server", NULL, t, sizeof t), 0);
+}
+
+TEST(unreadable_engine_text_speaks_of_messages_off_stdio_and_of_the_client_as_server) {
+  /* Streamable HTTP: the frames are events and bodies, not lines. */
+  fx *f = fx_new();
+  f->s.transport = MCPP_TRANSPORT_STREAMABLE_HTTP;
+  fx_start(f, T0);
+  char t[256];
+  ASSERT_EQ(mcpp_engine_unreadable_text(f->e, t, sizeof t), 0);
+  ASSERT_STR_EQ(t, "");
+  ASSERT_EQ(fx_recv(f, "\xef\xbb\xbf{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}", T0),
+            MCPP_RECV_FORWARD);
+  ASSERT_STR_EQ(text_of(f, t, sizeof t),
+                "the server sent a message that is not JSON-RPC (it starts with a byte order "
+                "mark): \"\\ufeff{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":1,\\\"result\\\":{}}\"");
+  ASSERT_EQ(fx_recv(f, "oops", T0), MCPP_RECV_FORWARD);
+  ASSERT(strncmp(text_of(f, t, sizeof t), "the server sent 2 messages that are not JSON-RPC, "
+                                          "the first (it starts", 67) == 0);
+  fx_done(f);
+  /* The server role: its peer is the client, on stdio it wrote lines. */
+  f = fx_new();
+  f->s.role = MCPP_ROLE_SERVER;
+  fx_start(f, T0);
+  ASSERT_EQ(fx_recv(f, "hello", T0), MCPP_RECV_FORWARD);
+  ASSERT_STR_EQ(text_of(f, t, sizeof t), "the client wrote a line that is not JSON-RPC: \"hello\"");
+  fx_done(f);
 }

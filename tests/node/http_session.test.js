@@ -604,7 +604,7 @@ test('a byte order mark before an answer is refused as Python refuses it, and na
   for (const [mode, timeoutMs, message] of [
     ['json-bom', 5000, 'initialize failed: -32000 the server answered HTTP 200 with application/json, not JSON; '
       + 'server/discover failed: -32000 the server answered HTTP 200 with application/json, not JSON'],
-    ['sse-bom', 500, 'no initialize result after 0.5 s; the server wrote a line that is not JSON-RPC (it starts with a byte order mark): '
+    ['sse-bom', 500, 'no initialize result after 0.5 s; the server sent a message that is not JSON-RPC (it starts with a byte order mark): '
       + '"\\ufeff{\\"jsonrpc\\": \\"2.0\\", \\"id\\": \\"mcpping-1\\", \\"result\\": {\\"protocolVer..."'],
   ]) {
     const server = await faultServer(mode);

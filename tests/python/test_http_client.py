@@ -446,6 +446,6 @@ async def test_a_byte_order_mark_before_an_answer_is_refused_as_node_refuses_it_
         with pytest.raises(mcpping.HandshakeError) as ei:
             await mcpping.http.connect(url, init_timeout=0.5)
     assert str(ei.value) == (
-        'no initialize result after 0.5 s; the server wrote a line that is not JSON-RPC (it '
+        'no initialize result after 0.5 s; the server sent a message that is not JSON-RPC (it '
         'starts with a byte order mark): "\\ufeff{\\"jsonrpc\\": \\"2.0\\", \\"id\\": '
         '\\"mcpping-1\\", \\"result\\": {\\"protocolVer..."')

@@ -267,6 +267,14 @@ typedef struct mcpp_unreadable {
 size_t mcpp_unreadable_text(const char *who, const mcpp_unreadable *what,
                             char *out, size_t cap);
 
+/* mcpp_unreadable_text for the engine's own count and first frame, in its
+ * words: the peer is "the server" (role client) or "the client"; on stdio
+ * it "wrote a line", on another transport it "sent a message" (an SSE
+ * event, a JSON body). No bytes without a newline: the engine sees frames
+ * only (the runtime adds them, mcpp_runtime_unreadable). */
+size_t mcpp_engine_unreadable_text(const mcpp_engine *engine, char *out,
+                                   size_t cap);
+
 /* Ends the engine of a server that is being replaced (reconnect): fails
  * the in-flight requests as mcpp_engine_fail_in_flight, reports manual
  * pings closed (as mcpp_engine_close does), sets reconnect_attempt, and

@@ -59,6 +59,8 @@ static void put(sink *s, const char *p, size_t n) {
     if (s->len + 1 < s->cap) s->out[s->len] = p[i];
 }
 
+static void put_text(sink *s, const char *text) { put(s, text, strlen(text)); }
+
 static void putf(sink *s, const char *fmt, unsigned long long v) {
   char t[48];
   int n = snprintf(t, sizeof t, fmt, v);
@@ -106,8 +108,12 @@ static const char *kind_of(const unsigned char *p, size_t n) {
   return "";
 }
 
-size_t mcpp_unreadable_text(const char *who, const mcpp_unreadable *what,
-                            char *out, size_t cap) {
+/* The sentence with its subject, verb and noun: a stdio peer "wrote" a
+ * "line"; a peer on another transport "sent" a "message" (an SSE event, a
+ * JSON body, an SDK's message). */
+static size_t unreadable_text(const char *who, const char *verb,
+                              const char *noun, const mcpp_unreadable *what,
+                              char *out, size_t cap) {
   sink s = {out, cap, 0};
   int lines = what && what->lines && what->first;
   int unended = what && what->unended && what->tail;
@@ -116,15 +122,21 @@ size_t mcpp_unreadable_text(const char *who, const mcpp_unreadable *what,
     return 0;
   }
   if (!who) who = "the peer";
-  put(&s, who, strlen(who));
-  put(&s, " wrote ", 7);
+  put_text(&s, who);
+  put(&s, " ", 1);
+  put_text(&s, verb);
+  put(&s, " ", 1);
   if (lines) {
     const unsigned char *p = (const unsigned char *)what->first;
     const char *kind = kind_of(p, what->first_len);
     if (what->lines == 1) {
-      put(&s, "a line that is not JSON-RPC", 27);
+      put(&s, "a ", 2);
+      put_text(&s, noun);
+      put_text(&s, " that is not JSON-RPC");
     } else {
-      putf(&s, "%llu lines that are not JSON-RPC, the first", what->lines);
+      putf(&s, "%llu ", what->lines);
+      put_text(&s, noun);
+      put_text(&s, "s that are not JSON-RPC, the first");
     }
     put(&s, kind, strlen(kind));
     put(&s, ": ", 2);
@@ -139,4 +151,19 @@ size_t mcpp_unreadable_text(const char *who, const mcpp_unreadable *what,
   }
   if (cap) out[s.len < cap ? s.len : cap - 1] = '\0';
   return s.len;
+}
+
+size_t mcpp_unreadable_text(const char *who, const mcpp_unreadable *what,
+                            char *out, size_t cap) {
+  return unreadable_text(who, "wrote", "line", what, out, cap);
+}
+
+size_t mcpp_engine_unreadable_text(const mcpp_engine *e, char *out,
+                                   size_t cap) {
+  mcpp_unreadable what = {0};
+  what.lines = mcpp_engine_unreadable(e, &what.first, &what.first_len);
+  int stdio = e && e->s.transport == MCPP_TRANSPORT_STDIO;
+  const char *who = e && e->s.role == MCPP_ROLE_SERVER ? "the client" : "the server";
+  return unreadable_text(who, stdio ? "wrote" : "sent", stdio ? "line" : "message", &what,
+                         out, cap);
 }
