@@ -1,9 +1,10 @@
 """Validation at the public boundary: one sentence per bad value, naming it.
 
-Every number a caller passes is checked here before it reaches C: finite,
-in range, an integer where one is meant. A bad one raises TypeError (wrong
-kind) or ValueError (out of range) naming the parameter and the allowed
-range; nothing is clamped, defaulted or wrapped.
+Every number a caller passes is checked by C's rows (the settings table and
+the call arguments', mcpp_arguments_table), in Python's units: seconds for
+times, None where Python says "none". A bad one raises TypeError (wrong
+kind) or ValueError (out of range, C's sentence) naming the parameter and
+the allowed range; nothing is clamped, defaulted or wrapped.
 """
 
 from __future__ import annotations
@@ -15,17 +16,13 @@ from typing import Any
 
 from . import _native
 
-__all__ = ["MAX_SECONDS", "seconds", "optional_seconds", "choice", "flag", "text", "setting",
-           "default", "choices"]
+__all__ = ["seconds", "optional_seconds", "choice", "flag", "text", "setting", "default",
+           "choices"]
 
 #: The C settings table (mcpping/settings.h) and the call arguments that
 #: are no setting (kill_grace_ms, retry_budget.*, rtt_window), by name;
 #: times in seconds.
 TABLE = {row["name"]: row for row in (*_native.settings_table(), *_native.arguments_table())}
-#: The longest time the engine takes (MCPP_MAX_MS, 2^31 - 1 ms), in seconds.
-MAX_SECONDS = TABLE["timeout_ms"]["max"]
-#: The shortest positive time: the engine counts milliseconds.
-MIN_SECONDS = TABLE["timeout_ms"]["min"]
 
 
 def default(name: str) -> Any:
