@@ -36,8 +36,8 @@ const state = {
 function checkOptions(options) {
   const o = check.options('instrument options', options);
   check.keepaliveOptions(o.keepalive);
-  check.durationMs('options.requestTimeoutMs', o.requestTimeoutMs, 0, 'request_timeout_ms');
-  check.byteCount('options.maxPendingBytes', 'max_pending_bytes', o.maxPendingBytes);
+  check.optional('options.requestTimeoutMs', 'request_timeout_ms', o.requestTimeoutMs, 0);
+  check.optional('options.maxPendingBytes', 'max_pending_bytes', o.maxPendingBytes);
   check.reconnectOptions(o.reconnect);
   if (o.paths !== undefined && (!Array.isArray(o.paths) || !o.paths.every((p) => typeof p === 'string'))) {
     throw check.invalid(TypeError, `options.paths must be an array of directory names, not ${check.shown(o.paths)}`);

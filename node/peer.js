@@ -41,8 +41,8 @@ class Peer extends EventEmitter {
     options = check.options('options', options);
     check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
     this.keepalive = check.keepaliveOptions(options.keepalive);
-    check.byteCount('options.maxPendingBytes', 'max_pending_bytes', options.maxPendingBytes);
-    check.byteCount('options.maxLineBytes', 'max_line_bytes', options.maxLineBytes);
+    check.optional('options.maxPendingBytes', 'max_pending_bytes', options.maxPendingBytes);
+    check.optional('options.maxLineBytes', 'max_line_bytes', options.maxLineBytes);
     /** The reconnect policy in force, null when a failed server closes the connection. */
     this.reconnect = check.reconnectOptions(options.reconnect) || null;
     this.records = guardSink(makeRecordSink(options.records), this);
@@ -143,7 +143,7 @@ class Peer extends EventEmitter {
   async request(method, params, opts) {
     requestArgs(method, params);
     const o = check.options('request options', opts);
-    const timeoutMs = check.durationMs('timeoutMs', o.timeoutMs, binding.requestTimeoutMs, 'request_timeout_ms');
+    const timeoutMs = check.optional('timeoutMs', 'request_timeout_ms', o.timeoutMs, binding.requestTimeoutMs);
     check.abortSignal('signal', o.signal);
     const { signal } = o;
     if (signal && signal.aborted) throw signal.reason;
@@ -217,7 +217,7 @@ class Peer extends EventEmitter {
    * @returns {Promise<object>} the initialize (or server/discover) result
    */
   async initialize(opts) {
-    const timeoutMs = check.durationMs('timeoutMs', check.options('initialize options', opts).timeoutMs, binding.initializeTimeoutMs, 'request_timeout_ms');
+    const timeoutMs = check.optional('timeoutMs', 'request_timeout_ms', check.options('initialize options', opts).timeoutMs, binding.initializeTimeoutMs);
     const out = await runHandshake({
       request: (method, params, left) => this.request(method, params, { timeoutMs: left }),
       notify: (method) => this.notify(method),
@@ -355,7 +355,7 @@ async function connect(params, options) {
     }
   }
   check.ofType('options.initialize', o.initialize, 'boolean');
-  const initializeTimeoutMs = check.durationMs('options.initializeTimeoutMs', o.initializeTimeoutMs, binding.initializeTimeoutMs, 'request_timeout_ms');
+  const initializeTimeoutMs = check.optional('options.initializeTimeoutMs', 'request_timeout_ms', o.initializeTimeoutMs, binding.initializeTimeoutMs);
   const peer = new Peer(params, o);
   if (o.initialize === false) return peer;
   try {

@@ -50,7 +50,7 @@ class SessionReaper extends EventEmitter {
     // The grace a new client has to open its listening stream, checked now
     // so a bad keepalive fails here, not at the first session.
     const ka = check.keepaliveOptions(this.keepalive);
-    this.graceMs = check.durationMs('options.streamGraceMs', options.streamGraceMs, undefined) ??
+    this.graceMs = check.optional('options.streamGraceMs', 'timeout_ms', options.streamGraceMs) ??
       binding.staleBoundMs(ka.intervalMs, ka.timeoutMs ?? 0, ka.failures ?? 0);
   }
 

@@ -25,7 +25,7 @@ class RttStats {
   constructor(opts = {}) {
     const window = opts.window === undefined ? WINDOW : opts.window;
     this.window = require('./validate').setting('window', 'rtt_window', window);
-    this.native = new (addon().RttStats)(window);
+    this.native = new (addon().RttStats)(this.window);
   }
 
   /** Records a pong. @param {number} rttMs */

@@ -51,8 +51,8 @@ class StdioClientTransport extends EventEmitter {
     options = check.options('options', options);
     // Checked now, so a bad option throws here, not in start().
     check.keepaliveOptions(options.keepalive);
-    check.durationMs('options.requestTimeoutMs', options.requestTimeoutMs, 0, 'request_timeout_ms');
-    check.byteCount('options.maxPendingBytes', 'max_pending_bytes', options.maxPendingBytes);
+    check.optional('options.requestTimeoutMs', 'request_timeout_ms', options.requestTimeoutMs, 0);
+    check.optional('options.maxPendingBytes', 'max_pending_bytes', options.maxPendingBytes);
     this.reconnect = check.reconnectOptions(options.reconnect) || null;
     this.params = params;
     this.options = options;

@@ -20,8 +20,6 @@ const jsName = (name) => name.replace(/^reconnect\./, '').replace(/_([a-z])/g, (
 const rows = (ok) => new Map([...TABLE.values()].filter((r) => ok(r.name)).map((r) => [jsName(r.name), r]));
 const KEEPALIVE_ROWS = rows((n) => !n.includes('.') && !['role', 'transport', 'probe_method', 'forward_peer_pings'].includes(n));
 const RECONNECT_ROWS = rows((n) => n.startsWith('reconnect.') && n !== 'reconnect.enabled');
-/** mcpping.h MCPP_MAX_MS: also the longest delay setTimeout honours. */
-const MAX_MS = TABLE.get('timeout_ms').max;
 
 const CODE = 'ERR_MCPPING_INVALID_ARG';
 
@@ -49,18 +47,18 @@ function absent(value) {
 }
 
 /**
- * A duration in ms checked by a C row, if given: 'timeout_ms' (a call's
- * timeout), 'request_timeout_ms' (0 too: none), 'kill_grace_ms' (0 too:
- * SIGKILL at once).
+ * A setting or call argument checked by its C row, if given: a duration
+ * ('timeout_ms': a call's timeout; 'request_timeout_ms', 0 too: none;
+ * 'kill_grace_ms', 0 too: SIGKILL at once) or a byte budget
+ * ('max_pending_bytes', 'max_line_bytes', 0 too: the default).
  * @param {string} label as the caller wrote it
+ * @param {string} name the row
  * @param {unknown} value
- * @param {number|undefined} dflt returned when the value is not given
- * @param {string} [row]
+ * @param {number} [dflt] returned when the value is not given
  * @returns {number|undefined}
  */
-function durationMs(label, value, dflt, row = 'timeout_ms') {
-  if (absent(value)) return dflt;
-  return setting(label, row, value);
+function optional(label, name, value, dflt) {
+  return absent(value) ? dflt : setting(label, name, value);
 }
 
 /**
@@ -99,18 +97,6 @@ function options(name, value) {
   return value || {};
 }
 
-/**
- * A byte budget (max_pending_bytes, max_line_bytes), if given: checked by
- * the C table's row, with its sentence.
- * @param {string} label as the caller wrote it
- * @param {'max_pending_bytes'|'max_line_bytes'} name the row
- * @param {unknown} value
- */
-function byteCount(label, name, value) {
-  if (absent(value)) return undefined;
-  return setting(label, name, value);
-}
-
 /** @param {string} name @param {unknown} signal an AbortSignal, if given */
 function abortSignal(name, signal) {
   if (absent(signal)) return;
@@ -127,7 +113,7 @@ function abortSignal(name, signal) {
 function pingOptions(opts) {
   const o = options('ping options', opts);
   abortSignal('signal', o.signal);
-  return { timeoutMs: durationMs('timeoutMs', o.timeoutMs, 0), signal: o.signal || undefined };
+  return { timeoutMs: optional('timeoutMs', 'timeout_ms', o.timeoutMs, 0), signal: o.signal || undefined };
 }
 
 /** @param {string} name the C name @returns {number} the library's default (the table's policy), ms for a time */
@@ -176,7 +162,7 @@ function keepaliveOptions(keepalive) {
       out[key] = setting(`keepalive.${key}`, row.name, ka[key], key === 'intervalMs' ? floor : {});
     } catch (err) {
       // Below the floor but in range: the engine's name for this refusal.
-      if (key === 'intervalMs' && ka[key] > 0 && ka[key] <= MAX_MS) err.code = 'MCPP_ERR_INTERVAL_TOO_SHORT';
+      if (key === 'intervalMs' && ka[key] > 0 && ka[key] <= TABLE.get('timeout_ms').max) err.code = 'MCPP_ERR_INTERVAL_TOO_SHORT';
       throw err;
     }
   }
@@ -219,7 +205,7 @@ function serverParams(where, params) {
   ofType('params.env', params.env, 'object');
   ofType('params.cwd', params.cwd, 'string');
   oneOf('params.stderr', params.stderr, ['inherit', 'pipe', 'ignore']);
-  durationMs('params.killGraceMs', params.killGraceMs, 0, 'kill_grace_ms');
+  optional('params.killGraceMs', 'kill_grace_ms', params.killGraceMs, 0);
 }
 
 /**
@@ -249,11 +235,9 @@ module.exports = {
   TABLE,
   setting,
   settingDefault,
-  MAX_MS,
   invalid,
   shown,
-  durationMs,
-  byteCount,
+  optional,
   abortSignal,
   oneOf,
   ofType,
