@@ -6,7 +6,7 @@
  * clock. Used by the stdio Peer and the Streamable HTTP session alike.
  */
 const { binding } = require('./runtime');
-const { McppError } = require('./errors');
+const { McppError, RequestInDoubtError } = require('./errors');
 const { RpcError } = require('./rpc');
 
 /**
@@ -37,6 +37,9 @@ async function runHandshake(io) {
       hs.answer(JSON.stringify({ jsonrpc: '2.0', id, result }));
     } catch (err) {
       if (io.isTimeout(err)) hs.timedOut(io.unreadable ? io.unreadable() : null);
+      // The server failed under the request (a stream cut mid-answer, a
+      // process that died and was started again): no refusal.
+      else if (err instanceof RequestInDoubtError) hs.closed(null, -1, 0);
       else if (io.isLost(err) || !(err instanceof RpcError)) {
         const why = io.closedWhy ? await io.closedWhy(err) : null;
         if (why === null) throw err;

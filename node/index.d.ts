@@ -509,6 +509,8 @@ export class McppError extends Error {
 export class RpcError extends McppError {
   code: number;
   data?: unknown;
+  /** null: the server's answer; else mcpping's own: 'timeout' (code -32001) or 'abandoned' (-32800). */
+  answerKind: 'timeout' | 'abandoned' | null;
 }
 /** No answer within the ping's timeout. */
 export class PingTimeoutError extends McppError {

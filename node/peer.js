@@ -13,7 +13,7 @@ const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
-const { McppError, ClosedError, RequestInDoubtError } = require('./errors');
+const { McppError, ClosedError } = require('./errors');
 const check = require('./validate');
 const { emitSafely, guardSink } = require('./isolate');
 const { runHandshake } = require('./handshake');
@@ -171,8 +171,6 @@ class Peer extends EventEmitter {
     } catch (err) {
       // The engine gave up on it: a late answer is not the application's.
       if (timedOutByEngine(err)) this.rpc.ignore(message.id);
-      const doubt = inDoubt(err);
-      if (doubt) throw new RequestInDoubtError(method, doubt, err.message);
       throw err;
     } finally {
       if (onAbort) signal.removeEventListener('abort', onAbort);
@@ -319,16 +317,6 @@ class Peer extends EventEmitter {
     this.records.close();
     emitSafely(this, 'closed', info);
   }
-}
-
-/**
- * The disposition of mcpping's answer to a request whose server failed
- * (reconnect), or null for any other error.
- * @param {unknown} err
- * @returns {'in_doubt'|'cancelled'|null}
- */
-function inDoubt(err) {
-  return err instanceof RpcError && ['in_doubt', 'cancelled'].includes(err.answerKind) ? err.answerKind : null;
 }
 
 /** connect()'s options (ConnectOptions, index.d.ts): a misspelt one throws, never ignored. */

@@ -4,7 +4,7 @@
  * each request and delivers its answer if none comes). Shared by Peer
  * (stdio) and the Streamable HTTP session.
  */
-const { McppError } = require('./errors');
+const { McppError, RequestInDoubtError } = require('./errors');
 
 /** A JSON-RPC error answer, as an exception. */
 class RpcError extends McppError {
@@ -12,7 +12,7 @@ class RpcError extends McppError {
   constructor(error, answerKind) {
     super(error && error.message ? error.message : 'JSON-RPC error', { code: error ? error.code : undefined });
     this.data = error ? error.data : undefined;
-    this.answerKind = answerKind || null; // null: the peer's; else timeout, abandoned, in_doubt or cancelled
+    this.answerKind = answerKind || null; // null: the peer's; else the engine's: timeout or abandoned
   }
 }
 
@@ -21,7 +21,7 @@ class RpcRequester {
   constructor(prefix) {
     this.prefix = prefix;
     this.next = 1;
-    /** @type {Map<string|number, {resolve: Function, reject: Function}>} */
+    /** @type {Map<string|number, {method: string, resolve: Function, reject: Function}>} */
     this.pending = new Map();
     // Requests given up on (aborted, timed out): their late answers are
     // consumed here, not passed on. Bounded: the oldest go first.
@@ -50,12 +50,13 @@ class RpcRequester {
     const id = `${this.prefix}${this.next++}`;
     const message = { jsonrpc: '2.0', id, method };
     if (params !== undefined) message.params = params;
-    const promise = new Promise((resolve, reject) => this.pending.set(id, { resolve, reject }));
+    const promise = new Promise((resolve, reject) => this.pending.set(id, { method, resolve, reject }));
     return { message, promise };
   }
 
   /**
-   * Settles the request this message answers.
+   * Settles the request this message answers: its result, an RpcError, or
+   * a RequestInDoubtError when the engine says the answer cannot come.
    * @param {object} msg a parsed inbound message
    * @param {string} [answerKind] set when the engine made the answer
    * @returns {boolean} true if it was an answer to one of ours
@@ -65,8 +66,12 @@ class RpcRequester {
     const entry = this.pending.get(msg.id);
     if (!entry) return this.ignored.delete(msg.id);
     this.pending.delete(msg.id);
-    if (msg.error !== undefined) entry.reject(new RpcError(msg.error, answerKind));
-    else entry.resolve(msg.result);
+    if (msg.error === undefined) entry.resolve(msg.result);
+    // The engine's answer for a request whose answer cannot come (the
+    // server failed under it): in doubt or cancelled, on stdio and HTTP alike.
+    else if (answerKind === 'in_doubt' || answerKind === 'cancelled') {
+      entry.reject(new RequestInDoubtError(entry.method, answerKind, msg.error.message));
+    } else entry.reject(new RpcError(msg.error, answerKind));
     return true;
   }
 

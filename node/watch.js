@@ -62,9 +62,10 @@ class Watch {
     this.entries.push(live);
   }
 
+  /** The command's -i, -W and failures, down to the engine's floor (C's). */
   keepalive() {
     const o = this.o;
-    return { intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, failures: o.failures, minIntervalMs: 10 };
+    return { intervalMs: o.intervalMs, timeoutMs: o.timeoutMs, failures: o.failures, minIntervalMs: native.minIntervalFloorMs };
   }
 
   onEvent(i, ev) {

@@ -10,7 +10,7 @@ from collections.abc import Awaitable, Callable
 from typing import Any
 
 from . import _native
-from .errors import PeerClosed
+from .errors import PeerClosed, RequestInDoubt
 
 #: request(method, params, timeout) -> the whole answer message.
 Request = Callable[[str, Any, float], Awaitable[dict[str, Any]]]
@@ -38,6 +38,10 @@ async def run(request: Request, notify: Callable[[str], None], closed_why: Close
             resp = await request(msg["method"], msg.get("params"), max(0.001, end - loop.time()))
         except asyncio.TimeoutError:
             hs.timed_out(unreadable() if unreadable is not None else None)
+        except RequestInDoubt:
+            # The server failed under the request (a stream cut mid-answer,
+            # a process that died and was started again): no refusal.
+            hs.closed(None, -1, 0)
         except PeerClosed:
             why = await closed_why()
             if why is None:

@@ -37,7 +37,8 @@ from ._driver import EngineDriver
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
-from .peer import INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, HandshakeError, _request_timeout_ms, rpc_frame
+from .peer import (INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, Answer, HandshakeError, _request_timeout_ms, request_outcome,
+                   rpc_frame)
 from .records import RecordTarget
 from .stats import Stats
 
@@ -225,7 +226,7 @@ class HttpPeer:
         #: server answered 405 (it offers none) or listening is off.
         self.listening = False
         self.loop = asyncio.get_running_loop()
-        self._requests: dict[Any, asyncio.Future[dict[str, Any]]] = {}
+        self._requests: dict[Any, asyncio.Future[Answer]] = {}
         #: Set when the server could not be reached at all.
         self.fatal: BaseException | None = None
         self._closed = False
@@ -328,11 +329,12 @@ class HttpPeer:
 
         The engine times it (``timeout`` seconds; None: ``request_timeout``
         if set): past it, it sends ``notifications/cancelled`` (never for
-        ``initialize``) and this raises ``TimeoutError``. Cancelling the
-        awaiting task abandons the request the same way. Either way the
-        request leaves the in-flight ledger, so ``healthy`` recovers.
-        A request whose SSE answer ended and cannot be resumed (its session
-        gone) gets the engine's -32003 in-doubt answer now.
+        ``initialize``) and this raises ``TimeoutError`` (C's sentence).
+        Cancelling the awaiting task abandons the request the same way.
+        Either way the request leaves the in-flight ledger, so ``healthy``
+        recovers. A request whose answer cannot come any more (its SSE
+        stream broke, or ended and cannot be resumed) raises
+        RequestInDoubt now, as a stdio request whose server failed does.
         """
         return await self._request(method, params, timeout)
 
@@ -347,7 +349,7 @@ class HttpPeer:
         frame = rpc_frame(method, params, rid)
         if self.modern:
             frame = _native.envelope(frame)  # 2026-07-28: _meta on every request
-        fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        fut: asyncio.Future[Answer] = self.loop.create_future()
         self._requests[rid] = fut
         answer = _Resumable(frame, rid)
         fut.add_done_callback(answer.settle)
@@ -361,9 +363,7 @@ class HttpPeer:
             raise
         finally:
             self._requests.pop(rid, None)
-        if resp.pop("_timed_out", False):
-            raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s (cancelled on the server)")
-        return resp
+        return request_outcome(method, *resp)
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a notification (fire and forget)."""
@@ -810,8 +810,8 @@ class HttpPeer:
         self._engine_requests = waiting
 
     def _deliver(self, frame: bytes, kind: str) -> None:
-        """The engine's own answer to a request (its kind: timeout or abandoned)."""
-        self._resolve(frame, timed_out=kind == "timeout")
+        """The engine's own answer to a request (its kind: timeout, in_doubt, ...)."""
+        self._resolve(frame, kind)
 
     def _inbound(self, frame: bytes) -> None:
         if self._closed or not self.driver.recv(frame):
@@ -826,7 +826,7 @@ class HttpPeer:
             return
         self._resolve(frame)
 
-    def _resolve(self, frame: bytes, timed_out: bool = False) -> None:
+    def _resolve(self, frame: bytes, kind: str | None = None) -> None:
         try:
             # As text: json.loads on bytes would skip a byte order mark the
             # engine (and Node) refuse, answering a request with a frame
@@ -838,9 +838,7 @@ class HttpPeer:
             rid = msg.get("id")
             fut = self._requests.get(rid) if isinstance(rid, str) else None
             if fut is not None and not fut.done():
-                if timed_out:
-                    msg["_timed_out"] = True
-                fut.set_result(msg)
+                fut.set_result((msg, kind))
 
 
 class _Connect:

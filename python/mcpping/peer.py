@@ -99,6 +99,24 @@ def _request_timeout_ms(timeout: float | None) -> int:
     return 0 if ms is None else ms
 
 
+#: A request's answer as its future gets it: the message and, when the
+#: engine made it, its kind (``timeout``, ``in_doubt``, ``cancelled``, ...).
+Answer = tuple[dict[str, Any], Union[str, None]]
+
+
+def request_outcome(method: str, msg: dict[str, Any], kind: str | None) -> dict[str, Any]:
+    """What ``request()`` gives for its answer, on stdio and HTTP alike: the
+    message, or the error the engine's own answer stands for, in C's words
+    (a timeout: ``TimeoutError``; an answer that cannot come: RequestInDoubt)."""
+    if kind == "timeout":
+        # C's sentence, not "cancelled on the server": a request held for a
+        # reconnect times out without ever reaching one (and is never sent).
+        raise asyncio.TimeoutError(f"{method}: {msg['error']['message']}")
+    if kind in ("in_doubt", "cancelled"):
+        raise RequestInDoubt(method, kind, msg["error"].get("message", ""))
+    return msg
+
+
 def _ping_outcome(ev: Event) -> BaseException | float:
     """Maps a manual ping's final event to its RTT or the exception to raise.
 
@@ -185,7 +203,7 @@ class Peer:
         self._state = "alive"
         self._records = RecordSink(record, self._report)
         self._pings: dict[int, asyncio.Future[float]] = {}
-        self._requests: dict[str, asyncio.Future[dict[str, Any]]] = {}
+        self._requests: dict[str, asyncio.Future[Answer]] = {}
         # Requests given up (timed out or aborted): their late answers,
         # and the engine's error answer to an abort, are not the app's.
         self._abandoned: dict[str, None] = {}
@@ -439,7 +457,7 @@ class Peer:
         self._check_loop("request")
         rid = f"mcpping-{next(self._req_ids)}"
         data = rpc_frame(method, params, rid)  # checked before anything waits on it
-        fut: asyncio.Future[dict[str, Any]] = self.loop.create_future()
+        fut: asyncio.Future[Answer] = self.loop.create_future()
         self._requests[rid] = fut
         if self._modern:
             data = _native.envelope(data)  # 2026-07-28: _meta on every request (C merges it)
@@ -452,15 +470,9 @@ class Peer:
             raise
         finally:
             self._requests.pop(rid, None)
-        if resp.pop("_timed_out", False):
+        if resp[1] == "timeout":
             self._forget_later(rid)
-            # Not "cancelled on the server": a request held for a reconnect
-            # times out without ever reaching one (and is never sent).
-            raise asyncio.TimeoutError(f"{method}: no answer after {timeout:g} s")
-        doubt = resp.pop("_in_doubt", None)
-        if doubt is not None:
-            raise RequestInDoubt(method, doubt, resp["error"].get("message", ""))
-        return resp
+        return request_outcome(method, *resp)
 
     def _forget_later(self, rid: str) -> None:
         """Drops the answer to rid when it comes; the oldest such ids go first."""
@@ -673,11 +685,7 @@ class Peer:
                 fut = self._requests.get(rid)
                 if fut is not None:
                     if not fut.done():
-                        if kind == "timeout":
-                            msg["_timed_out"] = True
-                        elif kind in ("in_doubt", "cancelled"):
-                            msg["_in_doubt"] = kind
-                        fut.set_result(msg)
+                        fut.set_result((msg, kind))
                     return
                 if rid in self._abandoned:
                     del self._abandoned[rid]  # type: ignore[arg-type]

@@ -66,9 +66,10 @@ class _Watch:
         self.entries.append((live, workspace))
 
     def keepalive(self) -> KeepAlive:
+        """The command's -i, -W and failures, down to the engine's floor (C's)."""
         o = self.o
         return KeepAlive(interval=o["interval_ms"] / 1000, timeout=o["timeout_ms"] / 1000,
-                         failures=o["failures"], min_interval=0.01)
+                         failures=o["failures"], min_interval=_native.MCPP_MIN_INTERVAL_FLOOR_MS / 1000)
 
     def on_event(self, i: int, ev: Any) -> None:
         _native.watch_feed(self.w, i, _now_ms(), ev.name, ev.state, ev.rtt or 0.0,

@@ -490,15 +490,15 @@ test('a request that meets its ended session is answered, and the next waits for
 test('a stream whose session ends before it is resumed is answered in doubt now, as in Python', async () => {
   // SEP-1699: the answer's stream ended after an event ID and the GET that
   // resumes it meets a 404 (the session is gone): the answer cannot come,
-  // so the engine answers in doubt now (it waited out its deadline), and
-  // the session is opened again.
+  // so the request rejects in doubt now, as a stdio Peer's does when its
+  // server fails (it waited out its deadline), and the session is opened again.
   const server = await faultServer('expire-resume');
   const s = new HttpSession(server.url);
   try {
     await s.initialize(INIT, 5000);
     assert.equal(s.sessionId, 'session-1');
-    await assert.rejects(s.request('tools/call', { name: 'work' }, 20000),
-      (err) => err.code === -32003 && err.answerKind === 'in_doubt');
+    await assert.rejects(s.request('tools/call', { name: 'work' }, 20000), (err) => err instanceof errors.RequestInDoubtError
+      && err.disposition === 'in_doubt' && err.message.startsWith('tools/call: Request in doubt (mcpping: '));
     assert.deepEqual(await s.request('tools/call', { name: 'work' }, 20000), { session: 'session-2' });
     assert.equal(s.driver.info().inFlight, 0);
   } finally {
@@ -518,9 +518,23 @@ for (const mode of ['sse-breaks', 'json-breaks']) test(`a request whose answer b
   try {
     await s.initialize(INIT, 5000);
     await assert.rejects(s.request('tools/call', { name: 'work' }, 60000),
-      (err) => err.code === -32003 && err.answerKind === 'in_doubt');
+      (err) => err instanceof errors.RequestInDoubtError && err.disposition === 'in_doubt');
     assert.equal(s.driver.info().inFlight, 0);
     assert.ok((await s.ping({ timeoutMs: 5000 })) > 0);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('an initialize whose answer breaks is a closed connection, not a refusal, as in Python', async () => {
+  // No server/discover after it: the handshake says the connection closed,
+  // as it does for a stdio server that dies under it.
+  const server = await faultServer('init-breaks');
+  const s = new HttpSession(server.url);
+  try {
+    await assert.rejects(s.initialize(INIT, 5000),
+      (err) => err.code === 'HANDSHAKE' && err.kind === 'closed' && err.message === 'the connection closed during initialize');
   } finally {
     await s.close();
     await server.stop();

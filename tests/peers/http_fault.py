@@ -56,6 +56,8 @@ Flags:
                       whose body breaks: Content-Length 200, then 20 bytes and
                       the connection closed (a server that dies mid-answer, a
                       proxy that cuts it); pings are answered as usual
+  --mode init-breaks  initialize is answered HTTP 200 application/json whose
+                      body breaks, as json-breaks does to a tools/call
   --mode endless    a tools/call is answered HTTP 200 application/json with
                       a body that never ends (chunked), as a broken or hostile
                       server might; everything else is answered as usual
@@ -99,7 +101,7 @@ import time
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
-                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers", "json-breaks",
+                                          "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers", "json-breaks", "init-breaks",
                                           "expire-resume", "expire-400", "refuse-sessions", "json-bom", "sse-bom"],
                 required=True)
 args = ap.parse_args()
@@ -254,6 +256,16 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 return f"{name}: {got}"
         return None
 
+    def broken_json(self):
+        """HTTP 200 application/json whose body breaks (180 bytes short)."""
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", "200")
+        self.end_headers()
+        self.wfile.write(b'{"jsonrpc":"2.0","id"')
+        self.wfile.flush()
+        self.close_connection = True
+
     def do_POST(self):
         msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         sid = self.headers.get("Mcp-Session-Id")
@@ -272,6 +284,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if args.mode == "refuse":
             return self.reply(400, {"jsonrpc": "2.0", "id": None, "error": {
                 "code": -32000, "message": "Bad Request: Server not initialized"}})
+        if method == "initialize" and args.mode == "init-breaks":
+            return self.broken_json()
         if method == "initialize":
             with lock:
                 state["sessions"] += 1
@@ -355,14 +369,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32601, "message": "Method not found"}})
         if method == "tools/call" and args.mode == "json-breaks":
-            self.send_response(200)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", "200")
-            self.end_headers()
-            self.wfile.write(b'{"jsonrpc":"2.0","id"')
-            self.wfile.flush()
-            self.close_connection = True  # 180 bytes short: the body breaks
-            return None
+            return self.broken_json()
         if method == "tools/call" and args.mode == "sse-breaks":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")

@@ -161,14 +161,16 @@ async def test_a_request_that_meets_its_ended_session_is_answered_and_the_next_w
 async def test_a_stream_whose_session_ends_before_it_is_resumed_is_answered_in_doubt_now():
     """SEP-1699: the answer's stream ended after an event ID, and the GET
     that resumes it meets a 404 (the session is gone): the answer cannot
-    come, so the engine answers the request in doubt now (it may have run;
-    it waited out its deadline), and the session is opened again."""
+    come, so the request raises RequestInDoubt now, as a stdio request
+    whose server failed does (it may have run; it waited out its deadline),
+    and the session is opened again."""
     with fault_server("expire-resume") as url:
         async with mcpping.http.connect(url, keepalive=None) as peer:
             assert peer.session_id == "session-1"
-            answer = await peer.request("tools/call", {"name": "work"}, timeout=20)
-            assert answer["error"]["code"] == -32003
-            assert answer["error"]["data"] == {"mcpping": "in_doubt"}
+            with pytest.raises(mcpping.RequestInDoubt) as info:
+                await peer.request("tools/call", {"name": "work"}, timeout=20)
+            assert info.value.disposition == "in_doubt" and info.value.method == "tools/call"
+            assert str(info.value).startswith("tools/call: Request in doubt (mcpping: ")
             again = await peer.request("tools/call", {"name": "work"}, timeout=20)
             assert again["result"] == {"session": "session-2"}
             assert peer.info()["in_flight"] == 0
@@ -179,15 +181,27 @@ async def test_a_request_whose_answer_stream_breaks_without_an_event_id_is_in_do
     """A server that dies mid-call, or a proxy that cuts a long call's
     stream, breaks the answer (an SSE stream, or a JSON body) before its
     end; with no event ID it cannot be resumed, so the answer has nowhere
-    left to come: the engine answers the request in doubt now (it waited
-    out its whole deadline, here 60 s), and the session goes on."""
+    left to come: the request raises RequestInDoubt now (it waited out its
+    whole deadline, here 60 s), and the session goes on."""
     with fault_server(mode) as url:
         async with mcpping.http.connect(url, keepalive=None) as peer:
-            answer = await peer.request("tools/call", {"name": "work"}, timeout=60)
-            assert answer["error"]["code"] == -32003
-            assert answer["error"]["data"] == {"mcpping": "in_doubt"}
+            with pytest.raises(mcpping.RequestInDoubt) as info:
+                await peer.request("tools/call", {"name": "work"}, timeout=60)
+            assert info.value.disposition == "in_doubt"
             assert peer.info()["in_flight"] == 0 and peer.healthy
             assert await peer.ping(5) > 0
+
+
+async def test_an_initialize_whose_answer_breaks_is_a_closed_connection_not_a_refusal():
+    """The answer to initialize breaks mid-body (a server that died, a
+    proxy that cut it): no refusal, so no server/discover after it; the
+    handshake says the connection closed, as it does for a stdio server
+    that dies under it (it said "initialize failed: Request cancelled")."""
+    with fault_server("init-breaks") as url:
+        with pytest.raises(mcpping.HandshakeError) as info:
+            await mcpping.http.connect(url, keepalive=None)
+        assert info.value.kind == "closed"
+        assert str(info.value) == "the connection closed during initialize"
 
 
 async def test_a_ping_whose_session_the_server_lost_and_answers_400_opens_a_new_one(tmp_path):
@@ -271,6 +285,17 @@ async def test_request_timeout_is_the_engines(http_server, tmp_path):
         # The session still works after the cancel, and an answer heals it.
         assert (await _call(peer, "add", a=2, b=3))["content"][0]["text"] == "5"
         assert peer.healthy
+
+
+async def test_a_request_with_no_timeout_of_its_own_says_request_timeouts(http_server):
+    """timeout=None: request_timeout applies, and the TimeoutError says it
+    in the engine's words, as a stdio request's does."""
+    async with mcpping.http.connect(http_server, keepalive=None, request_timeout=0.3) as peer:
+        with pytest.raises(asyncio.TimeoutError) as info:
+            await peer.request("tools/call", {"name": "ping_client",
+                                              "arguments": {"count": 0, "delay": 5}}, timeout=None)
+        assert str(info.value) == "tools/call: Request timed out (mcpping: no answer after 300 ms)"
+        assert peer.info()["in_flight"] == 0
 
 
 async def test_cancelling_a_request_abandons_it(http_server):

@@ -46,8 +46,10 @@ async def test_hung_call_reads_unhealthy_live_and_abort_cancels_it():
 async def test_request_timeout_cancels_on_the_wire_and_clears_the_ledger():
     frames: list[bytes] = []
     async with mcpping.connect(peer("flood"), keepalive=None, on_message=frames.append) as p:
-        with pytest.raises(asyncio.TimeoutError, match="no answer after 0.2 s"):
+        with pytest.raises(asyncio.TimeoutError) as info:
             await p.request("tools/call", HANG, timeout=0.2)
+        # The engine's sentence (C's, as Node's RpcError says it).
+        assert str(info.value) == "tools/call: Request timed out (mcpping: no answer after 200 ms)"
         assert p.info()["in_flight"] == 0
         assert await cancelled_ids(p) == ["mcpping-2"]
         # The answer after the timeout made it healthy again.
@@ -56,6 +58,16 @@ async def test_request_timeout_cancels_on_the_wire_and_clears_the_ledger():
         assert ok["result"] == {"slept": 10}
     # Neither the engine's error answer nor anything else leaked to the app.
     assert not [f for f in frames if b"mcpping-" in f]
+
+
+async def test_a_request_with_no_timeout_of_its_own_times_out_at_request_timeout():
+    # timeout=None leaves it to connect(request_timeout=): its TimeoutError
+    # says the deadline that applied (it raised TypeError formatting None).
+    async with mcpping.connect(peer("flood"), keepalive=None, request_timeout=0.2) as p:
+        with pytest.raises(asyncio.TimeoutError) as info:
+            await p.request("tools/call", HANG, timeout=None)
+        assert str(info.value) == "tools/call: Request timed out (mcpping: no answer after 200 ms)"
+        assert p.info()["in_flight"] == 0
 
 
 # A server that answers in mcpping's own words is still the server: the
