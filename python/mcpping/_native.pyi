@@ -77,6 +77,8 @@ def drain() -> list[list[Any]]:
     bytes count against the connection until ``release``."""
 def release(conn_id: int, charge: int) -> None:
     """Gives back a drained batch's charge once its loop processed it."""
+def set_records(conn_id: int, enabled: bool) -> None:
+    """Whether the connection's governance records cross to the host."""
 def set_ping_events(conn_id: int, enabled: bool) -> None:
     """Whether PING and keepalive PONG events cross (off: kept in C, no wake)."""
 def feed_rtt(conn_id: int, stats: Any) -> None:
@@ -173,6 +175,9 @@ def stale_bound_ms(interval_ms: int, timeout_ms: int, failures: int) -> int:
     timeout x failures, capped at the longest timer (0: the default)."""
 def settings_table() -> tuple[dict[str, Any], ...]:
     """Every setting of the C table (mcpping/settings.h), times in seconds."""
+def arguments_table() -> tuple[dict[str, Any], ...]:
+    """The call arguments that are no setting (mcpp_arguments_table: kill_grace_ms,
+    retry_budget.burst, retry_budget.per_second, rtt_window), as settings_table's rows."""
 def setting_range(name: str, low: float | None = None, low_name: str | None = None) -> str:
     """What the setting allows, in seconds for a time (C's words)."""
 def setting_check(name: str, shown: str, value: float, low: float | None = None,
@@ -242,7 +247,9 @@ class Engine:
     def __init__(self, settings: dict[str, Any], send: Callable[[int, bytes], object],
                  on_event: Callable[[dict[str, Any]], object] | None = None,
                  on_record: Callable[[str], object] | None = None,
-                 deliver: Callable[[bytes], object] | None = None, now: int = 0) -> None: ...
+                 deliver: Callable[[bytes, str], object] | None = None, now: int = 0) -> None:
+        """deliver(frame, kind): an answer the engine made for the application
+        and its kind (``timeout``, ``abandoned``, ``in_doubt``, ``cancelled``)."""
     def recv(self, frame: bytes, now: int) -> int:
         """0: forward to the application; 1: consumed."""
     def touch(self, now: int) -> None: ...
@@ -269,6 +276,8 @@ class Engine:
     def should_close(self, event: dict[str, Any]) -> bool: ...
     def stale_reason(self) -> str:
         """Why the connection went stale, as a close reason; "" before it did."""
+    def record_reconnect(self, now: int) -> None:
+        """Emits a ``reconnect`` record (a session initialized again)."""
 def config_rewrite(text: str, unwrap: bool, launcher: Sequence[str]) -> tuple[str, int, bool]:
     """mcpp_config_rewrite: a client config's text with its stdio servers
     behind ``launcher wrap --name ENTRY --`` (or no longer); how many changed;
@@ -361,6 +370,26 @@ class ClientHandshake:
     def notification(self) -> bytes | None: ...
     def outcome(self) -> dict[str, Any]:
         """state, version, modern, server_name, server_info (JSON), result (JSON), error, kind."""
+
+def event_outcome(event: Any) -> str | None:
+    """How a ping ended ('pong', 'timeout', 'error', 'invalid', 'unsupported',
+    'closed'), None if the event ends none."""
+def outcome_is_lost(outcome: str) -> bool:
+    """Whether the outcome counts as a lost ping."""
+
+class RttStats:
+    """The C core's mcpp_rtt_stats: exact running figures over every pong,
+    p50/p99 over the most recent ``window`` RTTs (1..2**24)."""
+
+    def __init__(self, window: int = ...) -> None: ...
+    def add(self, rtt: float) -> None:
+        """Records a pong's RTT."""
+    def observe(self, event: Any, us_per_unit: float) -> None:
+        """Feeds a native event (ping: sent; pong: rtt_us / us_per_unit; a lost outcome: lost)."""
+    def summary(self) -> dict[str, Any]:
+        """sent, received, lost, loss_pct, count, min, avg, max, mdev, p50, p99 (None before any pong)."""
+    def recent(self) -> list[float]:
+        """The window's RTTs, oldest first."""
 
 class SseParser:
     """The C core's SSE parser: data (bytes) per event, None per comment

@@ -37,8 +37,8 @@ from ._driver import EngineDriver
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
-from .peer import (INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, Answer, HandshakeError, _request_timeout_ms, request_outcome,
-                   rpc_frame)
+from .peer import (INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, Answer, Connecting, HandshakeError, _request_timeout_ms,
+                   request_outcome, rpc_frame)
 from .records import RecordTarget
 from .stats import Stats
 
@@ -841,38 +841,6 @@ class HttpPeer:
                 fut.set_result((msg, kind))
 
 
-class _Connect:
-    """What :func:`connect` returns: awaitable, or an async context manager."""
-
-    def __init__(self, url: str, kwargs: dict[str, Any], initialize: bool, init_timeout: float) -> None:
-        self._url = url
-        self._kwargs = kwargs
-        self._initialize = initialize
-        self._init_timeout = init_timeout
-        self._peer: HttpPeer | None = None
-
-    async def _open(self) -> HttpPeer:
-        peer = HttpPeer(self._url, **self._kwargs)
-        if self._initialize:
-            try:
-                await peer.initialize(self._init_timeout)
-            except BaseException:
-                await peer.close()
-                raise
-        self._peer = peer
-        return peer
-
-    def __await__(self) -> Any:
-        return self._open().__await__()
-
-    async def __aenter__(self) -> HttpPeer:
-        return await self._open()
-
-    async def __aexit__(self, *exc: object) -> None:
-        if self._peer is not None:
-            await self._peer.close()
-
-
 def connect(
     url: str,
     *,
@@ -885,7 +853,7 @@ def connect(
     probe: str | None = AUTO_PROBE,
     listen: bool = True,
     headers: Mapping[str, str] | None = None,
-) -> _Connect:
+) -> Connecting[HttpPeer]:
     """Connects to a Streamable HTTP MCP server at ``url`` and watches it.
 
     Use as ``async with mcpping.http.connect(url) as peer:`` (ends the
@@ -900,4 +868,4 @@ def connect(
     _check.flag("initialize", initialize)
     kwargs = dict(keepalive=keepalive, ping_timeout=ping_timeout, request_timeout=request_timeout,
                   record=record, probe=probe, listen=listen, headers=headers)
-    return _Connect(url, kwargs, initialize, init_timeout)
+    return Connecting(lambda: HttpPeer(url, **kwargs), initialize, init_timeout)

@@ -11,7 +11,7 @@ import os
 import threading
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
-from typing import IO, Any, Literal, Union
+from typing import IO, Any, Generic, Literal, Protocol, TypeVar, Union
 
 from . import _check, _isolation, _native, _runtime
 from ._inbox import Inbox, Messages, awaiting, awaiting_answer, charging, uncharge_readers
@@ -793,17 +793,27 @@ def rpc_frame(method: Any, params: Any, rid: str | None = None) -> bytes:
     return _encode(msg)
 
 
-class _Connect:
-    """``connect(...)``: awaitable, or an async context manager closing the peer."""
+class _Opens(Protocol):
+    async def initialize(self, timeout: float) -> Any: ...
+    async def close(self) -> Any: ...
 
-    def __init__(self, kwargs: dict[str, Any], initialize: bool, init_timeout: float) -> None:
-        self._kwargs = kwargs
+
+_Opened = TypeVar("_Opened", bound=_Opens)
+
+
+class Connecting(Generic[_Opened]):
+    """What ``connect(...)`` returns (stdio and HTTP): awaitable, or an async
+    context manager that closes the peer at its end. ``make`` builds the
+    peer; a failed handshake closes it before raising."""
+
+    def __init__(self, make: Callable[[], _Opened], initialize: bool, init_timeout: float) -> None:
+        self._make = make
         self._initialize = initialize
         self._init_timeout = init_timeout
-        self._peer: Peer | None = None
+        self._peer: _Opened | None = None
 
-    async def _open(self) -> Peer:
-        peer = Peer(**self._kwargs)
+    async def _open(self) -> _Opened:
+        peer = self._make()
         if self._initialize:
             try:
                 await peer.initialize(self._init_timeout)
@@ -812,10 +822,10 @@ class _Connect:
                 raise
         return peer
 
-    def __await__(self) -> Generator[Any, None, Peer]:
+    def __await__(self) -> Generator[Any, None, _Opened]:
         return self._open().__await__()
 
-    async def __aenter__(self) -> Peer:
+    async def __aenter__(self) -> _Opened:
         self._peer = await self._open()
         return self._peer
 
@@ -844,7 +854,7 @@ def connect(
     max_line_bytes: int | None = None,
     probe: str | None = AUTO_PROBE,
     reconnect: _reconnect.Reconnect | None = None,
-) -> _Connect:
+) -> Connecting[Peer]:
     """Spawns ``command`` (an MCP stdio server) and watches its liveness.
 
     Use as ``async with mcpping.connect([...]) as peer:`` (closes the server
@@ -879,6 +889,6 @@ def connect(
                   kill_grace=kill_grace, on_message=on_message, on_close=on_close,
                   on_event=on_event, probe=probe, max_pending_bytes=max_pending_bytes,
                   max_line_bytes=max_line_bytes, reconnect=reconnect)
-    return _Connect(kwargs, initialize, init_timeout)
+    return Connecting(lambda: Peer(**kwargs), initialize, init_timeout)
 
 

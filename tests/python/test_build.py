@@ -33,3 +33,37 @@ def test_installed_package_is_typed():
     for name in mcpping.__all__:
         obj = getattr(mcpping, name)
         assert name == "__version__" or obj.__doc__, name
+
+
+def test_the_native_stub_names_what_the_module_has():
+    """_native.pyi is what a type checker reads for the extension: every
+    function, class and method it offers is declared there, and nothing
+    that is gone (the stub had drifted: RttStats, arguments_table,
+    Engine.record_reconnect were missing)."""
+    import ast
+
+    from mcpping import _native
+
+    pkg = Path(mcpping.__file__).parent
+    tree = ast.parse((pkg / "_native.pyi").read_text())
+    declared: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            declared[node.name] = node
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared[node.target.id] = node
+        elif isinstance(node, ast.Assign):
+            declared.update((t.id, node) for t in node.targets if isinstance(t, ast.Name))
+    offered = {name for name in dir(_native) if not name.startswith("__")}
+    assert sorted(offered - set(declared)) == []
+    aliases = {name for name, node in declared.items() if isinstance(node, ast.Assign)}
+    assert sorted(set(declared) - offered - aliases) == []
+    for name, node in declared.items():
+        if not isinstance(node, ast.ClassDef) or name == "NativeError":
+            continue
+        methods = {m.name for m in node.body if isinstance(m, ast.FunctionDef)} - {"__init__"}
+        methods |= {m.target.id for m in node.body
+                    if isinstance(m, ast.AnnAssign) and isinstance(m.target, ast.Name)}
+        real = {m for m in dir(getattr(_native, name)) if not m.startswith("_")}
+        assert (name, sorted(real - methods)) == (name, [])
+        assert (name, sorted(methods - real)) == (name, [])
