@@ -229,16 +229,16 @@ class EngineDriver extends EventEmitter {
     });
   }
 
-  /**
-   * Closes the engine: reports the closed event and record, stops the timer.
-   * @param {string} [reason]
-   * @param {number} [err] MCPP_ERR_* code or 0
-   */
   /** @returns {string} why the connection went stale, the reason to close it with (C's) */
   staleReason() {
     return this.engine ? this.engine.staleReason() : '';
   }
 
+  /**
+   * Closes the engine: reports the closed event and record, stops the timer.
+   * @param {string} [reason]
+   * @param {number} [err] MCPP_ERR_* code or 0
+   */
   close(reason, err = 0) {
     if (this.closed) return;
     this.engine.close(err, reason || null, nowUs(), this.sink);
@@ -331,7 +331,6 @@ class EngineDriver extends EventEmitter {
     this.arm();
   }
 
-  /** The timer keeps the process alive only while a manual ping is awaited. */
   /**
    * While the application awaits this request, the engine's timer (its
    * deadline) holds the process, as a manual ping's does.
@@ -347,6 +346,7 @@ class EngineDriver extends EventEmitter {
     settled.then(done, done);
   }
 
+  /** The timer holds the process only while a manual ping or a request is awaited. */
   updateRef() {
     if (!this.timer) return;
     if (this.pings.size > 0 || this.awaited > 0) this.timer.ref();
