@@ -107,6 +107,8 @@ class Target {
         : await this.peer.request(method, {}, { timeoutMs: timeoutMs + native.cliStepSlackMs, signal: AbortSignal.any([timer, signal]) });
     } catch (err) {
       if (timer.aborted || err.answerKind === 'timeout') return [TIMEOUT, 0, null, null];
+      // Its answer broke off: the engine's answer, as an error.
+      if (err instanceof errors.RequestInDoubtError) return [ERROR, 0, err.rpcCode, err.rpcMessage];
       if (err instanceof errors.ClosedError) return [CLOSED, 0, null, await this.closedReason(err, timeoutMs)];
       if (signal.aborted) throw err;
       if (typeof err.code === 'number') return [ERROR, 0, err.code, err.message];

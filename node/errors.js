@@ -76,12 +76,15 @@ class RequestInDoubtError extends McppError {
   /**
    * @param {string} method
    * @param {'in_doubt'|'cancelled'} disposition
-   * @param {string} message
+   * @param {string} message the engine's answer's sentence
+   * @param {number|null} [rpcCode] the engine's answer's JSON-RPC code (-32003)
    */
-  constructor(method, disposition, message) {
+  constructor(method, disposition, message, rpcCode = null) {
     super(`${method}: ${message}`, { code: 'MCPP_REQUEST_IN_DOUBT' });
     this.method = method;
     this.disposition = disposition;
+    this.rpcCode = rpcCode;
+    this.rpcMessage = message;
   }
 }
 

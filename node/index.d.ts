@@ -533,6 +533,9 @@ export class RequestInDoubtError extends McppError {
   method: string;
   /** 'in_doubt': it may have run; 'cancelled': it has no side effects. */
   disposition: 'in_doubt' | 'cancelled';
+  /** The engine's answer to the request: its JSON-RPC code (-32003) and sentence. */
+  rpcCode: number | null;
+  rpcMessage: string;
 }
 
 /** The retry budget every reconnecting connection of this process shares (defaults 10 at once, then 2 per second). */

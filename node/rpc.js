@@ -70,7 +70,7 @@ class RpcRequester {
     // The engine's answer for a request whose answer cannot come (the
     // server failed under it): in doubt or cancelled, on stdio and HTTP alike.
     else if (answerKind === 'in_doubt' || answerKind === 'cancelled') {
-      entry.reject(new RequestInDoubtError(entry.method, answerKind, msg.error.message));
+      entry.reject(new RequestInDoubtError(entry.method, answerKind, msg.error.message, msg.error.code));
     } else entry.reject(new RpcError(msg.error, answerKind));
     return true;
   }

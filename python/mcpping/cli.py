@@ -18,7 +18,7 @@ from types import SimpleNamespace
 from typing import Any
 
 from . import _native
-from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, SpawnError
+from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, RequestInDoubt, SpawnError
 from .peer import HandshakeError, Peer, discard
 
 # What the state machine asks (app.h mcpp_cli_do) and what it is told.
@@ -101,6 +101,8 @@ class _Target:
             resp = await self.peer.request(method, {}, timeout=timeout_s)
         except asyncio.TimeoutError:
             return _TIMEOUT, 0.0, None, None
+        except RequestInDoubt as e:  # its answer broke off: the engine's answer, as an error
+            return _ERROR, 0.0, e.code, e.message
         except PeerClosed as e:
             return _CLOSED, 0.0, None, await self._closed_reason(e, timeout_s)
         rtt = (time.monotonic() - t0) * 1000

@@ -109,9 +109,12 @@ class RequestInDoubt(MCPPingError, ConnectionError):
     and ``"cancelled"`` when it is known to have no side effects.
     """
 
-    def __init__(self, method: str, disposition: str, message: str) -> None:
+    def __init__(self, method: str, disposition: str, message: str, code: int | None = None) -> None:
         super().__init__(f"{method}: {message}")
         #: The request's method.
         self.method = method
         #: ``"in_doubt"`` or ``"cancelled"``.
         self.disposition = disposition
+        #: The engine's answer to the request: its JSON-RPC code (-32003) and sentence.
+        self.code = code
+        self.message = message

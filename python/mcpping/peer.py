@@ -113,7 +113,7 @@ def request_outcome(method: str, msg: dict[str, Any], kind: str | None) -> dict[
         # reconnect times out without ever reaching one (and is never sent).
         raise asyncio.TimeoutError(f"{method}: {msg['error']['message']}")
     if kind in ("in_doubt", "cancelled"):
-        raise RequestInDoubt(method, kind, msg["error"].get("message", ""))
+        raise RequestInDoubt(method, kind, msg["error"]["message"], msg["error"]["code"])
     return msg
 
 

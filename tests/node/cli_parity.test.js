@@ -202,6 +202,29 @@ test('parity: a server that answers in a form no client reads: both say what it 
   }
 });
 
+test('parity: a check whose answer breaks off, and a handshake whose answer does, are said the same', async () => {
+  // The engine answers a request whose answer can no longer come (in
+  // doubt): both commands print that answer as the check's error (Node
+  // threw, Python raised a traceback, once the HTTP clients raised it as
+  // their stdio peers do); an initialize whose answer breaks is a close.
+  const breaks = await urlPeer('http_fault.py', ['--mode', 'json-breaks']);
+  const initBreaks = await urlPeer('http_fault.py', ['--mode', 'init-breaks']);
+  try {
+    const { js, py } = await same(['-c', '2', '-i', '0.1', '--method', 'tools/list', breaks.url], { status: 1 });
+    assert.equal(mask(js.stdout), mask(py.stdout));
+    assert.match(js.stdout, /^tools\/list error from http-fault: seq=1 code=-32003 Request cancelled \(mcpping: the server failed before answering; it is not replayed\)$/m);
+    const args = ['-c', '1', initBreaks.url];
+    const [jsInit, pyInit] = await Promise.all([node(args), python(args)]);
+    assert.equal(pyInit.stderr, 'mcpping: handshake failed: the connection closed during initialize\n');
+    assert.equal(jsInit.stderr, pyInit.stderr);
+    assert.equal(pyInit.status, 3);
+    assert.equal(jsInit.status, 3);
+  } finally {
+    breaks.stop();
+    initBreaks.stop();
+  }
+});
+
 test('parity: why a server could not be reached is named the same in both commands', async () => {
   // Python's POST thread died on a non-HTTP answer (traceback, then the
   // 10 s handshake timeout) and said EPERM for TLS to a plain server,

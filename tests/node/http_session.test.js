@@ -498,7 +498,8 @@ test('a stream whose session ends before it is resumed is answered in doubt now,
     await s.initialize(INIT, 5000);
     assert.equal(s.sessionId, 'session-1');
     await assert.rejects(s.request('tools/call', { name: 'work' }, 20000), (err) => err instanceof errors.RequestInDoubtError
-      && err.disposition === 'in_doubt' && err.message.startsWith('tools/call: Request in doubt (mcpping: '));
+      && err.disposition === 'in_doubt' && err.rpcCode === -32003 && err.rpcMessage.startsWith('Request in doubt (mcpping: ')
+      && err.message === `tools/call: ${err.rpcMessage}`);
     assert.deepEqual(await s.request('tools/call', { name: 'work' }, 20000), { session: 'session-2' });
     assert.equal(s.driver.info().inFlight, 0);
   } finally {

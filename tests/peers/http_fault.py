@@ -52,7 +52,7 @@ Flags:
                       it; some do not, nor do some proxies). A tools/call
                       waits (10 s at most) for every such stream to be left,
                       then says how many are still open: {"open_streams": N}
-  --mode json-breaks  a tools/call is answered HTTP 200 application/json
+  --mode json-breaks  a tools/call or tools/list is answered HTTP 200 application/json
                       whose body breaks: Content-Length 200, then 20 bytes and
                       the connection closed (a server that dies mid-answer, a
                       proxy that cuts it); pings are answered as usual
@@ -368,7 +368,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if method == "ping" and args.mode == "unsupported":
             return self.reply(404, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32601, "message": "Method not found"}})
-        if method == "tools/call" and args.mode == "json-breaks":
+        if method in ("tools/call", "tools/list") and args.mode == "json-breaks":
             return self.broken_json()
         if method == "tools/call" and args.mode == "sse-breaks":
             self.send_response(200)

@@ -170,7 +170,9 @@ async def test_a_stream_whose_session_ends_before_it_is_resumed_is_answered_in_d
             with pytest.raises(mcpping.RequestInDoubt) as info:
                 await peer.request("tools/call", {"name": "work"}, timeout=20)
             assert info.value.disposition == "in_doubt" and info.value.method == "tools/call"
-            assert str(info.value).startswith("tools/call: Request in doubt (mcpping: ")
+            # The engine's answer, whole: its code and its sentence.
+            assert info.value.code == -32003 and info.value.message.startswith("Request in doubt (mcpping: ")
+            assert str(info.value) == f"tools/call: {info.value.message}"
             again = await peer.request("tools/call", {"name": "work"}, timeout=20)
             assert again["result"] == {"session": "session-2"}
             assert peer.info()["in_flight"] == 0
