@@ -108,3 +108,26 @@ test('the fence parser', () => {
   assert.equal(runnable(text, 'python')[0].body, 'z\n');
   assert.throws(() => fencedBlocks('```js run\nx\n'), /unclosed/);
 });
+
+test('the KeepaliveOptions table says the defaults the C settings table applies', () => {
+  // Its intervalMs row said 0 (the raw table default) where the library's
+  // policy, which connect() applies, is 15000.
+  const { binding } = require('../../node/runtime');
+  const policy = new Map(binding.settingsTable().map((row) => [row.name, row.policy]));
+  const text = fs.readFileSync(DOC, 'utf8');
+  const table = text.slice(text.indexOf('`KeepaliveOptions` (all optional)'));
+  const rows = table.split('\n').filter((line) => line.startsWith('| `')).slice(0, 12);
+  const snake = (key) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
+  const units = { MiB: 2 ** 20 };
+  let checked = 0;
+  for (const line of rows) {
+    const [, key, dflt] = /^\| `(\w+)` \| ([^|]+) \|/.exec(line);
+    const name = { clampInterval: 'clamp_interval', onStale: 'on_stale' }[key] || snake(key);
+    if (!policy.has(name) || /^`'/.test(dflt)) continue; // a choice, said by name
+    const m = /^`?(\d+)`?(?: (MiB))?/.exec(dflt) || (/`(false|true)`/.exec(dflt) && [null, dflt.includes('true') ? '1' : '0']);
+    assert.ok(m, `${key}: ${dflt}`);
+    assert.equal(Number(m[1]) * (units[m[2]] || 1), policy.get(name), `${key}: the doc says ${dflt}`);
+    checked++;
+  }
+  assert.ok(checked >= 9, `checked ${checked} rows`);
+});
