@@ -121,3 +121,36 @@ def test_keepalive_signature_says_the_defaults_it_has() -> None:
     assert isinstance(call, ast.Call)
     shown = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
     assert shown == {f.name: f.default for f in dataclasses.fields(mcpping.KeepAlive)}
+
+
+@pytest.mark.parametrize("name", ["mcpping.connect", "mcpping.http.connect"])
+def test_a_documented_signature_is_the_functions(name: str) -> None:
+    """The signature blocks list every parameter with the default the
+    function has (http.connect's lacked ``headers``)."""
+    import ast
+    import inspect
+
+    import mcpping
+    import mcpping.http
+
+    text = DOC.read_text()
+    block = text[text.index(f"```\n{name}(") + 4:]
+    block = block[:block.index("\n) ->")]
+    documented = []
+    for line in block.splitlines()[1:]:
+        line = line.split("#")[0].strip().rstrip(",")
+        if line in ("", "*"):
+            continue
+        param = line.split(":")[0].split("=")[0].strip().rstrip(", *")
+        default = line.rsplit("=", 1)[1].strip() if "=" in line else None
+        documented.append((param, default))
+    fn = mcpping.connect if name == "mcpping.connect" else mcpping.http.connect
+    real = inspect.signature(fn).parameters
+    assert sorted(p for p, _ in documented) == sorted(real)
+    for param, default in documented:
+        if default is None:
+            assert real[param].default is inspect.Parameter.empty, param
+        elif default == "KeepAlive()":
+            assert real[param].default == mcpping.KeepAlive(), param
+        else:
+            assert real[param].default == ast.literal_eval(default), param
