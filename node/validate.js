@@ -18,7 +18,9 @@ const ARGUMENTS = new Map(native.argumentsTable().map((row) => [row.name, row]))
 const jsName = (name) => name.replace(/^reconnect\./, '').replace(/_([a-z])/g, (_, c) => c.toUpperCase());
 /** The keepalive options and reconnect options, by Node name (the rest each call sets itself). */
 const rows = (ok) => new Map([...TABLE.values()].filter((r) => ok(r.name)).map((r) => [jsName(r.name), r]));
-const KEEPALIVE_ROWS = rows((n) => !n.includes('.') && !['role', 'transport', 'probe_method', 'forward_peer_pings'].includes(n));
+// Backpressure is a connection's option (options.maxPendingBytes), not keepalive's.
+const KEEPALIVE_ROWS = rows((n) => !n.includes('.')
+  && !['role', 'transport', 'probe_method', 'forward_peer_pings', 'max_pending_bytes'].includes(n));
 const RECONNECT_ROWS = rows((n) => n.startsWith('reconnect.') && n !== 'reconnect.enabled');
 
 const CODE = 'ERR_MCPPING_INVALID_ARG';

@@ -131,3 +131,20 @@ test('the KeepaliveOptions table says the defaults the C settings table applies'
   }
   assert.ok(checked >= 9, `checked ${checked} rows`);
 });
+
+test('the ConnectOptions and KeepaliveOptions tables name every option connect() takes, and no other', async () => {
+  // connect() refuses a key it does not know and lists the ones it takes.
+  const mcpping = require('../../node');
+  const text = fs.readFileSync(DOC, 'utf8');
+  const keysOf = (heading) => {
+    const rest = text.slice(text.indexOf(heading));
+    const table = rest.slice(rest.indexOf('\n|'), rest.indexOf('\n\n', rest.indexOf('\n|')));
+    return table.split('\n').map((line) => /^\| `(\w+)` \|/.exec(line)).filter(Boolean).map((m) => m[1]).sort();
+  };
+  const taken = async (options) => {
+    const err = await mcpping.connect({ command: process.execPath }, options).catch((e) => e);
+    return /the options are (.*)$/.exec(err.message)[1].split(', ').sort();
+  };
+  assert.deepEqual(keysOf('`options` (`ConnectOptions`)'), await taken({ bogus: 1 }));
+  assert.deepEqual(keysOf('`KeepaliveOptions` (all optional)'), await taken({ keepalive: { bogus: 1 } }));
+});
