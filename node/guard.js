@@ -33,6 +33,7 @@ class GuardedTransport extends EventEmitter {
       throw check.invalid(TypeError, 'guard: expected an SDK Transport (start, send, close)');
     }
     options = check.options('guard options', options);
+    check.knownKeys('options', options, ['role', 'keepalive', 'records', 'transport', 'peerName', 'probe']);
     check.ofType('options.peerName', options.peerName, 'string');
     this.inner = inner;
     /** @type {(() => boolean)|null} set by SessionReaper: whether a ping can reach the peer now */

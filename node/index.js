@@ -45,13 +45,7 @@ const version = binding.version;
  * @param {{burst?: number, perSecond?: number}} [budget] defaults 10 and 2
  */
 function setRetryBudget(budget) {
-  const o = check.options('budget', budget);
-  const burst = o.burst === undefined
-    ? binding.retryBudgetBurst
-    : check.setting('budget.burst', 'retry_budget.burst', o.burst);
-  const perSecond = o.perSecond === undefined
-    ? binding.retryBudgetPerSecond
-    : check.setting('budget.perSecond', 'retry_budget.per_second', o.perSecond);
+  const { burst, perSecond } = check.retryBudget(budget);
   binding.setRetryBudget(burst, perSecond);
 }
 

@@ -16,7 +16,7 @@
  * (docs/node.md).
  */
 const path = require('node:path');
-const { StdioClientTransport } = require('./transport');
+const { StdioClientTransport, TRANSPORT_OPTIONS } = require('./transport');
 const check = require('./validate');
 
 /** The SDK modules that export StdioClientTransport, CommonJS builds. */
@@ -35,6 +35,7 @@ const state = {
 /** Checks instrument()'s options with the transport's own validators. */
 function checkOptions(options) {
   const o = check.options('instrument options', options);
+  check.knownKeys('options', o, [...TRANSPORT_OPTIONS, 'paths']);
   check.keepaliveOptions(o.keepalive);
   check.optional('options.requestTimeoutMs', 'request_timeout_ms', o.requestTimeoutMs, 0);
   check.optional('options.maxPendingBytes', 'max_pending_bytes', o.maxPendingBytes);

@@ -143,6 +143,7 @@ class Peer extends EventEmitter {
   async request(method, params, opts) {
     requestArgs(method, params);
     const o = check.options('request options', opts);
+    check.knownKeys('options', o, ['timeoutMs', 'signal']);
     const timeoutMs = check.optional('timeoutMs', 'request_timeout_ms', o.timeoutMs, binding.requestTimeoutMs);
     check.abortSignal('signal', o.signal);
     const { signal } = o;
@@ -215,7 +216,9 @@ class Peer extends EventEmitter {
    * @returns {Promise<object>} the initialize (or server/discover) result
    */
   async initialize(opts) {
-    const timeoutMs = check.optional('timeoutMs', 'request_timeout_ms', check.options('initialize options', opts).timeoutMs, binding.initializeTimeoutMs);
+    const o = check.options('initialize options', opts);
+    check.knownKeys('options', o, ['timeoutMs']);
+    const timeoutMs = check.optional('timeoutMs', 'request_timeout_ms', o.timeoutMs, binding.initializeTimeoutMs);
     const out = await runHandshake({
       request: (method, params, left) => this.request(method, params, { timeoutMs: left }),
       notify: (method) => this.notify(method),
@@ -337,11 +340,7 @@ const CONNECT_OPTIONS = ['keepalive', 'records', 'initialize', 'initializeTimeou
  */
 async function connect(params, options) {
   const o = check.options('options', options);
-  for (const key of Object.keys(o)) {
-    if (!CONNECT_OPTIONS.includes(key)) {
-      throw check.invalid(TypeError, `options.${key} is not an option; the options are ${CONNECT_OPTIONS.join(', ')}`);
-    }
-  }
+  check.knownKeys('options', o, CONNECT_OPTIONS);
   check.ofType('options.initialize', o.initialize, 'boolean');
   const initializeTimeoutMs = check.optional('options.initializeTimeoutMs', 'request_timeout_ms', o.initializeTimeoutMs, binding.initializeTimeoutMs);
   const peer = new Peer(params, o);

@@ -40,6 +40,7 @@ class SessionReaper extends EventEmitter {
   constructor(options) {
     super();
     options = check.options('SessionReaper options', options);
+    check.knownKeys('options', options, ['keepalive', 'records', 'streamGraceMs']);
     if (options.keepalive === null) throw check.invalid(TypeError, 'SessionReaper: options.keepalive must be an object (a reaper that never pings reaps nothing)');
     this.keepalive = options.keepalive || {};
     this.records = options.records;

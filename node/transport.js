@@ -30,6 +30,9 @@ function spawnError(err, params) {
   return e;
 }
 
+/** StdioClientTransport's options (index.d.ts): a misspelt one throws, never ignored. */
+const TRANSPORT_OPTIONS = ['keepalive', 'records', 'probe', 'requestTimeoutMs', 'maxPendingBytes', 'reconnect'];
+
 class StdioClientTransport extends EventEmitter {
   /**
    * @param {{command: string, args?: string[], env?: Record<string,string>,
@@ -49,6 +52,7 @@ class StdioClientTransport extends EventEmitter {
     super();
     check.serverParams('StdioClientTransport', params);
     options = check.options('options', options);
+    check.knownKeys('options', options, TRANSPORT_OPTIONS);
     // Checked now, so a bad option throws here, not in start().
     check.keepaliveOptions(options.keepalive);
     check.optional('options.requestTimeoutMs', 'request_timeout_ms', options.requestTimeoutMs, 0);
@@ -224,4 +228,4 @@ class StdioClientTransport extends EventEmitter {
   }
 }
 
-module.exports = { StdioClientTransport };
+module.exports = { TRANSPORT_OPTIONS, StdioClientTransport };

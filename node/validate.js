@@ -114,6 +114,7 @@ function abortSignal(name, signal) {
  */
 function pingOptions(opts) {
   const o = options('ping options', opts);
+  knownKeys('options', o, ['timeoutMs', 'signal']);
   abortSignal('signal', o.signal);
   return { timeoutMs: optional('timeoutMs', 'timeout_ms', o.timeoutMs, 0), signal: o.signal || undefined };
 }
@@ -138,10 +139,15 @@ function setting(label, name, value, opts = {}) {
   return native.settingCheck(name, label, value, !!opts.inSeconds, opts.low, opts.lowName);
 }
 
-/** Refuses a key that is not one of rows' (a misspelt option would otherwise be ignored). */
-function knownKeys(what, given, rows) {
-  const bad = Object.keys(given).find((key) => !rows.has(key));
-  if (bad) throw invalid(TypeError, `${what}.${bad} is not an option; the options are ${[...rows.keys()].join(', ')}`);
+/**
+ * Refuses a key that is not among `names` (a misspelt option would otherwise be ignored).
+ * @param {string} what the object as the caller named it ('options', 'keepalive')
+ * @param {object} given @param {Iterable<string>} names the keys it takes
+ */
+function knownKeys(what, given, names) {
+  const known = [...names];
+  const bad = Object.keys(given).find((key) => !known.includes(key));
+  if (bad) throw invalid(TypeError, `${what}.${bad} is not an option; the options are ${known.join(', ')}`);
 }
 
 /**
@@ -152,7 +158,7 @@ function knownKeys(what, given, rows) {
  */
 function keepaliveOptions(keepalive) {
   const ka = options('keepalive', keepalive);
-  knownKeys('keepalive', ka, KEEPALIVE_ROWS);
+  knownKeys('keepalive', ka, KEEPALIVE_ROWS.keys());
   // Below the floor is refused where it is written, unless clampInterval raises it.
   const minMs = setting('keepalive.minIntervalMs', 'min_interval_ms',
     absent(ka.minIntervalMs) ? settingDefault('min_interval_ms') : ka.minIntervalMs);
@@ -181,13 +187,31 @@ function keepaliveOptions(keepalive) {
 function reconnectOptions(reconnect) {
   if (absent(reconnect) || reconnect === false) return undefined;
   const given = reconnect === true ? {} : options('reconnect', reconnect);
-  knownKeys('reconnect', given, RECONNECT_ROWS);
+  knownKeys('reconnect', given, RECONNECT_ROWS.keys());
   const out = {};
   for (const [key, row] of RECONNECT_ROWS) {
     const value = absent(given[key]) ? row.policy : given[key];
     const floor = key === 'maxDelayMs' ? { low: out.initialMs, lowName: 'initialMs' } : {};
     out[key] = setting(`reconnect.${key}`, row.name, value, floor);
   }
+  return out;
+}
+
+/** setRetryBudget's fields and their C rows. */
+const BUDGET_ROWS = new Map([['burst', ARGUMENTS.get('retry_budget.burst')],
+  ['perSecond', ARGUMENTS.get('retry_budget.per_second')]]);
+
+/**
+ * The process's retry budget (setRetryBudget): each field checked by its C
+ * row, absent ones the row's default; a key it does not know is refused.
+ * @param {unknown} budget
+ * @returns {{burst: number, perSecond: number}}
+ */
+function retryBudget(budget) {
+  const given = options('budget', budget);
+  knownKeys('budget', given, BUDGET_ROWS.keys());
+  const out = {};
+  for (const [key, row] of BUDGET_ROWS) out[key] = optional(`budget.${key}`, row.name, given[key], row.policy);
   return out;
 }
 
@@ -244,8 +268,10 @@ module.exports = {
   oneOf,
   ofType,
   options,
+  knownKeys,
   pingOptions,
   keepaliveOptions,
   reconnectOptions,
+  retryBudget,
   serverParams,
 };

@@ -165,6 +165,9 @@ test('reconnect options and the budget are checked at the boundary', () => {
   // C's rows (retry_budget.*) and sentences, as Python says them.
   assert.throws(() => mcpping.setRetryBudget({ burst: 0 }), { name: 'RangeError', message: 'budget.burst must be an integer between 1 and 1000000, not 0' });
   assert.throws(() => mcpping.setRetryBudget({ perSecond: 0 }), { name: 'RangeError', message: 'budget.perSecond must be a number between 0.001 and 1000000, not 0' });
+  // A misspelt field is refused, as connect()'s are (it was ignored, the budget left as it was).
+  assert.throws(() => mcpping.setRetryBudget({ brust: 1 }),
+    { name: 'TypeError', message: 'budget.brust is not an option; the options are burst, perSecond' });
   mcpping.setRetryBudget({ burst: 10, perSecond: 2 });
 });
 

@@ -137,6 +137,30 @@ test('StdioClientTransport and guard() check options when constructed, and ping 
   await guarded.close();
 });
 
+test('every options object refuses a key it does not take, naming the ones it does', async () => {
+  // A misspelling was ignored everywhere but connect(): ping({ timeotMs })
+  // waited the default, guard({ peerNmae }) kept its guess.
+  const refused = (what) => invalid(TypeError, new RegExp(`^options\\.${what} is not an option; the options are `));
+  const [a] = InMemoryTransport.createLinkedPair();
+  assert.throws(() => new mcpping.StdioClientTransport(h.peer('echo.py'), { requestTimeotMs: 5 }), refused('requestTimeotMs'));
+  assert.throws(() => mcpping.guard(a, { peerNmae: 'x' }), refused('peerNmae'));
+  assert.throws(() => mcpping.instrument({ path: [] }), refused('path'));
+  assert.throws(() => new mcpping.SessionReaper({ streamGrace: 5 }), refused('streamGrace'));
+  const peer = await mcpping.connect(h.peer('echo.py'), { initialize: false });
+  try {
+    await assert.rejects(peer.ping({ timeotMs: 5 }), refused('timeotMs'));
+    await assert.rejects(peer.request('ping', {}, { timeotMs: 5 }), refused('timeotMs'));
+    await assert.rejects(peer.initialize({ timeotMs: 5 }), refused('timeotMs'));
+    assert.equal(peer.stats.pingsSent, 0);
+    assert.deepEqual(await peer.request('ping', {}, { timeoutMs: 5000 }), {});
+  } finally {
+    await peer.close();
+  }
+  const guarded = mcpping.guard(a);
+  await assert.rejects(guarded.ping({ timeot: 5 }), refused('timeot'));
+  await guarded.close();
+});
+
 // The Node half of tests/fixtures/setting_sentences.json (the Python half is
 // in tests/python/test_validation.py): each bad value is refused with C's
 // sentence, shown in ms, so both bindings say the same thing.
