@@ -147,4 +147,23 @@ test('the ConnectOptions and KeepaliveOptions tables name every option connect()
   };
   assert.deepEqual(keysOf('`options` (`ConnectOptions`)'), await taken({ bogus: 1 }));
   assert.deepEqual(keysOf('`KeepaliveOptions` (all optional)'), await taken({ keepalive: { bogus: 1 } }));
+  assert.deepEqual(keysOf('`ReconnectOptions` (all optional'), await taken({ reconnect: { bogus: 1 } }));
+});
+
+test('the StdioClientTransport and SessionReaper signatures name every option they take', () => {
+  const mcpping = require('../../node');
+  const text = fs.readFileSync(DOC, 'utf8');
+  const takes = (make) => {
+    try {
+      make();
+    } catch (err) {
+      return /the options are (.*)$/.exec(err.message)[1].split(', ').sort();
+    }
+    throw new Error('a bogus option was taken');
+  };
+  const transport = /new mcpping\.StdioClientTransport\(params, \{ (.*) \}\)/.exec(text)[1].split(', ').map((k) => k.replace('?', ''));
+  assert.deepEqual(transport.sort(), takes(() => new mcpping.StdioClientTransport({ command: 'x' }, { bogus: 1 })));
+  const reaper = text.slice(text.indexOf('new mcpping.SessionReaper({'), text.indexOf('reaper.watch(transport)'));
+  const reaperKeys = [...reaper.matchAll(/^ {2}(\w+)\?:/gm)].map((m) => m[1]);
+  assert.deepEqual(reaperKeys.sort(), takes(() => new mcpping.SessionReaper({ bogus: 1 })));
 });
