@@ -107,20 +107,21 @@ def test_fence_parser() -> None:
         fenced_blocks("```python run\nx\n")
 
 
-def test_keepalive_signature_says_the_defaults_it_has() -> None:
-    """The KeepAlive(...) line in python.md shows every field with the
-    default the dataclass has (the C settings table's policy)."""
+@pytest.mark.parametrize("cls", ["KeepAlive", "Reconnect"])
+def test_a_policy_line_says_the_defaults_it_has(cls: str) -> None:
+    """The KeepAlive(...) and Reconnect(...) lines in python.md show every
+    field with the default the dataclass has (the C settings table's policy)."""
     import ast
     import dataclasses
 
     import mcpping
 
     text = DOC.read_text()
-    start = text.index("mcpping.KeepAlive(interval=")
+    start = text.index(f"mcpping.{cls}(")
     call = ast.parse(text[start:text.index(")", start) + 1].replace("mcpping.", ""), mode="eval").body
     assert isinstance(call, ast.Call)
     shown = {kw.arg: ast.literal_eval(kw.value) for kw in call.keywords}
-    assert shown == {f.name: f.default for f in dataclasses.fields(mcpping.KeepAlive)}
+    assert shown == {f.name: f.default for f in dataclasses.fields(getattr(mcpping, cls))}
 
 
 @pytest.mark.parametrize("name", ["mcpping.connect", "mcpping.http.connect"])
