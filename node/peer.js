@@ -38,6 +38,7 @@ class Peer extends EventEmitter {
   constructor(params, options) {
     super();
     check.serverParams('connect', params);
+    check.knownKeys('params', params, check.SERVER_PARAMS);
     options = check.options('options', options);
     check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
     this.keepalive = check.keepaliveOptions(options.keepalive);

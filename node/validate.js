@@ -216,7 +216,14 @@ function retryBudget(budget) {
 }
 
 /**
- * Checks a stdio server's params (connect, Peer, StdioClientTransport).
+ * The keys of a stdio server's params (ServerParams, index.d.ts): Peer
+ * refuses any other; StdioClientTransport, a drop-in for the SDK's, takes
+ * its params as the SDK does (a framework may pass keys the SDK ignores).
+ */
+const SERVER_PARAMS = ['command', 'args', 'env', 'cwd', 'stderr', 'killGraceMs'];
+
+/**
+ * Checks the values of a stdio server's params (connect, Peer, StdioClientTransport).
  * @param {string} where the caller, for the message
  * @param {unknown} params
  */
@@ -274,4 +281,5 @@ module.exports = {
   reconnectOptions,
   retryBudget,
   serverParams,
+  SERVER_PARAMS,
 };

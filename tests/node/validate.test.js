@@ -146,6 +146,10 @@ test('every options object refuses a key it does not take, naming the ones it do
   assert.throws(() => mcpping.guard(a, { peerNmae: 'x' }), refused('peerNmae'));
   assert.throws(() => mcpping.instrument({ path: [] }), refused('path'));
   assert.throws(() => new mcpping.SessionReaper({ streamGrace: 5 }), refused('streamGrace'));
+  await assert.rejects(mcpping.connect({ ...h.peer('echo.py'), arg: ['-v'] }),
+    invalid(TypeError, /^params\.arg is not an option; the options are command, args, env, cwd, stderr, killGraceMs$/));
+  // StdioClientTransport is a drop-in for the SDK's: its params are the SDK's, keys it ignores included.
+  assert.ok(new mcpping.StdioClientTransport({ ...h.peer('echo.py'), restart: true }));
   const peer = await mcpping.connect(h.peer('echo.py'), { initialize: false });
   try {
     await assert.rejects(peer.ping({ timeotMs: 5 }), refused('timeotMs'));
