@@ -26,8 +26,10 @@ class NativeConn {
   /**
    * Spawns the server. Throws McppError (code MCPP_ERR_SPAWN, ...) on failure.
    * @param {{command: string, args?: string[], env: string[]|null, cwd?: string,
-   *          stderr?: string, killGraceMs?: number, probe?: string|null}} params
-   *   probe: the idle probe on sessions without ping ('auto', a method, null)
+   *          stderr?: string, killGraceMs?: number, probe?: string|null,
+   *          reconnect?: object, maxPendingBytes?: number}} params
+   *   probe: the idle probe on sessions without ping ('auto', a method, null);
+   *   maxPendingBytes: backpressure (checked by the caller; absent: the default)
    * @param {object} settings public keepalive options plus role/transport
    * @param {ConnOwner} owner
    */
@@ -52,6 +54,7 @@ class NativeConn {
       transport: 'stdio',
       peerName: path.basename(params.command),
       probe: params.probe,
+      maxPendingBytes: params.maxPendingBytes, // backpressure: the connection's, not keepalive's
     });
     if (params.reconnect) native.reconnect = params.reconnect;
     this.timeoutMs = native.timeoutMs || binding.defaultSettings().timeoutMs;

@@ -58,10 +58,10 @@ class Peer extends EventEmitter {
     this.rttStats = new RttStats();
     const env = childEnvironment(params.env, options.inheritEnv !== false);
     const settings = { ...this.keepalive };
-    // Backpressure and the line cap are connection options, not keepalive's.
-    if (options.maxPendingBytes !== undefined) settings.maxPendingBytes = options.maxPendingBytes;
+    // The line cap is a connection option too (keepalive.maxLineBytes is its older spelling).
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
-    this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect }, settings, this);
+    this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect,
+      maxPendingBytes: options.maxPendingBytes }, settings, this);
     this.conn.followRecordListeners(this, options.records != null);
     this.conn.followPingListeners(this, this.rttStats);
     // Only a keepalive asked for holds the process open; the default one

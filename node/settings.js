@@ -19,7 +19,7 @@ function probeMethod(probe) {
 
 /**
  * @param {object} [keepalive] public keepalive options (checked here)
- * @param {object} fixed role, transport, peerName, probe (the public option)
+ * @param {object} fixed role, transport, peerName, probe (the public option), maxPendingBytes
  * @returns {object} settings for the native layer
  */
 function toNativeSettings(keepalive, fixed) {

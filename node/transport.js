@@ -87,8 +87,8 @@ class StdioClientTransport extends EventEmitter {
     try {
       const settings = { ...this.options.keepalive };
       if (this.options.requestTimeoutMs) settings.requestTimeoutMs = this.options.requestTimeoutMs;
-      if (this.options.maxPendingBytes !== undefined) settings.maxPendingBytes = this.options.maxPendingBytes;
-      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe, reconnect: this.reconnect }, settings, this);
+      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe,
+        reconnect: this.reconnect, maxPendingBytes: this.options.maxPendingBytes }, settings, this);
       this.conn.followRecordListeners(this, this.options.records != null);
     } catch (caught) {
       const err = caught.osCode ? spawnError(caught, this.params) : caught;
