@@ -40,6 +40,7 @@ class Peer extends EventEmitter {
     check.serverParams('connect', params);
     check.knownKeys('params', params, check.SERVER_PARAMS);
     options = check.options('options', options);
+    check.knownKeys('options', options, CONNECT_OPTIONS);
     check.ofType('options.inheritEnv', options.inheritEnv, 'boolean');
     this.keepalive = check.keepaliveOptions(options.keepalive);
     check.optional('options.maxPendingBytes', 'max_pending_bytes', options.maxPendingBytes);
@@ -323,7 +324,7 @@ class Peer extends EventEmitter {
   }
 }
 
-/** connect()'s options (ConnectOptions, index.d.ts): a misspelt one throws, never ignored. */
+/** connect()'s and Peer's options (ConnectOptions, index.d.ts): a misspelt one throws, never ignored. */
 const CONNECT_OPTIONS = ['keepalive', 'records', 'initialize', 'initializeTimeoutMs', 'inheritEnv', 'probe',
   'maxPendingBytes', 'maxLineBytes', 'reconnect'];
 
@@ -341,7 +342,6 @@ const CONNECT_OPTIONS = ['keepalive', 'records', 'initialize', 'initializeTimeou
  */
 async function connect(params, options) {
   const o = check.options('options', options);
-  check.knownKeys('options', o, CONNECT_OPTIONS);
   check.ofType('options.initialize', o.initialize, 'boolean');
   const initializeTimeoutMs = check.optional('options.initializeTimeoutMs', 'request_timeout_ms', o.initializeTimeoutMs, binding.initializeTimeoutMs);
   const peer = new Peer(params, o);

@@ -146,6 +146,7 @@ test('every options object refuses a key it does not take, naming the ones it do
   assert.throws(() => mcpping.guard(a, { peerNmae: 'x' }), refused('peerNmae'));
   assert.throws(() => mcpping.instrument({ path: [] }), refused('path'));
   assert.throws(() => new mcpping.SessionReaper({ streamGrace: 5 }), refused('streamGrace'));
+  assert.throws(() => new mcpping.Peer(h.peer('echo.py'), { initialise: false }), refused('initialise'));
   await assert.rejects(mcpping.connect({ ...h.peer('echo.py'), arg: ['-v'] }),
     invalid(TypeError, /^params\.arg is not an option; the options are command, args, env, cwd, stderr, killGraceMs$/));
   // StdioClientTransport is a drop-in for the SDK's: its params are the SDK's, keys it ignores included.
