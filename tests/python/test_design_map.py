@@ -68,3 +68,30 @@ def test_every_name_in_the_map_exists() -> None:
             if not found:
                 missing.append(name)
     assert sorted(set(missing)) == [], sorted(set(missing))
+
+
+def test_every_module_attribute_in_the_map_exists() -> None:
+    """`peer.request_outcome`, `_native.SseParser`, `binding.httpPostAnswer`:
+    the attribute is in that Python module, or in the bindings' sources."""
+    sources = _sources()
+    modules = {p.rsplit("/", 1)[-1][:-3]: t for p, t in sources.items()
+               if p.startswith("python/mcpping/") and p.endswith(".py")}
+    bindings = "\n".join(t for p, t in sources.items()
+                         if p.startswith(("node/", "python/mcpping/")) and p.endswith((".c", ".cc", ".pyi")))
+    missing, checked = [], 0
+    for row in _map_rows():
+        for quoted in re.findall(r"`([^`]+)`", row):
+            for module, attr in re.findall(r"\b([A-Za-z_]\w*)\.([A-Za-z_]\w*)\b", quoted):
+                if attr in ("py", "pyi", "c", "h", "cc", "js", "ts", "json", "md"):
+                    continue  # a file name
+                if module in ("_native", "binding"):
+                    text = bindings
+                elif module in modules:
+                    text = modules[module]
+                else:
+                    continue
+                checked += 1
+                if not re.search(rf"\b{attr}\b", text):
+                    missing.append(f"{module}.{attr}")
+    assert checked > 20
+    assert missing == [], missing
