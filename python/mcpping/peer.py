@@ -412,7 +412,7 @@ class Peer:
             return _native.send(self._id, data, timeout_ms)
         except _native.NativeError as e:
             if e.args[0] == _native.MCPP_ERR_FRAME_NEWLINE:
-                raise ValueError("message must be one line: it contains a newline") from None
+                raise ValueError(e.args[1]) from None  # C's sentence, as Node says it
             if e.args[0] in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
                 raise PeerClosed("connection is closed") from None
             raise PeerClosed(f"cannot send: {e.args[1]}") from None
@@ -772,7 +772,11 @@ def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:
             raise TypeError(f"message is not JSON: {e}") from None
     if isinstance(message, str):
         return message.encode()
-    return bytes(message)
+    if isinstance(message, (bytes, bytearray, memoryview)):
+        return bytes(message)
+    # bytes(5) would be five NUL bytes on the server's stdin.
+    raise TypeError("message must be a mapping or its JSON text (str or bytes), "
+                    f"not {type(message).__name__} {message!r}"[:200])
 
 
 def rpc_frame(method: Any, params: Any, rid: str | None = None) -> bytes:

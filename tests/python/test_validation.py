@@ -152,6 +152,25 @@ async def test_send_on_a_closed_peer_says_closed_in_plain_words():
         await p.ping()
 
 
+@pytest.mark.parametrize("message", [5, [1, 2], None, 1.5])
+async def test_send_refuses_what_is_no_message_and_writes_nothing(message):
+    # send(5) wrote bytes(5), five NUL bytes, to the server; send([1, 2]) two
+    # control bytes. Node's send refuses them too.
+    async with mcpping.connect(peer("echo"), keepalive=None) as p:
+        before = p.info()["frames_out"]
+        with pytest.raises(TypeError, match=r"^message must be a mapping or its JSON text \(str or bytes\), not "):
+            p.send(message)  # type: ignore[arg-type]
+        assert p.info()["frames_out"] == before
+        assert await p.ping(5) > 0
+
+
+async def test_send_of_two_lines_says_cs_sentence():
+    async with mcpping.connect(peer("echo"), keepalive=None) as p:
+        with pytest.raises(ValueError, match=r"^An outbound frame contains a newline\.$"):
+            p.send('{"jsonrpc":"2.0","method":"a"}\n{"jsonrpc":"2.0","method":"b"}')
+        assert await p.ping(5) > 0
+
+
 BAD_MESSAGES = [
     (("", {}), TypeError, "^method must be a non-empty str, not str ''$"),
     ((5, {}), TypeError, "^method must be a non-empty str, not int 5$"),
