@@ -62,7 +62,7 @@ class PingUnsupportedError extends McppError {
 class ClosedError extends McppError {
   /** @param {string} [message] */
   constructor(message) {
-    super(message || 'the connection is closed', { code: 'MCPP_ERR_CLOSED' });
+    super(message || native.connectionClosedText, { code: 'MCPP_ERR_CLOSED' });
   }
 }
 

@@ -336,7 +336,7 @@ class Peer:
             timeout_ms = self._ping_timeout_ms or _check.seconds("timeout", self._ping_timeout)
             self._ping_timeout_ms = timeout_ms
         if self._closed.done():
-            raise PeerClosed("connection is closed")
+            raise PeerClosed(_native.CONNECTION_CLOSED_TEXT)
         # Another thread, or no task of the peer's loop running here: maybe
         # another loop's (the full check costs ~0.5 µs, so it runs only then).
         task = asyncio.current_task(self.loop)
@@ -351,7 +351,7 @@ class Peer:
             _native.ping(self._id, timeout_ms, token)
         except _native.NativeError:
             self._pings.pop(token, None)
-            raise PeerClosed("connection is closed") from None
+            raise PeerClosed(_native.CONNECTION_CLOSED_TEXT) from None
         # No asyncio timer: the engine times the ping in C and always
         # reports an outcome (a close reports every ping still out).
         # awaiting_answer, inlined: the generator and contextlib cost a
@@ -379,7 +379,7 @@ class Peer:
         behind (a future of this loop that nobody there awaits)."""
         if asyncio.get_running_loop() is not self.loop:
             if _native.info(self._id) is None:  # gone (a forked child's inherited peer)
-                raise PeerClosed("connection is closed")
+                raise PeerClosed(_native.CONNECTION_CLOSED_TEXT)
             raise RuntimeError(f"{what}() called from another event loop: a Peer is used on "
                                "the loop it was connected on")
 
@@ -397,7 +397,7 @@ class Peer:
         self._check_loop("drain")
         while self._outbox:
             if self._closed.done():
-                raise PeerClosed("connection is closed")
+                raise PeerClosed(_native.CONNECTION_CLOSED_TEXT)
             fut: asyncio.Future[None] = self.loop.create_future()
             self._drain_waiters.append(fut)
             with awaiting_answer(self.loop):
@@ -414,7 +414,7 @@ class Peer:
             if e.args[0] == _native.MCPP_ERR_FRAME_NEWLINE:
                 raise ValueError(e.args[1]) from None  # C's sentence, as Node says it
             if e.args[0] in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
-                raise PeerClosed("connection is closed") from None
+                raise PeerClosed(_native.CONNECTION_CLOSED_TEXT) from None
             raise PeerClosed(f"cannot send: {e.args[1]}") from None
 
     def _writable(self) -> None:
@@ -737,7 +737,7 @@ class Peer:
         if err == _native.MCPP_ERR_UNSUPPORTED:
             fut.set_exception(PingUnsupported())
         elif err in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
-            fut.set_exception(PeerClosed("connection is closed"))
+            fut.set_exception(PeerClosed(_native.CONNECTION_CLOSED_TEXT))
         else:
             fut.set_exception(MCPPingError(_native.strerror(err)))
 

@@ -146,9 +146,10 @@ async def test_a_handshake_that_times_out_names_an_answer_that_no_newline_ended(
 async def test_send_on_a_closed_peer_says_closed_in_plain_words():
     p = await mcpping.connect(peer("echo"), keepalive=None)
     await p.close()
-    with pytest.raises(mcpping.PeerClosed, match="^connection is closed$"):
+    # C's sentence (MCPP_CONNECTION_CLOSED_TEXT), as Node's ClosedError says it.
+    with pytest.raises(mcpping.PeerClosed, match="^the connection is closed$"):
         p.notify("x")
-    with pytest.raises(mcpping.PeerClosed, match="^connection is closed$"):
+    with pytest.raises(mcpping.PeerClosed, match="^the connection is closed$"):
         await p.ping()
 
 

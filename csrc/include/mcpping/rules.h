@@ -93,6 +93,9 @@ size_t mcpp_engine_stale_reason(const mcpp_engine *engine, char *out,
 #define MCPP_CLOSED_BY_APP_REASON "closed by the application"
 /* The reason a guard closes with when the transport under it ended. */
 #define MCPP_TRANSPORT_CLOSED_REASON "the transport closed"
+/* What a call on a connection already closed says (Python's PeerClosed,
+ * Node's ClosedError), when no close reason says more. */
+#define MCPP_CONNECTION_CLOSED_TEXT "the connection is closed"
 
 /* RTT statistics of one connection's pings in bounded memory: exact
  * running min/avg/max/mdev (Welford) over every pong, p50/p99 by nearest

@@ -37,7 +37,7 @@ def child() -> None:
                 p.notify("notifications/x")
                 raise AssertionError("a child wrote to the parent's server")
             except mcpping.PeerClosed as e:
-                assert str(e) == "connection is closed", e
+                assert str(e) == "the connection is closed", e
         # The parent's host loop is not the child's: thread mode until a
         # loop of its own connects.
         mode, why = mcpping.runtime_mode()
