@@ -145,7 +145,7 @@ class Peer extends EventEmitter {
   async request(method, params, opts) {
     requestArgs(method, params);
     const o = check.options('request options', opts);
-    check.knownKeys('options', o, ['timeoutMs', 'signal']);
+    check.knownKeys('options', o, check.PING_KEYS);
     const timeoutMs = check.optional('timeoutMs', 'request_timeout_ms', o.timeoutMs, binding.requestTimeoutMs);
     check.abortSignal('signal', o.signal);
     const { signal } = o;

@@ -22,6 +22,10 @@ const rows = (ok) => new Map([...TABLE.values()].filter((r) => ok(r.name)).map((
 const KEEPALIVE_ROWS = rows((n) => !n.includes('.')
   && !['role', 'transport', 'probe_method', 'forward_peer_pings', 'max_pending_bytes'].includes(n));
 const RECONNECT_ROWS = rows((n) => n.startsWith('reconnect.') && n !== 'reconnect.enabled');
+const KEEPALIVE_KEYS = [...KEEPALIVE_ROWS.keys()];
+const RECONNECT_KEYS = [...RECONNECT_ROWS.keys()];
+/** The keys of ping()'s and request()'s options. */
+const PING_KEYS = ['timeoutMs', 'signal'];
 
 const CODE = 'ERR_MCPPING_INVALID_ARG';
 
@@ -113,8 +117,9 @@ function abortSignal(name, signal) {
  * @returns {{timeoutMs: number, signal: AbortSignal|undefined}} timeoutMs 0 for the default
  */
 function pingOptions(opts) {
+  if (absent(opts)) return { timeoutMs: 0, signal: undefined }; // peer.ping(): nothing to check
   const o = options('ping options', opts);
-  knownKeys('options', o, ['timeoutMs', 'signal']);
+  knownKeys('options', o, PING_KEYS);
   abortSignal('signal', o.signal);
   return { timeoutMs: optional('timeoutMs', 'timeout_ms', o.timeoutMs, 0), signal: o.signal || undefined };
 }
@@ -142,12 +147,11 @@ function setting(label, name, value, opts = {}) {
 /**
  * Refuses a key that is not among `names` (a misspelt option would otherwise be ignored).
  * @param {string} what the object as the caller named it ('options', 'keepalive')
- * @param {object} given @param {Iterable<string>} names the keys it takes
+ * @param {object} given @param {readonly string[]} names the keys it takes
  */
 function knownKeys(what, given, names) {
-  const known = [...names];
-  const bad = Object.keys(given).find((key) => !known.includes(key));
-  if (bad) throw invalid(TypeError, `${what}.${bad} is not an option; the options are ${known.join(', ')}`);
+  const bad = Object.keys(given).find((key) => !names.includes(key));
+  if (bad) throw invalid(TypeError, `${what}.${bad} is not an option; the options are ${names.join(', ')}`);
 }
 
 /**
@@ -158,7 +162,7 @@ function knownKeys(what, given, names) {
  */
 function keepaliveOptions(keepalive) {
   const ka = options('keepalive', keepalive);
-  knownKeys('keepalive', ka, KEEPALIVE_ROWS.keys());
+  knownKeys('keepalive', ka, KEEPALIVE_KEYS);
   // Below the floor is refused where it is written, unless clampInterval raises it.
   const minMs = setting('keepalive.minIntervalMs', 'min_interval_ms',
     absent(ka.minIntervalMs) ? settingDefault('min_interval_ms') : ka.minIntervalMs);
@@ -187,7 +191,7 @@ function keepaliveOptions(keepalive) {
 function reconnectOptions(reconnect) {
   if (absent(reconnect) || reconnect === false) return undefined;
   const given = reconnect === true ? {} : options('reconnect', reconnect);
-  knownKeys('reconnect', given, RECONNECT_ROWS.keys());
+  knownKeys('reconnect', given, RECONNECT_KEYS);
   const out = {};
   for (const [key, row] of RECONNECT_ROWS) {
     const value = absent(given[key]) ? row.policy : given[key];
@@ -200,6 +204,7 @@ function reconnectOptions(reconnect) {
 /** setRetryBudget's fields and their C rows. */
 const BUDGET_ROWS = new Map([['burst', ARGUMENTS.get('retry_budget.burst')],
   ['perSecond', ARGUMENTS.get('retry_budget.per_second')]]);
+const BUDGET_KEYS = [...BUDGET_ROWS.keys()];
 
 /**
  * The process's retry budget (setRetryBudget): each field checked by its C
@@ -209,7 +214,7 @@ const BUDGET_ROWS = new Map([['burst', ARGUMENTS.get('retry_budget.burst')],
  */
 function retryBudget(budget) {
   const given = options('budget', budget);
-  knownKeys('budget', given, BUDGET_ROWS.keys());
+  knownKeys('budget', given, BUDGET_KEYS);
   const out = {};
   for (const [key, row] of BUDGET_ROWS) out[key] = optional(`budget.${key}`, row.name, given[key], row.policy);
   return out;
@@ -277,6 +282,7 @@ module.exports = {
   options,
   knownKeys,
   pingOptions,
+  PING_KEYS,
   keepaliveOptions,
   reconnectOptions,
   retryBudget,
