@@ -247,7 +247,7 @@ class EngineDriver extends EventEmitter {
     if (this.figures && metricsHub.tally) metricsHub.tally.closed(this.figures);
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
-    for (const seq of [...this.pings.keys()]) this.settle(seq, null, new ClosedError(reason || undefined));
+    for (const seq of [...this.pings.keys()]) this.settle(seq, null, new ClosedError(binding.pingClosedMessage));
     this.records.close();
     this.engine.free();
     this.engine = null;

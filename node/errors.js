@@ -5,6 +5,7 @@
  * cannot ping" without parsing messages. The sentences a peer gave no words
  * for are C's (mcpping/rules.h).
  */
+const { format } = require('node:util');
 const native = require('./binding');
 
 /** Base class of every error mcpping raises. */
@@ -25,7 +26,7 @@ class McppError extends Error {
 class PingTimeoutError extends McppError {
   /** @param {number} timeoutMs */
   constructor(timeoutMs) {
-    super(`no answer to ping after ${timeoutMs} ms`, { code: 'PING_TIMEOUT' });
+    super(format(native.pingTimeoutFormat, timeoutMs), { code: 'PING_TIMEOUT' });
     this.timeoutMs = timeoutMs;
   }
 }
@@ -34,7 +35,8 @@ class PingTimeoutError extends McppError {
 class PingError extends McppError {
   /** @param {number} code @param {string} message */
   constructor(code, message) {
-    super(message || `ping failed with code ${code}`, { code });
+    super(format(native.pingErrorFormat, code, message), { code });
+    this.rpcMessage = message;
   }
 }
 
@@ -53,8 +55,10 @@ class PingInvalidError extends McppError {
 class PingUnsupportedError extends McppError {
   /** @param {number|null} code @param {string} [message] */
   constructor(code, message) {
-    super(message || native.pingUnsupportedMessage, { code: 'PING_UNSUPPORTED' });
+    const text = message || native.pingUnsupportedMessage;
+    super(code === null ? text : format(native.pingErrorFormat, code, text), { code: 'PING_UNSUPPORTED' });
     this.rpcCode = code;
+    this.rpcMessage = text;
   }
 }
 
@@ -63,6 +67,15 @@ class ClosedError extends McppError {
   /** @param {string} [message] */
   constructor(message) {
     super(message || native.connectionClosedText, { code: 'MCPP_ERR_CLOSED' });
+  }
+
+  /**
+   * What a call still waiting when the connection closed rejects with: the
+   * close's reason, as C words it, else C's sentence for a closed one.
+   * @param {string|null} [reason]
+   */
+  static because(reason) {
+    return new ClosedError(reason || undefined);
   }
 }
 

@@ -489,7 +489,7 @@ export class SessionReaper extends EventEmitter {
   on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
-/** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. *//** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. */
+/** Wraps an SDK Transport (Streamable HTTP included) with the engine, in either role. */
 export function guard(transport: Transport, options?: GuardOptions): GuardedTransport;
 
 /**
@@ -519,12 +519,15 @@ export class PingTimeoutError extends McppError {
 /** The peer answered with a JSON-RPC error; `code` is its code. */
 export class PingError extends McppError {
   code: number;
+  /** The peer's own message (`message` is C's sentence: `code=-32000 busy`). */
+  rpcMessage: string;
 }
 /** The pong's result was missing or not an object. */
 export class PingInvalidError extends McppError {}
 /** The peer does not support ping; the connection stays usable. */
 export class PingUnsupportedError extends McppError {
   rpcCode: number | null;
+  rpcMessage: string;
 }
 /** The connection is closed or closing. */
 export class ClosedError extends McppError {}

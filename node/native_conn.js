@@ -345,11 +345,11 @@ class NativeConn {
       disposition: ev ? ev.disposition : 'continued',
     };
     for (const token of [...this.pings.keys()]) {
-      this.settlePing(token, null, new errors.ClosedError(`connection closed: ${item.reason}`));
+      this.settlePing(token, null, new errors.ClosedError(binding.pingClosedMessage));
     }
     this.outbox.length = 0;
     this.outboxHold.release();
-    for (const w of this.drainWaiters.splice(0)) w.reject(new errors.ClosedError(`connection closed: ${item.reason}`));
+    for (const w of this.drainWaiters.splice(0)) w.reject(errors.ClosedError.because(item.reason));
     this.closeHold.release();
     const waiters = this.closeWaiters.splice(0);
     try {

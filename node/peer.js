@@ -13,7 +13,7 @@ const { RpcRequester, RpcError } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
-const { McppError, ClosedError } = require('./errors');
+const { ClosedError } = require('./errors');
 const check = require('./validate');
 const { emitSafely, guardSink } = require('./isolate');
 const { runHandshake } = require('./handshake');
@@ -318,7 +318,7 @@ class Peer extends EventEmitter {
     this._state = 'closed';
     this.closeInfo = info;
     this.keepaliveHold.release();
-    this.rpc.failAll(new ClosedError(`connection closed: ${info.reason}`));
+    this.rpc.failAll(ClosedError.because(info.reason));
     this.records.close();
     emitSafely(this, 'closed', info);
   }
@@ -350,12 +350,7 @@ async function connect(params, options) {
     await peer.initialize({ timeoutMs: initializeTimeoutMs });
   } catch (err) {
     await peer.close();
-    // A close is worded by C (handshake.js).
-    if (err instanceof McppError && err.code === 'HANDSHAKE' && err.kind === 'closed') throw err;
-    const failed = new McppError(`handshake failed: ${err.message}`, { code: 'HANDSHAKE', cause: err });
-    // Why, as index.d.ts promises for code 'HANDSHAKE' (Python's HandshakeError.kind).
-    if (err.kind !== undefined) failed.kind = err.kind;
-    throw failed;
+    throw err; // initialize()'s own error: C's sentence, as Python's connect raises it
   }
   return peer;
 }

@@ -4,6 +4,7 @@
  * each request and delivers its answer if none comes). Shared by Peer
  * (stdio) and the Streamable HTTP session.
  */
+const binding = require('./binding');
 const { McppError, RequestInDoubtError } = require('./errors');
 
 /** A JSON-RPC error answer, as an exception. */
@@ -69,7 +70,7 @@ class RpcRequester {
     if (msg.error === undefined) entry.resolve(msg.result);
     // The engine's answer for a request whose answer cannot come (the
     // server failed under it): in doubt or cancelled, on stdio and HTTP alike.
-    else if (answerKind === 'in_doubt' || answerKind === 'cancelled') {
+    else if (binding.inDoubtKinds.includes(answerKind)) {
       entry.reject(new RequestInDoubtError(entry.method, answerKind, msg.error.message, msg.error.code));
     } else entry.reject(new RpcError(msg.error, answerKind));
     return true;

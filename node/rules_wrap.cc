@@ -439,6 +439,12 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpHeaderProblem", Napi::Function::New(env, HttpHeaderProblem, "httpHeaderProblem"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
+  // The answer kinds that stand for a request in doubt (C's rule).
+  Napi::Array in_doubt = Napi::Array::New(env);
+  for (int k = 0; k <= MCPP_ANSWER_LAST; k++)
+    if (mcpp_answer_kind_is_in_doubt((mcpp_answer_kind)k))
+      in_doubt.Set(in_doubt.Length(), mcpp_answer_kind_name((mcpp_answer_kind)k));
+  exports.Set("inDoubtKinds", in_doubt);
   exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);
   exports.Set("httpShortTimeoutMs", MCPP_HTTP_SHORT_TIMEOUT_MS);
   exports.Set("httpPostConnectTimeoutMs", MCPP_HTTP_POST_CONNECT_TIMEOUT_MS);
@@ -451,6 +457,8 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("pingInvalidMessage", MCPP_PING_INVALID_MESSAGE);
   exports.Set("pingUnsupportedMessage", MCPP_PING_UNSUPPORTED_MESSAGE);
   exports.Set("pingClosedMessage", MCPP_PING_CLOSED_MESSAGE);
+  exports.Set("pingTimeoutFormat", MCPP_PING_TIMEOUT_FORMAT);
+  exports.Set("pingErrorFormat", MCPP_PING_ERROR_FORMAT);
   exports.Set("closedByAppReason", MCPP_CLOSED_BY_APP_REASON);
   exports.Set("transportClosedReason", MCPP_TRANSPORT_CLOSED_REASON);
   exports.Set("connectionClosedText", MCPP_CONNECTION_CLOSED_TEXT);

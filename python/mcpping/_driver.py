@@ -161,7 +161,7 @@ class EngineDriver:
             from .errors import PingUnsupported
             if e.args[0] == _native.MCPP_ERR_UNSUPPORTED:
                 raise PingUnsupported() from None
-            raise PeerClosed(e.args[1]) from None
+            raise PeerClosed(_native.CONNECTION_CLOSED_TEXT) from None
         finally:
             self._arm()
         fut = self._pings.get(seq)
@@ -186,7 +186,7 @@ class EngineDriver:
         self.engine.close(err, reason, now_us())
         for fut in self._pings.values():
             if not fut.done():
-                fut.set_exception(PeerClosed(reason or "closed"))
+                fut.set_exception(PeerClosed(_native.PING_CLOSED_MESSAGE))
         self._events.finish()
         if self._own_records:
             self._records.close()

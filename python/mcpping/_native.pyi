@@ -323,8 +323,11 @@ def config_files(configs: Sequence[str], auto_paths: Sequence[str]) -> list[tupl
 PING_INVALID_MESSAGE: str  # MCPP_PING_INVALID_MESSAGE
 PING_UNSUPPORTED_MESSAGE: str  # MCPP_PING_UNSUPPORTED_MESSAGE
 PING_CLOSED_MESSAGE: str  # MCPP_PING_CLOSED_MESSAGE
+PING_TIMEOUT_FORMAT: str  # MCPP_PING_TIMEOUT_FORMAT: % the timeout in ms
+PING_ERROR_FORMAT: str  # MCPP_PING_ERROR_FORMAT: % (code, message)
 CLOSED_BY_APP_REASON: str  # MCPP_CLOSED_BY_APP_REASON
 CONNECTION_CLOSED_TEXT: str  # MCPP_CONNECTION_CLOSED_TEXT
+IN_DOUBT_KINDS: frozenset[str]  # the answer kinds mcpp_answer_kind_is_in_doubt names
 EVENT_NAMES: tuple[str, ...]  # every mcpp_event_name, in the enum's order
 TRANSPORT_CLOSED_REASON: str  # MCPP_TRANSPORT_CLOSED_REASON
 HTTP_UNREACHABLE_FORMAT: str  # "cannot reach %s: %s" (URL, cause)

@@ -526,6 +526,8 @@ int mcpping_rules_add_types(PyObject *module) {
   if (rc || PyModule_AddStringConstant(module, "PING_INVALID_MESSAGE", MCPP_PING_INVALID_MESSAGE) ||
       PyModule_AddStringConstant(module, "PING_UNSUPPORTED_MESSAGE", MCPP_PING_UNSUPPORTED_MESSAGE) ||
       PyModule_AddStringConstant(module, "PING_CLOSED_MESSAGE", MCPP_PING_CLOSED_MESSAGE) ||
+      PyModule_AddStringConstant(module, "PING_TIMEOUT_FORMAT", MCPP_PING_TIMEOUT_FORMAT) ||
+      PyModule_AddStringConstant(module, "PING_ERROR_FORMAT", MCPP_PING_ERROR_FORMAT) ||
       PyModule_AddStringConstant(module, "CLOSED_BY_APP_REASON", MCPP_CLOSED_BY_APP_REASON) ||
       PyModule_AddStringConstant(module, "TRANSPORT_CLOSED_REASON", MCPP_TRANSPORT_CLOSED_REASON) ||
       PyModule_AddStringConstant(module, "CONNECTION_CLOSED_TEXT", MCPP_CONNECTION_CLOSED_TEXT) ||
@@ -546,6 +548,18 @@ int mcpping_rules_add_types(PyObject *module) {
     return -1;
   if (PyModule_AddIntConstant(module, "MAX_RETRY_BUDGET_BURST", MCPP_MAX_RETRY_BUDGET_BURST))
     return -1;
+  /* The answer kinds that stand for a request in doubt (C's rule). */
+  PyObject *in_doubt = PyFrozenSet_New(NULL);
+  for (int k = 0; in_doubt != NULL && k <= MCPP_ANSWER_LAST; k++) {
+    if (!mcpp_answer_kind_is_in_doubt((mcpp_answer_kind)k)) continue;
+    PyObject *name = PyUnicode_FromString(mcpp_answer_kind_name((mcpp_answer_kind)k));
+    if (name == NULL || PySet_Add(in_doubt, name) < 0) Py_CLEAR(in_doubt);
+    Py_XDECREF(name);
+  }
+  if (in_doubt == NULL || PyModule_AddObject(module, "IN_DOUBT_KINDS", in_doubt) < 0) {
+    Py_XDECREF(in_doubt);
+    return -1;
+  }
   PyObject *names = PyTuple_New(MCPP_EV_LAST + 1);
   for (int t = MCPP_EV_PING; names != NULL && t <= MCPP_EV_LAST; t++) {
     PyObject *name = PyUnicode_FromString(mcpp_event_name((mcpp_event_type)t));

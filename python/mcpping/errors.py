@@ -29,7 +29,7 @@ class PingTimeout(PingFailure, TimeoutError):
     """No answer to a ping within its timeout."""
 
     def __init__(self, timeout: float) -> None:
-        super().__init__(f"no answer after {timeout * 1000:.0f} ms")
+        super().__init__(_native.PING_TIMEOUT_FORMAT % round(timeout * 1000))
         #: The timeout in force, in seconds.
         self.timeout = timeout
 
@@ -38,7 +38,7 @@ class PingError(PingFailure):
     """The peer answered the ping with a JSON-RPC error."""
 
     def __init__(self, code: int, message: str) -> None:
-        super().__init__(f"code={code} {message}")
+        super().__init__(_native.PING_ERROR_FORMAT % (code, message))
         #: The JSON-RPC error code.
         self.code = code
         #: The peer's error message.
@@ -63,13 +63,19 @@ class PingUnsupported(PingFailure):
 
     def __init__(self, code: int | None = None, message: str | None = None) -> None:
         message = message or _native.PING_UNSUPPORTED_MESSAGE
-        super().__init__(message if code is None else f"code={code} {message}")
+        super().__init__(message if code is None else _native.PING_ERROR_FORMAT % (code, message))
         self.code = code
         self.message = message
 
 
 class PeerClosed(MCPPingError, ConnectionError):
     """The connection is closed (or closed while the call was waiting)."""
+
+    @classmethod
+    def because(cls, reason: str | None) -> PeerClosed:
+        """What a call still waiting when the connection closed raises: the
+        close's reason, as C words it, else C's sentence for a closed one."""
+        return cls(reason or _native.CONNECTION_CLOSED_TEXT)
 
 
 class SpawnError(MCPPingError, OSError):

@@ -343,7 +343,7 @@ class HttpPeer:
         """request(); direct: sent even while the session is renewed (the handshake's own)."""
         timeout_ms = _request_timeout_ms(timeout)
         if self._closed:
-            raise PeerClosed(str(self.fatal) if self.fatal else "closed")
+            raise PeerClosed(_native.CONNECTION_CLOSED_TEXT)
         self._ids += 1
         rid = f"mcpping-{self._ids}"
         frame = rpc_frame(method, params, rid)
@@ -377,7 +377,7 @@ class HttpPeer:
     async def ping(self, timeout: float | None = None) -> float:
         """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""
         if self.fatal is not None:
-            raise PeerClosed(str(self.fatal))
+            raise PeerClosed(_native.CONNECTION_CLOSED_TEXT)
         try:
             return await self.driver.ping(timeout)
         finally:
@@ -771,7 +771,7 @@ class HttpPeer:
     def _finish(self, reason: str, err: int = 0) -> None:
         for fut in self._requests.values():
             if not fut.done():
-                fut.set_exception(PeerClosed(reason))
+                fut.set_exception(PeerClosed.because(reason))
         self.driver.close(reason, err)
 
     def _post(self, frame: bytes, answer: _Resumable | None = None, direct: bool = False) -> None:

@@ -111,8 +111,8 @@ def request_outcome(method: str, msg: dict[str, Any], kind: str | None) -> dict[
     if kind == "timeout":
         # C's sentence, not "cancelled on the server": a request held for a
         # reconnect times out without ever reaching one (and is never sent).
-        raise asyncio.TimeoutError(f"{method}: {msg['error']['message']}")
-    if kind in ("in_doubt", "cancelled"):
+        raise asyncio.TimeoutError(msg["error"]["message"])
+    if kind in _native.IN_DOUBT_KINDS:
         raise RequestInDoubt(method, kind, msg["error"]["message"], msg["error"]["code"])
     return msg
 
@@ -744,11 +744,14 @@ class Peer:
     def _close_done(self, info: CloseInfo) -> None:
         # Everything waiting resolves first; user code runs last, guarded.
         self._state = "closed"
-        for fut in [*self._pings.values(), *self._requests.values()]:
+        for fut in self._pings.values():
             if not fut.done():
-                fut.set_exception(PeerClosed(info.reason))
+                fut.set_exception(PeerClosed(_native.PING_CLOSED_MESSAGE))
+        for fut in self._requests.values():
+            if not fut.done():
+                fut.set_exception(PeerClosed.because(info.reason))
         self._outbox.clear()
-        self._wake_drainers(PeerClosed(info.reason))
+        self._wake_drainers(PeerClosed.because(info.reason))
         self._inbox.end()
         self._events.finish()
         if not self._closed.done():

@@ -123,7 +123,7 @@ test('a stdio request on a 2026-07-28 session carries the _meta envelope, merged
 test('connect() names both refusals when a server shares no protocol version', async () => {
   await assert.rejects(mcpping.connect(h.peer('modern.py', ['--versions', '2027-01-01']), { keepalive: null }), (err) => {
     assert.equal(err.code, 'HANDSHAKE');
-    assert.equal(err.message, 'handshake failed: initialize failed: -32601 Method not found; server/discover '
+    assert.equal(err.message, 'initialize failed: -32601 Method not found; server/discover '
       + 'lists protocol versions ["2027-01-01"], and mcpping speaks 2025-11-25 and 2026-07-28');
     return true;
   });

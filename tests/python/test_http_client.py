@@ -296,7 +296,7 @@ async def test_a_request_with_no_timeout_of_its_own_says_request_timeouts(http_s
         with pytest.raises(asyncio.TimeoutError) as info:
             await peer.request("tools/call", {"name": "ping_client",
                                               "arguments": {"count": 0, "delay": 5}}, timeout=None)
-        assert str(info.value) == "tools/call: Request timed out (mcpping: no answer after 300 ms)"
+        assert str(info.value) == "Request timed out (mcpping: no answer after 300 ms)"
         assert peer.info()["in_flight"] == 0
 
 

@@ -49,7 +49,7 @@ async def test_request_timeout_cancels_on_the_wire_and_clears_the_ledger():
         with pytest.raises(asyncio.TimeoutError) as info:
             await p.request("tools/call", HANG, timeout=0.2)
         # The engine's sentence (C's, as Node's RpcError says it).
-        assert str(info.value) == "tools/call: Request timed out (mcpping: no answer after 200 ms)"
+        assert str(info.value) == "Request timed out (mcpping: no answer after 200 ms)"
         assert p.info()["in_flight"] == 0
         assert await cancelled_ids(p) == ["mcpping-2"]
         # The answer after the timeout made it healthy again.
@@ -66,7 +66,7 @@ async def test_a_request_with_no_timeout_of_its_own_times_out_at_request_timeout
     async with mcpping.connect(peer("flood"), keepalive=None, request_timeout=0.2) as p:
         with pytest.raises(asyncio.TimeoutError) as info:
             await p.request("tools/call", HANG, timeout=None)
-        assert str(info.value) == "tools/call: Request timed out (mcpping: no answer after 200 ms)"
+        assert str(info.value) == "Request timed out (mcpping: no answer after 200 ms)"
         assert p.info()["in_flight"] == 0
 
 

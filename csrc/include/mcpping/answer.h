@@ -30,6 +30,12 @@ typedef enum mcpp_answer_kind {
  * unknown kind. */
 const char *mcpp_answer_kind_name(mcpp_answer_kind kind);
 
+/* Returns 1 if an answer of this kind means the request's own answer can
+ * no longer come because the server failed under it (IN_DOUBT, CANCELLED):
+ * the bindings raise their in-doubt error for it, never a timeout or the
+ * server's error; else 0. */
+int mcpp_answer_kind_is_in_doubt(mcpp_answer_kind kind);
+
 /* Inside the engine's deliver callback: what the frame being delivered is
  * (never MCPP_ANSWER_PEER there); MCPP_ANSWER_PEER anywhere else. */
 mcpp_answer_kind mcpp_engine_delivery_kind(const mcpp_engine *engine);

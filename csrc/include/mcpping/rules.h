@@ -48,6 +48,12 @@ const char *mcpp_outcome_name(mcpp_ping_outcome outcome);
 #define MCPP_PING_UNSUPPORTED_MESSAGE "ping unsupported"
 /* A ping abandoned because its connection closed first. */
 #define MCPP_PING_CLOSED_MESSAGE "connection closed before the pong"
+/* What a failed ping says otherwise, as printf formats that Python's %
+ * and Node's util.format take alike: no answer in time (the timeout in
+ * ms), and an error answer (its JSON-RPC code and message; a peer that
+ * refused ping with a code says it the same way). */
+#define MCPP_PING_TIMEOUT_FORMAT "no answer to ping after %d ms"
+#define MCPP_PING_ERROR_FORMAT "code=%d %s"
 
 /* The answer a ping the engine made gets when nothing would carry it to
  * the peer (a guard over a transport with no stream open): JSON-RPC -32601
@@ -94,7 +100,8 @@ size_t mcpp_engine_stale_reason(const mcpp_engine *engine, char *out,
 /* The reason a guard closes with when the transport under it ended. */
 #define MCPP_TRANSPORT_CLOSED_REASON "the transport closed"
 /* What a call on a connection already closed says (Python's PeerClosed,
- * Node's ClosedError), when no close reason says more. */
+ * Node's ClosedError); a call still waiting when it closed says the
+ * close's reason instead ("server exited with status 3"). */
 #define MCPP_CONNECTION_CLOSED_TEXT "the connection is closed"
 
 /* RTT statistics of one connection's pings in bounded memory: exact

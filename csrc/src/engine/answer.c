@@ -13,6 +13,10 @@ const char *mcpp_answer_kind_name(mcpp_answer_kind kind) {
   return names[kind];
 }
 
+int mcpp_answer_kind_is_in_doubt(mcpp_answer_kind kind) {
+  return kind == MCPP_ANSWER_IN_DOUBT || kind == MCPP_ANSWER_CANCELLED;
+}
+
 mcpp_answer_kind mcpp_engine_delivery_kind(const mcpp_engine *e) {
   return e ? (mcpp_answer_kind)e->delivering : MCPP_ANSWER_PEER;
 }

@@ -1,0 +1,102 @@
+'use strict';
+// The library in Python and in Node, failing the same way against the same
+// servers, says the same sentence: each comes from C (mcpping/rules.h, the
+// engine's answers, the handshake), so this guards that no host words a
+// failure of its own. The Python package is installed by `make
+// test-python`, which runs before this suite.
+const test = require('node:test');
+const assert = require('node:assert/strict');
+const { format } = require('node:util');
+const mcpping = require('../../node');
+const { binding } = require('../../node/runtime');
+const h = require('./helpers');
+
+/** Each failure: the server, what the application does, and its bound. */
+const CASES = [
+  { name: 'ping-timeout', peer: ['freeze.py', '--after', '2'], action: 'ping', timeoutMs: 200 },
+  { name: 'ping-refused', peer: ['unsupported.py', '--code', '-32000', '--message', 'busy'], action: 'ping' },
+  { name: 'ping-unsupported', peer: ['unsupported.py'], action: 'ping' },
+  { name: 'request-timeout', peer: ['freeze.py', '--after', '2'], action: 'request', timeoutMs: 200 },
+  { name: 'request-server-exits', peer: ['dies.py', '--after', '3'], action: 'request' },
+  { name: 'handshake-refused', peer: ['modern.py', '--versions', '2027-01-01'], action: 'connect' },
+  { name: 'handshake-timeout', command: ['python3', '-c', 'import time; time.sleep(30)'], action: 'connect', timeoutMs: 300 },
+  { name: 'spawn-fails', command: ['/nonexistent/mcpping-server'], action: 'connect' },
+  { name: 'ping-after-close', peer: ['echo.py'], action: 'ping-after-close' },
+  { name: 'request-after-close', peer: ['echo.py'], action: 'request-after-close' },
+];
+
+const PYTHON = `
+import asyncio, json, os, sys
+import mcpping
+
+PEERS, CASES = sys.argv[1], json.loads(sys.argv[2])
+
+def command(c):
+    return c.get("command") or [sys.executable, os.path.join(PEERS, c["peer"][0]), *c["peer"][1:]]
+
+async def one(c):
+    bound = c["timeoutMs"] / 1000 if c.get("timeoutMs") else None
+    try:
+        if c["action"] == "connect":
+            p = await mcpping.connect(command(c), keepalive=None, init_timeout=bound or 30.0)
+            await p.close()
+            return "ok"
+        p = await mcpping.connect(command(c), keepalive=None)
+        try:
+            if c["action"].endswith("after-close"):
+                await p.close()
+            if c["action"].startswith("ping"):
+                await p.ping(bound)
+            else:
+                await p.request("echo", {}, **({"timeout": bound} if bound else {}))
+        finally:
+            await p.close()
+        return "ok"
+    except Exception as e:
+        return str(e)
+
+async def main():
+    print(json.dumps({c["name"]: await one(c) for c in CASES}))
+
+asyncio.run(main())
+`;
+
+/** @param {object} c @returns {Promise<string>} the failure's sentence, or 'ok' */
+async function node(c) {
+  const params = c.command ? { command: c.command[0], args: c.command.slice(1) } : h.peer(c.peer[0], c.peer.slice(1));
+  try {
+    if (c.action === 'connect') {
+      const p = await mcpping.connect(params, { keepalive: null, initializeTimeoutMs: c.timeoutMs || 30000 });
+      await p.close();
+      return 'ok';
+    }
+    const p = await mcpping.connect(params, { keepalive: null });
+    try {
+      if (c.action.endsWith('after-close')) await p.close();
+      const bound = c.timeoutMs ? { timeoutMs: c.timeoutMs } : {};
+      if (c.action.startsWith('ping')) await p.ping(bound);
+      else await p.request('echo', {}, bound);
+    } finally {
+      await p.close();
+    }
+    return 'ok';
+  } catch (err) {
+    return err.message;
+  }
+}
+
+test('each failure is said in the same words by the Python and the Node library', { timeout: 120000 }, async () => {
+  const py = h.run('python3', ['-c', PYTHON, h.PEERS, JSON.stringify(CASES)], { timeoutMs: 90000 });
+  const js = {};
+  for (const c of CASES) js[c.name] = await node(c);
+  const r = await py;
+  assert.equal(r.status, 0, r.stderr);
+  const python = JSON.parse(r.stdout);
+  assert.deepEqual(js, python);
+  // And they are C's: none is 'ok', and the ones C formats read as C has them.
+  for (const [name, said] of Object.entries(js)) assert.notEqual(said, 'ok', name);
+  assert.equal(js['ping-timeout'], format(binding.pingTimeoutFormat, 200));
+  assert.equal(js['ping-refused'], format(binding.pingErrorFormat, -32000, 'busy'));
+  assert.equal(js['ping-unsupported'], format(binding.pingErrorFormat, -32601, 'Method not found'));
+  assert.equal(js['request-after-close'], binding.connectionClosedText);
+});
