@@ -277,6 +277,12 @@ TEST(engine_fails_every_request_in_flight_as_in_doubt_or_cancelled) {
   ASSERT_EQ(f->delivered[1].kind, MCPP_ANSWER_CANCELLED);
   ASSERT_STR_EQ(mcpp_answer_kind_name(MCPP_ANSWER_IN_DOUBT), "in_doubt");
   ASSERT(mcpp_answer_kind_name((mcpp_answer_kind)99) == NULL);
+  /* Both kinds a failed server leaves are in doubt; a timeout is not. */
+  ASSERT(mcpp_answer_kind_is_in_doubt(f->delivered[0].kind));
+  ASSERT(mcpp_answer_kind_is_in_doubt(f->delivered[1].kind));
+  ASSERT(!mcpp_answer_kind_is_in_doubt(MCPP_ANSWER_TIMEOUT));
+  ASSERT(!mcpp_answer_kind_is_in_doubt(MCPP_ANSWER_ABANDONED));
+  ASSERT(!mcpp_answer_kind_is_in_doubt(MCPP_ANSWER_PEER));
   mcpp_engine_info info;
   mcpp_engine_get_info(f->e, &info);
   ASSERT_UINT_EQ(info.in_flight, 0);
