@@ -223,9 +223,20 @@ Napi::Value CliInterrupt(const Napi::CallbackInfo &info) {
   return info.Env().Undefined();
 }
 
+// demoAnswer(line) -> string | null: the demo server's answer (C's).
+Napi::Value DemoAnswer(const Napi::CallbackInfo &info) {
+  std::string line = info[0].As<Napi::String>().Utf8Value();
+  char *answer = mcpp_demo_answer(line.data(), line.size());
+  if (!answer) return info.Env().Null();
+  Napi::String out = Napi::String::New(info.Env(), answer);
+  mcpp_config_free(answer);
+  return out;
+}
+
 }  // namespace
 
 void InitApp(Napi::Env env, Napi::Object exports) {
+  exports.Set("demoAnswer", Napi::Function::New(env, DemoAnswer));
   exports.Set("cliParse", Napi::Function::New(env, CliParse));
   exports.Set("appKillGraceMs", MCPP_APP_KILL_GRACE_MS);
   exports.Set("cliStepSlackMs", MCPP_CLI_STEP_SLACK_MS);

@@ -259,7 +259,20 @@ static PyObject *py_cli_interrupt(PyObject *self, PyObject *args) {
   Py_RETURN_NONE;
 }
 
+/* demo_answer(line: bytes) -> bytes | None: the demo server's answer (C's). */
+static PyObject *py_demo_answer(PyObject *self, PyObject *arg) {
+  char *line;
+  Py_ssize_t len;
+  if (PyBytes_AsStringAndSize(arg, &line, &len) < 0) return NULL;
+  char *answer = mcpp_demo_answer(line, (size_t)len);
+  if (!answer) Py_RETURN_NONE;
+  PyObject *out = PyBytes_FromString(answer);
+  mcpp_config_free(answer);
+  return out;
+}
+
 static PyMethodDef app_methods[] = {
+    {"demo_answer", py_demo_answer, METH_O, "The demo server's answer to one line (C)."},
     {"cli_parse", py_cli_parse, METH_O, "Parses the mcpping command line (C)."},
     {"cli_run", py_cli_run, METH_VARARGS, "The check's state machine for argv (C)."},
     {"cli_next", py_cli_next, METH_VARARGS, "What the check does next."},

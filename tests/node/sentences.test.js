@@ -2,10 +2,13 @@
 // The library in Python and in Node, failing the same way against the same
 // servers, says the same sentence: each comes from C (mcpping/rules.h, the
 // engine's answers, the handshake), so this guards that no host words a
-// failure of its own. The Python package is installed by `make
+// failure of its own; and the two demo servers, whose answers are C's,
+// answer the same bytes. The Python package is installed by `make
 // test-python`, which runs before this suite.
 const test = require('node:test');
 const assert = require('node:assert/strict');
+const { spawn } = require('node:child_process');
+const path = require('node:path');
 const { format } = require('node:util');
 const mcpping = require('../../node');
 const { binding } = require('../../node/runtime');
@@ -99,4 +102,46 @@ test('each failure is said in the same words by the Python and the Node library'
   assert.equal(js['ping-refused'], format(binding.pingErrorFormat, -32000, 'busy'));
   assert.equal(js['ping-unsupported'], format(binding.pingErrorFormat, -32601, 'Method not found'));
   assert.equal(js['request-after-close'], binding.connectionClosedText);
+});
+
+/** Writes lines to a demo server's stdin; resolves with all it wrote. */
+function serve(command, args, lines) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, { stdio: ['pipe', 'pipe', 'inherit'] });
+    let out = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.on('error', reject);
+    child.on('close', (status) => (status === 0 ? resolve(out) : reject(new Error(`${command} exited ${status}`))));
+    child.stdin.end(lines.join('\n') + '\n');
+  });
+}
+
+test('the Python and the Node demo servers answer the same bytes', async () => {
+  const lines = [
+    '{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18"}}',
+    '{"jsonrpc":"2.0","method":"notifications/initialized"}',
+    '',
+    '{"jsonrpc":"2.0","id":"a\\u00e9","method":"ping"}',
+    '{"jsonrpc":"2.0","id":12345678901234567890,"method":"tools/list"}',
+    '{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"h\u00e9 \\"q\\"\\n"}}}',
+    '{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"add","arguments":{"a":0.1,"b":0.2}}}',
+    '{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"add","arguments":{"a":"1","b":2}}}',
+    '{"jsonrpc":"2.0","id":6,"method":"tools/call","params":{"name":"nope"}}',
+    '{"jsonrpc":"2.0","id":7,"method":"resources/list"}',
+    'not json',
+  ];
+  const [py, js] = await Promise.all([
+    serve('python3', ['-m', 'mcpping.demo'], lines),
+    serve(process.execPath, [path.join(__dirname, '..', '..', 'node', 'demo-server.js')], lines),
+  ]);
+  assert.equal(js, py);
+  const answers = js.trimEnd().split('\n').map((l) => JSON.parse(l));
+  // Nothing for the notification and the blank line; the rest in order.
+  assert.deepEqual(answers.map((a) => a.id), [1, 'a\u00e9', 12345678901234567890, 3, 4, 5, 6, 7, null]);
+  assert.match(js.split('\n')[2], /^\{"jsonrpc":"2\.0","id":12345678901234567890,/);
+  assert.equal(answers[3].result.content[0].text, 'h\u00e9 "q"\n');
+  assert.equal(answers[4].result.content[0].text, '0.30000000000000004');
+  assert.equal(answers[5].result.isError, true);
+  assert.equal(answers[7].error.code, -32601);
+  assert.equal(answers[8].error.code, -32700);
 });

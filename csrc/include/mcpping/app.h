@@ -58,6 +58,18 @@ typedef enum mcpp_cli_method {
  * decides every timeout and both commands word it the same. */
 #define MCPP_CLI_STEP_SLACK_MS 1000u
 
+/* The demo MCP server the command pings with no target (`python -m
+ * mcpping.demo`, `node/demo-server.js`: each host only carries lines):
+ * the answer to one line it read, without its newline, or NULL when none
+ * is due (a notification, a response, a blank line). It answers
+ * initialize (serverInfo mcpping-demo; the client's protocol version if it
+ * speaks it, else its newest), ping, tools/list and tools/call for `echo`
+ * ({text}) and `add` ({a, b}; bad arguments or an unknown tool are a
+ * result with isError), -32601 for any other method and -32700 for a line
+ * that is not JSON. The id is echoed byte for byte. Free the answer with
+ * mcpp_config_free. */
+char *mcpp_demo_answer(const char *line, size_t len);
+
 /* The parsed command line's layout: fields are only ever added at the end,
  * and mcpp_cli_parse writes the version the caller's header had (no byte
  * past it), as mcpp_settings_default does (docs/design.md). */
