@@ -64,18 +64,12 @@ class PingUnsupportedError extends McppError {
 
 /** The connection is closed or closing. */
 class ClosedError extends McppError {
-  /** @param {string} [message] */
+  /**
+   * @param {string|null} [message] a call still waiting when the connection
+   *   closed says the close's reason, as C words it; else C's sentence
+   */
   constructor(message) {
     super(message || native.connectionClosedText, { code: 'MCPP_ERR_CLOSED' });
-  }
-
-  /**
-   * What a call still waiting when the connection closed rejects with: the
-   * close's reason, as C words it, else C's sentence for a closed one.
-   * @param {string|null} [reason]
-   */
-  static because(reason) {
-    return new ClosedError(reason || undefined);
   }
 }
 

@@ -299,7 +299,7 @@ class HttpSession {
     this.stopListening();
     for (const abort of this.posts) abort.abort();
     this.driver.close(reason, err);
-    this.rpc.failAll(ClosedError.because(reason));
+    this.rpc.failAll(new ClosedError(reason));
   }
 
   stopListening() {
@@ -598,7 +598,7 @@ class HttpSession {
       }
     }
     this.driver.close(binding.closedByAppReason);
-    this.rpc.failAll(ClosedError.because(binding.closedByAppReason));
+    this.rpc.failAll(new ClosedError(binding.closedByAppReason));
   }
 }
 

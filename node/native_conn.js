@@ -349,7 +349,7 @@ class NativeConn {
     }
     this.outbox.length = 0;
     this.outboxHold.release();
-    for (const w of this.drainWaiters.splice(0)) w.reject(errors.ClosedError.because(item.reason));
+    for (const w of this.drainWaiters.splice(0)) w.reject(new errors.ClosedError(item.reason));
     this.closeHold.release();
     const waiters = this.closeWaiters.splice(0);
     try {

@@ -318,7 +318,7 @@ class Peer extends EventEmitter {
     this._state = 'closed';
     this.closeInfo = info;
     this.keepaliveHold.release();
-    this.rpc.failAll(ClosedError.because(info.reason));
+    this.rpc.failAll(new ClosedError(info.reason));
     this.records.close();
     emitSafely(this, 'closed', info);
   }
