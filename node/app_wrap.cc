@@ -225,10 +225,7 @@ Napi::Value CliInterrupt(const Napi::CallbackInfo &info) {
 
 // demoAnswer(line) -> string | null: the demo server's answer (C's).
 Napi::Value DemoAnswer(const Napi::CallbackInfo &info) {
-  if (!info[0].IsString()) {
-    Napi::TypeError::New(info.Env(), "demoAnswer: line must be a string").ThrowAsJavaScriptException();
-    return info.Env().Null();
-  }
+  if (!info[0].IsString()) throw Napi::TypeError::New(info.Env(), "demoAnswer: line must be a string");
   std::string line = info[0].As<Napi::String>().Utf8Value();
   char *answer = mcpp_demo_answer(line.data(), line.size());
   if (!answer) return info.Env().Null();

@@ -93,8 +93,9 @@ class Target {
       } catch (err) {
         if (err instanceof errors.PingTimeoutError) return [TIMEOUT, 0, null, null];
         if (err instanceof errors.PingInvalidError) return [INVALID, 0, null, err.message];
-        if (err instanceof errors.PingUnsupportedError) return [UNSUPPORTED, 0, err.rpcCode, err.message];
-        if (err instanceof errors.PingError) return [ERROR, 0, err.code, err.message];
+        // The peer's own words: C's report says the code beside them.
+        if (err instanceof errors.PingUnsupportedError) return [UNSUPPORTED, 0, err.rpcCode, err.rpcMessage];
+        if (err instanceof errors.PingError) return [ERROR, 0, err.code, err.rpcMessage];
         if (err instanceof errors.ClosedError) return [CLOSED, 0, null, await this.closedReason(err, timeoutMs)];
         throw err;
       }

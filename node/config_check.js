@@ -35,7 +35,7 @@ async function open(live, plan, run) {
   const keepalive = { timeoutMs: Math.max(1, Math.round(plan.timeoutS * 1000)) };
   if (live.transport === 'stdio') {
     const peer = await connect(
-      // plan.environ: the environment to start in instead of ours.
+      // plan.environ: set on top of the SDKs' safe subset of ours, instead of ours.
       { command: live.command, args: live.args, env: { ...plan.environ, ...live.env }, cwd: live.cwd || undefined, stderr: 'pipe', killGraceMs: native.appKillGraceMs },
       { keepalive, records, initialize: false, inheritEnv: !plan.environ },
     );

@@ -281,6 +281,17 @@ Napi::Value HttpHeaderProblem(const Napi::CallbackInfo &info) {
   return why ? Napi::Value(Napi::String::New(env, why)) : env.Null();
 }
 
+// envSafe(name, value) -> boolean: whether the SDKs' safe subset of the
+// environment keeps name=value (mcpp_env_safe).
+Napi::Value EnvSafe(const Napi::CallbackInfo &info) {
+  Napi::Env env = info.Env();
+  if (!info[0].IsString() || !info[1].IsString())
+    throw Napi::TypeError::New(env, "name and value must be strings");
+  std::string name = info[0].As<Napi::String>().Utf8Value();
+  std::string value = info[1].As<Napi::String>().Utf8Value();
+  return Napi::Boolean::New(env, mcpp_env_safe(name.c_str(), value.c_str()));
+}
+
 // httpBodyKind(method, status, contentType) -> 'sse' | 'json' | 'none' | 'error'
 Napi::Value HttpBodyKind(const Napi::CallbackInfo &info) {
   Napi::Env env = info.Env();
@@ -437,6 +448,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
   exports.Set("httpUrl", Napi::Function::New(env, HttpUrl, "httpUrl"));
   exports.Set("httpHeaderProblem", Napi::Function::New(env, HttpHeaderProblem, "httpHeaderProblem"));
+  exports.Set("envSafe", Napi::Function::New(env, EnvSafe, "envSafe"));
   exports.Set("RttStats", RttStatsWrap::Init(env));
   exports.Set("rttWindow", MCPP_RTT_WINDOW);
   // The answer kinds that stand for a request in doubt (C's rule).

@@ -31,22 +31,17 @@ function toNativeSettings(keepalive, fixed) {
 }
 
 /**
- * The environment a spawned server gets, as the SDK's StdioClientTransport
- * does: a safe subset of ours (getDefaultEnvironment) plus `env`.
+ * The environment a spawned server gets (C's rule, mcpp_env_safe, as in
+ * Python): ours, or the SDKs' safe subset of it (getDefaultEnvironment),
+ * with `env` on top.
  * @param {Record<string,string>|undefined} env
  * @param {boolean} inheritAll pass our whole environment instead of the subset
  * @returns {string[]} KEY=VALUE entries
  */
 function childEnvironment(env, inheritAll) {
-  const keys = ['HOME', 'LOGNAME', 'PATH', 'SHELL', 'TERM', 'USER'];
   const base = {};
-  if (inheritAll) {
-    Object.assign(base, process.env);
-  } else {
-    for (const key of keys) {
-      const value = process.env[key];
-      if (value !== undefined && !value.startsWith('()')) base[key] = value;
-    }
+  for (const [key, value] of Object.entries(process.env)) {
+    if (inheritAll || native.envSafe(key, value)) base[key] = value;
   }
   const merged = { ...base, ...(env || {}) };
   return Object.entries(merged)

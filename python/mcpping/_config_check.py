@@ -10,7 +10,6 @@ closes when asked, and returns C's row for mcpp_config_format_results.
 from __future__ import annotations
 
 import asyncio
-import os
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -36,7 +35,8 @@ class Plan:
     timeout: float
     deadline: float
     log: str | None
-    #: The environment stdio servers start in, their env on top (None: ours).
+    #: Set on top of the SDKs' safe subset of ours, instead of ours (None),
+    #: for stdio servers; their env goes on top of that.
     environ: dict[str, str] | None = None
 
 
@@ -54,9 +54,10 @@ def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, st
     try:
         if live.transport == "stdio":
             assert live.command is not None
-            env = {**(os.environ if plan.environ is None else plan.environ), **live.env}
+            env = {**(plan.environ or {}), **live.env}
             return _OPEN_OK, None, Peer(
                 [live.command, *live.args], keepalive=None, env=env, cwd=live.cwd,
+                inherit_env=plan.environ is None,
                 stderr=lambda chunk: _native.config_run_stderr(run, chunk.encode()),
                 record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
                 kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_close=None,

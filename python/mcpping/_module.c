@@ -970,6 +970,9 @@ static PyMethodDef module_methods[] = {
     {"http_resolve_error_name", mcpping_http_resolve_error_name, METH_O,
      "http_resolve_error_name(code) -> str | None: a getaddrinfo failure's name "
      "(ENOTFOUND, EAI_AGAIN, ...)"},
+    {"env_safe", mcpping_env_safe, METH_VARARGS,
+     "env_safe(name, value) -> bool: whether the SDKs' safe subset of the environment "
+     "keeps name=value (mcpp_env_safe)."},
     {"http_header_problem", mcpping_http_header_problem, METH_VARARGS,
      "http_header_problem(name, value) -> str | None: why the header cannot be sent "
      "(the sentence reads after its name), None if it can."},

@@ -100,6 +100,7 @@ PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args);
 PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args);
 PyObject *mcpping_http_post_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args);
+PyObject *mcpping_env_safe(PyObject *module, PyObject *args);
 PyObject *mcpping_http_url(PyObject *module, PyObject *args);
 PyObject *mcpping_http_resolve_error_name(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg);

@@ -161,6 +161,8 @@ def http_resolve_error_name(code: int) -> str | None:
 def http_header_problem(name: str, value: str) -> str | None:
     """Why a request header cannot be sent (reads after its name: "is not
     an HTTP header name ...", "has a control character ..."), None if it can."""
+def env_safe(name: str, value: str) -> bool:
+    """Whether the SDKs' safe subset of the environment keeps name=value (mcpp_env_safe)."""
 def ping_unreachable_answer(ping: bytes) -> bytes | None:
     """The answer a ping the engine made gets when no stream would carry it
     to the peer: JSON-RPC -32601 under its id; None if ping is no request."""

@@ -335,6 +335,12 @@ PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args) {
   return why ? PyUnicode_FromString(why) : Py_NewRef(Py_None);
 }
 
+PyObject *mcpping_env_safe(PyObject *module, PyObject *args) {
+  const char *name, *value;
+  if (!PyArg_ParseTuple(args, "ss", &name, &value)) return NULL;
+  return PyBool_FromLong(mcpp_env_safe(name, value));
+}
+
 PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
   mcpp_http_method method;
   int status;

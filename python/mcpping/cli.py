@@ -10,7 +10,6 @@ writes what it is given.
 from __future__ import annotations
 
 import asyncio
-import os
 import signal
 import sys
 import time
@@ -58,7 +57,7 @@ class _Target:
             transport = "streamable-http"
         else:
             command = o["command"] or [sys.executable, "-m", "mcpping.demo"]
-            env = {**os.environ, **o["env"]} if o["env"] else None
+            env = o["env"] or None
             try:
                 self.peer = Peer(command, keepalive=None, env=env, cwd=None, stderr="ignore",
                                  record=o["log"], ping_timeout=timeout, request_timeout=None,

@@ -151,6 +151,7 @@ class Peer:
         keepalive: KeepAlive | None,
         env: Mapping[str, str] | None,
         cwd: str | os.PathLike[str] | None,
+        inherit_env: bool = True,
         stderr: StderrTarget,
         record: RecordTarget,
         ping_timeout: float,
@@ -174,6 +175,7 @@ class Peer:
             if not isinstance(k, str) or not isinstance(v, str) or "=" in k or not k:
                 raise TypeError(f"env must map non-empty names without '=' to str values, "
                                 f"not {k!r}: {v!r}")
+        _check.flag("inherit_env", inherit_env)
         for name, fn in (("on_message", on_message), ("on_close", on_close),
                          ("on_event", on_event)):
             if fn is not None and not callable(fn):
@@ -236,7 +238,7 @@ class Peer:
             s["reconnect"] = reconnect.settings()
         #: The reconnect policy, None if a failed server closes the connection.
         self.reconnect = reconnect
-        full_env = None if env is None else [f"{k}={v}" for k, v in env.items()]
+        full_env = _child_environment(env, inherit_env)
         _runtime.attach(self.loop)
         try:
             self._id: int = _native.spawn(self, self._command, full_env,
@@ -762,6 +764,16 @@ class Peer:
             _isolation.call(self._report, "on_close", self._on_close, info)
 
 
+def _child_environment(env: Mapping[str, str] | None, inherit_all: bool) -> list[str] | None:
+    """The environment a spawned server gets (C's rule, mcpp_env_safe, as in
+    Node): ours (None: inherited as it is), or the SDKs' safe subset of it,
+    with env on top."""
+    if env is None and inherit_all:
+        return None
+    base = {k: v for k, v in os.environ.items() if inherit_all or _native.env_safe(k, v)}
+    return [f"{k}={v}" for k, v in {**base, **(env or {})}.items()]
+
+
 def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:
     if isinstance(message, Mapping):
         try:
@@ -850,6 +862,7 @@ def connect(
     ping_timeout: float = PING_TIMEOUT,
     request_timeout: float | None = None,
     env: Mapping[str, str] | None = None,
+    inherit_env: bool = True,
     cwd: str | os.PathLike[str] | None = None,
     stderr: StderrTarget = "inherit",
     record: RecordTarget = None,
@@ -867,8 +880,10 @@ def connect(
     Use as ``async with mcpping.connect([...]) as peer:`` (closes the server
     at the end) or ``peer = await mcpping.connect([...])``. Unless
     ``initialize=False`` the MCP handshake runs first. ``keepalive=None``
-    turns keepalive off (manual pings still work). ``env`` replaces the
-    environment (None inherits it). ``record`` takes governance records: a
+    turns keepalive off (manual pings still work). ``env`` is added to the
+    environment the server starts in: ours, or with ``inherit_env=False``
+    the official SDKs' safe subset of it (HOME, LOGNAME, PATH, SHELL, TERM,
+    USER), as Node's ``connect`` and both SDKs do. ``record`` takes governance records: a
     path (JSONL), a callable (dict), or None for the ``mcpping`` logger.
     ``on_event`` gets every Event from the start, handshake included.
     ``request_timeout`` (seconds, None: off) is the engine's deadline for
@@ -889,9 +904,10 @@ def connect(
     # Checked here, where the caller wrote them, before anything is spawned.
     _check.seconds("init_timeout", init_timeout)
     _check.flag("initialize", initialize)
+    _check.flag("inherit_env", inherit_env)
     probe_method(probe)  # refused here, where the caller wrote it
     _reconnect.check(reconnect)
-    kwargs = dict(command=command, keepalive=keepalive, env=env, cwd=cwd, stderr=stderr,
+    kwargs = dict(command=command, keepalive=keepalive, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
                   record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
                   kill_grace=kill_grace, on_message=on_message, on_close=on_close,
                   on_event=on_event, probe=probe, max_pending_bytes=max_pending_bytes,

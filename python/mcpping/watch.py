@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import asyncio
 import errno
-import os
 import signal
 import sys
 import time
@@ -92,7 +91,7 @@ class _Watch:
             if live.transport == "stdio":
                 assert live.command is not None
                 peer = Peer([live.command, *live.args], keepalive=self.keepalive(),
-                            env={**os.environ, **live.env}, cwd=live.cwd,
+                            env=live.env, cwd=live.cwd,
                             stderr=lambda chunk: _native.watch_stderr(self.w, i, chunk.encode()),
                             record=None, ping_timeout=self.o["timeout_ms"] / 1000,
                             request_timeout=None, kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=discard,

@@ -121,3 +121,14 @@ TEST(stale_policy_closes_on_close_and_on_a_dead_process_only) {
   ASSERT_EQ(should_close_on_stale(MCPP_STALE_REPORT, 1), 1);
   ASSERT_EQ(mcpp_engine_should_close(NULL, NULL), 0);
 }
+
+TEST(env_safe_keeps_the_sdks_names_and_no_shell_function) {
+  ASSERT(mcpp_env_safe("PATH", "/usr/bin:/bin"));
+  ASSERT(mcpp_env_safe("HOME", ""));
+  ASSERT(mcpp_env_safe("USER", "u"));
+  ASSERT(!mcpp_env_safe("TOKEN", "secret"));
+  ASSERT(!mcpp_env_safe("path", "/bin")); /* names are case-sensitive here */
+  ASSERT(!mcpp_env_safe("SHELL", "() { :; }"));
+  ASSERT(!mcpp_env_safe(NULL, "x"));
+  ASSERT(!mcpp_env_safe("PATH", NULL));
+}

@@ -309,3 +309,35 @@ test("a server's request: answered -32601 with no 'request' listener, by the lis
   }
   assert.throws(() => peer.send({ jsonrpc: '2.0', method: 'x' }), { name: 'ClosedError' });
 });
+
+test('the server starts in our environment with env on top, or the SDKs\' safe subset of it', async () => {
+  // C's rule (mcpp_env_safe), as Python's connect(env=, inherit_env=) gives it.
+  const saved = { ours: process.env.MCPPING_OURS, term: process.env.TERM };
+  process.env.MCPPING_OURS = 'ours';
+  process.env.TERM = '() { :; }'; // an exported shell function: never in the subset
+  const serverEnv = async (params, options) => {
+    const peer = await mcpping.connect({ ...h.peer('echo.py'), ...params }, { keepalive: null, ...options });
+    try {
+      return (await peer.request('test/env')).env;
+    } finally {
+      await peer.close();
+    }
+  };
+  try {
+    const all = await serverEnv({ env: { MCPPING_GIVEN: 'given' } });
+    assert.equal(all.MCPPING_OURS, 'ours');
+    assert.equal(all.MCPPING_GIVEN, 'given');
+    assert.equal(all.TERM, '() { :; }');
+    const safe = await serverEnv({ env: { MCPPING_GIVEN: 'given' } }, { inheritEnv: false });
+    assert.equal(safe.MCPPING_OURS, undefined);
+    assert.equal(safe.TERM, undefined);
+    assert.equal(safe.MCPPING_GIVEN, 'given');
+    // (Its value may differ: a pyenv `python3` shim puts its own dirs first.)
+    assert.ok(safe.PATH);
+  } finally {
+    for (const [k, v] of [['MCPPING_OURS', saved.ours], ['TERM', saved.term]]) {
+      if (v === undefined) delete process.env[k];
+      else process.env[k] = v;
+    }
+  }
+});

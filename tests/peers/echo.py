@@ -13,6 +13,7 @@ back byte for byte). Test helpers:
   test/stderr {"text": T}    writes T to stderr, answers {}
   test/spawn_child           starts a grandchild (sleep 1000) in our process
                              group, answers {"pid": its pid}
+  test/env                   answers {"env": the environment we started in}
 Flags:
   --stderr TEXT   write TEXT and a newline to stderr at start
   --name NAME     serverInfo name (default "echo")
@@ -20,6 +21,7 @@ Flags:
                   after the client's loop turn that wrote the request)
 """
 import argparse
+import os
 import subprocess
 import sys
 import time
@@ -77,6 +79,8 @@ for raw, msg in messages():
         sys.stderr.write((params or {}).get("text", ""))
         sys.stderr.flush()
         result(msg, {})
+    elif method == "test/env":
+        result(msg, {"env": dict(os.environ)})
     elif method == "test/spawn_child":
         child = subprocess.Popen(["sleep", "1000"], stdin=subprocess.DEVNULL,
                                  stdout=subprocess.DEVNULL)

@@ -39,7 +39,8 @@ def _quoted_names(row: str) -> set[str]:
     """The identifiers and file names a row quotes (`name`, `name()`, `a.b` parts)."""
     out = set()
     for quoted in re.findall(r"`([^`]+)`", row):
-        for token in re.findall(r"[A-Za-z_][A-Za-z0-9_./]*", quoted):
+        # File names may hold a hyphen (node/demo-server.js); identifiers do not.
+        for token in re.findall(r"[A-Za-z_][A-Za-z0-9_./]*(?:-[A-Za-z0-9_./]+)*\.(?:c|h|cc|py|pyi|js|ts)\b|[A-Za-z_][A-Za-z0-9_./]*", quoted):
             out.add(token.rstrip("./"))
     return out
 

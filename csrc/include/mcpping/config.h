@@ -68,7 +68,8 @@ char *mcpp_config_format_results(const mcpp_config_row *rows, size_t n, double t
                                  int json, int quiet, int *exit_status);
 
 /* `--wrap --write` first starts every wrapped entry as a desktop client
- * would (this PATH and the entry's env only) and gives each this long to
+ * would (the SDKs' safe subset of our environment, mcpp_env_safe, with
+ * this PATH and the entry's env on top) and gives each this long to
  * answer initialize. */
 #define MCPP_CONFIG_START_PATH "/usr/bin:/bin"
 #define MCPP_CONFIG_START_TIMEOUT_MS 10000

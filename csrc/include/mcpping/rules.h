@@ -95,6 +95,14 @@ int mcpp_engine_should_close(const mcpp_engine *engine,
 size_t mcpp_engine_stale_reason(const mcpp_engine *engine, char *out,
                                 size_t cap);
 
+/* The environment a server the application starts gets, in both
+ * libraries and as both official SDKs give it: ours (the default) or, when
+ * the application asks, the SDKs' safe subset of it, with the
+ * application's env on top. Returns 1 if the subset keeps name=value: one
+ * of the SDKs' names (HOME, LOGNAME, PATH, SHELL, TERM, USER; on Windows
+ * theirs for it) whose value is no exported shell function ("() {..."). */
+int mcpp_env_safe(const char *name, const char *value);
+
 /* The reason of a close the application asked for. */
 #define MCPP_CLOSED_BY_APP_REASON "closed by the application"
 /* The reason a guard closes with when the transport under it ended. */
