@@ -11,7 +11,7 @@ const { binding } = require('./runtime');
 const { toNativeSettings } = require('./settings');
 const { outcomeError } = require('./native_conn');
 const { makeRecordSink } = require('./records');
-const { ClosedError } = require('./errors');
+const { ClosedError, fromCode } = require('./errors');
 const { RttStats } = require('./rtt_stats');
 const check = require('./validate');
 const { emitSafely, guardSink } = require('./isolate');
@@ -209,7 +209,9 @@ class EngineDriver extends EventEmitter {
         seq = this.engine.ping(timeoutMs, nowUs(), this.sink);
       } catch (err) {
         this.pendingEntry = null;
-        reject(err.code === 'MCPP_ERR_UNSUPPORTED' ? outcomeError({ type: 'unsupported', rpcCode: 0, error: 0, errorCode: 0, message: err.message }, 0) : err);
+        // The engine's refusal (closed, unsupported, too many out), worded as
+        // the stdio peer and Python's EngineDriver word it.
+        reject(typeof err.errno === 'number' ? fromCode(binding, err.errno) : err);
         return;
       } finally {
         this.arm();

@@ -8,9 +8,11 @@
 const test = require('node:test');
 const assert = require('node:assert/strict');
 const { spawn } = require('node:child_process');
+const net = require('node:net');
 const path = require('node:path');
 const { format } = require('node:util');
 const mcpping = require('../../node');
+const { HttpSession } = require('../../node/http_session');
 const { binding } = require('../../node/runtime');
 const h = require('./helpers');
 
@@ -144,4 +146,83 @@ test('the Python and the Node demo servers answer the same bytes', async () => {
   assert.equal(answers[5].result.isError, true);
   assert.equal(answers[7].error.code, -32601);
   assert.equal(answers[8].error.code, -32700);
+});
+
+const PYTHON_HTTP = `
+import asyncio, json, sys
+import mcpping
+
+async def one(url, action):
+    try:
+        async with mcpping.http.connect(url, keepalive=None) as p:
+            if action == "ping-after-close":
+                await p.close()
+            await p.ping(0.2 if action == "ping-timeout" else None)
+        return "ok"
+    except Exception as e:
+        return str(e)
+
+async def main():
+    cases = json.loads(sys.argv[1])
+    print(json.dumps({name: await one(url, action) for name, url, action in cases}))
+
+asyncio.run(main())
+`;
+
+/** Starts a fault server of tests/peers that prints its URL first. */
+function urlServer(file, args) {
+  const { command, args: argv } = h.peer(file, args);
+  const child = spawn(command, argv, { stdio: ['ignore', 'pipe', 'ignore'] });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    child.stdout.on('data', (d) => {
+      out += d;
+      if (out.includes('\n')) resolve({ url: out.split('\n')[0].trim(), child });
+    });
+    child.on('exit', () => reject(new Error(`${file} exited`)));
+  });
+}
+
+test('over Streamable HTTP too, each failure is said in the same words by both clients', { timeout: 120000 }, async () => {
+  const frozen = await urlServer('http_fault.py', ['--mode', 'freeze']);
+  const port = await h.freePort();
+  const modernPeer = h.peer('http_modern.py', [String(port)]);
+  const modern = spawn(modernPeer.command, modernPeer.args, { stdio: 'ignore' });
+  const modernUrl = `http://127.0.0.1:${port}/mcp`;
+  try {
+    for (;;) { // readiness polling of a foreign process, as http_modern.test.js does
+      const up = await new Promise((resolve) => {
+        const sock = net.connect(port, '127.0.0.1', () => { sock.destroy(); resolve(true); });
+        sock.on('error', () => resolve(false));
+      });
+      if (up) break;
+      if (modern.exitCode !== null) throw new Error('http_modern.py exited');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const cases = [['ping-timeout', frozen.url, 'ping-timeout'], ['ping-unsupported', modernUrl, 'ping'],
+      ['ping-after-close', modernUrl, 'ping-after-close']];
+    const js = {};
+    for (const [name, url, action] of cases) {
+      const s = new HttpSession(url, {});
+      try {
+        await s.initialize({}, 10000);
+        if (action === 'ping-after-close') await s.close();
+        await s.ping(action === 'ping-timeout' ? { timeoutMs: 200 } : {});
+        js[name] = 'ok';
+      } catch (err) {
+        js[name] = err.message;
+      } finally {
+        await s.close();
+      }
+    }
+    const r = await h.run('python3', ['-c', PYTHON_HTTP, JSON.stringify(cases)], { timeoutMs: 90000 });
+    assert.equal(r.status, 0, r.stderr);
+    assert.deepEqual(js, JSON.parse(r.stdout));
+    assert.equal(js['ping-timeout'], format(binding.pingTimeoutFormat, 200));
+    assert.equal(js['ping-unsupported'], binding.pingUnsupportedMessage);
+    assert.equal(js['ping-after-close'], binding.connectionClosedText);
+  } finally {
+    frozen.child.kill();
+    modern.kill();
+  }
 });
