@@ -127,6 +127,7 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
                 result, reason, peer = _open(server, workspace, plan, run)
                 _native.config_run_open_done(run, _now_ms(), result, reason)
             elif what == _HANDSHAKE:
+                assert peer is not None  # C asks for it only after an open that made one
                 try:
                     await asyncio.wait_for(peer.initialize(timeout_ms / 1000),
                                            (until_ms - _now_ms()) / 1000)

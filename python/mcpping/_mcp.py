@@ -66,7 +66,8 @@ if MAJOR == 1:
 
     def decode(text: str | bytes) -> Any:
         """One JSON-RPC message, as the SDK's session reads it (ValueError if invalid)."""
-        return _Message.model_validate_json(text)
+        # mcp 1.x's JSONRPCMessage is a RootModel; 2.x's (which mypy may see) a union.
+        return _Message.model_validate_json(text)  # type: ignore[attr-defined]
 
     def encode(message: Any) -> str:
         """The message as mcp 1.x's own stdio transport writes it."""

@@ -296,8 +296,8 @@ def config_format_results(rows: Sequence[dict[str, Any]], time_ms: float, json: 
     """mcpp_config_format_results: the table (or JSON rows), warnings, summary
     and the exit status."""
 #: One server entry: (name, transport, json_path, command, args, env, cwd, url, headers, disabled).
-ConfigServer = tuple[str, str, str, str | None, tuple[str, ...], dict[str, str], str | None,
-                     str | None, dict[str, str], bool]
+ConfigServer = tuple[str, str, str, str | None, tuple[str, ...], Mapping[str, str], str | None,
+                     str | None, Mapping[str, str], bool]
 def config_parse(data: bytes, require_servers: bool,
                  project: str | None) -> tuple[list[ConfigServer], str | None, str | None]:
     """mcpp_config_parse: a config's entries, or the JSON path and sentence of its problem."""

@@ -178,6 +178,7 @@ async def run(argv: list[str]) -> int:
             elif what == _LIST_TOOLS:
                 _native.cli_tools(run_, _now_ms(), *await target.tools(timeout_ms / 1000))
             elif what == _SEND:
+                assert method is not None  # C names the method of every SEND
                 sending = asyncio.ensure_future(target.check(method, timeout_ms / 1000))
                 limit = None if not until_ms else max(0, until_ms - _now_ms()) / 1000
                 if await _first(sending, stop, limit):

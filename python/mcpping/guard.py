@@ -149,8 +149,8 @@ async def guard(
             return
         outbound.put_nowait(c.decode(frame))
 
-    def answer_unreachable(answer: bytes) -> None:
-        if driver.state != "closed":
+    def answer_unreachable(answer: bytes | None) -> None:
+        if answer is not None and driver.state != "closed":
             driver.recv(answer)
 
     def deliver(frame: bytes, kind: str) -> None:

@@ -682,9 +682,7 @@ class Peer:
                 # Our ids are str; any other id (a list, unhashable) is not
                 # ours, and None matches nothing in the tables below.
                 rid = msg.get("id")
-                if not isinstance(rid, str):
-                    rid = None
-                fut = self._requests.get(rid)
+                fut = self._requests.get(rid) if isinstance(rid, str) else None
                 if fut is not None:
                     if not fut.done():
                         fut.set_result((msg, kind))
@@ -749,9 +747,9 @@ class Peer:
         for fut in self._pings.values():
             if not fut.done():
                 fut.set_exception(PeerClosed(_native.PING_CLOSED_MESSAGE))
-        for fut in self._requests.values():
-            if not fut.done():
-                fut.set_exception(PeerClosed.because(info.reason))
+        for answer in self._requests.values():
+            if not answer.done():
+                answer.set_exception(PeerClosed.because(info.reason))
         self._outbox.clear()
         self._wake_drainers(PeerClosed.because(info.reason))
         self._inbox.end()
@@ -907,11 +905,11 @@ def connect(
     _check.flag("inherit_env", inherit_env)
     probe_method(probe)  # refused here, where the caller wrote it
     _reconnect.check(reconnect)
-    kwargs = dict(command=command, keepalive=keepalive, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
-                  record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
-                  kill_grace=kill_grace, on_message=on_message, on_close=on_close,
-                  on_event=on_event, probe=probe, max_pending_bytes=max_pending_bytes,
-                  max_line_bytes=max_line_bytes, reconnect=reconnect)
-    return Connecting(lambda: Peer(**kwargs), initialize, init_timeout)
+    return Connecting(lambda: Peer(
+        command, keepalive=keepalive, env=env, inherit_env=inherit_env, cwd=cwd, stderr=stderr,
+        record=record, ping_timeout=ping_timeout, request_timeout=request_timeout,
+        kill_grace=kill_grace, on_message=on_message, on_close=on_close, on_event=on_event,
+        probe=probe, max_pending_bytes=max_pending_bytes, max_line_bytes=max_line_bytes,
+        reconnect=reconnect), initialize, init_timeout)
 
 
