@@ -474,6 +474,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("closedByAppReason", MCPP_CLOSED_BY_APP_REASON);
   exports.Set("transportClosedReason", MCPP_TRANSPORT_CLOSED_REASON);
   exports.Set("connectionClosedText", MCPP_CONNECTION_CLOSED_TEXT);
+  exports.Set("probeAuto", MCPP_PROBE_AUTO);
   exports.Set("httpUnreachableFormat", MCPP_HTTP_UNREACHABLE_FORMAT);
   exports.Set("httpNotHttpCause", MCPP_HTTP_NOT_HTTP_CAUSE);
   exports.Set("httpMaxRedirects", Napi::Number::New(env, MCPP_HTTP_MAX_REDIRECTS));

@@ -10,7 +10,7 @@ const native = require('./binding');
  * undefined (automatic: server/discover on 2026-07-28, tools/list where ping is refused), '' (none) or the method.
  */
 function probeMethod(probe) {
-  if (probe === undefined || probe === 'auto') return undefined;
+  if (probe === undefined || probe === native.probeAuto) return undefined;
   if (probe === null || probe === '') return '';
   if (typeof probe !== 'string') throw invalid(TypeError, `probe must be a method name (string), 'auto' or null, not ${typeof probe}`);
   native.settingCheckText('probe_method', 'probe', probe); // C's rule and sentence

@@ -330,6 +330,7 @@ PING_TIMEOUT_FORMAT: str  # MCPP_PING_TIMEOUT_FORMAT: % the timeout in ms
 PING_ERROR_FORMAT: str  # MCPP_PING_ERROR_FORMAT: % (code, message)
 CLOSED_BY_APP_REASON: str  # MCPP_CLOSED_BY_APP_REASON
 CONNECTION_CLOSED_TEXT: str  # MCPP_CONNECTION_CLOSED_TEXT
+PROBE_AUTO: str  # MCPP_PROBE_AUTO: the probe option's word for the engine's own choice
 IN_DOUBT_KINDS: frozenset[str]  # the answer kinds mcpp_answer_kind_is_in_doubt names
 EVENT_NAMES: tuple[str, ...]  # every mcpp_event_name, in the enum's order
 TRANSPORT_CLOSED_REASON: str  # MCPP_TRANSPORT_CLOSED_REASON

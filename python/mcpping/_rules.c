@@ -537,6 +537,7 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddStringConstant(module, "CLOSED_BY_APP_REASON", MCPP_CLOSED_BY_APP_REASON) ||
       PyModule_AddStringConstant(module, "TRANSPORT_CLOSED_REASON", MCPP_TRANSPORT_CLOSED_REASON) ||
       PyModule_AddStringConstant(module, "CONNECTION_CLOSED_TEXT", MCPP_CONNECTION_CLOSED_TEXT) ||
+      PyModule_AddStringConstant(module, "PROBE_AUTO", MCPP_PROBE_AUTO) ||
       PyModule_AddStringConstant(module, "HTTP_UNREACHABLE_FORMAT", MCPP_HTTP_UNREACHABLE_FORMAT) ||
       PyModule_AddStringConstant(module, "HTTP_NOT_HTTP_CAUSE", MCPP_HTTP_NOT_HTTP_CAUSE) ||
       PyModule_AddStringConstant(module, "HTTP_LAST_EVENT_ID", MCPP_HTTP_LAST_EVENT_ID) ||

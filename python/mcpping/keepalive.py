@@ -76,7 +76,7 @@ def now_us() -> int:
 
 #: The ``probe`` default: ``server/discover`` on 2026-07-28 sessions,
 #: ``tools/list`` on legacy servers that refuse ping.
-AUTO_PROBE = "auto"
+AUTO_PROBE = _native.PROBE_AUTO
 
 
 def probe_method(probe: str | None) -> str | None:

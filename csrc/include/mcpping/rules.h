@@ -95,6 +95,11 @@ int mcpp_engine_should_close(const mcpp_engine *engine,
 size_t mcpp_engine_stale_reason(const mcpp_engine *engine, char *out,
                                 size_t cap);
 
+/* The `probe` option's word (both bindings' default) for the engine's
+ * own choice of idle probe, settings.probe_method NULL: server/discover
+ * on 2026-07-28 sessions, tools/list on servers that refuse ping. */
+#define MCPP_PROBE_AUTO "auto"
+
 /* The environment a server the application starts gets, in both
  * libraries and as both official SDKs give it: ours (the default) or, when
  * the application asks, the SDKs' safe subset of it, with the
