@@ -682,7 +682,9 @@ class Peer:
                 # Our ids are str; any other id (a list, unhashable) is not
                 # ours, and None matches nothing in the tables below.
                 rid = msg.get("id")
-                fut = self._requests.get(rid) if isinstance(rid, str) else None
+                if not isinstance(rid, str):
+                    rid = None
+                fut = self._requests.get(rid) if rid is not None else None
                 if fut is not None:
                     if not fut.done():
                         fut.set_result((msg, kind))
