@@ -14,7 +14,7 @@ from collections.abc import AsyncIterator, Callable
 from typing import Any
 
 from . import _check, _native
-from .errors import MCPPingError, PeerClosed
+from .errors import PeerClosed, ping_refusal
 from .events import Event, EventHub, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive, now_us, settings as make_settings
 from .peer import _ping_outcome
@@ -158,12 +158,7 @@ class EngineDriver:
         try:
             seq = self.engine.ping(timeout_ms, now_us())
         except _native.NativeError as e:
-            from .errors import PingUnsupported
-            if e.args[0] == _native.MCPP_ERR_UNSUPPORTED:
-                raise PingUnsupported() from None
-            if e.args[0] == _native.MCPP_ERR_CLOSED:
-                raise PeerClosed(_native.CONNECTION_CLOSED_TEXT) from None
-            raise MCPPingError(e.args[1]) from None  # too many pings out: C's sentence
+            raise ping_refusal(e.args[0]) from None
         finally:
             self._arm()
         fut = self._pings.get(seq)

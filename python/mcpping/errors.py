@@ -107,6 +107,16 @@ def _spawn_kind(kind: type) -> type:
     return made
 
 
+def ping_refusal(code: int) -> MCPPingError:
+    """What a ping the engine refused raises (an MCPP_ERR_* code), on every
+    path (stdio, HTTP, guards), as Node's ``fromCode`` makes it."""
+    if code == _native.MCPP_ERR_UNSUPPORTED:
+        return PingUnsupported()
+    if code in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
+        return PeerClosed(_native.CONNECTION_CLOSED_TEXT)
+    return MCPPingError(_native.strerror(code))  # too many pings out: C's sentence
+
+
 class RequestInDoubt(MCPPingError, ConnectionError):
     """The server failed while this request was in flight (reconnect).
 

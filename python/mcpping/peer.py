@@ -19,7 +19,7 @@ from . import reconnect as _reconnect
 from . import _handshake
 from .errors import (
     MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
-    RequestInDoubt, SpawnError,
+    RequestInDoubt, SpawnError, ping_refusal,
 )
 from .events import Event, EventHub, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive, probe_method, settings as make_settings
@@ -736,12 +736,7 @@ class Peer:
         fut = self._pings.get(token)
         if fut is None or fut.done():
             return
-        if err == _native.MCPP_ERR_UNSUPPORTED:
-            fut.set_exception(PingUnsupported())
-        elif err in (_native.MCPP_ERR_CLOSED, _native.MCPP_ERR_NOT_FOUND):
-            fut.set_exception(PeerClosed(_native.CONNECTION_CLOSED_TEXT))
-        else:
-            fut.set_exception(MCPPingError(_native.strerror(err)))
+        fut.set_exception(ping_refusal(err))
 
     def _close_done(self, info: CloseInfo) -> None:
         # Everything waiting resolves first; user code runs last, guarded.
