@@ -36,6 +36,13 @@ TEST(demo_echoes_the_id_byte_for_byte_and_answers_nothing_else) {
   answers("{\"jsonrpc\":\"2.0\",\"id\":3,\"result\":{}}", NULL);
   answers("[1,2]", NULL);
   answers(" \r\n", NULL);
+  {
+    char nul[] = {'\0', '\n'}; /* not blank: not JSON */
+    char *got = mcpp_demo_answer(nul, sizeof nul);
+    ASSERT(got != NULL);
+    ASSERT_STR_EQ(got, "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}");
+    mcpp_config_free(got);
+  }
   answers("", NULL);
   answers("not json", "{\"jsonrpc\":\"2.0\",\"id\":null,\"error\":{\"code\":-32700,\"message\":\"Parse error\"}}");
   answers("{\"jsonrpc\":\"2.0\",\"id\":{\n\"a\":1},\"method\":\"ping\"}",

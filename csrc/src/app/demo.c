@@ -75,7 +75,8 @@ static void call_result(mcpp__text *t, const cJSON *params) {
 
 char *mcpp_demo_answer(const char *line, size_t len) {
   size_t start = 0;
-  while (start < len && strchr(" \t\r\n", line[start])) start++;
+  /* (A NUL is no blank: strchr would find the string's own terminator.) */
+  while (start < len && line[start] && strchr(" \t\r\n", line[start])) start++;
   if (start == len) return NULL; /* a blank line */
   mcpp__text t = {0};
   /* Strict JSON only (as Python's json and JSON.parse read it): a NUL or a
