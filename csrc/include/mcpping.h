@@ -49,6 +49,7 @@
 #include "mcpping/wrap.h"
 #include "mcpping/replay.h"
 #include "mcpping/rules.h"
+#include "mcpping/http_session.h"
 #include "mcpping/metrics.h"
 #include "mcpping/metrics_tally.h"
 #include "mcpping/app.h"
