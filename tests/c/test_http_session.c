@@ -430,8 +430,20 @@ TEST(http_session_a_307_on_the_same_origin_moves_the_session) {
   ASSERT_EQ(MCPP_HTTP_DO_START, h.did[1].kind);
   ASSERT_STR_EQ("/mcp", h.did[1].target);
   ASSERT_STR_EQ(call, h.did[1].data);
-  /* Elsewhere: no. */
+  /* However long the Location is. */
   ex = h.did[1].exchange;
+  char far[3000] = "/";
+  memset(far + 1, 'p', sizeof far - 2);
+  mcpp_http_session_response(s, ex, 308, NULL, NULL, far);
+  mcpp_http_do d;
+  ASSERT_EQ(1, mcpp_http_session_next(s, &d));
+  ASSERT_EQ(MCPP_HTTP_DO_CUT, d.kind);
+  ASSERT_EQ(1, mcpp_http_session_next(s, &d));
+  ASSERT_EQ(MCPP_HTTP_DO_START, d.kind);
+  ASSERT_EQ(sizeof far - 1, strlen(d.target));
+  ex = d.exchange;
+  ASSERT_EQ(0, mcpp_http_session_next(s, &d));
+  /* Elsewhere: no. */
   mcpp_http_session_response(s, ex, 307, NULL, NULL, "http://evil.example/mcp");
   mcpp_http_session_end(s, ex, 0);
   take(s, &h);

@@ -732,11 +732,12 @@ int mcpp_http_session_response(mcpp_http_session *s, uint64_t id, int status,
   e->status = status > 0 ? status : 1;
   e->content_type = dup(s, content_type);
   if (e->role == ROLE_POST) {
-    char to[2048];
-    size_t n = mcpp_http_redirect_url(status, location, &s->url, to, sizeof to);
-    if (n > 0 && n < sizeof to && e->redirects < MCPP_HTTP_MAX_REDIRECTS) {
+    size_t n = mcpp_http_redirect_url(status, location, &s->url, NULL, 0);
+    if (n > 0 && e->redirects < MCPP_HTTP_MAX_REDIRECTS) {
       /* 307/308 on the same origin: the session goes there from now on. */
-      char *text = dup_n(s, to, n);
+      char *text = mcpp__malloc(s->alloc, n + 1);
+      if (text == NULL) s->nomem = 1;
+      else mcpp_http_redirect_url(status, location, &s->url, text, n + 1);
       mcpp_http_url parsed;
       if (text != NULL && mcpp_http_url_parse(text, n, &parsed) == NULL) {
         mcpp__free(s->alloc, s->url_text);
