@@ -63,6 +63,7 @@ typedef struct action {
 struct mcpp_http_session {
   const mcpp_allocator *alloc;
   char *url_text;       /* the request URL; url points into it */
+  char *shown;          /* the URL as sentences quote it (MCPP_HTTP_URL_SHOWN) */
   mcpp_http_url url;
   mcpp_http_header *extra;
   size_t n_extra;
@@ -606,6 +607,8 @@ mcpp_http_session *mcpp_http_session_new(const char *url, size_t len,
   /* The request URL, kept as the one text the parts point into. */
   size_t n = mcpp_http_url_text(&parsed, MCPP_HTTP_URL_REQUEST, NULL, 0);
   s->url_text = mcpp__malloc(a, n + 1);
+  size_t shown = mcpp_http_url_text(&parsed, MCPP_HTTP_URL_SHOWN, NULL, 0);
+  s->shown = mcpp__malloc(a, shown + 1);
   char auth[1024];
   size_t auth_len = mcpp_http_url_credentials(&parsed, extra, n_extra, auth, sizeof auth);
   size_t text = auth_len + 32;
@@ -613,13 +616,14 @@ mcpp_http_session *mcpp_http_session_new(const char *url, size_t len,
     text += strlen(extra[i].name) + strlen(extra[i].value) + 2;
   s->extra = mcpp__malloc(a, (n_extra + 1) * sizeof *s->extra);
   s->extra_text = mcpp__malloc(a, text);
-  if (s->renewal == NULL || s->url_text == NULL || s->extra == NULL || s->extra_text == NULL ||
+  if (s->renewal == NULL || s->url_text == NULL || s->shown == NULL || s->extra == NULL || s->extra_text == NULL ||
       auth_len >= sizeof auth) {
     mcpp_http_session_free(s);
     return NULL;
   }
   mcpp_http_url_text(&parsed, MCPP_HTTP_URL_REQUEST, s->url_text, n + 1);
   mcpp_http_url_parse(s->url_text, n, &s->url);
+  mcpp_http_url_text(&parsed, MCPP_HTTP_URL_SHOWN, s->shown, shown + 1);
   char *at = s->extra_text;
   for (size_t i = 0; i < n_extra; i++) {
     size_t nl = strlen(extra[i].name) + 1, vl = strlen(extra[i].value) + 1;
@@ -659,6 +663,7 @@ void mcpp_http_session_free(mcpp_http_session *s) {
   mcpp__free(s->alloc, s->session_id);
   mcpp__free(s->alloc, s->version);
   mcpp__free(s->alloc, s->url_text);
+  mcpp__free(s->alloc, s->shown);
   mcpp__free(s->alloc, s->extra);
   mcpp__free(s->alloc, s->extra_text);
   mcpp__free(s->alloc, s);
@@ -887,10 +892,8 @@ int mcpp_http_session_failed(mcpp_http_session *s, uint64_t id, const char *caus
         drop(s, e);
       } else if (s->opened) {
         /* An open session whose server cannot be reached is over. */
-        char shown[2048];
-        mcpp_http_url_text(&s->url, MCPP_HTTP_URL_SHOWN, shown, sizeof shown);
         drop(s, e);
-        char *reason = gone_reason(s, shown, cause);
+        char *reason = gone_reason(s, s->shown, cause);
         go(s, id, reason != NULL ? reason : cause);
         mcpp__free(s->alloc, reason);
       } else {
