@@ -12,6 +12,7 @@
 #include "settings_wrap.h"
 #include "app_wrap.h"
 #include "client_wrap.h"
+#include "http_session_wrap.h"
 #include "wrap_run.h"
 #include "watch_wrap.h"
 
@@ -201,6 +202,7 @@ McppAddon::McppAddon(Napi::Env env, Napi::Object exports) {
   InitApp(env, exports);
   InitWatch(env, exports);
   InitClient(env, exports);
+  InitHttpSession(env, exports);
   InitWrap(env, exports);
   InitMetrics(env, exports);
   InitConfig(env, exports);

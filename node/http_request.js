@@ -1,6 +1,6 @@
 'use strict';
 /**
- * The few parts of fetch() that http_session.js uses, on node:http.
+ * The one part of fetch() that http_session.js uses, on node:http.
  *
  * Node's fetch() refuses the WHATWG "bad ports" (6000, 6665-6669, 10080,
  * ...) before it connects: a browser rule that made an MCP server on such a
@@ -25,32 +25,6 @@ class ResponseHeaders {
 }
 
 /**
- * The whole body, or null once it runs past `limit` bytes: the rest is not
- * read (the response is destroyed), so a body without end costs no more.
- * @param {import('node:http').IncomingMessage} res
- * @param {number} limit
- * @returns {Promise<Buffer|null>}
- */
-async function readAll(res, limit) {
-  const parts = [];
-  let n = 0;
-  for await (const chunk of res) {
-    n += chunk.length;
-    if (n > limit) {
-      res.destroy();
-      return null;
-    }
-    parts.push(chunk);
-  }
-  return Buffer.concat(parts);
-}
-
-/** Reads the body to its end, keeping none of it. @param {import('node:http').IncomingMessage} res */
-async function discard(res) {
-  for await (const chunk of res) void chunk;
-}
-
-/**
  * @param {{https: boolean, host: string, port: number, target: string}} url the parts C's
  *   httpUrl made of the URL (no second parser here: WHATWG's refuses hosts C takes)
  * @param {{method?: string, headers?: Record<string, string>, body?: string, signal?: AbortSignal,
@@ -58,8 +32,7 @@ async function discard(res) {
  *   a new connection (TLS included) may take to open; headersTimeoutMs: how long the connect
  *   and the response's headers may take (the body is unbounded); past either the request
  *   fails with an ETIMEDOUT error
- * @returns {Promise<{status: number, ok: boolean, headers: ResponseHeaders,
- *   body: AsyncIterable<Buffer>, text(limit?: number): Promise<string|null>, discard(): Promise<void>}>}
+ * @returns {Promise<{status: number, headers: ResponseHeaders, body: import('node:http').IncomingMessage}>}
  *   rejects with the socket's error (err.code: ECONNREFUSED...) or the signal's reason
  */
 function request(url, init = {}) {
@@ -83,18 +56,7 @@ function once(url, init) {
     const options = { hostname: url.host, port: url.port, path: url.target, method, headers };
     const req = client.request(options, (res) => {
       const status = res.statusCode ?? 0;
-      resolve({
-        status,
-        ok: status >= 200 && status < 300,
-        headers: new ResponseHeaders(res.headers),
-        body: res,
-        // The body as text, or null past `limit` bytes (the rest unread).
-        text: async (limit = Infinity) => {
-          const b = await readAll(res, limit);
-          return b === null ? null : b.toString('utf8');
-        },
-        discard: () => discard(res),
-      });
+      resolve({ status, headers: new ResponseHeaders(res.headers), body: res });
     });
     req.on('error', (err) => reject(Object.assign(err, { reusedSocket: req.reusedSocket })));
     if (headersTimeoutMs !== undefined) {

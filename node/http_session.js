@@ -1,21 +1,15 @@
 'use strict';
 /**
- * A minimal Streamable HTTP MCP client for the CLI, built on node:http
- * (http_request.js, not fetch: see there) and the sans-I/O engine: every message is a POST accepting JSON or SSE, the
- * Mcp-Session-Id is kept, MCP-Protocol-Version is sent after initialize.
- * After the handshake the GET listening stream is opened (405: the server
- * offers none), so server pings arriving on it or on a POST's SSE stream
- * are answered by the engine (a POST each). Close sends DELETE.
- * The C core classifies HTTP errors (httpClassify): a 404 whose body is a
- * JSON-RPC -32601 means unsupported; any other 404 on a session (or a 400
- * to a ping on one: the server lost the session) means the session
- * expired, so the handshake runs again (a "reconnect" record): the
- * pings that met the 404 are sent again on the new session, a request that
- * met it gets the server's 404 as its answer (it did not run), and what is
- * sent meanwhile waits for the new session; nothing else is resent.
+ * A Streamable HTTP MCP client on node:http (http_request.js, not fetch:
+ * see there), the engine and the C core's session machine
+ * (binding.HttpSession, mcpp_http_session): the machine sequences the
+ * exchanges (each message a POST accepting JSON or SSE, the Mcp-Session-Id
+ * and MCP-Protocol-Version headers, a session renewed after a 404 with what
+ * waits for it, answers resumed with Last-Event-ID, the GET listening
+ * stream and its reopening, the DELETE at close), as it does for Python;
+ * this file runs the HTTP requests it asks for, reports what they did, and
+ * hands the messages to the engine and the application.
  */
-const { setTimeout: sleep } = require('node:timers/promises');
-const { format } = require('node:util');
 const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
 const { RpcRequester, RpcError } = require('./rpc');
@@ -41,21 +35,20 @@ class HttpSession {
    */
   constructor(url, options = {}) {
     this.url = url;
-    this.extraHeaders = { ...(options.headers || {}) };
+    const headers = { ...(options.headers || {}) };
     // A header that cannot be sent throws here, not in a later POST.
-    for (const [name, value] of Object.entries(this.extraHeaders)) {
+    for (const [name, value] of Object.entries(headers)) {
       if (typeof value !== 'string') throw new TypeError(`headers: ${JSON.stringify(name)} must be a string`);
       const problem = binding.httpHeaderProblem(name, value); // C's rule: what would break the request
       if (problem !== null) throw new RangeError(`headers: ${JSON.stringify(name)} ${problem}`);
     }
     if (typeof url !== 'string') throw new TypeError(`url must be a string, not ${typeof url}`);
-    const parts = binding.httpUrl(url, this.extraHeaders); // C's rule: which URLs open, and how
+    const parts = binding.httpUrl(url, headers); // C's rule: which URLs open, and how
     if (typeof parts === 'string') {
       throw Object.assign(new TypeError(`url ${JSON.stringify(url)} ${parts}`), { code: 'ERR_INVALID_URL' });
     }
-    if (parts.authorization !== null) this.extraHeaders.Authorization = parts.authorization; // the URL's user:password
-    /** Where requests go: host, port, target (no credentials, no fragment). */
-    this.target = parts;
+    /** The session's sequencing (C's): what to send, cut, resume, wait for. */
+    this.machine = new binding.HttpSession(url, headers, MAX_BODY, options.listen !== false);
     /** host:port, the server's name until its handshake gives one. */
     this.address = parts.name;
     /** The URL as sentences and records quote it (no credentials, no query). */
@@ -68,32 +61,27 @@ class HttpSession {
     this.rpc = new RpcRequester('mcpping-');
     /** Set when a POST could not reach the server at all. */
     this.connectError = null;
-    this.opened = false; // the handshake succeeded once
     /** The handshake's arguments, to run it again when the session expires. */
     this.initArgs = null;
-    /** C's rules for a session that ended: which end renews it, what waits, which ping goes again. */
-    this.renewal = new binding.HttpRenewal();
-    /**
-     * What waits for the new session while the handshake runs again, in order.
-     * @type {Array<[string, Resumable|undefined]>}
-     */
-    this.held = [];
-    /** Open the GET listening stream after the handshake (options.listen, default true). */
-    this.listenWanted = options.listen !== false;
     /** True while the GET listening stream is open. */
     this.listening = false;
     this.closed = false;
-    /** @type {AbortController|null} aborts the GET stream at close */
-    this.listenAbort = null;
-    /** @type {{session: string, sse: object}|null} the listening stream's parser (its last event ID) */
-    this.listenSse = null;
-    /** The last wait before opening the listening stream again (0: none since it was open). */
-    this.relistenMs = 0;
-    this.relistenTimer = null;
-    /** @type {Set<AbortController>} the POSTs still waiting for answers, cut when the session ends */
-    this.posts = new Set();
-    /** @type {Resumable[]} the engine's own requests (pings, probes) whose POSTs may still wait */
+    /** @type {Map<number, AbortController>} the exchanges running, by the machine's id */
+    this.exchanges = new Map();
+    /** @type {Set<NodeJS.Timeout>} the machine's WAITs */
+    this.timers = new Set();
+    /** The error of the request whose failure the machine is being told of. */
+    this.failing = null;
+    this.tags = 0;
+    /** @type {Map<number, string>} the application's requests by tag: their ids */
+    this.tagIds = new Map();
+    /** @type {Array<{tag: number, frame: string}>} the engine's own requests (pings, probes) */
     this.engineRequests = [];
+    /** The last exchange started: its promise settles when it is over. */
+    this.started = null;
+    /** Called with the next LISTENING, then the next CLOSED. */
+    this.onListening = null;
+    this.onClosed = null;
     this.driver = new EngineDriver({
       role: 'client',
       transport: 'streamable-http',
@@ -110,181 +98,115 @@ class HttpSession {
     });
   }
 
-  /**
-   * The headers of a request (C's rule: the caller's first, never replacing mcpping's).
-   * @param {'POST'|'GET'|'DELETE'} method
-   * @param {string|null} session
-   * @returns {Record<string,string>}
-   */
-  headers(method, session) {
-    return binding.httpRequestHeaders(method, this.extraHeaders, session, this.protocolVersion);
+  /** False once listening is off or the server offers no GET stream. */
+  get listenWanted() {
+    return this.machine.listens;
   }
 
-  /**
-   * POSTs one frame and feeds every message of the answer to the engine.
-   * Never rejects: failures become synthetic JSON-RPC errors for the
-   * request, so the waiting side settles.
-   * While the session is renewed the frame waits for the new one, unless
-   * direct (the handshake's own).
-   * @param {string} frame
-   * @param {Resumable} [answer] a request of ours: its SSE answer is resumed (SEP-1699)
-   * @param {boolean} [direct]
-   */
-  async post(frame, answer, direct = false) {
-    if (!direct && this.renewal.holds(frame)) {
-      this.held.push([frame, answer]);
+  /** Runs what the machine asks, in order. @param {Array<object>} actions */
+  run(actions) {
+    for (const a of actions) {
+      switch (a.do) {
+        case 'start': this.started = this.start(a); break;
+        case 'cut': this.cut(a.exchange); break;
+        case 'receive': this.receive(a.data); break;
+        case 'touch': this.driver.touch(); break; // an SSE comment: the server is alive
+        case 'lost': this.answerLost(a.tag); break;
+        case 'session':
+          this.sessionId = a.id;
+          if (a.id !== null) this.driver.setSessionId(a.id);
+          break;
+        case 'renew':
+          this.protocolVersion = null;
+          this.reinitialize();
+          break;
+        case 'unreachable': this.unreachable(a); break;
+        case 'gone':
+          if (a.exchange) this.connectError = this.failing;
+          this.lose(a.reason);
+          break;
+        case 'listening':
+          this.listening = a.value;
+          if (this.onListening) this.onListening();
+          break;
+        case 'wait': this.wait(a.wait, a.ms); break;
+        case 'closed': if (this.onClosed) this.onClosed(); break;
+        default: throw new Error(`unknown HttpSession action ${a.do}`);
+      }
+    }
+  }
+
+  /** Sends one request the machine asked for and reports what it did. @param {object} a a START */
+  async start(a) {
+    const abort = new AbortController();
+    const id = a.exchange;
+    this.exchanges.set(id, abort);
+    const { signal } = abort;
+    let res;
+    try {
+      res = await request(a, {
+        method: a.method, headers: a.headers, body: a.body ?? undefined, signal,
+        connectTimeoutMs: a.connectTimeoutMs, headersTimeoutMs: a.headersTimeoutMs || undefined,
+      });
+    } catch (err) {
+      if (signal.aborted) return; // cut: nothing waits for it
+      this.exchanges.delete(id);
+      this.failing = err;
+      this.run(this.machine.failed(id, describe(err)));
+      this.failing = null;
       return;
     }
-    // Each POST its own abort, so the session's end cuts only what still
-    // waits (aborting a finished one errors its kept-alive socket in the pool).
-    const abort = new AbortController();
-    if (answer) {
-      // A request settled without its answer (timed out, cancelled) has
-      // none left to come: its POST is cut too.
-      if (answer.abort.signal.aborted) return;
-      answer.abort.signal.addEventListener('abort', () => abort.abort(), { once: true });
+    if (signal.aborted) {
+      res.body.destroy();
+      return;
     }
-    this.posts.add(abort);
+    this.run(this.machine.response(id, res.status, res.headers.get('content-type'),
+      res.headers.get('mcp-session-id'), res.headers.get('location')));
+    let broken = false;
     try {
-      await this.exchange(frame, 0, abort.signal, answer);
-    } finally {
-      this.posts.delete(abort);
+      for await (const chunk of res.body) {
+        if (!this.exchanges.has(id)) break; // cut: leaving the loop destroys the body
+        this.run(this.machine.body(id, chunk));
+      }
+    } catch {
+      broken = true; // reset, or cut mid-body (or by us)
     }
+    if (!this.exchanges.delete(id)) return; // cut
+    this.run(this.machine.end(id, broken));
+  }
+
+  /** @param {number} id */
+  cut(id) {
+    const abort = this.exchanges.get(id);
+    if (abort === undefined) return;
+    this.exchanges.delete(id);
+    abort.abort();
+  }
+
+  /** @param {number} wait @param {number} ms */
+  wait(wait, ms) {
+    const timer = setTimeout(() => {
+      this.timers.delete(timer);
+      this.run(this.machine.wake(wait));
+    }, ms);
+    timer.unref(); // the requests' deadlines hold the process, not a retry
+    this.timers.add(timer);
   }
 
   /**
-   * One POST and its answer (following C's redirects).
-   * @param {string} frame @param {number} redirects followed so far @param {AbortSignal} signal
-   * @param {Resumable} [answer]
+   * A POST reached no server before a session opened: a request fails with
+   * the cause (the handshake says it as it is).
+   * @param {{tag: number, cause: string, frame: string|null}} a
    */
-  async exchange(frame, redirects, signal, answer) {
+  unreachable(a) {
+    this.connectError = this.failing;
     let msg;
     try {
-      msg = JSON.parse(frame);
+      msg = JSON.parse(a.frame);
     } catch {
       return;
     }
-    const isRequest = msg && msg.method !== undefined && msg.id !== undefined;
-    const sentSession = this.sessionId;
-    let res;
-    try {
-      res = await request(this.target, {
-        method: 'POST', headers: this.headers('POST', sentSession), body: frame, signal,
-        connectTimeoutMs: binding.httpPostConnectTimeoutMs,
-      });
-    } catch (err) {
-      if (this.closed || signal.aborted) return; // cut at close or when settled: nothing waits any more
-      this.connectError = err;
-      // An open session whose server cannot be reached is over: what waits
-      // is told so (an error made up here is no answer from the server).
-      if (this.opened) this.lose(format(binding.httpUnreachableFormat, this.shownUrl, describe(err)));
-      else if (isRequest) this.fail(msg.id, -32000, `cannot connect: ${describe(err)}`);
-      return;
-    }
-    const to = binding.httpRedirectUrl(res.status, res.headers.get('location'), this.target.requestUrl);
-    if (to !== null && redirects < binding.httpMaxRedirects) {
-      // C's rule: 307/308 on the same origin; the session goes there from now on.
-      res.body.resume();
-      this.target = binding.httpUrl(to, this.extraHeaders);
-      await this.exchange(frame, redirects + 1, signal, answer);
-      return;
-    }
-    const sid = res.headers.get('mcp-session-id');
-    if (sid && !this.sessionId) {
-      this.sessionId = sid;
-      this.driver.setSessionId(sid);
-    }
-    const kind = binding.httpBodyKind('POST', res.status, res.headers.get('content-type'));
-    if (kind === 'error') {
-      let body = '';
-      try {
-        body = await res.text(MAX_BODY); // null past the bound
-      } catch {
-        // A broken body: classified as empty.
-      }
-      this.answered(kind, res, body, frame, sentSession);
-      return;
-    }
-    await this.readBody(res, kind, frame, answer, sentSession);
-  }
-
-  /**
-   * Hands the engine what C says the answer's body gives it (null: cut at
-   * the bound): the message, an answer C made of an error, a page or a
-   * body without end, or the session's end.
-   * @param {'json'|'error'|'none'} kind @param {string|null} body
-   * @param {string} frame @param {string|null} sentSession
-   */
-  answered(kind, res, body, frame, sentSession) {
-    const { step, message } = binding.httpPostAnswer(kind, res.status, res.headers.get('content-type'), body,
-      MAX_BODY, frame, sentSession !== null);
-    if (step === 'expired') this.sessionExpired(frame, sentSession, res.status, body ?? '');
-    else if (message !== null) this.receive(message);
-  }
-
-  /**
-   * Opens the GET listening stream and feeds its events to the engine;
-   * resolves when the server has answered the GET (the stream then runs on).
-   */
-  listen() {
-    if (this.closed || !this.listenWanted || !this.sessionId || this.listenAbort) return Promise.resolve();
-    const session = this.sessionId;
-    const abort = new AbortController();
-    this.listenAbort = abort;
-    // The session's stream keeps its last event ID across reopenings: sent
-    // as Last-Event-ID, what the server sent while it was down comes now.
-    if (!this.listenSse || this.listenSse.session !== session) this.listenSse = { session, sse: new binding.SseParser() };
-    const { sse } = this.listenSse;
-    const headers = this.headers('GET', session);
-    if (sse.lastEventId) headers[binding.httpLastEventId] = sse.lastEventId;
-    let answered;
-    const settled = new Promise((resolve) => (answered = resolve));
-    (async () => {
-      let opened = false;
-      let status = 0;
-      let body = '';
-      try {
-        const res = await request(this.target, { method: 'GET', headers, signal: abort.signal, headersTimeoutMs: binding.httpShortTimeoutMs });
-        if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
-          status = res.status;
-          body = (await res.text(MAX_BODY)) ?? '';
-        } else {
-          opened = true;
-          this.listening = session === this.sessionId;
-          answered();
-          await readSse(res.body, sse, (text) => this.receive(text), () => this.driver.touch());
-        }
-      } catch (err) {
-        // Not reached, or the stream broke (or close() cut it); an oversize
-        // event ends that parser.
-        if (err instanceof SseTooLarge) this.listenSse = null;
-      }
-      answered();
-      this.listenEnded(abort, session, sse, opened, status, body);
-    })();
-    return settled;
-  }
-
-  /**
-   * The GET stream is over: C's rule says what follows (open it again after
-   * a wait, at the pace its retry asks, never ask again, or initialize again).
-   */
-  listenEnded(abort, session, sse, opened, status, body) {
-    if (this.listenAbort === abort) this.listenAbort = null;
-    if (this.closed || session !== this.sessionId) return; // an older session's stream
-    this.listening = false;
-    if (!this.listenWanted) return;
-    const next = sse.listenAfter(opened, status, body, this.relistenMs);
-    this.relistenMs = next.waitMs;
-    if (next.step === 'expired') this.sessionExpired('', session, status, body);
-    else if (next.step === 'never') this.listenWanted = false;
-    else if (!this.relistenTimer) {
-      this.relistenTimer = setTimeout(() => {
-        this.relistenTimer = null;
-        this.listen();
-      }, this.relistenMs);
-      this.relistenTimer.unref();
-    }
+    if (msg && msg.method !== undefined && msg.id !== undefined) this.fail(msg.id, -32000, `cannot connect: ${a.cause}`);
   }
 
   /** The engine's stale policy said close: the server is gone (no DELETE to send it). */
@@ -296,153 +218,28 @@ class HttpSession {
   lose(reason, err = 0) {
     if (this.closed) return;
     this.closed = true;
-    this.stopListening();
-    for (const abort of this.posts) abort.abort();
+    this.run(this.machine.lose());
+    this.clearTimers();
     this.driver.close(reason, err);
     this.rpc.failAll(new ClosedError(reason));
   }
 
-  stopListening() {
-    if (this.relistenTimer) clearTimeout(this.relistenTimer);
-    this.relistenTimer = null;
-    if (this.listenAbort) this.listenAbort.abort();
-    this.listenAbort = null;
-    this.listening = false;
-  }
-
-  /**
-   * A session of ours ended (C's verdict on the answer to frame): C's
-   * renewal says whether the handshake runs again now, and whether the
-   * frame goes again on the new session (waiting for it) or gets the
-   * server's answer.
-   * @param {string} frame @param {string|null} sentSession @param {number} status @param {string} body
-   */
-  sessionExpired(frame, sentSession, status, body) {
-    if (this.closed) return;
-    const current = sentSession !== null && sentSession === this.sessionId && this.initArgs !== null;
-    const { renew, sendAgain } = this.renewal.expired(current, frame);
-    if (renew) {
-      this.sessionId = null;
-      this.protocolVersion = null;
-      this.stopListening();
-      this.reinitialize();
-    }
-    if (sendAgain) {
-      this.post(frame); // waits while the handshake runs
-      return;
-    }
-    const answer = binding.httpErrorAnswer(status, body, frame);
-    if (answer !== null) this.receive(answer);
+  clearTimers() {
+    for (const timer of this.timers) clearTimeout(timer);
+    this.timers.clear();
   }
 
   async reinitialize() {
     try {
+      if (this.initArgs === null) throw new Error('no handshake ran to run again');
       await this.initialize(...this.initArgs);
     } catch (err) {
-      this.renewal.done(false);
-      this.held = [];
       this.connectError = err;
-      this.lose(format(binding.httpReinitFailedFormat, err.message));
+      this.run(this.machine.renewed(false, err.message));
       return;
     }
-    this.renewal.done(true);
     this.driver.recordReconnect();
-    const held = this.held;
-    this.held = [];
-    for (const [frame, answer] of held) this.post(frame, answer);
-  }
-
-  /**
-   * Reads a 2xx answer as C said: an SSE stream, one JSON message, or nothing (202).
-   * @param {'sse'|'json'|'none'} kind
-   * @param {string} frame the POSTed frame
-   * @param {Resumable} [answer]
-   * @param {string|null} [sentSession]
-   */
-  async readBody(res, kind, frame, answer, sentSession = null) {
-    if (kind === 'sse') {
-      await this.readStream(res, frame, answer);
-      return;
-    }
-    let body;
-    try {
-      body = kind === 'json' ? await res.text(MAX_BODY) : await res.discard();
-    } catch {
-      // A broken body (an SSE stream has its own rule in readStream): with
-      // no event ID to resume from, C's rule says the answer is lost, so
-      // the engine answers in doubt now.
-      if (kind === 'json' && answer && !answer.abort.signal.aborted && !this.closed
-          && answer.sse.answerAfter(true, 0).step === 'lost') this.answerLost(answer);
-      return;
-    }
-    if (kind === 'json') this.answered(kind, res, body, frame, sentSession);
-  }
-
-  /**
-   * Reads the SSE answer to a POST; while it ends without the request's
-   * answer after giving an event ID (SEP-1699: the server may close it and
-   * be polled), resumes it with GET and Last-Event-ID (C's rule,
-   * mcpp_http_answer_after) until the answer comes, the request is settled,
-   * or the GET is refused: then the answer cannot come, so the engine
-   * answers the request in doubt now (and a 404 renews the session). A
-   * stream without an event ID that breaks (a server that died mid-call, a
-   * proxy that cut it) is answered in doubt at once; one that ends cleanly
-   * leaves the request to its deadline.
-   * @param {Resumable} [answer] absent for a frame that is no request of ours
-   */
-  async readStream(res, frame, answer) {
-    const sse = answer ? answer.sse : new binding.SseParser();
-    const session = this.sessionId;
-    // Whether the POSTed frame's answer came (a frame with no Resumable:
-    // its answer still ends the stream).
-    const seen = answer ?? { answered: false };
-    const onData = (text) => {
-      if (!seen.answered && frame !== undefined && binding.httpIsAnswer(frame, text)) seen.answered = true;
-      this.receive(text);
-    };
-    let wait = 0;
-    for (;;) {
-      let broken = false;
-      if (res) {
-        try {
-          // The answer ends its stream: a server that keeps it open after
-          // it (a proxy's, or one that ignores the spec's SHOULD) would
-          // hold a socket per request for good.
-          await readSse(res.body, sse, onData, () => this.driver.touch(), () => seen.answered);
-        } catch (err) {
-          if (err instanceof SseTooLarge) return; // the stream is over for good
-          broken = true; // reset, or cut mid-body: resumed below if it can be
-        }
-      }
-      const { signal } = answer ? answer.abort : {};
-      if (!answer || answer.answered || signal.aborted || this.closed) return;
-      const next = sse.answerAfter(broken, wait);
-      if (next.step === 'lost') {
-        this.answerLost(answer);
-        return;
-      }
-      if (next.step !== 'resume') return;
-      try {
-        await sleep(next.waitMs, undefined, { signal });
-      } catch {
-        return; // settled meanwhile
-      }
-      wait = next.waitMs;
-      const headers = { ...this.headers('GET', session), [binding.httpLastEventId]: sse.lastEventId };
-      try {
-        res = await request(this.target, { method: 'GET', headers, signal, headersTimeoutMs: binding.httpShortTimeoutMs });
-      } catch {
-        res = null; // not reached (or settled meanwhile): checked above, then tried again
-        continue;
-      }
-      if (binding.httpBodyKind('GET', res.status, res.headers.get('content-type')) !== 'sse') {
-        // Refused: the answer has nowhere left to come.
-        const body = (await res.text(MAX_BODY).catch(() => '')) ?? '';
-        if (binding.httpClassify(res.status, body, session !== null) === 'session_expired') this.sessionExpired('', session, res.status, body);
-        this.answerLost(answer);
-        return;
-      }
-    }
+    this.run(this.machine.renewed(true, null)); // what waited goes now, in order
   }
 
   /** Feeds one inbound message: the engine first, then our requests. */
@@ -453,7 +250,7 @@ class HttpSession {
       // A request from the server (roots/list, sampling, elicitation): this
       // client serves none, and says so rather than leave the server waiting.
       this.driver.observeOutbound(answer);
-      this.post(answer);
+      this.run(this.machine.post(answer, 0, false));
       return;
     }
     let msg;
@@ -490,52 +287,65 @@ class HttpSession {
       throw err;
     }
     this.driver.observeOutbound(frame, timeoutMs);
-    const answer = new Resumable(message.id);
-    // Settled otherwise (timed out, closed): a resumed stream waiting for
-    // an answer that will not come is cut.
-    const settle = () => answer.answered || answer.abort.abort();
+    const tag = ++this.tags;
+    this.tagIds.set(tag, message.id);
+    // Settled either way: what still reads or resumes its answer is cut.
+    const settle = () => {
+      this.tagIds.delete(tag);
+      this.run(this.machine.settled(tag));
+    };
     promise.then(settle, settle);
     this.driver.holdUntil(promise); // its deadline holds the process (the CLI's run)
-    this.post(frame, answer, direct);
+    this.run(this.machine.post(frame, tag, direct));
     return promise;
   }
 
   /**
-   * The engine's frame. A ping or probe the engine no longer waits for (it
-   * timed out) has no answer left to come: its POST is cut, so a server
-   * that takes requests and never answers holds no socket per ping.
+   * The engine's frame. A ping or probe gets a tag, so its POST is cut once
+   * the engine no longer waits for it (it timed out): a server that takes
+   * requests and never answers holds no socket per ping.
    * @param {string} frame @param {number} kind
    */
   engineSend(frame, kind) {
     this.cutEngineRequests();
     if (kind !== binding.frameKinds.ping && kind !== binding.frameKinds.probe) {
-      this.post(frame);
+      this.run(this.machine.post(frame, 0, false));
       return;
     }
-    const request = new Resumable(undefined, frame);
-    this.engineRequests.push(request);
-    this.post(frame, request);
+    const tag = ++this.tags;
+    this.engineRequests.push({ tag, frame });
+    this.run(this.machine.post(frame, tag, false));
   }
 
   /**
    * A request's answer cannot come any more: the engine answers it in doubt
-   * (an engine's own ping or probe, with no id here, is left to its timeout).
-   * @param {Resumable} answer
+   * (an engine's own ping or probe is left to its timeout).
+   * @param {number} tag
    */
-  answerLost(answer) {
-    if (answer.id !== undefined && !this.closed) this.driver.failRequest(answer.id);
+  answerLost(tag) {
+    const id = this.tagIds.get(tag);
+    if (id !== undefined && !this.closed) this.driver.failRequest(id);
   }
 
-  /** Cuts the POSTs of the engine's requests it no longer waits for (C's mcpp_engine_awaits). */
+  /** Settles the engine's requests it no longer waits for (C's mcpp_engine_awaits). */
   cutEngineRequests() {
-    this.engineRequests = this.engineRequests.filter((r) => this.driver.awaits(r.frame) || void r.abort.abort());
+    const over = this.engineRequests.filter((r) => !this.driver.awaits(r.frame));
+    if (over.length === 0) return;
+    this.engineRequests = this.engineRequests.filter((r) => !over.includes(r));
+    for (const r of over) this.run(this.machine.settled(r.tag));
   }
 
-  /** @param {string} method @param {boolean} [direct] sent even while the session is renewed */
+  /**
+   * Sends a notification; resolves when its POST is over (the handshake's
+   * initialized is through before the session is used).
+   * @param {string} method @param {boolean} [direct] sent even while the session is renewed
+   */
   notify(method, direct = false) {
     const frame = JSON.stringify({ jsonrpc: '2.0', method });
     this.driver.observeOutbound(frame);
-    return this.post(frame, undefined, direct);
+    this.started = null;
+    this.run(this.machine.post(frame, 0, direct));
+    return this.started ?? Promise.resolve();
   }
 
   /**
@@ -560,15 +370,17 @@ class HttpSession {
         this.serverInfo = o.serverInfo;
         this.protocolVersion = o.version;
         this.modern = o.modern;
+        this.run(this.machine.setVersion(o.version));
       },
     });
-    const result = out.result;
-    this.opened = true;
     // Wait for the GET's answer (bounded), so `listening` is true on return.
     let timer;
-    await Promise.race([this.listen(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
+    const listened = new Promise((resolve) => (this.onListening = resolve));
+    this.run(this.machine.opened());
+    await Promise.race([listened, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
-    return result;
+    this.onListening = null;
+    return out.result;
   }
 
   /** @param {{timeoutMs?: number, signal?: AbortSignal}} opts */
@@ -583,77 +395,16 @@ class HttpSession {
   async close() {
     if (this.closed) return;
     this.closed = true;
-    this.stopListening();
-    for (const abort of this.posts) abort.abort();
-    if (this.sessionId) {
-      try {
-        const res = await request(this.target, {
-          method: 'DELETE',
-          headers: this.headers('DELETE', this.sessionId),
-          signal: AbortSignal.timeout(binding.httpShortTimeoutMs),
-        });
-        await res.discard();
-      } catch {
-        // The server may be gone; nothing to clean up then.
-      }
-    }
+    this.clearTimers();
+    let timer;
+    const deleted = new Promise((resolve) => (this.onClosed = resolve));
+    this.run(this.machine.close());
+    await Promise.race([deleted, new Promise((resolve) => (timer = setTimeout(resolve, binding.httpShortTimeoutMs)))]);
+    clearTimeout(timer);
+    for (const id of [...this.exchanges.keys()]) this.cut(id); // a DELETE past its bound
     this.driver.close(binding.closedByAppReason);
     this.rpc.failAll(new ClosedError(binding.closedByAppReason));
   }
-}
-
-/**
- * One request's SSE answer across its resumptions (SEP-1699): the parser,
- * which keeps the last event ID, whether the answer came, and the abort
- * that cuts a resumed stream once the request is settled otherwise.
- */
-class Resumable {
-  /**
-   * @param {string|undefined} id the application request's (undefined: the engine's own)
-   * @param {string} [frame] the engine's own request, asked of mcpp_engine_awaits
-   */
-  constructor(id, frame) {
-    this.id = id;
-    this.frame = frame;
-    this.sse = new binding.SseParser();
-    this.answered = false;
-    this.abort = new AbortController();
-  }
-}
-
-/** An SSE line or event past the bound: the stream is over for good. */
-class SseTooLarge extends Error {}
-
-/**
- * Reads an SSE body through the C parser (mcpp_sse): onData gets each
- * event's data, onComment each comment line (": keep-alive") or event with
- * empty data: no message, but proof that the server is alive (SEP-2575's
- * transport-layer liveness). An oversize event throws SseTooLarge, as a
- * too long line ends a stdio peer.
- * @param {AsyncIterable<Uint8Array>} body
- * @param {InstanceType<typeof binding.SseParser>} sse its last event ID carries over a resumption
- * @param {(data: string) => void} onData
- * @param {() => void} [onComment]
- */
-async function readSse(body, sse, onData, onComment, done = () => false) {
-  const deliver = (items) => {
-    for (const item of items) {
-      if (item !== null) onData(item);
-      else if (onComment) onComment();
-    }
-  };
-  const parse = (fn) => {
-    try {
-      return fn();
-    } catch (err) {
-      throw new SseTooLarge(err.message);
-    }
-  };
-  for await (const chunk of body) {
-    deliver(parse(() => sse.feed(Buffer.from(chunk.buffer, chunk.byteOffset, chunk.byteLength))));
-    if (done()) return; // leaving the loop destroys the body, and its socket
-  }
-  deliver(parse(() => sse.finish()));
 }
 
 /** @param {Error} err @returns {string} the root cause, e.g. "ECONNREFUSED" */
@@ -665,4 +416,4 @@ function describe(err) {
   return (e && (e.code || e.message)) || String(err);
 }
 
-module.exports = { HttpSession, readSse, describe };
+module.exports = { HttpSession, describe };

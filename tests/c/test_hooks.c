@@ -14,3 +14,4 @@ _Atomic unsigned long mcpp__watchdog_wakes;
 _Atomic unsigned long mcpp__conn_host_reads, mcpp__conn_uv_reads;
 _Atomic unsigned long mcpp__idle_watchdog_woken;
 _Atomic int mcpp__watchdog_idle;
+_Atomic long mcpp__default_allocs, mcpp__default_fail_at, mcpp__default_live;

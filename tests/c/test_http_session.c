@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "engine_fixture.h"
+#include "engine/test_hooks.h"
 
 /* One action as the test reads it: its kind and its strings copied. */
 typedef struct seen {
@@ -445,4 +446,81 @@ TEST(http_session_refuses_a_url_it_cannot_open) {
   ASSERT(problem != NULL);
   ASSERT_STR_EQ("start", mcpp_http_do_name(MCPP_HTTP_DO_START));
   ASSERT_STR_EQ("closed", mcpp_http_do_name(MCPP_HTTP_DO_CLOSED));
+}
+
+/* The first exchange a START in h names (0: none came). */
+static uint64_t started(const host *h) {
+  const seen *st = find(h, MCPP_HTTP_DO_START);
+  return st != NULL ? st->exchange : 0;
+}
+
+#define OK_OR_NOMEM(expr)                                                   \
+  do {                                                                      \
+    int rc_ = (expr);                                                       \
+    if (rc_ != 0 && rc_ != MCPP_ERR_NOMEM) MCPP_FAIL("%s returned %d", #expr, rc_); \
+  } while (0)
+
+/* A session through most of its paths with the default allocator's
+ * fail_at-th allocation (counted from here) failing. */
+static void http_session_scenario(long fail_at) {
+  host h;
+  mcpp__default_fail_at = mcpp__default_allocs + fail_at;
+  const char *problem = NULL;
+  mcpp_http_session *s = mcpp_http_session_new("http://u:p@127.0.0.1:8080/mcp", 29, NULL, 0,
+                                               4096, 1, &problem);
+  if (s == NULL) {
+    ASSERT_STR_EQ("out of memory", problem);
+    return;
+  }
+  OK_OR_NOMEM(mcpp_http_session_post(s, call, sizeof call - 1, 1, 1));
+  take(s, &h);
+  uint64_t ex = started(&h);
+  OK_OR_NOMEM(mcpp_http_session_response(s, ex, 200, "application/json", "s1", NULL));
+  OK_OR_NOMEM(mcpp_http_session_body(s, ex, answer, sizeof answer - 1));
+  OK_OR_NOMEM(mcpp_http_session_end(s, ex, 0));
+  OK_OR_NOMEM(mcpp_http_session_settled(s, 1));
+  OK_OR_NOMEM(mcpp_http_session_set_version(s, "2025-11-25"));
+  OK_OR_NOMEM(mcpp_http_session_opened(s));
+  take(s, &h);
+  uint64_t get = started(&h);
+  OK_OR_NOMEM(mcpp_http_session_response(s, get, 200, "text/event-stream", NULL, NULL));
+  static const char ev[] = ": hi\n\nid: 3\ndata: {\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}\n\n";
+  OK_OR_NOMEM(mcpp_http_session_body(s, get, ev, sizeof ev - 1));
+  OK_OR_NOMEM(mcpp_http_session_post(s, call, sizeof call - 1, 2, 0));
+  take(s, &h);
+  ex = started(&h);
+  OK_OR_NOMEM(mcpp_http_session_response(s, ex, 200, "text/event-stream", NULL, NULL));
+  static const char prime[] = "id: e1\ndata:\n\n";
+  OK_OR_NOMEM(mcpp_http_session_body(s, ex, prime, sizeof prime - 1));
+  OK_OR_NOMEM(mcpp_http_session_end(s, ex, 0));
+  take(s, &h);
+  const seen *w = find(&h, MCPP_HTTP_DO_WAIT);
+  OK_OR_NOMEM(mcpp_http_session_wake(s, w != NULL ? w->wait : 0));
+  take(s, &h);
+  ex = started(&h);
+  OK_OR_NOMEM(mcpp_http_session_response(s, ex, 404, "text/plain", NULL, NULL));
+  OK_OR_NOMEM(mcpp_http_session_body(s, ex, "gone", 4));
+  OK_OR_NOMEM(mcpp_http_session_end(s, ex, 0));
+  OK_OR_NOMEM(mcpp_http_session_post(s, ping, sizeof ping - 1, 3, 0));
+  OK_OR_NOMEM(mcpp_http_session_post(s, note, sizeof note - 1, 0, 0));
+  OK_OR_NOMEM(mcpp_http_session_renewed(s, 1, NULL));
+  take(s, &h);
+  ex = started(&h);
+  OK_OR_NOMEM(mcpp_http_session_failed(s, ex, "ECONNRESET"));
+  OK_OR_NOMEM(mcpp_http_session_close(s));
+  take(s, &h);
+  mcpp_http_session_free(s);
+}
+
+TEST(out_of_memory_at_every_allocation_of_an_http_session_fails_cleanly) {
+  long live = mcpp__default_live;
+  long k = 1;
+  for (;; k++) {
+    long before = mcpp__default_allocs;
+    http_session_scenario(k);
+    ASSERT_EQ(live, mcpp__default_live); /* nothing left allocated */
+    if (mcpp__default_allocs - before < k) break; /* no allocation failed: all were tried */
+  }
+  mcpp__default_fail_at = 0;
+  ASSERT(k > 40);
 }

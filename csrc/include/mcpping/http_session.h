@@ -177,6 +177,10 @@ int mcpp_http_session_lose(mcpp_http_session *session);
 /* The session id the server gave (NULL: none). */
 const char *mcpp_http_session_id(const mcpp_http_session *session);
 
+/* 1 while the session opens the listening stream when it can; 0 once
+ * listening is off or the server said it offers none (405, 501, ...). */
+int mcpp_http_session_listens(const mcpp_http_session *session);
+
 /* "start", "cut", "receive", ... for a kind. */
 const char *mcpp_http_do_name(mcpp_http_do_kind kind);
 

@@ -3,19 +3,25 @@
 #include <string.h>
 
 #include "internal.h"
+#include "test_hooks.h"
 
 static void *default_malloc(size_t size, void *user_data) {
   (void)user_data;
-  return malloc(size);
+  if (MCPP__HOOK_DEFAULT_ALLOC_FAILS()) return NULL;
+  void *p = malloc(size);
+  if (p != NULL) MCPP__HOOK_DEFAULT_LIVE(1);
+  return p;
 }
 
 static void *default_realloc(void *ptr, size_t size, void *user_data) {
   (void)user_data;
+  if (MCPP__HOOK_DEFAULT_ALLOC_FAILS()) return NULL;
   return realloc(ptr, size);
 }
 
 static void default_free(void *ptr, void *user_data) {
   (void)user_data;
+  MCPP__HOOK_DEFAULT_LIVE(-1);
   free(ptr);
 }
 

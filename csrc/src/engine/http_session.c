@@ -1001,6 +1001,8 @@ int mcpp_http_session_lose(mcpp_http_session *s) {
 
 const char *mcpp_http_session_id(const mcpp_http_session *s) { return s->session_id; }
 
+int mcpp_http_session_listens(const mcpp_http_session *s) { return s->listen_wanted; }
+
 const char *mcpp_http_do_name(mcpp_http_do_kind kind) {
   switch (kind) {
     case MCPP_HTTP_DO_START: return "start";

@@ -53,6 +53,13 @@ extern _Atomic unsigned long mcpp__idle_watchdog_woken;
  * guessing it from elapsed time. */
 extern _Atomic int mcpp__watchdog_idle;
 #define MCPP__HOOK_WATCHDOG_IDLE(on) (mcpp__watchdog_idle = (on))
+/* The default allocator (mcpp_default_allocator: the SSE parser, the
+ * renewal, the HTTP session) counts its allocations, fails the one whose
+ * count is mcpp__default_fail_at (0: none), and counts its live blocks,
+ * so an out-of-memory test fails each allocation of a scenario in turn. */
+extern _Atomic long mcpp__default_allocs, mcpp__default_fail_at, mcpp__default_live;
+#define MCPP__HOOK_DEFAULT_ALLOC_FAILS() (++mcpp__default_allocs == mcpp__default_fail_at)
+#define MCPP__HOOK_DEFAULT_LIVE(n) (mcpp__default_live += (n))
 #else
 #define MCPP__HOOK_FORCE_BACKOFF() 0
 #define MCPP__HOOK_SIGKILL() SIGKILL
@@ -66,6 +73,8 @@ extern _Atomic int mcpp__watchdog_idle;
 #define MCPP__HOOK_UV_READ() ((void)0)
 #define MCPP__HOOK_IDLE_WATCHDOG_WOKEN() ((void)0)
 #define MCPP__HOOK_WATCHDOG_IDLE(on) ((void)(on))
+#define MCPP__HOOK_DEFAULT_ALLOC_FAILS() 0
+#define MCPP__HOOK_DEFAULT_LIVE(n) ((void)(n))
 #endif
 
 #endif
