@@ -666,11 +666,19 @@ static PyObject *HttpSession_session_id(PyObject *o, void *unused) {
   return text_or_none(id, id ? strlen(id) : 0);
 }
 
+static PyObject *HttpSession_listens(PyObject *o, void *unused) {
+  (void)unused;
+  return PyBool_FromLong(mcpp_http_session_listens(SESSION(o)));
+}
+
 #undef SESSION
 
 static PyGetSetDef HttpSession_getset[] = {
     {"session_id", HttpSession_session_id, NULL,
      "The Mcp-Session-Id the server gave, None if none.", NULL},
+    {"listens", HttpSession_listens, NULL,
+     "True while the session opens the listening stream when it can; False once "
+     "listening is off or the server offers none.", NULL},
     {NULL, NULL, NULL, NULL, NULL}};
 
 static PyMethodDef HttpSession_methods[] = {

@@ -451,6 +451,10 @@ class HttpSession:
     @property
     def session_id(self) -> str | None:
         """The Mcp-Session-Id the server gave, None if none."""
+    @property
+    def listens(self) -> bool:
+        """True while the session opens the listening stream when it can;
+        False once listening is off or the server offers none (405, ...)."""
     def post(self, frame: bytes, tag: int, direct: bool) -> list[dict[str, Any]]:
         """Sends frame (tag: the request's, 0: none; direct: the handshake's
         own, never held while the session is renewed)."""
