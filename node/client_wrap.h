@@ -1,6 +1,6 @@
 // The client protocol rules of the C core for JavaScript (client_wrap.cc):
-// the handshake machine (ClientHandshake), the SSE parser (SseParser) and
-// the 2026-07-28 request envelope. JS carries bytes and keeps the clock.
+// the handshake machine (ClientHandshake) and the 2026-07-28 request
+// envelope. JS carries bytes and keeps the clock.
 #ifndef MCPPING_NODE_CLIENT_WRAP_H
 #define MCPPING_NODE_CLIENT_WRAP_H
 
@@ -8,7 +8,7 @@
 
 namespace mcpping_node {
 
-// Adds ClientHandshake, SseParser, envelope and the protocol versions.
+// Adds ClientHandshake, envelope and the protocol versions.
 void InitClient(Napi::Env env, Napi::Object exports);
 
 }  // namespace mcpping_node

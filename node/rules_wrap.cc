@@ -88,100 +88,6 @@ Napi::Value OutcomeIsLost(const Napi::CallbackInfo &info) {
   throw Napi::TypeError::New(env, "unknown ping outcome '" + name + "'");
 }
 
-// httpClassify(status, body, hadSession[, frame]) -> 'answer' |
-// 'unsupported' | 'session_expired' | 'failed'; frame: the POSTed message
-Napi::Value HttpClassify(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
-  int status = info[0].As<Napi::Number>().Int32Value();
-  std::string body = info[1].IsString() ? info[1].As<Napi::String>().Utf8Value() : "";
-  bool had_session = info[2].ToBoolean().Value();
-  bool has_frame = info[3].IsString();
-  std::string frame = has_frame ? info[3].As<Napi::String>().Utf8Value() : "";
-  return Napi::String::New(env, mcpp_http_verdict_name(mcpp_http_classify(
-                                    status, body.data(), body.size(), has_frame ? frame.data() : nullptr,
-                                    frame.size(), had_session)));
-}
-
-// httpErrorAnswer(status, body, frame) -> the JSON-RPC error (a string) the
-// request in frame gets when its POST met a failed HTTP answer; null if
-// frame is no request.
-Napi::Value HttpErrorAnswer(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
-  if (!info[1].IsString() || !info[2].IsString())
-    throw Napi::TypeError::New(env, "body and frame must be strings");
-  int status = info[0].As<Napi::Number>().Int32Value();
-  std::string body = info[1].As<Napi::String>().Utf8Value();
-  std::string frame = info[2].As<Napi::String>().Utf8Value();
-  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
-    return mcpp_http_error_answer(status, body.data(), body.size(), frame.data(), frame.size(), out, cap);
-  });
-}
-
-// httpIsAnswer(frame, msg) -> msg is the answer to the request in frame.
-Napi::Value HttpIsAnswer(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsString() || !info[1].IsString()) throw Napi::TypeError::New(env, "frame and msg must be strings");
-  std::string frame = info[0].As<Napi::String>().Utf8Value();
-  std::string msg = info[1].As<Napi::String>().Utf8Value();
-  return Napi::Boolean::New(env, mcpp_http_is_answer(frame.data(), frame.size(), msg.data(), msg.size()) != 0);
-}
-
-// 'POST', 'GET' or 'DELETE' as C's method.
-mcpp_http_method HttpMethodFromJs(Napi::Env env, const Napi::Value &v) {
-  std::string name = v.IsString() ? v.As<Napi::String>().Utf8Value() : "";
-  for (int m = MCPP_HTTP_POST; m <= MCPP_HTTP_DELETE; m++)
-    if (name == mcpp_http_method_name(static_cast<mcpp_http_method>(m)))
-      return static_cast<mcpp_http_method>(m);
-  throw Napi::TypeError::New(env, "method must be 'POST', 'GET' or 'DELETE'");
-}
-
-// A string, or "" for null/undefined (C reads "" as absent).
-std::string OptionalString(Napi::Env env, const Napi::Value &v, const char *what) {
-  if (v.IsNull() || v.IsUndefined()) return "";
-  if (!v.IsString()) throw Napi::TypeError::New(env, std::string(what) + " must be a string or null");
-  return v.As<Napi::String>().Utf8Value();
-}
-
-// httpPostAnswer(kind, status, contentType, body, limit, frame, hadSession)
-// -> {step: 'message'|'expired'|'nothing', message}: what the answer to a
-// POST of frame gives the engine (mcpp_http_post_answer); body null: cut at
-// limit bytes.
-Napi::Value HttpPostAnswer(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  std::string kind_name = info[0].IsString() ? info[0].As<Napi::String>().Utf8Value() : "";
-  int kind = -1;
-  for (int k = MCPP_HTTP_BODY_SSE; k <= MCPP_HTTP_BODY_ERROR; k++)
-    if (kind_name == mcpp_http_body_name(static_cast<mcpp_http_body>(k))) kind = k;
-  if (kind < 0) throw Napi::TypeError::New(env, "kind must be 'sse', 'json', 'none' or 'error'");
-  if (!info[1].IsNumber() || !info[4].IsNumber() || !info[5].IsString())
-    throw Napi::TypeError::New(env, "httpPostAnswer(kind, status, contentType, body, limit, frame, hadSession)");
-  std::string type = OptionalString(env, info[2], "contentType");
-  bool whole = !info[3].IsNull();
-  std::string body = whole ? info[3].ToString().Utf8Value() : std::string();
-  std::string frame = info[5].As<Napi::String>().Utf8Value();
-  auto answer = [&](const char **msg, size_t *n, char *out, size_t cap) {
-    return mcpp_http_post_answer(static_cast<mcpp_http_body>(kind), info[1].As<Napi::Number>().Int32Value(),
-                                 type.empty() ? nullptr : type.c_str(), body.data(), body.size(), whole,
-                                 static_cast<size_t>(info[4].As<Napi::Number>().Int64Value()),
-                                 frame.data(), frame.size(), info[6].ToBoolean().Value(), msg, n, out, cap);
-  };
-  char small[512];
-  const char *msg = nullptr;
-  size_t n = 0;
-  mcpp_http_post_step step = answer(&msg, &n, small, sizeof small);
-  Napi::Object out = Napi::Object::New(env);
-  out.Set("step", mcpp_http_post_step_name(step));
-  std::string made;
-  if (msg == nullptr && n > 0) { // an answer C made, longer than small
-    made.assign(n + 1, '\0');
-    answer(&msg, &n, &made[0], made.size());
-  }
-  out.Set("message", msg ? Napi::Value(Napi::String::New(env, msg, n)) : env.Null());
-  return out;
-}
-
 // The caller's headers (an object of strings, or null/undefined) as C's
 // array, in the object's order; the texts are owned here.
 struct HeaderList {
@@ -235,40 +141,6 @@ Napi::Value HttpUrl(const Napi::CallbackInfo &info) {
   return out;
 }
 
-// httpRedirectUrl(status, location, url) -> where a request to url
-// answered status with location goes (307/308 on the same origin), or null.
-Napi::Value HttpRedirectUrl(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  if (!info[0].IsNumber() || !info[2].IsString())
-    throw Napi::TypeError::New(env, "status must be a number and url a string");
-  int status = info[0].As<Napi::Number>().Int32Value();
-  std::string location = OptionalString(env, info[1], "location");
-  if (location.empty()) return env.Null();  // most answers: no URL to parse
-  std::string url = info[2].As<Napi::String>().Utf8Value();
-  mcpp_http_url from;
-  if (mcpp_http_url_parse(url.data(), url.size(), &from) != nullptr)
-    throw Napi::TypeError::New(env, "not a URL mcpping opens: " + url);
-  return WrittenTextOrNull(env, [&](char *out, size_t cap) {
-    return mcpp_http_redirect_url(status, location.c_str(), &from, out, cap);
-  });
-}
-
-// httpRequestHeaders(method, extra, session, version) -> the request's
-// headers: the caller's extra ones first, never replacing mcpping's.
-Napi::Value HttpRequestHeaders(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  mcpp_http_method method = HttpMethodFromJs(env, info[0]);
-  HeaderList extra(env, info[1]);
-  std::string session = OptionalString(env, info[2], "session");
-  std::string version = OptionalString(env, info[3], "version");
-  std::vector<mcpp_http_header> out(extra.headers.size() + 4);
-  size_t n = mcpp_http_request_headers(method, extra.headers.data(), extra.headers.size(),
-                                       session.c_str(), version.c_str(), out.data(), out.size());
-  Napi::Object headers = Napi::Object::New(env);
-  for (size_t i = 0; i < n; i++) headers.Set(out[i].name, out[i].value);
-  return headers;
-}
-
 // httpHeaderProblem(name, value) -> why the header cannot be sent (the
 // sentence reads after its name), or null if it can.
 Napi::Value HttpHeaderProblem(const Napi::CallbackInfo &info) {
@@ -290,16 +162,6 @@ Napi::Value EnvSafe(const Napi::CallbackInfo &info) {
   std::string name = info[0].As<Napi::String>().Utf8Value();
   std::string value = info[1].As<Napi::String>().Utf8Value();
   return Napi::Boolean::New(env, mcpp_env_safe(name.c_str(), value.c_str()));
-}
-
-// httpBodyKind(method, status, contentType) -> 'sse' | 'json' | 'none' | 'error'
-Napi::Value HttpBodyKind(const Napi::CallbackInfo &info) {
-  Napi::Env env = info.Env();
-  mcpp_http_method method = HttpMethodFromJs(env, info[0]);
-  if (!info[1].IsNumber()) throw Napi::TypeError::New(env, "status must be a number");
-  std::string type = OptionalString(env, info[2], "contentType");
-  return Napi::String::New(env, mcpp_http_body_name(mcpp_http_body_kind(
-                                    method, info[1].As<Napi::Number>().Int32Value(), type.c_str())));
 }
 
 // The -32601 answer make writes for the request in info[0] (a string), or null.
@@ -439,13 +301,6 @@ mcpp_rtt_stats *RttStatsFromJs(Napi::Env env, Napi::Value value) {
 void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("eventOutcome", Napi::Function::New(env, EventOutcome, "eventOutcome"));
   exports.Set("outcomeIsLost", Napi::Function::New(env, OutcomeIsLost, "outcomeIsLost"));
-  exports.Set("httpClassify", Napi::Function::New(env, HttpClassify, "httpClassify"));
-  exports.Set("httpErrorAnswer", Napi::Function::New(env, HttpErrorAnswer, "httpErrorAnswer"));
-  exports.Set("httpPostAnswer", Napi::Function::New(env, HttpPostAnswer, "httpPostAnswer"));
-  exports.Set("httpIsAnswer", Napi::Function::New(env, HttpIsAnswer, "httpIsAnswer"));
-  exports.Set("httpLastEventId", MCPP_HTTP_LAST_EVENT_ID);
-  exports.Set("httpRequestHeaders", Napi::Function::New(env, HttpRequestHeaders, "httpRequestHeaders"));
-  exports.Set("httpBodyKind", Napi::Function::New(env, HttpBodyKind, "httpBodyKind"));
   exports.Set("httpUrl", Napi::Function::New(env, HttpUrl, "httpUrl"));
   exports.Set("httpHeaderProblem", Napi::Function::New(env, HttpHeaderProblem, "httpHeaderProblem"));
   exports.Set("envSafe", Napi::Function::New(env, EnvSafe, "envSafe"));
@@ -459,7 +314,6 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("inDoubtKinds", in_doubt);
   exports.Set("requestTimeoutMs", MCPP_REQUEST_TIMEOUT_MS);
   exports.Set("httpShortTimeoutMs", MCPP_HTTP_SHORT_TIMEOUT_MS);
-  exports.Set("httpPostConnectTimeoutMs", MCPP_HTTP_POST_CONNECT_TIMEOUT_MS);
   exports.Set("retryBudgetBurst", MCPP_RETRY_BUDGET_BURST);
   exports.Set("retryBudgetPerSecond", MCPP_RETRY_BUDGET_PER_SECOND);
   exports.Set("maxRetryBudgetBurst", MCPP_MAX_RETRY_BUDGET_BURST);
@@ -475,11 +329,7 @@ void InitRules(Napi::Env env, Napi::Object exports) {
   exports.Set("transportClosedReason", MCPP_TRANSPORT_CLOSED_REASON);
   exports.Set("connectionClosedText", MCPP_CONNECTION_CLOSED_TEXT);
   exports.Set("probeAuto", MCPP_PROBE_AUTO);
-  exports.Set("httpUnreachableFormat", MCPP_HTTP_UNREACHABLE_FORMAT);
   exports.Set("httpNotHttpCause", MCPP_HTTP_NOT_HTTP_CAUSE);
-  exports.Set("httpMaxRedirects", Napi::Number::New(env, MCPP_HTTP_MAX_REDIRECTS));
-  exports.Set("httpRedirectUrl", Napi::Function::New(env, HttpRedirectUrl, "httpRedirectUrl"));
-  exports.Set("httpReinitFailedFormat", MCPP_HTTP_REINIT_FAILED_FORMAT);
   exports.Set("pingUnreachableAnswer", Napi::Function::New(env, PingUnreachableAnswer, "pingUnreachableAnswer"));
   exports.Set("unservedRequestAnswer", Napi::Function::New(env, UnservedRequestAnswer, "unservedRequestAnswer"));
 }

@@ -76,39 +76,42 @@ test('a 404 with -32601 is unsupported, and the session is kept', async () => {
   }
 });
 
-test('the classification is the C core\'s', () => {
-  assert.equal(binding.httpClassify(200, '', true), 'answer');
-  assert.equal(binding.httpClassify(404, '{"error":{"code":-32601,"message":"x"}}', true), 'unsupported');
-  assert.equal(binding.httpClassify(404, 'Not Found', true), 'session_expired');
-  assert.equal(binding.httpClassify(404, 'Not Found', false), 'failed');
-  assert.equal(binding.httpClassify(503, '', true), 'failed');
-});
-
-test('request headers and body kinds are the C core\'s', () => {
-  const sent = binding.httpRequestHeaders('POST', { Authorization: 'Bearer t', ACCEPT: 'text/html' }, 's1', '2025-11-25');
-  assert.deepEqual(Object.entries(sent), [
+test('the session machine is C\'s: its requests carry C\'s headers, a 404 renews the session, what waits goes in order', () => {
+  const m = new binding.HttpSession('http://127.0.0.1:9/mcp', { Authorization: 'Bearer t', ACCEPT: 'text/html' }, 0, false);
+  const init = '{"jsonrpc":"2.0","id":1,"method":"initialize"}';
+  const [start, ...rest] = m.post(init, 1, true);
+  assert.deepEqual(rest, []);
+  assert.equal(start.do, 'start');
+  assert.equal(start.method, 'POST');
+  assert.equal(start.target, '/mcp');
+  assert.equal(start.body, init);
+  assert.equal(start.connectTimeoutMs, 60000);
+  assert.deepEqual(Object.entries(start.headers), [
     ['Authorization', 'Bearer t'],
     ['Content-Type', 'application/json'],
     ['Accept', 'application/json, text/event-stream'],
-    ['Mcp-Session-Id', 's1'],
-    ['MCP-Protocol-Version', '2025-11-25'],
   ]);
-  assert.deepEqual(binding.httpRequestHeaders('GET', {}, null, null), { Accept: 'text/event-stream' });
-  assert.equal(binding.httpBodyKind('POST', 202, null), 'none');
-  assert.equal(binding.httpBodyKind('GET', 200, 'application/json'), 'error');
-  // A session's end: C's renewal (mcpp_http_renewal) decides each step.
-  const ping = '{"jsonrpc":"2.0","id":1,"method":"ping"}';
+  assert.deepEqual(m.response(start.exchange, 200, 'application/json', 's1', null), [{ do: 'session', id: 's1' }]);
+  assert.deepEqual(m.body(start.exchange, Buffer.from(' {"jsonrpc":"2.0","id":1,"result":{}}')), []);
+  assert.deepEqual(m.end(start.exchange, false), [{ do: 'receive', data: '{"jsonrpc":"2.0","id":1,"result":{}}' }]);
+  m.setVersion('2025-11-25');
+  const ping = '{"jsonrpc":"2.0","id":"mcpping-ka-1","method":"ping"}';
   const call = '{"jsonrpc":"2.0","id":2,"method":"tools/call"}';
-  const renewal = new binding.HttpRenewal();
-  assert.equal(renewal.holds(call), false);
-  assert.deepEqual(renewal.expired(true, ping), { renew: true, sendAgain: true });
-  assert.deepEqual(renewal.expired(true, call), { renew: false, sendAgain: false });
-  assert.equal(renewal.holds(ping) && renewal.holds(call), true);
-  renewal.done(true);
-  assert.deepEqual(renewal.expired(true, ping), { renew: true, sendAgain: false });
-  assert.deepEqual(renewal.expired(false, ''), { renew: false, sendAgain: false });
-  assert.throws(() => renewal.expired('yes', ping), TypeError);
-  assert.throws(() => binding.httpBodyKind('PUT', 200, null), /method must be/);
+  const [p] = m.post(ping, 2, false);
+  assert.equal(p.headers['Mcp-Session-Id'], 's1');
+  assert.equal(p.headers['MCP-Protocol-Version'], '2025-11-25');
+  m.response(p.exchange, 404, 'text/plain', null, null);
+  assert.deepEqual(m.end(p.exchange, false), [{ do: 'session', id: null }, { do: 'renew' }]);
+  assert.deepEqual(m.post(call, 3, false), []); // waits for the new session
+  const again = m.renewed(true, null);
+  assert.deepEqual(again.map((a) => [a.do, a.body]), [['start', ping], ['start', call]]);
+  assert.equal(m.sessionId, null);
+  assert.throws(() => m.post(1, 0, false), TypeError);
+  assert.throws(() => m.settled(-1), RangeError);
+  assert.throws(() => new binding.HttpSession('ftp://x/', {}, 0, false), { name: 'TypeError', message: 'is not an http:// or https:// URL' });
+});
+
+test('a header that cannot be sent is refused at construction', () => {
   assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { A: 1 } }), TypeError);
   // C's rule (mcpp_http_header_problem), at construction: no token name, or a CR/LF that would inject.
   assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { 'Bad Name': 'x' } }),
@@ -425,7 +428,6 @@ test('a connect the host never completes is bounded, as Python\'s socket timeout
     const url = { https: false, host: '127.0.0.1', port, target: '/mcp' };
     await assert.rejects(request(url, { method: 'POST', body: '{}', connectTimeoutMs: 300 }),
       { code: 'ETIMEDOUT', message: 'no connection after 300 ms' });
-    assert.equal(binding.httpPostConnectTimeoutMs, 60000);
   } finally {
     filler.destroy();
     child.kill();
