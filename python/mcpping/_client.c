@@ -1,8 +1,9 @@
 /*
  * The client protocol rules of the C core, for Python: the handshake
  * machine (mcpping._native.ClientHandshake), the SSE parser
- * (SseParser), a Streamable HTTP session's renewal (HttpRenewal) and the
- * 2026-07-28 request envelope. Python carries the bytes and keeps the clock; every rule and
+ * (SseParser), a Streamable HTTP session's renewal (HttpRenewal), the
+ * Streamable HTTP client session (HttpSession) and the 2026-07-28 request
+ * envelope. Python carries the bytes and keeps the clock; every rule and
  * sentence is C's.
  */
 #include <stdint.h>
@@ -375,6 +376,356 @@ static PyType_Spec Renewal_spec = {
     .slots = Renewal_slots,
 };
 
+/* HttpSession(url, headers, max_body, listen): the sans-I/O Streamable HTTP
+ * client session (mcpp_http_session). Each input returns what to do next
+ * as a list of dicts (the "do" key names the action); Python does the I/O
+ * and keeps the timers. */
+typedef struct {
+  PyObject_HEAD
+  mcpp_http_session *session;
+} HttpSessionObject;
+
+static PyObject *HttpSession_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  static char *kwlist[] = {"url", "headers", "max_body", "listen", NULL};
+  const char *url;
+  Py_ssize_t url_len;
+  PyObject *headers;
+  Py_ssize_t max_body;
+  int listen;
+  if (!PyArg_ParseTupleAndKeywords(args, kw, "s#Onp", kwlist, &url, &url_len, &headers,
+                                   &max_body, &listen))
+    return NULL;
+  if (max_body < 0) {
+    PyErr_SetString(PyExc_ValueError, "max_body must be >= 0");
+    return NULL;
+  }
+  if (!PyMapping_Check(headers)) {
+    PyErr_SetString(PyExc_TypeError, "headers must be a mapping of str to str");
+    return NULL;
+  }
+  /* The items keep the UTF-8 of each name and value alive until C copied them. */
+  PyObject *items = PyMapping_Items(headers);
+  if (items == NULL) return NULL;
+  Py_ssize_t n = PyList_Size(items);
+  mcpp_http_header *extra = PyMem_Calloc((size_t)n + 1, sizeof *extra);
+  PyObject *self = NULL;
+  if (extra == NULL) {
+    PyErr_NoMemory();
+    goto done;
+  }
+  for (Py_ssize_t i = 0; i < n; i++) {
+    PyObject *item = PyList_GetItem(items, i);
+    PyObject *k = item && PyTuple_Check(item) && PyTuple_Size(item) == 2 ? PyTuple_GetItem(item, 0) : NULL;
+    PyObject *v = k ? PyTuple_GetItem(item, 1) : NULL;
+    if (v == NULL || !PyUnicode_Check(k) || !PyUnicode_Check(v)) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_TypeError, "headers must map str to str");
+      goto done;
+    }
+    Py_ssize_t kn, vn;
+    if ((extra[i].name = PyUnicode_AsUTF8AndSize(k, &kn)) == NULL ||
+        (extra[i].value = PyUnicode_AsUTF8AndSize(v, &vn)) == NULL)
+      goto done;
+    if (strlen(extra[i].name) != (size_t)kn || strlen(extra[i].value) != (size_t)vn) {
+      PyErr_Format(PyExc_ValueError, "headers: %R has a NUL character", k);
+      goto done;
+    }
+  }
+  allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+  self = alloc(type, 0);
+  if (self == NULL) goto done;
+  const char *problem = NULL;
+  mcpp_http_session *session = mcpp_http_session_new(url, (size_t)url_len, extra, (size_t)n,
+                                                     (size_t)max_body, listen, &problem);
+  if (session == NULL) {
+    Py_CLEAR(self);
+    if (problem == NULL || strcmp(problem, "out of memory") == 0)
+      PyErr_NoMemory();
+    else
+      PyErr_SetString(PyExc_ValueError, problem);
+    goto done;
+  }
+  ((HttpSessionObject *)self)->session = session;
+done:
+  PyMem_Free(extra);
+  Py_DECREF(items);
+  return self;
+}
+
+static void HttpSession_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  if (((HttpSessionObject *)o)->session != NULL)
+    mcpp_http_session_free(((HttpSessionObject *)o)->session);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
+static PyObject *text_or_none(const char *s, size_t len) {
+  if (s == NULL) Py_RETURN_NONE;
+  return PyUnicode_DecodeUTF8(s, (Py_ssize_t)len, "replace");
+}
+
+static PyObject *bytes_or_none(const char *s, size_t len) {
+  if (s == NULL) Py_RETURN_NONE;
+  return PyBytes_FromStringAndSize(s, (Py_ssize_t)len);
+}
+
+/* [(name, value), ...] of a START's headers. */
+static PyObject *do_headers(const mcpp_http_do *d) {
+  PyObject *list = PyList_New((Py_ssize_t)d->n_headers);
+  if (list == NULL) return NULL;
+  for (size_t i = 0; i < d->n_headers; i++) {
+    const mcpp_http_header *h = &d->headers[i];
+    PyObject *pair = Py_BuildValue("(NN)", text_or_none(h->name, strlen(h->name)),
+                                   text_or_none(h->value, strlen(h->value)));
+    if (pair == NULL) {
+      Py_DECREF(list);
+      return NULL;
+    }
+    PyList_SetItem(list, (Py_ssize_t)i, pair); /* steals pair */
+  }
+  return list;
+}
+
+/* One action as the dict the docstring of HttpSession names. */
+static PyObject *do_dict(const mcpp_http_do *d) {
+  PyObject *r = PyDict_New();
+  if (r == NULL) return NULL;
+  PyObject *v;
+#define SET(key, expr)                                           \
+  if ((v = (expr)) == NULL || PyDict_SetItemString(r, key, v) < 0) { \
+    Py_XDECREF(v);                                               \
+    Py_DECREF(r);                                                \
+    return NULL;                                                 \
+  }                                                              \
+  Py_DECREF(v)
+  SET("do", PyUnicode_FromString(mcpp_http_do_name(d->kind)));
+  switch (d->kind) {
+    case MCPP_HTTP_DO_START:
+      SET("exchange", PyLong_FromUnsignedLongLong(d->exchange));
+      SET("tag", PyLong_FromUnsignedLongLong(d->tag));
+      SET("method", PyUnicode_FromString(mcpp_http_method_name((mcpp_http_method)d->method)));
+      SET("https", PyBool_FromLong(d->https));
+      SET("host", text_or_none(d->host, strlen(d->host)));
+      SET("port", PyLong_FromUnsignedLong(d->port));
+      SET("target", text_or_none(d->target, strlen(d->target)));
+      SET("headers", do_headers(d));
+      SET("body", bytes_or_none(d->data, d->len));
+      SET("connect_timeout_ms", PyLong_FromUnsignedLong(d->connect_timeout_ms));
+      SET("headers_timeout_ms", PyLong_FromUnsignedLong(d->headers_timeout_ms));
+      break;
+    case MCPP_HTTP_DO_CUT:
+      SET("exchange", PyLong_FromUnsignedLongLong(d->exchange));
+      break;
+    case MCPP_HTTP_DO_RECEIVE:
+      SET("data", PyBytes_FromStringAndSize(d->data ? d->data : "", (Py_ssize_t)d->len));
+      break;
+    case MCPP_HTTP_DO_LOST:
+      SET("tag", PyLong_FromUnsignedLongLong(d->tag));
+      break;
+    case MCPP_HTTP_DO_SESSION:
+      SET("id", text_or_none(d->data, d->len));
+      break;
+    case MCPP_HTTP_DO_UNREACHABLE:
+      SET("exchange", PyLong_FromUnsignedLongLong(d->exchange));
+      SET("tag", PyLong_FromUnsignedLongLong(d->tag));
+      SET("cause", PyUnicode_DecodeUTF8(d->data ? d->data : "", (Py_ssize_t)d->len, "replace"));
+      SET("frame", PyBytes_FromStringAndSize(d->frame ? d->frame : "", (Py_ssize_t)d->frame_len));
+      break;
+    case MCPP_HTTP_DO_GONE:
+      SET("exchange", PyLong_FromUnsignedLongLong(d->exchange));
+      SET("reason", PyUnicode_DecodeUTF8(d->data ? d->data : "", (Py_ssize_t)d->len, "replace"));
+      break;
+    case MCPP_HTTP_DO_LISTENING:
+      SET("value", PyBool_FromLong(d->value));
+      break;
+    case MCPP_HTTP_DO_WAIT:
+      SET("wait", PyLong_FromUnsignedLongLong(d->wait));
+      SET("ms", PyLong_FromUnsignedLong(d->ms));
+      break;
+    default: /* TOUCH, RENEW, CLOSED: the name says it all */
+      break;
+  }
+#undef SET
+  return r;
+}
+
+/* The list of what to do after an input returned rc. An action that could
+ * not be made a dict (no memory) is lost; those after it stay queued. */
+static PyObject *HttpSession_drain(PyObject *o, int rc) {
+  if (rc == MCPP_ERR_NOMEM) return PyErr_NoMemory();
+  if (rc < 0) {
+    PyErr_SetString(PyExc_RuntimeError, mcpp_strerror(rc));
+    return NULL;
+  }
+  mcpp_http_session *session = ((HttpSessionObject *)o)->session;
+  PyObject *out = PyList_New(0);
+  if (out == NULL) return NULL;
+  mcpp_http_do d;
+  while (mcpp_http_session_next(session, &d)) {
+    PyObject *item = do_dict(&d);
+    if (item == NULL || PyList_Append(out, item) < 0) {
+      Py_XDECREF(item);
+      Py_DECREF(out);
+      return NULL;
+    }
+    Py_DECREF(item);
+  }
+  return out;
+}
+
+#define SESSION(o) (((HttpSessionObject *)(o))->session)
+
+static PyObject *HttpSession_post(PyObject *o, PyObject *args) {
+  mcpping_bytes frame = {0};
+  unsigned long long tag;
+  int direct;
+  if (!PyArg_ParseTuple(args, "O&Kp", mcpping_bytes_conv, &frame, &tag, &direct)) return NULL;
+  int rc = mcpp_http_session_post(SESSION(o), frame.buf, (size_t)frame.len, tag, direct);
+  mcpping_bytes_release(&frame);
+  return HttpSession_drain(o, rc);
+}
+
+static PyObject *HttpSession_settled(PyObject *o, PyObject *arg) {
+  unsigned long long tag = PyLong_AsUnsignedLongLong(arg);
+  if (tag == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  return HttpSession_drain(o, mcpp_http_session_settled(SESSION(o), tag));
+}
+
+static PyObject *HttpSession_response(PyObject *o, PyObject *args) {
+  unsigned long long exchange;
+  int status;
+  const char *content_type, *session_id, *location;
+  if (!PyArg_ParseTuple(args, "Kizzz", &exchange, &status, &content_type, &session_id, &location))
+    return NULL;
+  return HttpSession_drain(o, mcpp_http_session_response(SESSION(o), exchange, status,
+                                                          content_type, session_id, location));
+}
+
+static PyObject *HttpSession_body(PyObject *o, PyObject *args) {
+  unsigned long long exchange;
+  mcpping_bytes data = {0};
+  if (!PyArg_ParseTuple(args, "KO&", &exchange, mcpping_bytes_conv, &data)) return NULL;
+  int rc = mcpp_http_session_body(SESSION(o), exchange, data.buf, (size_t)data.len);
+  mcpping_bytes_release(&data);
+  return HttpSession_drain(o, rc);
+}
+
+static PyObject *HttpSession_end(PyObject *o, PyObject *args) {
+  unsigned long long exchange;
+  int broken;
+  if (!PyArg_ParseTuple(args, "Kp", &exchange, &broken)) return NULL;
+  return HttpSession_drain(o, mcpp_http_session_end(SESSION(o), exchange, broken));
+}
+
+static PyObject *HttpSession_failed(PyObject *o, PyObject *args) {
+  unsigned long long exchange;
+  const char *cause;
+  if (!PyArg_ParseTuple(args, "Ks", &exchange, &cause)) return NULL;
+  return HttpSession_drain(o, mcpp_http_session_failed(SESSION(o), exchange, cause));
+}
+
+static PyObject *HttpSession_set_version(PyObject *o, PyObject *args) {
+  const char *version;
+  if (!PyArg_ParseTuple(args, "z", &version)) return NULL;
+  return HttpSession_drain(o, mcpp_http_session_set_version(SESSION(o), version));
+}
+
+static PyObject *HttpSession_opened(PyObject *o, PyObject *unused) {
+  (void)unused;
+  return HttpSession_drain(o, mcpp_http_session_opened(SESSION(o)));
+}
+
+static PyObject *HttpSession_renewed(PyObject *o, PyObject *args) {
+  int ok;
+  const char *why = NULL;
+  if (!PyArg_ParseTuple(args, "p|z", &ok, &why)) return NULL;
+  return HttpSession_drain(o, mcpp_http_session_renewed(SESSION(o), ok, why));
+}
+
+static PyObject *HttpSession_wake(PyObject *o, PyObject *arg) {
+  unsigned long long wait = PyLong_AsUnsignedLongLong(arg);
+  if (wait == (unsigned long long)-1 && PyErr_Occurred()) return NULL;
+  return HttpSession_drain(o, mcpp_http_session_wake(SESSION(o), wait));
+}
+
+static PyObject *HttpSession_close(PyObject *o, PyObject *unused) {
+  (void)unused;
+  return HttpSession_drain(o, mcpp_http_session_close(SESSION(o)));
+}
+
+static PyObject *HttpSession_lose(PyObject *o, PyObject *unused) {
+  (void)unused;
+  return HttpSession_drain(o, mcpp_http_session_lose(SESSION(o)));
+}
+
+static PyObject *HttpSession_session_id(PyObject *o, void *unused) {
+  (void)unused;
+  const char *id = mcpp_http_session_id(SESSION(o));
+  return text_or_none(id, id ? strlen(id) : 0);
+}
+
+static PyObject *HttpSession_listens(PyObject *o, void *unused) {
+  (void)unused;
+  return PyBool_FromLong(mcpp_http_session_listens(SESSION(o)));
+}
+
+#undef SESSION
+
+static PyGetSetDef HttpSession_getset[] = {
+    {"session_id", HttpSession_session_id, NULL,
+     "The Mcp-Session-Id the server gave, None if none.", NULL},
+    {"listens", HttpSession_listens, NULL,
+     "True while the session opens the listening stream when it can; False once "
+     "listening is off or the server offers none.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef HttpSession_methods[] = {
+    {"post", HttpSession_post, METH_VARARGS,
+     "post(frame, tag, direct) -> actions: send frame (tag: the request's, 0: none; direct: "
+     "the handshake's own, never held while the session is renewed)."},
+    {"settled", HttpSession_settled, METH_O,
+     "settled(tag) -> actions: the request is settled; what still reads for it is cut."},
+    {"response", HttpSession_response, METH_VARARGS,
+     "response(exchange, status, content_type, session_id, location) -> actions: the answer "
+     "began (each header None if absent)."},
+    {"body", HttpSession_body, METH_VARARGS,
+     "body(exchange, data) -> actions: the next bytes of the answer's body."},
+    {"end", HttpSession_end, METH_VARARGS,
+     "end(exchange, broken) -> actions: the body ended (broken: not as HTTP ends one)."},
+    {"failed", HttpSession_failed, METH_VARARGS,
+     "failed(exchange, cause) -> actions: no answer came (cause: ECONNREFUSED, ...)."},
+    {"set_version", HttpSession_set_version, METH_VARARGS,
+     "set_version(version) -> actions: the negotiated protocol version (None: none)."},
+    {"opened", HttpSession_opened, METH_NOARGS,
+     "opened() -> actions: the handshake succeeded (the listening stream opens)."},
+    {"renewed", HttpSession_renewed, METH_VARARGS,
+     "renewed(ok, why=None) -> actions: the handshake a 'renew' asked for ended."},
+    {"wake", HttpSession_wake, METH_O,
+     "wake(wait) -> actions: a 'wait' action's time has come."},
+    {"close", HttpSession_close, METH_NOARGS,
+     "close() -> actions: cut everything, DELETE the session; 'closed' follows."},
+    {"lose", HttpSession_lose, METH_NOARGS,
+     "lose() -> actions: the session is over without a DELETE; everything is cut."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot HttpSession_slots[] = {
+    {Py_tp_new, HttpSession_new},
+    {Py_tp_dealloc, HttpSession_dealloc},
+    {Py_tp_methods, HttpSession_methods},
+    {Py_tp_getset, HttpSession_getset},
+    {Py_tp_doc, (void *)"HttpSession(url, headers, max_body, listen): the C core's sans-I/O "
+                        "Streamable HTTP client session; each input returns the actions to do."},
+    {0, NULL}};
+
+static PyType_Spec HttpSession_spec = {
+    .name = "mcpping._native.HttpSession",
+    .basicsize = sizeof(HttpSessionObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = HttpSession_slots,
+};
+
 /* envelope(bytes) -> bytes: the request with the 2026-07-28 _meta. */
 static PyObject *envelope(PyObject *module, PyObject *arg) {
   (void)module;
@@ -409,6 +760,7 @@ int mcpping_client_add(PyObject *module) {
   if (add_type(module, &Handshake_spec) < 0) return -1;
   if (add_type(module, &Sse_spec) < 0) return -1;
   if (add_type(module, &Renewal_spec) < 0) return -1;
+  if (add_type(module, &HttpSession_spec) < 0) return -1;
   if (PyModule_AddStringConstant(module, "PROTOCOL_VERSION", MCPP_PROTOCOL_VERSION) < 0 ||
       PyModule_AddStringConstant(module, "MODERN_PROTOCOL_VERSION",
                                  MCPP_MODERN_PROTOCOL_VERSION) < 0)

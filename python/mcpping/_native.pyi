@@ -435,6 +435,53 @@ class HttpRenewal:
     def done(self, opened: bool) -> None:
         """The handshake ran again; what waited is sent if it opened."""
 
+class HttpSession:
+    """The sans-I/O Streamable HTTP client session (mcpp_http_session): the
+    host tells it what happened; each call returns what to do next, in
+    order, as dicts whose "do" names the action: "start" (exchange, tag,
+    method, https, host, port, target, headers [(name, value)], body
+    (bytes or None), connect_timeout_ms, headers_timeout_ms), "cut"
+    (exchange), "receive" (data), "touch", "lost" (tag), "session" (id,
+    None: none), "renew", "unreachable" (exchange, tag, cause, frame),
+    "gone" (exchange, reason), "listening" (value), "wait" (wait, ms),
+    "closed". ValueError names a URL it refuses (the sentence reads after
+    the URL)."""
+
+    def __init__(self, url: str, headers: Mapping[str, str], max_body: int, listen: bool) -> None: ...
+    @property
+    def session_id(self) -> str | None:
+        """The Mcp-Session-Id the server gave, None if none."""
+    @property
+    def listens(self) -> bool:
+        """True while the session opens the listening stream when it can;
+        False once listening is off or the server offers none (405, ...)."""
+    def post(self, frame: bytes, tag: int, direct: bool) -> list[dict[str, Any]]:
+        """Sends frame (tag: the request's, 0: none; direct: the handshake's
+        own, never held while the session is renewed)."""
+    def settled(self, tag: int) -> list[dict[str, Any]]:
+        """The request is settled: what still reads for it is cut."""
+    def response(self, exchange: int, status: int, content_type: str | None, session_id: str | None,
+                 location: str | None) -> list[dict[str, Any]]:
+        """The exchange's answer began."""
+    def body(self, exchange: int, data: bytes) -> list[dict[str, Any]]:
+        """The next bytes of the exchange's body."""
+    def end(self, exchange: int, broken: bool) -> list[dict[str, Any]]:
+        """The body ended (broken: not as HTTP ends one)."""
+    def failed(self, exchange: int, cause: str) -> list[dict[str, Any]]:
+        """No answer came (cause: ECONNREFUSED, ...)."""
+    def set_version(self, version: str | None) -> list[dict[str, Any]]:
+        """The negotiated protocol version (None: none)."""
+    def opened(self) -> list[dict[str, Any]]:
+        """The handshake succeeded: the listening stream opens."""
+    def renewed(self, ok: bool, why: str | None = None) -> list[dict[str, Any]]:
+        """The handshake a "renew" asked for ended (why: its error)."""
+    def wake(self, wait: int) -> list[dict[str, Any]]:
+        """A "wait" action's time has come."""
+    def close(self) -> list[dict[str, Any]]:
+        """Cuts everything, then DELETE if there is a session; "closed" follows."""
+    def lose(self) -> list[dict[str, Any]]:
+        """The session is over without a DELETE: everything is cut."""
+
 def envelope(request: bytes) -> bytes:
     """The request with the 2026-07-28 _meta envelope."""
 def watch_new(argv: list[str]) -> object: ...

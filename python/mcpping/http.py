@@ -8,6 +8,14 @@ own pings reach the engine, which answers them with a POST. Every inbound
 message goes through the engine on the loop thread, which times the pings
 and each request. Closing sends DELETE with the session id (a 405 is fine).
 
+The sequencing is C's sans-I/O session (``_native.HttpSession``, the one
+Node's client drives too): which request goes when, how each answer is
+read, the session id, the renewal of an expired session, the resumption
+of a broken SSE answer (SEP-1699, ``Last-Event-ID``), the listening
+stream and its reopening, the cuts and the DELETE. This module does the
+I/O it asks for (a thread per HTTP exchange over ``http.client``), keeps
+its timers and feeds the engine.
+
 An HTTP error is classified by the C core (``mcpp_http_classify``): a 404
 whose body is a JSON-RPC -32601 means the method is unsupported; any other
 404 on a session (or a 400 to a ping on one: the server lost the session)
@@ -23,14 +31,16 @@ alive: they reach the engine as traffic (SEP-2575's transport-layer proof).
 from __future__ import annotations
 
 import asyncio
+import collections
 import errno
 import http.client
 import json
 import socket
 import ssl
 import threading
+import time
 from collections.abc import AsyncIterator, Callable, Mapping
-from typing import Any, cast
+from typing import Any
 
 from . import _check, _handshake, _native
 from ._driver import EngineDriver
@@ -44,73 +54,22 @@ from .stats import Stats
 
 __all__ = ["HttpPeer", "connect"]
 
-#: How long a POST's connect and sending may take (the answer is unbounded).
+#: How long a POST's connect and sending may take (the answer is unbounded):
+#: C's, which each POST's start action carries as connect_timeout_ms.
 _POST_SEND_TIMEOUT = _native.HTTP_POST_CONNECT_TIMEOUT_MS / 1000
 #: How long DELETE and the GET stream's connect may take.
 _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
-
-
-def _read_sse(resp: Any, sse: _native.SseParser, on_data: Callable[[bytes], None],
-              on_comment: Callable[[], None], done: Callable[[], bool] = lambda: False) -> None:
-    """Feeds an SSE body to the C parser: each event's data to on_data,
-    each comment or empty event (proof of life) to on_comment, until the
-    body ends or done() says the stream has nothing left to give. An
-    oversize event raises ValueError, as a too long line ends a stdio peer."""
-    while chunk := resp.read1(65536):
-        for item in sse.feed(chunk):
-            on_data(item) if item is not None else on_comment()
-        if done():
-            return
-    for item in sse.finish():
-        on_data(item) if item is not None else on_comment()
-
 
 #: The longest body read whole (an answer, an error's), as a line or an SSE
 #: event: the settings' max_line_bytes, so a server that answers without
 #: end costs no more memory than that.
 _MAX_BODY = int(_check.TABLE["max_line_bytes"]["default"])
 
+#: Guards a connection's socket between its connect and a cut from the loop.
+_CUT_LOCK = threading.Lock()
 
-def _read_body(resp: Any) -> bytes | None:
-    """The whole body, or None once it runs past _MAX_BODY (the rest is
-    not read: the connection is closed after it). A body cut short raises
-    IncompleteRead."""
-    parts, n = [], 0
-    while chunk := resp.read1(65536):
-        n += len(chunk)
-        if n > _MAX_BODY:
-            return None
-        parts.append(chunk)
-    if resp.length:  # the connection closed before Content-Length was read
-        raise http.client.IncompleteRead(b"".join(parts), resp.length)
-    return b"".join(parts)
-
-
-class _Resumable:
-    """One request's SSE answer across its resumptions (SEP-1699: a server
-    that gave an event ID may close the stream before the answer; the
-    client resumes it with GET and Last-Event-ID): the parser, which keeps
-    the last event ID, whether the answer came, and the GET reading it
-    now, cut when the request is settled otherwise (timed out, cancelled,
-    closed), so nothing waits on a stream that has no answer left."""
-
-    def __init__(self, frame: bytes, request_id: str | None = None) -> None:
-        self.frame = frame
-        self.request_id = request_id
-        self.sse = _native.SseParser()
-        self.answered = False
-        self.settled = threading.Event()
-        self.conn: _HTTPConnection | _HTTPSConnection | None = None
-
-    def saw(self, item: bytes) -> None:
-        if not self.answered and _native.http_is_answer(self.frame, item):
-            self.answered = True
-
-    def settle(self, _: object = None) -> None:
-        """The request is settled (a done callback, on the loop)."""
-        self.settled.set()
-        if not self.answered and self.conn is not None:
-            self.conn.cut()
+#: What the session asks the host to do (one of HttpSession's action dicts).
+Action = dict[str, Any]
 
 
 def connect_reason(exc: BaseException | None) -> str:
@@ -157,21 +116,36 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
 class _Cuttable:
     """A connection whose socket another thread can cut, also after an
     answer with no length (an event stream ended by closing) took the
-    socket from it: http.client then hands it to the response alone."""
+    socket from it (http.client then hands it to the response alone), and
+    also while it is still connecting (the cut then comes once it is)."""
 
     socket: socket.socket | None = None
+    _is_cut = False
 
     def connect(self) -> None:
         super().connect()  # type: ignore[misc]
-        self.socket = self.sock  # type: ignore[attr-defined]
+        with _CUT_LOCK:
+            self.socket = self.sock  # type: ignore[attr-defined]
+            is_cut = self._is_cut
+        if is_cut:
+            self._shutdown()
+
+    def bound(self, seconds: float | None) -> None:
+        """The timeout of what is read next (None: none)."""
+        if self.socket is not None:
+            self.socket.settimeout(seconds)
 
     def unbounded(self) -> None:
         """No timeout on reads any more: an idle stream, a long answer."""
-        if self.socket is not None:
-            self.socket.settimeout(None)
+        self.bound(None)
 
     def cut(self) -> None:
-        """Wakes the thread blocked reading it (close() ends the session)."""
+        """Wakes the thread blocked on it; it is read no more."""
+        with _CUT_LOCK:
+            self._is_cut = True
+        self._shutdown()
+
+    def _shutdown(self) -> None:
         if self.socket is not None:
             try:
                 self.socket.shutdown(socket.SHUT_RDWR)
@@ -185,6 +159,26 @@ class _HTTPConnection(_Cuttable, http.client.HTTPConnection):
 
 class _HTTPSConnection(_Cuttable, http.client.HTTPSConnection):
     pass
+
+
+class _Exchange:
+    """One HTTP exchange the session started, run by a thread of its own.
+    The thread hands the loop one part of the answer at a time and reads
+    the next only once the loop fed it to the session (fed), so a server
+    that floods costs bounded memory and a cut stops the reading at once."""
+
+    def __init__(self, number: int, conn: _HTTPConnection | _HTTPSConnection) -> None:
+        self.number = number
+        self.conn = conn
+        self.fed = threading.Event()
+        self.stopped = False
+        self.thread: threading.Thread | None = None
+
+    def stop(self) -> None:
+        """The session cut it: what the thread reports from now on is dropped."""
+        self.stopped = True
+        self.fed.set()
+        self.conn.cut()
 
 
 class HttpPeer:
@@ -202,16 +196,15 @@ class HttpPeer:
             raise TypeError(f"url must be a str, not {type(url).__name__} {url!r}")
         _check.seconds("ping_timeout", ping_timeout)
         _check.optional_seconds("request_timeout", request_timeout, none="off")
-        self._listen_wanted = _check.flag("listen", listen)
-        #: Sent with every request (a config's ``headers``: often a secret).
-        self._extra_headers = _check_headers(headers)
-        u = _native.http_url(url, self._extra_headers)  # C's rule: which URLs open, and how
+        listen = _check.flag("listen", listen)
+        extra = _check_headers(headers)  # sent with every request (a config's: often a secret)
+        u = _native.http_url(url, extra)  # C's rule: which URLs open, and how
         if isinstance(u, str):
             raise ValueError(f"url {url!r} {u}")
-        if u["authorization"] is not None:  # the URL's user:password
-            self._extra_headers["Authorization"] = u["authorization"]
         self.url = url
+        #: Where requests go now (a 307/308 moves the session).
         self._url = u
+        self._where: tuple[bool, str, int, str] = (u["https"], u["host"], u["port"], u["target"])
         #: The URL as sentences and records quote it (no credentials, no query).
         self._shown: str = u["shown"]
         #: The server's name (serverInfo.name after the handshake, host:port before).
@@ -232,26 +225,26 @@ class HttpPeer:
         self._closed = False
         self._ids = 0
         self._init_timeout = INITIALIZE_TIMEOUT
-        #: C's rules for a session that ended (which end renews it, what
-        #: waits, which ping goes again); what waits is kept here, in order.
-        self._renewal = _native.HttpRenewal()
-        self._held: list[tuple[bytes, _Resumable | None]] = []
+        #: C's session: every sequencing decision; this runs what it asks.
+        self._session = _native.HttpSession(url, extra, _MAX_BODY, listen)
+        self._todo: collections.deque[Action] = collections.deque()
+        self._running = False
+        #: Tags name requests to the session: the application's (to their
+        #: ids here) and the engine's pings and probes (with their frames).
+        self._tag = 0
+        self._tags: dict[int, str] = {}
+        self._engine_requests: list[tuple[int, bytes]] = []
+        #: The exchanges in flight, by number (cut at close).
+        self._posts: dict[int, _Exchange] = {}
+        #: Why an exchange reached no server, while the session hears of it.
+        self._failures: dict[int, BaseException] = {}
+        self._renew_error: BaseException | None = None
+        self._timers: dict[int, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
         self._listener: threading.Thread | None = None
         self._listen_conn: _Cuttable | None = None
-        #: The POSTs waiting for their answers (cut at close).
-        self._posts: set[_Cuttable] = set()
-        #: The engine's own requests (pings, probes) whose POSTs may still
-        #: wait: cut once the engine no longer waits for their answers.
-        self._engine_requests: list[_Resumable] = []
-        self._posts_lock = threading.Lock()
-        #: The last wait before opening the listening stream again, in ms (0: none since open).
-        self._relisten_ms = 0
-        self._relisten: asyncio.TimerHandle | None = None
-        #: The listening stream's session and parser, which keeps its last
-        #: event ID across reopenings (None: none yet, or a new session's).
-        self._listen_sse: tuple[str | None, _native.SseParser] | None = None
         self._listen_settled: asyncio.Future[None] | None = None
+        self._closing: asyncio.Future[None] | None = None
         self.driver = EngineDriver(self._engine_send, keepalive=keepalive, transport="streamable-http",
                                    ping_timeout=ping_timeout, request_timeout=request_timeout,
                                    peer_name=self.name, record=record, deliver=self._deliver,
@@ -304,12 +297,12 @@ class HttpPeer:
             lambda method: self._notify(method, None, direct=True),
             self._closed_why, timeout, HandshakeError, self._learn_server, self.driver.unreadable)
         result: dict[str, Any] = out["result"]
-        if self._listen_wanted and self.session_id is not None:
-            # Wait for the GET's answer, so `listening` is true on return.
-            self._listen_settled = self.loop.create_future()
-            self._listen()
+        # Wait for the GET's answer, so `listening` is true on return.
+        self._listen_settled = settled = self.loop.create_future()
+        self._run(self._session.opened())
+        if not settled.done():
             try:
-                await asyncio.wait_for(asyncio.shield(self._listen_settled), timeout)
+                await asyncio.wait_for(asyncio.shield(settled), timeout)
             except asyncio.TimeoutError:
                 pass  # a slow GET: it may still open; pings are answered on the POSTs meanwhile
         return result
@@ -319,6 +312,7 @@ class HttpPeer:
         self.modern = out["modern"]
         if out["server_name"]:
             self.name = out["server_name"]
+        self._run(self._session.set_version(out["version"]))
 
     async def _closed_why(self) -> None:
         return None  # PeerClosed("cannot reach ..."), as the transport says it
@@ -351,11 +345,13 @@ class HttpPeer:
             frame = _native.envelope(frame)  # 2026-07-28: _meta on every request
         fut: asyncio.Future[Answer] = self.loop.create_future()
         self._requests[rid] = fut
-        answer = _Resumable(frame, rid)
-        fut.add_done_callback(answer.settle)
+        tag = self._next_tag()
+        self._tags[tag] = rid
+        # Settled whatever its outcome: the session cuts what still reads for it.
+        fut.add_done_callback(lambda _: self._settled(tag))
         try:
             self.driver.observe_outbound(frame, timeout_ms)
-            self._post(frame, answer, direct)
+            self._run(self._session.post(frame, tag, direct))
             resp = await fut
         except asyncio.CancelledError:
             if not self._closed:
@@ -363,6 +359,8 @@ class HttpPeer:
             raise
         finally:
             self._requests.pop(rid, None)
+            if not fut.done():
+                fut.cancel()
         return request_outcome(method, *resp)
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
@@ -372,7 +370,7 @@ class HttpPeer:
     def _notify(self, method: str, params: Mapping[str, Any] | None, direct: bool = False) -> None:
         frame = rpc_frame(method, params)
         self.driver.observe_outbound(frame)
-        self._post(frame, None, direct)
+        self._run(self._session.post(frame, 0, direct))
 
     async def ping(self, timeout: float | None = None) -> float:
         """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""
@@ -390,10 +388,14 @@ class HttpPeer:
         if self._closed:
             return
         self._closed = True
-        self._stop_listening()
-        self._cut_posts()
-        if self.session_id is not None and self.fatal is None:
-            await asyncio.to_thread(self._delete_blocking, self.session_id)
+        self._closing = closing = self.loop.create_future()
+        self._run(self._session.close())
+        if not closing.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(closing), _SHORT_TIMEOUT)
+            except asyncio.TimeoutError:
+                pass  # the DELETE's own bound is as long: it is cut below
+        self._end_io()
         self._finish(_native.CLOSED_BY_APP_REASON)
         listener = self._listener
         if listener is not None:
@@ -408,365 +410,211 @@ class HttpPeer:
     def __repr__(self) -> str:
         return f"<HttpPeer {self._shown} session={self.session_id} state={self.state}>"
 
-    # ------------------------------------------------------------ HTTP
+    # ------------------------------------------------------------ the session's actions
 
-    def _headers(self, method: str, session: str | None) -> dict[str, str]:
-        return _native.http_request_headers(method, self._extra_headers, session, self.protocol_version)
-
-    def _connection(self, timeout: float = _SHORT_TIMEOUT) -> _HTTPConnection | _HTTPSConnection:
-        """A new connection to the session's URL; timeout bounds its connect
-        and what is sent on it."""
-        u = self._url
-        cls = _HTTPSConnection if u["https"] else _HTTPConnection
-        return cls(u["host"], u["port"], timeout=timeout)
-
-    def _post_blocking(self, frame: bytes, answer: _Resumable | None, redirects: int = 0) -> None:
-        """Runs in a worker thread: one POST, handing each answer to the loop."""
-        sent_session = self.session_id
-        conn = self._connection(_POST_SEND_TIMEOUT)
-        with self._posts_lock:
-            self._posts.add(conn)
-        if answer is not None:
-            answer.conn = conn  # cut when the request is settled without its answer
+    def _run(self, actions: list[Action]) -> None:
+        """Does what the session asks, in its order. An action may feed the
+        session again (an inbound ping's pong is a POST): what that asks
+        is done after what was asked before it, never in the middle."""
+        self._todo.extend(actions)
+        if self._running:
+            return
+        self._running = True
         try:
-            try:
-                if self._closed or answer is not None and answer.settled.is_set():
-                    return
-                conn.request("POST", self._url["target"], body=frame,
-                             headers=self._headers("POST", sent_session))
-                if self._closed or answer is not None and answer.settled.is_set():
-                    return  # closed or settled while connecting: no socket was there to cut
-                # No bound on the answer: a long tool call is no lost
-                # server (the engine's deadline decides; close() cuts it).
-                conn.unbounded()
-                resp = conn.getresponse()
-            except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
-                if not self._closed and (answer is None or not answer.settled.is_set()):
-                    self._to_loop_call(self._fail, e)
-                return
-            self._read_answer(resp, frame, answer, sent_session, redirects)
+            while self._todo:
+                self._do(self._todo.popleft())
         finally:
-            with self._posts_lock:
-                self._posts.discard(conn)
-            conn.close()
+            self._running = False
 
-    def _read_answer(self, resp: http.client.HTTPResponse, frame: bytes, answer: _Resumable | None,
-                     sent_session: str | None, redirects: int) -> None:
-        """Hands what the answer to a POST says to the loop (C's rules on each part)."""
-        status, content_type = resp.status, resp.getheader("Content-Type")
-        to = _native.http_redirect_url(status, resp.getheader("Location"), self._url["request_url"])
-        if to is not None and redirects < _native.HTTP_MAX_REDIRECTS:
-            # 307/308 on the same origin: the session goes there from now on.
-            # C's redirect rule gave a URL of the same origin: it parses.
-            self._url = cast("dict[str, Any]", _native.http_url(to, self._extra_headers))
-            self._post_blocking(frame, answer, redirects + 1)
-            return
-        body_kind = _native.http_body_kind("POST", status, content_type)
-        if body_kind == "error":
-            try:
-                body = _read_body(resp)
-            except (OSError, http.client.HTTPException):
-                body = b""  # a broken body: classified as empty
-            self._answered(body_kind, resp, body, frame, sent_session)
-            return
-        sid = resp.getheader("Mcp-Session-Id")
-        if sid and not self.session_id:
-            self._to_loop_call(self._set_session, sid)
-        if body_kind == "sse":
-            self._read_stream(resp, answer or _Resumable(frame), resumable=answer is not None)
-            return
-        try:
-            body = _read_body(resp)
-        except (OSError, http.client.HTTPException):
-            # Cut off mid-answer, with no event ID to resume from: C's rule
-            # says the answer is lost, so the engine answers in doubt now.
-            if answer is not None and not answer.settled.is_set() and \
-                    answer.sse.answer_after(True, 0)[0] == "lost":
-                self._to_loop_call(self._answer_lost, answer.request_id)
-            return
-        self._answered(body_kind, resp, body, frame, sent_session)
-
-    def _answered(self, body_kind: str, resp: Any, body: bytes | None, frame: bytes,
-                  sent_session: str | None) -> None:
-        """Hands the engine what C says the answer's body gives it (None:
-        cut at the bound): the message, an answer C made of an error, a
-        page or a body without end, or the session's end."""
-        status = resp.status
-        step, message = _native.http_post_answer(body_kind, status, resp.getheader("Content-Type"),
-                                                 body, _MAX_BODY, frame, sent_session is not None)
-        if step == "expired":
-            self._to_loop_call(self._session_expired, (frame, sent_session, status, body or b""))
-        elif message is not None:
-            self._to_loop(message)
-
-    def _read_stream(self, resp: Any, answer: _Resumable, resumable: bool) -> None:
-        """Reads the SSE answer to a POST; while it ends without the
-        request's answer after giving an event ID, resumes it (C's rule,
-        mcpp_http_answer_after) until the answer comes, the request is
-        settled, or the GET is refused: then the answer cannot come, so the
-        engine answers the request in doubt now (and a 404 renews the
-        session). A stream without an event ID that breaks (a server that
-        died mid-call, a proxy that cut it) is answered in doubt at once;
-        one that ends cleanly leaves the request to its deadline."""
-        session, wait = self.session_id, 0
-
-        def on_data(item: bytes) -> None:
-            answer.saw(item)
-            self._to_loop(item)
-
-        while True:
-            broken = False
-            if resp is not None:
-                try:
-                    # The answer ends its stream: a server that keeps it
-                    # open after it (a proxy's, or one that ignores the
-                    # spec's SHOULD) would hold a thread and a socket per
-                    # request for good. The connection is closed below.
-                    _read_sse(resp, answer.sse, on_data, self._touch, lambda: answer.answered)
-                except ValueError:
-                    return  # an oversize event: the stream is over for good
-                except (OSError, http.client.HTTPException):
-                    broken = True  # reset, or cut mid-body: resumed below if it can be
-                finally:
-                    self._drop(answer)
-            if not resumable or answer.answered or answer.settled.is_set() or self._closed:
-                return
-            step, next_wait = answer.sse.answer_after(broken, wait)
-            if step == "lost":
-                self._to_loop_call(self._answer_lost, answer.request_id)
-                return
-            if step != "resume" or answer.settled.wait(next_wait / 1000):
-                return
-            wait = next_wait
-            try:
-                resp = self._resume(answer, session)
-            except (OSError, http.client.HTTPException):
-                resp = None  # not reached: tried again after the next wait
-                continue
-            if isinstance(resp, tuple):  # refused: the answer has nowhere left to come
-                status, body = resp
-                if _native.http_classify(status, body, session is not None) == "session_expired":
-                    self._to_loop_call(self._session_expired, (b"", session, status, body))
-                self._to_loop_call(self._answer_lost, answer.request_id)
-                return
-
-    def _resume(self, answer: _Resumable, session: str | None) -> Any:
-        """GET with Last-Event-ID: the resumed stream's response, or the
-        refusal's (status, body) when the server gives no event stream, or
-        None when the request was settled meanwhile. Runs in the POST's thread."""
-        conn = self._connection()
-        with self._posts_lock:
-            self._posts.add(conn)  # cut at close, as the POST was
-        answer.conn = conn
-        try:
-            if answer.settled.is_set() or self._closed:
-                self._drop(answer)
-                return None
-            headers = self._headers("GET", session)
-            headers[_native.HTTP_LAST_EVENT_ID] = answer.sse.last_event_id
-            conn.request("GET", self._url["target"], headers=headers)
-            resp = conn.getresponse()
-            if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
-                refusal = (resp.status, _read_body(resp) or b"")
-                self._drop(answer)
-                return refusal
-        except BaseException:
-            self._drop(answer)
-            raise
-        conn.unbounded()  # the answer may be long in coming
-        return resp
-
-    def _drop(self, answer: _Resumable) -> None:
-        """The resumed GET is over: forgotten and closed."""
-        conn, answer.conn = answer.conn, None
-        if conn is not None:
-            with self._posts_lock:
-                self._posts.discard(conn)
-            conn.close()
-
-    def _cut_posts(self) -> None:
-        """The session is over: the POSTs still waiting for answers end now
-        (their threads would otherwise wait on a server that may never answer)."""
-        with self._posts_lock:
-            posts = list(self._posts)
-        for conn in posts:
-            conn.cut()
-
-    def _listen(self) -> None:
-        """Opens the GET listening stream in a thread of its own."""
-        if self._closed or self._listener is not None and self._listener.is_alive():
-            return
-        if self._listen_sse is None or self._listen_sse[0] != self.session_id:
-            self._listen_sse = (self.session_id, _native.SseParser())  # a new session's stream
-        self._listener = threading.Thread(target=self._listen_blocking,
-                                          args=self._listen_sse, daemon=True,
-                                          name="mcpping-http-listen")
-        self._listener.start()
-
-    def _listen_blocking(self, session: str | None, sse: _native.SseParser) -> None:
-        """Runs in the listener thread: GET (with Last-Event-ID once the
-        session's stream gave an event ID, so what the server sent while it
-        was down comes now), then every SSE event to the loop; then hands
-        the loop how it ended (opened, or the refusal's status and body;
-        status 0: no answer)."""
-        conn = self._connection()
-        self._listen_conn = conn
-        opened, status, body = False, 0, b""
-        headers = self._headers("GET", session)
-        if sse.last_event_id:
-            headers[_native.HTTP_LAST_EVENT_ID] = sse.last_event_id
-        try:
+    def _do(self, a: Action) -> None:
+        do = a["do"]
+        if do == "start":
+            self._start(a)
+        elif do == "cut":
+            ex = self._posts.pop(a["exchange"], None)
+            if ex is not None:
+                ex.stop()
+        elif do == "receive":
+            self._inbound(a["data"])
+        elif do == "touch":
             if not self._closed:
-                conn.request("GET", self._url["target"], headers=headers)
-                resp = conn.getresponse()
-                if _native.http_body_kind("GET", resp.status, resp.getheader("Content-Type")) != "sse":
-                    status = resp.status  # kept if the body then breaks, as in Node
-                    body = _read_body(resp) or b""
-                else:
-                    conn.unbounded()  # an idle stream is no error
-                    opened = True
-                    self._to_loop_call(self._listen_opened, session)
-                    _read_sse(resp, sse, self._to_loop, self._touch)
-        except ValueError:
-            self._listen_sse = None  # an oversize event: that parser is done
-        except (OSError, http.client.HTTPException):
-            pass  # not reached, or the stream broke (or close() shut it)
-        finally:
-            conn.close()
-        self._to_loop_call(self._listen_ended, (session, sse, opened, status, body))
-
-    def _settle_listen(self) -> None:
-        if self._listen_settled is not None and not self._listen_settled.done():
-            self._listen_settled.set_result(None)
-
-    def _listen_opened(self, session: str | None) -> None:
-        self.listening = session == self.session_id
-        self._settle_listen()
-
-    def _listen_ended(self, how: tuple[str | None, _native.SseParser, bool, int, bytes]) -> None:
-        """The GET stream is over: C's rule says what follows (open it
-        again after a wait, at the pace its retry asks, never ask again,
-        or initialize again)."""
-        session, sse, opened, status, body = how
-        self._settle_listen()
-        if self._closed or session != self.session_id:
-            return  # an older session's stream
-        self.listening = False
-        if not self._listen_wanted:
-            return
-        step, self._relisten_ms = sse.listen_after(opened, status, body, self._relisten_ms)
-        if step == "expired":
-            self._session_expired((b"", session, status, body))
-        elif step == "never":
-            self._listen_wanted = False
-        elif self._relisten is None:
-            self._relisten = self.loop.call_later(self._relisten_ms / 1000, self._listen_again)
-
-    def _listen_again(self) -> None:
-        self._relisten = None
-        self._listen()
-
-    def _stop_listening(self) -> None:
-        if self._relisten is not None:
-            self._relisten.cancel()
-            self._relisten = None
-        if self._listen_conn is not None:
-            self._listen_conn.cut()  # wakes the listener's blocking read
-        self.listening = False
-
-    def _delete_blocking(self, session: str) -> None:
-        """DELETE the session; a 405 (the server keeps sessions) or a gone server is fine."""
-        conn = self._connection()
-        try:
-            conn.request("DELETE", self._url["target"], headers=self._headers("DELETE", session))
-            conn.getresponse().read()
-        except (OSError, http.client.HTTPException):
-            pass
-        finally:
-            conn.close()
-
-    def _to_loop(self, frame: bytes) -> None:
-        self._to_loop_call(self._inbound, frame)
-
-    def _to_loop_call(self, fn: Any, arg: Any) -> None:
-        try:
-            self.loop.call_soon_threadsafe(fn, arg)
-        except RuntimeError:
-            pass  # the loop is closed: the run is over
-
-    def _touch(self) -> None:
-        self._to_loop_call(self._touch_now, None)
-
-    def _touch_now(self, _: None) -> None:
-        if not self._closed:
-            self.driver.touch()
-
-    def _session_expired(self, what: tuple[bytes, str | None, int, bytes]) -> None:
-        """A session of ours ended (C's verdict on the answer to frame):
-        C's renewal says whether the handshake runs again now, and whether
-        the frame goes again on the new session (waiting for it) or gets
-        the server's answer."""
-        frame, sent_session, status, body = what
-        if self._closed:
-            return
-        current = sent_session is not None and sent_session == self.session_id
-        renew, send_again = self._renewal.expired(current, frame)
-        if renew:
-            self.session_id = None
+                self.driver.touch()
+        elif do == "lost":
+            # The engine's own ping or probe is not failed: it times out.
+            rid = self._tags.get(a["tag"])
+            if rid is not None and not self._closed:
+                self.driver.fail_request(rid)
+        elif do == "session":
+            self.session_id = a["id"]
+            if a["id"] is not None:  # None while renewed: records keep the last until the next
+                self.driver.set_session_id(a["id"])
+        elif do == "renew":
             self.protocol_version = None
-            self._stop_listening()
-            fut = asyncio.ensure_future(self._reinitialize())
+            fut = asyncio.ensure_future(self._renew())
             self._tasks.add(fut)
             fut.add_done_callback(self._tasks.discard)
-        if send_again:
-            self._post(frame)  # waits while the handshake runs
-            return
-        answer = _native.http_error_answer(status, body, frame)
-        if answer is not None:
-            self._inbound(answer)
+        elif do == "unreachable":
+            self._lose(self._failures.get(a["exchange"]) or ConnectionError(a["cause"]),
+                       _native.HTTP_UNREACHABLE_FORMAT % (self._shown, a["cause"]))
+        elif do == "gone":
+            self._lose(self._failures.get(a["exchange"]) if a["exchange"] else self._renew_error, a["reason"])
+        elif do == "listening":
+            self.listening = a["value"]
+            if self._listen_settled is not None and not self._listen_settled.done():
+                self._listen_settled.set_result(None)
+        elif do == "wait":
+            self._timers[a["wait"]] = self.loop.call_later(a["ms"] / 1000, self._wake, a["wait"])
+        elif do == "closed":
+            if self._closing is not None and not self._closing.done():
+                self._closing.set_result(None)
 
-    async def _reinitialize(self) -> None:
+    def _wake(self, wait: int) -> None:
+        self._timers.pop(wait, None)
+        self._run(self._session.wake(wait))
+
+    async def _renew(self) -> None:
+        """The session expired: the handshake runs again (what is sent
+        meanwhile waits in the session), then what waited goes."""
         try:
             await self.initialize(self._init_timeout)
         except Exception as e:  # the new handshake failed: the peer is gone
-            self._renewal.done(False)
-            self._held = []
-            self._lose(e, _native.HTTP_REINIT_FAILED_FORMAT % e)
+            self._renew_error = e
+            self._run(self._session.renewed(False, str(e)))
             return
-        self._renewal.done(True)
+        actions = self._session.renewed(True)
         self.driver.record_reconnect()
-        held, self._held = self._held, []
-        for frame, answer in held:
-            self._post(frame, answer)
+        self._run(actions)
 
-    def _answer_lost(self, request_id: str | None) -> None:
-        """A request's answer cannot come any more: the engine answers it in
-        doubt (None: the engine's own ping or probe, which times out)."""
-        if request_id is not None and not self._closed:
-            self.driver.fail_request(request_id)
+    def _next_tag(self) -> int:
+        self._tag += 1
+        return self._tag
 
-    def _set_session(self, sid: str) -> None:
-        self.session_id = sid
-        self.driver.set_session_id(sid)
+    def _settled(self, tag: int) -> None:
+        self._tags.pop(tag, None)
+        self._run(self._session.settled(tag))
 
-    def _fail(self, exc: BaseException) -> None:
-        """A POST could not reach the server: the session is over."""
-        self._lose(exc, _native.HTTP_UNREACHABLE_FORMAT % (self._shown, connect_reason(exc)))
+    # ------------------------------------------------------------ HTTP
 
-    def _lose(self, exc: BaseException, reason: str) -> None:
+    def _start(self, a: Action) -> None:
+        """Starts an exchange in a daemon thread of its own, not the loop's
+        executor: asyncio.run() joins that executor at exit, so a server
+        that accepted and never answered would hold the process (the
+        session's cuts end what is in flight)."""
+        where = (a["https"], a["host"], a["port"], a["target"])
+        if where != self._where:  # a redirect moved the session
+            self._where = where
+            host = f"[{a['host']}]" if ":" in a["host"] else a["host"]
+            moved = _native.http_url(f"{'https' if a['https'] else 'http'}://{host}:{a['port']}{a['target']}", {})
+            if not isinstance(moved, str):
+                self._url = moved
+        timeout = a["connect_timeout_ms"] / 1000
+        if a["headers_timeout_ms"]:
+            timeout = min(timeout, a["headers_timeout_ms"] / 1000)
+        cls = _HTTPSConnection if a["https"] else _HTTPConnection
+        conn = cls(a["host"], a["port"], timeout=timeout)
+        ex = _Exchange(a["exchange"], conn)
+        self._posts[ex.number] = ex
+        listen = a["method"] == "GET" and not a["tag"]  # a tag's GET resumes a POST's answer
+        name = ("mcpping-http-listen" if listen else "mcpping-http-delete" if a["method"] == "DELETE"
+                else "mcpping-http-post")
+        ex.thread = threading.Thread(target=self._exchange_blocking, args=(ex, a), daemon=True, name=name)
+        if listen:
+            self._listener, self._listen_conn = ex.thread, conn
+        ex.thread.start()
+
+    def _exchange_blocking(self, ex: _Exchange, a: Action) -> None:
+        """Runs in the exchange's thread: the request, then its answer to
+        the loop part by part (response, each chunk of the body, its end),
+        or why no answer came."""
+        conn, began = ex.conn, time.monotonic()
+        try:
+            try:
+                if ex.stopped:
+                    return
+                conn.request(a["method"], a["target"], body=a["body"], headers=dict(a["headers"]))
+                if a["headers_timeout_ms"]:
+                    conn.bound(max(0.001, began + a["headers_timeout_ms"] / 1000 - time.monotonic()))
+                else:
+                    # No bound on the answer: a long tool call is no lost
+                    # server (the engine's deadline decides; a cut ends it).
+                    conn.unbounded()
+                resp = conn.getresponse()
+            except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
+                self._report(ex, "failed", (connect_reason(e),), e)
+                return
+            conn.unbounded()  # an idle stream is no error, nor a long answer
+            if not self._report(ex, "response", (resp.status, resp.getheader("Content-Type"),
+                                                 resp.getheader("Mcp-Session-Id"), resp.getheader("Location"))):
+                return
+            try:
+                while chunk := resp.read1(65536):
+                    if not self._report(ex, "body", (chunk,)):
+                        return
+                broken = bool(resp.length)  # closed before Content-Length was read
+            except (OSError, http.client.HTTPException):  # reset, cut mid-body, unfinished chunks
+                broken = True
+            self._report(ex, "end", (broken,))
+        finally:
+            conn.close()
+
+    def _report(self, ex: _Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None = None) -> bool:
+        """Hands the loop one part of the exchange and waits until it fed it
+        to the session; False once the session cut the exchange (or the
+        loop is gone): the thread then reads no more."""
+        if ex.stopped:
+            return False
+        ex.fed.clear()
+        try:
+            self.loop.call_soon_threadsafe(self._feed, ex, what, args, exc)
+        except RuntimeError:
+            return False  # the loop is closed: the run is over
+        while not ex.fed.wait(1.0):
+            if self.loop.is_closed():
+                return False
+        return not ex.stopped
+
+    def _feed(self, ex: _Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None) -> None:
+        """On the loop: what an exchange's thread reported, to the session."""
+        try:
+            if ex.stopped:
+                return  # cut: the session forgot it
+            if what in ("end", "failed"):
+                self._posts.pop(ex.number, None)
+            if exc is not None:
+                self._failures[ex.number] = exc
+            self._run(getattr(self._session, what)(ex.number, *args))
+        finally:
+            self._failures.pop(ex.number, None)
+            ex.fed.set()
+
+    def _end_io(self) -> None:
+        """The session is over: no timer fires and nothing is read any more
+        (the session cut its exchanges; the DELETE's too if it outlived the wait)."""
+        for timer in self._timers.values():
+            timer.cancel()
+        self._timers.clear()
+        posts, self._posts = list(self._posts.values()), {}
+        for ex in posts:
+            ex.stop()
+        self.listening = False
+
+    def _lose(self, exc: BaseException | None, reason: str) -> None:
+        """The session is over without a DELETE: the engine closes with reason."""
         if self.fatal is None:
             self.fatal = exc
+        if self._closed:
+            return
         self._closed = True
-        self._stop_listening()
-        self._cut_posts()
+        self._run(self._session.lose())
+        self._end_io()
         self._finish(reason)
 
     def _stale(self) -> None:
         """The engine's stale policy says close: the server is gone."""
         if not self._closed:
             self._closed = True
-            self._stop_listening()
-            self._cut_posts()
+            self._run(self._session.lose())
+            self._end_io()
             self._finish(self.driver.stale_reason, _native.MCPP_ERR_STALE)
 
     def _finish(self, reason: str, err: int = 0) -> None:
@@ -775,39 +623,26 @@ class HttpPeer:
                 fut.set_exception(PeerClosed.because(reason))
         self.driver.close(reason, err)
 
-    def _post(self, frame: bytes, answer: _Resumable | None = None, direct: bool = False) -> None:
-        """POSTs a frame; while the session is renewed it waits for the new
-        one (unless direct: the handshake's own)."""
-        if not direct and self._renewal.holds(frame):
-            self._held.append((frame, answer))
-            return
-        # A daemon thread per POST, not the loop's executor: asyncio.run()
-        # joins that executor at exit, so a server that accepted and never
-        # answered would hold the process (close() cuts what is in flight).
-        threading.Thread(target=self._post_blocking, args=(frame, answer), daemon=True,
-                         name="mcpping-http-post").start()
-
     def _engine_send(self, kind: int, frame: bytes) -> None:
         # A ping or probe the engine no longer waits for (it timed out) has
         # no answer left to come: its POST is cut, so a server that takes
         # requests and never answers holds no thread and socket per ping.
         self._cut_engine_requests()
-        if kind not in (_native.MCPP_FRAME_PING, _native.MCPP_FRAME_PROBE):
-            self._post(frame)
-            return
-        request = _Resumable(frame)
-        self._engine_requests.append(request)
-        self._post(frame, request)
+        tag = 0
+        if kind in (_native.MCPP_FRAME_PING, _native.MCPP_FRAME_PROBE):
+            tag = self._next_tag()
+            self._engine_requests.append((tag, frame))
+        self._run(self._session.post(frame, tag, False))
 
     def _cut_engine_requests(self) -> None:
-        """Cuts the POSTs of the engine's requests it no longer waits for
-        (C's mcpp_engine_awaits)."""
+        """Settles the engine's requests it no longer waits for (C's
+        mcpp_engine_awaits): the session cuts what still reads for them."""
         waiting = []
-        for request in self._engine_requests:
-            if self.driver.awaits(request.frame):
-                waiting.append(request)
+        for tag, frame in self._engine_requests:
+            if self.driver.awaits(frame):
+                waiting.append((tag, frame))
             else:
-                request.settle()
+                self._run(self._session.settled(tag))
         self._engine_requests = waiting
 
     def _deliver(self, frame: bytes, kind: str) -> None:
@@ -823,7 +658,7 @@ class HttpPeer:
             # this client serves none, and says so rather than leave the
             # server waiting.
             self.driver.observe_outbound(answer)
-            self._post(answer)
+            self._run(self._session.post(answer, 0, False))
             return
         self._resolve(frame)
 

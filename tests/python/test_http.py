@@ -139,6 +139,14 @@ async def test_a_urls_user_and_password_go_as_basic_credentials(http_fault):
         await mcpping.http.connect(other, keepalive=None, listen=False)
 
 
+def test_a_long_password_in_the_url_still_goes_as_basic_credentials():
+    """The session sized the URL's Authorization in a 1 KiB buffer: a longer
+    one (a token as the password) was refused as "out of memory"."""
+    url = "http://u:" + "p" * 2000 + "@127.0.0.1:9/mcp"
+    start = _native.HttpSession(url, {}, 0, False).post(b'{"jsonrpc":"2.0","method":"x"}', 0, False)[0]
+    assert ("Authorization", _native.http_url(url, {})["authorization"]) in start["headers"]
+
+
 def _serve(handler: type) -> tuple[Any, str]:
     """A loopback HTTP server for handler in a thread of its own: (server,
     its /mcp URL); the caller shuts it down."""

@@ -609,15 +609,14 @@ mcpp_http_session *mcpp_http_session_new(const char *url, size_t len,
   s->url_text = mcpp__malloc(a, n + 1);
   size_t shown = mcpp_http_url_text(&parsed, MCPP_HTTP_URL_SHOWN, NULL, 0);
   s->shown = mcpp__malloc(a, shown + 1);
-  char auth[1024];
-  size_t auth_len = mcpp_http_url_credentials(&parsed, extra, n_extra, auth, sizeof auth);
+  /* The URL's user:password as Authorization, whatever its length. */
+  size_t auth_len = mcpp_http_url_credentials(&parsed, extra, n_extra, NULL, 0);
   size_t text = auth_len + 32;
   for (size_t i = 0; i < n_extra; i++)
     text += strlen(extra[i].name) + strlen(extra[i].value) + 2;
   s->extra = mcpp__malloc(a, (n_extra + 1) * sizeof *s->extra);
   s->extra_text = mcpp__malloc(a, text);
-  if (s->renewal == NULL || s->url_text == NULL || s->shown == NULL || s->extra == NULL || s->extra_text == NULL ||
-      auth_len >= sizeof auth) {
+  if (s->renewal == NULL || s->url_text == NULL || s->shown == NULL || s->extra == NULL || s->extra_text == NULL) {
     mcpp_http_session_free(s);
     return NULL;
   }
@@ -635,7 +634,8 @@ mcpp_http_session *mcpp_http_session_new(const char *url, size_t len,
   if (auth_len > 0) {
     s->extra[s->n_extra].name = memcpy(at, "Authorization", sizeof "Authorization");
     at += sizeof "Authorization";
-    s->extra[s->n_extra++].value = memcpy(at, auth, auth_len + 1);
+    mcpp_http_url_credentials(&parsed, extra, n_extra, at, auth_len + 1);
+    s->extra[s->n_extra++].value = at;
   }
   *problem = NULL;
   return s;
