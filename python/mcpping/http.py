@@ -54,9 +54,6 @@ from .stats import Stats
 
 __all__ = ["HttpPeer", "connect"]
 
-#: How long a POST's connect and sending may take (the answer is unbounded):
-#: C's, which each POST's start action carries as connect_timeout_ms.
-_POST_SEND_TIMEOUT = _native.HTTP_POST_CONNECT_TIMEOUT_MS / 1000
 #: How long DELETE and the GET stream's connect may take.
 _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
 

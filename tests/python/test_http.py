@@ -226,9 +226,15 @@ def _slow_tool_server(delay: float):
 async def test_a_long_call_is_answered_whatever_the_posts_send_bound(monkeypatch):
     """A POST's answer has no bound of its own (the engine's deadline
     decides): urllib's 60 s read timeout ended the whole session, "cannot
-    reach URL: timed out", under a tool call that took longer. Here the send
-    bound is cut to 0.3 s and the call takes 1 s."""
-    monkeypatch.setattr(mcpping.http, "_POST_SEND_TIMEOUT", 0.3)
+    reach URL: timed out", under a tool call that took longer. Here the
+    session's connect bound on each START is cut to 0.3 s and the call
+    takes 1 s."""
+    start = mcpping.http.HttpPeer._start
+
+    def short_bound(self, a):
+        start(self, {**a, "connect_timeout_ms": 300})
+
+    monkeypatch.setattr(mcpping.http.HttpPeer, "_start", short_bound)
     server, url = _slow_tool_server(1.0)
     try:
         async with mcpping.http.connect(url, keepalive=None, listen=False) as p:
