@@ -536,3 +536,25 @@ TEST(out_of_memory_at_every_allocation_of_an_http_session_fails_cleanly) {
   mcpp__default_fail_at = 0;
   ASSERT(k > 40);
 }
+
+TEST(http_session_an_oversize_event_ends_the_listening_stream_and_the_next_starts_afresh) {
+  host h;
+  mcpp_http_session *s = session_s1(&h, 1);
+  uint64_t ex = started(&h);
+  mcpp_http_session_response(s, ex, 200, "text/event-stream", NULL, NULL);
+  BODY(s, ex, "id: 5\ndata: {}\n\n");
+  char big[5000];
+  memcpy(big, "data: ", 6);
+  memset(big + 6, 'x', sizeof big - 6); /* past the session's 4096-byte bound */
+  mcpp_http_session_body(s, ex, big, sizeof big);
+  take(s, &h);
+  ASSERT(find(&h, MCPP_HTTP_DO_CUT) != NULL);
+  const seen *w = find(&h, MCPP_HTTP_DO_WAIT);
+  ASSERT(w != NULL);
+  mcpp_http_session_wake(s, w->wait);
+  take(s, &h);
+  ASSERT_EQ(MCPP_HTTP_DO_START, h.did[0].kind);
+  /* A new parser: the old stream's event ID is not asked for again. */
+  ASSERT(strstr(h.did[0].headers, "Last-Event-ID") == NULL);
+  mcpp_http_session_free(s);
+}

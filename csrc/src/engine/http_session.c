@@ -804,8 +804,13 @@ int mcpp_http_session_body(mcpp_http_session *s, uint64_t id, const char *data, 
       if (e->role == ROLE_LISTEN) {
         action *a = push(s, MCPP_HTTP_DO_CUT);
         if (a != NULL) a->d.exchange = e->id;
-        s->listen_sse = NULL; /* the next stream gets a new parser */
-        e->own_sse = 1;       /* freed with the exchange, after the rule read it */
+        /* The next stream gets a new parser; this one is freed with the
+         * exchange, after the rule read it. (One listening exchange at a
+         * time, and its parser is the session's.) */
+        if (s->listen_sse == e->sse) {
+          s->listen_sse = NULL;
+          e->own_sse = 1;
+        }
         listen_over(s, e, 1, 0, "", 0);
       } else {
         request *r = find_request(s, e->tag);
