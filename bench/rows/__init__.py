@@ -22,7 +22,8 @@ A row is one module here with:
 ctx (run.Context) gives the programs, interpreters, ctx.pick(full, quick),
 ctx.log and ctx.perf. Adding a row: write its module, list it below.
 """
-from rows import (busy, forwarding, frozen, idle, metrics, ping, pipelined, reconnect,
-                  tools_call, wrap)
+from rows import (busy, forwarding, frozen, http_ping, idle, metrics, ping, pipelined,
+                  reconnect, tools_call, wrap)
 
-ROWS = [ping, tools_call, pipelined, busy, forwarding, frozen, reconnect, idle, metrics, wrap]
+ROWS = [ping, tools_call, http_ping, pipelined, busy, forwarding, frozen, reconnect, idle, metrics,
+        wrap]
