@@ -540,19 +540,35 @@ class HttpPeer:
                 self._report(ex, "failed", (connect_reason(e),), e)
                 return
             conn.unbounded()  # an idle stream is no error, nor a long answer
-            if not self._report(ex, "response", (resp.status, resp.getheader("Content-Type"),
-                                                 resp.getheader("Mcp-Session-Id"), resp.getheader("Location"))):
+            head = (resp.status, resp.getheader("Content-Type"), resp.getheader("Mcp-Session-Id"),
+                    resp.getheader("Location"))
+            chunk, ended, broken = b"", False, False
+            if a["method"] == "POST":
+                # A POST's answer comes with its headers, or as its SSE stream
+                # begins: handed over with them, a ping's answer costs the loop
+                # one wake, not three. (A GET's stream may stay idle: its
+                # headers go at once, so the listening stream counts as open.)
+                chunk, ended, broken = self._read_part(resp)
+            if not self._report(ex, "answer", (head, chunk, ended, broken)) or ended:
                 return
-            try:
-                while chunk := resp.read1(65536):
-                    if not self._report(ex, "body", (chunk,)):
-                        return
-                broken = bool(resp.length)  # closed before Content-Length was read
-            except (OSError, http.client.HTTPException):  # reset, cut mid-body, unfinished chunks
-                broken = True
-            self._report(ex, "end", (broken,))
+            while True:
+                chunk, ended, broken = self._read_part(resp)
+                if not self._report(ex, "part", (chunk, ended, broken)) or ended:
+                    return
         finally:
             conn.close()
+
+    @staticmethod
+    def _read_part(resp: http.client.HTTPResponse) -> tuple[bytes, bool, bool]:
+        """The next chunk of a body, whether the body ended with it, and
+        whether it ended broken (reset, cut, closed before its length)."""
+        try:
+            chunk = resp.read1(65536)
+        except (OSError, http.client.HTTPException):  # reset, cut mid-body, unfinished chunks
+            return b"", True, True
+        if chunk and not resp.isclosed():
+            return chunk, False, False
+        return chunk, True, bool(resp.length)  # closed before Content-Length was read
 
     def _report(self, ex: _Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None = None) -> bool:
         """Hands the loop one part of the exchange and waits until it fed it
@@ -571,15 +587,28 @@ class HttpPeer:
         return not ex.stopped
 
     def _feed(self, ex: _Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None) -> None:
-        """On the loop: what an exchange's thread reported, to the session."""
+        """On the loop: what an exchange's thread reported, to the session:
+        "failed" (why none came), "answer" (the response's head, and for a
+        POST the first part of its body) or "part" (the next part)."""
         try:
             if ex.stopped:
                 return  # cut: the session forgot it
-            if what in ("end", "failed"):
-                self._posts.pop(ex.number, None)
-            if exc is not None:
-                self._failures[ex.number] = exc
-            self._run(getattr(self._session, what)(ex.number, *args))
+            n, session = ex.number, self._session
+            if what == "failed":
+                self._posts.pop(n, None)
+                self._failures[n] = exc if exc is not None else ConnectionError(args[0])
+                self._run(session.failed(n, *args))
+                return
+            if what == "answer":
+                head, chunk, ended, broken = args
+                self._run(session.response(n, *head))
+            else:
+                chunk, ended, broken = args
+            if chunk and not ex.stopped:
+                self._run(session.body(n, chunk))
+            if ended and not ex.stopped:
+                self._posts.pop(n, None)
+                self._run(session.end(n, broken))
         finally:
             self._failures.pop(ex.number, None)
             ex.fed.set()
