@@ -120,7 +120,6 @@ class HttpSession {
           this.protocolVersion = null;
           this.reinitialize();
           break;
-        case 'unreachable': this.unreachable(a); break;
         case 'gone':
           if (a.exchange) this.connectError = this.failing;
           this.lose(a.reason);
@@ -191,22 +190,6 @@ class HttpSession {
     }, ms);
     timer.unref(); // the requests' deadlines hold the process, not a retry
     this.timers.add(timer);
-  }
-
-  /**
-   * A POST reached no server before a session opened: a request fails with
-   * the cause (the handshake says it as it is).
-   * @param {{tag: number, cause: string, frame: string|null}} a
-   */
-  unreachable(a) {
-    this.connectError = this.failing;
-    let msg;
-    try {
-      msg = JSON.parse(a.frame);
-    } catch {
-      return;
-    }
-    if (msg && msg.method !== undefined && msg.id !== undefined) this.fail(msg.id, -32000, `cannot connect: ${a.cause}`);
   }
 
   /** The engine's stale policy said close: the server is gone (no DELETE to send it). */

@@ -200,12 +200,6 @@ class HttpSessionWrap : public Napi::ObjectWrap<HttpSessionWrap> {
       case MCPP_HTTP_DO_SESSION:
         a.Set("id", StrOrNull(env, d.data, d.len));
         break;
-      case MCPP_HTTP_DO_UNREACHABLE:
-        a.Set("exchange", static_cast<double>(d.exchange));
-        a.Set("tag", static_cast<double>(d.tag));
-        a.Set("cause", Napi::String::New(env, d.data, d.len));
-        a.Set("frame", StrOrNull(env, d.frame, d.frame_len));
-        break;
       case MCPP_HTTP_DO_GONE:
         a.Set("exchange", static_cast<double>(d.exchange));
         a.Set("reason", Napi::String::New(env, d.data, d.len));

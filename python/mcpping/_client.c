@@ -527,12 +527,6 @@ static PyObject *do_dict(const mcpp_http_do *d) {
     case MCPP_HTTP_DO_SESSION:
       SET("id", text_or_none(d->data, d->len));
       break;
-    case MCPP_HTTP_DO_UNREACHABLE:
-      SET("exchange", PyLong_FromUnsignedLongLong(d->exchange));
-      SET("tag", PyLong_FromUnsignedLongLong(d->tag));
-      SET("cause", PyUnicode_DecodeUTF8(d->data ? d->data : "", (Py_ssize_t)d->len, "replace"));
-      SET("frame", PyBytes_FromStringAndSize(d->frame ? d->frame : "", (Py_ssize_t)d->frame_len));
-      break;
     case MCPP_HTTP_DO_GONE:
       SET("exchange", PyLong_FromUnsignedLongLong(d->exchange));
       SET("reason", PyUnicode_DecodeUTF8(d->data ? d->data : "", (Py_ssize_t)d->len, "replace"));

@@ -442,8 +442,7 @@ class HttpSession:
     method, https, host, port, target, headers [(name, value)], body
     (bytes or None), connect_timeout_ms, headers_timeout_ms), "cut"
     (exchange), "receive" (data), "touch", "lost" (tag), "session" (id,
-    None: none), "renew", "unreachable" (exchange, tag, cause, frame),
-    "gone" (exchange, reason), "listening" (value), "wait" (wait, ms),
+    None: none), "renew", "gone" (exchange, reason), "listening" (value), "wait" (wait, ms),
     "closed". ValueError names a URL it refuses (the sentence reads after
     the URL)."""
 

@@ -450,9 +450,6 @@ class HttpPeer:
             fut = asyncio.ensure_future(self._renew())
             self._tasks.add(fut)
             fut.add_done_callback(self._tasks.discard)
-        elif do == "unreachable":
-            self._lose(self._failures.get(a["exchange"]) or ConnectionError(a["cause"]),
-                       _native.HTTP_UNREACHABLE_FORMAT % (self._shown, a["cause"]))
         elif do == "gone":
             self._lose(self._failures.get(a["exchange"]) if a["exchange"] else self._renew_error, a["reason"])
         elif do == "listening":

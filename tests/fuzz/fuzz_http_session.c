@@ -92,7 +92,6 @@ static void take(mcpp_http_session *s, host *h) {
         break;
       case MCPP_HTTP_DO_RECEIVE:
       case MCPP_HTTP_DO_GONE:
-      case MCPP_HTTP_DO_UNREACHABLE:
         CHECK(d.data != NULL);
         break;
       default:

@@ -199,8 +199,10 @@ test('over Streamable HTTP too, each failure is said in the same words by both c
       if (modern.exitCode !== null) throw new Error('http_modern.py exited');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
+    // Nothing listens on `closed`: the client cannot reach the server.
+    const closed = `http://127.0.0.1:${await h.freePort()}/mcp`;
     const cases = [['ping-timeout', frozen.url, 'ping-timeout'], ['ping-unsupported', modernUrl, 'ping'],
-      ['ping-after-close', modernUrl, 'ping-after-close']];
+      ['ping-after-close', modernUrl, 'ping-after-close'], ['unreachable', closed, 'ping']];
     const js = {};
     for (const [name, url, action] of cases) {
       const s = new HttpSession(url, {});
@@ -221,6 +223,7 @@ test('over Streamable HTTP too, each failure is said in the same words by both c
     assert.equal(js['ping-timeout'], format(binding.pingTimeoutFormat, 200));
     assert.equal(js['ping-unsupported'], binding.pingUnsupportedMessage);
     assert.equal(js['ping-after-close'], binding.connectionClosedText);
+    assert.equal(js.unreachable, `cannot reach ${closed}: ECONNREFUSED`);
   } finally {
     frozen.child.kill();
     modern.kill();

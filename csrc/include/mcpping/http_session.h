@@ -52,23 +52,19 @@ typedef enum mcpp_http_do_kind {
   MCPP_HTTP_DO_RENEW = 7,       /* the session expired: run the handshake
                                    again (forget the protocol version),
                                    then call mcpp_http_session_renewed */
-  MCPP_HTTP_DO_UNREACHABLE = 8, /* the POST of `exchange` (frame, `tag`)
-                                   reached no server before the handshake
-                                   opened a session; data is the cause as
-                                   the host gave it */
-  MCPP_HTTP_DO_GONE = 9,        /* the session is over without a DELETE
-                                   (an open session's server cannot be
-                                   reached, or its renewal failed): close
+  MCPP_HTTP_DO_GONE = 8,        /* the session is over without a DELETE
+                                   (a POST reached no server: it cannot be
+                                   reached; or its renewal failed): close
                                    the engine with the reason in data;
                                    `exchange` is the POST that failed, if
                                    one did */
-  MCPP_HTTP_DO_LISTENING = 10,  /* value 1: the GET listening stream
+  MCPP_HTTP_DO_LISTENING = 9,  /* value 1: the GET listening stream
                                    opened; 0: it is not open (refused,
                                    failed, ended, stopped or not tried) */
-  MCPP_HTTP_DO_WAIT = 11,       /* call mcpp_http_session_wake(`wait`)
+  MCPP_HTTP_DO_WAIT = 10,       /* call mcpp_http_session_wake(`wait`)
                                    after ms (a wake the session no longer
                                    wants is ignored) */
-  MCPP_HTTP_DO_CLOSED = 12      /* mcpp_http_session_close is done: its
+  MCPP_HTTP_DO_CLOSED = 11      /* mcpp_http_session_close is done: its
                                    DELETE was answered, failed, or none
                                    was needed */
 } mcpp_http_do_kind;
@@ -77,17 +73,15 @@ typedef enum mcpp_http_do_kind {
  * call into the session. */
 typedef struct mcpp_http_do {
   mcpp_http_do_kind kind;
-  uint64_t exchange;    /* START, CUT, UNREACHABLE, GONE (0: none) */
-  uint64_t tag;         /* START, LOST, UNREACHABLE (0: none) */
+  uint64_t exchange;    /* START, CUT, GONE (0: none) */
+  uint64_t tag;         /* START, LOST (0: none) */
   uint64_t wait;        /* WAIT */
   uint32_t ms;          /* WAIT: after how long */
   int value;            /* LISTENING */
   const char *data;     /* START: the body (POST; NULL for none); RECEIVE:
                            the message; SESSION: the id (NULL: none);
-                           UNREACHABLE: the cause; GONE: the reason */
+                           GONE: the reason */
   size_t len;
-  const char *frame;    /* UNREACHABLE: the frame the POST carried */
-  size_t frame_len;
   /* START: where and what. */
   int method;           /* mcpp_http_method */
   int https;

@@ -76,7 +76,6 @@ struct mcpp_http_session {
   exchange *exchanges;
   request *requests;
   uint64_t next_exchange, next_wait;
-  int opened;           /* a handshake succeeded once */
   int closed;
   int gone;             /* over without a DELETE */
   /* The GET listening stream. */
@@ -894,24 +893,13 @@ int mcpp_http_session_failed(mcpp_http_session *s, uint64_t id, const char *caus
   if (cause == NULL) cause = "unreachable";
   switch (e->role) {
     case ROLE_POST:
-      if (s->closed) {
-        drop(s, e);
-      } else if (s->opened) {
-        /* An open session whose server cannot be reached is over. */
-        drop(s, e);
+      drop(s, e);
+      if (!s->closed) {
+        /* A server a POST cannot reach: the session is over (before its
+         * handshake too: the handshake's request is told why). */
         char *reason = gone_reason(s, s->shown, cause);
         go(s, id, reason != NULL ? reason : cause);
         mcpp__free(s->alloc, reason);
-      } else {
-        action *a = push_data(s, MCPP_HTTP_DO_UNREACHABLE, cause, strlen(cause));
-        if (a != NULL) {
-          a->d.exchange = id;
-          a->d.tag = e->tag;
-          a->d.frame = a->mem[1] = e->frame;
-          a->d.frame_len = e->frame_len;
-          e->frame = NULL;
-        }
-        drop(s, e);
       }
       break;
     case ROLE_RESUME:
@@ -935,7 +923,6 @@ int mcpp_http_session_set_version(mcpp_http_session *s, const char *version) {
 }
 
 int mcpp_http_session_opened(mcpp_http_session *s) {
-  s->opened = 1;
   start_listen(s);
   if (s->listen_exchange == 0) push_listening(s, 0); /* none to wait for */
   return done(s);
@@ -1018,7 +1005,6 @@ const char *mcpp_http_do_name(mcpp_http_do_kind kind) {
     case MCPP_HTTP_DO_LOST: return "lost";
     case MCPP_HTTP_DO_SESSION: return "session";
     case MCPP_HTTP_DO_RENEW: return "renew";
-    case MCPP_HTTP_DO_UNREACHABLE: return "unreachable";
     case MCPP_HTTP_DO_GONE: return "gone";
     case MCPP_HTTP_DO_LISTENING: return "listening";
     case MCPP_HTTP_DO_WAIT: return "wait";
