@@ -172,13 +172,16 @@ static PyObject *HttpSession_new(PyTypeObject *type, PyObject *args, PyObject *k
     PyErr_SetString(PyExc_ValueError, "max_body must be >= 0");
     return NULL;
   }
-  if (!PyMapping_Check(headers)) {
-    PyErr_SetString(PyExc_TypeError, "headers must be a mapping of str to str");
+  /* The items keep the UTF-8 of each name and value alive until C copied them. */
+  PyObject *items = PyMapping_Check(headers) ? PyMapping_Items(headers) : NULL;
+  if (items == NULL) {
+    /* A sequence passes PyMapping_Check but has no items(). */
+    if (!PyErr_Occurred() || PyErr_ExceptionMatches(PyExc_AttributeError)) {
+      PyErr_Clear();
+      PyErr_SetString(PyExc_TypeError, "headers must be a mapping of str to str");
+    }
     return NULL;
   }
-  /* The items keep the UTF-8 of each name and value alive until C copied them. */
-  PyObject *items = PyMapping_Items(headers);
-  if (items == NULL) return NULL;
   Py_ssize_t n = PyList_Size(items);
   mcpp_http_header *extra = PyMem_Calloc((size_t)n + 1, sizeof *extra);
   PyObject *self = NULL;

@@ -111,6 +111,9 @@ def test_the_session_machine_is_cs_its_headers_a_404_renews_what_waits_goes_in_o
         _native.HttpSession("ftp://x/", {}, 0, False)
     with pytest.raises(TypeError, match="^headers must map str to str$"):
         _native.HttpSession("http://127.0.0.1:9/mcp", {"A": 1}, 0, False)
+    for not_a_mapping in ([("A", "b")], None):
+        with pytest.raises(TypeError, match="^headers must be a mapping of str to str$"):
+            _native.HttpSession("http://127.0.0.1:9/mcp", not_a_mapping, 0, False)
     with pytest.raises(ValueError, match="^headers: 'A' has a NUL character$"):
         _native.HttpSession("http://127.0.0.1:9/mcp", {"A": "a\0b"}, 0, False)
     with pytest.raises(ValueError, match="^max_body must be >= 0$"):
