@@ -938,32 +938,10 @@ static PyMethodDef module_methods[] = {
      "'error', 'invalid', 'unsupported', 'closed'), None if the event ends none."},
     {"outcome_is_lost", mcpping_outcome_is_lost, METH_O,
      "outcome_is_lost(outcome) -> bool: whether the outcome counts as a lost ping."},
-    {"http_is_answer", mcpping_http_is_answer, METH_VARARGS,
-     "http_is_answer(frame, msg) -> bool: msg is the answer to the request in frame."},
-    {"http_classify", mcpping_http_classify, METH_VARARGS,
-     "http_classify(status, body, had_session) -> str: 'answer', 'unsupported', "
-     "'session_expired' or 'failed'."},
-    {"http_error_answer", mcpping_http_error_answer, METH_VARARGS,
-     "http_error_answer(status, body, frame) -> bytes | None: the JSON-RPC error "
-     "the request in frame gets when its POST met a failed HTTP answer (None: "
-     "frame is no request)."},
-    {"http_request_headers", mcpping_http_request_headers, METH_VARARGS,
-     "http_request_headers(method, extra, session, version) -> dict: a request's "
-     "headers, the caller's extra ones first (never replacing mcpping's)."},
-    {"http_post_answer", mcpping_http_post_answer, METH_VARARGS,
-     "http_post_answer(kind, status, content_type, body, limit, frame, had_session) -> "
-     "(step, message): what the answer to a POST gives the engine: ('message', bytes), "
-     "('expired', None) or ('nothing', None); body None: cut at limit bytes."},
-    {"http_body_kind", mcpping_http_body_kind, METH_VARARGS,
-     "http_body_kind(method, status, content_type) -> str: how the answer's body is "
-     "read: 'sse', 'json', 'none' or 'error'."},
     {"http_url", mcpping_http_url, METH_VARARGS,
      "http_url(url, headers) -> dict | str: what a Streamable HTTP client makes of url "
      "(request_url, target, name, host, port, https, authorization), or why it is "
      "refused (mcpp_http_url_parse)"},
-    {"http_redirect_url", mcpping_http_redirect_url, METH_VARARGS,
-     "http_redirect_url(status, location, url) -> str | None: where a redirected "
-     "request goes (307/308 on the same origin), else None"},
     {"http_tls_error_name", mcpping_http_tls_error_name, METH_O,
      "http_tls_error_name(verify_code) -> str: a TLS failure's name (0: EPROTO; "
      "DEPTH_ZERO_SELF_SIGNED_CERT, ...)"},

@@ -93,18 +93,11 @@ PyObject *mcpping_info_to_dict(const mcpp_engine_info *info, int healthy);
 int mcpping_event_from_dict(PyObject *d, mcpp_event *ev);
 PyObject *mcpping_event_outcome(PyObject *module, PyObject *d);
 PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg);
-PyObject *mcpping_http_classify(PyObject *module, PyObject *args);
-PyObject *mcpping_http_is_answer(PyObject *module, PyObject *args);
-PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args);
-PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args);
-PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args);
-PyObject *mcpping_http_post_answer(PyObject *module, PyObject *args);
 PyObject *mcpping_http_header_problem(PyObject *module, PyObject *args);
 PyObject *mcpping_env_safe(PyObject *module, PyObject *args);
 PyObject *mcpping_http_url(PyObject *module, PyObject *args);
 PyObject *mcpping_http_resolve_error_name(PyObject *module, PyObject *arg);
 PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg);
-PyObject *mcpping_http_redirect_url(PyObject *module, PyObject *args);
 PyObject *mcpping_ping_unreachable_answer(PyObject *module, PyObject *arg);
 PyObject *mcpping_unserved_request_answer(PyObject *module, PyObject *arg);
 int mcpping_rules_add_types(PyObject *module);
@@ -134,7 +127,7 @@ int mcpping_config_run_add_functions(PyObject *module);
 /* _watch.c: mcpping watch's core. */
 int mcpping_watch_add_functions(PyObject *module);
 
-/* Adds ClientHandshake, SseParser and envelope() (_client.c). */
+/* Adds ClientHandshake, HttpSession and envelope() (_client.c). */
 int mcpping_client_add(PyObject *module);
 
 /* Adds the Engine type to the module; used by the exec slot. */

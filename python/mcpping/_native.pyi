@@ -119,28 +119,6 @@ def wrap(argv: Sequence[str], settings: dict[str, Any], restart: bool, log: str 
     """Runs the ``mcpping wrap`` proxy (mcpp_wrap_run) in this thread, the
     GIL released, until the client or the server is gone; returns the exit
     status. ValueError for options mcpp_wrap_options_problem refuses."""
-def http_classify(status: int, body: bytes, had_session: bool, frame: bytes | None = None) -> str:
-    """What an HTTP answer (to the POSTed frame; None for a GET) means:
-    'answer', 'unsupported', 'session_expired' or 'failed'."""
-def http_error_answer(status: int, body: bytes, frame: bytes) -> bytes | None:
-    """The JSON-RPC error the request in ``frame`` gets when its POST met a
-    failed HTTP answer: the body's own JSON-RPC error with the request's id,
-    else -32000 "HTTP <status> <reason>"; None if frame is no request."""
-def http_request_headers(method: str, extra: dict[str, str], session: str | None,
-                         version: str | None) -> dict[str, str]:
-    """The headers of a ``method`` request ('POST', 'GET', 'DELETE'): the
-    caller's ``extra`` first, in order, less any named like mcpping's
-    (any case); then Content-Type and Accept as the method needs,
-    Mcp-Session-Id and MCP-Protocol-Version when given."""
-def http_post_answer(kind: str, status: int, content_type: str | None, body: bytes | None,
-                     limit: int, frame: bytes, had_session: bool) -> tuple[str, bytes | None]:
-    """What the answer to a POST of frame gives the engine, its body read
-    whole (None: cut at limit bytes): ("message", bytes), ("expired", None)
-    (the session ended) or ("nothing", None)."""
-def http_body_kind(method: str, status: int, content_type: str | None) -> str:
-    """How an answer's body is read: 'sse' (events), 'json' (one message,
-    nothing if blank), 'none' (drop it) or 'error' (read it whole for
-    http_classify; a GET that opens no stream)."""
 def http_url(url: str, headers: dict[str, str]) -> dict[str, Any] | str:
     """What a Streamable HTTP client makes of url: ``request_url`` (no
     credentials, no fragment), ``target`` (path and query), ``name``
@@ -148,10 +126,6 @@ def http_url(url: str, headers: dict[str, str]) -> dict[str, Any] | str:
     the credentials and the query), ``port``, ``https``, ``authorization`` (Basic from
     the URL's user:password unless headers has an Authorization, else None);
     or the sentence refusing it, which reads after the URL ("has no host")."""
-def http_redirect_url(status: int, location: str | None, url: str) -> str | None:
-    """Where a request to ``url`` answered ``status`` with ``location``
-    goes: a 307 or 308 to the same origin (scheme, host, port), as a
-    request URL; None otherwise (the answer is then an error)."""
 def http_tls_error_name(verify_code: int) -> str:
     """A TLS failure as both hosts name it: 0 (no certificate verdict)
     'EPROTO', an X509_V_ERR_* code 'DEPTH_ZERO_SELF_SIGNED_CERT' and the like."""
@@ -170,8 +144,6 @@ def unserved_request_answer(frame: bytes) -> bytes | None:
     """The answer a request from the peer gets when the application serves
     none: JSON-RPC -32601 "Method not found" under its id; None if frame is
     no request (a response, a notification, an id of null)."""
-def http_is_answer(frame: bytes, msg: bytes) -> bool:
-    """msg is the answer (result or error) to the request in frame."""
 def stale_bound_ms(interval_ms: int, timeout_ms: int, failures: int) -> int:
     """The longest a frozen peer goes before it is stale: interval +
     timeout x failures, capped at the longest timer (0: the default)."""
@@ -336,11 +308,7 @@ EVENT_NAMES: tuple[str, ...]  # every mcpp_event_name, in the enum's order
 TRANSPORT_CLOSED_REASON: str  # MCPP_TRANSPORT_CLOSED_REASON
 HTTP_UNREACHABLE_FORMAT: str  # "cannot reach %s: %s" (URL, cause)
 HTTP_NOT_HTTP_CAUSE: str  # the cause when what came back is no HTTP/1.1 answer
-HTTP_LAST_EVENT_ID: str  # the header that resumes an SSE stream
-HTTP_MAX_REDIRECTS: int  # redirects one request follows at most
-HTTP_REINIT_FAILED_FORMAT: str  # "the session expired and initialize failed: %s"
 HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, a GET stream's connect and headers (MCPP_HTTP_SHORT_TIMEOUT_MS)
-HTTP_POST_CONNECT_TIMEOUT_MS: int  # a POST's connect and sending (MCPP_HTTP_POST_CONNECT_TIMEOUT_MS)
 DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAULT_KILL_GRACE_MS)
 DEFAULT_MAX_PENDING_BYTES: int  # a connection's max_pending_bytes when none is given
 APP_KILL_GRACE_MS: int  # the commands' grace for servers they start (MCPP_APP_KILL_GRACE_MS)
@@ -398,42 +366,6 @@ class RttStats:
         """sent, received, lost, loss_pct, count, min, avg, max, mdev, p50, p99 (None before any pong)."""
     def recent(self) -> list[float]:
         """The window's RTTs, oldest first."""
-
-class SseParser:
-    """The C core's SSE parser: data (bytes) per event, None per comment
-    or empty event (proof of life); the last event ID and retry are kept."""
-
-    def __init__(self, max: int = 0) -> None: ...
-    def feed(self, data: bytes) -> list[bytes | None]: ...
-    def finish(self) -> list[bytes | None]: ...
-    @property
-    def last_event_id(self) -> str: ...
-    def listen_after(self, opened: bool, status: int, body: bytes, wait_ms: int) -> tuple[str, int]:
-        """What follows this GET listening stream's end (opened: its event
-        stream had begun), failure (status 0: no answer) or refusal (status
-        and body): ("again", ms to wait: its retry, or from the last wait
-        wait_ms), ("never", 0) or ("expired", 0): the session expired."""
-    def answer_after(self, broken: bool, wait_ms: int) -> tuple[str, int]:
-        """After the stream ended (broken: not as HTTP ends a body) without
-        its request's answer: ("resume", ms) to resume it with Last-Event-ID
-        after ms (the retry it gave, else from wait_ms doubling); ("wait", _)
-        when it ended cleanly with no event ID (the request keeps its
-        deadline); ("lost", _) when it broke with none (answered in doubt now)."""
-
-class HttpRenewal:
-    """A Streamable HTTP session's renewal (C's rules): which session end
-    runs the handshake again, what waits for the new session, which ping
-    is sent again on it (once)."""
-
-    def __init__(self) -> None: ...
-    def expired(self, on_current_session: bool, frame: bytes) -> tuple[bool, bool]:
-        """A session's end met frame (b"": the listening stream or a resumed
-        answer): (renew: run the handshake again now, send_again: post the
-        frame again, it waits; else answer it with http_error_answer)."""
-    def holds(self, frame: bytes) -> bool:
-        """The frame waits for the new session (kept by the caller, in order)."""
-    def done(self, opened: bool) -> None:
-        """The handshake ran again; what waited is sent if it opened."""
 
 class HttpSession:
     """The sans-I/O Streamable HTTP client session (mcpp_http_session): the

@@ -1,6 +1,7 @@
 /*
  * The shared rules of the C core, for Python: ping outcomes, the stale
- * policy, HTTP answer classification and mcpping._native.RttStats. The
+ * policy, the Streamable HTTP URLs and headers the client sends and the
+ * names of its connect failures, and mcpping._native.RttStats. The
  * Python package translates these answers; it keeps no copy of the rules.
  */
 #include <limits.h>
@@ -79,21 +80,6 @@ PyObject *mcpping_outcome_is_lost(PyObject *module, PyObject *arg) {
   return NULL;
 }
 
-PyObject *mcpping_http_classify(PyObject *module, PyObject *args) {
-  int status, had_session;
-  mcpping_bytes body = {0}, frame = {0};
-  if (!PyArg_ParseTuple(args, "iO&p|O&", &status, mcpping_bytes_conv, &body, &had_session,
-                        mcpping_bytes_conv, &frame)) {
-    mcpping_bytes_release(&body);
-    return NULL;
-  }
-  mcpp_http_verdict v = mcpp_http_classify(status, body.buf, (size_t)body.len, frame.buf,
-                                           (size_t)frame.len, had_session);
-  mcpping_bytes_release(&body);
-  mcpping_bytes_release(&frame);
-  return PyUnicode_FromString(mcpp_http_verdict_name(v));
-}
-
 /* A C text writer, called with no buffer to size its text, then to write
  * it (the text and a NUL into out, at most cap bytes), as snprintf does. */
 typedef size_t (*text_writer)(const void *args, char *out, size_t cap);
@@ -106,91 +92,6 @@ static PyObject *written_bytes(text_writer write, const void *args) {
   PyObject *res = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
   if (res != NULL) write(args, PyBytes_AsString(res), n + 1);
   return res;
-}
-
-/* The arguments of the answers C makes for a request's POST. */
-typedef struct {
-  int status;
-  mcpping_bytes body, frame;
-} post_answer_args;
-
-static size_t write_error(const void *args, char *out, size_t cap) {
-  const post_answer_args *a = args;
-  return mcpp_http_error_answer(a->status, a->body.buf, (size_t)a->body.len, a->frame.buf,
-                                (size_t)a->frame.len, out, cap);
-}
-
-static PyObject *post_answer(text_writer write, post_answer_args *a) {
-  PyObject *res = written_bytes(write, a);
-  mcpping_bytes_release(&a->body);
-  mcpping_bytes_release(&a->frame);
-  return res;
-}
-
-PyObject *mcpping_http_error_answer(PyObject *module, PyObject *args) {
-  post_answer_args a = {0};
-  if (!PyArg_ParseTuple(args, "iO&O&", &a.status, mcpping_bytes_conv, &a.body, mcpping_bytes_conv,
-                        &a.frame))
-    return NULL;
-  return post_answer(write_error, &a);
-}
-
-/* http_post_answer(kind, status, content_type, body, limit, frame,
- * had_session) -> (step, message): what the answer to a POST of frame
- * gives the engine (mcpp_http_post_answer); body None: cut at limit. */
-PyObject *mcpping_http_post_answer(PyObject *module, PyObject *args) {
-  const char *kind_name, *content_type;
-  int status, had_session;
-  PyObject *body_arg;
-  Py_ssize_t limit;
-  mcpping_bytes body = {0}, frame = {0};
-  if (!PyArg_ParseTuple(args, "sizOnO&p", &kind_name, &status, &content_type, &body_arg, &limit,
-                        mcpping_bytes_conv, &frame, &had_session))
-    return NULL;
-  int kind = -1;
-  for (int k = MCPP_HTTP_BODY_SSE; k <= MCPP_HTTP_BODY_ERROR; k++)
-    if (strcmp(kind_name, mcpp_http_body_name((mcpp_http_body)k)) == 0) kind = k;
-  int whole = body_arg != Py_None;
-  if (kind < 0 || limit < 0) {
-    PyErr_Format(PyExc_ValueError, "kind must be 'sse', 'json', 'none' or 'error' and limit >= 0");
-  } else if (!whole || mcpping_bytes_conv(body_arg, &body)) {
-    char small[512];
-    const char *msg;
-    size_t n;
-    mcpp_http_post_step step = mcpp_http_post_answer(
-        (mcpp_http_body)kind, status, content_type, body.buf, (size_t)body.len, whole,
-        (size_t)limit, frame.buf, (size_t)frame.len, had_session, &msg, &n, small, sizeof small);
-    PyObject *message = NULL;
-    if (msg != NULL) {
-      message = PyBytes_FromStringAndSize(msg, (Py_ssize_t)n);
-    } else if (n > 0) { /* an answer C made, longer than small */
-      message = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
-      if (message != NULL)
-        mcpp_http_post_answer((mcpp_http_body)kind, status, content_type, body.buf,
-                              (size_t)body.len, whole, (size_t)limit, frame.buf, (size_t)frame.len,
-                              had_session, &msg, &n, PyBytes_AsString(message), n + 1);
-    } else {
-      message = Py_NewRef(Py_None);
-    }
-    mcpping_bytes_release(&body);
-    mcpping_bytes_release(&frame);
-    return message ? Py_BuildValue("(sN)", mcpp_http_post_step_name(step), message) : NULL;
-  }
-  mcpping_bytes_release(&frame);
-  return NULL;
-}
-
-/* "POST", "GET" or "DELETE" as C's method; ValueError for another. */
-static int http_method_conv(PyObject *arg, void *out) {
-  const char *name = PyUnicode_Check(arg) ? PyUnicode_AsUTF8AndSize(arg, NULL) : NULL;
-  for (int m = MCPP_HTTP_POST; name != NULL && m <= MCPP_HTTP_DELETE; m++)
-    if (strcmp(name, mcpp_http_method_name((mcpp_http_method)m)) == 0) {
-      *(mcpp_http_method *)out = (mcpp_http_method)m;
-      return 1;
-    }
-  if (!PyErr_Occurred())
-    PyErr_Format(PyExc_ValueError, "method must be 'POST', 'GET' or 'DELETE', not %R", arg);
-  return 0;
 }
 
 /* The caller's headers (a dict of str to str) as C's array, in the dict's
@@ -214,36 +115,6 @@ static mcpp_http_header *headers_of(PyObject *extra, size_t *n) {
   if (!PyErr_Occurred()) return in;
   PyMem_Free(in);
   return NULL;
-}
-
-PyObject *mcpping_http_request_headers(PyObject *module, PyObject *args) {
-  mcpp_http_method method;
-  PyObject *extra;
-  const char *session, *version;
-  if (!PyArg_ParseTuple(args, "O&O!zz", http_method_conv, &method, &PyDict_Type, &extra, &session,
-                        &version))
-    return NULL;
-  size_t n_in;
-  mcpp_http_header *in = headers_of(extra, &n_in);
-  mcpp_http_header *out = in ? PyMem_Calloc(n_in + 4, sizeof *out) : NULL;
-  PyObject *res = NULL;
-  if (in != NULL && out == NULL) PyErr_NoMemory();
-  if (out == NULL) goto done;
-  size_t n = mcpp_http_request_headers(method, in, n_in, session, version, out, n_in + 4);
-  if ((res = PyDict_New()) == NULL) goto done;
-  for (size_t j = 0; j < n; j++) {
-    PyObject *value = PyUnicode_FromString(out[j].value);
-    int bad = value == NULL || PyDict_SetItemString(res, out[j].name, value) < 0;
-    Py_XDECREF(value);
-    if (bad) {
-      Py_CLEAR(res);
-      break;
-    }
-  }
-done:
-  PyMem_Free(in);
-  PyMem_Free(out);
-  return res;
 }
 
 /* One part of a parsed URL as a str (mcpp_http_url_text sizes it). */
@@ -293,27 +164,6 @@ PyObject *mcpping_http_url(PyObject *module, PyObject *args) {
   return res;
 }
 
-PyObject *mcpping_http_redirect_url(PyObject *module, PyObject *args) {
-  int status;
-  const char *location, *url;
-  Py_ssize_t url_len;
-  if (!PyArg_ParseTuple(args, "izs#", &status, &location, &url, &url_len)) return NULL;
-  if (location == NULL) return Py_NewRef(Py_None); /* most answers: no URL to parse */
-  mcpp_http_url from;
-  if (mcpp_http_url_parse(url, (size_t)url_len, &from) != NULL) {
-    PyErr_Format(PyExc_ValueError, "not a URL mcpping opens: %s", url);
-    return NULL;
-  }
-  size_t n = mcpp_http_redirect_url(status, location, &from, NULL, 0);
-  if (n == 0) return Py_NewRef(Py_None);
-  char *out = PyMem_Malloc(n + 1);
-  if (out == NULL) return PyErr_NoMemory();
-  mcpp_http_redirect_url(status, location, &from, out, n + 1);
-  PyObject *res = PyUnicode_FromStringAndSize(out, (Py_ssize_t)n);
-  PyMem_Free(out);
-  return res;
-}
-
 PyObject *mcpping_http_tls_error_name(PyObject *module, PyObject *arg) {
   long code = PyLong_AsLong(arg);
   if (code == -1 && PyErr_Occurred()) return NULL;
@@ -341,15 +191,6 @@ PyObject *mcpping_env_safe(PyObject *module, PyObject *args) {
   return PyBool_FromLong(mcpp_env_safe(name, value));
 }
 
-PyObject *mcpping_http_body_kind(PyObject *module, PyObject *args) {
-  mcpp_http_method method;
-  int status;
-  const char *type;
-  if (!PyArg_ParseTuple(args, "O&iz", http_method_conv, &method, &status, &type))
-    return NULL;
-  return PyUnicode_FromString(mcpp_http_body_name(mcpp_http_body_kind(method, status, type)));
-}
-
 /* A -32601 answer: the one make writes for the request in frame. */
 typedef struct {
   size_t (*make)(const char *frame, size_t len, char *out, size_t cap);
@@ -375,16 +216,6 @@ PyObject *mcpping_ping_unreachable_answer(PyObject *module, PyObject *arg) {
 
 PyObject *mcpping_unserved_request_answer(PyObject *module, PyObject *arg) {
   return method_not_found(arg, mcpp_unserved_request_answer);
-}
-
-PyObject *mcpping_http_is_answer(PyObject *module, PyObject *args) {
-  mcpping_bytes frame = {0}, msg = {0};
-  if (!PyArg_ParseTuple(args, "O&O&", mcpping_bytes_conv, &frame, mcpping_bytes_conv, &msg))
-    return NULL;
-  int yes = mcpp_http_is_answer(frame.buf, (size_t)frame.len, msg.buf, (size_t)msg.len);
-  mcpping_bytes_release(&frame);
-  mcpping_bytes_release(&msg);
-  return PyBool_FromLong(yes);
 }
 
 /* ---------------------------------------------------------------- RttStats */
@@ -539,16 +370,12 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddStringConstant(module, "CONNECTION_CLOSED_TEXT", MCPP_CONNECTION_CLOSED_TEXT) ||
       PyModule_AddStringConstant(module, "PROBE_AUTO", MCPP_PROBE_AUTO) ||
       PyModule_AddStringConstant(module, "HTTP_UNREACHABLE_FORMAT", MCPP_HTTP_UNREACHABLE_FORMAT) ||
-      PyModule_AddStringConstant(module, "HTTP_NOT_HTTP_CAUSE", MCPP_HTTP_NOT_HTTP_CAUSE) ||
-      PyModule_AddStringConstant(module, "HTTP_LAST_EVENT_ID", MCPP_HTTP_LAST_EVENT_ID) ||
-      PyModule_AddIntConstant(module, "HTTP_MAX_REDIRECTS", MCPP_HTTP_MAX_REDIRECTS) ||
-      PyModule_AddStringConstant(module, "HTTP_REINIT_FAILED_FORMAT", MCPP_HTTP_REINIT_FAILED_FORMAT))
+      PyModule_AddStringConstant(module, "HTTP_NOT_HTTP_CAUSE", MCPP_HTTP_NOT_HTTP_CAUSE))
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "MAX_RTT_WINDOW", MCPP_MAX_RTT_WINDOW) ||
       PyModule_AddIntConstant(module, "INITIALIZE_TIMEOUT_MS", MCPP_INITIALIZE_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "HTTP_SHORT_TIMEOUT_MS", MCPP_HTTP_SHORT_TIMEOUT_MS) ||
-      PyModule_AddIntConstant(module, "HTTP_POST_CONNECT_TIMEOUT_MS", MCPP_HTTP_POST_CONNECT_TIMEOUT_MS) ||
       PyModule_AddIntConstant(module, "DEFAULT_KILL_GRACE_MS", MCPP_DEFAULT_KILL_GRACE_MS) ||
       PyModule_AddIntConstant(module, "DEFAULT_MAX_PENDING_BYTES", MCPP_DEFAULT_MAX_PENDING_BYTES) ||
       PyModule_AddIntConstant(module, "RETRY_BUDGET_BURST", MCPP_RETRY_BUDGET_BURST))

@@ -62,37 +62,62 @@ async def test_404_with_method_not_found_is_unsupported(http_fault):
         await p.close()
 
 
-def test_classification_is_the_c_cores():
-    assert _native.http_classify(200, b"", True) == "answer"
-    assert _native.http_classify(404, b'{"error":{"code":-32601,"message":"x"}}', True) == "unsupported"
-    assert _native.http_classify(404, b"Not Found", True) == "session_expired"
-    assert _native.http_classify(404, b"Not Found", False) == "failed"
-    assert _native.http_classify(500, b"", True) == "failed"
+def _opened(headers: dict[str, str]) -> tuple[Any, dict[str, Any]]:
+    """A session machine whose handshake's POST was answered with session
+    s1, and that POST's START."""
+    m = _native.HttpSession("http://127.0.0.1:9/mcp", headers, 0, False)
+    init = b'{"jsonrpc":"2.0","id":1,"method":"initialize"}'
+    start, *rest = m.post(init, 1, True)
+    assert rest == []
+    assert m.response(start["exchange"], 200, "application/json", "s1", None) == [{"do": "session", "id": "s1"}]
+    assert m.body(start["exchange"], b' {"jsonrpc":"2.0","id":1,"result":{}}') == []
+    assert m.end(start["exchange"], False) == [{"do": "receive", "data": b'{"jsonrpc":"2.0","id":1,"result":{}}'}]
+    return m, start
 
 
-def test_request_headers_and_body_kinds_are_the_c_cores():
-    sent = _native.http_request_headers("POST", {"Authorization": "Bearer t", "ACCEPT": "text/html"},
-                                        "s1", "2025-11-25")
-    assert list(sent.items()) == [("Authorization", "Bearer t"), ("Content-Type", "application/json"),
-                                  ("Accept", "application/json, text/event-stream"),
-                                  ("Mcp-Session-Id", "s1"), ("MCP-Protocol-Version", "2025-11-25")]
-    assert _native.http_request_headers("GET", {}, None, None) == {"Accept": "text/event-stream"}
-    assert _native.http_body_kind("POST", 202, None) == "none"
-    assert _native.http_body_kind("GET", 200, "application/json") == "error"
-    # A session's end: C's renewal (mcpp_http_renewal) decides each step.
-    ping, call = b'{"jsonrpc":"2.0","id":1,"method":"ping"}', b'{"jsonrpc":"2.0","id":2,"method":"tools/call"}'
-    renewal = _native.HttpRenewal()
-    assert not renewal.holds(call)
-    assert renewal.expired(True, ping) == (True, True)  # renew, and the ping goes again
-    assert renewal.expired(True, call) == (False, False)  # one handshake; the call is answered
-    assert renewal.holds(ping) and renewal.holds(call)
-    renewal.done(True)
-    assert renewal.expired(True, ping) == (True, False)  # sent again once: answered now
-    assert renewal.expired(False, b"") == (False, False)
-    with pytest.raises(ValueError, match="method must be"):
-        _native.http_body_kind("PUT", 200, None)
-    with pytest.raises(TypeError, match="str to str"):
-        _native.http_request_headers("POST", {"A": 1}, None, None)
+def test_the_session_machine_is_cs_its_headers_a_404_renews_what_waits_goes_in_order():
+    """C's sequencing (mcpp_http_session), as Node's binding drives it
+    (tests/node/http_session.test.js): its requests carry C's headers (the
+    caller's first, never replacing mcpping's), a 404 on the session renews
+    it, and what is posted meanwhile waits and then goes in order."""
+    m, start = _opened({"Authorization": "Bearer t", "ACCEPT": "text/html"})
+    assert (start["do"], start["method"], start["target"], start["port"]) == ("start", "POST", "/mcp", 9)
+    assert start["body"] == b'{"jsonrpc":"2.0","id":1,"method":"initialize"}'
+    assert start["connect_timeout_ms"] == 60000
+    assert start["headers"] == [("Authorization", "Bearer t"), ("Content-Type", "application/json"),
+                                ("Accept", "application/json, text/event-stream")]
+    assert m.session_id == "s1"
+    assert m.set_version("2025-11-25") == []
+    ping = b'{"jsonrpc":"2.0","id":"mcpping-ka-1","method":"ping"}'
+    call = b'{"jsonrpc":"2.0","id":2,"method":"tools/call"}'
+    [p] = m.post(ping, 2, False)
+    assert p["headers"][-2:] == [("Mcp-Session-Id", "s1"), ("MCP-Protocol-Version", "2025-11-25")]
+    assert m.response(p["exchange"], 202, None, None, None) == []  # a 202: nothing to read
+    assert m.end(p["exchange"], False) == []
+    [p] = m.post(ping, 2, False)
+    assert m.response(p["exchange"], 404, "text/plain", None, None) == []
+    assert m.end(p["exchange"], False) == [{"do": "session", "id": None}, {"do": "renew"}]
+    assert m.post(call, 3, False) == []  # waits for the new session
+    again = m.renewed(True, None)
+    assert [(a["do"], a["tag"], a["body"]) for a in again] == [("start", 2, ping), ("start", 3, call)]
+    assert m.session_id is None
+    with pytest.raises(TypeError, match="bytes-like object is required, not 'int'"):
+        m.post(1, 0, False)
+    with pytest.raises(TypeError, match="an integer is required"):
+        m.settled("mcpping-3")
+    with pytest.raises(OverflowError, match="negative"):
+        m.settled(-1)
+    with pytest.raises(ValueError, match="^is not an http:// or https:// URL$"):
+        _native.HttpSession("ftp://x/", {}, 0, False)
+    with pytest.raises(TypeError, match="^headers must map str to str$"):
+        _native.HttpSession("http://127.0.0.1:9/mcp", {"A": 1}, 0, False)
+    for not_a_mapping in ([("A", "b")], None):
+        with pytest.raises(TypeError, match="^headers must be a mapping of str to str$"):
+            _native.HttpSession("http://127.0.0.1:9/mcp", not_a_mapping, 0, False)
+    with pytest.raises(ValueError, match="^headers: 'A' has a NUL character$"):
+        _native.HttpSession("http://127.0.0.1:9/mcp", {"A": "a\0b"}, 0, False)
+    with pytest.raises(ValueError, match="^max_body must be >= 0$"):
+        _native.HttpSession("http://127.0.0.1:9/mcp", {}, -1, False)
 
 
 async def test_a_header_that_would_break_the_request_is_refused_at_once():
@@ -448,15 +473,29 @@ async def test_a_handshake_refused_by_http_says_why_in_the_servers_or_https_word
         await p.close()
 
 
-def test_http_error_answer_is_the_servers_error_or_the_status_in_words():
+def test_a_refused_post_gets_the_servers_error_or_the_status_in_words():
+    """What C's session (mcpp_http_post_answer) hands the engine for a POST
+    answered with an error: the status in words, the server's own JSON-RPC
+    error under the request's id, nothing for a notification."""
+    m, _ = _opened({})
+
+    def answer(frame: bytes, tag: int, status: int, content_type: str | None, body: bytes) -> list[Any]:
+        [p] = m.post(frame, tag, False)
+        assert m.response(p["exchange"], status, content_type, None, None) == []
+        assert m.body(p["exchange"], body) == []
+        return m.end(p["exchange"], False)
+
     req = b'{"jsonrpc":"2.0","id":"mcpping-3","method":"tools/list"}'
-    assert json.loads(_native.http_error_answer(503, b"<html>busy</html>", req)) == {
-        "jsonrpc": "2.0", "id": "mcpping-3",
-        "error": {"code": -32000, "message": "HTTP 503 Service Unavailable"}}
+    [got] = answer(req, 3, 503, "text/html", b"<html>busy</html>")
+    assert got == {"do": "receive", "data": b'{"jsonrpc":"2.0","id":"mcpping-3","error":'
+                                              b'{"code":-32000,"message":"HTTP 503 Service Unavailable"}}'}
     long_error = b'{"jsonrpc":"2.0","id":null,"error":{"code":7,"message":"' + b"x" * 2000 + b'"}}'
-    got = json.loads(_native.http_error_answer(400, long_error, req))
-    assert got["id"] == "mcpping-3" and got["error"]["message"] == "x" * 2000
-    assert _native.http_error_answer(500, b"", b'{"jsonrpc":"2.0","method":"notifications/x"}') is None
+    [got] = answer(req, 4, 400, "application/json", long_error)
+    assert got["do"] == "receive"
+    assert json.loads(got["data"]) == {"jsonrpc": "2.0", "id": "mcpping-3",
+                                       "error": {"code": 7, "message": "x" * 2000}}
+    assert answer(b'{"jsonrpc":"2.0","method":"notifications/x"}', 0, 500, "text/plain", b"oops") == []
+    assert m.session_id == "s1"  # none of these ended the session
 
 
 async def test_a_message_json_cannot_carry_is_refused_before_any_post():
