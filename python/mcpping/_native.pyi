@@ -306,7 +306,6 @@ PROBE_AUTO: str  # MCPP_PROBE_AUTO: the probe option's word for the engine's own
 IN_DOUBT_KINDS: frozenset[str]  # the answer kinds mcpp_answer_kind_is_in_doubt names
 EVENT_NAMES: tuple[str, ...]  # every mcpp_event_name, in the enum's order
 TRANSPORT_CLOSED_REASON: str  # MCPP_TRANSPORT_CLOSED_REASON
-HTTP_UNREACHABLE_FORMAT: str  # "cannot reach %s: %s" (URL, cause)
 HTTP_NOT_HTTP_CAUSE: str  # the cause when what came back is no HTTP/1.1 answer
 HTTP_SHORT_TIMEOUT_MS: int  # DELETE at close, a GET stream's connect and headers (MCPP_HTTP_SHORT_TIMEOUT_MS)
 DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAULT_KILL_GRACE_MS)

@@ -369,7 +369,6 @@ int mcpping_rules_add_types(PyObject *module) {
       PyModule_AddStringConstant(module, "TRANSPORT_CLOSED_REASON", MCPP_TRANSPORT_CLOSED_REASON) ||
       PyModule_AddStringConstant(module, "CONNECTION_CLOSED_TEXT", MCPP_CONNECTION_CLOSED_TEXT) ||
       PyModule_AddStringConstant(module, "PROBE_AUTO", MCPP_PROBE_AUTO) ||
-      PyModule_AddStringConstant(module, "HTTP_UNREACHABLE_FORMAT", MCPP_HTTP_UNREACHABLE_FORMAT) ||
       PyModule_AddStringConstant(module, "HTTP_NOT_HTTP_CAUSE", MCPP_HTTP_NOT_HTTP_CAUSE))
     return -1;
   if (PyModule_AddIntConstant(module, "REQUEST_TIMEOUT_MS", MCPP_REQUEST_TIMEOUT_MS) ||
