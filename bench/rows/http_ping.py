@@ -12,7 +12,7 @@ from typing import Any, Iterator
 
 import method
 import report
-from rows import ping
+from rows import ping, tools_call
 
 KEY = "http_ping"
 TITLE = "Sequential ping over Streamable HTTP"
@@ -92,19 +92,9 @@ LIMIT = 1.0  # no slower than the SDK's own client
 
 
 def goals(res: dict[str, Any], rows: dict[str, Any]) -> list[dict[str, Any]]:
-    r = res["ratios"]
-    py, py_note = method.judge(r.get("py-mcpping/py-sdk p50", {}), LIMIT, at_most=True)
-    js, js_note = method.judge(r.get("node-mcpping/ts-sdk p50", {}), LIMIT, at_most=True)
-    met = None if py is None or js is None else py and js
-    m = (f"p50: Python {report.times(r.get('py-mcpping/py-sdk p50'))}, Node "
-         f"{report.times(r.get('node-mcpping/ts-sdk p50'))} (CPU per ping: Python "
-         f"{report.times(r.get('py-mcpping/py-sdk cpu'))}, Node "
-         f"{report.times(r.get('node-mcpping/ts-sdk cpu'))})")
-    note = "; ".join(n for n in (py_note and f"Python {py_note}", js_note and f"Node {js_note}")
-                     if n)
-    return [method.goal("ping over Streamable HTTP",
-                        f"≤ {LIMIT:g}× the SDK's own client in both languages, i.e. no slower "
-                        "(judged on p50 wall time)", m, met, note)]
+    return [tools_call.sdk_goal(res, "ping over Streamable HTTP",
+                                f"≤ {LIMIT:g}× the SDK's own client in both languages, i.e. no "
+                                "slower (judged on p50 wall time)", LIMIT, "ping")]
 
 
 def render(res: dict[str, Any]) -> list[str]:
