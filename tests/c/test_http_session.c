@@ -557,3 +557,16 @@ TEST(http_session_an_oversize_event_ends_the_listening_stream_and_the_next_start
   ASSERT(strstr(h.did[0].headers, "Last-Event-ID") == NULL);
   mcpp_http_session_free(s);
 }
+
+TEST(http_session_next_of_an_unknown_version_takes_and_writes_nothing) {
+  mcpp_http_session *s = open_session("http://127.0.0.1:9/mcp", 0);
+  POST(s, call, 1, 1);
+  mcpp_http_do d;
+  memset(&d, 0xab, sizeof d);
+  ASSERT_EQ(MCPP_ERR_INVALID_ARGUMENT, mcpp_http_session_next_versioned(MCPP_HTTP_DO_V1 + 1, s, &d));
+  ASSERT_EQ(0xabababab, (uint32_t)d.version);
+  ASSERT_EQ(1, mcpp_http_session_next(s, &d)); /* still there */
+  ASSERT_EQ(MCPP_HTTP_DO_V1, d.version);
+  ASSERT_EQ(MCPP_HTTP_DO_START, d.kind);
+  mcpp_http_session_free(s);
+}

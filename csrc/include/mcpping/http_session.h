@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include "mcpping/rules.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -69,9 +70,16 @@ typedef enum mcpp_http_do_kind {
                                    was needed */
 } mcpp_http_do_kind;
 
+/* mcpp_http_do's layout: fields are only ever added at the end, and
+ * mcpp_http_session_next writes the version the caller's header had (no
+ * byte past it), as mcpp_cli_parse does (docs/design.md). */
+#define MCPP_HTTP_DO_V1 1
+#define MCPP_HTTP_DO_VERSION MCPP_HTTP_DO_V1
+
 /* One thing to do. Its strings are the session's, valid until the next
  * call into the session. */
 typedef struct mcpp_http_do {
+  int version;          /* set by mcpp_http_session_next */
   mcpp_http_do_kind kind;
   uint64_t exchange;    /* START, CUT, GONE (0: none) */
   uint64_t tag;         /* START, LOST (0: none) */
@@ -108,8 +116,13 @@ mcpp_http_session *mcpp_http_session_new(const char *url, size_t len,
                                          int listen, const char **problem);
 void mcpp_http_session_free(mcpp_http_session *session);
 
-/* Takes the next thing to do; 0 when there is none. */
-int mcpp_http_session_next(mcpp_http_session *session, mcpp_http_do *out);
+/* Takes the next thing to do into *out, a struct of do_version: 1, or 0
+ * when there is none; MCPP_ERR_INVALID_ARGUMENT for an unknown version
+ * (nothing taken or written). Call it through mcpp_http_session_next. */
+int mcpp_http_session_next_versioned(int do_version, mcpp_http_session *session,
+                                     mcpp_http_do *out);
+#define mcpp_http_session_next(session, out) \
+  mcpp_http_session_next_versioned(MCPP_HTTP_DO_VERSION, (session), (out))
 
 /* The inputs. Each returns 0 or MCPP_ERR_NOMEM; what an exchange the
  * session no longer knows reports is ignored. */

@@ -668,7 +668,8 @@ void mcpp_http_session_free(mcpp_http_session *s) {
   mcpp__free(s->alloc, s);
 }
 
-int mcpp_http_session_next(mcpp_http_session *s, mcpp_http_do *out) {
+int mcpp_http_session_next_versioned(int do_version, mcpp_http_session *s, mcpp_http_do *out) {
+  if (do_version != MCPP_HTTP_DO_V1) return MCPP_ERR_INVALID_ARGUMENT;
   release(s, &s->handed);
   if (s->q_head == s->q_len) {
     s->q_head = s->q_len = 0;
@@ -676,6 +677,7 @@ int mcpp_http_session_next(mcpp_http_session *s, mcpp_http_do *out) {
   }
   s->handed = s->queue[s->q_head++];
   *out = s->handed.d;
+  out->version = do_version;
   return 1;
 }
 
