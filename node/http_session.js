@@ -18,13 +18,6 @@ const { runHandshake } = require('./handshake');
 const { ClosedError } = require('./errors');
 const check = require('./validate');
 
-/**
- * The longest body read whole (an answer, an error's), as a line or an SSE
- * event: the settings' max_line_bytes, so a server that answers without end
- * costs no more memory than that.
- */
-const MAX_BODY = binding.settingsTable().find((row) => row.name === 'max_line_bytes').default;
-
 class HttpSession {
   /**
    * @param {string} url
@@ -48,7 +41,9 @@ class HttpSession {
       throw Object.assign(new TypeError(`url ${JSON.stringify(url)} ${parts}`), { code: 'ERR_INVALID_URL' });
     }
     /** The session's sequencing (C's): what to send, cut, resume, wait for. */
-    this.machine = new binding.HttpSession(url, headers, MAX_BODY, options.listen !== false);
+    // maxBody 0: the settings' max_line_bytes, a stdio line's and an SSE
+    // event's bound, so a server that answers without end costs no more.
+    this.machine = new binding.HttpSession(url, headers, 0, options.listen !== false);
     /** host:port, the server's name until its handshake gives one. */
     this.address = parts.name;
     /** The URL as sentences and records quote it (no credentials, no query). */

@@ -57,11 +57,6 @@ __all__ = ["HttpPeer", "connect"]
 #: How long DELETE and the GET stream's connect may take.
 _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
 
-#: The longest body read whole (an answer, an error's), as a line or an SSE
-#: event: the settings' max_line_bytes, so a server that answers without
-#: end costs no more memory than that.
-_MAX_BODY = int(_check.TABLE["max_line_bytes"]["default"])
-
 #: Guards a connection's socket between its connect and a cut from the loop.
 _CUT_LOCK = threading.Lock()
 
@@ -223,7 +218,9 @@ class HttpPeer:
         self._ids = 0
         self._init_timeout = INITIALIZE_TIMEOUT
         #: C's session: every sequencing decision; this runs what it asks.
-        self._session = _native.HttpSession(url, extra, _MAX_BODY, listen)
+        # max_body 0: the settings' max_line_bytes, a stdio line's and an SSE
+        # event's bound, so a server that answers without end costs no more.
+        self._session = _native.HttpSession(url, extra, 0, listen)
         self._todo: collections.deque[Action] = collections.deque()
         self._running = False
         #: Tags name requests to the session: the application's (to their
