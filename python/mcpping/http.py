@@ -194,9 +194,8 @@ class HttpPeer:
         if isinstance(u, str):
             raise ValueError(f"url {url!r} {u}")
         self.url = url
-        #: Where requests go now (a 307/308 moves the session).
-        self._url = u
-        self._where: tuple[bool, str, int, str] = (u["https"], u["host"], u["port"], u["target"])
+        #: The target the last request went to (a 307/308 moves the session).
+        self._target: str = u["target"]
         #: The URL as sentences and records quote it (no credentials, no query).
         self._shown: str = u["shown"]
         #: The server's name (serverInfo.name after the handshake, host:port before).
@@ -491,13 +490,7 @@ class HttpPeer:
         executor: asyncio.run() joins that executor at exit, so a server
         that accepted and never answered would hold the process (the
         session's cuts end what is in flight)."""
-        where = (a["https"], a["host"], a["port"], a["target"])
-        if where != self._where:  # a redirect moved the session
-            self._where = where
-            host = f"[{a['host']}]" if ":" in a["host"] else a["host"]
-            moved = _native.http_url(f"{'https' if a['https'] else 'http'}://{host}:{a['port']}{a['target']}", {})
-            if not isinstance(moved, str):
-                self._url = moved
+        self._target = a["target"]
         timeout = a["connect_timeout_ms"] / 1000
         if a["headers_timeout_ms"]:
             timeout = min(timeout, a["headers_timeout_ms"] / 1000)
