@@ -66,8 +66,12 @@ test('while a worker_thread\'s JavaScript is blocked, its watchdog answers the s
     require(workerData.busy).pingedWhileBusy(mcpping).then((r) => parentPort.postMessage(r));
   `;
   const worker = new Worker(code, { eval: true, workerData: { module: MODULE, busy: BUSY } });
+  // Listening for the exit from the start: a worker that ends at once after
+  // its message has both emitted in the same turn, before an await would
+  // add the listener.
+  const exited = once(worker, 'exit');
   const [r] = await h.within(once(worker, 'message'), 30000, 'the worker\'s result');
-  const [code_] = await h.within(once(worker, 'exit'), 10000, 'the worker\'s exit');
+  const [code_] = await h.within(exited, 10000, 'the worker\'s exit');
   assert.equal(code_, 0);
   assert.equal(r.mode, 'host');
   assert.equal(r.pongs, 5, `pongs while blocked: ${JSON.stringify(r)}`);
@@ -98,9 +102,10 @@ test('a worker_thread with an open connection exits cleanly: ending by itself, a
     \`;
     async function run(pending) {
       const w = new Worker(code, { eval: true, workerData: { module: ${JSON.stringify(MODULE)}, pinger: ${JSON.stringify(PINGER)}, pending } });
+      const exited = once(w, 'exit'); // the exit can come in the message's turn
       const [msg] = await once(w, 'message');
       if (pending) w.terminate();
-      const [exitCode] = await once(w, 'exit');
+      const [exitCode] = await exited;
       return { ...msg, exitCode };
     }
     (async () => {
