@@ -39,21 +39,25 @@ function request(url, init = {}) {
   return once(url, init).catch((err) => {
     // A kept-alive socket the server had already closed (its idle timeout
     // ran out as the request went): the request never reached it, so it
-    // goes once more on a new connection, as Node's docs advise. Python's
-    // urllib opens one connection per request and never meets this.
-    if (err && err.code === 'ECONNRESET' && err.reusedSocket) return once(url, init);
+    // goes once more on a new connection, as Node's docs advise (and
+    // Python's http.py does with its kept-alive connections). Not another
+    // kept-alive one: the server may have closed those too.
+    if (err && err.code === 'ECONNRESET' && err.reusedSocket) return once(url, init, false);
     throw err;
   });
 }
 
-/** One attempt of request(). */
-function once(url, init) {
+/**
+ * One attempt of request().
+ * @param {false} [agent] false: on a connection of its own, not the agent's
+ */
+function once(url, init, agent) {
   const { method = 'GET', body, signal, connectTimeoutMs, headersTimeoutMs } = init;
   return new Promise((resolve, reject) => {
     const client = url.https ? https : http;
     const headers = { ...init.headers };
     if (body !== undefined) headers['content-length'] = String(Buffer.byteLength(body));
-    const options = { hostname: url.host, port: url.port, path: url.target, method, headers };
+    const options = { hostname: url.host, port: url.port, path: url.target, method, headers, agent };
     const req = client.request(options, (res) => {
       const status = res.statusCode ?? 0;
       resolve({ status, headers: new ResponseHeaders(res.headers), body: res });

@@ -322,6 +322,44 @@ test('close sends DELETE: the TS SDK server forgets the session', async () => {
   }
 });
 
+test('sequential requests share one kept-alive connection, as Python\'s do', async () => {
+  // http_fault.py --mode keep-alive answers each ping on an event stream
+  // that ends with its event (as the TS SDK's server does).
+  const server = await faultServer('keep-alive');
+  const s = new HttpSession(server.url, { listen: false });
+  try {
+    await s.initialize(INIT, 5000);
+    for (let i = 0; i < 20; i++) assert.ok((await s.ping({ timeoutMs: 5000 })) >= 0);
+    const figures = await s.request('tools/call', { name: 'figures', arguments: {} }, 10000);
+    assert.deepEqual(figures.answered, { initialize: 1, ping: 20, 'tools/call': 1 });
+    assert.deepEqual(figures.arrived, ['initialize', 'notifications/initialized', 'ping']);
+    // Two, not one as in Python: a request sent as the previous JSON answer
+    // is read (its promise settles with the body's first chunk) finds that
+    // socket still busy until the body's end frees it to the agent.
+    assert.ok(figures.connections <= 2, JSON.stringify(figures));
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
+test('a kept-alive connection its server dropped sends the request again on a new one, as Python does', async () => {
+  // http_fault.py --mode drop-idle reads the second request on a
+  // connection and closes it with no answer: the request never ran.
+  const server = await faultServer('drop-idle');
+  const s = new HttpSession(server.url, { listen: false });
+  try {
+    await s.initialize(INIT, 5000);
+    for (let i = 0; i < 10; i++) assert.ok((await s.ping({ timeoutMs: 5000 })) >= 0);
+    const figures = await s.request('tools/call', { name: 'figures', arguments: {} }, 10000);
+    assert.deepEqual(figures.answered, { initialize: 1, ping: 10, 'tools/call': 1 });
+    assert.ok(figures.dropped >= 1, JSON.stringify(figures)); // the retries' own connections are not kept
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('a server without GET (http_fault.py answers 501) is not asked again', async () => {
   const server = await faultServer('unsupported');
   const s = new HttpSession(server.url);

@@ -89,6 +89,19 @@ Flags:
                       byte order mark before the JSON (no session)
   --mode sse-bom     every request is answered by an event stream whose data
                       starts with a UTF-8 byte order mark (no session)
+  --mode keep-alive  no fault: a ping is answered by a chunked event stream
+                      that ends in the same write as its event (as the
+                      TypeScript SDK's server answers), the rest as usual;
+                      every connection is kept open. A tools/call says how
+                      many connections were opened, how many of each
+                      method were answered and the first three messages'
+                      methods: {"connections": N, "answered": {"ping": P,
+                      ...}, "arrived": ["initialize", ...]}
+  --mode drop-idle   as keep-alive, but the second request on any
+                      connection is read and the connection closed with no
+                      answer (a server whose keep-alive timeout ran out as
+                      the request came); a tools/call also says how many
+                      were dropped: {"dropped": D}
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -102,13 +115,15 @@ import time
 ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
                                           "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers", "json-breaks", "init-breaks",
-                                          "expire-resume", "expire-400", "refuse-sessions", "json-bom", "sse-bom"],
+                                          "expire-resume", "expire-400", "refuse-sessions", "json-bom", "sse-bom",
+                                          "keep-alive", "drop-idle"],
                 required=True)
 args = ap.parse_args()
 
 lock = threading.Lock()
 state = {"open": 0, "sessions": 0, "live": set(), "expired_once": False, "gets": [], "last_event_ids": [],
-         "ended": None, "gap": None}
+         "ended": None, "gap": None, "connections": 0, "dropped": 0, "answered": {},
+         "arrived": []}
 pong = threading.Event()  # listen-later: the client answered the ping sent on its GET stream
 lingering = threading.Condition(lock)  # hang(): state["open"] changed
 reopened = threading.Event()  # listen-later: the stream opened again carried its ping, answered
@@ -124,6 +139,12 @@ def left_open():
 
 class Handler(http.server.BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+    requests_here = 0  # on this connection
+
+    def setup(self):
+        super().setup()
+        with lock:
+            state["connections"] += 1
 
     def log_message(self, *a):  # quiet
         pass
@@ -266,10 +287,31 @@ class Handler(http.server.BaseHTTPRequestHandler):
         self.wfile.flush()
         self.close_connection = True
 
+    def sse_answer(self, answer):
+        """One event on a chunked stream, ended in the same write."""
+        event = b"data: " + json.dumps(answer).encode() + b"\n\n"
+        self.send_response(200)
+        self.send_header("Content-Type", "text/event-stream")
+        self.send_header("Transfer-Encoding", "chunked")
+        self.end_headers()
+        self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(event), event))
+
     def do_POST(self):
         msg = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
         sid = self.headers.get("Mcp-Session-Id")
         method, mid = msg.get("method"), msg.get("id")
+        self.requests_here += 1
+        if args.mode == "drop-idle" and self.requests_here == 2:
+            with lock:
+                state["dropped"] += 1
+            self.close_connection = True
+            return None  # read, and closed with no answer
+        if args.mode in ("keep-alive", "drop-idle") and method:
+            with lock:
+                if len(state["arrived"]) < 3:
+                    state["arrived"].append(method)
+                if mid is not None:
+                    state["answered"][method] = state["answered"].get(method, 0) + 1
         if args.mode == "strict" and (wrong := self.wrong_header(method)):
             return self.reply(400, {"jsonrpc": "2.0", "id": mid,
                                     "error": {"code": -32600, "message": f"bad header {wrong}"}})
@@ -319,6 +361,13 @@ class Handler(http.server.BaseHTTPRequestHandler):
             reopened.set()
         if mid is None or "method" not in msg:
             return self.reply(202)
+        if args.mode in ("keep-alive", "drop-idle"):
+            if method == "ping":
+                return self.sse_answer({"jsonrpc": "2.0", "id": mid, "result": {}})
+            if method == "tools/call":
+                with lock:
+                    figures = {k: state[k] for k in ("connections", "dropped", "answered", "arrived")}
+                return self.reply(200, {"jsonrpc": "2.0", "id": mid, "result": json.loads(json.dumps(figures))})
         if method == "tools/call" and args.mode == "listen-later":
             answered = pong.wait(10) and reopened.wait(10)
             with lock:
