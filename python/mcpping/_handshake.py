@@ -19,14 +19,15 @@ Request = Callable[[str, Any, float], Awaitable[dict[str, Any]]]
 ClosedWhy = Callable[[], Awaitable[tuple[str | None, int, int] | None]]
 
 
-async def run(request: Request, notify: Callable[[str], None], closed_why: ClosedWhy,
+async def run(request: Request, notify: Callable[[str], Awaitable[None] | None], closed_why: ClosedWhy,
               timeout: float, error: type[Exception],
               done: Callable[[dict[str, Any]], None],
               unreadable: Callable[[], str | None] | None = None) -> dict[str, Any]:
     """Runs the handshake within `timeout` seconds; returns the C outcome
     (version, modern, server_name, server_info and result decoded), given
     to `done` first, before the notification goes (its headers name the
-    session). Raises `error(sentence)` with a `kind` attribute if it fails;
+    session) and, where notify returns an awaitable (a POST), through
+    before the session is used. Raises `error(sentence)` with a `kind` attribute if it fails;
     a timeout's sentence adds what `unreadable` says the server wrote
     instead."""
     hs = _native.ClientHandshake(max(1, round(timeout * 1000)))
@@ -60,7 +61,9 @@ async def run(request: Request, notify: Callable[[str], None], closed_why: Close
     note = hs.notification()
     if note is not None:
         try:
-            notify(json.loads(note)["method"])
+            sent = notify(json.loads(note)["method"])
+            if sent is not None:
+                await sent
         except PeerClosed:
             pass  # it answered, then left: the close is reported on its own
     return out

@@ -211,8 +211,9 @@ class Exchange:
         self._reading = True
         #: Cut while the thread waited for the loop: the socket was left whole.
         self._between_reads = False
-        listen = a["method"] == "GET" and not a["tag"]  # a tag's GET resumes a POST's answer
-        name = ("mcpping-http-listen" if listen else "mcpping-http-delete" if a["method"] == "DELETE"
+        #: The GET listening stream (a tag's GET resumes a POST's answer).
+        self.listens = a["method"] == "GET" and not a["tag"]
+        name = ("mcpping-http-listen" if self.listens else "mcpping-http-delete" if a["method"] == "DELETE"
                 else "mcpping-http-post")
         self.thread = threading.Thread(target=self._run, daemon=True, name=name)
 
@@ -228,12 +229,15 @@ class Exchange:
         if not self.over.done():
             self.over.set_result(None)
 
-    def stop(self) -> None:
-        """On the loop: the session cut it; what the thread reports from now on is dropped."""
+    def stop(self, ending: bool = False) -> None:
+        """On the loop: the session cut it (ending: the session is over);
+        what the thread reports from now on is dropped. A POST's thread
+        waiting for the loop may read the rest of its answer's stream, for
+        the connection's sake, unless the session is over."""
         self.finished()
         with _CUT_LOCK:
             self.stopped = True
-            self._between_reads = not self._reading
+            self._between_reads = not self._reading and not ending and self.action["method"] == "POST"
             conn = self.conn
         self._fed.set()
         if conn is not None and not self._between_reads:
@@ -263,7 +267,7 @@ class Exchange:
             part = self._read_part(resp) if a["method"] == "POST" else (b"", False, False)
             what: str = "answer"
             while True:
-                chunk, ended, broken = part
+                _, ended, broken = part
                 if ended and not broken:
                     self._give_back(resp)  # before the loop hears of the end: its next request finds it
                 args = (head, *part) if what == "answer" else part

@@ -32,18 +32,14 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import errno
-import http.client
 import json
-import socket
-import ssl
 import threading
-import time
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from . import _check, _handshake, _native
 from ._driver import EngineDriver
+from ._http_io import Action, Conn, Exchange, Idle, connect_reason
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
@@ -56,39 +52,6 @@ __all__ = ["HttpPeer", "connect"]
 
 #: How long DELETE and the GET stream's connect may take.
 _SHORT_TIMEOUT = _native.HTTP_SHORT_TIMEOUT_MS / 1000
-
-#: Guards a connection's socket between its connect and a cut from the loop.
-_CUT_LOCK = threading.Lock()
-
-#: What the session asks the host to do (one of HttpSession's action dicts).
-Action = dict[str, Any]
-
-
-def connect_reason(exc: BaseException | None) -> str:
-    """Why a server could not be reached, named as Node names it (C's names
-    where the two hosts' words differ); never the URL."""
-    while exc is not None:
-        if isinstance(exc, socket.gaierror) and exc.errno is not None:
-            return _native.http_resolve_error_name(exc.errno) or str(exc)
-        if isinstance(exc, ssl.SSLCertVerificationError):
-            return _native.http_tls_error_name(exc.verify_code or -1)
-        if isinstance(exc, ssl.SSLError):
-            return _native.http_tls_error_name(0)  # not its errno: 1 is no EPERM
-        if isinstance(exc, TimeoutError) and exc.errno is None:
-            return "ETIMEDOUT"  # a socket timeout, as Node names a connect that timed out
-        if isinstance(exc, http.client.RemoteDisconnected):
-            return "ECONNRESET"  # closed before any answer: Node's "socket hang up"
-        if isinstance(exc, http.client.HTTPException):
-            return _native.HTTP_NOT_HTTP_CAUSE
-        if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
-            return errno.errorcode[exc.errno]
-        nested = getattr(exc, "reason", None)
-        if isinstance(nested, BaseException):
-            exc = nested
-            continue
-        return str(nested if nested is not None else exc)
-    return "unreachable"
-
 
 def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
     """Extra request headers: str names and values, or None."""
@@ -103,74 +66,6 @@ def _check_headers(headers: Mapping[str, str] | None) -> dict[str, str]:
         if problem is not None:
             raise ValueError(f"headers: {k!r} {problem}")
     return dict(headers)
-
-
-class _Cuttable:
-    """A connection whose socket another thread can cut, also after an
-    answer with no length (an event stream ended by closing) took the
-    socket from it (http.client then hands it to the response alone), and
-    also while it is still connecting (the cut then comes once it is)."""
-
-    socket: socket.socket | None = None
-    _is_cut = False
-
-    def connect(self) -> None:
-        super().connect()  # type: ignore[misc]
-        with _CUT_LOCK:
-            self.socket = self.sock  # type: ignore[attr-defined]
-            is_cut = self._is_cut
-        if is_cut:
-            self._shutdown()
-
-    def bound(self, seconds: float | None) -> None:
-        """The timeout of what is read next (None: none)."""
-        if self.socket is not None:
-            self.socket.settimeout(seconds)
-
-    def unbounded(self) -> None:
-        """No timeout on reads any more: an idle stream, a long answer."""
-        self.bound(None)
-
-    def cut(self) -> None:
-        """Wakes the thread blocked on it; it is read no more."""
-        with _CUT_LOCK:
-            self._is_cut = True
-        self._shutdown()
-
-    def _shutdown(self) -> None:
-        if self.socket is not None:
-            try:
-                self.socket.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-class _HTTPConnection(_Cuttable, http.client.HTTPConnection):
-    pass
-
-
-class _HTTPSConnection(_Cuttable, http.client.HTTPSConnection):
-    pass
-
-
-class _Exchange:
-    """One HTTP exchange the session started, run by a thread of its own.
-    The thread hands the loop one part of the answer at a time and reads
-    the next only once the loop fed it to the session (fed), so a server
-    that floods costs bounded memory and a cut stops the reading at once."""
-
-    def __init__(self, number: int, conn: _HTTPConnection | _HTTPSConnection) -> None:
-        self.number = number
-        self.conn = conn
-        self.fed = threading.Event()
-        self.stopped = False
-        self.thread: threading.Thread | None = None
-
-    def stop(self) -> None:
-        """The session cut it: what the thread reports from now on is dropped."""
-        self.stopped = True
-        self.fed.set()
-        self.conn.cut()
 
 
 class HttpPeer:
@@ -228,16 +123,20 @@ class HttpPeer:
         self._tags: dict[int, str] = {}
         self._engine_requests: list[tuple[int, bytes]] = []
         #: The exchanges in flight, by number (cut at close).
-        self._posts: dict[int, _Exchange] = {}
+        self._posts: dict[int, Exchange] = {}
         #: Why an exchange reached no server, while the session hears of it.
         self._failures: dict[int, BaseException] = {}
         self._renew_error: BaseException | None = None
         self._timers: dict[int, asyncio.TimerHandle] = {}
         self._tasks: set[asyncio.Future[Any]] = set()
-        self._listener: threading.Thread | None = None
-        self._listen_conn: _Cuttable | None = None
-        self._listen_settled: asyncio.Future[None] | None = None
-        self._closing: asyncio.Future[None] | None = None
+        #: The GET listening stream's exchange, the last one started.
+        self._listening: Exchange | None = None
+        #: The end of the exchange the last START began (see _notify).
+        self._started: asyncio.Future[None] | None = None
+        self._idle = Idle()
+        #: What initialize() and close() wait for: the session's next
+        #: "listening" and "closed" actions.
+        self._awaited: dict[str, asyncio.Future[None]] = {}
         self.driver = EngineDriver(self._engine_send, keepalive=keepalive, transport="streamable-http",
                                    ping_timeout=ping_timeout, request_timeout=request_timeout,
                                    peer_name=self.name, record=record, deliver=self._deliver,
@@ -290,14 +189,9 @@ class HttpPeer:
             lambda method: self._notify(method, None, direct=True),
             self._closed_why, timeout, HandshakeError, self._learn_server, self.driver.unreadable)
         result: dict[str, Any] = out["result"]
-        # Wait for the GET's answer, so `listening` is true on return.
-        self._listen_settled = settled = self.loop.create_future()
-        self._run(self._session.opened())
-        if not settled.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(settled), timeout)
-            except asyncio.TimeoutError:
-                pass  # a slow GET: it may still open; pings are answered on the POSTs meanwhile
+        # Wait for the GET's answer, so `listening` is true on return (a
+        # slow GET may still open; pings are answered on the POSTs meanwhile).
+        await self._until("listening", self._session.opened, timeout)
         return result
 
     def _learn_server(self, out: dict[str, Any]) -> None:
@@ -360,10 +254,15 @@ class HttpPeer:
         """Sends a notification (fire and forget)."""
         self._notify(method, params)
 
-    def _notify(self, method: str, params: Mapping[str, Any] | None, direct: bool = False) -> None:
+    def _notify(self, method: str, params: Mapping[str, Any] | None,
+                direct: bool = False) -> asyncio.Future[None] | None:
+        """Sends a notification; returns what settles once its POST is over
+        (None if the session holds it for now)."""
         frame = rpc_frame(method, params)
         self.driver.observe_outbound(frame)
+        self._started = None
         self._run(self._session.post(frame, 0, direct))
+        return self._started
 
     async def ping(self, timeout: float | None = None) -> float:
         """Pings the endpoint; RTT in seconds or a PingFailure/PeerClosed."""
@@ -381,13 +280,8 @@ class HttpPeer:
         if self._closed:
             return
         self._closed = True
-        self._closing = closing = self.loop.create_future()
-        self._run(self._session.close())
-        if not closing.done():
-            try:
-                await asyncio.wait_for(asyncio.shield(closing), _SHORT_TIMEOUT)
-            except asyncio.TimeoutError:
-                pass  # the DELETE's own bound is as long: it is cut below
+        # The DELETE's own bound is as long: what is left of it is cut below.
+        await self._until("closed", self._session.close, _SHORT_TIMEOUT)
         self._end_io()
         self._finish(_native.CLOSED_BY_APP_REASON)
         listener = self._listener
@@ -450,13 +344,27 @@ class HttpPeer:
             self._lose(self._failures.get(a["exchange"]) if a["exchange"] else self._renew_error, a["reason"])
         elif do == "listening":
             self.listening = a["value"]
-            if self._listen_settled is not None and not self._listen_settled.done():
-                self._listen_settled.set_result(None)
+            self._arrived(do)
         elif do == "wait":
             self._timers[a["wait"]] = self.loop.call_later(a["ms"] / 1000, self._wake, a["wait"])
         elif do == "closed":
-            if self._closing is not None and not self._closing.done():
-                self._closing.set_result(None)
+            self._arrived(do)
+
+    async def _until(self, action: str, feed: Callable[[], list[Action]], timeout: float) -> None:
+        """Feeds the session (feed) and waits, for timeout seconds at most,
+        until it asks for action."""
+        self._awaited[action] = arrived = self.loop.create_future()
+        self._run(feed())
+        if not arrived.done():
+            try:
+                await asyncio.wait_for(asyncio.shield(arrived), timeout)
+            except asyncio.TimeoutError:
+                pass
+
+    def _arrived(self, action: str) -> None:
+        arrived = self._awaited.pop(action, None)
+        if arrived is not None and not arrived.done():
+            arrived.set_result(None)
 
     def _wake(self, wait: int) -> None:
         self._timers.pop(wait, None)
@@ -486,94 +394,25 @@ class HttpPeer:
     # ------------------------------------------------------------ HTTP
 
     def _start(self, a: Action) -> None:
-        """Starts an exchange in a daemon thread of its own, not the loop's
-        executor: asyncio.run() joins that executor at exit, so a server
-        that accepted and never answered would hold the process (the
-        session's cuts end what is in flight)."""
         self._target = a["target"]
-        timeout = a["connect_timeout_ms"] / 1000
-        if a["headers_timeout_ms"]:
-            timeout = min(timeout, a["headers_timeout_ms"] / 1000)
-        cls = _HTTPSConnection if a["https"] else _HTTPConnection
-        conn = cls(a["host"], a["port"], timeout=timeout)
-        ex = _Exchange(a["exchange"], conn)
+        ex = Exchange(a, self._idle, self.loop, self._feed)
         self._posts[ex.number] = ex
-        listen = a["method"] == "GET" and not a["tag"]  # a tag's GET resumes a POST's answer
-        name = ("mcpping-http-listen" if listen else "mcpping-http-delete" if a["method"] == "DELETE"
-                else "mcpping-http-post")
-        ex.thread = threading.Thread(target=self._exchange_blocking, args=(ex, a), daemon=True, name=name)
-        if listen:
-            self._listener, self._listen_conn = ex.thread, conn
-        ex.thread.start()
+        self._started = ex.over
+        if ex.listens:
+            self._listening = ex
+        ex.start()
 
-    def _exchange_blocking(self, ex: _Exchange, a: Action) -> None:
-        """Runs in the exchange's thread: the request, then its answer to
-        the loop part by part (response, each chunk of the body, its end),
-        or why no answer came."""
-        conn, began = ex.conn, time.monotonic()
-        try:
-            try:
-                if ex.stopped:
-                    return
-                conn.request(a["method"], a["target"], body=a["body"], headers=dict(a["headers"]))
-                if a["headers_timeout_ms"]:
-                    conn.bound(max(0.001, began + a["headers_timeout_ms"] / 1000 - time.monotonic()))
-                else:
-                    # No bound on the answer: a long tool call is no lost
-                    # server (the engine's deadline decides; a cut ends it).
-                    conn.unbounded()
-                resp = conn.getresponse()
-            except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
-                self._report(ex, "failed", (connect_reason(e),), e)
-                return
-            conn.unbounded()  # an idle stream is no error, nor a long answer
-            head = (resp.status, resp.getheader("Content-Type"), resp.getheader("Mcp-Session-Id"),
-                    resp.getheader("Location"))
-            chunk, ended, broken = b"", False, False
-            if a["method"] == "POST":
-                # A POST's answer comes with its headers, or as its SSE stream
-                # begins: handed over with them, a ping's answer costs the loop
-                # one wake, not three. (A GET's stream may stay idle: its
-                # headers go at once, so the listening stream counts as open.)
-                chunk, ended, broken = self._read_part(resp)
-            if not self._report(ex, "answer", (head, chunk, ended, broken)) or ended:
-                return
-            while True:
-                chunk, ended, broken = self._read_part(resp)
-                if not self._report(ex, "part", (chunk, ended, broken)) or ended:
-                    return
-        finally:
-            conn.close()
+    @property
+    def _listener(self) -> threading.Thread | None:
+        """The listening stream's thread (None before it is started)."""
+        return self._listening.thread if self._listening is not None else None
 
-    @staticmethod
-    def _read_part(resp: http.client.HTTPResponse) -> tuple[bytes, bool, bool]:
-        """The next chunk of a body, whether the body ended with it, and
-        whether it ended broken (reset, cut, closed before its length)."""
-        try:
-            chunk = resp.read1(65536)
-        except (OSError, http.client.HTTPException):  # reset, cut mid-body, unfinished chunks
-            return b"", True, True
-        if chunk and not resp.isclosed():
-            return chunk, False, False
-        return chunk, True, bool(resp.length)  # closed before Content-Length was read
+    @property
+    def _listen_conn(self) -> Conn | None:
+        """The listening stream's connection (None before it is started)."""
+        return self._listening.conn if self._listening is not None else None
 
-    def _report(self, ex: _Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None = None) -> bool:
-        """Hands the loop one part of the exchange and waits until it fed it
-        to the session; False once the session cut the exchange (or the
-        loop is gone): the thread then reads no more."""
-        if ex.stopped:
-            return False
-        ex.fed.clear()
-        try:
-            self.loop.call_soon_threadsafe(self._feed, ex, what, args, exc)
-        except RuntimeError:
-            return False  # the loop is closed: the run is over
-        while not ex.fed.wait(1.0):
-            if self.loop.is_closed():
-                return False
-        return not ex.stopped
-
-    def _feed(self, ex: _Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None) -> None:
+    def _feed(self, ex: Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None) -> None:
         """On the loop: what an exchange's thread reported, to the session:
         "failed" (why none came), "answer" (the response's head, and for a
         POST the first part of its body) or "part" (the next part)."""
@@ -583,6 +422,7 @@ class HttpPeer:
             n, session = ex.number, self._session
             if what == "failed":
                 self._posts.pop(n, None)
+                ex.finished()
                 self._failures[n] = exc if exc is not None else ConnectionError(args[0])
                 self._run(session.failed(n, *args))
                 return
@@ -595,10 +435,11 @@ class HttpPeer:
                 self._run(session.body(n, chunk))
             if ended and not ex.stopped:
                 self._posts.pop(n, None)
+                ex.finished()
                 self._run(session.end(n, broken))
         finally:
             self._failures.pop(ex.number, None)
-            ex.fed.set()
+            ex.fed()
 
     def _end_io(self) -> None:
         """The session is over: no timer fires and nothing is read any more
@@ -608,7 +449,8 @@ class HttpPeer:
         self._timers.clear()
         posts, self._posts = list(self._posts.values()), {}
         for ex in posts:
-            ex.stop()
+            ex.stop(ending=True)
+        self._idle.close()
         self.listening = False
 
     def _lose(self, exc: BaseException | None, reason: str) -> None:
@@ -650,13 +492,13 @@ class HttpPeer:
     def _cut_engine_requests(self) -> None:
         """Settles the engine's requests it no longer waits for (C's
         mcpp_engine_awaits): the session cuts what still reads for them."""
-        waiting = []
+        waiting: list[tuple[int, bytes]] = []
+        over: list[tuple[int, bytes]] = []
         for tag, frame in self._engine_requests:
-            if self.driver.awaits(frame):
-                waiting.append((tag, frame))
-            else:
-                self._run(self._session.settled(tag))
-        self._engine_requests = waiting
+            (waiting if self.driver.awaits(frame) else over).append((tag, frame))
+        self._engine_requests = waiting  # before the session runs: what it runs may send more
+        for tag, _ in over:
+            self._run(self._session.settled(tag))
 
     def _deliver(self, frame: bytes, kind: str) -> None:
         """The engine's own answer to a request (its kind: timeout, in_doubt, ...)."""

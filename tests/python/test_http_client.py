@@ -479,3 +479,40 @@ async def test_a_byte_order_mark_before_an_answer_is_refused_as_node_refuses_it_
         'no initialize result after 0.5 s; the server sent a message that is not JSON-RPC (it '
         'starts with a byte order mark): "\\ufeff{\\"jsonrpc\\": \\"2.0\\", \\"id\\": '
         '\\"mcpping-1\\", \\"result\\": {\\"protocolVer..."')
+
+
+async def _figures(peer: mcpping.http.HttpPeer) -> dict:
+    answer = await peer.request("tools/call", {"name": "figures", "arguments": {}}, timeout=10)
+    return answer["result"]
+
+
+async def test_sequential_requests_share_one_kept_alive_connection():
+    """HTTP/1.1 keeps a connection open: the handshake, 20 pings (each
+    answered on an event stream that ends with its event, as the TS SDK's
+    server answers) and a tools/call all go on one connection, each request
+    answered once; the handshake's notification is through before the first
+    ping goes (it went on a connection of its own, and could arrive after
+    it). Each POST opened a connection of its own before."""
+    with fault_server("keep-alive") as url:
+        async with mcpping.http.connect(url, keepalive=None, listen=False) as peer:
+            for _ in range(20):
+                assert await peer.ping(5) >= 0
+            figures = await _figures(peer)
+    assert figures == {"connections": 1, "dropped": 0,
+                       "answered": {"initialize": 1, "ping": 20, "tools/call": 1},
+                       "arrived": ["initialize", "notifications/initialized", "ping"]}
+
+
+async def test_a_kept_alive_connection_its_server_dropped_sends_the_request_again_on_a_new_one():
+    """The server closes a kept-alive connection as the next request comes
+    (its idle timeout ran out): that request never ran, so it goes once more
+    on a new connection, as Node's request() does; no request is lost, none
+    answered twice, and the session goes on."""
+    with fault_server("drop-idle") as url:
+        async with mcpping.http.connect(url, keepalive=None, listen=False) as peer:
+            for _ in range(10):
+                assert await peer.ping(5) >= 0
+            figures = await _figures(peer)
+            assert peer.healthy
+    assert figures["answered"] == {"initialize": 1, "ping": 10, "tools/call": 1}
+    assert figures["dropped"] >= 10, figures  # every request but the first met one
