@@ -74,9 +74,8 @@ class HttpSession {
     this.engineRequests = [];
     /** The last exchange started: its promise settles when it is over. */
     this.started = null;
-    /** Called with the next LISTENING, then the next CLOSED. */
-    this.onListening = null;
-    this.onClosed = null;
+    /** @type {Map<string, () => void>} what initialize() and close() wait for ('listening', 'closed') */
+    this.awaited = new Map();
     this.driver = new EngineDriver({
       role: 'client',
       transport: 'streamable-http',
@@ -121,10 +120,10 @@ class HttpSession {
           break;
         case 'listening':
           this.listening = a.value;
-          if (this.onListening) this.onListening();
+          this.arrived(a.do);
           break;
         case 'wait': this.wait(a.wait, a.ms); break;
-        case 'closed': if (this.onClosed) this.onClosed(); break;
+        case 'closed': this.arrived(a.do); break;
         default: throw new Error(`unknown HttpSession action ${a.do}`);
       }
     }
@@ -167,6 +166,29 @@ class HttpSession {
     }
     if (!this.exchanges.delete(id)) return; // cut
     this.run(this.machine.end(id, broken));
+  }
+
+  /**
+   * Runs the machine's answer to one input and waits, timeoutMs at most,
+   * until it asks for `action`.
+   * @param {string} action @param {() => object[]} feed @param {number} timeoutMs
+   */
+  async until(action, feed, timeoutMs) {
+    let timer;
+    const arrived = new Promise((resolve) => {
+      this.awaited.set(action, resolve);
+      timer = setTimeout(resolve, timeoutMs);
+    });
+    this.run(feed());
+    await arrived;
+    clearTimeout(timer);
+    this.awaited.delete(action);
+  }
+
+  /** @param {string} action */
+  arrived(action) {
+    const resolve = this.awaited.get(action);
+    if (resolve) resolve();
   }
 
   /** @param {number} id */
@@ -307,9 +329,10 @@ class HttpSession {
 
   /** Settles the engine's requests it no longer waits for (C's mcpp_engine_awaits). */
   cutEngineRequests() {
-    const over = this.engineRequests.filter((r) => !this.driver.awaits(r.frame));
-    if (over.length === 0) return;
-    this.engineRequests = this.engineRequests.filter((r) => !over.includes(r));
+    const waiting = [];
+    const over = [];
+    for (const r of this.engineRequests) (this.driver.awaits(r.frame) ? waiting : over).push(r);
+    this.engineRequests = waiting; // before the machine runs: what it runs may send more
     for (const r of over) this.run(this.machine.settled(r.tag));
   }
 
@@ -352,12 +375,7 @@ class HttpSession {
       },
     });
     // Wait for the GET's answer (bounded), so `listening` is true on return.
-    let timer;
-    const listened = new Promise((resolve) => (this.onListening = resolve));
-    this.run(this.machine.opened());
-    await Promise.race([listened, new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
-    clearTimeout(timer);
-    this.onListening = null;
+    await this.until('listening', () => this.machine.opened(), timeoutMs);
     return out.result;
   }
 
@@ -374,11 +392,7 @@ class HttpSession {
     if (this.closed) return;
     this.closed = true;
     this.clearTimers();
-    let timer;
-    const deleted = new Promise((resolve) => (this.onClosed = resolve));
-    this.run(this.machine.close());
-    await Promise.race([deleted, new Promise((resolve) => (timer = setTimeout(resolve, binding.httpShortTimeoutMs)))]);
-    clearTimeout(timer);
+    await this.until('closed', () => this.machine.close(), binding.httpShortTimeoutMs);
     for (const id of [...this.exchanges.keys()]) this.cut(id); // a DELETE past its bound
     this.driver.close(binding.closedByAppReason);
     this.rpc.failAll(new ClosedError(binding.closedByAppReason));
