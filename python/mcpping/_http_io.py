@@ -1,7 +1,7 @@
 """The Streamable HTTP client's I/O, under C's session (mcpping.http).
 
 Each exchange the session starts (a START action) runs in a daemon thread
-of its own over http.client, not in the loop's executor: asyncio.run()
+over http.client (Workers), not in the loop's executor: asyncio.run()
 joins that executor at exit, so a server that accepted and never answered
 would hold the process (the session's cuts end what is in flight). The
 thread hands the loop one part of the answer at a time and reads the next
@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import errno
 import http.client
+import queue
 import select
 import socket
 import ssl
@@ -43,6 +44,10 @@ _IDLE_MAX = 4
 #: it waited for the loop reads on for the end of the body.
 _REST_TIMEOUT = 0.1
 _REST_PARTS = 4
+
+#: How long a session's thread with no exchange to run waits for the next
+#: one before it ends.
+_WORKER_IDLE = 2.0
 
 #: An SSE answer's chunked stream ending: its last chunk's CRLF, then the
 #: last chunk (size 0) with no trailer.
@@ -191,9 +196,59 @@ def _new_conn(a: Action) -> Conn:
 Feed = Callable[["Exchange", str, "tuple[Any, ...]", "BaseException | None"], None]
 
 
+class Workers:
+    """A session's threads for its exchanges: one that ran an exchange
+    waits a while for the next (handing it over costs the loop no wait, where
+    Thread.start() waits for a new thread to run), then ends; every one
+    ends once its exchange is over after the session closed them."""
+
+    def __init__(self) -> None:
+        self._jobs: queue.SimpleQueue[Exchange | None] = queue.SimpleQueue()
+        self._lock = threading.Lock()
+        self._idle = 0
+        self._closed = False
+
+    def run(self, ex: Exchange) -> None:
+        """On the loop: ex runs in an idle thread, else in a new one."""
+        with self._lock:
+            if self._idle:
+                self._idle -= 1
+                self._jobs.put(ex)
+                return
+        threading.Thread(target=self._work, args=(ex,), daemon=True, name=ex.name).start()
+
+    def close(self) -> None:
+        """No thread waits for another exchange any more."""
+        with self._lock:
+            self._closed = True
+            idle, self._idle = self._idle, 0
+        for _ in range(idle):
+            self._jobs.put(None)
+
+    def _work(self, ex: Exchange | None) -> None:
+        me = threading.current_thread()
+        while ex is not None:
+            me.name, ex.thread = ex.name, me
+            ex.run()
+            me.name = "mcpping-http-idle"
+            with self._lock:
+                if self._closed:
+                    return
+                self._idle += 1
+            try:
+                ex = self._jobs.get(timeout=_WORKER_IDLE)
+            except queue.Empty:
+                with self._lock:
+                    try:
+                        ex = self._jobs.get_nowait()  # handed over as the wait ran out
+                    except queue.Empty:
+                        self._idle -= 1
+                        return
+
+
 class Exchange:
-    """One HTTP exchange the session started (a START action), run by a
-    thread of its own; the loop is told each part through feed, and calls
+    """One HTTP exchange the session started (a START action), run by one
+    of its Workers; the loop is told each part through feed, and calls
     fed() once it gave the part to the session."""
 
     def __init__(self, a: Action, idle: Idle, loop: asyncio.AbstractEventLoop, feed: Feed) -> None:
@@ -213,12 +268,11 @@ class Exchange:
         self._between_reads = False
         #: The GET listening stream (a tag's GET resumes a POST's answer).
         self.listens = a["method"] == "GET" and not a["tag"]
-        name = ("mcpping-http-listen" if self.listens else "mcpping-http-delete" if a["method"] == "DELETE"
-                else "mcpping-http-post")
-        self.thread = threading.Thread(target=self._run, daemon=True, name=name)
-
-    def start(self) -> None:
-        self.thread.start()
+        #: The name of the thread while it runs this exchange.
+        self.name = ("mcpping-http-listen" if self.listens else "mcpping-http-delete" if a["method"] == "DELETE"
+                     else "mcpping-http-post")
+        #: The thread running it, once one does.
+        self.thread: threading.Thread | None = None
 
     def fed(self) -> None:
         """On the loop: the part reported was given to the session."""
@@ -245,9 +299,10 @@ class Exchange:
 
     # ------------------------------------------------------------ the thread
 
-    def _run(self) -> None:
-        """The request, then its answer to the loop part by part (response,
-        each chunk of the body, its end), or why no answer came."""
+    def run(self) -> None:
+        """In a worker: the request, then its answer to the loop part by
+        part (response, each chunk of the body, its end), or why no answer
+        came."""
         a = self.action
         try:
             try:

@@ -39,7 +39,7 @@ from typing import Any
 
 from . import _check, _handshake, _native
 from ._driver import EngineDriver
-from ._http_io import Action, Conn, Exchange, Idle, connect_reason
+from ._http_io import Action, Conn, Exchange, Idle, Workers, connect_reason
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
@@ -134,6 +134,7 @@ class HttpPeer:
         #: The end of the exchange the last START began (see _notify).
         self._started: asyncio.Future[None] | None = None
         self._idle = Idle()
+        self._workers = Workers()
         #: What initialize() and close() wait for: the session's next
         #: "listening" and "closed" actions.
         self._awaited: dict[str, asyncio.Future[None]] = {}
@@ -400,7 +401,7 @@ class HttpPeer:
         self._started = ex.over
         if ex.listens:
             self._listening = ex
-        ex.start()
+        self._workers.run(ex)
 
     @property
     def _listener(self) -> threading.Thread | None:
@@ -451,6 +452,7 @@ class HttpPeer:
         for ex in posts:
             ex.stop(ending=True)
         self._idle.close()
+        self._workers.close()
         self.listening = False
 
     def _lose(self, exc: BaseException | None, reason: str) -> None:
