@@ -113,10 +113,13 @@ class _Cuttable:
         if sock is None or self._is_cut:
             return False
         try:
-            readable, _, _ = select.select([sock], [], [], 0)
+            if hasattr(select, "poll"):  # any fd number, where select() takes < 1024
+                quiet = select.poll()
+                quiet.register(sock, select.POLLIN)
+                return not quiet.poll(0)
+            return not select.select([sock], [], [], 0)[0]
         except (OSError, ValueError):
             return False
-        return not readable
 
     def cut(self) -> None:
         """Wakes the thread blocked on it; it is read no more."""

@@ -516,3 +516,28 @@ async def test_a_kept_alive_connection_its_server_dropped_sends_the_request_agai
             assert peer.healthy
     assert figures["answered"] == {"initialize": 1, "ping": 10, "tools/call": 1}
     assert figures["dropped"] >= 10, figures  # every request but the first met one
+
+
+async def test_kept_alive_connections_serve_a_process_with_over_1024_files_open():
+    """The idle connection's check must take any fd: select() refuses one
+    at 1024 and above (every request then opened a connection of its own)."""
+    import resource
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    need = 1200
+    assert hard == resource.RLIM_INFINITY or hard >= need, f"the hard limit of open files is {hard}"
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, need) if soft != resource.RLIM_INFINITY else soft, hard))
+    held = []
+    try:
+        with open(os.devnull) as devnull:
+            while not held or held[-1] < 1100:  # the sockets opened next get numbers above these
+                held.append(os.dup(devnull.fileno()))
+        with fault_server("keep-alive") as url:
+            async with mcpping.http.connect(url, keepalive=None, listen=False) as peer:
+                for _ in range(5):
+                    assert await peer.ping(5) >= 0
+                figures = await _figures(peer)
+        assert figures["connections"] == 1, figures
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
