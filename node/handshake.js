@@ -20,6 +20,7 @@ const { RpcError } = require('./rpc');
  *   isLost: the connection is gone (the error is passed on as it is,
  *   unless closedWhy tells how it ended: then C words the close);
  *   done: takes the session before the notification is sent;
+ *   notify: what it returns (a POST's end) is awaited, within timeoutMs;
  *   unreadable: what the server wrote instead, added to a timeout's sentence
  * @returns {Promise<{version: string, modern: boolean, serverName: string,
  *   serverInfo: object|null, result: object}>}
@@ -59,7 +60,16 @@ async function runHandshake(io) {
   // The session is known before the notification goes (its headers name it).
   io.done(out);
   const note = hs.notification();
-  if (note !== null) await io.notify(JSON.parse(note).method);
+  if (note !== null) {
+    // A POST is through before the session is used, within the handshake's
+    // time: sent, its answer may still come after.
+    const sent = io.notify(JSON.parse(note).method);
+    let timer;
+    const left = io.timeoutMs === 0 ? sent // no bound, as for the requests
+      : new Promise((resolve) => (timer = setTimeout(resolve, Math.max(1, end - Date.now()))));
+    await Promise.race([sent, left]);
+    clearTimeout(timer);
+  }
   return out;
 }
 

@@ -27,7 +27,7 @@ async def run(request: Request, notify: Callable[[str], Awaitable[None] | None],
     (version, modern, server_name, server_info and result decoded), given
     to `done` first, before the notification goes (its headers name the
     session) and, where notify returns an awaitable (a POST), through
-    before the session is used. Raises `error(sentence)` with a `kind` attribute if it fails;
+    before the session is used, within `timeout` too. Raises `error(sentence)` with a `kind` attribute if it fails;
     a timeout's sentence adds what `unreadable` says the server wrote
     instead."""
     hs = _native.ClientHandshake(max(1, round(timeout * 1000)))
@@ -63,7 +63,9 @@ async def run(request: Request, notify: Callable[[str], Awaitable[None] | None],
         try:
             sent = notify(json.loads(note)["method"])
             if sent is not None:
-                await sent
+                await asyncio.wait_for(asyncio.shield(sent), max(0.001, end - loop.time()))
+        except asyncio.TimeoutError:
+            pass  # sent, its POST not answered yet: the session goes on
         except PeerClosed:
             pass  # it answered, then left: the close is reported on its own
     return out

@@ -360,6 +360,20 @@ test('a kept-alive connection its server dropped sends the request again on a ne
   }
 });
 
+test('a notification POST never answered holds the handshake no longer than its timeout, as in Python', async () => {
+  // http_fault.py --mode mute-notifications never answers a notification's POST.
+  const server = await faultServer('mute-notifications');
+  const s = new HttpSession(server.url, { listen: false });
+  try {
+    await h.within(s.initialize(INIT, 1000), 10000, 'the handshake'); // not held for good (the bound is 1 s)
+    assert.equal(s.protocolVersion, '2025-11-25');
+    assert.ok((await s.ping({ timeoutMs: 5000 })) >= 0);
+  } finally {
+    await s.close();
+    await server.stop();
+  }
+});
+
 test('a server without GET (http_fault.py answers 501) is not asked again', async () => {
   const server = await faultServer('unsupported');
   const s = new HttpSession(server.url);

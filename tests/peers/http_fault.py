@@ -102,6 +102,9 @@ Flags:
                       answer (a server whose keep-alive timeout ran out as
                       the request came); a tools/call also says how many
                       were dropped: {"dropped": D}
+  --mode mute-notifications  a notification's POST is read and never
+                      answered (held until the client leaves); requests are
+                      answered as usual
 Each POST answers one JSON message (application/json); notifications get
 202. Every session id is "session-N".
 """
@@ -116,7 +119,7 @@ ap = argparse.ArgumentParser()
 ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "silent", "sse-breaks",
                                           "unauthorized", "refuse", "strict", "sse-ends", "endless", "listen-later", "listen-held", "sse-lingers", "json-breaks", "init-breaks",
                                           "expire-resume", "expire-400", "refuse-sessions", "json-bom", "sse-bom",
-                                          "keep-alive", "drop-idle"],
+                                          "keep-alive", "drop-idle", "mute-notifications"],
                 required=True)
 args = ap.parse_args()
 
@@ -359,6 +362,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
             pong.set()
         if mid == "listen-ping-2" and "result" in msg:
             reopened.set()
+        if mid is None and method and args.mode == "mute-notifications":
+            return self.hang()
         if mid is None or "method" not in msg:
             return self.reply(202)
         if args.mode in ("keep-alive", "drop-idle"):

@@ -541,3 +541,18 @@ async def test_kept_alive_connections_serve_a_process_with_over_1024_files_open(
         for fd in held:
             os.close(fd)
         resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+
+
+async def test_a_notification_post_never_answered_holds_the_handshake_no_longer_than_its_timeout():
+    """connect() waits for the initialized notification's POST (so the
+    server has it before the first request), but only within the
+    handshake's time: a server that never answers that POST still opens,
+    and its requests are answered."""
+    with fault_server("mute-notifications") as url:
+        # Not held for good (the bound is 1 s).
+        peer = await asyncio.wait_for(mcpping.http.connect(url, keepalive=None, listen=False, init_timeout=1), 10)
+        try:
+            assert peer.protocol_version == "2025-11-25"
+            assert await peer.ping(5) >= 0
+        finally:
+            await peer.close()
