@@ -1,29 +1,23 @@
 """The Streamable HTTP client's I/O, under C's session (mcpping.http).
 
-Each exchange the session starts (a START action) runs in a daemon thread
-over http.client (Workers), not in the loop's executor: asyncio.run()
-joins that executor at exit, so a server that accepted and never answered
-would hold the process (the session's cuts end what is in flight). The
-thread hands the loop one part of the answer at a time and reads the next
-only once the loop fed it to the session, so a server that floods costs
-bounded memory. A thread blocked on its socket is woken by cutting the
-socket; one waiting for the loop is not, and may read the rest of a body
-already on its way. A body read to its end leaves its connection open for
-the session's next request (HTTP/1.1 keep-alive), as Node's agent does.
+Every exchange the session starts (a START action) runs on the
+application's loop, over an asyncio connection, as Node's client runs on
+its own: no thread, and no hand-off between threads on a round trip. What
+arrives is parsed as it comes (_Response: HTTP/1.1 bodies by length,
+chunked, or until the server closes) and handed to the session in the same
+callback, so a server that floods costs one read's memory. A body read to
+its end leaves its connection for the session's next request (keep-alive),
+as Node's agent does.
 """
 
 from __future__ import annotations
 
 import asyncio
 import errno
-import http.client
-import queue
-import select
+import ipaddress
 import socket
 import ssl
-import threading
-import time
-from typing import Any, Callable
+from typing import Any, Protocol
 
 from . import _native
 
@@ -33,25 +27,22 @@ Action = dict[str, Any]
 #: A server (https, host, port): which kept-alive connections can go to it.
 Key = tuple[bool, str, int]
 
-#: Guards a connection's socket between its connect and a cut from the loop,
-#: and an exchange's state between its thread and the loop.
-_CUT_LOCK = threading.Lock()
-
 #: How many kept-alive connections a session keeps idle between exchanges.
 _IDLE_MAX = 4
 
-#: How long, and for how many parts, a thread whose exchange was cut while
-#: it waited for the loop reads on for the end of the body.
-_REST_TIMEOUT = 0.1
-_REST_PARTS = 4
+#: How long, and for how many bytes, a POST whose exchange the session cut
+#: mid-body is read on for the body's end, so its connection is kept.
+_DRAIN_SECONDS = 0.1
+_DRAIN_BYTES = 256 * 1024
 
-#: How long a session's thread with no exchange to run waits for the next
-#: one before it ends.
-_WORKER_IDLE = 2.0
+#: A response head larger than this is no HTTP server's (http.client's bounds:
+#: 64 KiB a line, 100 headers).
+_HEAD_MAX = 64 * 1024
+_HEADERS_MAX = 100
 
-#: An SSE answer's chunked stream ending: its last chunk's CRLF, then the
-#: last chunk (size 0) with no trailer.
-_LAST_CHUNK = b"\r\n0\r\n\r\n"
+
+class NotHttp(Exception):
+    """What the server sent is no HTTP/1.1 response."""
 
 
 def connect_reason(exc: BaseException | None) -> str:
@@ -64,12 +55,12 @@ def connect_reason(exc: BaseException | None) -> str:
             return _native.http_tls_error_name(exc.verify_code or -1)
         if isinstance(exc, ssl.SSLError):
             return _native.http_tls_error_name(0)  # not its errno: 1 is no EPERM
-        if isinstance(exc, TimeoutError) and exc.errno is None:
-            return "ETIMEDOUT"  # a socket timeout, as Node names a connect that timed out
-        if isinstance(exc, http.client.RemoteDisconnected):
-            return "ECONNRESET"  # closed before any answer: Node's "socket hang up"
-        if isinstance(exc, http.client.HTTPException):
+        if isinstance(exc, NotHttp):
             return _native.HTTP_NOT_HTTP_CAUSE
+        if isinstance(exc, ConnectionResetError) and exc.errno is None:
+            return "ECONNRESET"  # closed before any answer: Node's "socket hang up"
+        if isinstance(exc, (TimeoutError, asyncio.TimeoutError)) and getattr(exc, "errno", None) is None:
+            return "ETIMEDOUT"  # a connect or head that timed out, as Node names it
         if isinstance(exc, OSError) and exc.errno is not None and exc.errno in errno.errorcode:
             return errno.errorcode[exc.errno]
         nested = getattr(exc, "reason", None)
@@ -80,377 +71,494 @@ def connect_reason(exc: BaseException | None) -> str:
     return "unreachable"
 
 
-class _Cuttable:
-    """A connection whose socket another thread can cut, also after an
-    answer with no length (an event stream ended by closing) took the
-    socket from it (http.client then hands it to the response alone), and
-    also while it is still connecting (the cut then comes once it is)."""
-
-    socket: socket.socket | None = None
-    _is_cut = False
-
-    def connect(self) -> None:
-        super().connect()  # type: ignore[misc]
-        with _CUT_LOCK:
-            self.socket = self.sock  # type: ignore[attr-defined]
-            is_cut = self._is_cut
-        if is_cut:
-            self._shutdown()
-
-    def bound(self, seconds: float | None) -> None:
-        """The timeout of what is read next (None: none)."""
-        if self.socket is not None:
-            self.socket.settimeout(seconds)
-
-    def unbounded(self) -> None:
-        """No timeout on reads any more: an idle stream, a long answer."""
-        self.bound(None)
-
-    def reusable(self) -> bool:
-        """Open, never cut, and quiet: an idle kept-alive connection its
-        server closed reads as at its end, so it carries no request."""
-        sock = self.sock  # type: ignore[attr-defined]
-        if sock is None or self._is_cut:
-            return False
-        try:
-            if hasattr(select, "poll"):  # any fd number, where select() takes < 1024
-                quiet = select.poll()
-                quiet.register(sock, select.POLLIN)
-                return not quiet.poll(0)
-            return not select.select([sock], [], [], 0)[0]
-        except (OSError, ValueError):
-            return False
-
-    def cut(self) -> None:
-        """Wakes the thread blocked on it; it is read no more."""
-        with _CUT_LOCK:
-            self._is_cut = True
-        self._shutdown()
-
-    def _shutdown(self) -> None:
-        if self.socket is not None:
-            try:
-                self.socket.shutdown(socket.SHUT_RDWR)
-            except OSError:
-                pass
-
-
-class _HTTPConnection(_Cuttable, http.client.HTTPConnection):
-    pass
-
-
-class _HTTPSConnection(_Cuttable, http.client.HTTPSConnection):
-    pass
-
-
-Conn = _HTTPConnection | _HTTPSConnection
-
-
-class Idle:
-    """A session's kept-alive connections between exchanges: the next
-    request to the same server costs no connect, and its server no accept.
-    Taken on the loop, given back by the thread that read an answer whole."""
+class _Response:
+    """One HTTP/1.1 response, parsed as its bytes come (sans I/O): feed()
+    returns what they completed, in order: ("head", status, headers),
+    ("body", bytes), ("end",). Raises NotHttp on what no server sends."""
 
     def __init__(self) -> None:
-        self._conns: list[tuple[Key, Conn]] = []
-        self._lock = threading.Lock()
-        self._closed = False
+        self._buf = b""
+        self._state = "head"
+        self._left = 0  # of a body's length, or of the chunk being read
+        self.status = 0
+        self.headers: dict[str, str] = {}
+        #: Whether the connection may carry the next request once this ends.
+        self.keep_alive = False
+        #: Whether the body ends only when the server closes.
+        self.until_close = False
+
+    @property
+    def started(self) -> bool:
+        """Whether the head was read (the body is under way or over)."""
+        return self._state != "head"
+
+    @property
+    def ended(self) -> bool:
+        return self._state == "done"
+
+    def feed(self, data: bytes) -> list[tuple[Any, ...]]:
+        out: list[tuple[Any, ...]] = []
+        body: list[bytes] = []
+        buf, self._buf = self._buf + data if self._buf else data, b""
+        at = 0
+        while at < len(buf) and self._state != "done":
+            state = self._state
+            if state in ("length", "chunk", "close"):
+                n = len(buf) - at if state == "close" else min(self._left, len(buf) - at)
+                body.append(buf[at:at + n])
+                at += n
+                self._left -= n
+                if self._left == 0 and state == "length":
+                    self._state = "done"
+                elif self._left == 0 and state == "chunk":
+                    self._state = "chunk-crlf"
+                continue
+            end = buf.find(b"\r\n\r\n" if state == "head" else b"\r\n", at)
+            if end < 0:
+                if len(buf) - at > _HEAD_MAX:
+                    raise NotHttp("a line without end")
+                break
+            line, at = buf[at:end], end + (4 if state == "head" else 2)
+            if state == "head":
+                self._head(line)
+                if self._state != "head":
+                    out.append(("head", self.status, self.headers))
+            elif state == "size":
+                self._size(line)
+            elif state == "chunk-crlf":
+                if line:
+                    raise NotHttp("a chunk longer than its size")
+                self._state = "size"
+            elif not line:  # a trailer line; the empty one ends the body
+                self._state = "done"
+        if self._state == "done" and at < len(buf):
+            self.keep_alive = False  # bytes past the answer's end: no next answer can be told apart
+        self._buf = buf[at:] if self._state != "done" else b""
+        joined = b"".join(body)
+        if joined:
+            out.append(("body", joined))
+        if self._state == "done":
+            out.append(("end",))
+        return out
+
+    def closed(self) -> bool:
+        """The server closed: whether that ended the body whole."""
+        if self._state == "close" or self._state == "done":
+            self._state = "done"
+            return True
+        return False
+
+    def _head(self, head: bytes) -> None:
+        lines = head.split(b"\r\n")
+        parts = lines[0].split(None, 2)
+        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit() or len(parts[1]) != 3:
+            raise NotHttp(f"not an HTTP/1.1 status line: {lines[0][:80]!r}")
+        if len(lines) > _HEADERS_MAX + 1:
+            raise NotHttp(f"more than {_HEADERS_MAX} headers")
+        status = int(parts[1])
+        if 100 <= status < 200 and status != 101:
+            return  # an interim answer (100 Continue): the real one follows
+        headers: dict[str, str] = {}
+        key = ""
+        for raw in lines[1:]:
+            if raw[:1] in (b" ", b"\t") and key:  # an obsolete folded line: its header goes on
+                headers[key] = f"{headers[key]} {raw.decode('latin-1').strip()}"
+                continue
+            name, colon, value = raw.decode("latin-1").partition(":")
+            if not colon:
+                raise NotHttp(f"not a header line: {raw[:80]!r}")
+            key, value = name.strip().lower(), value.strip()
+            headers[key] = f"{headers[key]}, {value}" if key in headers else value
+        self.status, self.headers = status, headers
+        connection = headers.get("connection", "").lower()
+        self.keep_alive = ("close" not in connection if parts[0] == b"HTTP/1.1"
+                           else "keep-alive" in connection)
+        coding = headers.get("transfer-encoding", "").lower()
+        if status in (204, 304):
+            self._state = "done"
+        elif coding.rsplit(",", 1)[-1].strip() == "chunked":
+            self._state = "size"
+        elif coding:
+            self._state, self.until_close = "close", True
+        elif "content-length" in headers:
+            length = headers["content-length"].split(",")[0].strip()
+            if not length.isdigit():
+                raise NotHttp(f"Content-Length {length[:40]!r}")
+            self._left = int(length)
+            self._state = "length" if self._left else "done"
+        else:
+            self._state, self.until_close = "close", True
+        if self.until_close:
+            self.keep_alive = False
+
+    def _size(self, line: bytes) -> None:
+        size = line.split(b";", 1)[0].strip()
+        try:
+            self._left = int(size, 16)
+        except ValueError:
+            raise NotHttp(f"a chunk size {size[:40]!r}") from None
+        if self._left < 0:
+            raise NotHttp(f"a chunk size {size[:40]!r}")
+        self._state = "chunk" if self._left else "trailer"
+
+
+class Sink(Protocol):
+    """What an exchange tells the session's host (mcpping.http), on the loop."""
+
+    def _answer_head(self, ex: Exchange, status: int, headers: dict[str, str]) -> None: ...
+    def _answer_body(self, ex: Exchange, chunk: bytes) -> None: ...
+    def _answer_end(self, ex: Exchange, broken: bool) -> None: ...
+    def _exchange_failed(self, ex: Exchange, exc: BaseException) -> None: ...
+
+
+class Conn(asyncio.Protocol):
+    """One connection to a server; carries one exchange at a time."""
+
+    def __init__(self, key: Key, pool: Pool) -> None:
+        self.key = key
+        self.pool = pool
+        self.transport: asyncio.Transport | None = None
+        #: The exchange it carries now (None while idle).
+        self.exchange: Exchange | None = None
+        self.lost = False
+
+    def connection_made(self, transport: asyncio.BaseTransport) -> None:
+        assert isinstance(transport, asyncio.Transport)
+        self.transport = transport
+        self.pool.opened(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self.exchange is not None:
+            self.exchange.received(data)
+        else:
+            self.close()  # an idle connection that speaks carries nothing more
+
+    def eof_received(self) -> None:
+        if self.exchange is not None:
+            self.exchange.closed(None)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self.lost = True
+        self.pool.forget(self)
+        if self.exchange is not None:
+            self.exchange.closed(exc)
+
+    def reusable(self) -> bool:
+        return not self.lost and self.transport is not None and not self.transport.is_closing()
+
+    def close(self) -> None:
+        """Closed at once, what it holds dropped (a cut, an end)."""
+        self.exchange = None
+        if self.transport is not None:
+            self.transport.abort()
+
+
+class Pool:
+    """A session's connections: the idle ones kept alive between exchanges
+    (the next request to the same server costs no connect, and its server
+    no accept), and every one open, so that closing leaves none."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self._idle: list[Conn] = []
+        self._open: set[Conn] = set()
+        self._connects: set[asyncio.Task[Conn]] = set()
+        self._gone: asyncio.Future[None] | None = None
+        self._tls: ssl.SSLContext | None = None
+        self.closed = False
 
     def take(self, key: Key) -> Conn | None:
         """An open idle connection to key's server, if any."""
-        with self._lock:
-            while self._conns:
-                had, conn = self._conns.pop()
-                if had == key and conn.reusable():
-                    return conn
-                conn.close()  # another server's (a redirect moved the session), or closed
+        while self._idle:
+            conn = self._idle.pop()
+            if conn.key == key and conn.reusable():
+                return conn
+            conn.close()  # another server's (a redirect moved the session), or closed
         return None
 
-    def keep(self, key: Key, conn: Conn) -> None:
+    def keep(self, conn: Conn) -> None:
         """Keeps conn for the next request; closes it once closed or full."""
-        with self._lock:
-            if not self._closed and len(self._conns) < _IDLE_MAX:
-                self._conns.append((key, conn))
-                return
-        conn.close()
-
-    def close(self) -> None:
-        with self._lock:
-            self._closed = True
-            conns, self._conns = self._conns, []
-        for _, conn in conns:
+        conn.exchange = None
+        if not self.closed and conn.reusable() and len(self._idle) < _IDLE_MAX:
+            self._idle.append(conn)
+        else:
             conn.close()
 
+    def opened(self, conn: Conn) -> None:
+        self._open.add(conn)
 
-def _send_timeout(a: Action) -> float:
-    """How long the connect, and the request's sending, may take."""
-    timeout: float = a["connect_timeout_ms"] / 1000
-    if a["headers_timeout_ms"]:
-        timeout = min(timeout, a["headers_timeout_ms"] / 1000)
-    return timeout
+    def forget(self, conn: Conn) -> None:
+        self._open.discard(conn)
+        if conn in self._idle:
+            self._idle.remove(conn)
+        if not self._open and self._gone is not None and not self._gone.done():
+            self._gone.set_result(None)
 
+    async def connect(self, key: Key, timeout: float) -> Conn:
+        """A new connection to key's server (TLS for https), within timeout
+        seconds; raises what stopped it (OSError, ssl.SSLError, TimeoutError)."""
+        task = self.loop.create_task(self._connect(key))
+        self._connects.add(task)
+        task.add_done_callback(self._connects.discard)
+        return await asyncio.wait_for(task, timeout)
 
-def _new_conn(a: Action) -> Conn:
-    cls = _HTTPSConnection if a["https"] else _HTTPConnection
-    return cls(a["host"], a["port"], timeout=_send_timeout(a))
+    async def _connect(self, key: Key) -> Conn:
+        https, host, port = key
+        sock = await self._socket(host, port)
+        try:
+            tls = self._context() if https else None
+            _, conn = await self.loop.create_connection(lambda: Conn(key, self), sock=sock, ssl=tls,
+                                                        server_hostname=host if https else None)
+        except BaseException:
+            sock.close()
+            raise
+        if self.closed:
+            conn.close()
+            raise ConnectionAbortedError(errno.ECONNABORTED, "the session closed")
+        return conn
 
-
-#: What an exchange tells the loop: (exchange, "failed" | "answer" | "part", args, exception).
-Feed = Callable[["Exchange", str, "tuple[Any, ...]", "BaseException | None"], None]
-
-
-class Workers:
-    """A session's threads for its exchanges: one that ran an exchange
-    waits a while for the next (handing it over costs the loop no wait, where
-    Thread.start() waits for a new thread to run), then ends; every one
-    ends once its exchange is over after the session closed them."""
-
-    def __init__(self) -> None:
-        self._jobs: queue.SimpleQueue[Exchange | None] = queue.SimpleQueue()
-        self._lock = threading.Lock()
-        self._idle = 0
-        self._closed = False
-
-    def run(self, ex: Exchange) -> None:
-        """On the loop: ex runs in an idle thread, else in a new one."""
-        with self._lock:
-            if self._idle:
-                self._idle -= 1
-                self._jobs.put(ex)
-                return
-        threading.Thread(target=self._work, args=(ex,), daemon=True, name=ex.name).start()
-
-    def close(self) -> None:
-        """No thread waits for another exchange any more."""
-        with self._lock:
-            self._closed = True
-            idle, self._idle = self._idle, 0
-        for _ in range(idle):
-            self._jobs.put(None)
-
-    def _work(self, ex: Exchange | None) -> None:
-        me = threading.current_thread()
-        while ex is not None:
-            me.name, ex.thread = ex.name, me
-            ex.run()
-            me.name = "mcpping-http-idle"
-            with self._lock:
-                if self._closed:
-                    return
-                self._idle += 1
+    async def _socket(self, host: str, port: int) -> socket.socket:
+        """A socket connected to the first of host's addresses that takes
+        it; else the first address's error (as socket.create_connection)."""
+        try:
+            ipaddress.ip_address(host)  # no resolver thread for an address
+            family = socket.AF_INET6 if ":" in host else socket.AF_INET
+            addresses: list[tuple[int, Any]] = [(family, (host, port))]
+        except ValueError:
+            infos = await self.loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            addresses = [(info[0], info[4]) for info in infos]
+        first: OSError | None = None
+        for family_number, address in addresses:
+            sock = socket.socket(family_number, socket.SOCK_STREAM)
             try:
-                ex = self._jobs.get(timeout=_WORKER_IDLE)
-            except queue.Empty:
-                with self._lock:
-                    try:
-                        ex = self._jobs.get_nowait()  # handed over as the wait ran out
-                    except queue.Empty:
-                        self._idle -= 1
-                        return
+                sock.setblocking(False)
+                await self.loop.sock_connect(sock, address)
+                return sock
+            except OSError as e:
+                sock.close()
+                first = first or e
+            except BaseException:
+                sock.close()
+                raise
+        raise first or OSError(errno.EHOSTUNREACH, f"no address for {host}")
+
+    def _context(self) -> ssl.SSLContext:
+        if self._tls is None:
+            self._tls = ssl.create_default_context()  # the system's trust store, SSL_CERT_FILE
+            self._tls.set_alpn_protocols(["http/1.1"])
+        return self._tls
+
+    def shut(self) -> None:
+        """Closes every connection, and each made from now on."""
+        self.closed = True
+        idle, self._idle = self._idle, []
+        for conn in [*idle, *self._open]:
+            conn.close()
+        for task in self._connects:
+            task.cancel()
+
+    async def gone(self, timeout: float) -> None:
+        """Waits (timeout seconds at most) until every connection shut is
+        closed, and every connect called off is over."""
+        waits: list[asyncio.Future[Any]] = list(self._connects)
+        if self._open:
+            self._gone = self.loop.create_future()
+            waits.append(self._gone)
+        if waits:
+            await asyncio.wait(waits, timeout=timeout)
+
+
+def _request_bytes(a: Action) -> bytes:
+    host = f"[{a['host']}]" if ":" in a["host"] else a["host"]
+    if a["port"] != (443 if a["https"] else 80):
+        host = f"{host}:{a['port']}"
+    lines = [f"{a['method']} {a['target']} HTTP/1.1", f"Host: {host}"]
+    lines += [f"{name}: {value}" for name, value in a["headers"]]
+    body: bytes | None = a["body"]
+    if body is not None:
+        lines.append(f"Content-Length: {len(body)}")
+    head = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
+    return head + body if body else head
 
 
 class Exchange:
-    """One HTTP exchange the session started (a START action), run by one
-    of its Workers; the loop is told each part through feed, and calls
-    fed() once it gave the part to the session."""
+    """One HTTP exchange the session started (a START action): its request
+    on a kept-alive or new connection, then its answer to the sink part by
+    part (the head, each read of the body, the end), or why none came."""
 
-    def __init__(self, a: Action, idle: Idle, loop: asyncio.AbstractEventLoop, feed: Feed) -> None:
+    def __init__(self, a: Action, pool: Pool, sink: Sink) -> None:
         self.number: int = a["exchange"]
         self.action = a
         self.key: Key = (bool(a["https"]), a["host"], a["port"])
-        self._idle, self._loop, self._feed = idle, loop, feed
-        #: The connection, until the thread closes it or gives it back (None then).
-        self.conn: Conn | None = idle.take(self.key) or _new_conn(a)
+        self._pool, self._sink, self._loop = pool, sink, pool.loop
         self.stopped = False
-        #: Settles on the loop once the exchange is over (its end, failure or cut).
-        self.over: asyncio.Future[None] = loop.create_future()
-        self._fed = threading.Event()
-        #: Whether the thread is, or may be about to be, on the socket (under _CUT_LOCK).
-        self._reading = True
-        #: Cut while the thread waited for the loop: the socket was left whole.
-        self._between_reads = False
+        #: Settles once the exchange is over (its end, failure or cut).
+        self.over: asyncio.Future[None] = self._loop.create_future()
         #: The GET listening stream (a tag's GET resumes a POST's answer).
         self.listens = a["method"] == "GET" and not a["tag"]
-        #: The name of the thread while it runs this exchange.
-        self.name = ("mcpping-http-listen" if self.listens else "mcpping-http-delete" if a["method"] == "DELETE"
-                     else "mcpping-http-post")
-        #: The thread running it, once one does.
-        self.thread: threading.Thread | None = None
+        #: The connection while it carries this exchange.
+        self.conn: Conn | None = None
+        self._response = _Response()
+        self._reused = False
+        self._heard = False  # any byte of the answer
+        self._draining = 0  # bytes read on after a cut mid-body (0: not cut)
+        self._connecting: asyncio.Task[None] | None = None
+        self._timer: asyncio.TimerHandle | None = None
+        self._began = self._loop.time()
 
-    def fed(self) -> None:
-        """On the loop: the part reported was given to the session."""
-        self._fed.set()
+    def start(self) -> None:
+        conn = self._pool.take(self.key)
+        if conn is not None:
+            self._send(conn, reused=True)
+        else:
+            self._connecting = self._loop.create_task(self._connect())
 
     def finished(self) -> None:
-        """On the loop: the session heard the exchange's end or failure."""
+        """The session heard the exchange's end or failure (or cut it)."""
         if not self.over.done():
             self.over.set_result(None)
 
     def stop(self, ending: bool = False) -> None:
-        """On the loop: the session cut it (ending: the session is over);
-        what the thread reports from now on is dropped. A POST's thread
-        waiting for the loop may read the rest of its answer's stream, for
-        the connection's sake, unless the session is over."""
+        """The session cut it (ending: the session is over); nothing more
+        reaches the sink. A POST cut mid-body is read on for a short while
+        to its end, for its connection's sake, unless the session is over."""
         self.finished()
-        with _CUT_LOCK:
-            self.stopped = True
-            self._between_reads = not self._reading and not ending and self.action["method"] == "POST"
-            conn = self.conn
-        self._fed.set()
-        if conn is not None and not self._between_reads:
-            conn.cut()
-
-    # ------------------------------------------------------------ the thread
-
-    def run(self) -> None:
-        """In a worker: the request, then its answer to the loop part by
-        part (response, each chunk of the body, its end), or why no answer
-        came."""
-        a = self.action
-        try:
-            try:
-                resp = None if self.stopped else self._send()
-                if resp is None:
-                    return
-            except (OSError, http.client.HTTPException) as e:  # not reached, or no HTTP answer
-                self._report("failed", (connect_reason(e),), e, last=True)
-                return
-            self._conn().unbounded()  # an idle stream is no error, nor a long answer
-            head = (resp.status, resp.getheader("Content-Type"), resp.getheader("Mcp-Session-Id"),
-                    resp.getheader("Location"))
-            # A POST's answer comes with its headers, or as its SSE stream
-            # begins: handed over with them, a ping's answer costs the loop
-            # one wake, not three. (A GET's stream may stay idle: its
-            # headers go at once, so the listening stream counts as open.)
-            part = self._read_part(resp) if a["method"] == "POST" else (b"", False, False)
-            what: str = "answer"
-            while True:
-                _, ended, broken = part
-                if ended and not broken:
-                    self._give_back(resp)  # before the loop hears of the end: its next request finds it
-                args = (head, *part) if what == "answer" else part
-                if not self._report(what, args, None, last=ended) or ended:
-                    break
-                part, what = self._read_part(resp), "part"
-            if self._between_reads and not ended and self._rest_of_body(resp):
-                self._give_back(resp)
-        finally:
-            conn = self._release()
-            if conn is not None:
-                conn.close()
-
-    def _conn(self) -> Conn:
+        self.stopped = True
+        self._disarm()
+        if self._connecting is not None:
+            self._connecting.cancel()
         conn = self.conn
-        assert conn is not None  # the thread's own until it lets go
-        return conn
-
-    def _send(self) -> http.client.HTTPResponse | None:
-        """The request and its response's head (None: cut meanwhile). A
-        kept-alive connection its server closed as the request went (its
-        idle timeout ran out) never delivered it: the request goes once
-        more on a new connection, as Node's request() does."""
-        a, began = self.action, time.monotonic()
-        while True:
-            conn = self._conn()
-            reused = conn.sock is not None
-            try:
-                if reused:
-                    conn.bound(_send_timeout(a))
-                conn.request(a["method"], a["target"], body=a["body"], headers=dict(a["headers"]))
-                if a["headers_timeout_ms"]:
-                    conn.bound(max(0.001, began + a["headers_timeout_ms"] / 1000 - time.monotonic()))
-                else:
-                    # No bound on the answer: a long tool call is no lost
-                    # server (the engine's deadline decides; a cut ends it).
-                    conn.unbounded()
-                return conn.getresponse()
-            except (BrokenPipeError, ConnectionResetError):  # RemoteDisconnected too
-                if not reused:
-                    raise
-            fresh = _new_conn(a)
-            with _CUT_LOCK:
-                self.conn, stopped = fresh, self.stopped  # a cut from now on cuts the new one
-            conn.close()
-            if stopped:
-                return None
-
-    def _read_part(self, resp: http.client.HTTPResponse) -> tuple[bytes, bool, bool]:
-        """The next chunk of a body, whether the body ended with it, and
-        whether it ended broken (reset, cut, closed before its length)."""
-        try:
-            chunk = resp.read1(65536)
-            if chunk and resp.chunked and resp.chunk_left == 0 and self._ends_next(resp):
-                resp.read1(65536)  # the last chunk, already here: the body ends with this part
-        except (OSError, http.client.HTTPException):  # reset, cut mid-body, unfinished chunks
-            return b"", True, True
-        if chunk and not resp.isclosed() and resp.length != 0:
-            return chunk, False, False
-        return chunk, True, bool(resp.length)  # closed before Content-Length was read
-
-    def _ends_next(self, resp: http.client.HTTPResponse) -> bool:
-        """Whether the end of a chunked body is already here (a server
-        writes an SSE answer's end just after it), looked at without
-        waiting: the socket gives what it has, or nothing."""
-        sock = self.conn.sock if self.conn is not None else None
-        if sock is None or resp.fp is None:
-            return False
-        timeout = sock.gettimeout()
-        try:
-            sock.settimeout(0)
-            return resp.fp.peek(len(_LAST_CHUNK)).startswith(_LAST_CHUNK)
-        except (OSError, ValueError):
-            return False
-        finally:
-            sock.settimeout(timeout)
-
-    def _rest_of_body(self, resp: http.client.HTTPResponse) -> bool:
-        """After a cut between reads: whether the rest of the body came
-        whole within a short while (what it held is dropped: the session
-        asked for no more)."""
-        self._conn().bound(_REST_TIMEOUT)
-        for _ in range(_REST_PARTS):
-            _, ended, broken = self._read_part(resp)
-            if ended:
-                return not broken
-        return False
-
-    def _give_back(self, resp: http.client.HTTPResponse) -> None:
-        """A body read to its end on a connection the server keeps open:
-        the next bytes on it are the next response's, so the session's
-        next request may go on it."""
-        if resp.will_close or not (resp.isclosed() if resp.chunked else resp.length == 0):
+        if conn is None:
             return
-        resp.close()  # done with: http.client sends on the connection again
-        conn = self._release()
-        if conn is not None:
-            self._idle.keep(self.key, conn)
+        r = self._response
+        if not ending and self.action["method"] == "POST" and r.started and not r.until_close:
+            self._draining = 1
+            self._timer = self._loop.call_later(_DRAIN_SECONDS, self._let_go)
+        else:
+            self._let_go()
 
-    def _release(self) -> Conn | None:
-        """The connection, no longer this exchange's (a cut touches it no more)."""
-        with _CUT_LOCK:
-            conn, self.conn = self.conn, None
-            self._reading = False
-        return conn
+    # ------------------------------------------------------------ the connection
 
-    def _report(self, what: str, args: tuple[Any, ...], exc: BaseException | None, last: bool) -> bool:
-        """Hands the loop one part of the exchange and, unless it is the
-        last, waits until the loop fed it to the session; False once the
-        session cut the exchange (or the loop is gone): the thread then
-        reads no more."""
-        with _CUT_LOCK:
-            if self.stopped:
-                return False
-            self._reading = False
-        self._fed.clear()
+    async def _connect(self) -> None:
+        a = self.action
+        timeout = a["connect_timeout_ms"] / 1000
+        if a["headers_timeout_ms"]:
+            timeout = min(timeout, a["headers_timeout_ms"] / 1000)
         try:
-            self._loop.call_soon_threadsafe(self._feed, self, what, args, exc)
-        except RuntimeError:
-            return False  # the loop is closed: the run is over
-        if last:
-            return True
-        while not self._fed.wait(1.0):
-            if self._loop.is_closed():
-                return False
-        with _CUT_LOCK:
-            self._reading = not self.stopped
-            return self._reading
+            conn = await self._pool.connect(self.key, timeout)
+        except asyncio.CancelledError:
+            return  # stopped
+        except (OSError, ssl.SSLError, asyncio.TimeoutError, UnicodeError) as e:  # not reached
+            self._fail(e)
+            return
+        finally:
+            self._connecting = None
+        if self.stopped:
+            conn.close()
+        else:
+            self._send(conn, reused=False)
+
+    def _send(self, conn: Conn, reused: bool) -> None:
+        self.conn, self._reused = conn, reused
+        conn.exchange = self
+        assert conn.transport is not None
+        conn.transport.write(_request_bytes(self.action))
+        # No bound on a POST's answer but the session's: a long tool call
+        # is no lost server (the engine's deadline decides; a cut ends it).
+        if self.action["headers_timeout_ms"]:
+            self._timer = self._loop.call_at(self._began + self.action["headers_timeout_ms"] / 1000,
+                                             self._no_head)
+
+    def received(self, data: bytes) -> None:
+        """From the connection: the next bytes of the answer."""
+        r = self._response
+        self._heard = True
+        try:
+            parts = r.feed(data)
+        except NotHttp as e:
+            self._broke(e)
+            return
+        for part in parts:
+            if self.stopped:
+                break
+            if part[0] == "head":
+                self._disarm()
+                self._sink._answer_head(self, part[1], part[2])
+            elif part[0] == "body":
+                self._sink._answer_body(self, part[1])
+            else:
+                self._give_back()  # before the session hears of the end: its next request finds it
+                self.finished()
+                self._sink._answer_end(self, False)
+        if self._draining:  # cut mid-body (by what was just fed, or before): only its end matters
+            self._draining += len(data)
+            if r.ended:
+                self._disarm()
+                self._give_back()
+            elif self._draining > _DRAIN_BYTES:
+                self._let_go()
+
+    def closed(self, exc: BaseException | None) -> None:
+        """From the connection: the server closed it (exc: how it broke)."""
+        conn, self.conn = self.conn, None
+        if conn is not None:
+            conn.exchange = None
+        self._disarm()
+        if self.stopped:
+            return
+        r = self._response
+        if not r.started:
+            if self._reused and not self._heard:
+                # A kept-alive connection its server closed as the request
+                # went (its idle timeout ran out) never delivered it: the
+                # request goes once more on a new connection, as Node's does.
+                self._reused = False
+                self._response = _Response()
+                self._connecting = self._loop.create_task(self._connect())
+                return
+            self._fail(exc if isinstance(exc, OSError) else ConnectionResetError("closed before any answer"))
+            return
+        whole = r.closed()
+        self.finished()
+        self._sink._answer_end(self, not whole)
+
+    def _give_back(self) -> None:
+        conn, self.conn = self.conn, None
+        if conn is None:
+            return
+        if self._response.keep_alive:
+            self._pool.keep(conn)
+        else:
+            conn.close()
+
+    def _let_go(self) -> None:
+        conn, self.conn = self.conn, None
+        self._draining = 0
+        if conn is not None:
+            conn.close()
+
+    def _no_head(self) -> None:
+        self._timer = None
+        self._broke(TimeoutError(f"no response headers after {self.action['headers_timeout_ms']} ms"))
+
+    def _broke(self, exc: Exception) -> None:
+        """What came is no answer (or none came in time): the connection
+        goes, and the session hears why."""
+        self._let_go()
+        if self.stopped:
+            return
+        if self._response.started:
+            self.finished()
+            self._sink._answer_end(self, True)
+        else:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        if not self.stopped:
+            self.finished()
+            self._sink._exchange_failed(self, exc)
+
+    def _disarm(self) -> None:
+        if self._timer is not None:
+            self._timer.cancel()
+            self._timer = None

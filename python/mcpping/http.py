@@ -13,8 +13,8 @@ Node's client drives too): which request goes when, how each answer is
 read, the session id, the renewal of an expired session, the resumption
 of a broken SSE answer (SEP-1699, ``Last-Event-ID``), the listening
 stream and its reopening, the cuts and the DELETE. This module does the
-I/O it asks for (a thread per HTTP exchange over ``http.client``), keeps
-its timers and feeds the engine.
+I/O it asks for (each HTTP exchange on the loop, ``_http_io``), keeps its
+timers and feeds the engine.
 
 An HTTP error is classified by the C core (``mcpp_http_classify``): a 404
 whose body is a JSON-RPC -32601 means the method is unsupported; any other
@@ -33,13 +33,12 @@ from __future__ import annotations
 import asyncio
 import collections
 import json
-import threading
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
 from . import _check, _handshake, _native
 from ._driver import EngineDriver
-from ._http_io import Action, Conn, Exchange, Idle, Workers, connect_reason
+from ._http_io import Action, Exchange, Pool, connect_reason
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
@@ -133,8 +132,7 @@ class HttpPeer:
         self._listening: Exchange | None = None
         #: The end of the exchange the last START began (see _notify).
         self._started: asyncio.Future[None] | None = None
-        self._idle = Idle()
-        self._workers = Workers()
+        self._pool = Pool(self.loop)
         #: What initialize() and close() wait for: the session's next
         #: "listening" and "closed" actions.
         self._awaited: dict[str, asyncio.Future[None]] = {}
@@ -285,9 +283,7 @@ class HttpPeer:
         await self._until("closed", self._session.close, _SHORT_TIMEOUT)
         self._end_io()
         self._finish(_native.CLOSED_BY_APP_REASON)
-        listener = self._listener
-        if listener is not None:
-            await asyncio.to_thread(listener.join, _SHORT_TIMEOUT)
+        await self._pool.gone(_SHORT_TIMEOUT)  # no connection left open
 
     async def __aenter__(self) -> "HttpPeer":
         return self
@@ -396,51 +392,33 @@ class HttpPeer:
 
     def _start(self, a: Action) -> None:
         self._target = a["target"]
-        ex = Exchange(a, self._idle, self.loop, self._feed)
+        ex = Exchange(a, self._pool, self)
         self._posts[ex.number] = ex
         self._started = ex.over
         if ex.listens:
             self._listening = ex
-        self._workers.run(ex)
+        ex.start()
 
-    @property
-    def _listener(self) -> threading.Thread | None:
-        """The listening stream's thread (None before it is started)."""
-        return self._listening.thread if self._listening is not None else None
+    # What an exchange tells the session (_http_io.Sink), on the loop.
 
-    @property
-    def _listen_conn(self) -> Conn | None:
-        """The listening stream's connection (None before it is started)."""
-        return self._listening.conn if self._listening is not None else None
+    def _answer_head(self, ex: Exchange, status: int, headers: dict[str, str]) -> None:
+        self._run(self._session.response(ex.number, status, headers.get("content-type"),
+                                         headers.get("mcp-session-id"), headers.get("location")))
 
-    def _feed(self, ex: Exchange, what: str, args: tuple[Any, ...], exc: BaseException | None) -> None:
-        """On the loop: what an exchange's thread reported, to the session:
-        "failed" (why none came), "answer" (the response's head, and for a
-        POST the first part of its body) or "part" (the next part)."""
+    def _answer_body(self, ex: Exchange, chunk: bytes) -> None:
+        self._run(self._session.body(ex.number, chunk))
+
+    def _answer_end(self, ex: Exchange, broken: bool) -> None:
+        self._posts.pop(ex.number, None)
+        self._run(self._session.end(ex.number, broken))
+
+    def _exchange_failed(self, ex: Exchange, exc: BaseException) -> None:
+        self._posts.pop(ex.number, None)
+        self._failures[ex.number] = exc  # why, for "gone" (the engine's close)
         try:
-            if ex.stopped:
-                return  # cut: the session forgot it
-            n, session = ex.number, self._session
-            if what == "failed":
-                self._posts.pop(n, None)
-                ex.finished()
-                self._failures[n] = exc if exc is not None else ConnectionError(args[0])
-                self._run(session.failed(n, *args))
-                return
-            if what == "answer":
-                head, chunk, ended, broken = args
-                self._run(session.response(n, *head))
-            else:
-                chunk, ended, broken = args
-            if chunk and not ex.stopped:
-                self._run(session.body(n, chunk))
-            if ended and not ex.stopped:
-                self._posts.pop(n, None)
-                ex.finished()
-                self._run(session.end(n, broken))
+            self._run(self._session.failed(ex.number, connect_reason(exc)))
         finally:
             self._failures.pop(ex.number, None)
-            ex.fed()
 
     def _end_io(self) -> None:
         """The session is over: no timer fires and nothing is read any more
@@ -451,8 +429,7 @@ class HttpPeer:
         posts, self._posts = list(self._posts.values()), {}
         for ex in posts:
             ex.stop(ending=True)
-        self._idle.close()
-        self._workers.close()
+        self._pool.shut()
         self.listening = False
 
     def _lose(self, exc: BaseException | None, reason: str) -> None:
@@ -483,7 +460,7 @@ class HttpPeer:
     def _engine_send(self, kind: int, frame: bytes) -> None:
         # A ping or probe the engine no longer waits for (it timed out) has
         # no answer left to come: its POST is cut, so a server that takes
-        # requests and never answers holds no thread and socket per ping.
+        # requests and never answers holds no connection per ping.
         self._cut_engine_requests()
         tag = 0
         if kind in (_native.MCPP_FRAME_PING, _native.MCPP_FRAME_PROBE):

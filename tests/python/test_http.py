@@ -5,7 +5,6 @@
 from __future__ import annotations
 
 import asyncio
-import http.client
 import json
 import re
 import socket
@@ -18,6 +17,7 @@ from typing import Any
 import pytest
 
 import mcpping
+from mcpping import _http_io
 from conftest import fault_server
 from mcpping import _native
 from mcpping.http import HttpPeer
@@ -273,54 +273,48 @@ async def test_a_long_call_is_answered_whatever_the_posts_send_bound(monkeypatch
 
 @pytest.mark.parametrize("http_fault", ["freeze"], indirect=True)
 async def test_close_cuts_the_posts_still_waiting_for_answers(http_fault):
-    """A frozen server never answers: close() ends the POST threads waiting
-    on it (they waited for urllib's 60 s; now nothing bounds an answer)."""
+    """A frozen server never answers: close() ends the POSTs waiting on it
+    (nothing else bounds an answer) and closes their connections."""
     p = await mcpping.http.connect(http_fault, keepalive=None, listen=False)
     waiting = asyncio.ensure_future(p.request("tools/list", timeout=60))
-    while not p._posts:  # the POST is on the wire once its connection is in flight
+    while not p._pool._open:  # the POST is on the wire once its connection is open
         await asyncio.sleep(0)
-    posts = list(threading.enumerate())
     await p.close()
     with pytest.raises(PeerClosed):
         await waiting
-    for t in posts:
-        if t.name == "mcpping-http-post":
-            await asyncio.to_thread(t.join, 10)
-            assert not t.is_alive()
-    assert not p._posts
+    assert not p._posts and not p._pool._open
 
 
 async def test_a_post_still_connecting_at_close_is_not_left_waiting(monkeypatch):
-    """close() cuts the sockets of the POSTs in flight; one still connecting
-    had none to cut, then sent its request and waited on the frozen server
-    for good. Its connect is held here until close() is over; the server
-    is a socket that never accepts (the kernel completes the connect)."""
+    """close() cuts the POSTs in flight; one still connecting had nothing to
+    cut, then sent its request and waited on the frozen server for good. Its
+    connect is held here until close() is over; the server is a socket that
+    never accepts (the kernel completes the connect)."""
     frozen = socket.create_server(("127.0.0.1", 0))
     url = "http://127.0.0.1:%d/mcp" % frozen.getsockname()[1]
     p = await mcpping.http.connect(url, keepalive=None, initialize=False, listen=False)
-    connecting, release = threading.Event(), threading.Event()
-    connect = http.client.HTTPConnection.connect
+    connecting, release = asyncio.Event(), asyncio.Event()
+    real_socket = _http_io.Pool._socket
     held = []
 
-    def held_connect(self):
+    async def held_socket(self, host, port):
         if not connecting.is_set():  # the POST's; close()'s DELETE goes at once
-            held.append(threading.current_thread())
+            held.append(asyncio.current_task())
             connecting.set()
-            release.wait()
-        connect(self)
+            await release.wait()
+        return await real_socket(self, host, port)
 
-    monkeypatch.setattr(http.client.HTTPConnection, "connect", held_connect)
+    monkeypatch.setattr(_http_io.Pool, "_socket", held_socket)
     waiting = asyncio.ensure_future(p.request("tools/list", timeout=60))
-    await asyncio.to_thread(connecting.wait)
+    await connecting.wait()
     [post] = held
     await p.close()
+    assert post.done()  # its connect was called off before it opened anything
     release.set()
     with pytest.raises(PeerClosed):
         await waiting
-    await asyncio.to_thread(post.join, 10)
     frozen.close()
-    assert not post.is_alive()
-    assert not p._posts
+    assert not p._posts and not p._pool._open
 
 
 def test_a_name_that_does_not_resolve_is_enotfound_in_both_hosts():
@@ -334,18 +328,17 @@ def test_a_name_that_does_not_resolve_is_enotfound_in_both_hosts():
 
 
 def test_tls_and_non_http_failures_are_named_as_node_names_them():
-    """An ssl.SSLError's errno is OpenSSL's (1 read as EPERM before);
-    http.client's exceptions had no errno (a BadStatusLine killed the POST
-    thread). tests/node/cli_parity.test.js runs both commands on each."""
-    import http.client
+    """An ssl.SSLError's errno is OpenSSL's (1 read as EPERM before); a
+    connection closed before its answer, or an answer that is no HTTP, has
+    none. tests/node/cli_parity.test.js runs both commands on each."""
     import ssl
     reason = mcpping.http.connect_reason
     assert reason(urllib.error.URLError(ssl.SSLError(1, "[SSL: WRONG_VERSION_NUMBER]"))) == "EPROTO"
     verify = ssl.SSLCertVerificationError(1, "self-signed certificate")
     verify.verify_code = 18
     assert reason(urllib.error.URLError(verify)) == "DEPTH_ZERO_SELF_SIGNED_CERT"
-    assert reason(http.client.RemoteDisconnected("Remote end closed")) == "ECONNRESET"
-    assert reason(http.client.BadStatusLine("hello there")) == "the answer is not HTTP/1.1"
+    assert reason(ConnectionResetError("closed before any answer")) == "ECONNRESET"
+    assert reason(_http_io.NotHttp("hello there")) == "the answer is not HTTP/1.1"
     assert reason(ConnectionRefusedError(111, "refused")) == "ECONNREFUSED"
 
 

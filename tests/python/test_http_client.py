@@ -11,7 +11,6 @@ import json
 import os
 import shutil
 import subprocess
-import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -85,11 +84,13 @@ async def test_close_deletes_the_session(http_server):
     sid, version = peer.session_id, peer.protocol_version
     assert sid is not None
     assert await asyncio.to_thread(_post_raw, http_server, sid, version) == 200
-    assert any(t.name == "mcpping-http-listen" for t in threading.enumerate())
+    listening = peer._listening.conn if peer._listening is not None else None
+    assert listening is not None and listening.reusable()
     await peer.close()
     assert peer.closed and peer.state == "closed"
-    # The listening stream's thread is gone with it (nothing keeps running unseen).
-    assert not any(t.name == "mcpping-http-listen" for t in threading.enumerate())
+    # The listening stream's connection is gone with it, and every other
+    # (nothing keeps running unseen).
+    assert listening.lost and not peer._pool._open
     # The server forgot the session: its id answers 404 now.
     assert await asyncio.to_thread(_post_raw, http_server, sid, version) == 404
 
@@ -382,15 +383,12 @@ async def test_a_listening_stream_that_fails_or_is_told_to_try_later_is_opened_a
         assert result == {"gets": ["no answer", 503, "stream", "stream"],
                           "last_event_ids": [None, None, None, "ev-1"], "pong": True}
         assert peer.listening
-        # The stream has no length (it ends by closing), so http.client gave
-        # its socket to the response: it still has no read timeout (an idle
-        # stream is no error), and close() still cuts it (it waited out the
-        # 5 s connect timeout instead).
-        listener, conn = peer._listener, peer._listen_conn
-        assert listener is not None and conn is not None and conn.socket is not None
-        assert conn.socket.gettimeout() is None
+        # The stream has no length (it ends by closing): close() still cuts
+        # it (it once waited out the 5 s connect timeout instead).
+        conn = peer._listening.conn if peer._listening is not None else None
+        assert conn is not None and conn.reusable()
         await asyncio.wait_for(peer.close(), 3)
-        assert not listener.is_alive()
+        assert conn.lost
 
 
 async def test_a_listening_stream_whose_server_never_answers_is_opened_again():
@@ -448,15 +446,23 @@ async def test_a_stream_the_server_closes_before_the_answer_is_resumed_with_last
 
 async def test_a_resumed_stream_is_cut_when_its_request_times_out(resumable_server):
     """The request's deadline passes while its stream is resumed: the GET
-    waiting for an answer that will not come is cut, and its thread ends."""
+    waiting for an answer that will not come is cut, and its connection
+    carries it no more."""
     async with mcpping.http.connect(resumable_server, keepalive=None) as peer:
-        before = {t for t in threading.enumerate() if t.name == "mcpping-http-post"}
+        started, start = [], peer._start
+
+        def spy(action):
+            start(action)
+            started.append(peer._posts.get(action["exchange"]))
+
+        peer._start = spy
         with pytest.raises(asyncio.TimeoutError):
             await peer.request("tools/call", {"name": "close_stream", "arguments": {"seconds": 60}},
                                timeout=1)
-        for t in {t for t in threading.enumerate() if t.name == "mcpping-http-post"} - before:
-            await asyncio.to_thread(t.join, 5)
-            assert not t.is_alive()
+        resumed = [ex for ex in started if ex is not None and ex.action["method"] == "GET" and ex.action["tag"]]
+        assert resumed  # the answer's stream was resumed with GET (the fault under test)
+        assert all(ex.stopped and ex.conn is None for ex in resumed)
+        assert all(c.exchange is None or c.exchange.listens for c in peer._pool._open)
         assert await peer.ping(5) > 0
 
 

@@ -1,92 +1,119 @@
-"""The Streamable HTTP client's worker threads (mcpping._http_io.Workers):
-an exchange goes to a thread that waits for one, else to a new thread;
-threads end once idle for a while, and all of them once closed."""
+"""The Streamable HTTP client's response parser (mcpping._http_io._Response):
+what a server's bytes give the session, however the reads split them."""
 
 from __future__ import annotations
 
-import threading
+import random
 
 import pytest
 
-from mcpping import _http_io
+from mcpping._http_io import NotHttp, _Response
+
+EVENT = b"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1}\r\n\r\n"
+SSE_ANSWER = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s-1\r\n"
+              b"Transfer-Encoding: chunked\r\n\r\n"
+              + b"%x\r\n" % len(EVENT) + EVENT + b"\r\n0\r\n\r\n")
 
 
-class Job:
-    """What Workers runs of an exchange: its name, its thread, run()."""
-
-    def __init__(self, hold: threading.Event | None = None) -> None:
-        self.name = "mcpping-http-post"
-        self.thread: threading.Thread | None = None
-        self.ran = threading.Event()
-        self.hold = hold
-
-    def run(self) -> None:
-        self.ran.set()
-        if self.hold is not None:
-            self.hold.wait(10)
+def _parse(*reads: bytes) -> tuple[list[tuple], _Response]:
+    r = _Response()
+    out: list[tuple] = []
+    for data in reads:
+        out += r.feed(data)
+    return out, r
 
 
-def _idle(workers: _http_io.Workers, n: int) -> None:
-    """Waits (10 s at most) until n threads wait for an exchange: a state
-    with no event of its own, so it is looked at every 10 ms."""
-    tick = threading.Event()
-    for _ in range(1000):
-        with workers._lock:
-            if workers._idle == n:
-                return
-        tick.wait(0.01)
-    raise AssertionError(f"{workers._idle} threads idle, not {n}")
+def _merged(parts: list[tuple]) -> list[tuple]:
+    """Parts with consecutive body reads joined: what the session is given."""
+    out: list[tuple] = []
+    for p in parts:
+        if p[0] == "body" and out and out[-1][0] == "body":
+            out[-1] = ("body", out[-1][1] + p[1])
+        else:
+            out.append(p)
+    return out
 
 
-def test_sequential_exchanges_run_in_one_thread_and_close_ends_it():
-    workers = _http_io.Workers()
-    jobs = []
-    for _ in range(5):
-        job = Job()
-        workers.run(job)
-        assert job.ran.wait(10)
-        _idle(workers, 1)  # it ran, and its thread waits for the next
-        jobs.append(job)
-    threads = {job.thread for job in jobs}
-    assert len(threads) == 1
-    (thread,) = threads
-    assert thread is not None and thread.name == "mcpping-http-idle"
-    workers.close()
-    thread.join(10)
-    assert not thread.is_alive()
+def test_a_chunked_event_stream_gives_its_head_body_and_end_however_it_is_split():
+    whole, r = _parse(SSE_ANSWER)
+    assert whole == [("head", 200, {"content-type": "text/event-stream", "mcp-session-id": "s-1",
+                                    "transfer-encoding": "chunked"}),
+                     ("body", EVENT),
+                     ("end",)]
+    assert r.ended and r.keep_alive
+    for cut in range(1, len(SSE_ANSWER)):
+        parts, r = _parse(SSE_ANSWER[:cut], SSE_ANSWER[cut:])
+        assert _merged(parts) == whole, cut
+    parts, r = _parse(*[SSE_ANSWER[i:i + 1] for i in range(len(SSE_ANSWER))])
+    assert _merged(parts) == whole and r.ended
 
 
-def test_exchanges_at_once_each_get_a_thread():
-    workers = _http_io.Workers()
-    hold = threading.Event()
-    jobs = [Job(hold) for _ in range(3)]
-    for job in jobs:
-        workers.run(job)
-    for job in jobs:
-        assert job.ran.wait(10)
-    assert len({job.thread for job in jobs}) == 3
-    assert all(job.thread is not None and job.thread.name == "mcpping-http-post" for job in jobs)
-    workers.close()  # while they run: each ends with its exchange
-    hold.set()
-    for job in jobs:
-        assert job.thread is not None
-        job.thread.join(10)
-        assert not job.thread.is_alive()
+def test_a_length_body_ends_at_its_length_and_no_body_ends_at_once():
+    parts, r = _parse(b"HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n")
+    assert parts == [("head", 202, {"content-length": "0"}), ("end",)] and r.keep_alive
+    parts, r = _parse(b"HTTP/1.1 200 OK\r\ncontent-length: 5\r\n\r\nab", b"cde")
+    assert parts == [("head", 200, {"content-length": "5"}), ("body", b"ab"), ("body", b"cde"), ("end",)]
+    parts, r = _parse(b"HTTP/1.1 204 No Content\r\n\r\n")
+    assert parts == [("head", 204, {}), ("end",)]
 
 
-def test_a_thread_idle_for_its_wait_ends(monkeypatch: pytest.MonkeyPatch):
-    monkeypatch.setattr(_http_io, "_WORKER_IDLE", 0.05)
-    workers = _http_io.Workers()
-    job = Job()
-    workers.run(job)
-    assert job.ran.wait(10)
-    assert job.thread is not None
-    job.thread.join(10)
-    assert not job.thread.is_alive()
-    assert workers._idle == 0
-    # The next exchange gets a new thread.
-    again = Job()
-    workers.run(again)
-    assert again.ran.wait(10)
-    assert again.thread is not job.thread
-    workers.close()
+def test_a_body_without_length_ends_when_the_server_closes_and_its_connection_is_not_kept():
+    parts, r = _parse(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\r\ndata: 1\n\n")
+    assert parts[-1] == ("body", b"data: 1\n\n") and not r.ended and not r.keep_alive
+    assert r.closed() and r.ended
+    # A length or chunked body cut short by the close is broken.
+    _, r = _parse(b"HTTP/1.1 200 OK\r\nContent-Length: 9\r\n\r\nabc")
+    assert not r.closed()
+    _, r = _parse(SSE_ANSWER[:-5])
+    assert not r.closed()
+
+
+def test_which_connections_may_carry_the_next_request():
+    assert _parse(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")[1].keep_alive
+    assert not _parse(b"HTTP/1.1 200 OK\r\nConnection: close\r\nContent-Length: 0\r\n\r\n")[1].keep_alive
+    assert not _parse(b"HTTP/1.0 200 OK\r\nContent-Length: 0\r\n\r\n")[1].keep_alive
+    assert _parse(b"HTTP/1.0 200 OK\r\nConnection: keep-alive\r\nContent-Length: 0\r\n\r\n")[1].keep_alive
+    # Bytes past the answer's end belong to no request: the connection goes.
+    assert not _parse(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\nHTTP/1.1")[1].keep_alive
+
+
+def test_an_interim_answer_is_skipped_and_folded_and_repeated_headers_are_joined():
+    parts, _ = _parse(b"HTTP/1.1 100 Continue\r\n\r\nHTTP/1.1 200 OK\r\nContent-Length: 0\r\n"
+                      b"X-A: one\r\n  two\r\nx-a: three\r\n\r\n")
+    assert parts == [("head", 200, {"content-length": "0", "x-a": "one two, three"}), ("end",)]
+
+
+@pytest.mark.parametrize("answer", [
+    b"SSH-2.0-OpenSSH_9.2\r\n\r\n",
+    b"HTTP/1.1 20 OK\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nno colon here\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
+    b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
+    b"HTTP/1.1 200 OK\r\n" + b"X: y\r\n" * 101 + b"\r\n",
+    b"HTTP/1.1 200 OK\r\nX: " + b"y" * (64 * 1024 + 1),
+])
+def test_what_no_http_server_sends_is_refused(answer):
+    with pytest.raises(NotHttp):
+        _parse(answer)
+
+
+def test_random_bytes_raise_nothing_but_not_http():
+    """A small fuzz (seeded, bounded): any bytes, however split, give parts
+    or NotHttp, never another exception; a body never exceeds what came."""
+    rng = random.Random(1)
+    pieces = [b"HTTP/1.1 200 OK\r\n", b"Transfer-Encoding: chunked\r\n", b"Content-Length: 3\r\n",
+              b"\r\n", b"5\r\n", b"abcde", b"0\r\n", b"\r\n\r\n", b";x", b"\xff", b"HTTP/1.0 101 S\r\n"]
+    for _ in range(3000):
+        data = b"".join(rng.choice(pieces) for _ in range(rng.randrange(1, 9)))
+        r = _Response()
+        try:
+            at = 0
+            got = 0
+            while at < len(data):
+                n = rng.randrange(1, 8)
+                got += sum(len(p[1]) for p in r.feed(data[at:at + n]) if p[0] == "body")
+                at += n
+            assert got <= len(data)
+        except NotHttp:
+            pass
