@@ -223,8 +223,7 @@ class Conn(asyncio.Protocol):
         self.lost = False
 
     def connection_made(self, transport: asyncio.BaseTransport) -> None:
-        assert isinstance(transport, asyncio.Transport)
-        self.transport = transport
+        self.transport = transport  # type: ignore[assignment]  # uvloop's TLS one is no asyncio.Transport
         self.pool.opened(self)
 
     def data_received(self, data: bytes) -> None:
@@ -333,6 +332,7 @@ class Pool:
             try:
                 sock.setblocking(False)
                 await self.loop.sock_connect(sock, address)
+                sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)  # a request is one write
                 return sock
             except OSError as e:
                 sock.close()
@@ -448,7 +448,7 @@ class Exchange:
             conn = await self._pool.connect(self.key, timeout)
         except asyncio.CancelledError:
             return  # stopped
-        except (OSError, ssl.SSLError, asyncio.TimeoutError, UnicodeError) as e:  # not reached
+        except Exception as e:  # not reached: OSError, ssl.SSLError, TimeoutError, ...
             self._fail(e)
             return
         finally:

@@ -121,6 +121,8 @@ ap.add_argument("--mode", choices=["expire", "unsupported", "deaf", "freeze", "s
                                           "expire-resume", "expire-400", "refuse-sessions", "json-bom", "sse-bom",
                                           "keep-alive", "drop-idle", "mute-notifications"],
                 required=True)
+ap.add_argument("--tls", action="store_true",
+                help="serve HTTPS with tests/peers/tls/'s self-signed certificate (for 127.0.0.1)")
 args = ap.parse_args()
 
 lock = threading.Lock()
@@ -450,7 +452,15 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
 server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
 server.daemon_threads = True  # hung requests do not hold the exit
-print(f"http://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
+if args.tls:
+    import pathlib
+    import ssl
+    tls = pathlib.Path(__file__).parent / "tls"
+    context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+    context.load_cert_chain(tls / "self_signed_cert.pem", tls / "self_signed_key.pem")
+    server.socket = context.wrap_socket(server.socket, server_side=True)
+scheme = "https" if args.tls else "http"
+print(f"{scheme}://127.0.0.1:{server.server_address[1]}/mcp", flush=True)
 try:
     server.serve_forever()
 except KeyboardInterrupt:

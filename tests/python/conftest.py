@@ -26,9 +26,10 @@ def peer(name: str, *args: str) -> list[str]:
 
 
 @contextmanager
-def fault_server(mode: str) -> Iterator[str]:
-    """tests/peers/http_fault.py in one --mode; yields its URL and kills it after."""
-    proc = subprocess.Popen(peer("http_fault", "--mode", mode), stdout=subprocess.PIPE, text=True)
+def fault_server(mode: str, *options: str) -> Iterator[str]:
+    """tests/peers/http_fault.py in one --mode (and options: --tls); yields
+    its URL and kills it after."""
+    proc = subprocess.Popen(peer("http_fault", "--mode", mode, *options), stdout=subprocess.PIPE, text=True)
     try:
         assert proc.stdout is not None
         yield proc.stdout.readline().strip()

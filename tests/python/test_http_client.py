@@ -492,6 +492,35 @@ async def _figures(peer: mcpping.http.HttpPeer) -> dict:
     return answer["result"]
 
 
+TLS_CERT = ROOT / "tests" / "peers" / "tls" / "self_signed_cert.pem"
+LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
+    __import__("importlib").util.find_spec("uvloop") is None, reason="uvloop is in requirements-dev.txt"))]
+
+
+@pytest.mark.parametrize("loop", LOOPS)
+def test_over_tls_a_session_keeps_one_connection_in_each_loop(loop, monkeypatch):
+    """HTTPS through the loop's own TLS: with the server's certificate
+    trusted (SSL_CERT_FILE, as a private CA is trusted) the handshake, 10
+    pings and a tools/call go on one connection, under asyncio and uvloop;
+    not trusted, the session fails and says why as Node says it."""
+    async def session() -> dict:
+        async with mcpping.http.connect(url, keepalive=None, listen=False) as peer:
+            for _ in range(10):
+                assert await peer.ping(5) >= 0
+            return await _figures(peer)
+
+    run = asyncio.run if loop == "asyncio" else __import__("uvloop").run
+    with fault_server("keep-alive", "--tls") as url:
+        assert url.startswith("https://")
+        with pytest.raises(mcpping.PeerClosed, match="DEPTH_ZERO_SELF_SIGNED_CERT"):
+            run(session())
+        monkeypatch.setenv("SSL_CERT_FILE", str(TLS_CERT))
+        figures = run(session())
+    assert figures == {"connections": 1, "dropped": 0,
+                       "answered": {"initialize": 1, "ping": 10, "tools/call": 1},
+                       "arrived": ["initialize", "notifications/initialized", "ping"]}
+
+
 async def test_sequential_requests_share_one_kept_alive_connection():
     """HTTP/1.1 keeps a connection open: the handshake, 20 pings (each
     answered on an event stream that ends with its event, as the TS SDK's
