@@ -17,6 +17,7 @@ import errno
 import ipaddress
 import socket
 import ssl
+import threading
 from typing import Any, Protocol
 
 from . import _native
@@ -324,8 +325,7 @@ class Pool:
             family = socket.AF_INET6 if ":" in host else socket.AF_INET
             addresses: list[tuple[int, Any]] = [(family, (host, port))]
         except ValueError:
-            infos = await self.loop.getaddrinfo(host, port, type=socket.SOCK_STREAM)
-            addresses = [(info[0], info[4]) for info in infos]
+            addresses = [(info[0], info[4]) for info in await self._resolve(host, port)]
         first: OSError | None = None
         for family_number, address in addresses:
             sock = socket.socket(family_number, socket.SOCK_STREAM)
@@ -341,6 +341,34 @@ class Pool:
                 sock.close()
                 raise
         raise first or OSError(errno.EHOSTUNREACH, f"no address for {host}")
+
+    async def _resolve(self, host: str, port: int) -> list[Any]:
+        """getaddrinfo() in a daemon thread of its own, not the loop's
+        executor: asyncio.run() joins that at exit, so a connect the session
+        called off would hold the process for the resolver's timeouts."""
+        found: asyncio.Future[list[Any]] = self.loop.create_future()
+
+        def settle(infos: list[Any] | None, exc: BaseException | None) -> None:
+            if found.done():
+                return
+            if exc is not None:
+                found.set_exception(exc)
+            else:
+                found.set_result(infos or [])
+
+        def resolve() -> None:
+            infos, exc = None, None
+            try:
+                infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+            except Exception as e:  # socket.gaierror, UnicodeError (no IDNA name)
+                exc = e
+            try:
+                self.loop.call_soon_threadsafe(settle, infos, exc)
+            except RuntimeError:
+                pass  # the loop is closed: nobody waits
+
+        threading.Thread(target=resolve, daemon=True, name="mcpping-http-resolve").start()
+        return await found
 
     def _context(self) -> ssl.SSLContext:
         if self._tls is None:

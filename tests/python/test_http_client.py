@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import threading
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
@@ -519,6 +520,29 @@ def test_over_tls_a_session_keeps_one_connection_in_each_loop(loop, monkeypatch)
     assert figures == {"connections": 1, "dropped": 0,
                        "answered": {"initialize": 1, "ping": 10, "tools/call": 1},
                        "arrived": ["initialize", "notifications/initialized", "ping"]}
+
+
+async def test_a_session_runs_on_its_loop_with_no_thread_of_its_own(http_server):
+    """Every exchange runs on the loop that opened the session: against the
+    official SDK's server, the handshake, the listening stream, pings and a
+    tool call start no thread (an address needs no resolver). Each exchange
+    had a thread before."""
+    before = set(threading.enumerate())
+    async with mcpping.http.connect(http_server, keepalive=None) as peer:
+        assert peer.listening
+        for _ in range(5):
+            assert await peer.ping(5) >= 0
+        assert (await peer.request("tools/list", timeout=10))["result"]["tools"]
+        assert set(threading.enumerate()) == before
+
+
+async def test_a_host_name_is_resolved_and_each_of_its_addresses_tried():
+    """localhost may resolve to ::1 first, where the server does not listen:
+    the next address is tried, as socket.create_connection tries them."""
+    with fault_server("keep-alive") as url:
+        named = url.replace("127.0.0.1", "localhost")
+        async with mcpping.http.connect(named, keepalive=None, listen=False) as peer:
+            assert await peer.ping(5) >= 0
 
 
 async def test_sequential_requests_share_one_kept_alive_connection():
