@@ -396,6 +396,15 @@ class Pool:
             await asyncio.wait(waits, timeout=timeout)
 
 
+def _latin1(line: str) -> bytes:
+    """A head's line as HTTP sends it, a byte a character (as node:http and
+    http.client send Latin-1); a character past Latin-1 as UTF-8, not an error."""
+    try:
+        return line.encode("latin-1")
+    except UnicodeEncodeError:
+        return line.encode("utf-8")
+
+
 def _request_bytes(a: Action) -> bytes:
     host = f"[{a['host']}]" if ":" in a["host"] else a["host"]
     if a["port"] != (443 if a["https"] else 80):
@@ -405,7 +414,7 @@ def _request_bytes(a: Action) -> bytes:
     body: bytes | None = a["body"]
     if body is not None:
         lines.append(f"Content-Length: {len(body)}")
-    head = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
+    head = b"\r\n".join(_latin1(line) for line in lines) + b"\r\n\r\n"
     return head + body if body else head
 
 

@@ -7,7 +7,7 @@ import random
 
 import pytest
 
-from mcpping._http_io import NotHttp, _Response
+from mcpping._http_io import NotHttp, _request_bytes, _Response
 
 EVENT = b"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1}\r\n\r\n"
 SSE_ANSWER = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s-1\r\n"
@@ -165,3 +165,20 @@ def test_any_answer_split_anywhere_gives_its_body_unaltered():
             assert not ended and r.closed()
         assert (ended or not framed) and got == body
         assert r.keep_alive == framed
+
+
+def test_a_request_goes_as_node_sends_it():
+    """The request's head: Host with the port unless the scheme's, an IPv6
+    host in brackets, the session's headers in order, Content-Length for a
+    body; a Latin-1 value a byte a character, as node:http and http.client
+    send it (it went as UTF-8, two bytes for an é)."""
+    action = {"method": "POST", "target": "/mcp?x=1", "https": False, "host": "::1", "port": 8080,
+              "headers": [("Authorization", "Bearer é"), ("Accept", "application/json, text/event-stream")],
+              "body": b'{"jsonrpc":"2.0"}'}
+    assert _request_bytes(action) == (
+        b"POST /mcp?x=1 HTTP/1.1\r\nHost: [::1]:8080\r\nAuthorization: Bearer \xe9\r\n"
+        b"Accept: application/json, text/event-stream\r\nContent-Length: 17\r\n\r\n"
+        b'{"jsonrpc":"2.0"}')
+    get = {**action, "method": "GET", "https": True, "host": "example.com", "port": 443, "headers": [],
+           "body": None}
+    assert _request_bytes(get) == b"GET /mcp?x=1 HTTP/1.1\r\nHost: example.com\r\n\r\n"
