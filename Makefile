@@ -227,7 +227,7 @@ test: deps
 # they are); a crash leaves its input in build/fuzz/ and fails the run.
 FUZZ_CC ?= clang
 FUZZ_SECONDS ?= 10
-FUZZ_HARNESSES := lines scan engine sse envelope config http_answer http_url demo http_session
+FUZZ_HARNESSES := lines scan engine sse envelope config http_answer http_url demo http_session http_response
 FUZZ_COMMON := -O1 -g -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 FUZZ_FLAGS := $(FUZZ_COMMON) -fsanitize=fuzzer,address,undefined
 

@@ -38,6 +38,7 @@
 #include "mcpping/engine.h"
 #include "mcpping/handshake.h"
 #include "mcpping/sse.h"
+#include "mcpping/http_response.h"
 /* Answer kinds: mcpp_item_get_answer_kind, mcpp_engine_delivery_kind. */
 #include "mcpping/answer.h"
 /* Process-state names: mcpp_process_state_name. */

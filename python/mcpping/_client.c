@@ -264,6 +264,14 @@ static PyObject *do_headers(const mcpp_http_do *d) {
   return list;
 }
 
+/* The START's request as it goes on the wire (head and body). */
+static PyObject *request_bytes(const mcpp_http_do *d) {
+  size_t n = mcpp_http_request_bytes(d, NULL, 0);
+  PyObject *b = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)n);
+  if (b != NULL) mcpp_http_request_bytes(d, PyBytes_AsString(b), n);
+  return b;
+}
+
 /* One action as the dict the docstring of HttpSession names. */
 static PyObject *do_dict(const mcpp_http_do *d) {
   PyObject *r = PyDict_New();
@@ -288,6 +296,7 @@ static PyObject *do_dict(const mcpp_http_do *d) {
       SET("target", text_or_none(d->target, strlen(d->target)));
       SET("headers", do_headers(d));
       SET("body", bytes_or_none(d->data, d->len));
+      SET("request", request_bytes(d));
       SET("connect_timeout_ms", PyLong_FromUnsignedLong(d->connect_timeout_ms));
       SET("headers_timeout_ms", PyLong_FromUnsignedLong(d->headers_timeout_ms));
       break;
@@ -496,6 +505,191 @@ static PyType_Spec HttpSession_spec = {
     .slots = HttpSession_slots,
 };
 
+/* ------------------------------------------------------------ HttpResponse */
+
+typedef struct {
+  PyObject_HEAD
+  mcpp_http_response *r;
+} ResponseObject;
+
+static PyObject *Response_new(PyTypeObject *type, PyObject *args, PyObject *kw) {
+  if (!PyArg_ParseTuple(args, ":HttpResponse") || (kw != NULL && PyDict_Size(kw) > 0)) {
+    if (!PyErr_Occurred()) PyErr_SetString(PyExc_TypeError, "HttpResponse() takes no arguments");
+    return NULL;
+  }
+  allocfunc alloc = (allocfunc)PyType_GetSlot(type, Py_tp_alloc);
+  ResponseObject *self = (ResponseObject *)alloc(type, 0);
+  if (self == NULL) return NULL;
+  if ((self->r = mcpp_http_response_new()) == NULL) {
+    Py_DECREF(self);
+    return PyErr_NoMemory();
+  }
+  return (PyObject *)self;
+}
+
+static void Response_dealloc(PyObject *o) {
+  PyTypeObject *tp = Py_TYPE(o);
+  mcpp_http_response_free(((ResponseObject *)o)->r);
+  freefunc f = (freefunc)PyType_GetSlot(tp, Py_tp_free);
+  f(o);
+  Py_DECREF(tp);
+}
+
+#define RESPONSE(o) (((ResponseObject *)(o))->r)
+
+static PyObject *Response_headers(PyObject *o, void *unused) {
+  (void)unused;
+  PyObject *d = PyDict_New();
+  for (size_t i = 0; d != NULL && i < mcpp_http_response_header_count(RESPONSE(o)); i++) {
+    const char *name, *value;
+    mcpp_http_response_header_at(RESPONSE(o), i, &name, &value);
+    PyObject *k = PyUnicode_DecodeLatin1(name, (Py_ssize_t)strlen(name), NULL);
+    PyObject *v = k ? PyUnicode_DecodeLatin1(value, (Py_ssize_t)strlen(value), NULL) : NULL;
+    if (v == NULL || PyDict_SetItem(d, k, v) < 0) Py_CLEAR(d);
+    Py_XDECREF(k);
+    Py_XDECREF(v);
+  }
+  return d;
+}
+
+/* What one feed() gives: its parts, the body's runs joined into one. */
+typedef struct feeding {
+  PyObject *self;
+  PyObject *out;
+  const char *first; /* the body's first run, in what was fed */
+  size_t first_len;
+  char *joined;      /* the body's runs, once there are two */
+  size_t len, cap;
+  int failed;
+} feeding;
+
+static void add_part(feeding *f, PyObject *part) {
+  if (part == NULL || PyList_Append(f->out, part) < 0) f->failed = 1;
+  Py_XDECREF(part);
+}
+
+static void flush_body(feeding *f) {
+  if (f->first != NULL) add_part(f, Py_BuildValue("(sy#)", "body", f->first, (Py_ssize_t)f->first_len));
+  else if (f->len) add_part(f, Py_BuildValue("(sy#)", "body", f->joined, (Py_ssize_t)f->len));
+  f->first = NULL;
+  f->len = 0;
+}
+
+static void join_body(feeding *f, const char *data, size_t len) {
+  if (f->first == NULL && f->len == 0) {
+    f->first = data;
+    f->first_len = len;
+    return;
+  }
+  size_t need = f->len + (f->first ? f->first_len : 0) + len;
+  if (need > f->cap) {
+    char *grown = PyMem_Realloc(f->joined, need * 2);
+    if (grown == NULL) {
+      f->failed = 1;
+      return;
+    }
+    f->joined = grown;
+    f->cap = need * 2;
+  }
+  if (f->first != NULL) {
+    memcpy(f->joined, f->first, f->first_len);
+    f->len = f->first_len;
+    f->first = NULL;
+  }
+  memcpy(f->joined + f->len, data, len);
+  f->len += len;
+}
+
+static void on_part(void *arg, mcpp_http_part part, const char *data, size_t len) {
+  feeding *f = arg;
+  if (f->failed) return;
+  if (part == MCPP_HTTP_PART_BODY) {
+    join_body(f, data, len);
+    return;
+  }
+  flush_body(f);
+  if (part == MCPP_HTTP_PART_HEAD)
+    add_part(f, Py_BuildValue("(siN)", "head", mcpp_http_response_status(RESPONSE(f->self)),
+                              Response_headers(f->self, NULL)));
+  else
+    add_part(f, Py_BuildValue("(s)", "end"));
+}
+
+static PyObject *Response_feed(PyObject *o, PyObject *arg) {
+  mcpping_bytes data = {0};
+  if (!mcpping_bytes_conv(arg, &data)) return NULL;
+  feeding f = {o, PyList_New(0), NULL, 0, NULL, 0, 0, 0};
+  int rc = f.out ? mcpp_http_response_feed(RESPONSE(o), data.buf, (size_t)data.len, on_part, &f) : 0;
+  if (f.out != NULL && !f.failed) flush_body(&f);
+  mcpping_bytes_release(&data);
+  PyMem_Free(f.joined);
+  if (f.out == NULL || f.failed || rc != 0) {
+    Py_XDECREF(f.out);
+    if (rc == MCPP_ERR_NOT_HTTP) {
+      mcpping_state *st = PyType_GetModuleState(Py_TYPE(o));
+      PyErr_SetString(st->not_http, mcpp_http_response_problem(RESPONSE(o)));
+    } else if (rc == MCPP_ERR_NOMEM || !PyErr_Occurred()) {
+      PyErr_NoMemory();
+    }
+    return NULL;
+  }
+  return f.out;
+}
+
+static PyObject *Response_closed(PyObject *o, PyObject *unused) {
+  (void)unused;
+  return PyBool_FromLong(mcpp_http_response_closed(RESPONSE(o)));
+}
+
+static PyObject *Response_flag(PyObject *o, void *which) {
+  int (*flag)(const mcpp_http_response *) = (int (*)(const mcpp_http_response *))which;
+  return PyBool_FromLong(flag(RESPONSE(o)));
+}
+
+static PyObject *Response_status(PyObject *o, void *unused) {
+  (void)unused;
+  return PyLong_FromLong(mcpp_http_response_status(RESPONSE(o)));
+}
+
+#undef RESPONSE
+
+static PyGetSetDef Response_getset[] = {
+    {"started", Response_flag, NULL, "Whether the head was read.", (void *)mcpp_http_response_started},
+    {"ended", Response_flag, NULL, "Whether the answer ended.", (void *)mcpp_http_response_ended},
+    {"keep_alive", Response_flag, NULL,
+     "Whether the connection may carry the next request once the answer ends.",
+     (void *)mcpp_http_response_keep_alive},
+    {"until_close", Response_flag, NULL, "Whether the body ends only when the server closes.",
+     (void *)mcpp_http_response_until_close},
+    {"status", Response_status, NULL, "The status, once the head was read (else 0).", NULL},
+    {"headers", Response_headers, NULL,
+     "The headers, once the head was read: lower-case names, repeated ones joined.", NULL},
+    {NULL, NULL, NULL, NULL, NULL}};
+
+static PyMethodDef Response_methods[] = {
+    {"feed", Response_feed, METH_O,
+     "feed(data) -> parts, in order: ('head', status, headers), ('body', bytes), ('end',). "
+     "Raises NotHttp on what no HTTP server sends."},
+    {"closed", Response_closed, METH_NOARGS,
+     "closed() -> bool: the server closed; whether that ended the answer whole."},
+    {NULL, NULL, 0, NULL}};
+
+static PyType_Slot Response_slots[] = {
+    {Py_tp_new, Response_new},
+    {Py_tp_dealloc, Response_dealloc},
+    {Py_tp_methods, Response_methods},
+    {Py_tp_getset, Response_getset},
+    {Py_tp_doc, (void *)"HttpResponse(): one HTTP/1.1 response, parsed as its bytes come "
+                        "(the C core's sans-I/O parser, mcpping/http_response.h)."},
+    {0, NULL}};
+
+static PyType_Spec Response_spec = {
+    .name = "mcpping._native.HttpResponse",
+    .basicsize = sizeof(ResponseObject),
+    .flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_IMMUTABLETYPE,
+    .slots = Response_slots,
+};
+
 /* envelope(bytes) -> bytes: the request with the 2026-07-28 _meta. */
 static PyObject *envelope(PyObject *module, PyObject *arg) {
   (void)module;
@@ -529,6 +723,13 @@ static int add_type(PyObject *module, PyType_Spec *spec) {
 int mcpping_client_add(PyObject *module) {
   if (add_type(module, &Handshake_spec) < 0) return -1;
   if (add_type(module, &HttpSession_spec) < 0) return -1;
+  if (add_type(module, &Response_spec) < 0) return -1;
+  mcpping_state *st = mcpping_get_state(module);
+  st->not_http = PyErr_NewExceptionWithDoc("mcpping._native.NotHttp",
+                                           "What the server sent is no HTTP/1.1 response.", NULL,
+                                           NULL);
+  if (st->not_http == NULL || PyModule_AddObjectRef(module, "NotHttp", st->not_http) < 0)
+    return -1;
   if (PyModule_AddStringConstant(module, "PROTOCOL_VERSION", MCPP_PROTOCOL_VERSION) < 0 ||
       PyModule_AddStringConstant(module, "MODERN_PROTOCOL_VERSION",
                                  MCPP_MODERN_PROTOCOL_VERSION) < 0)

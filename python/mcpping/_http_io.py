@@ -3,8 +3,8 @@
 Every exchange the session starts (a START action) runs on the
 application's loop, over an asyncio connection, as Node's client runs on
 its own: no thread, and no hand-off between threads on a round trip. What
-arrives is parsed as it comes (_Response: HTTP/1.1 bodies by length,
-chunked, or until the server closes) and handed to the session in the same
+arrives is parsed as it comes (C's HTTP/1.1 response parser: bodies by
+length, chunked, or until the server closes) and handed to the session in the same
 callback, so a server that floods costs one read's memory. A body read to
 its end leaves its connection for the session's next request (keep-alive),
 as Node's agent does.
@@ -36,14 +36,8 @@ _IDLE_MAX = 4
 _DRAIN_SECONDS = 0.1
 _DRAIN_BYTES = 256 * 1024
 
-#: A response head larger than this is no HTTP server's (http.client's bounds:
-#: 64 KiB a line, 100 headers).
-_HEAD_MAX = 64 * 1024
-_HEADERS_MAX = 100
-
-
-class NotHttp(Exception):
-    """What the server sent is no HTTP/1.1 response."""
+#: What the server sent is no HTTP/1.1 response (C's parser said why).
+NotHttp = _native.NotHttp
 
 
 def connect_reason(exc: BaseException | None) -> str:
@@ -70,137 +64,6 @@ def connect_reason(exc: BaseException | None) -> str:
             continue
         return str(nested if nested is not None else exc)
     return "unreachable"
-
-
-class _Response:
-    """One HTTP/1.1 response, parsed as its bytes come (sans I/O): feed()
-    returns what they completed, in order: ("head", status, headers),
-    ("body", bytes), ("end",). Raises NotHttp on what no server sends."""
-
-    def __init__(self) -> None:
-        self._buf = b""
-        self._state = "head"
-        self._left = 0  # of a body's length, or of the chunk being read
-        self.status = 0
-        self.headers: dict[str, str] = {}
-        #: Whether the connection may carry the next request once this ends.
-        self.keep_alive = False
-        #: Whether the body ends only when the server closes.
-        self.until_close = False
-
-    @property
-    def started(self) -> bool:
-        """Whether the head was read (the body is under way or over)."""
-        return self._state != "head"
-
-    @property
-    def ended(self) -> bool:
-        return self._state == "done"
-
-    def feed(self, data: bytes) -> list[tuple[Any, ...]]:
-        out: list[tuple[Any, ...]] = []
-        body: list[bytes] = []
-        buf, self._buf = self._buf + data if self._buf else data, b""
-        at = 0
-        while at < len(buf) and self._state != "done":
-            state = self._state
-            if state in ("length", "chunk", "close"):
-                n = len(buf) - at if state == "close" else min(self._left, len(buf) - at)
-                body.append(buf[at:at + n])
-                at += n
-                self._left -= n
-                if self._left == 0 and state == "length":
-                    self._state = "done"
-                elif self._left == 0 and state == "chunk":
-                    self._state = "chunk-crlf"
-                continue
-            end = buf.find(b"\r\n\r\n" if state == "head" else b"\r\n", at)
-            if end < 0:
-                if len(buf) - at > _HEAD_MAX:
-                    raise NotHttp("a line without end")
-                break
-            line, at = buf[at:end], end + (4 if state == "head" else 2)
-            if state == "head":
-                self._head(line)
-                if self._state != "head":
-                    out.append(("head", self.status, self.headers))
-            elif state == "size":
-                self._size(line)
-            elif state == "chunk-crlf":
-                if line:
-                    raise NotHttp("a chunk longer than its size")
-                self._state = "size"
-            elif not line:  # a trailer line; the empty one ends the body
-                self._state = "done"
-        if self._state == "done" and at < len(buf):
-            self.keep_alive = False  # bytes past the answer's end: no next answer can be told apart
-        self._buf = buf[at:] if self._state != "done" else b""
-        joined = b"".join(body)
-        if joined:
-            out.append(("body", joined))
-        if self._state == "done":
-            out.append(("end",))
-        return out
-
-    def closed(self) -> bool:
-        """The server closed: whether that ended the body whole."""
-        if self._state == "close" or self._state == "done":
-            self._state = "done"
-            return True
-        return False
-
-    def _head(self, head: bytes) -> None:
-        lines = head.split(b"\r\n")
-        parts = lines[0].split(None, 2)
-        if len(parts) < 2 or not parts[0].startswith(b"HTTP/1.") or not parts[1].isdigit() or len(parts[1]) != 3:
-            raise NotHttp(f"not an HTTP/1.1 status line: {lines[0][:80]!r}")
-        if len(lines) > _HEADERS_MAX + 1:
-            raise NotHttp(f"more than {_HEADERS_MAX} headers")
-        status = int(parts[1])
-        if 100 <= status < 200 and status != 101:
-            return  # an interim answer (100 Continue): the real one follows
-        headers: dict[str, str] = {}
-        key = ""
-        for raw in lines[1:]:
-            if raw[:1] in (b" ", b"\t") and key:  # an obsolete folded line: its header goes on
-                headers[key] = f"{headers[key]} {raw.decode('latin-1').strip()}"
-                continue
-            name, colon, value = raw.decode("latin-1").partition(":")
-            if not colon:
-                raise NotHttp(f"not a header line: {raw[:80]!r}")
-            key, value = name.strip().lower(), value.strip()
-            headers[key] = f"{headers[key]}, {value}" if key in headers else value
-        self.status, self.headers = status, headers
-        connection = headers.get("connection", "").lower()
-        self.keep_alive = ("close" not in connection if parts[0] == b"HTTP/1.1"
-                           else "keep-alive" in connection)
-        coding = headers.get("transfer-encoding", "").lower()
-        if status in (204, 304):
-            self._state = "done"
-        elif coding.rsplit(",", 1)[-1].strip() == "chunked":
-            self._state = "size"
-        elif coding:
-            self._state, self.until_close = "close", True
-        elif "content-length" in headers:
-            length = headers["content-length"].split(",")[0].strip()
-            if not length.isdigit():
-                raise NotHttp(f"Content-Length {length[:40]!r}")
-            self._left = int(length)
-            self._state = "length" if self._left else "done"
-        else:
-            self._state, self.until_close = "close", True
-        if self.until_close:
-            self.keep_alive = False
-
-    def _size(self, line: bytes) -> None:
-        size = line.split(b";", 1)[0].strip()
-        try:
-            self._left = int(size, 16)
-        except ValueError:
-            raise NotHttp(f"a chunk size {size[:40]!r}") from None
-        if self._left < 0:
-            raise NotHttp(f"a chunk size {size[:40]!r}")
-        self._state = "chunk" if self._left else "trailer"
 
 
 class Sink(Protocol):
@@ -396,28 +259,6 @@ class Pool:
             await asyncio.wait(waits, timeout=timeout)
 
 
-def _latin1(line: str) -> bytes:
-    """A head's line as HTTP sends it, a byte a character (as node:http and
-    http.client send Latin-1); a character past Latin-1 as UTF-8, not an error."""
-    try:
-        return line.encode("latin-1")
-    except UnicodeEncodeError:
-        return line.encode("utf-8")
-
-
-def _request_bytes(a: Action) -> bytes:
-    host = f"[{a['host']}]" if ":" in a["host"] else a["host"]
-    if a["port"] != (443 if a["https"] else 80):
-        host = f"{host}:{a['port']}"
-    lines = [f"{a['method']} {a['target']} HTTP/1.1", f"Host: {host}"]
-    lines += [f"{name}: {value}" for name, value in a["headers"]]
-    body: bytes | None = a["body"]
-    if body is not None:
-        lines.append(f"Content-Length: {len(body)}")
-    head = b"\r\n".join(_latin1(line) for line in lines) + b"\r\n\r\n"
-    return head + body if body else head
-
-
 class Exchange:
     """One HTTP exchange the session started (a START action): its request
     on a kept-alive or new connection, then its answer to the sink part by
@@ -435,10 +276,11 @@ class Exchange:
         self.listens = a["method"] == "GET" and not a["tag"]
         #: The connection while it carries this exchange.
         self.conn: Conn | None = None
-        self._response = _Response()
+        self._response = _native.HttpResponse()
         self._reused = False
         self._heard = False  # any byte of the answer
-        self._draining = 0  # bytes read on after a cut mid-body (0: not cut)
+        #: Bytes read on after a cut mid-body (None: not cut).
+        self._draining: int | None = None
         self._connecting: asyncio.Task[None] | None = None
         self._timer: asyncio.TimerHandle | None = None
         self._began = self._loop.time()
@@ -469,7 +311,7 @@ class Exchange:
             return
         r = self._response
         if not ending and self.action["method"] == "POST" and r.started and not r.until_close:
-            self._draining = 1
+            self._draining = 0
             self._timer = self._loop.call_later(_DRAIN_SECONDS, self._let_go)
         else:
             self._let_go()
@@ -499,7 +341,7 @@ class Exchange:
         self.conn, self._reused = conn, reused
         conn.exchange = self
         assert conn.transport is not None
-        conn.transport.write(_request_bytes(self.action))
+        conn.transport.write(self.action["request"])
         # No bound on a POST's answer but the session's: a long tool call
         # is no lost server (the engine's deadline decides; a cut ends it).
         if self.action["headers_timeout_ms"]:
@@ -527,7 +369,7 @@ class Exchange:
                 self._give_back()  # before the session hears of the end: its next request finds it
                 self.finished()
                 self._sink._answer_end(self, False)
-        if self._draining:  # cut mid-body (by what was just fed, or before): only its end matters
+        if self._draining is not None:  # cut mid-body (by what was just fed, or before): only its end matters
             self._draining += len(data)
             if r.ended:
                 self._disarm()
@@ -550,7 +392,7 @@ class Exchange:
                 # went (its idle timeout ran out) never delivered it: the
                 # request goes once more on a new connection, as Node's does.
                 self._reused = False
-                self._response = _Response()
+                self._response = _native.HttpResponse()
                 self._connecting = self._loop.create_task(self._connect())
                 return
             self._fail(exc if isinstance(exc, OSError) else ConnectionResetError("closed before any answer"))
@@ -570,7 +412,7 @@ class Exchange:
 
     def _let_go(self) -> None:
         conn, self.conn = self.conn, None
-        self._draining = 0
+        self._draining = None
         if conn is not None:
             conn.close()
 

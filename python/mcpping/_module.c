@@ -971,6 +971,7 @@ static int module_exec(PyObject *m) {
   st->hosted = 0;
   st->arm = NULL;
   st->watch = NULL;
+  st->not_http = NULL;
   st->armed_due = UINT64_MAX;
   st->error = PyErr_NewExceptionWithDoc(
       "mcpping._native.NativeError",
@@ -1015,6 +1016,7 @@ static int module_traverse(PyObject *m, visitproc visit, void *arg) {
   mcpping_state *st = mcpping_get_state(m);
   Py_VISIT(st->engine_type);
   Py_VISIT(st->error);
+  Py_VISIT(st->not_http);
   Py_VISIT(st->arm);
   Py_VISIT(st->watch);
   return 0;
@@ -1024,6 +1026,7 @@ static int module_clear(PyObject *m) {
   mcpping_state *st = mcpping_get_state(m);
   Py_CLEAR(st->engine_type);
   Py_CLEAR(st->error);
+  Py_CLEAR(st->not_http);
   Py_CLEAR(st->arm);
   Py_CLEAR(st->watch);
   return 0;

@@ -26,6 +26,7 @@ typedef struct mcpping_wake {
 typedef struct mcpping_state {
   PyTypeObject *engine_type; /* mcpping._native.Engine */
   PyObject *error;           /* mcpping._native.NativeError */
+  PyObject *not_http;        /* mcpping._native.NotHttp */
   mcpp_runtime *rt;          /* created lazily by the first spawn */
   mcpping_wake *wake;        /* allocated with rt */
   /* set_retry_budget's figures (burst 0: the default), kept for a runtime

@@ -371,7 +371,8 @@ class HttpSession:
     host tells it what happened; each call returns what to do next, in
     order, as dicts whose "do" names the action: "start" (exchange, tag,
     method, https, host, port, target, headers [(name, value)], body
-    (bytes or None), connect_timeout_ms, headers_timeout_ms), "cut"
+    (bytes or None), request (the bytes to write: head and body),
+    connect_timeout_ms, headers_timeout_ms), "cut"
     (exchange), "receive" (data), "touch", "lost" (tag), "session" (id,
     None: none), "renew", "gone" (exchange, reason), "listening" (value), "wait" (wait, ms),
     "closed". ValueError names a URL it refuses (the sentence reads after
@@ -411,6 +412,37 @@ class HttpSession:
         """Cuts everything, then DELETE if there is a session; "closed" follows."""
     def lose(self) -> list[dict[str, Any]]:
         """The session is over without a DELETE: everything is cut."""
+
+class NotHttp(Exception):
+    """What the server sent is no HTTP/1.1 response."""
+
+class HttpResponse:
+    """One HTTP/1.1 response, parsed as its bytes come (mcpp_http_response):
+    bodies by length, chunked or until the server closes; interim 1xx
+    answers skipped; folded and repeated headers joined."""
+
+    def feed(self, data: bytes) -> list[tuple[Any, ...]]:
+        """What data completed, in order: ("head", status, headers),
+        ("body", bytes), ("end",). Raises NotHttp on what no HTTP server
+        sends (final: the parts before it in data are dropped)."""
+    def closed(self) -> bool:
+        """The server closed: whether that ended the answer whole."""
+    @property
+    def started(self) -> bool:
+        """Whether the head was read (the body is under way or over)."""
+    @property
+    def ended(self) -> bool: ...
+    @property
+    def keep_alive(self) -> bool:
+        """Whether the connection may carry the next request once this ends."""
+    @property
+    def until_close(self) -> bool:
+        """Whether the body ends only when the server closes."""
+    @property
+    def status(self) -> int: ...
+    @property
+    def headers(self) -> dict[str, str]:
+        """Lower-case names; repeated headers joined with ", "."""
 
 def envelope(request: bytes) -> bytes:
     """The request with the 2026-07-28 _meta envelope."""

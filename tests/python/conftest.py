@@ -9,6 +9,7 @@ import sys
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
+import importlib.util
 from importlib import metadata
 from pathlib import Path
 
@@ -18,6 +19,10 @@ ROOT = Path(__file__).resolve().parents[2]
 PEERS = ROOT / "tests" / "peers"
 HERE = Path(__file__).resolve().parent
 PY = sys.executable
+#: The event loops a test runs its host under: asyncio, and uvloop
+#: (requirements-dev.txt installs it; skipped only where it is missing).
+LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
+    importlib.util.find_spec("uvloop") is None, reason="uvloop is in requirements-dev.txt"))]
 
 
 def peer(name: str, *args: str) -> list[str]:

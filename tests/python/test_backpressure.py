@@ -21,7 +21,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import PY, peer
+from conftest import LOOPS, PY, peer
 
 import mcpping
 
@@ -31,9 +31,6 @@ UNREAD_HOST = Path(__file__).resolve().parent / "hosts" / "flood_unread.py"
 #: interpreter and SDK heap growth, allocator slack (issue 23's soak states
 #: RSS growth <= 3x the cap plus a fixed allowance).
 ALLOWANCE = 8 << 20
-LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
-    __import__("importlib").util.find_spec("uvloop") is None, reason="uvloop is in requirements-dev.txt"))]
-
 
 def run_host(count: int, size: int, cap: int, block_s: float) -> dict:
     out = subprocess.run([sys.executable, str(HOST), str(count), str(size), str(cap), str(block_s)],

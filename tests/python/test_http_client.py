@@ -19,7 +19,7 @@ from collections.abc import Iterator
 import pytest
 
 import mcpping
-from conftest import ROOT, fault_server, free_port, serve_sdk_http, wait_port
+from conftest import LOOPS, ROOT, fault_server, free_port, serve_sdk_http, wait_port
 
 
 EVERYTHING = ROOT / "node_modules" / "@modelcontextprotocol" / "server-everything" / "dist" / "index.js"
@@ -494,9 +494,6 @@ async def _figures(peer: mcpping.http.HttpPeer) -> dict:
 
 
 TLS_CERT = ROOT / "tests" / "peers" / "tls" / "self_signed_cert.pem"
-LOOPS = ["asyncio", pytest.param("uvloop", marks=pytest.mark.skipif(
-    __import__("importlib").util.find_spec("uvloop") is None, reason="uvloop is in requirements-dev.txt"))]
-
 
 @pytest.mark.parametrize("loop", LOOPS)
 def test_over_tls_a_session_keeps_one_connection_in_each_loop(loop, monkeypatch):

@@ -1,5 +1,6 @@
-"""The Streamable HTTP client's response parser (mcpping._http_io._Response):
-what a server's bytes give the session, however the reads split them."""
+"""The Streamable HTTP client's response parser (C's, mcpping._native.HttpResponse,
+as mcpping._http_io reads answers with it): what a server's bytes give the
+session, however the reads split them; and the bytes a request goes as."""
 
 from __future__ import annotations
 
@@ -7,7 +8,9 @@ import random
 
 import pytest
 
-from mcpping._http_io import NotHttp, _request_bytes, _Response
+from mcpping._http_io import NotHttp
+from mcpping._native import HttpResponse as _Response
+from mcpping._native import HttpSession
 
 EVENT = b"event: message\r\ndata: {\"jsonrpc\":\"2.0\",\"id\":1}\r\n\r\n"
 SSE_ANSWER = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nMcp-Session-Id: s-1\r\n"
@@ -167,18 +170,23 @@ def test_any_answer_split_anywhere_gives_its_body_unaltered():
         assert r.keep_alive == framed
 
 
+def _request(url: str, headers: dict[str, str], frame: bytes) -> bytes:
+    """The bytes the session's first exchange goes as."""
+    start = HttpSession(url, headers, 0, False).post(frame, 1, True)[0]
+    assert start["do"] == "start"
+    return start["request"]
+
+
 def test_a_request_goes_as_node_sends_it():
     """The request's head: Host with the port unless the scheme's, an IPv6
     host in brackets, the session's headers in order, Content-Length for a
     body; a Latin-1 value a byte a character, as node:http and http.client
-    send it (it went as UTF-8, two bytes for an é)."""
-    action = {"method": "POST", "target": "/mcp?x=1", "https": False, "host": "::1", "port": 8080,
-              "headers": [("Authorization", "Bearer é"), ("Accept", "application/json, text/event-stream")],
-              "body": b'{"jsonrpc":"2.0"}'}
-    assert _request_bytes(action) == (
+    send it; a value past Latin-1 as its UTF-8."""
+    assert _request("http://[::1]:8080/mcp?x=1", {"Authorization": "Bearer é"}, b'{"jsonrpc":"2.0"}') == (
         b"POST /mcp?x=1 HTTP/1.1\r\nHost: [::1]:8080\r\nAuthorization: Bearer \xe9\r\n"
-        b"Accept: application/json, text/event-stream\r\nContent-Length: 17\r\n\r\n"
-        b'{"jsonrpc":"2.0"}')
-    get = {**action, "method": "GET", "https": True, "host": "example.com", "port": 443, "headers": [],
-           "body": None}
-    assert _request_bytes(get) == b"GET /mcp?x=1 HTTP/1.1\r\nHost: example.com\r\n\r\n"
+        b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        b'Content-Length: 17\r\n\r\n{"jsonrpc":"2.0"}')
+    assert _request("https://example.com/mcp", {"X-Money": "€ é"}, b"{}") == (
+        b"POST /mcp HTTP/1.1\r\nHost: example.com\r\nX-Money: " + "€ é".encode() + b"\r\n"
+        b"Content-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+        b"Content-Length: 2\r\n\r\n{}")

@@ -33,13 +33,14 @@ extern "C" {
   XX(NOT_FOUND, -13, "No such connection or ping.")                          \
   XX(THREAD, -14, "The I/O thread could not start.")                         \
   XX(WOULD_BLOCK, -15,                                                        \
-     "The connection's outbound queue is full; retry once it drains.")
+     "The connection's outbound queue is full; retry once it drains.")       \
+  XX(NOT_HTTP, -16, "The server's answer is not HTTP/1.1.")
 
 /* INVALID_ARGUMENT: a NULL, a zero, an out-of-range value. UNSUPPORTED: the
  * peer does not support ping, or the protocol version has no ping. FLOODED:
  * the peer floods pings and never reads our answers (nghttp2's FLOODED).
  * WOULD_BLOCK: the outbound queue is full (max_pending_bytes): retry after
- * a WRITABLE item. */
+ * a WRITABLE item. NOT_HTTP: bytes no HTTP server sends (http_response.h). */
 typedef enum mcpp_errno {
 #define MCPP__ERR_ENUM(name, code, text) MCPP_ERR_##name = (code),
   MCPP_ERRNO_MAP(MCPP__ERR_ENUM)

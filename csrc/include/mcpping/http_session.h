@@ -103,6 +103,14 @@ typedef struct mcpp_http_do {
                                   the response's headers may take */
 } mcpp_http_do;
 
+/* A START's request as HTTP/1.1 sends it (head and body): the request
+ * line, Host (the port unless the scheme's, an IPv6 host in brackets), the
+ * headers in order, Content-Length for a body. A line of the head goes a
+ * byte a character (Latin-1, as node:http and http.client send it); one
+ * with a character past Latin-1 goes as its UTF-8. snprintf-style: returns
+ * the request's size and writes at most cap bytes of it to out. */
+size_t mcpp_http_request_bytes(const mcpp_http_do *d, char *out, size_t cap);
+
 /* A session for url (len bytes), which sends the extra headers (copied;
  * a config's headers: often a secret; the URL's user:password becomes
  * Authorization unless they have one) with every request, reads no body

@@ -2,6 +2,7 @@
  * (see rules.h): the headers of each request, the way each answer's body
  * is read, the frames sent again on a new session. The bindings run the
  * HTTP; these rules are the same for both. */
+#include <stdio.h>
 #include <string.h>
 
 #include "internal.h"
@@ -117,4 +118,67 @@ const char *mcpp_http_body_name(mcpp_http_body body) {
 
 int mcpp_http_resends(const char *frame, size_t len) {
   return mcpp__is_ping_request(frame, len);
+}
+
+/* Where a request's bytes go, snprintf-style: len counts all, out gets
+ * what fits. */
+typedef struct writer {
+  char *out;
+  size_t cap, len;
+} writer;
+
+static void put_byte(writer *w, char c) {
+  if (w->len < w->cap) w->out[w->len] = c;
+  w->len++;
+}
+
+static void put(writer *w, const char *s, size_t n) {
+  for (size_t i = 0; i < n; i++) put_byte(w, s[i]);
+}
+
+/* Whether UTF-8 text s is all Latin-1 (U+0000..U+00FF). */
+static int is_latin1(const char *s) {
+  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
+    if (*p < 0x80) continue;
+    if ((*p != 0xc2 && *p != 0xc3) || (p[1] & 0xc0) != 0x80) return 0;
+    p++;
+  }
+  return 1;
+}
+
+/* A line of the head from its parts: a byte a character when every part
+ * is Latin-1 (as node:http and http.client send a head), else the UTF-8
+ * it is. */
+static void put_line(writer *w, const char *const *parts, size_t n) {
+  int latin1 = 1;
+  for (size_t i = 0; i < n; i++) latin1 = latin1 && is_latin1(parts[i]);
+  for (size_t i = 0; i < n; i++)
+    for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
+      if (latin1 && *p >= 0x80) {
+        put_byte(w, (char)(((p[0] & 0x03) << 6) | (p[1] & 0x3f)));
+        p++;
+      } else {
+        put_byte(w, (char)*p);
+      }
+  put(w, "\r\n", 2);
+}
+
+size_t mcpp_http_request_bytes(const mcpp_http_do *d, char *out, size_t cap) {
+  writer w = {out, cap, 0};
+  const char *method = mcpp_http_method_name((mcpp_http_method)d->method);
+  put_line(&w, (const char *const[]){method, " ", d->target, " HTTP/1.1"}, 4);
+  char port[16] = "";
+  if (d->port != (d->https ? 443u : 80u)) snprintf(port, sizeof port, ":%u", d->port);
+  int v6 = strchr(d->host, ':') != NULL;
+  put_line(&w, (const char *const[]){"Host: ", v6 ? "[" : "", d->host, v6 ? "]" : "", port}, 5);
+  for (size_t i = 0; i < d->n_headers; i++)
+    put_line(&w, (const char *const[]){d->headers[i].name, ": ", d->headers[i].value}, 3);
+  if (d->data != NULL) {
+    char length[32];
+    snprintf(length, sizeof length, "%zu", d->len);
+    put_line(&w, (const char *const[]){"Content-Length: ", length}, 2);
+  }
+  put(&w, "\r\n", 2);
+  if (d->data != NULL) put(&w, d->data, d->len);
+  return w.len;
 }
