@@ -155,6 +155,10 @@ TEST(app_cli_parse_usage_errors_name_the_value) {
       "--connect-timeout", "0");
   BAD("-H needs NAME:VALUE (a header name, a colon, a value), got 'nocolon'", "-H",
       "nocolon", "http://h/");
+  BAD("-H 'Bad Name' is not an HTTP header name (letters, digits and !#$%&'*+-.^_`|~ only)",
+      "-H", "Bad Name: x", "http://h/");
+  BAD("--header 'X' has a character past Latin-1 in its value (HTTP sends a header value a byte "
+      "a character)", "--header", "X: 5 \xe2\x82\xac", "http://h/");
   BAD("-H is for a URL; a stdio server takes --env", "-H", "A: b", "--", "srv");
   BAD("--env needs NAME=VALUE, got '=x'", "--env", "=x", "--", "srv");
   BAD("--env is for a server mcpping starts; a URL takes -H", "--env", "A=1", "http://h/");

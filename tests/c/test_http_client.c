@@ -152,5 +152,10 @@ TEST(http_header_problem_refuses_what_would_break_the_request) {
                 PROBLEM("X", "a\r\nInjected: 1"));
   ASSERT(PROBLEM("X", "a\x7f") != NULL);
   ASSERT(mcpp_http_header_problem("X", 1, "a\0b", 3) != NULL);
+  /* A character past Latin-1 (node:http and http.client refuse it at the request). */
+  ASSERT_STR_EQ("has a character past Latin-1 in its value (HTTP sends a header value a byte a "
+                "character)", PROBLEM("X", "5 \xe2\x82\xac"));
+  ASSERT(PROBLEM("X", "\xc3") != NULL);  /* no UTF-8 */
+  ASSERT(PROBLEM("X", "\xe9") != NULL);
 #undef PROBLEM
 }

@@ -118,6 +118,10 @@ test('a header that cannot be sent is refused at construction', () => {
     { name: 'RangeError', message: /^headers: "Bad Name" is not an HTTP header name/ });
   assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { X: 'a\r\nInjected: 1' } }),
     { name: 'RangeError', message: /^headers: "X" has a control character in its value/ });
+  // Past Latin-1: node:http threw ERR_INVALID_CHAR at each request, deep in the session.
+  assert.throws(() => new HttpSession('http://127.0.0.1:9/', { headers: { X: '5 €' } }),
+    { name: 'RangeError', message: /^headers: "X" has a character past Latin-1 in its value/ });
+  assert.equal(binding.httpHeaderProblem('X', 'café'), null);
   assert.equal(binding.httpHeaderProblem('Authorization', 'Bearer t\tx'), null);
 });
 

@@ -127,6 +127,10 @@ async def test_a_header_that_would_break_the_request_is_refused_at_once():
         HttpPeer("http://127.0.0.1:9/mcp", headers={"Bad Name": "x"})
     with pytest.raises(ValueError, match=r"^headers: 'X' has a control character in its value"):
         HttpPeer("http://127.0.0.1:9/mcp", headers={"X": "a\r\nInjected: 1"})
+    # Past Latin-1: the session went, and sent it as UTF-8 (node:http throws at the request).
+    with pytest.raises(ValueError, match=r"^headers: 'X' has a character past Latin-1 in its value"):
+        HttpPeer("http://127.0.0.1:9/mcp", headers={"X": "5 €"})
+    assert _native.http_header_problem("X", "café") is None
     assert _native.http_header_problem("Authorization", "Bearer t\tx") is None
 
 

@@ -143,11 +143,10 @@ static int seconds_value(mcpp_cli_options *o, const char *flag,
   return 0;
 }
 
-/* NAME:VALUE that can be sent (mcpp_http_header_problem). */
-static int header_ok(const char *h) {
-  const char *colon = strchr(h, ':');
-  if (!colon) return 0;
-  return mcpp_http_header_problem(h, (size_t)(colon - h), colon + 1, strlen(colon + 1)) == NULL;
+/* Why the header NAME:VALUE h (a colon in it) cannot be sent, or NULL
+ * (mcpp_http_header_problem). */
+static const char *header_problem(const char *h, const char *colon) {
+  return mcpp_http_header_problem(h, (size_t)(colon - h), colon + 1, strlen(colon + 1));
 }
 
 static const char *const TAKES[] = {
@@ -297,8 +296,10 @@ int mcpp_cli_parse_versioned(int options_version, mcpp_cli_options *o, int argc,
         if (!*v) return bad(o, "--config needs a FILE or auto");
         rc = push(&o->configs, &o->nconfigs, v);
       } else if (!strcmp(flag, "-H") || !strcmp(flag, "--header")) {
-        if (!header_ok(v))
+        const char *colon = strchr(v, ':'), *why = colon ? header_problem(v, colon) : NULL;
+        if (!colon)
           return bad(o, "%s needs NAME:VALUE (a header name, a colon, a value), got '%s'", flag, v);
+        if (why) return bad(o, "%s '%.*s' %s", flag, (int)(colon - v), v, why);
         rc = push(&o->headers, &o->nheaders, v);
       } else if (!strcmp(flag, "--env")) {
         const char *e = strchr(v, '=');

@@ -31,6 +31,17 @@ static int is_tchar(unsigned char c) {
          (c != '\0' && strchr("!#$%&'*+-.^_`|~", c) != NULL);
 }
 
+/* Whether the UTF-8 text s (n bytes) is all Latin-1 (U+0000..U+00FF). */
+static int is_latin1(const char *s, size_t n) {
+  const unsigned char *p = (const unsigned char *)s;
+  for (size_t i = 0; i < n; i++) {
+    if (p[i] < 0x80) continue;
+    if ((p[i] != 0xc2 && p[i] != 0xc3) || i + 1 == n || (p[i + 1] & 0xc0) != 0x80) return 0;
+    i++;
+  }
+  return 1;
+}
+
 const char *mcpp_http_header_problem(const char *name, size_t name_len, const char *value,
                                      size_t value_len) {
   if (name == NULL || name_len == 0) return "is not an HTTP header name (it is empty)";
@@ -42,6 +53,10 @@ const char *mcpp_http_header_problem(const char *name, size_t name_len, const ch
     if ((c < 0x20 && c != '\t') || c == 0x7f)
       return "has a control character in its value (CR, LF and the like would split the request)";
   }
+  /* node:http throws at the request, http.client too: refused up front. */
+  if (value != NULL && !is_latin1(value, value_len))
+    return "has a character past Latin-1 in its value (HTTP sends a header value a byte a "
+           "character)";
   return NULL;
 }
 
@@ -136,22 +151,12 @@ static void put(writer *w, const char *s, size_t n) {
   for (size_t i = 0; i < n; i++) put_byte(w, s[i]);
 }
 
-/* Whether UTF-8 text s is all Latin-1 (U+0000..U+00FF). */
-static int is_latin1(const char *s) {
-  for (const unsigned char *p = (const unsigned char *)s; *p; p++) {
-    if (*p < 0x80) continue;
-    if ((*p != 0xc2 && *p != 0xc3) || (p[1] & 0xc0) != 0x80) return 0;
-    p++;
-  }
-  return 1;
-}
-
 /* A line of the head from its parts: a byte a character when every part
  * is Latin-1 (as node:http and http.client send a head), else the UTF-8
  * it is. */
 static void put_line(writer *w, const char *const *parts, size_t n) {
   int latin1 = 1;
-  for (size_t i = 0; i < n; i++) latin1 = latin1 && is_latin1(parts[i]);
+  for (size_t i = 0; i < n; i++) latin1 = latin1 && is_latin1(parts[i], strlen(parts[i]));
   for (size_t i = 0; i < n; i++)
     for (const unsigned char *p = (const unsigned char *)parts[i]; *p; p++)
       if (latin1 && *p >= 0x80) {
