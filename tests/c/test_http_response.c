@@ -165,6 +165,8 @@ TEST(http_response_refuses_what_no_http_server_sends) {
       "HTTP/1.1 200 OK\r\nContent-Length: 99999999999999999999\r\n\r\n",
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
       "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
+      "HTTP/1.1 200 OK\nContent-Length: 2\n\n{}",
+      "HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\nab\r\n0\r\n\r\n",
       many,
       endless,
   };

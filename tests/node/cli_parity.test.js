@@ -232,6 +232,9 @@ test('parity: why a server could not be reached is named the same in both comman
   // met a reset on the kept-alive socket of a server that closes after
   // each answer, where Python (a connection per request) read the answer.
   const notHttp = await rawHttpServer((sock) => sock.end('hello there\r\n\r\n'));
+  // Lines ended by LF alone: llhttp refuses them, and now C's parser too
+  // (Python's client waited for a CRLF that never came, then said ECONNRESET).
+  const bareLf = await rawHttpServer((sock) => sock.end('HTTP/1.1 200 OK\nContent-Length: 2\n\n{}'));
   const hangUp = await rawHttpServer((sock) => sock.destroy());
   const closesEach = await rawHttpServer((sock) => sock.end('HTTP/1.1 500 Internal Server Error\r\nContent-Length: 5\r\n\r\noops!'));
   // A URL that is a web page: both waited out the handshake's 10 s, then said "no initialize result".
@@ -241,6 +244,7 @@ test('parity: why a server could not be reached is named the same in both comman
   try {
     for (const [url, line, status] of [
       [notHttp.url, `mcpping: cannot connect to ${notHttp.url}: the answer is not HTTP/1.1\n`, 3],
+      [bareLf.url, `mcpping: cannot connect to ${bareLf.url}: the answer is not HTTP/1.1\n`, 3],
       [hangUp.url, `mcpping: cannot connect to ${hangUp.url}: ECONNRESET\n`, 3],
       [closesEach.url, 'mcpping: handshake failed: initialize failed: -32000 HTTP 500 Internal Server Error; ' +
         'server/discover failed: -32000 HTTP 500 Internal Server Error\n', 3],
@@ -263,7 +267,7 @@ test('parity: why a server could not be reached is named the same in both comman
     assert.match(py.stderr, /^mcpping: cannot connect to http:\/\/mcpping-test\.invalid\/mcp: E[A-Z_]+\n$/);
     assert.equal(js.stderr, py.stderr);
   } finally {
-    await Promise.all([notHttp.stop(), hangUp.stop(), closesEach.stop(), webPage.stop()]);
+    await Promise.all([notHttp.stop(), bareLf.stop(), hangUp.stop(), closesEach.stop(), webPage.stop()]);
     selfSigned.stop();
     plain.stop();
   }

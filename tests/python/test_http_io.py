@@ -93,6 +93,7 @@ def test_an_interim_answer_is_skipped_and_folded_and_repeated_headers_are_joined
     b"HTTP/1.1 200 OK\r\nContent-Length: -1\r\n\r\n",
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n",
     b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n2\r\nabc\r\n",
+    b"HTTP/1.1 200 OK\nContent-Length: 2\n\n{}",  # bare LF: llhttp (Node) refuses it too
     b"HTTP/1.1 200 OK\r\n" + b"X: y\r\n" * 101 + b"\r\n",
     b"HTTP/1.1 200 OK\r\nX: " + b"y" * (64 * 1024 + 1),
 ])

@@ -8,8 +8,9 @@
  * and repeated headers are joined. It says whether the connection may
  * carry the next request once the answer ends (keep-alive). What no HTTP
  * server sends (a status line that is not HTTP/1.x, a bad length or chunk
- * size, a chunk longer than its size, a head past MCPP_HTTP_HEAD_MAX bytes
- * or MCPP_HTTP_HEADERS_MAX headers) is MCPP_ERR_NOT_HTTP.
+ * size, a chunk longer than its size, a line that ends in LF without CR, a
+ * head past MCPP_HTTP_HEAD_MAX bytes or MCPP_HTTP_HEADERS_MAX headers) is
+ * MCPP_ERR_NOT_HTTP, as Node's parser (llhttp) refuses it.
  */
 #ifndef MCPPING_HTTP_RESPONSE_H
 #define MCPPING_HTTP_RESPONSE_H

@@ -296,7 +296,7 @@ static size_t gather(mcpp_http_response *r, const char *data, size_t n, int *who
       size_t cap = r->cap ? r->cap : 256;
       while (cap < r->len + take) cap *= 2;
       if (cap > MCPP_HTTP_HEAD_MAX + 8) cap = MCPP_HTTP_HEAD_MAX + 8;
-      if (r->len + take > cap) take = cap - r->len;
+      if (r->len + take > cap) take = cap - r->len, nl = NULL; /* the LF is not taken */
       char *grown = mcpp__realloc(r->alloc, r->line, cap);
       if (grown == NULL) {
         r->error = MCPP_ERR_NOMEM;
@@ -308,6 +308,11 @@ static size_t gather(mcpp_http_response *r, const char *data, size_t n, int *who
     memcpy(r->line + r->len, data + took, take);
     r->len += take;
     took += take;
+    if (nl && (r->len < 2 || r->line[r->len - 2] != '\r')) {
+      /* As llhttp (Node) refuses it: a line that will never end in CRLF. */
+      not_http(r, "a line that ends in LF without CR", r->line, r->len);
+      return took;
+    }
     *whole = r->len >= k && memcmp(r->line + r->len - k, end, k) == 0;
     if (!*whole && r->len > MCPP_HTTP_HEAD_MAX) {
       not_http(r, "a line without end", r->line, r->len);
