@@ -19,6 +19,7 @@ MCPP_ERR_STALE: int
 MCPP_ERR_NOT_FOUND: int
 MCPP_ERR_THREAD: int
 MCPP_ERR_WOULD_BLOCK: int
+MCPP_ERR_NOT_HTTP: int
 #: The JSON-RPC code of the error a request gets when its server failed in flight.
 MCPP_CODE_IN_DOUBT: int
 #: What the engine's send callback is handed with each frame (mcpp_frame_kind).
