@@ -156,14 +156,22 @@ class HttpSession {
     this.run(this.machine.response(id, res.status, res.headers.get('content-type'),
       res.headers.get('mcp-session-id'), res.headers.get('location')));
     let broken = false;
+    // The body's last bytes (node:http has read it whole) go to the machine
+    // once the body has ended and its socket is back in the agent's pool:
+    // a request the answer sets off (the next ping) then finds that socket
+    // free, not busy, and opens no second connection (Python's client
+    // gives a connection back before the session hears of the end too).
+    const last = [];
     try {
       for await (const chunk of res.body) {
         if (!this.exchanges.has(id)) break; // cut: leaving the loop destroys the body
-        this.run(this.machine.body(id, chunk));
+        if (res.body.complete) last.push(chunk);
+        else this.run(this.machine.body(id, chunk));
       }
     } catch {
       broken = true; // reset, or cut mid-body (or by us)
     }
+    if (last.length && this.exchanges.has(id)) this.run(this.machine.body(id, Buffer.concat(last)));
     if (!this.exchanges.delete(id)) return; // cut
     this.run(this.machine.end(id, broken));
   }
