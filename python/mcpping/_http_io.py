@@ -2,12 +2,13 @@
 
 Every exchange the session starts (a START action) runs on the
 application's loop, over an asyncio connection, as Node's client runs on
-its own: no thread, and no hand-off between threads on a round trip. What
-arrives is parsed as it comes (C's HTTP/1.1 response parser: bodies by
-length, chunked, or until the server closes) and handed to the session in the same
-callback, so a server that floods costs one read's memory. A body read to
-its end leaves its connection for the session's next request (keep-alive),
-as Node's agent does.
+its own: no thread, and no hand-off between threads on a round trip. A
+request goes as the bytes C made of it; what arrives is parsed as it comes
+(C's HTTP/1.1 response parser: bodies by length, chunked, or until the
+server closes) and handed to the session in the same callback, so a server
+that floods costs one read's memory. A body read to its end leaves its
+connection for the session's next request (keep-alive), as Node's agent
+does.
 """
 
 from __future__ import annotations
