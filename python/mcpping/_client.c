@@ -641,10 +641,17 @@ static PyObject *Response_closed(PyObject *o, PyObject *unused) {
   return PyBool_FromLong(mcpp_http_response_closed(RESPONSE(o)));
 }
 
-static PyObject *Response_flag(PyObject *o, void *which) {
-  int (*flag)(const mcpp_http_response *) = (int (*)(const mcpp_http_response *))which;
-  return PyBool_FromLong(flag(RESPONSE(o)));
-}
+/* The flags, each a getter (a getset closure cannot carry a function). */
+#define FLAG(name)                                                       \
+  static PyObject *Response_##name(PyObject *o, void *unused) {          \
+    (void)unused;                                                        \
+    return PyBool_FromLong(mcpp_http_response_##name(RESPONSE(o)));      \
+  }
+FLAG(started)
+FLAG(ended)
+FLAG(keep_alive)
+FLAG(until_close)
+#undef FLAG
 
 static PyObject *Response_status(PyObject *o, void *unused) {
   (void)unused;
@@ -654,13 +661,12 @@ static PyObject *Response_status(PyObject *o, void *unused) {
 #undef RESPONSE
 
 static PyGetSetDef Response_getset[] = {
-    {"started", Response_flag, NULL, "Whether the head was read.", (void *)mcpp_http_response_started},
-    {"ended", Response_flag, NULL, "Whether the answer ended.", (void *)mcpp_http_response_ended},
-    {"keep_alive", Response_flag, NULL,
-     "Whether the connection may carry the next request once the answer ends.",
-     (void *)mcpp_http_response_keep_alive},
-    {"until_close", Response_flag, NULL, "Whether the body ends only when the server closes.",
-     (void *)mcpp_http_response_until_close},
+    {"started", Response_started, NULL, "Whether the head was read.", NULL},
+    {"ended", Response_ended, NULL, "Whether the answer ended.", NULL},
+    {"keep_alive", Response_keep_alive, NULL,
+     "Whether the connection may carry the next request once the answer ends.", NULL},
+    {"until_close", Response_until_close, NULL,
+     "Whether the body ends only when the server closes.", NULL},
     {"status", Response_status, NULL, "The status, once the head was read (else 0).", NULL},
     {"headers", Response_headers, NULL,
      "The headers, once the head was read: lower-case names, repeated ones joined.", NULL},
