@@ -16,12 +16,11 @@ const char *mcpp_http_method_name(mcpp_http_method method) {
   }
 }
 
-static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 
 /* ASCII case-insensitive equality: HTTP header names, media types, hosts. */
 int mcpp__same_token(const char *a, const char *b, size_t n) {
   for (size_t i = 0; i < n; i++)
-    if (lower((unsigned char)a[i]) != lower((unsigned char)b[i])) return 0;
+    if (mcpp__lower_ascii((unsigned char)a[i]) != mcpp__lower_ascii((unsigned char)b[i])) return 0;
   return 1;
 }
 

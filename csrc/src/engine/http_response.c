@@ -72,7 +72,6 @@ static void trim(const char **p, size_t *n) {
   while (*n && (is_space((*p)[*n - 1]) || (*p)[*n - 1] == '\r' || (*p)[*n - 1] == '\n')) (*n)--;
 }
 
-static int lower(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
 
 /* Whether needle (lower case) is in s, ASCII case ignored. */
 static int contains(const char *s, const char *needle) {
@@ -122,7 +121,8 @@ static int keep_headers(mcpp_http_response *r, field *f, size_t n, size_t head_l
     size_t first = 0;
     while (f[first].key != k || f[first].folded) first++;
     r->headers[k].name = at;
-    for (size_t i = 0; i < f[first].name_len; i++) r->text[at++] = (char)lower(f[first].name[i]);
+    for (size_t i = 0; i < f[first].name_len; i++)
+      r->text[at++] = (char)mcpp__lower_ascii((unsigned char)f[first].name[i]);
     r->text[at++] = '\0';
     r->headers[k].value = at;
     for (size_t i = first; i < n; i++) {
@@ -258,7 +258,7 @@ static int read_size(mcpp_http_response *r, const char *p, size_t n) {
   trim(&p, &len);
   r->left = 0;
   for (size_t i = 0; i < len; i++) {
-    int c = lower((unsigned char)p[i]);
+    int c = mcpp__lower_ascii((unsigned char)p[i]);
     if (!(is_digit((char)c) || (c >= 'a' && c <= 'f')) || len > 15)
       return not_http(r, "a bad chunk size", p, len);
     r->left = r->left * 16 + (uint64_t)(c <= '9' ? c - '0' : c - 'a' + 10);

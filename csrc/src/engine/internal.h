@@ -17,6 +17,9 @@
 /* The size of a settings struct of `version`, 0 for an unknown one. */
 size_t mcpp__settings_size(int version);
 
+/* c in lower case, ASCII letters only (HTTP names and tokens). */
+static inline int mcpp__lower_ascii(int c) { return c >= 'A' && c <= 'Z' ? c + ('a' - 'A') : c; }
+
 /* 1 if a and b (n bytes each) are equal, ASCII case ignored (http_client.c). */
 int mcpp__same_token(const char *a, const char *b, size_t n);
 
