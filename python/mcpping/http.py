@@ -32,18 +32,16 @@ from __future__ import annotations
 
 import asyncio
 import collections
-import json
 from collections.abc import AsyncIterator, Callable, Mapping
 from typing import Any
 
-from . import _check, _handshake, _native
+from . import _check, _handshake, _native, _rpc
 from ._driver import EngineDriver
 from ._http_io import Action, Exchange, Pool, connect_reason
 from .errors import PeerClosed
 from .events import Event, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive
-from .peer import (INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, Answer, Connecting, HandshakeError, _request_timeout_ms,
-                   request_outcome, rpc_frame)
+from .peer import INITIALIZE_TIMEOUT, REQUEST_TIMEOUT, Connecting, HandshakeError
 from .records import RecordTarget
 from .stats import Stats
 
@@ -104,11 +102,10 @@ class HttpPeer:
         #: server answered 405 (it offers none) or listening is off.
         self.listening = False
         self.loop = asyncio.get_running_loop()
-        self._requests: dict[Any, asyncio.Future[Answer]] = {}
+        self._requests = _rpc.Requests(self.loop)
         #: Set when the server could not be reached at all.
         self.fatal: BaseException | None = None
         self._closed = False
-        self._ids = 0
         self._init_timeout = INITIALIZE_TIMEOUT
         #: C's session: every sequencing decision; this runs what it asks.
         # max_body 0: the settings' max_line_bytes, a stdio line's and an SSE
@@ -221,16 +218,12 @@ class HttpPeer:
     async def _request(self, method: str, params: Mapping[str, Any] | None, timeout: float | None,
                        direct: bool = False) -> dict[str, Any]:
         """request(); direct: sent even while the session is renewed (the handshake's own)."""
-        timeout_ms = _request_timeout_ms(timeout)
+        timeout_ms = _rpc.timeout_ms(timeout)
         if self._closed:
             raise PeerClosed(_native.CONNECTION_CLOSED_TEXT)
-        self._ids += 1
-        rid = f"mcpping-{self._ids}"
-        frame = rpc_frame(method, params, rid)
+        rid, frame, fut = self._requests.create(method, params)
         if self.modern:
             frame = _native.envelope(frame)  # 2026-07-28: _meta on every request
-        fut: asyncio.Future[Answer] = self.loop.create_future()
-        self._requests[rid] = fut
         tag = self._next_tag()
         self._tags[tag] = rid
         # Settled whatever its outcome: the session cuts what still reads for it.
@@ -240,14 +233,15 @@ class HttpPeer:
             self._run(self._session.post(frame, tag, direct))
             resp = await fut
         except asyncio.CancelledError:
+            self._requests.give_up(rid)
             if not self._closed:
                 self.driver.cancel_request(rid)
             raise
         finally:
-            self._requests.pop(rid, None)
+            self._requests.pending.pop(rid, None)
             if not fut.done():
                 fut.cancel()
-        return request_outcome(method, *resp)
+        return _rpc.outcome(method, resp)
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a notification (fire and forget)."""
@@ -257,7 +251,7 @@ class HttpPeer:
                 direct: bool = False) -> asyncio.Future[None] | None:
         """Sends a notification; returns what settles once its POST is over
         (None if the session holds it for now)."""
-        frame = rpc_frame(method, params)
+        frame = _rpc.rpc_frame(method, params)
         self.driver.observe_outbound(frame)
         self._started = None
         self._run(self._session.post(frame, 0, direct))
@@ -452,9 +446,7 @@ class HttpPeer:
             self._finish(self.driver.stale_reason, _native.MCPP_ERR_STALE)
 
     def _finish(self, reason: str, err: int = 0) -> None:
-        for fut in self._requests.values():
-            if not fut.done():
-                fut.set_exception(PeerClosed.because(reason))
+        self._requests.fail_all(lambda: PeerClosed.because(reason))
         self.driver.close(reason, err)
 
     def _engine_send(self, kind: int, frame: bytes) -> None:
@@ -481,7 +473,7 @@ class HttpPeer:
 
     def _deliver(self, frame: bytes, kind: str) -> None:
         """The engine's own answer to a request (its kind: timeout, in_doubt, ...)."""
-        self._resolve(frame, kind)
+        self._requests.answer(frame, kind)
 
     def _inbound(self, frame: bytes) -> None:
         if self._closed or not self.driver.recv(frame):
@@ -494,21 +486,7 @@ class HttpPeer:
             self.driver.observe_outbound(answer)
             self._run(self._session.post(answer, 0, False))
             return
-        self._resolve(frame)
-
-    def _resolve(self, frame: bytes, kind: str | None = None) -> None:
-        try:
-            # As text: json.loads on bytes would skip a byte order mark the
-            # engine (and Node) refuse, answering a request with a frame
-            # whose pings go unanswered.
-            msg = json.loads(frame.decode("utf-8", "replace"))
-        except ValueError:
-            return
-        if isinstance(msg, dict) and "method" not in msg:
-            rid = msg.get("id")
-            fut = self._requests.get(rid) if isinstance(rid, str) else None
-            if fut is not None and not fut.done():
-                fut.set_result((msg, kind))
+        self._requests.answer(frame)
 
 
 def connect(

@@ -13,13 +13,13 @@ from collections import deque
 from collections.abc import AsyncIterator, Callable, Generator, Mapping, Sequence
 from typing import IO, Any, Generic, Literal, Protocol, TypeVar, Union
 
-from . import _check, _isolation, _native, _runtime
+from . import _check, _isolation, _native, _rpc, _runtime
 from ._inbox import Inbox, Messages, awaiting, awaiting_answer, charging, uncharge_readers
 from . import reconnect as _reconnect
 from . import _handshake
 from .errors import (
     MCPPingError, PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
-    RequestInDoubt, SpawnError, ping_refusal,
+    SpawnError, ping_refusal,
 )
 from .events import Event, EventHub, Listener
 from .keepalive import AUTO_PROBE, PING_TIMEOUT, KeepAlive, probe_method, settings as make_settings
@@ -36,8 +36,6 @@ REQUEST_TIMEOUT = _native.REQUEST_TIMEOUT_MS / 1000
 INITIALIZE_TIMEOUT = _native.INITIALIZE_TIMEOUT_MS / 1000
 
 _MESSAGE, _EVENT, _RECORD, _STDERR, _CLOSED, _PING_FAILED, _WRITABLE = range(7)
-#: Given-up requests whose late answers are still recognised and dropped.
-_MAX_ABANDONED = 1024
 _STDERR_MODES = {"inherit": 0, "ignore": 2}
 _tokens = itertools.count(1)
 _log = logging.getLogger("mcpping")
@@ -91,30 +89,6 @@ class CloseInfo:
 def _check_size(name: str, value: int | None) -> int:
     """An optional byte budget (None: the default), checked by the C table's row."""
     return 0 if value is None else int(_check.setting(name, name, value))
-
-
-def _request_timeout_ms(timeout: float | None) -> int:
-    """A request's timeout in ms for the engine; None: none of its own (0)."""
-    ms = _check.optional_seconds("timeout", timeout, none="none of its own")
-    return 0 if ms is None else ms
-
-
-#: A request's answer as its future gets it: the message and, when the
-#: engine made it, its kind (``timeout``, ``in_doubt``, ``cancelled``, ...).
-Answer = tuple[dict[str, Any], Union[str, None]]
-
-
-def request_outcome(method: str, msg: dict[str, Any], kind: str | None) -> dict[str, Any]:
-    """What ``request()`` gives for its answer, on stdio and HTTP alike: the
-    message, or the error the engine's own answer stands for, in C's words
-    (a timeout: ``TimeoutError``; an answer that cannot come: RequestInDoubt)."""
-    if kind == "timeout":
-        # C's sentence, not "cancelled on the server": a request held for a
-        # reconnect times out without ever reaching one (and is never sent).
-        raise asyncio.TimeoutError(msg["error"]["message"])
-    if kind in _native.IN_DOUBT_KINDS:
-        raise RequestInDoubt(method, kind, msg["error"]["message"], msg["error"]["code"])
-    return msg
 
 
 def _ping_outcome(ev: Event) -> BaseException | float:
@@ -205,15 +179,13 @@ class Peer:
         self._state = "alive"
         self._records = RecordSink(record, self._report)
         self._pings: dict[int, asyncio.Future[float]] = {}
-        self._requests: dict[str, asyncio.Future[Answer]] = {}
-        # Requests given up (timed out or aborted): their late answers,
-        # and the engine's error answer to an abort, are not the app's.
-        self._abandoned: dict[str, None] = {}
+        # The application's requests (given up: their late answers, and the
+        # engine's error answer to an abort, are not the app's).
+        self._requests = _rpc.Requests(self.loop)
         # Frames the runtime refused (its outbound queue was full), in
         # order, with each one's request timeout; sent on WRITABLE.
         self._outbox: deque[tuple[bytes, int]] = deque()
         self._drain_waiters: list[asyncio.Future[None]] = []
-        self._req_ids = itertools.count(1)
         #: What of the batch being fed still counts against max_pending_bytes.
         self._budget = 0
         # What messages() has yet to yield. Asked for, its frames count
@@ -392,7 +364,7 @@ class Peer:
         than ``max_pending_bytes`` not yet written) messages wait here, in
         order; ``await peer.drain()`` waits until they are handed over.
         """
-        self._send(_encode(message), 0)
+        self._send(_rpc.encode(message), 0)
 
     async def drain(self) -> None:
         """Waits until every message sent so far is handed to the native runtime."""
@@ -442,7 +414,7 @@ class Peer:
 
     def notify(self, method: str, params: Mapping[str, Any] | None = None) -> None:
         """Sends a JSON-RPC notification."""
-        self._send(rpc_frame(method, params), 0)
+        self._send(_rpc.rpc_frame(method, params), 0)
 
     async def request(self, method: str, params: Mapping[str, Any] | None = None,
                       timeout: float | None = REQUEST_TIMEOUT) -> dict[str, Any]:
@@ -455,12 +427,9 @@ class Peer:
         awaiting task abandons the request the same way. Either way the
         request leaves the in-flight ledger, so ``healthy`` recovers.
         """
-        timeout_ms = _request_timeout_ms(timeout)
+        timeout_ms = _rpc.timeout_ms(timeout)
         self._check_loop("request")
-        rid = f"mcpping-{next(self._req_ids)}"
-        data = rpc_frame(method, params, rid)  # checked before anything waits on it
-        fut: asyncio.Future[Answer] = self.loop.create_future()
-        self._requests[rid] = fut
+        rid, data, fut = self._requests.create(method, params)
         if self._modern:
             data = _native.envelope(data)  # 2026-07-28: _meta on every request (C merges it)
         try:
@@ -471,16 +440,10 @@ class Peer:
             self._abandon(rid, data)
             raise
         finally:
-            self._requests.pop(rid, None)
+            self._requests.pending.pop(rid, None)
         if resp[1] == "timeout":
-            self._forget_later(rid)
-        return request_outcome(method, *resp)
-
-    def _forget_later(self, rid: str) -> None:
-        """Drops the answer to rid when it comes; the oldest such ids go first."""
-        self._abandoned[rid] = None
-        if len(self._abandoned) > _MAX_ABANDONED:
-            del self._abandoned[next(iter(self._abandoned))]
+            self._requests.give_up(rid)
+        return _rpc.outcome(method, resp)
 
     def _abandon(self, rid: str, data: bytes) -> None:
         """The caller gave up on a request: cancelled on the wire unless never sent."""
@@ -488,7 +451,7 @@ class Peer:
             if queued is data:
                 del self._outbox[i]
                 return
-        self._forget_later(rid)
+        self._requests.give_up(rid)
         if not self._closed.done():
             _native.cancel_request(self._id, json.dumps(rid).encode())
 
@@ -672,26 +635,8 @@ class Peer:
 
     def _message(self, frame: bytes, kind: str | None = None) -> None:
         """One inbound frame; ``kind`` is set when the engine made it (timeout, in_doubt, ...)."""
-        if (self._requests or self._abandoned) and b'"mcpping-' in frame:
-            try:
-                # A stray invalid byte must not hide the answer to our request.
-                msg = json.loads(frame.decode("utf-8", "replace"))
-            except (ValueError, RecursionError):
-                msg = None
-            if isinstance(msg, dict) and "method" not in msg:
-                # Our ids are str; any other id (a list, unhashable) is not
-                # ours, and None matches nothing in the tables below.
-                rid = msg.get("id")
-                if not isinstance(rid, str):
-                    rid = None
-                fut = self._requests.get(rid) if rid is not None else None
-                if fut is not None:
-                    if not fut.done():
-                        fut.set_result((msg, kind))
-                    return
-                if rid in self._abandoned:
-                    del self._abandoned[rid]  # type: ignore[arg-type]
-                    return
+        if self._requests.answer(frame, kind):
+            return
         if isinstance(self._on_message, ServesNoRequests):
             answer = _native.unserved_request_answer(frame)
             if answer is not None:
@@ -744,9 +689,7 @@ class Peer:
         for fut in self._pings.values():
             if not fut.done():
                 fut.set_exception(PeerClosed(_native.PING_CLOSED_MESSAGE))
-        for answer in self._requests.values():
-            if not answer.done():
-                answer.set_exception(PeerClosed.because(info.reason))
+        self._requests.fail_all(lambda: PeerClosed.because(info.reason))
         self._outbox.clear()
         self._wake_drainers(PeerClosed.because(info.reason))
         self._inbox.end()
@@ -767,44 +710,6 @@ def _child_environment(env: Mapping[str, str] | None, inherit_all: bool) -> list
         return None
     base = {k: v for k, v in os.environ.items() if inherit_all or _native.env_safe(k, v)}
     return [f"{k}={v}" for k, v in {**base, **(env or {})}.items()]
-
-
-def _encode(message: Mapping[str, Any] | str | bytes) -> bytes:
-    if isinstance(message, Mapping):
-        try:
-            # allow_nan=False: NaN and Infinity are no JSON, and a server's
-            # parser would refuse the whole message.
-            return json.dumps(message, separators=(",", ":"), ensure_ascii=False,
-                              allow_nan=False).encode()
-        except ValueError as e:
-            raise ValueError(f"message is not JSON: {e}") from None
-        except TypeError as e:
-            raise TypeError(f"message is not JSON: {e}") from None
-    if isinstance(message, str):
-        return message.encode()
-    if isinstance(message, (bytes, bytearray, memoryview)):
-        return bytes(message)
-    # bytes(5) would be five NUL bytes on the server's stdin.
-    raise TypeError("message must be a mapping or its JSON text (str or bytes), "
-                    f"not {type(message).__name__} {message!r}"[:200])
-
-
-def rpc_frame(method: Any, params: Any, rid: str | None = None) -> bytes:
-    """A JSON-RPC request (``rid`` given) or notification as compact JSON,
-    checked first: the method a non-empty str, params a mapping or a list
-    (by-position params, as JSON-RPC allows), every value one JSON carries."""
-    _check.text("method", method)
-    msg: dict[str, Any] = {"jsonrpc": "2.0"}
-    if rid is not None:
-        msg["id"] = rid
-    msg["method"] = method
-    if isinstance(params, Mapping):
-        msg["params"] = dict(params)
-    elif isinstance(params, (list, tuple)):
-        msg["params"] = list(params)
-    elif params is not None:
-        raise TypeError(f"params must be a mapping or a list, not {type(params).__name__} {params!r}"[:200])
-    return _encode(msg)
 
 
 class _Opens(Protocol):

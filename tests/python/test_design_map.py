@@ -72,7 +72,7 @@ def test_every_name_in_the_map_exists() -> None:
 
 
 def test_every_module_attribute_in_the_map_exists() -> None:
-    """`peer.request_outcome`, `_native.HttpSession`, `binding.httpUrl`:
+    """`_rpc.outcome`, `_native.HttpSession`, `binding.httpUrl`:
     the attribute is in that Python module, or in the bindings' sources."""
     sources = _sources()
     modules = {p.rsplit("/", 1)[-1][:-3]: t for p, t in sources.items()

@@ -505,7 +505,7 @@ async def test_a_message_json_cannot_carry_is_refused_before_any_post():
             await p.request("tools/call", {"x": float("nan")})
         with pytest.raises(TypeError, match="^method must be a non-empty str"):
             p.notify(None)
-        assert not p._requests and not p._posts
+        assert not p._requests.pending and not p._posts
     frozen.close()
 
 

@@ -132,3 +132,28 @@ async def test_a_servers_request_is_refused_by_discard_and_handed_to_messages_ot
                 break
         resp = await asked
     assert resp["result"]["answer"] == {"jsonrpc": "2.0", "id": "ask-1", "result": {"served": True}}
+
+
+async def test_the_shared_request_table_takes_only_its_own_answers_and_never_raises():
+    """`_rpc.Requests`, under the stdio Peer and the HTTP client alike: an
+    answer to one of ours settles it; a given-up id's late answer is taken
+    (once); anything else, an answer too deeply nested for json (the HTTP
+    client let that RecursionError out of its session loop) included, is
+    not ours and raises nothing."""
+    from mcpping import _rpc
+    table = _rpc.Requests(asyncio.get_running_loop())
+    rid, frame, fut = table.create("tools/list", None)
+    assert frame == b'{"jsonrpc":"2.0","id":"%s","method":"tools/list"}' % rid.encode()
+    deep = b'{"jsonrpc":"2.0","id":"%s","result":%s%s}' % (rid.encode(), b"[" * 100000, b"]" * 100000)
+    assert table.answer(deep) is False and not fut.done()
+    assert table.answer(b'{"jsonrpc":"2.0","id":"mcpping-999","result":{}}') is False
+    assert table.answer(b'{"jsonrpc":"2.0","id":"%s","result":{}}' % rid.encode(), "timeout")
+    assert fut.result() == ({"jsonrpc": "2.0", "id": rid, "result": {}}, "timeout")
+    assert not table.pending
+    table.give_up(rid)
+    late = b'{"jsonrpc":"2.0","id":"%s","result":{}}' % rid.encode()
+    assert table.answer(late) is True and table.answer(late) is False
+    for _ in range(1025):  # bounded: the oldest given-up id is forgotten first
+        table.give_up(table.create("ping", None)[0])
+    assert table.answer(b'{"jsonrpc":"2.0","id":"mcpping-2","result":{}}') is False
+    assert table.answer(b'{"jsonrpc":"2.0","id":"mcpping-1026","result":{}}') is True

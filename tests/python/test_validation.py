@@ -192,7 +192,7 @@ async def test_a_message_json_cannot_carry_is_refused_and_nothing_is_left_waitin
             await p.request(*args)
         with pytest.raises(kind, match=wanted):
             p.notify(*args)
-        assert not p._requests and p.info()["in_flight"] == 0
+        assert not p._requests.pending and p.info()["in_flight"] == 0
         # By-position params are JSON-RPC's too: sent as a list, as Node does.
         assert (await p.request("echo", [1, "a"]))["result"] == [1, "a"]
 
@@ -205,7 +205,7 @@ async def test_a_peer_used_from_another_loop_says_so_and_keeps_working():
         for call in (p.ping, lambda: p.request("echo", {}), p.drain):
             await asyncio.to_thread(elsewhere, call)
         assert await p.ping(timeout=2) > 0
-        assert not p._pings and not p._requests  # nothing was left behind
+        assert not p._pings and not p._requests.pending  # nothing was left behind
 
 
 @pytest.mark.parametrize("bad,kind", [(0, ValueError), (1.5, ValueError), (10**8, ValueError),
