@@ -10,20 +10,18 @@ closes when asked, and returns C's row for mcpp_config_format_results.
 from __future__ import annotations
 
 import asyncio
-import time
 from dataclasses import dataclass
 from typing import Any
 
 from . import _native
+from ._commands import now_ms as _now_ms, open_server, ping_reply, unreachable
 from .config import Server, UnresolvedVariable, resolve
-from .errors import (PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported,
-                     RequestInDoubt, SpawnError)
-from .peer import HandshakeError, Peer, discard
+from .errors import PeerClosed, RequestInDoubt, SpawnError
+from .peer import HandshakeError, Peer
 
 # What the state machine asks (config_run.h mcpp_config_do) and what it is told.
 _OPEN, _HANDSHAKE, _PING, _WAIT, _CLOSE, _DONE = range(1, 7)
 _OPEN_OK, _UNRESOLVED, _SPAWN_FAILED, _INVALID = range(4)
-_OK, _TIMEOUT, _ERROR, _BAD_REPLY, _UNSUPPORTED, _CLOSED = range(6)
 
 
 @dataclass
@@ -40,10 +38,6 @@ class Plan:
     environ: dict[str, str] | None = None
 
 
-def _now_ms() -> int:
-    return int(time.monotonic() * 1000)
-
-
 def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, str | None, Any]:
     """(result, reason, peer) as config_run_open_done takes them; a stdio
     server's stderr goes to C's run as it comes."""
@@ -52,56 +46,29 @@ def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, st
     except UnresolvedVariable as e:
         return _UNRESOLVED, str(e), None
     try:
-        if live.transport == "stdio":
-            assert live.command is not None
-            env = {**(plan.environ or {}), **live.env}
-            return _OPEN_OK, None, Peer(
-                [live.command, *live.args], keepalive=None, env=env, cwd=live.cwd,
-                inherit_env=plan.environ is None,
-                stderr=lambda chunk: _native.config_run_stderr(run, chunk.encode()),
-                record=plan.log, ping_timeout=plan.timeout, request_timeout=None,
-                kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_close=None,
-                on_message=discard)
-        from .http import HttpPeer
-        assert live.url is not None
-        return _OPEN_OK, None, HttpPeer(live.url, headers=live.headers,
-                                        ping_timeout=plan.timeout, record=plan.log)
+        return _OPEN_OK, None, open_server(
+            url=live.url if live.transport != "stdio" else None, headers=live.headers,
+            command=[live.command, *live.args] if live.command else None, env={**(plan.environ or {}), **live.env},
+            cwd=live.cwd, inherit_env=plan.environ is None,
+            stderr=lambda chunk: _native.config_run_stderr(run, chunk.encode()),
+            record=plan.log, ping_timeout=plan.timeout)
     except SpawnError as e:
         return _SPAWN_FAILED, str(e), None
     except (ValueError, TypeError):
         return _INVALID, None, None
 
 
-async def _ping(peer: Any, timeout_s: float) -> tuple[int, float]:
-    try:
-        return _OK, await peer.ping(timeout_s) * 1000
-    except PingTimeout:
-        return _TIMEOUT, 0.0
-    except PingUnsupported:
-        return _UNSUPPORTED, 0.0
-    except PingError:
-        return _ERROR, 0.0
-    except PingInvalid:
-        return _BAD_REPLY, 0.0
-    except PeerClosed:
-        return _CLOSED, 0.0
-
-
 async def _close(peer: Any, want_exit: bool) -> tuple[Any, ...]:
     """Closes peer; how it ended as config_run_closed takes it."""
-    exited, status, sig, unreachable = False, 0, 0, None
-    fatal = getattr(peer, "fatal", None)
-    if want_exit and fatal is not None:
-        from .http import connect_reason
-        unreachable = connect_reason(fatal)
-    elif want_exit and isinstance(peer, Peer):
+    exited, status, sig, gone = False, 0, 0, unreachable(peer) if want_exit else None
+    if want_exit and gone is None and isinstance(peer, Peer):
         try:
             info = await asyncio.wait_for(peer.wait_closed(), 5)
             exited, status, sig = True, info.exit_status, info.term_signal
         except asyncio.TimeoutError:
             pass
     await peer.close()
-    return exited, status, sig, unreachable
+    return exited, status, sig, gone
 
 
 async def check_all(servers: list[tuple[Server, str]], plan: Plan,
@@ -134,12 +101,13 @@ async def check(server: Server, workspace: str, plan: Plan, stop: asyncio.Event)
                 except asyncio.TimeoutError:
                     _native.config_run_handshake_timed_out(run, _now_ms())
                 except (HandshakeError, PeerClosed, RequestInDoubt) as e:
-                    gone = getattr(peer, "fatal", None) is not None or getattr(peer, "closed", False)
+                    gone = peer.fatal is not None or peer.closed
                     _native.config_run_handshake_failed(run, _now_ms(), gone, str(e))
                 else:
                     _native.config_run_handshake_done(run, _now_ms(), peer.protocol_version)
             elif what == _PING:
-                _native.config_run_replied(run, _now_ms(), *await _ping(peer, timeout_ms / 1000))
+                kind, rtt_ms, _, _ = await ping_reply(peer, timeout_ms / 1000)
+                _native.config_run_replied(run, _now_ms(), kind, rtt_ms)
             elif what == _WAIT:
                 try:
                     await asyncio.wait_for(stop.wait(), max(0, until_ms - _now_ms()) / 1000)

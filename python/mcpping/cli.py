@@ -10,24 +10,20 @@ writes what it is given.
 from __future__ import annotations
 
 import asyncio
-import signal
 import sys
 import time
 from types import SimpleNamespace
 from typing import Any
 
 from . import _native
-from .errors import PeerClosed, PingError, PingInvalid, PingTimeout, PingUnsupported, RequestInDoubt, SpawnError
-from .peer import HandshakeError, Peer, discard
+from ._commands import CLOSED, ERROR, INVALID, OK, TIMEOUT, now_ms as _now_ms
+from ._commands import open_server, ping_reply, stop_on, unreachable
+from .errors import PeerClosed, RequestInDoubt, SpawnError
+from .peer import HandshakeError, Peer
 
 # What the state machine asks (app.h mcpp_cli_do) and what it is told.
 _OPEN, _LIST_TOOLS, _SEND, _WAIT, _EXIT = 1, 2, 3, 4, 5
 _OPEN_OK, _SPAWN_FAILED, _CONNECT_FAILED, _HANDSHAKE_FAILED, _TIMED_OUT = range(5)
-_OK, _TIMEOUT, _ERROR, _INVALID, _UNSUPPORTED, _CLOSED = range(6)
-
-
-def _now_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 def _write(out: bytes, err: bytes) -> None:
@@ -48,93 +44,73 @@ class _Target:
 
     async def open(self, timeout_s: float) -> tuple[int, tuple[Any, ...]]:
         o = self.o
-        timeout = o["timeout_ms"] / 1000
-        if o["target"] == "http":
-            from . import http
-            self.peer = await http.connect(o["url"], keepalive=None, initialize=False,
-                                           ping_timeout=timeout, record=o["log"],
-                                           headers=o["headers"] or None)
-            transport = "streamable-http"
-        else:
-            command = o["command"] or [sys.executable, "-m", "mcpping.demo"]
-            env = o["env"] or None
-            try:
-                self.peer = Peer(command, keepalive=None, env=env, cwd=None, stderr="ignore",
-                                 record=o["log"], ping_timeout=timeout, request_timeout=None,
-                                 kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=discard, on_close=None)
-            except SpawnError as e:
-                return _SPAWN_FAILED, (None, None, None, None, str(e))
-            transport = "stdio"
+        http = o["target"] == "http"
+        try:
+            self.peer = open_server(
+                url=o["url"] if http else None, headers=o["headers"] or None,
+                command=o["command"] or [sys.executable, "-m", "mcpping.demo"],
+                env=o["env"] or None, record=o["log"], ping_timeout=o["timeout_ms"] / 1000)
+        except SpawnError as e:
+            return _SPAWN_FAILED, (None, None, None, None, str(e))
         if o["init"]:
             try:
                 # The step's own bound (run()) decides a timeout, so both
                 # commands say the same: the handshake gets a second more.
                 await self.peer.initialize(timeout_s + _native.CLI_STEP_SLACK_MS / 1000)
             except (HandshakeError, PeerClosed) as e:
-                if getattr(self.peer, "fatal", None) is not None:
-                    from .http import connect_reason
-                    return _CONNECT_FAILED, (None, None, None, None,
-                                             connect_reason(self.peer.fatal))
+                gone = unreachable(self.peer)
+                if gone is not None:
+                    return _CONNECT_FAILED, (None, None, None, None, gone)
                 return _HANDSHAKE_FAILED, (None, None, None, None, str(e))
-        name = self.peer.name
-        return _OPEN_OK, (name, transport, self.peer.protocol_version,
-                          getattr(self.peer, "session_id", None), None)
+        return _OPEN_OK, (self.peer.name, "streamable-http" if http else "stdio",
+                          self.peer.protocol_version, getattr(self.peer, "session_id", None), None)
 
     async def check(self, method: str, timeout_s: float) -> tuple[int, float, Any, str | None]:
         """One check: (kind, rtt_ms, code, message) as app.h's mcpp_cli_replied takes them."""
         if method == "ping":
-            try:
-                return _OK, await self.peer.ping(timeout_s) * 1000, None, None
-            except PingTimeout:
-                return _TIMEOUT, 0.0, None, None
-            except PingInvalid as e:
-                return _INVALID, 0.0, None, e.message
-            except PingUnsupported as e:
-                return _UNSUPPORTED, 0.0, e.code, e.message
-            except PingError as e:
-                return _ERROR, 0.0, e.code, e.message
-            except PeerClosed as e:
-                return _CLOSED, 0.0, None, await self._closed_reason(e, timeout_s)
+            reply = await ping_reply(self.peer, timeout_s)
+            if reply[0] == CLOSED:
+                return CLOSED, 0.0, None, await self._closed_reason(reply[3], timeout_s)
+            return reply
         t0 = time.monotonic()
         try:
             resp = await self.peer.request(method, {}, timeout=timeout_s)
         except asyncio.TimeoutError:
-            return _TIMEOUT, 0.0, None, None
+            return TIMEOUT, 0.0, None, None
         except RequestInDoubt as e:  # its answer broke off: the engine's answer, as an error
-            return _ERROR, 0.0, e.code, e.message
+            return ERROR, 0.0, e.code, e.message
         except PeerClosed as e:
-            return _CLOSED, 0.0, None, await self._closed_reason(e, timeout_s)
+            return CLOSED, 0.0, None, await self._closed_reason(str(e), timeout_s)
         rtt = (time.monotonic() - t0) * 1000
         self.result = resp.get("result")
         if "error" in resp:
             err = resp["error"] if isinstance(resp["error"], dict) else {}
-            return _ERROR, 0.0, err.get("code"), str(err.get("message", ""))
+            return ERROR, 0.0, err.get("code"), str(err.get("message", ""))
         if not isinstance(self.result, dict):
-            return _INVALID, 0.0, None, None  # C words it
-        return _OK, rtt, None, None
+            return INVALID, 0.0, None, None  # C words it
+        return OK, rtt, None, None
 
-    async def _closed_reason(self, e: BaseException, wait_s: float) -> str:
+    async def _closed_reason(self, said: str | None, wait_s: float) -> str | None:
         """Why the connection closed: what could not reach the URL, or a
         stdio server's close reason ("server exited with status 3"), which
         arrives just after the check that met it."""
-        fatal = getattr(self.peer, "fatal", None)
-        if fatal is not None:
-            from .http import connect_reason
-            return connect_reason(fatal)
+        gone = unreachable(self.peer)
+        if gone is not None:
+            return gone
         if isinstance(self.peer, Peer):
             try:
                 return (await asyncio.wait_for(self.peer.wait_closed(), wait_s)).reason
             except asyncio.TimeoutError:
                 pass
-        return str(e)
+        return said
 
     async def tools(self, timeout_s: float) -> tuple[int, list[str], int | None, str | None]:
         kind, _, code, message = await self.check("tools/list", timeout_s)
-        if kind != _OK:
+        if kind != OK:
             return kind, [], code, message
         tools = self.result.get("tools") if isinstance(self.result, dict) else None
         names = [t["name"] for t in tools or [] if isinstance(t, dict) and isinstance(t.get("name"), str)]
-        return _OK, names, None, None
+        return OK, names, None, None
 
     def unreadable(self) -> str | None:
         """What the server wrote that is not JSON-RPC (C's sentence)."""
@@ -151,12 +127,8 @@ async def run(argv: list[str]) -> int:
     """Runs the check the C state machine describes; returns the exit status."""
     o = _native.cli_parse(argv)
     run_ = _native.cli_run(argv, _now_ms())
-    loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    try:
-        loop.add_signal_handler(signal.SIGINT, stop.set)
-    except (NotImplementedError, RuntimeError):
-        pass
+    stop_on(stop)
     target = _Target(o)
     try:
         while True:
@@ -236,12 +208,8 @@ async def run_config(o: SimpleNamespace) -> int:
     files = load_configs(o.configs)
     if isinstance(files, str):
         return _fail(files)
-    loop = asyncio.get_running_loop()
     stop = asyncio.Event()
-    try:
-        loop.add_signal_handler(signal.SIGINT, stop.set)
-    except (NotImplementedError, RuntimeError):
-        pass
+    stop_on(stop)
     rep = ConfigReporter(o.json, quiet=o.quiet)
     rep.files([(f.path, len(f.servers)) for f in files])
     servers = [(s, f.workspace) for f in files for s in f.servers]

@@ -118,6 +118,10 @@ class Peer:
     order, to :meth:`messages` (or to the ``on_message`` callback).
     """
 
+    #: Always None: a server that is spawned was never out of reach (an
+    #: HttpPeer's says why its server could not be reached).
+    fatal: BaseException | None = None
+
     def __init__(
         self,
         command: Sequence[str],

@@ -15,23 +15,19 @@ import asyncio
 import errno
 import signal
 import sys
-import time
 from typing import Any
 
 from . import _native
+from ._commands import now_ms as _now_ms, open_server, stop_on, unreachable
 from .config import Server, UnresolvedVariable, resolve
 from .errors import SpawnError
 from .keepalive import KeepAlive
-from .peer import Peer, discard
+from .peer import Peer
 from .reconnect import Reconnect
 
 # A request head longer than this, or slower than this, gets no answer.
 _MAX_HEAD = _native.WATCH_MAX_HEAD
 _HEAD_TIMEOUT = _native.WATCH_HEAD_TIMEOUT_MS / 1000
-
-
-def _now_ms() -> int:
-    return int(time.monotonic() * 1000)
 
 
 class _Watch:
@@ -88,21 +84,13 @@ class _Watch:
         timeout = self.o["connect_timeout_ms"] / 1000
         peer: Any = None
         try:
-            if live.transport == "stdio":
-                assert live.command is not None
-                peer = Peer([live.command, *live.args], keepalive=self.keepalive(),
-                            env=live.env, cwd=live.cwd,
-                            stderr=lambda chunk: _native.watch_stderr(self.w, i, chunk.encode()),
-                            record=None, ping_timeout=self.o["timeout_ms"] / 1000,
-                            request_timeout=None, kill_grace=_native.APP_KILL_GRACE_MS / 1000, on_message=discard,
-                            on_close=None, on_event=lambda ev: self.on_event(i, ev),
-                            reconnect=Reconnect())
-            else:
-                from .http import HttpPeer
-                assert live.url is not None
-                peer = HttpPeer(live.url, headers=live.headers, keepalive=self.keepalive(),
-                                ping_timeout=self.o["timeout_ms"] / 1000, record=None)
-                peer.on("*", lambda ev: self.on_event(i, ev))
+            stdio = live.transport == "stdio"
+            peer = open_server(
+                url=None if stdio else live.url, headers=live.headers,
+                command=[live.command, *live.args] if live.command else None, env=live.env,
+                cwd=live.cwd, stderr=lambda chunk: _native.watch_stderr(self.w, i, chunk.encode()),
+                ping_timeout=self.o["timeout_ms"] / 1000, keepalive=self.keepalive(),
+                reconnect=Reconnect() if stdio else None, on_event=lambda ev: self.on_event(i, ev))
             self.peers[i] = peer
             await asyncio.wait_for(peer.initialize(timeout + _native.CLI_STEP_SLACK_MS / 1000), timeout)
         except asyncio.CancelledError:
@@ -134,12 +122,7 @@ class _Watch:
 
     async def run(self) -> int:
         o = self.o
-        loop = asyncio.get_running_loop()
-        for sig in (signal.SIGTERM, signal.SIGINT):
-            try:
-                loop.add_signal_handler(sig, self.stop.set)
-            except (NotImplementedError, RuntimeError):
-                pass
+        stop_on(self.stop, signal.SIGTERM, signal.SIGINT)
         try:
             server = await asyncio.start_server(self.serve, o["listen_host"], o["listen_port"],
                                                 limit=_MAX_HEAD)
@@ -186,13 +169,12 @@ _WHY_TEXT, _WHY_NO_INITIALIZE, _WHY_UNREACHABLE, _WHY_INVALID = range(4)
 
 def _why(e: BaseException | None, peer: Any, text: str | None) -> tuple[int, str | None]:
     """(why, detail) of a failed open (e) or a lost connection, for C."""
-    from .http import connect_reason
     if isinstance(e, asyncio.TimeoutError):
         # What a stdio server wrote instead of JSON-RPC, if it did.
         return _WHY_NO_INITIALIZE, peer._unreadable() if isinstance(peer, Peer) else None
-    fatal = getattr(peer, "fatal", None)
-    if fatal is not None and not isinstance(e, SpawnError):
-        return _WHY_UNREACHABLE, connect_reason(fatal)
+    gone = unreachable(peer)
+    if gone is not None and not isinstance(e, SpawnError):
+        return _WHY_UNREACHABLE, gone
     if isinstance(e, (ValueError, TypeError)):
         return _WHY_INVALID, None
     return _WHY_TEXT, text or (type(e).__name__ if e is not None else None)
