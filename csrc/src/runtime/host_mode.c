@@ -18,8 +18,8 @@
 #include <time.h>
 #include <unistd.h>
 #include <uv.h>
-#ifdef __linux__
 #include <fcntl.h>
+#ifdef __linux__
 #include <sys/epoll.h>
 #endif
 
@@ -27,35 +27,44 @@
 #include "engine/test_hooks.h"
 #include "internal.h"
 
-static void init_watch_cv(pthread_cond_t *cv) {
-#ifdef __APPLE__
-  pthread_cond_init(cv, NULL); /* waits are relative there */
+/* The watchdog's alarm: a pipe it polls between looks, written to wake it
+ * at once (detach, stop). A look is then one syscall: a condition
+ * variable's timed wait cost two, as glibc re-locks the mutex after it as
+ * contended (issue 21: the look is what Python pays past four syscalls a
+ * ping). Opened before the watchdog first runs; without it (no fds left)
+ * a look still sleeps its time, and a wake waits for the next look. */
+static void open_alarm(int fds[2]) {
+#ifdef __linux__
+  if (pipe2(fds, O_CLOEXEC | O_NONBLOCK) == 0) return;
 #else
-  pthread_condattr_t at;
-  pthread_condattr_init(&at);
-  pthread_condattr_setclock(&at, CLOCK_MONOTONIC); /* no clock jumps */
-  pthread_cond_init(cv, &at);
-  pthread_condattr_destroy(&at);
+  if (pipe(fds) == 0) {
+    for (int i = 0; i < 2; i++) {
+      fcntl(fds[i], F_SETFD, FD_CLOEXEC);
+      fcntl(fds[i], F_SETFL, O_NONBLOCK);
+    }
+    return;
+  }
 #endif
+  fds[0] = fds[1] = -1;
 }
 
-/* Waits on the watchdog's condition (mu held) for up to ms. */
-static void watch_wait(mcpp_runtime *rt, uint32_t ms) {
-  struct timespec ts;
-#ifdef __APPLE__
-  ts.tv_sec = ms / 1000;
-  ts.tv_nsec = (long)(ms % 1000) * 1000000L;
-  pthread_cond_timedwait_relative_np(&rt->watch_cv, &rt->mu, &ts);
-#else
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  ts.tv_sec += ms / 1000;
-  ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-  if (ts.tv_nsec >= 1000000000L) {
-    ts.tv_sec++;
-    ts.tv_nsec -= 1000000000L;
+void mcpp__wake_watchdog(mcpp_runtime *rt) {
+  if (rt->wd_alarm[1] >= 0) {
+    ssize_t n = write(rt->wd_alarm[1], "", 1);
+    (void)n; /* full: a wake is pending already */
   }
-  pthread_cond_timedwait(&rt->watch_cv, &rt->mu, &ts);
-#endif
+}
+
+/* Waits up to ms for the alarm (mu held, released meanwhile). */
+static void watch_wait(mcpp_runtime *rt, uint32_t ms) {
+  struct pollfd p = {rt->wd_alarm[0], POLLIN, 0};
+  pthread_mutex_unlock(&rt->mu);
+  if (poll(&p, p.fd >= 0 ? 1 : 0, (int)ms) > 0) {
+    char drain[64];
+    while (read(p.fd, drain, sizeof drain) > 0) {
+    }
+  }
+  pthread_mutex_lock(&rt->mu);
 }
 
 /* Whether the loop has descriptor interest not yet given to the kernel:
@@ -283,6 +292,10 @@ void mcpp__hw_drop_all(mcpp_runtime *rt) {
   rt->hw_on = NULL; /* every one was in the table */
   if (rt->wd_ep >= 0) close(rt->wd_ep);
   rt->wd_ep = -1;
+  for (int i = 0; i < 2; i++) {
+    if (rt->wd_alarm[i] >= 0) close(rt->wd_alarm[i]);
+    rt->wd_alarm[i] = -1;
+  }
   rt->hfd = 0;
 }
 
@@ -541,8 +554,9 @@ int mcpp_runtime_host_attach(mcpp_runtime *rt, const mcpp_host_options *options,
     rt->stall_ms = stall;
     rt->told_due = UINT64_MAX;
     rt->rearm_ms = -1;
-    /* Made before the watchdog starts: it polls this set unlocked. */
+    /* Made before the watchdog starts: it polls these unlocked. */
     if (watch_fd && rt->wd_ep < 0) rt->wd_ep = hw_open_set();
+    if (rt->wd_alarm[0] < 0) open_alarm(rt->wd_alarm);
     atomic_store(&rt->mode, MCPP_MODE_HOST);
     became_host = 1;
     snprintf(rt->why, sizeof rt->why, "%s",
@@ -684,7 +698,7 @@ int mcpp_runtime_host_detach(mcpp_runtime *rt) {
     atomic_store(&rt->mode, MCPP_MODE_THREAD);
     snprintf(rt->why, sizeof rt->why, "%s",
              "thread mode: detached from the host's event loop");
-    pthread_cond_broadcast(&rt->watch_cv);
+    mcpp__wake_watchdog(rt);
     uv_async_send(&rt->async); /* and out of an idle watchdog's poll */
     /* A drain the last host turn promised may never come now: items
      * waiting are announced as thread mode announces them. */
@@ -718,7 +732,6 @@ void mcpp_runtime_host_stats(mcpp_runtime *rt, mcpp_host_stats *stats) {
 
 void mcpp__host_init(mcpp_runtime *rt) {
   pthread_mutex_init(&rt->run_mu, NULL);
-  init_watch_cv(&rt->watch_cv);
   atomic_store(&rt->mode, MCPP_MODE_THREAD);
   rt->runner = RUN_NONE;
   rt->io_parked = 0;
@@ -729,6 +742,7 @@ void mcpp__host_init(mcpp_runtime *rt) {
   atomic_store(&rt->hfd, 0);
   rt->host_owns = 0;
   rt->wd_ep = -1;
+  rt->wd_alarm[0] = rt->wd_alarm[1] = -1;
   snprintf(rt->why, sizeof rt->why, "%s",
            "not attached to the host's event loop");
 }

@@ -194,7 +194,6 @@ struct mcpp_runtime {
    * for a turn, or the watchdog while the host is stalled. Lock order:
    * run_mu, then mu. */
   pthread_mutex_t run_mu;
-  pthread_cond_t watch_cv;  /* wakes the watchdog: detach, stop */
   _Atomic int mode;         /* MCPP_MODE_*; written under mu (and run_mu
                                when leaving host mode) */
   int runner;               /* RUN_*: who is in the loop now (run_mu) */
@@ -221,6 +220,7 @@ struct mcpp_runtime {
   void *watch_ctx;
   _Atomic int hfd;
   int host_owns, wd_ep;
+  int wd_alarm[2]; /* the watchdog's alarm pipe: read end, write end */
   rconn *hw_dirty;
   hwatch **hw_by_fd;
   int hw_cap;
@@ -290,6 +290,8 @@ void mcpp__host_init(mcpp_runtime *rt);
 int mcpp__host_run_inline(mcpp_runtime *rt);
 /* The I/O thread while the host runs the loop: watches, takes over. */
 void mcpp__watchdog_run(mcpp_runtime *rt);
+/* Wakes the watchdog from its wait between looks (mu held: detach, stop). */
+void mcpp__wake_watchdog(mcpp_runtime *rt);
 /* Host-owned reading: the fds the host watches for the connections. */
 void mcpp__hw_adopt(mcpp_runtime *rt, mcpp_conn *c);
 void mcpp__hw_forget(mcpp_runtime *rt, rconn *r);

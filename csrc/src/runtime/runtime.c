@@ -672,7 +672,7 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
     rt->stop_requested = 1;
     /* The watchdog goes back into the loop to close everything. */
     atomic_store(&rt->mode, MCPP_MODE_THREAD);
-    pthread_cond_broadcast(&rt->watch_cv);
+    mcpp__wake_watchdog(rt);
     uv_async_send(&rt->async);
     pthread_mutex_unlock(&rt->mu);
     pthread_join(rt->thread, NULL);
@@ -689,7 +689,6 @@ void mcpp_runtime_free(mcpp_runtime *rt) {
   pthread_mutex_destroy(&rt->mu);
   pthread_cond_destroy(&rt->cv);
   pthread_mutex_destroy(&rt->run_mu);
-  pthread_cond_destroy(&rt->watch_cv);
   rt->alloc.free(rt, rt->alloc.user_data);
 }
 
