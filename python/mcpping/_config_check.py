@@ -45,6 +45,7 @@ def _open(server: Server, workspace: str, plan: Plan, run: Any) -> tuple[int, st
         live = resolve(server, workspace)
     except UnresolvedVariable as e:
         return _UNRESOLVED, str(e), None
+    _native.config_run_secrets(run, live.secrets)  # before the server can say anything
     try:
         return _OPEN_OK, None, open_server(
             url=live.url if live.transport != "stdio" else None, headers=live.headers,

@@ -155,6 +155,23 @@ static PyObject *feed_bytes(PyObject *args, void (*feed)(mcpp_config_run *, cons
   Py_RETURN_NONE;
 }
 
+/* config_run_secrets(run, values): what no reason may quote (watch_add's). */
+static PyObject *py_secrets(PyObject *self, PyObject *args) {
+  PyObject *cap, *values, *holder;
+  if (!PyArg_ParseTuple(args, "OO", &cap, &values)) return NULL;
+  mcpp_config_run *r = run_of(cap);
+  if (!r) return NULL;
+  char **v = mcpping_to_argv(values, &holder, "secrets must be a sequence of str");
+  if (!v) return NULL;
+  size_t n = 0;
+  while (v[n]) n++;
+  int rc = mcpp_config_run_set_secrets(r, (const char *const *)v, n);
+  PyMem_Free(v);
+  Py_DECREF(holder);
+  if (rc) return PyErr_NoMemory();
+  Py_RETURN_NONE;
+}
+
 /* config_run_stderr(run, bytes): the server's stderr as it comes. */
 static PyObject *py_stderr(PyObject *self, PyObject *args) {
   return feed_bytes(args, mcpp_config_run_stderr);
@@ -217,6 +234,7 @@ static PyMethodDef config_run_methods[] = {
     {"config_run_replied", py_replied, METH_VARARGS, "How one ping ended."},
     {"config_run_interrupt", py_interrupt, METH_VARARGS, "Ctrl-C."},
     {"config_run_closed", py_closed, METH_VARARGS, "How the connection ended."},
+    {"config_run_secrets", py_secrets, METH_VARARGS, "What no reason may quote."},
     {"config_run_stderr", py_stderr, METH_VARARGS, "The server's stderr, as it comes."},
     {"config_run_unreadable", py_unreadable, METH_VARARGS,
      "What the server wrote on stdout that is not JSON-RPC (count, sentence)."},

@@ -54,25 +54,14 @@ static PyObject *py_watch_add(PyObject *self, PyObject *args) {
   if (!PyArg_ParseTuple(args, "OssOz", &cap, &name, &transport, &secrets, &skip)) return NULL;
   mcpp_watch *w = watch_of(cap);
   if (!w) return NULL;
-  PyObject *seq = PySequence_Fast(secrets, "secrets must be a sequence of str");
-  if (!seq) return NULL;
-  Py_ssize_t n = PySequence_Size(seq);
-  const char **v = calloc((size_t)n + 1, sizeof *v);
-  if (!v) {
-    Py_DECREF(seq);
-    return PyErr_NoMemory();
-  }
-  Py_ssize_t k = 0;
-  for (Py_ssize_t i = 0; i < n; i++) {
-    PyObject *item = PySequence_GetItem(seq, i);
-    const char *s = item && PyUnicode_Check(item) ? PyUnicode_AsUTF8AndSize(item, NULL) : NULL;
-    Py_XDECREF(item); /* the sequence keeps the str alive */
-    if (s) v[k++] = s;
-    else PyErr_Clear();
-  }
-  int rc = mcpp_watch_add(w, name, transport, v, (size_t)k, skip);
-  free(v);
-  Py_DECREF(seq);
+  PyObject *holder;
+  char **v = mcpping_to_argv(secrets, &holder, "secrets must be a sequence of str");
+  if (!v) return NULL;
+  size_t n = 0;
+  while (v[n]) n++;
+  int rc = mcpp_watch_add(w, name, transport, (const char *const *)v, n, skip);
+  PyMem_Free(v);
+  Py_DECREF(holder);
   if (rc < 0) return PyErr_NoMemory();
   return PyLong_FromLong(rc);
 }

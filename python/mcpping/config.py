@@ -60,6 +60,11 @@ class Server:
     #: ``"disabled": true`` in the entry (Cline, Windsurf, Claude Code).
     disabled: bool = False
 
+    @property
+    def secrets(self) -> list[str]:
+        """What the commands never print of it: env and headers values, the URL."""
+        return [*self.env.values(), *self.headers.values(), *([self.url] if self.url else [])]
+
 
 @dataclass(frozen=True)
 class ConfigFile:

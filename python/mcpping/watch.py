@@ -55,9 +55,8 @@ class _Watch:
                 live = resolve(server, workspace)
             except UnresolvedVariable as e:
                 skip = str(e)  # names the field and the variable, never a value
-        secrets = [*live.env.values(), *live.headers.values(), *([live.url] if live.url else [])]
         _native.watch_add(self.w, server.name, "stdio" if live.transport == "stdio"
-                          else "streamable-http", secrets, skip)
+                          else "streamable-http", live.secrets, skip)
         self.entries.append((live, workspace))
 
     def keepalive(self) -> KeepAlive:

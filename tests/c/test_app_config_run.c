@@ -184,6 +184,36 @@ TEST(app_config_run_handshake_failure_reasons) {
   mcpp_config_run_free(r);
 }
 
+TEST(app_config_run_never_quotes_the_entrys_secrets) {
+  /* A server that prints its token and dies, and one whose error answer
+   * quotes the URL's query: what the row quotes shows *** instead. A
+   * value under 4 bytes (x=1) is no secret: "status 1" stays as it is. */
+  const char *secrets[] = {"s3cr3t", "Bearer abc", "http://u:pw@h/mcp?key=k9k9k9&x=1", NULL};
+  mcpp_config_run *r = start("stdio", 0, 3, 1000, 5000, 15000, 0);
+  ASSERT_EQ(mcpp_config_run_set_secrets(r, secrets, 4), 0); /* NULLs are skipped */
+  next(r, 0);
+  mcpp_config_run_open_done(r, 0, MCPP_CONFIG_OPEN_OK, NULL);
+  next(r, 0);
+  mcpp_config_run_handshake_failed(r, 5, 1, 0, 0, "connection closed");
+  mcpp_config_run_stderr(r, "token=s3cr3t\n", 13);
+  mcpp_config_end died = {1, 1, 0, NULL};
+  close_with(r, 5, 1, &died);
+  assert_row(r, "handshake failed", "server exited with status 1");
+  ASSERT_STR_EQ(row_of(r).last_stderr, "token=***");
+  mcpp_config_run_free(r);
+
+  r = start("streamable-http", 0, 3, 1000, 5000, 15000, 0);
+  ASSERT_EQ(mcpp_config_run_set_secrets(r, secrets, 3), 0);
+  next(r, 0);
+  mcpp_config_run_open_done(r, 0, MCPP_CONFIG_OPEN_OK, NULL);
+  next(r, 0);
+  mcpp_config_run_handshake_failed(r, 5, 0, 1, -32000, "bad key k9k9k9 for u:pw (auth: Bearer abc)");
+  close_with(r, 5, 0, NULL);
+  assert_row(r, "handshake failed", "initialize failed: -32000 bad key *** for *** (auth: ***)");
+  mcpp_config_run_free(r);
+  ASSERT_EQ(mcpp_config_run_set_secrets(NULL, secrets, 1), MCPP_ERR_INVALID_ARGUMENT);
+}
+
 TEST(app_config_run_protocol_without_ping_is_unsupported) {
   mcpp_config_run *r = start("stdio", 0, 3, 1000, 5000, 15000, 0);
   next(r, 0);

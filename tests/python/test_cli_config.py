@@ -240,6 +240,19 @@ def test_secrets_in_env_and_headers_reach_the_servers_and_nothing_else(tmp_path,
     assert rows(r.stdout)["needs-token"][4:6] == ["handshake failed", "server exited with status 4"]
 
 
+def test_a_server_that_says_its_secret_on_stderr_shows_stars(tmp_path):
+    """The last stderr line of a server that would not talk is quoted, with
+    the entry's env values masked (as `watch` masks them)."""
+    leaky = "import os, sys; sys.stderr.write('token=' + os.environ['TOKEN'] + '\\n'); sys.exit(1)"
+    path = write(tmp_path / "c.json", {"mcpServers": {
+        "leaky": {"command": PY, "args": ["-c", leaky], "env": {"TOKEN": SECRET, "DEBUG": "1"}}}})
+    for mode in ([], ["--json"]):
+        r = run("--config", path, "-c", "1", *mode)
+        assert r.returncode == 3, r.stdout + r.stderr
+        assert SECRET not in r.stdout + r.stderr
+        assert "server exited with status 1; stderr: token=***" in r.stdout
+
+
 def test_bad_config_exits_2_naming_the_file_and_json_path(tmp_path):
     path = write(tmp_path / ".vscode" / "mcp.json", {"servers": {
         "ok": {"type": "stdio", "command": "x"},

@@ -98,6 +98,12 @@ void mcpp_config_run_handshake_timed_out(mcpp_config_run *r, int64_t now_ms);
  * sent and lost). */
 void mcpp_config_run_replied(mcpp_config_run *r, int64_t now_ms, mcpp_cli_reply kind,
                              double rtt_ms);
+/* The values no reason may quote (mcpp_watch_add's: env and header values,
+ * the URL, whose credentials and query are taken out of it too), given
+ * once the entry is resolved, before its OPEN is done: its stderr and the
+ * server's error messages then show `***` in their place. Returns 0,
+ * MCPP_ERR_INVALID_ARGUMENT or MCPP_ERR_NOMEM. */
+int mcpp_config_run_set_secrets(mcpp_config_run *r, const char *const *secrets, size_t n);
 /* The server's stderr as it comes (stdio); its last non-blank line is the
  * row's last_stderr when the server would not talk (handshake failed,
  * closed). Only the last 4 KiB are kept. */

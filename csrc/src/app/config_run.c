@@ -3,13 +3,15 @@
  * handshake's bounds, the ping grid, and how each outcome becomes a status
  * and a reason (docs/cli.md's words). The binding does the I/O it is asked
  * for and feeds back what happened. No reason ever carries an env or headers
- * value, a URL or an argument. */
+ * value, a URL or an argument: mcpping's own words name none, and what it
+ * quotes (the server's error, its stderr) has the entry's secrets replaced. */
 #include <limits.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/secrets.h"
 #include "app/tail.h"
 #include "app/text.h"
 #include "mcpping.h"
@@ -49,6 +51,7 @@ struct mcpp_config_run {
   unsigned long non_json_lines;
   int no_initialize; /* failed for want of an initialize result */
   mcpp__tail err; /* the server's stderr, for its last line */
+  mcpp__secrets secrets; /* what no reason may quote */
 };
 
 const char *mcpp_config_skip_reason(const char *transport, int disabled) {
@@ -84,12 +87,20 @@ void mcpp_config_run_free(mcpp_config_run *r) {
   free(r->protocol_version);
   free(r->last_stderr);
   free(r->rtts);
+  mcpp__secrets_free(&r->secrets);
   free(r);
 }
 
 static void set_reason(mcpp_config_run *r, const char *reason) {
   free(r->reason);
-  r->reason = reason ? strdup(reason) : NULL;
+  r->reason = mcpp__secrets_redact(&r->secrets, reason);
+}
+
+int mcpp_config_run_set_secrets(mcpp_config_run *r, const char *const *secrets, size_t n) {
+  if (!r || (n && !secrets)) return MCPP_ERR_INVALID_ARGUMENT;
+  for (size_t k = 0; k < n; k++)
+    if (secrets[k] && mcpp__secrets_add(&r->secrets, secrets[k])) return MCPP_ERR_NOMEM;
+  return 0;
 }
 
 /* Ends the check with status (reason NULL: none) and closes the connection. */
@@ -249,7 +260,8 @@ void mcpp_config_run_closed(mcpp_config_run *r, int64_t now_ms, const mcpp_confi
   /* The server's last words matter only when it would not talk. */
   if (!strcmp(r->status, "handshake failed") || !strcmp(r->status, "closed")) {
     char last[MCPP__TAIL_BYTES + 1];
-    if (mcpp__tail_last_line(&r->err, last, sizeof last)) r->last_stderr = strdup(last);
+    if (mcpp__tail_last_line(&r->err, last, sizeof last))
+      r->last_stderr = mcpp__secrets_redact(&r->secrets, last);
   }
 }
 

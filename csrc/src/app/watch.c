@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/secrets.h"
 #include "app/tail.h"
 #include "app/text.h"
 #include "mcpping.h"
@@ -24,8 +25,7 @@ static const char *const WS_NAMES[] = {"starting", "alive",      "suspect",
 
 typedef struct wserver {
   char *name, *transport, *peer, *protocol, *reason;
-  char **secrets;
-  size_t nsecrets;
+  mcpp__secrets secrets;
   enum wstate state;
   int64_t pid;
   int64_t due_ms; /* when to open; -1: not scheduled */
@@ -51,7 +51,6 @@ struct mcpp_watch {
 };
 
 #define LOG "mcpping watch: "
-#define REDACTED "***"
 
 static double policy(const char *name) {
   const mcpp_setting_info *s = mcpp_setting_find(name);
@@ -76,8 +75,7 @@ int mcpp_watch_new(mcpp_watch **out, const mcpp_cli_options *o) {
 static void server_free(wserver *s) {
   free(s->name), free(s->transport), free(s->peer), free(s->protocol), free(s->reason);
   free(s->last_stderr), free(s->lost);
-  for (size_t k = 0; k < s->nsecrets; k++) free(s->secrets[k]);
-  free(s->secrets);
+  mcpp__secrets_free(&s->secrets);
 }
 
 void mcpp_watch_free(mcpp_watch *w) {
@@ -89,77 +87,9 @@ void mcpp_watch_free(mcpp_watch *w) {
   free(w);
 }
 
-static int add_secret(wserver *s, const char *p, size_t n) {
-  if (n == 0) return 0;
-  char **grown = realloc(s->secrets, (s->nsecrets + 1) * sizeof *grown);
-  if (!grown) return MCPP_ERR_NOMEM;
-  s->secrets = grown;
-  char *copy = malloc(n + 1);
-  if (!copy) return MCPP_ERR_NOMEM;
-  memcpy(copy, p, n);
-  copy[n] = 0;
-  s->secrets[s->nsecrets++] = copy;
-  return 0;
-}
-
-/* A secret, and for a URL its user:password and its query, which an
- * error sentence could quote apart from the rest. */
-static int add_secrets(wserver *s, const char *v) {
-  int rc = add_secret(s, v, strlen(v));
-  const char *scheme = strstr(v, "://");
-  if (rc || !scheme) return rc;
-  const char *host = scheme + 3;
-  const char *end = host + strcspn(host, "/?#");
-  const char *at = memchr(host, '@', (size_t)(end - host));
-  if (at) {
-    const char *colon = memchr(host, ':', (size_t)(at - host));
-    if ((rc = add_secret(s, host, (size_t)(at - host)))) return rc;
-    if (colon && (rc = add_secret(s, colon + 1, (size_t)(at - colon - 1)))) return rc;
-  }
-  const char *q = strchr(v, '?');
-  if (!q) return 0;
-  size_t qn = strcspn(q + 1, "#");
-  if ((rc = add_secret(s, q + 1, qn))) return rc;
-  /* Each parameter's value on its own too. */
-  for (const char *p = q + 1, *end_q = q + 1 + qn; p < end_q && !rc;) {
-    size_t pn = strcspn(p, "&#");
-    if (p + pn > end_q) pn = (size_t)(end_q - p);
-    const char *eq = memchr(p, '=', pn);
-    if (eq) rc = add_secret(s, eq + 1, (size_t)(p + pn - eq - 1));
-    p += pn + 1;
-  }
-  return rc;
-}
-
-/* s with every secret of server i replaced (the longest first wins where
- * two overlap, as each is replaced in turn); a new string or NULL. */
-static char *redact(const wserver *s, const char *in) {
-  if (!in) return NULL;
-  char *cur = strdup(in);
-  for (size_t k = 0; cur && k < s->nsecrets; k++) {
-    const char *sec = s->secrets[k];
-    size_t sn = strlen(sec);
-    if (!strstr(cur, sec)) continue;
-    mcpp__text t = {0};
-    for (const char *p = cur, *hit; *p;) {
-      if (!(hit = strstr(p, sec))) {
-        mcpp__text_puts(&t, p);
-        break;
-      }
-      mcpp__text_put(&t, p, (size_t)(hit - p));
-      mcpp__text_puts(&t, REDACTED);
-      p = hit + sn;
-    }
-    free(cur);
-    cur = mcpp__text_take(&t);
-    if (cur == NULL) cur = strdup(REDACTED);
-  }
-  return cur;
-}
-
 static void set_text(const wserver *s, char **field, const char *v) {
   free(*field);
-  *field = redact(s, v);
+  *field = mcpp__secrets_redact(&s->secrets, v);
 }
 
 int mcpp_watch_add(mcpp_watch *w, const char *name, const char *transport,
@@ -171,11 +101,11 @@ int mcpp_watch_add(mcpp_watch *w, const char *name, const char *transport,
   wserver *s = &w->s[w->n];
   memset(s, 0, sizeof *s);
   for (size_t k = 0; k < nsecrets; k++)
-    if (secrets[k] && add_secrets(s, secrets[k])) {
+    if (secrets[k] && mcpp__secrets_add(&s->secrets, secrets[k])) {
       server_free(s);
       return MCPP_ERR_NOMEM;
     }
-  s->name = redact(s, name ? name : "");
+  s->name = mcpp__secrets_redact(&s->secrets, name ? name : "");
   s->transport = strdup(transport ? transport : "");
   if (!s->name || !s->transport) {
     server_free(s);
