@@ -9,7 +9,7 @@
 const { EventEmitter } = require('node:events');
 const { NativeConn } = require('./native_conn');
 const { Hold, binding } = require('./runtime');
-const { RpcRequester, RpcError } = require('./rpc');
+const { RpcRequester, RpcError, timedOutByEngine, requestText } = require('./rpc');
 const { makeRecordSink } = require('./records');
 const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
@@ -158,8 +158,7 @@ class Peer extends EventEmitter {
       // Inside the try: params JSON cannot carry (a BigInt, a cycle) throw
       // here, and the finally forgets the request (its promise rejected at
       // close, with nobody awaiting it, crashed the process).
-      // 2026-07-28: every request carries the _meta envelope (C merges it).
-      const text = this.modern ? binding.envelope(check.json(message)) : check.json(message);
+      const text = requestText(message, this.modern);
       this.conn.send(text, timeoutMs);
       if (!signal) return await promise;
       const aborted = new Promise((resolve, reject) => {
@@ -358,11 +357,6 @@ async function connect(params, options) {
 /** @param {unknown} v @returns {boolean} a plain JSON object */
 function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** The engine's own answer to a request that passed its deadline. */
-function timedOutByEngine(err) {
-  return err instanceof RpcError && err.answerKind === 'timeout';
 }
 
 /**
