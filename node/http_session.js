@@ -12,11 +12,10 @@
  */
 const { binding } = require('./runtime');
 const { EngineDriver } = require('./engine_driver');
-const { RpcRequester, RpcError } = require('./rpc');
+const { RpcRequester, timedOutByEngine, requestText } = require('./rpc');
 const { request } = require('./http_request');
 const { runHandshake } = require('./handshake');
 const { ClosedError } = require('./errors');
-const check = require('./validate');
 
 class HttpSession {
   /**
@@ -288,8 +287,7 @@ class HttpSession {
     const { message, promise } = this.rpc.create(method, params);
     let frame;
     try {
-      // 2026-07-28: every request carries the _meta envelope (C writes it).
-      frame = this.modern ? binding.envelope(check.json(message)) : check.json(message);
+      frame = requestText(message, this.modern);
     } catch (err) {
       this.rpc.cancel(message.id); // params JSON cannot carry: nothing is left waiting
       throw err;
@@ -371,7 +369,7 @@ class HttpSession {
       request: (method, p, left) => this.request(method, p, left, true),
       notify: (method) => this.notify(method, true),
       timeoutMs,
-      isTimeout: (err) => err instanceof RpcError && err.answerKind === 'timeout',
+      isTimeout: timedOutByEngine,
       // A POST that could not reach the server: its error is said as it is.
       isLost: () => this.connectError !== null,
       unreadable: () => this.driver.unreadable(),

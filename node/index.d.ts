@@ -269,7 +269,7 @@ export interface ConnectOptions {
   reconnect?: ReconnectOptions | boolean;
 }
 
-interface LivenessEvents {
+export interface LivenessEvents {
   ping: [LivenessEvent];
   pong: [LivenessEvent];
   timeout: [LivenessEvent];
@@ -290,11 +290,26 @@ interface LivenessEvents {
   record: [GovernanceRecord];
 }
 
-/** An MCP server over stdio, watched by mcpping. Create with connect(). */
-export class Peer extends EventEmitter {
-  constructor(params: ServerParams, options?: ConnectOptions);
+/**
+ * What Peer, StdioClientTransport and GuardedTransport have alike; Closed
+ * is what their 'closed' event carries. A declaration only: not exported,
+ * and no class of that name at run time.
+ */
+declare class Watched<Closed> extends EventEmitter {
   readonly state: State;
   readonly stats: Stats;
+  /** Resolves with the RTT in ms. */
+  ping(options?: PingOptions): Promise<number>;
+  on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
+  on(event: 'closed', listener: (info: Closed) => void): this;
+  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
+  on(event: 'error', listener: (error: unknown) => void): this;
+  on(event: string | symbol, listener: (...args: any[]) => void): this;
+}
+
+/** An MCP server over stdio, watched by mcpping. Create with connect(). */
+export class Peer extends Watched<CloseInfo> {
+  constructor(params: ServerParams, options?: ConnectOptions);
   readonly id: number;
   /** The server's process id (its process group id too); null once closed. */
   readonly pid: number | null;
@@ -304,8 +319,6 @@ export class Peer extends EventEmitter {
   protocolVersion: string | null;
   capabilities: Record<string, unknown> | null;
   closeInfo: CloseInfo | null;
-  /** Resolves with the RTT in ms. */
-  ping(options?: PingOptions): Promise<number>;
   /** Timed by the engine: past timeoutMs (0 (none of its own) or 1..2147483647, default 30000, C's MCPP_REQUEST_TIMEOUT_MS) notifications/cancelled goes out and this rejects with an RpcError (code -32001); an abort through signal does the same and rejects with its reason. */
   request(method: string, params?: object, options?: { timeoutMs?: number; signal?: AbortSignal }): Promise<unknown>;
   /** One JSON-RPC message as it is (an object, or its JSON text on one line): the answer to a 'request' event, say. Waits in order while the server does not keep up; never dropped. */
@@ -362,21 +375,8 @@ export interface Transport {
  * `client.connect(new StdioClientTransport(params))` works unchanged. An
  * open transport keeps the process alive, as the SDK's does; unref() opts out.
  */
-export class StdioClientTransport extends EventEmitter implements Transport {
-  constructor(
-    params: ServerParams,
-    options?: {
-      keepalive?: KeepaliveOptions;
-      records?: RecordTarget;
-      probe?: ProbeOption;
-      /** The engine's deadline for every request the SDK sends (0 or absent: none). */
-      requestTimeoutMs?: number;
-      /** Backpressure per connection, bytes (default 16 MiB). */
-      maxPendingBytes?: number;
-      /** Respawn a server that fails, under the same Client (default off). */
-      reconnect?: ReconnectOptions | boolean;
-    },
-  );
+export class StdioClientTransport extends Watched<CloseInfo> implements Transport {
+  constructor(params: ServerParams, options?: StdioClientTransportOptions);
   start(): Promise<void>;
   send(message: JsonRpcMessage): Promise<void>;
   close(): Promise<void>;
@@ -391,29 +391,27 @@ export class StdioClientTransport extends EventEmitter implements Transport {
   readonly stderr: PassThrough | null;
   /** The server's process id; null before start and once closed. */
   readonly pid: number | null;
-  readonly state: State;
-  readonly stats: Stats;
   /** The engine's live counters, state and the session learned from the handshake (protocolVersion, peerName); null before start and once closed. */
   info(): Omit<Stats, 'rtt' | 'lossPct'> | null;
-  ping(options?: PingOptions): Promise<number>;
   ref(): this;
   unref(): this;
-  on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
-  on(event: 'closed', listener: (info: CloseInfo) => void): this;
-  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
-  on(event: 'error', listener: (error: unknown) => void): this;
-  on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
-/** The options of instrument(): StdioClientTransport's, plus where to find the SDK. */
-export interface InstrumentOptions {
+/** StdioClientTransport's options. */
+export interface StdioClientTransportOptions {
   keepalive?: KeepaliveOptions;
   records?: RecordTarget;
   probe?: ProbeOption;
+  /** The engine's deadline for every request the SDK sends (0 or absent: none). */
   requestTimeoutMs?: number;
+  /** Backpressure per connection, bytes (default 16 MiB). */
   maxPendingBytes?: number;
   /** Respawn a server that fails, under the same Client (default off). */
   reconnect?: ReconnectOptions | boolean;
+}
+
+/** The options of instrument(): StdioClientTransport's, plus where to find the SDK. */
+export interface InstrumentOptions extends StdioClientTransportOptions {
   /** More directories to resolve the SDK from (default: the main module's, the current directory, mcpping's). */
   paths?: string[];
 }
@@ -433,7 +431,7 @@ export function uninstrument(): void;
 export function instrumentedTransports(): StdioClientTransport[];
 
 /** Any SDK Transport wrapped with the mcpping engine; itself a Transport. */
-export class GuardedTransport extends EventEmitter implements Transport {
+export class GuardedTransport extends Watched<LivenessEvent> implements Transport {
   constructor(inner: Transport, options?: GuardOptions);
   readonly inner: Transport;
   start(): Promise<void>;
@@ -444,14 +442,6 @@ export class GuardedTransport extends EventEmitter implements Transport {
   onmessage?: ((message: any, extra?: any) => void) | undefined;
   readonly sessionId: string | undefined;
   setProtocolVersion(version: string): void;
-  readonly state: State;
-  readonly stats: Stats;
-  ping(options?: PingOptions): Promise<number>;
-  on<K extends keyof LivenessEvents>(event: K, listener: (...args: LivenessEvents[K]) => void): this;
-  on(event: 'closed', listener: (event: LivenessEvent) => void): this;
-  /** What a listener, record sink or callback threw (without a listener: onerror, else an uncaughtException). */
-  on(event: 'error', listener: (error: unknown) => void): this;
-  on(event: string | symbol, listener: (...args: any[]) => void): this;
 }
 
 export interface GuardOptions {
@@ -610,3 +600,6 @@ export const metrics: {
   /** Values of mcpping_probes_total's `result` label. */
   readonly PROBE_RESULTS: readonly ['ok', 'timeout'];
 };
+
+// Only what is exported above is mcpping's (Watched is not).
+export {};

@@ -6,16 +6,13 @@
  * object reports what happened as EventEmitter events named as in
  * docs/design.md.
  */
-const { EventEmitter } = require('node:events');
-const { NativeConn } = require('./native_conn');
+const { ConnOwner } = require('./conn_owner');
 const { Hold, binding } = require('./runtime');
-const { RpcRequester, RpcError } = require('./rpc');
-const { makeRecordSink } = require('./records');
-const { RttStats } = require('./rtt_stats');
+const { RpcRequester, RpcError, timedOutByEngine, requestText } = require('./rpc');
 const { childEnvironment } = require('./settings');
 const { ClosedError } = require('./errors');
 const check = require('./validate');
-const { emitSafely, guardSink } = require('./isolate');
+const { emitSafely } = require('./isolate');
 const { runHandshake } = require('./handshake');
 
 const PROTOCOL_VERSION = binding.PROTOCOL_VERSION;
@@ -29,7 +26,7 @@ const PROTOCOL_VERSION = binding.PROTOCOL_VERSION;
  * @property {'inherit'|'pipe'|'ignore'} [stderr] default 'inherit'
  */
 
-class Peer extends EventEmitter {
+class Peer extends ConnOwner {
   /**
    * Use mcpping.connect() instead.
    * @param {ServerParams} params
@@ -47,34 +44,24 @@ class Peer extends EventEmitter {
     check.optional('options.maxLineBytes', 'max_line_bytes', options.maxLineBytes);
     /** The reconnect policy in force, null when a failed server closes the connection. */
     this.reconnect = check.reconnectOptions(options.reconnect) || null;
-    this.records = guardSink(makeRecordSink(options.records), this);
+    this.recordTo(options.records);
     this.rpc = new RpcRequester('mcpping-');
-    this._state = 'alive';
     this.serverInfo = null;
     this.protocolVersion = null;
     this.modern = false; // a 2026-07-28 session: requests carry the envelope
     this.capabilities = null;
     this.closeInfo = null;
     this.keepaliveHold = new Hold();
-    this.rttStats = new RttStats();
     const env = childEnvironment(params.env, options.inheritEnv !== false);
     const settings = { ...this.keepalive };
     // The line cap is a connection option too (keepalive.maxLineBytes is its older spelling).
     if (options.maxLineBytes !== undefined) settings.maxLineBytes = options.maxLineBytes;
-    this.conn = new NativeConn({ ...params, env, probe: options.probe, reconnect: this.reconnect,
-      maxPendingBytes: options.maxPendingBytes }, settings, this);
-    this.conn.followRecordListeners(this, options.records != null);
-    this.conn.followPingListeners(this, this.rttStats);
+    this.spawn({ ...params, env, probe: options.probe, reconnect: this.reconnect,
+      maxPendingBytes: options.maxPendingBytes }, settings);
     // Only a keepalive asked for holds the process open; the default one
     // (the settings table's policy) watches without keeping it alive.
     this.holdsProcess = options.keepalive != null && options.keepalive.intervalMs > 0;
     if (this.holdsProcess) this.keepaliveHold.take();
-  }
-
-  /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
-  get state() {
-    const info = this.closeInfo ? null : this.conn.info();
-    return info ? info.state : this._state;
   }
 
   /**
@@ -118,17 +105,6 @@ class Peer extends EventEmitter {
   }
 
   /**
-   * Pings the server.
-   * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
-   * @returns {Promise<number>} the round-trip time in ms
-   */
-  async ping(opts) {
-    const { timeoutMs, signal } = check.pingOptions(opts);
-    const ev = await this.conn.ping(timeoutMs, signal);
-    return ev.rttUs / 1000;
-  }
-
-  /**
    * Sends a JSON-RPC request and resolves with its result. The engine
    * times it: past timeoutMs it sends notifications/cancelled (never for
    * initialize) and this rejects with the engine's JSON-RPC error (an
@@ -158,8 +134,7 @@ class Peer extends EventEmitter {
       // Inside the try: params JSON cannot carry (a BigInt, a cycle) throw
       // here, and the finally forgets the request (its promise rejected at
       // close, with nobody awaiting it, crashed the process).
-      // 2026-07-28: every request carries the _meta envelope (C merges it).
-      const text = this.modern ? binding.envelope(check.json(message)) : check.json(message);
+      const text = requestText(message, this.modern);
       this.conn.send(text, timeoutMs);
       if (!signal) return await promise;
       const aborted = new Promise((resolve, reject) => {
@@ -302,12 +277,6 @@ class Peer extends EventEmitter {
     this.emit('drain');
   }
 
-  /** @param {string} json */
-  onRecord(json) {
-    this.records.write(json);
-    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
-  }
-
   /** @param {Buffer} chunk */
   onStderr(chunk) {
     emitSafely(this, 'stderr', chunk);
@@ -358,11 +327,6 @@ async function connect(params, options) {
 /** @param {unknown} v @returns {boolean} a plain JSON object */
 function isObject(v) {
   return v !== null && typeof v === 'object' && !Array.isArray(v);
-}
-
-/** The engine's own answer to a request that passed its deadline. */
-function timedOutByEngine(err) {
-  return err instanceof RpcError && err.answerKind === 'timeout';
 }
 
 /**

@@ -6,6 +6,7 @@
  */
 const binding = require('./binding');
 const { McppError, RequestInDoubtError } = require('./errors');
+const check = require('./validate');
 
 /** A JSON-RPC error answer, as an exception. */
 class RpcError extends McppError {
@@ -97,4 +98,20 @@ class RpcRequester {
   }
 }
 
-module.exports = { RpcRequester, RpcError };
+/** The engine's own answer to a request that passed its deadline. */
+function timedOutByEngine(err) {
+  return err instanceof RpcError && err.answerKind === 'timeout';
+}
+
+/**
+ * A request's JSON text, as sent: on a 2026-07-28 session (modern) every
+ * request carries the _meta envelope (C writes it). Throws for params
+ * JSON cannot carry (a BigInt, a cycle, NaN).
+ * @param {object} message @param {boolean} modern @returns {string}
+ */
+function requestText(message, modern) {
+  const text = check.json(message);
+  return modern ? binding.envelope(text) : text;
+}
+
+module.exports = { RpcRequester, RpcError, timedOutByEngine, requestText };

@@ -5,16 +5,13 @@
  * (the server's and ours) are answered and timed in C, even while the
  * JavaScript thread is busy.
  */
-const { EventEmitter } = require('node:events');
 const { PassThrough } = require('node:stream');
-const { NativeConn } = require('./native_conn');
+const { ConnOwner } = require('./conn_owner');
 const { Hold } = require('./runtime');
-const { makeRecordSink } = require('./records');
-const { RttStats } = require('./rtt_stats');
 const { childEnvironment } = require('./settings');
 const { McppError, ClosedError } = require('./errors');
 const check = require('./validate');
-const { emitSafely, guardSink, callUser } = require('./isolate');
+const { emitSafely, callUser } = require('./isolate');
 
 /**
  * A program the OS would not start, as child_process reports it ('spawn X
@@ -33,7 +30,7 @@ function spawnError(err, params) {
 /** StdioClientTransport's options (index.d.ts): a misspelt one throws, never ignored. */
 const TRANSPORT_OPTIONS = ['keepalive', 'records', 'probe', 'requestTimeoutMs', 'maxPendingBytes', 'reconnect'];
 
-class StdioClientTransport extends EventEmitter {
+class StdioClientTransport extends ConnOwner {
   /**
    * @param {{command: string, args?: string[], env?: Record<string,string>,
    *          cwd?: string, stderr?: 'inherit'|'pipe'|'ignore'}} params as the SDK's
@@ -60,10 +57,7 @@ class StdioClientTransport extends EventEmitter {
     this.reconnect = check.reconnectOptions(options.reconnect) || null;
     this.params = params;
     this.options = options;
-    this.records = guardSink(makeRecordSink(options.records), this);
-    this.conn = null;
-    this.rttStats = new RttStats();
-    this._state = 'alive';
+    this.recordTo(options.records);
     this._stderr = params.stderr === 'pipe' ? new PassThrough() : null;
     // Like the SDK's child-process transport, an open transport keeps the
     // process alive; unref() opts out.
@@ -87,9 +81,8 @@ class StdioClientTransport extends EventEmitter {
     try {
       const settings = { ...this.options.keepalive };
       if (this.options.requestTimeoutMs) settings.requestTimeoutMs = this.options.requestTimeoutMs;
-      this.conn = new NativeConn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe,
-        reconnect: this.reconnect, maxPendingBytes: this.options.maxPendingBytes }, settings, this);
-      this.conn.followRecordListeners(this, this.options.records != null);
+      this.spawn({ ...this.params, stderr: this.params.stderr || 'inherit', env, probe: this.options.probe,
+        reconnect: this.reconnect, maxPendingBytes: this.options.maxPendingBytes }, settings);
     } catch (caught) {
       const err = caught.osCode ? spawnError(caught, this.params) : caught;
       if (this.onerror) this.onerror(err);
@@ -142,28 +135,10 @@ class StdioClientTransport extends EventEmitter {
     return this._stderr;
   }
 
-  /** @returns {'alive'|'suspect'|'stale'|'closed'} the engine's, live */
-  get state() {
-    const info = this.conn ? this.conn.info() : null;
-    return info ? info.state : this._state;
-  }
-
   /** @returns {object} engine counters and state, plus RTT figures (rtt) and lossPct */
   get stats() {
     const info = this.conn ? this.conn.info() : null;
     return Object.assign(info || { state: this._state, healthy: false }, this.rttStats.fields());
-  }
-
-  /**
-   * Pings the server from mcpping (the SDK's client.ping() works too).
-   * @param {{timeoutMs?: number, signal?: AbortSignal}} [opts]
-   * @returns {Promise<number>} RTT in ms
-   */
-  async ping(opts) {
-    const { timeoutMs, signal } = check.pingOptions(opts);
-    if (!this.conn) throw new ClosedError('Not connected');
-    const ev = await this.conn.ping(timeoutMs, signal);
-    return ev.rttUs / 1000;
   }
 
   /** Keeps the process alive while the transport is open (default). */
@@ -200,16 +175,9 @@ class StdioClientTransport extends EventEmitter {
 
   /** @param {object} ev */
   onEvent(ev) {
-    this._state = ev.state;
-    this.rttStats.observe(ev);
+    this._state = ev.state; // rttStats counted it in C already (feedRtt)
     if (ev.type === 'closed') return;
     emitSafely(this, ev.type, ev);
-  }
-
-  /** @param {string} json */
-  onRecord(json) {
-    this.records.write(json);
-    if (this.listenerCount('record') > 0) emitSafely(this, 'record', JSON.parse(json));
   }
 
   /** @param {Buffer} chunk */

@@ -10,10 +10,11 @@
  * request on a net server and writes C's log bytes to stderr.
  */
 const net = require('node:net');
+const path = require('node:path');
 const native = require('./binding');
 
 // mcpping/watch.h mcpp_watch_why: C words each.
-const WHY_TEXT = 0, WHY_NO_INITIALIZE = 1, WHY_UNREACHABLE = 2;
+const WHY_TEXT = 0, WHY_NO_INITIALIZE = 1, WHY_UNREACHABLE = 2, WHY_INVALID = 3;
 const { resolve, UnresolvedVariable } = require('./config');
 const { HttpSession, describe } = require('./http_session');
 const { connect, PROTOCOL_VERSION } = require('./peer');
@@ -101,7 +102,7 @@ class Watch {
           this.onEvent(i, { type: 'closed', state: 'closed' });
           this.onClosed(i, [WHY_TEXT, (info && info.reason) || null]);
         });
-        handle = { peer, close: () => peer.close(), name: () => peer.name || live.command, pid: () => peer.pid || 0,
+        handle = { peer, close: () => peer.close(), name: () => peer.name || path.basename(live.command), pid: () => peer.pid || 0,
           version: () => peer.protocolVersion, init: (ms) => peer.initialize({ timeoutMs: ms }), fatal: () => null,
           unreadable: () => peer.conn.unreadable()[1] || null };
       } else {
@@ -207,6 +208,9 @@ function why(err, handle) {
   if (err && err.watchTimeout) return [WHY_NO_INITIALIZE, handle ? handle.unreadable() : null];
   const fatal = err && err.code !== 'MCPP_ERR_SPAWN' && handle && handle.fatal();
   if (fatal) return [WHY_UNREACHABLE, describe(fatal)];
+  // A value that cannot be used (a header C would not send, say): its
+  // message could quote a secret, so C words it, as Python and --config do.
+  if (err instanceof TypeError || err instanceof RangeError) return [WHY_INVALID, null];
   return [WHY_TEXT, (err && err.message) || String(err)];
 }
 

@@ -49,8 +49,8 @@ async function listening(port, child) {
 
 /** A running `mcpping watch` and its stderr lines as they come. */
 class Watch {
-  constructor(args) {
-    this.child = spawn(process.execPath, [CLI, 'watch', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  constructor(args, env = process.env) {
+    this.child = spawn(process.execPath, [CLI, 'watch', ...args], { stdio: ['ignore', 'pipe', 'pipe'], env });
     this.err = '';
     this.out = '';
     this.waiters = [];
@@ -239,6 +239,51 @@ test('watch names what a server wrote instead of its initialize answer, as Pytho
   let code;
   try {
     await w.line(/^mcpping watch: unended: cannot open: no initialize result; the server wrote \d+ bytes that no newline ends: "\{\\"jsonrpc\\":\\"2\.0\\",.*\.\.\."; retrying in 1 s$/, 40000);
+  } finally {
+    code = await w.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.strictEqual(code, 0);
+});
+
+test('watch words a value it cannot use and never quotes it, as Python does', async () => {
+  // The header passes the config's checks and becomes unsendable (a line
+  // break) only once ${env:...} is filled in: the session refuses it.
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-watch-'));
+  const config = path.join(dir, 'c.json');
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: {
+    api: { type: 'http', url: 'http://127.0.0.1:9/mcp', headers: { Authorization: 'Bearer ${env:WATCH_BAD_HEADER}' } },
+  } }));
+  const w = new Watch(['--config', config, '--listen', '127.0.0.1:0'], { ...process.env, WATCH_BAD_HEADER: `${HEADER_SECRET}\r\nX-Injected: 1` });
+  let code;
+  try {
+    await w.line(/^mcpping watch: api: cannot open: invalid command line or environment; retrying in 1 s$/, 30000);
+  } finally {
+    code = await w.stop();
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+  assert.strictEqual(code, 0);
+  assert.ok(!w.err.includes(HEADER_SECRET));
+  assert.ok(!w.err.includes('Authorization'), w.err);
+});
+
+test("watch names a server without serverInfo.name by its program's basename, as Python does", async () => {
+  // Answers every request with an empty result, initialize with a nameless serverInfo.
+  const nameless = `require('node:readline').createInterface({ input: process.stdin }).on('line', (line) => {
+    const m = JSON.parse(line);
+    if (m.id === undefined) return;
+    const result = m.method === 'initialize'
+      ? { protocolVersion: m.params.protocolVersion, capabilities: {}, serverInfo: { name: '', version: '1' } } : {};
+    console.log(JSON.stringify({ jsonrpc: '2.0', id: m.id, result }));
+  });`;
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'mcpping-watch-'));
+  const config = path.join(dir, 'c.json');
+  fs.writeFileSync(config, JSON.stringify({ mcpServers: { anon: { command: process.execPath, args: ['-e', nameless] } } }));
+  const w = new Watch(['--config', config, '--listen', '127.0.0.1:0']);
+  let code;
+  try {
+    const name = path.basename(process.execPath).replace(/[.+]/g, '\\$&');
+    await w.line(new RegExp(`^mcpping watch: anon: up \\(${name}, stdio, protocol `), 30000);
   } finally {
     code = await w.stop();
     fs.rmSync(dir, { recursive: true, force: true });
