@@ -62,6 +62,11 @@ class Server {
     Object.freeze(this);
   }
 
+  /** @returns {string[]} what the commands never print of it: env and headers values, the URL */
+  get secrets() {
+    return [...Object.values(this.env), ...Object.values(this.headers), ...(this.url ? [this.url] : [])];
+  }
+
   [inspect.custom]() {
     return `Server ${inspect({ ...this })}`;
   }

@@ -75,6 +75,7 @@ async function openStep(server, workspace, plan, run) {
     if (err instanceof UnresolvedVariable) return [UNRESOLVED, err.message, null];
     throw err;
   }
+  native.configRunSecrets(run, live.secrets); // before the server can say anything
   try {
     return [OPEN_OK, null, await open(live, plan, run)];
   } catch (err) {

@@ -126,6 +126,21 @@ Napi::Value ConfigSkipReason(const Napi::CallbackInfo &info) {
   return why ? Napi::String::New(info.Env(), why) : info.Env().Null();
 }
 
+// configRunSecrets(run, [value, ...]): what no reason may quote (watchAdd's).
+Napi::Value ConfigRunSecrets(const Napi::CallbackInfo &info) {
+  std::vector<std::string> values;
+  if (info[1].IsArray()) {
+    Napi::Array a = info[1].As<Napi::Array>();
+    for (uint32_t i = 0; i < a.Length(); i++)
+      if (a.Get(i).IsString()) values.push_back(a.Get(i).As<Napi::String>().Utf8Value());
+  }
+  std::vector<const char *> ptrs;
+  for (auto &v : values) ptrs.push_back(v.c_str());
+  if (mcpp_config_run_set_secrets(Run(info), ptrs.data(), ptrs.size()) != 0)
+    throw Napi::Error::New(info.Env(), "out of memory");
+  return info.Env().Undefined();
+}
+
 // configRunStderr(run, buffer): the server's stderr as it comes.
 Napi::Value ConfigRunStderr(const Napi::CallbackInfo &info) {
   if (info[1].IsBuffer()) {
@@ -176,6 +191,7 @@ void InitConfigRun(Napi::Env env, Napi::Object exports) {
   exports.Set("configRunReplied", Napi::Function::New(env, ConfigRunReplied));
   exports.Set("configRunInterrupt", Napi::Function::New(env, ConfigRunInterrupt));
   exports.Set("configRunClosed", Napi::Function::New(env, ConfigRunClosed));
+  exports.Set("configRunSecrets", Napi::Function::New(env, ConfigRunSecrets));
   exports.Set("configRunStderr", Napi::Function::New(env, ConfigRunStderr));
   exports.Set("configSkipReason", Napi::Function::New(env, ConfigSkipReason));
   exports.Set("configRunUnreadable", Napi::Function::New(env, ConfigRunUnreadable));

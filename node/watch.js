@@ -58,8 +58,7 @@ class Watch {
         skip = err.message; // names the field and the variable, never a value
       }
     }
-    const secrets = [...Object.values(live.env || {}), ...Object.values(live.headers || {}), ...(live.url ? [live.url] : [])];
-    native.watchAdd(this.w, server.name, live.transport === 'stdio' ? 'stdio' : 'streamable-http', secrets, skip);
+    native.watchAdd(this.w, server.name, live.transport === 'stdio' ? 'stdio' : 'streamable-http', live.secrets, skip);
     this.entries.push(live);
   }
 

@@ -189,6 +189,17 @@ test('secrets in env and headers reach the servers and nothing else', async () =
   }
 });
 
+test('a server that says its secret on stderr shows stars, as watch masks it', async () => {
+  const leaky = "process.stderr.write('token=' + process.env.TOKEN + '\\n'); process.exit(1)";
+  const file = write('leaky.json', { mcpServers: { leaky: { command: process.execPath, args: ['-e', leaky], env: { TOKEN: SECRET, DEBUG: '1' } } } });
+  for (const mode of [[], ['--json']]) {
+    const res = await cli(['--config', file, '-c', '1', ...mode]);
+    assert.equal(res.status, 3, res.stdout + res.stderr);
+    assert.ok(!(res.stdout + res.stderr).includes(SECRET), res.stdout);
+    assert.ok(res.stdout.includes('server exited with status 1; stderr: token=***'), res.stdout);
+  }
+});
+
 test('--config auto reads the usual places and says which', async () => {
   const home = path.join(tmp, 'auto-home');
   const project = path.join(tmp, 'auto-project');
