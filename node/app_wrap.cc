@@ -241,6 +241,7 @@ void InitApp(Napi::Env env, Napi::Object exports) {
   exports.Set("cliParse", Napi::Function::New(env, CliParse));
   exports.Set("appKillGraceMs", MCPP_APP_KILL_GRACE_MS);
   exports.Set("cliStepSlackMs", MCPP_CLI_STEP_SLACK_MS);
+  exports.Set("exitOutputClosed", MCPP_EXIT_OUTPUT_CLOSED);
   exports.Set("minIntervalFloorMs", MCPP_MIN_INTERVAL_FLOOR_MS);
   exports.Set("cliRun", Napi::Function::New(env, CliRun));
   exports.Set("cliNext", Napi::Function::New(env, CliNext));

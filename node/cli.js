@@ -176,6 +176,20 @@ function first(promise, signal, ms) {
   });
 }
 
+/**
+ * Aborted once nobody reads stdout any more (EPIPE: `mcpping ... | head -1`):
+ * the run stops as at Ctrl-C, closes its server and exits with C's status
+ * for it, saying nothing more (a write to a closed pipe fails quietly).
+ */
+const outputClosed = new AbortController();
+
+function watchOutput() {
+  process.stdout.on('error', (err) => {
+    if (err && err.code === 'EPIPE') outputClosed.abort();
+    else throw err;
+  });
+}
+
 /** Runs the check the C state machine describes; resolves to the exit status. */
 async function check(argv, o) {
   const run = native.cliRun(argv, nowMs());
@@ -189,6 +203,7 @@ async function check(argv, o) {
     cut.abort();
   };
   process.on('SIGINT', onSigint);
+  outputClosed.signal.addEventListener('abort', onSigint);
   const target = new Target(o);
   try {
     for (;;) {
@@ -226,6 +241,7 @@ async function check(argv, o) {
     }
   } finally {
     process.off('SIGINT', onSigint);
+    outputClosed.signal.removeEventListener('abort', onSigint);
     await target.close();
   }
 }
@@ -263,6 +279,7 @@ async function runConfig(opts) {
   require('node:events').setMaxListeners(0, stop.signal);
   const onSigint = () => stop.abort();
   process.on('SIGINT', onSigint);
+  outputClosed.signal.addEventListener('abort', onSigint);
   const report = new ConfigReporter({ json: opts.json, quiet: opts.quiet });
   report.files(files.map((f) => [f.path, f.servers.length]));
   const servers = files.flatMap((f) => f.servers.map((s) => [s, f.workspace]));
@@ -274,6 +291,7 @@ async function runConfig(opts) {
     results = await checkAll(servers, plan, stop.signal);
   } finally {
     process.off('SIGINT', onSigint);
+    outputClosed.signal.removeEventListener('abort', onSigint);
   }
   return report.results(results, Date.now() - start);
 }
@@ -316,9 +334,11 @@ if (require.main === module && process.argv[2] === 'wrap') {
   // The proxy owns stdin and stdout: nothing here may touch them first.
   process.exit(require('./wrap').main(process.argv.slice(3)));
 } else if (require.main === module) {
+  watchOutput();
   run(process.argv.slice(2)).then(
     (status) => {
-      process.stdout.write('', () => process.exit(status));
+      if (outputClosed.signal.aborted) process.exit(native.exitOutputClosed);
+      process.stdout.write('', () => process.exit(outputClosed.signal.aborted ? native.exitOutputClosed : status));
     },
     (err) => {
       process.stderr.write(`mcpping: ${err && err.message ? err.message : err}\n`);

@@ -284,7 +284,8 @@ static PyMethodDef app_methods[] = {
 
 int mcpping_app_add_functions(PyObject *module) {
   if (PyModule_AddIntConstant(module, "APP_KILL_GRACE_MS", MCPP_APP_KILL_GRACE_MS) ||
-      PyModule_AddIntConstant(module, "CLI_STEP_SLACK_MS", MCPP_CLI_STEP_SLACK_MS))
+      PyModule_AddIntConstant(module, "CLI_STEP_SLACK_MS", MCPP_CLI_STEP_SLACK_MS) ||
+      PyModule_AddIntConstant(module, "EXIT_OUTPUT_CLOSED", MCPP_EXIT_OUTPUT_CLOSED))
     return -1;
   return PyModule_AddFunctions(module, app_methods);
 }

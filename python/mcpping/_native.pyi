@@ -314,6 +314,7 @@ DEFAULT_KILL_GRACE_MS: int  # SIGTERM to SIGKILL when none is named (MCPP_DEFAUL
 DEFAULT_MAX_PENDING_BYTES: int  # a connection's max_pending_bytes when none is given
 APP_KILL_GRACE_MS: int  # the commands' grace for servers they start (MCPP_APP_KILL_GRACE_MS)
 CLI_STEP_SLACK_MS: int  # a step's operation is bounded at its timeout plus this (MCPP_CLI_STEP_SLACK_MS)
+EXIT_OUTPUT_CLOSED: int  # the commands' status once stdout's reader left (MCPP_EXIT_OUTPUT_CLOSED)
 WATCH_MAX_HEAD: int  # the watch listener's request head bound, bytes (MCPP_WATCH_MAX_HEAD)
 WATCH_HEAD_TIMEOUT_MS: int  # ... and how long it may take to arrive (MCPP_WATCH_HEAD_TIMEOUT_MS)
 RETRY_BUDGET_BURST: int  # the respawn budget's default burst (MCPP_RETRY_BUDGET_BURST)

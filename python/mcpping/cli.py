@@ -10,6 +10,7 @@ writes what it is given.
 from __future__ import annotations
 
 import asyncio
+import os
 import sys
 import time
 from types import SimpleNamespace
@@ -239,10 +240,10 @@ def main(argv: list[str] | None = None) -> int:
         from .wrap import main as wrap_main
         return wrap_main(args[1:])
     o = _native.cli_parse(args)
-    if o["done"]:  # -h, -V, bad usage: C's bytes and status
-        _write(o["out"].encode(), o["err"].encode())
-        return int(o["status"])
     try:
+        if o["done"]:  # -h, -V, bad usage: C's bytes and status
+            _write(o["out"].encode(), o["err"].encode())
+            return int(o["status"])
         if o["mode"] == "config":
             if o["wrap"] or o["unwrap"]:
                 from .config_wrap import run_wrap
@@ -255,6 +256,19 @@ def main(argv: list[str] | None = None) -> int:
         return asyncio.run(run(args))
     except KeyboardInterrupt:
         return 1
+    except BrokenPipeError:
+        return _output_closed()
+
+
+def _output_closed() -> int:
+    """stdout's reader left (``| head``): the run stopped where it wrote
+    (its server closed), nothing more is written, not even the
+    interpreter's last flush, and the status says so (C's)."""
+    try:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+    return _native.EXIT_OUTPUT_CLOSED
 
 
 if __name__ == "__main__":

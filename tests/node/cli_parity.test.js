@@ -133,6 +133,49 @@ test('parity: bad usage prints the same reason line in both commands', async () 
   }
 });
 
+/**
+ * Runs a command whose stdout's reader leaves after the first line (as
+ * `| head -1` does). @returns {Promise<{status: number, stderr: string}>}
+ */
+function headOne(cmd, args, env) {
+  const { spawn } = require('node:child_process');
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { cwd: h.ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+    let stderr = '';
+    child.stderr.on('data', (d) => (stderr += d));
+    child.stdout.once('data', () => child.stdout.destroy());
+    const timer = setTimeout(() => child.kill('SIGKILL'), 30000);
+    child.on('error', reject);
+    child.on('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stderr });
+    });
+  });
+}
+
+/** @returns {number[]} pids of processes whose environment has `mark` */
+function marked(mark) {
+  const fs = require('node:fs');
+  return fs.readdirSync('/proc').filter((d) => /^\d+$/.test(d)).filter((pid) => {
+    try {
+      return fs.readFileSync(`/proc/${pid}/environ`, 'latin1').split('\0').includes(mark);
+    } catch {
+      return false;
+    }
+  }).map(Number);
+}
+
+test('parity: stdout closed by its reader (| head -1): quiet exit 141, the server closed', async () => {
+  for (const [cmd, pre] of [[process.execPath, [h.CLI]], ['python3', ['-m', 'mcpping']]]) {
+    const mark = `MCPPING_HEAD_MARK=${cmd.length}-${process.pid}-${Date.now()}`;
+    const args = [...pre, '-c', '1000', '-i', '0.1', '--env', mark, '--', 'python3', '-m', 'mcpping.demo'];
+    const res = await headOne(cmd, args, process.env);
+    assert.equal(res.status, 141, `${cmd}: ${res.stderr}`);
+    assert.equal(res.stderr, '', cmd); // no traceback, no unhandled 'error'
+    assert.deepEqual(marked(mark), [], `${cmd} left its server running`);
+  }
+});
+
 test('parity: attached values (-c1, -i0, --log=FILE) are taken by both commands', async () => {
   const dir = require('node:fs').mkdtempSync(path.join(require('node:os').tmpdir(), 'mcpping-attached-'));
   const { js, py } = await same(['--json', '-c1', '-i0', '-W2', '-w20', `--log=${path.join(dir, 'r.jsonl')}`, ...peerArgs('echo.py')], { status: 0 });

@@ -48,6 +48,10 @@ typedef enum mcpp_cli_method {
 #define MCPP_EXIT_USAGE 2   /* bad usage */
 #define MCPP_EXIT_CONNECT 3 /* could not start, connect or finish the handshake */
 #define MCPP_EXIT_REFUSED 4 /* alive but refusing the check asked for */
+/* Nobody reads stdout any more (`mcpping ... | head -1`): the run stops at
+ * once, closes its server and says nothing more; 128 + SIGPIPE, what
+ * ping(8) dies of there. */
+#define MCPP_EXIT_OUTPUT_CLOSED 141
 
 /* The SIGTERM-to-SIGKILL grace the commands (the check, --config, watch)
  * give a server they started: shorter than the library's default, since
