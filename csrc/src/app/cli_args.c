@@ -56,7 +56,8 @@ static const char USAGE[] =
     "              auto: the usual places on this OS (repeatable)\n"
     "  -h, --help  usage;  -V, --version  version\n"
     "exit status: 0 alive; 1 replies missing; 2 bad usage; 3 could not start,\n"
-    "  connect or finish the handshake; 4 alive but refusing the check asked for\n";
+    "  connect or finish the handshake; 4 alive but refusing the check asked for;\n"
+    "  141 nobody reads the output any more (| head)\n";
 
 const char *mcpp_cli_usage(void) { return USAGE; }
 
