@@ -297,6 +297,47 @@ TEST_TIMEOUT(wrap_restarts_replays_the_handshake_and_asks_for_refresh, 60) {
   ASSERT_EQ(fds, count_fds());
 }
 
+/* Reads fd (stderr's pipe) until `needle` was seen `times`, within a
+ * bound; returns the bytes read (NUL-terminated). */
+static void read_until(int fd, char *buf, size_t cap, const char *needle, int times) {
+  size_t have = 0;
+  buf[0] = '\0';
+  for (;;) {
+    int seen = 0;
+    for (const char *p = buf; (p = strstr(p, needle)) != NULL; p++) seen++;
+    if (seen >= times) return;
+    struct pollfd p = {fd, POLLIN, 0};
+    ASSERT_EQ(1, poll(&p, 1, (int)margin_ms(10000)));
+    ssize_t n = read(fd, buf + have, cap - 1 - have);
+    ASSERT(n > 0);
+    have += (size_t)n;
+    buf[have] = '\0';
+  }
+}
+
+/* A server that dies as it starts is restarted with reconnect's backoff (1
+ * s, then doubling): a spawn that succeeds is no sign it works. The delays
+ * are read from what wrap says, not timed. */
+TEST_TIMEOUT(wrap_backs_off_from_a_server_that_dies_as_it_starts, 30) {
+  int err = capture_stderr();
+  char *args[] = {"sh", "-c", "exit 3", NULL};
+  wrap_run r;
+  start(&r, args, 1);
+  put(&r, "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\",\"params\":{}}\n");
+  char said[4096];
+  read_until(err, said, sizeof said, "restarting in ", 2);
+  ASSERT_EQ(0, finish(&r)); /* the client left: wrap is done */
+  const char *first = strstr(said, "restarting in ");
+  const char *second = strstr(first + 1, "restarting in ");
+  long d1 = strtol(first + strlen("restarting in "), NULL, 10);
+  long d2 = strtol(second + strlen("restarting in "), NULL, 10);
+  ASSERT(d1 >= 800 && d1 <= 1200);
+  ASSERT(d2 >= 1600 && d2 <= 2400); /* it stayed at ~1 s, for ever */
+  char rest[4096];
+  read_stderr(err, rest, sizeof rest);
+  close(r.from_wrap[0]);
+}
+
 /* A port free on 127.0.0.1 right now. */
 static int free_port(void) {
   int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);

@@ -100,7 +100,8 @@ typedef struct wrap {
   mcpp_reconnect policy;
   mcpp_retry_budget budget;
   uv_timer_t restart_timer;
-  uint32_t attempt; /* attempts in a row; 0 once a server answered */
+  uint32_t attempt; /* attempts in a row; 0 once a server answered (not
+                     * once it spawned: one that dies as it starts backs off) */
   uint64_t rng;
   char cause[512]; /* why the last server went */
   int cause_stale;
@@ -429,12 +430,14 @@ static void on_message(mcpp_conn *c, const char *frame, size_t len,
     return;
   }
   mcpp_handshake_observe_answer(w->handshake, frame, len);
+  w->attempt = 0; /* it works: the next failure starts the backoff over */
   to_client(w, frame, len, 1);
 }
 
 static void on_event(mcpp_conn *c, const mcpp_event *ev, void *ud) {
   wrap *w = ud;
   mcpp__wrap_figures_observe(&w->figures, ev);
+  if (ev->type == MCPP_EV_PONG && w->ready) w->attempt = 0; /* it works */
   if (ev->type == MCPP_EV_INITIALIZED && w->metrics && ev->message)
     mcpp__wrap_metrics_set_peer(w->metrics, ev->message);
 }
@@ -579,7 +582,6 @@ static int start_server(wrap *w) {
     mcpp_conn_send(c, replay, n);
   } else if (w->attempt) {
     send_backlog(w);
-    w->attempt = 0;
   }
   return 0;
 }
