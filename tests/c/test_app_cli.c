@@ -385,6 +385,12 @@ TEST(app_cli_run_open_failures_exit_3_with_one_line) {
   ASSERT_EQ(d.a.status, MCPP_EXIT_CONNECT);
   ASSERT_STR_EQ(d.err, "mcpping: cannot connect to http://h/mcp: connection refused\n");
   finish(&d);
+  /* Credentials and a query (where secrets go) are never said back. */
+  START(&d, "http://u:pw@h/mcp?token=abc");
+  mcpp_cli_open_done(d.r, d.now, &op);
+  step(&d);
+  ASSERT_STR_EQ(d.err, "mcpping: cannot connect to http://***@h:80/mcp?***: connection refused\n");
+  finish(&d);
 }
 
 TEST(app_cli_run_connect_timeout_is_bounded_by_the_deadline) {

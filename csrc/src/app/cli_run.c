@@ -118,9 +118,21 @@ void mcpp_cli_open_done(mcpp_cli_run *r, int64_t now_ms,
       /* The driver's sentence: "cannot start FILE: why (ENOENT)". */
       finish(r, MCPP_EXIT_CONNECT, why);
       return;
-    case MCPP_OPEN_CONNECT_FAILED:
-      finishf(r, MCPP_EXIT_CONNECT, "cannot connect to %s: %s", o->url, why);
+    case MCPP_OPEN_CONNECT_FAILED: {
+      /* The URL as written, unless it holds credentials or a query
+       * (where secrets go): then as records show it, those as ***, so a
+       * probe's log never holds them. */
+      char shown[2048];
+      mcpp_http_url u;
+      if (mcpp_http_url_parse(o->url, strlen(o->url), &u) != NULL)
+        snprintf(shown, sizeof shown, "the URL");
+      else if (u.userinfo || memchr(u.target, '?', u.target_len))
+        mcpp_http_url_text(&u, MCPP_HTTP_URL_SHOWN, shown, sizeof shown);
+      else
+        snprintf(shown, sizeof shown, "%s", o->url);
+      finishf(r, MCPP_EXIT_CONNECT, "cannot connect to %s: %s", shown, why);
       return;
+    }
     case MCPP_OPEN_HANDSHAKE_FAILED:
       finishf(r, MCPP_EXIT_CONNECT, "handshake failed: %s", why, NULL);
       return;
