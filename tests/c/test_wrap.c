@@ -407,3 +407,36 @@ TEST(wrap_serves_prometheus_text_on_loopback) {
   close(r.from_wrap[0]);
   ASSERT_EQ(fds, count_fds());
 }
+
+/* A --metrics port in use: wrap refuses to start and names the errno, as
+ * watch does ("cannot listen on ...: EADDRINUSE"). */
+TEST(wrap_names_the_errno_of_a_metrics_port_in_use) {
+  int err = capture_stderr();
+  int s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+  struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+  socklen_t len = sizeof a;
+  ASSERT_EQ(0, bind(s, (struct sockaddr *)&a, sizeof a));
+  ASSERT_EQ(0, listen(s, 1));
+  ASSERT_EQ(0, getsockname(s, (struct sockaddr *)&a, &len));
+  char addr[32];
+  snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(a.sin_port));
+  char *args[] = {"cat", NULL};
+  wrap_run r;
+  memset(&r, 0, sizeof r);
+  ASSERT_EQ(0, pipe2(r.to_wrap, O_CLOEXEC));
+  ASSERT_EQ(0, pipe2(r.from_wrap, O_CLOEXEC));
+  mcpp_wrap_options_default(&r.o);
+  r.o.spawn.file = args[0];
+  r.o.spawn.args = args;
+  r.o.metrics_addr = addr;
+  r.o.in_fd = r.to_wrap[0];
+  r.o.out_fd = r.from_wrap[1];
+  ASSERT_EQ(0, pthread_create(&r.thread, NULL, run_thread, &r));
+  ASSERT(finish(&r) != 0);
+  char said[1024], want[128];
+  read_stderr(err, said, sizeof said);
+  snprintf(want, sizeof want, "--metrics %s: cannot listen: EADDRINUSE", addr);
+  ASSERT(strstr(said, want) != NULL);
+  close(s);
+  close(r.from_wrap[0]);
+}

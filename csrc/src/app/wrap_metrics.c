@@ -197,7 +197,8 @@ int mcpp__wrap_metrics_start(mcpp__wrap_metrics **out, uv_loop_t *loop,
   rc = uv_tcp_bind(&m->server, (const struct sockaddr *)&ss, 0);
   if (rc == 0) rc = uv_listen((uv_stream_t *)&m->server, 16, on_connection);
   if (rc) {
-    snprintf(errbuf, cap, "--metrics %s: %s", addr, uv_strerror(rc));
+    /* The errno name, as watch says it ("cannot listen on ...: EADDRINUSE"). */
+    snprintf(errbuf, cap, "--metrics %s: cannot listen: %s", addr, uv_err_name(rc));
     m->stopping = 1;
     uv_close((uv_handle_t *)&m->server, on_server_closed);
     return rc;
