@@ -585,7 +585,7 @@ static int parse_wrap(mcpp_cli_options *o, int argc, const char *const *argv) {
     int is_timeout = !strcmp(a, "-W") || !strcmp(a, "--timeout");
     if (!is_interval && !is_timeout && strcmp(a, "--failures") && strcmp(a, "--log") &&
         strcmp(a, "--metrics") && strcmp(a, "--name"))
-      return bad(o, "unknown option '%s' (put the server command after --)", a);
+      return bad(o, "unknown option %s (put the server command after --)", a);
     if (i + 1 >= argc) return bad(o, "%s needs a value", a);
     const char *v = argv[++i];
     if (is_interval || is_timeout) {
