@@ -58,8 +58,9 @@ class Target {
       : { command: o.command[0], args: o.command.slice(1) };
     if (Object.keys(o.env).length) params.env = o.env;
     try {
-      // Server stderr is dropped so that the output stays ping(8)'s.
-      this.peer = await connect({ ...params, stderr: 'ignore', killGraceMs: native.appKillGraceMs }, { keepalive, records, initialize: false });
+      // Server stderr is not shown, so that the output stays ping(8)'s, but
+      // read: a server that exits is quoted by C ("status 3: fatal: ...").
+      this.peer = await connect({ ...params, stderr: 'pipe', killGraceMs: native.appKillGraceMs }, { keepalive, records, initialize: false });
     } catch (err) {
       if (err.code === 'MCPP_ERR_SPAWN') return [SPAWN_FAILED, [null, null, null, null, err.message]];
       throw err;

@@ -36,6 +36,10 @@ def _write(out: bytes, err: bytes) -> None:
         sys.stderr.buffer.flush()
 
 
+def _drop(chunk: str) -> None:
+    """A stdio server's stderr, read and not shown."""
+
+
 class _Target:
     """The connection the check runs on: stdio (the C driver) or HTTP."""
 
@@ -50,7 +54,10 @@ class _Target:
             self.peer = open_server(
                 url=o["url"] if http else None, headers=o["headers"] or None,
                 command=o["command"] or [sys.executable, "-m", "mcpping.demo"],
-                env=o["env"] or None, record=o["log"], ping_timeout=o["timeout_ms"] / 1000)
+                env=o["env"] or None, record=o["log"], ping_timeout=o["timeout_ms"] / 1000,
+                # Not shown, so that the output stays ping(8)'s, but read:
+                # a server that exits is quoted by C ("status 3: fatal: ...").
+                stderr=_drop)
         except SpawnError as e:
             return _SPAWN_FAILED, (None, None, None, None, str(e))
         if o["init"]:

@@ -100,6 +100,11 @@ test('parity: spawn and handshake failures exit 3, bad usage and an unwritable l
   const spawn = await same(['--json', '--', 'mcpping-no-such-program'], { status: 3 });
   assert.equal(spawn.js.stderr, spawn.py.stderr);
   await same(['--json', ...peerArgs('dies.py', ['--after', '0'])], { status: 3 });
+  // Its stderr is not shown, but its last words are the reason's, as
+  // --config's rows give them (the field trial: a failing server said nothing).
+  const said = await same(['-c', '1', ...peerArgs('dies.py', ['--after', '0', '--stderr', 'fatal: port in use'])], { status: 3 });
+  assert.equal(said.js.stderr, said.py.stderr);
+  assert.match(said.py.stderr, /^mcpping: handshake failed: .*server exited with status 3: fatal: port in use\n$/);
   await same(['-c', 'x'], { status: 2 });
   await same(['--bogus'], { status: 2 });
   await same(['--log', '/nonexistent-dir/records.jsonl', '-c', '1', ...peerArgs('echo.py')], { status: 2 });
