@@ -3,6 +3,7 @@
 
 #include <string>
 
+#include "convert.h"
 #include "mcpping.h"
 
 namespace mcpping_node {
@@ -129,14 +130,9 @@ Napi::Value ConfigSkipReason(const Napi::CallbackInfo &info) {
 // configRunSecrets(run, [value, ...]): what no reason may quote (watchAdd's).
 Napi::Value ConfigRunSecrets(const Napi::CallbackInfo &info) {
   std::vector<std::string> values;
-  if (info[1].IsArray()) {
-    Napi::Array a = info[1].As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); i++)
-      if (a.Get(i).IsString()) values.push_back(a.Get(i).As<Napi::String>().Utf8Value());
-  }
-  std::vector<const char *> ptrs;
-  for (auto &v : values) ptrs.push_back(v.c_str());
-  if (mcpp_config_run_set_secrets(Run(info), ptrs.data(), ptrs.size()) != 0)
+  ListFrom(info[1], values);
+  std::vector<char *> ptrs = Pointers(values);
+  if (mcpp_config_run_set_secrets(Run(info), ptrs.data(), values.size()) != 0)
     throw Napi::Error::New(info.Env(), "out of memory");
   return info.Env().Undefined();
 }

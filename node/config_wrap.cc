@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "convert.h"
 #include "mcpping.h"
 
 namespace mcpping_node {
@@ -247,12 +248,6 @@ static const char *EnvLookup(void *ctx, const char *name) {
   return e->last.c_str();
 }
 
-static void ListFrom(Napi::Value v, std::vector<std::string> &store) {
-  if (!v.IsArray()) return;
-  Napi::Array a = v.As<Napi::Array>();
-  for (uint32_t i = 0; i < a.Length(); i++) store.push_back(a.Get(i).ToString());
-}
-
 static void PairsFrom(Napi::Value v, std::vector<std::string> &store) {
   if (!v.IsObject()) return;
   Napi::Object o = v.As<Napi::Object>();
@@ -262,13 +257,6 @@ static void PairsFrom(Napi::Value v, std::vector<std::string> &store) {
     store.push_back(k.ToString());
     store.push_back(o.Get(k).ToString());
   }
-}
-
-static std::vector<char *> Pointers(std::vector<std::string> &store) {
-  std::vector<char *> p;
-  for (std::string &s : store) p.push_back(&s[0]);
-  p.push_back(nullptr);
-  return p;
 }
 
 // configFiles(configs, autoPaths) -> [[path, requireServers]...], or why none (string)

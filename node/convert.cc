@@ -295,4 +295,17 @@ void ThrowMcppError(Napi::Env env, int err, const std::string &detail) {
   throw McppErrorOf(env, err, detail);
 }
 
+void ListFrom(Napi::Value v, std::vector<std::string> &store) {
+  if (!v.IsArray()) return;
+  Napi::Array a = v.As<Napi::Array>();
+  for (uint32_t i = 0; i < a.Length(); i++) store.push_back(a.Get(i).ToString());
+}
+
+std::vector<char *> Pointers(std::vector<std::string> &store) {
+  std::vector<char *> p;
+  for (std::string &s : store) p.push_back(&s[0]);
+  p.push_back(nullptr);
+  return p;
+}
+
 }  // namespace mcpping_node

@@ -60,6 +60,13 @@ int64_t ClockOffsetUs();
 // 64 random bits for ping ids and jitter.
 uint64_t RandomNonce();
 
+// Each element of a JavaScript array as a string, appended to store
+// (nothing for a non-array).
+void ListFrom(Napi::Value v, std::vector<std::string> &store);
+
+// Pointers into store's strings, then NULL: a C list of them (argv-style).
+std::vector<char *> Pointers(std::vector<std::string> &store);
+
 }  // namespace mcpping_node
 
 #endif

@@ -4,6 +4,7 @@
 #include <string>
 #include <vector>
 
+#include "convert.h"
 #include "mcpping.h"
 
 namespace mcpping_node {
@@ -62,16 +63,9 @@ Napi::Value WatchAdd(const Napi::CallbackInfo &info) {
   bool hn, ht, hs;
   std::string name = Str(info[1], &hn), tr = Str(info[2], &ht), skip = Str(info[4], &hs);
   std::vector<std::string> secrets;
-  if (info[3].IsArray()) {
-    Napi::Array a = info[3].As<Napi::Array>();
-    for (uint32_t i = 0; i < a.Length(); i++) {
-      Napi::Value v = a.Get(i);
-      if (v.IsString()) secrets.push_back(v.As<Napi::String>().Utf8Value());
-    }
-  }
-  std::vector<const char *> ptrs;
-  for (auto &s : secrets) ptrs.push_back(s.c_str());
-  int rc = mcpp_watch_add(w, name.c_str(), tr.c_str(), ptrs.data(), ptrs.size(),
+  ListFrom(info[3], secrets);
+  std::vector<char *> ptrs = Pointers(secrets);
+  int rc = mcpp_watch_add(w, name.c_str(), tr.c_str(), ptrs.data(), secrets.size(),
                           hs ? skip.c_str() : nullptr);
   if (rc < 0) throw Napi::Error::New(info.Env(), "out of memory");
   return Napi::Number::New(info.Env(), rc);

@@ -35,7 +35,9 @@ static void *run_thread(void *arg) {
   return NULL;
 }
 
-static void start(wrap_run *r, char **args, int restart) {
+/* The pipes and the options for args (restart as given); launch() runs it,
+ * after the test set what else it needs. */
+static void prepare(wrap_run *r, char **args, int restart) {
   memset(r, 0, sizeof *r);
   ASSERT_EQ(0, pipe2(r->to_wrap, O_CLOEXEC));
   ASSERT_EQ(0, pipe2(r->from_wrap, O_CLOEXEC));
@@ -45,8 +47,16 @@ static void start(wrap_run *r, char **args, int restart) {
   r->o.restart = restart;
   r->o.in_fd = r->to_wrap[0];
   r->o.out_fd = r->from_wrap[1];
+}
+
+static void launch(wrap_run *r) {
   ASSERT(mcpp_wrap_options_problem(&r->o) == NULL);
   ASSERT_EQ(0, pthread_create(&r->thread, NULL, run_thread, r));
+}
+
+static void start(wrap_run *r, char **args, int restart) {
+  prepare(r, args, restart);
+  launch(r);
 }
 
 /* Closes our end of its stdin and waits for the wrap to return. */
@@ -357,20 +367,13 @@ TEST(wrap_serves_prometheus_text_on_loopback) {
   int port = free_port();
   snprintf(addr, sizeof addr, "127.0.0.1:%d", port);
   wrap_run r;
-  memset(&r, 0, sizeof r);
-  ASSERT_EQ(0, pipe2(r.to_wrap, O_CLOEXEC));
-  ASSERT_EQ(0, pipe2(r.from_wrap, O_CLOEXEC));
-  mcpp_wrap_options_default(&r.o);
-  r.o.spawn.file = args[0];
-  r.o.spawn.args = args;
+  prepare(&r, args, 1);
   mcpp_settings named;
   mcpp_wrap_settings_default(&named);
   named.peer_name = "cat \"quoted\"";
   r.o.settings = &named;
   r.o.metrics_addr = addr;
-  r.o.in_fd = r.to_wrap[0];
-  r.o.out_fd = r.from_wrap[1];
-  ASSERT_EQ(0, pthread_create(&r.thread, NULL, run_thread, &r));
+  launch(&r);
   /* A round trip through cat: the wrap is up, and listening. */
   put(&r, "{\"jsonrpc\":\"2.0\",\"method\":\"x\"}\n");
   char out[256];
@@ -422,16 +425,9 @@ TEST(wrap_names_the_errno_of_a_metrics_port_in_use) {
   snprintf(addr, sizeof addr, "127.0.0.1:%d", ntohs(a.sin_port));
   char *args[] = {"cat", NULL};
   wrap_run r;
-  memset(&r, 0, sizeof r);
-  ASSERT_EQ(0, pipe2(r.to_wrap, O_CLOEXEC));
-  ASSERT_EQ(0, pipe2(r.from_wrap, O_CLOEXEC));
-  mcpp_wrap_options_default(&r.o);
-  r.o.spawn.file = args[0];
-  r.o.spawn.args = args;
+  prepare(&r, args, 1);
   r.o.metrics_addr = addr;
-  r.o.in_fd = r.to_wrap[0];
-  r.o.out_fd = r.from_wrap[1];
-  ASSERT_EQ(0, pthread_create(&r.thread, NULL, run_thread, &r));
+  launch(&r);
   ASSERT(finish(&r) != 0);
   char said[1024], want[128];
   read_stderr(err, said, sizeof said);

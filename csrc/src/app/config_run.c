@@ -98,9 +98,7 @@ static void set_reason(mcpp_config_run *r, const char *reason) {
 
 int mcpp_config_run_set_secrets(mcpp_config_run *r, const char *const *secrets, size_t n) {
   if (!r || (n && !secrets)) return MCPP_ERR_INVALID_ARGUMENT;
-  for (size_t k = 0; k < n; k++)
-    if (secrets[k] && mcpp__secrets_add(&r->secrets, secrets[k])) return MCPP_ERR_NOMEM;
-  return 0;
+  return mcpp__secrets_add_all(&r->secrets, secrets, n);
 }
 
 /* Ends the check with status (reason NULL: none) and closes the connection. */

@@ -51,6 +51,12 @@ int mcpp__secrets_add(mcpp__secrets *s, const char *v) {
   return rc;
 }
 
+int mcpp__secrets_add_all(mcpp__secrets *s, const char *const *values, size_t n) {
+  for (size_t k = 0; k < n; k++)
+    if (values[k] && mcpp__secrets_add(s, values[k])) return MCPP_ERR_NOMEM;
+  return 0;
+}
+
 char *mcpp__secrets_redact(const mcpp__secrets *s, const char *in) {
   if (!in) return NULL;
   char *cur = strdup(in);

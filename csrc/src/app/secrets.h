@@ -20,6 +20,9 @@ typedef struct mcpp__secrets {
  * would garble every number). Returns 0 or MCPP_ERR_NOMEM. */
 int mcpp__secrets_add(mcpp__secrets *s, const char *value);
 
+/* mcpp__secrets_add of each of values[0..n) but the NULLs. */
+int mcpp__secrets_add_all(mcpp__secrets *s, const char *const *values, size_t n);
+
 /* in with every secret replaced (the longest first wins where two overlap,
  * as each is replaced in turn): a new string, NULL for NULL or out of memory. */
 char *mcpp__secrets_redact(const mcpp__secrets *s, const char *in);

@@ -100,11 +100,10 @@ int mcpp_watch_add(mcpp_watch *w, const char *name, const char *transport,
   w->s = grown;
   wserver *s = &w->s[w->n];
   memset(s, 0, sizeof *s);
-  for (size_t k = 0; k < nsecrets; k++)
-    if (secrets[k] && mcpp__secrets_add(&s->secrets, secrets[k])) {
-      server_free(s);
-      return MCPP_ERR_NOMEM;
-    }
+  if (mcpp__secrets_add_all(&s->secrets, secrets, nsecrets)) {
+    server_free(s);
+    return MCPP_ERR_NOMEM;
+  }
   s->name = mcpp__secrets_redact(&s->secrets, name ? name : "");
   s->transport = strdup(transport ? transport : "");
   if (!s->name || !s->transport) {
